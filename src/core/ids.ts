@@ -1,0 +1,70 @@
+// Names and identifiers shared by server and client: inbox names, phone inboxes,
+// message ids (`<inbox>-<epochSeconds>-<counter>`) and domains.
+
+/** Longest inbox name accepted: the local part of an address may be at most 64 octets (RFC 5321 4.5.3.1.1). */
+export const MAX_INBOX_LENGTH = 64;
+/** Longest domain accepted (RFC 1035 2.3.4). */
+export const MAX_DOMAIN_LENGTH = 253;
+/** The literal domain segment of the seed paths meaning "the team's private domains". */
+export const PRIVATE_DOMAIN = 'private';
+/** The wildcard inbox: every inbox of a domain. */
+export const ALL_INBOXES = '*';
+
+const INBOX_RE = /^[a-z0-9!#$%&'*+=?^_`{|}~.-]+$/i;
+const DOMAIN_RE = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+const PHONE_RE = /^[0-9]{3,20}$/;
+const ID_RE = /^(.+)-([0-9]{1,12})-([0-9]{1,12})$/;
+
+/** Why an inbox name is not acceptable, or undefined when it is. Names are compared lowercase. */
+export function inboxNameProblem(name: string): string | undefined {
+  if (name.length === 0) return 'inbox name is empty';
+  if (name.length > MAX_INBOX_LENGTH) return `inbox name is longer than ${MAX_INBOX_LENGTH} characters`;
+  if (name === '.' || name === '..' || name.includes('/') || name.includes('\\')) return 'inbox name must not be a path';
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) return 'inbox name contains control characters';
+  if (name === ALL_INBOXES) return undefined;
+  if (!INBOX_RE.test(name)) return 'inbox name may contain only letters, digits and . _ + - and the other characters of an address local part';
+  if (name.startsWith('.')) return 'inbox name must not start with a dot';
+  return undefined;
+}
+
+export function isValidInboxName(name: string): boolean {
+  return inboxNameProblem(name) === undefined;
+}
+
+/** Inbox names are case-insensitive and stored lowercase. */
+export function normalizeInbox(name: string): string {
+  return name.trim().toLowerCase();
+}
+
+/** An inbox whose name is digits only is a phone inbox: its messages are SMS. */
+export function isPhoneInbox(name: string): boolean {
+  return PHONE_RE.test(name);
+}
+
+/** Why a domain is not acceptable, or undefined. `private` is accepted. */
+export function domainProblem(domain: string): string | undefined {
+  if (domain.length === 0) return 'domain is empty';
+  if (domain.length > MAX_DOMAIN_LENGTH) return `domain is longer than ${MAX_DOMAIN_LENGTH} characters`;
+  if (!DOMAIN_RE.test(domain)) return 'domain must be a host name such as example.com';
+  return undefined;
+}
+
+export interface ParsedMessageId {
+  inbox: string;
+  seconds: number;
+  counter: number;
+}
+
+/** Parses `<inbox>-<epochSeconds>-<counter>`; the inbox may itself contain hyphens. */
+export function parseMessageId(id: string): ParsedMessageId | undefined {
+  const m = ID_RE.exec(id);
+  if (!m) return undefined;
+  const inbox = m[1];
+  if (!isValidInboxName(inbox) || inbox === ALL_INBOXES) return undefined;
+  return { inbox, seconds: Number(m[2]), counter: Number(m[3]) };
+}
+
+export function formatMessageId(inbox: string, seconds: number, counter: number): string {
+  return `${inbox}-${seconds}-${counter}`;
+}

@@ -1,0 +1,125 @@
+// Wire shapes of the message-testing API (seed section 2), shared by the local server,
+// the client and the webview. Types only: runtime validation lives in src/api.
+
+/** Seed 2.2: one element of `msgs` in an inbox listing. */
+export interface MessageSummary {
+  subject: string;
+  domain: string;
+  /** Display name plus address in angle brackets, e.g. `Acme <no-reply@acme.test>`. */
+  from: string;
+  /** `<inbox>-<epochSeconds>-<counter>` */
+  id: string;
+  /** Inbox name. */
+  to: string;
+  /** Receipt time, ms since the Unix epoch. */
+  time: number;
+  seconds_ago: number;
+}
+
+/** Seed 2.1: response of the list operation. */
+export interface InboxListing {
+  domain: string;
+  to: string;
+  msgs: MessageSummary[];
+}
+
+/** Seed 2.3: a content part of an email. */
+export interface EmailPart {
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Seed 2.3: response of the fetch operation for an email inbox. */
+export interface EmailMessage {
+  fromfull: string;
+  headers: Record<string, string>;
+  subject: string;
+  parts: EmailPart[];
+  /** Sender display name only. */
+  from: string;
+  to: string;
+  id: string;
+  time: number;
+  seconds_ago: number;
+}
+
+/** Seed 2.4: response of the fetch operation for a phone-number inbox. */
+export interface SmsMessage {
+  /** Sending number. */
+  fromfull: string;
+  subject: string;
+  parts: Array<{ body: string }>;
+  /** Receiving number. */
+  to: string;
+  time: number;
+  seconds_ago: number;
+}
+
+/** Seed 2.5: body of an injection (4.4) or a webhook delivery (4.5). */
+export interface InjectedMessage {
+  from?: string;
+  subject?: string;
+  text?: string;
+  to?: string;
+}
+
+/** Seed 2.6: result of an injection. */
+export interface InjectionResult {
+  status: 'ok';
+  id: string;
+}
+
+/** Extra (DESIGN.md): a link found in a message, `…/messages/<id>/links`. */
+export interface LinksResponse {
+  links: string[];
+}
+
+/** Extra (DESIGN.md): one attachment record, `…/messages/<id>/attachments`. */
+export interface AttachmentInfo {
+  filename: string;
+  'content-type': string;
+  'content-disposition'?: string;
+  'content-id'?: string;
+  size: number;
+  /** Index used by `…/attachments/<n>`. */
+  attachment_id: number;
+}
+
+export interface AttachmentsResponse {
+  attachments: AttachmentInfo[];
+}
+
+/** Extra: result of DELETE of a message or an inbox. */
+export interface DeleteResult {
+  status: 'ok';
+  count: number;
+}
+
+/** Extra: `GET /api/v2/domains`. */
+export interface DomainsResponse {
+  domains: Array<{ name: string; inboxes: number; messages: number }>;
+}
+
+/** Extra: `GET /healthz`. */
+export interface HealthResponse {
+  service: 'test-inbox';
+  version: string;
+  status: 'ok';
+}
+
+/** Every error response: the right HTTP status and this body. */
+export interface ErrorBody {
+  status: 'error';
+  message: string;
+}
+
+/** One event on the push stream (`text/event-stream`, event name `message`). */
+export interface StreamEvent {
+  type: 'message' | 'delete';
+  domain: string;
+  inbox: string;
+  /** Present for `message`: the summary of the new message. */
+  msg?: MessageSummary;
+  /** Present for `delete`: ids removed. */
+  ids?: string[];
+}

@@ -1,0 +1,88 @@
+// The storage contract shared by the HTTP API and the SMTP server (maildev style: a
+// small interface passed into both; storage never imports HTTP or SMTP code).
+
+/** How a message reached the server. */
+export type MessageSource = 'smtp' | 'inject' | 'webhook';
+
+/** What the in-memory index keeps of one stored message (headers only; bodies stay on disk). */
+export interface MessageMeta {
+  /** `<inbox>-<epochSeconds>-<counter>`, unique across the whole store. */
+  id: string;
+  /** Lowercase domain the message was delivered to. */
+  domain: string;
+  /** Lowercase inbox name. */
+  inbox: string;
+  /** Receipt time, ms since the Unix epoch. */
+  time: number;
+  /** Full sender as in the From header: `Name <addr>` or `addr`. */
+  from: string;
+  subject: string;
+  /** Size of the stored .eml in bytes. */
+  size: number;
+  source: MessageSource;
+}
+
+export interface ListOptions {
+  /** At most this many (default and cap decided by the HTTP layer). */
+  limit: number;
+  /** Skip this many after sorting. */
+  skip: number;
+  /** `descending` (newest first, the default) or `ascending`. */
+  sort: 'ascending' | 'descending';
+  /** Continue after this message id (exclusive), in the chosen order. */
+  cursor?: string;
+}
+
+export interface ListResult {
+  msgs: MessageMeta[];
+  /** Total messages matching before limit/skip. */
+  total: number;
+  /** Id to pass as `cursor` for the next page, when there is one. */
+  nextCursor?: string;
+}
+
+export interface StoreEvents {
+  /** A message became durable and visible. */
+  message: (meta: MessageMeta) => void;
+  /** Messages were removed (delete, clear or retention). */
+  delete: (metas: MessageMeta[]) => void;
+}
+
+export interface RetentionOptions {
+  /** Keep at most this many messages per inbox (oldest removed first); 0 = unlimited. */
+  maxMessages: number;
+  /** Remove messages older than this many ms; 0 = unlimited. */
+  maxAgeMs: number;
+}
+
+export interface Store {
+  /** Rebuilds the index from disk. Damaged or foreign files are skipped with a warning. */
+  open(): Promise<void>;
+  close(): Promise<void>;
+
+  /**
+   * Stores one RFC 5322 message into each (domain, inbox) target. Resolves only when
+   * every copy is durable (written, fsynced, renamed into new/). All or nothing: on
+   * failure no copy remains visible.
+   */
+  add(targets: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource): Promise<MessageMeta[]>;
+
+  /** Messages of an inbox, or of every inbox of the domain when `inbox` is `*`. `domain` undefined = every domain. */
+  list(domain: string | undefined, inbox: string, options: ListOptions): ListResult;
+  get(id: string): MessageMeta | undefined;
+  /** The stored .eml bytes. */
+  readRaw(id: string): Promise<Buffer>;
+
+  /** Removes one message; resolves false when it does not exist. */
+  delete(id: string): Promise<boolean>;
+  /** Removes every message of an inbox (or `*`); resolves the count removed. */
+  clear(domain: string | undefined, inbox: string): Promise<number>;
+
+  /** Known domains with counts. */
+  domains(): Array<{ name: string; inboxes: number; messages: number }>;
+  /** Inboxes of a domain (or every domain) with their message counts, most recent first. */
+  inboxes(domain: string | undefined): Array<{ domain: string; inbox: string; count: number; latest: number }>;
+
+  on<E extends keyof StoreEvents>(event: E, listener: StoreEvents[E]): void;
+  off<E extends keyof StoreEvents>(event: E, listener: StoreEvents[E]): void;
+}
