@@ -1,0 +1,89 @@
+// The client contract the extension codes against (implemented by src/api/client.ts).
+// No vscode import: cancellation is an AbortSignal.
+import type {
+  AttachmentInfo,
+  DeleteResult,
+  DomainsResponse,
+  EmailMessage,
+  HealthResponse,
+  InboxListing,
+  InjectedMessage,
+  InjectionResult,
+  SmsMessage,
+  StreamEvent,
+} from '../core/wire';
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Overrides the client's default timeout for this call. */
+  timeoutMs?: number;
+}
+
+export interface ListParams {
+  limit?: number;
+  skip?: number;
+  sort?: 'ascending' | 'descending';
+  cursor?: string;
+  /** Long-poll: wait up to this many seconds for a message when none matches. */
+  wait?: number;
+}
+
+/** A listing; `cursor` is present when the server says there is a next page. */
+export type Listing = InboxListing & { cursor?: string };
+
+/** A fetched message: email and SMS as a discriminated union. */
+export type Message =
+  | ({ kind: 'email' } & EmailMessage)
+  | ({ kind: 'sms'; id: string } & SmsMessage);
+
+export interface Attachment {
+  bytes: Uint8Array;
+  contentType: string;
+  filename: string;
+}
+
+/** The four webhook forms of seed 4.5. */
+export type WebhookForm = 'tokenInPath' | 'namedDomain' | 'privateQuery' | 'privateInboxQuery';
+
+export interface WebhookUrl {
+  form: WebhookForm;
+  label: string;
+  url: string;
+}
+
+export type StreamState = 'connecting' | 'open' | 'reconnecting' | 'closed' | 'unsupported';
+
+export interface StreamHandlers {
+  onEvent(event: StreamEvent): void;
+  /** Called on every state change; `error` says why it is reconnecting or closed. */
+  onState?(state: StreamState, error?: Error): void;
+}
+
+export interface Subscription {
+  readonly state: StreamState;
+  dispose(): void;
+}
+
+/**
+ * One client per server (base URL + API token). `domain` is `private` or a domain name;
+ * `inbox` an inbox name, a phone number, or `*` where the operation allows it.
+ */
+export interface InboxApi {
+  readonly baseUrl: string;
+  health(opts?: CallOptions): Promise<HealthResponse>;
+  listDomains(opts?: CallOptions): Promise<DomainsResponse>;
+  listInbox(domain: string, inbox: string, params?: ListParams, opts?: CallOptions): Promise<Listing>;
+  getMessage(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<Message>;
+  inject(domain: string, inbox: string, message: InjectedMessage, opts?: CallOptions): Promise<InjectionResult>;
+  /** POSTs a webhook delivery to a URL made by `webhookUrls` (webhook token, never the API token). */
+  deliverWebhook(url: string, message: InjectedMessage, opts?: CallOptions): Promise<InjectionResult>;
+  getLinks(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string[]>;
+  listAttachments(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<AttachmentInfo[]>;
+  downloadAttachment(domain: string, inbox: string, id: string, attachmentId: number, opts?: CallOptions): Promise<Attachment>;
+  getRaw(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string>;
+  deleteMessage(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<DeleteResult>;
+  clearInbox(domain: string, inbox: string, opts?: CallOptions): Promise<DeleteResult>;
+  /** Push subscription to `…/stream[/<inbox>]`, reconnecting with backoff. */
+  subscribe(domain: string, inbox: string | undefined, handlers: StreamHandlers): Subscription;
+  dispose(): Promise<void>;
+}
