@@ -364,8 +364,7 @@ function matchEndTags(tokens: HtmlToken[]): Map<number, number> {
  * Reduces HTML to the text a reader sees: no head, style, script, title or comments, no
  * hidden elements (unless asked), references decoded, whitespace collapsed as a browser
  * does, one line per block element and a tab between table cells. No-break spaces become
- * spaces and zero-width characters are dropped. Lines are trimmed; runs of blank lines
- * become one blank line.
+ * spaces and zero-width characters are dropped. Lines are trimmed and empty lines dropped.
  */
 export function htmlToText(html: string, options: VisibleTextOptions = {}): string {
   const tokens = tokenizeHtml(html);
@@ -407,26 +406,19 @@ export function htmlToText(html: string, options: VisibleTextOptions = {}): stri
   return normalizeText(parts.join(''));
 }
 
-/** Collapses spaces within lines (a tab wins over spaces), trims lines, keeps at most one blank line in a row. One pass. */
+/** Collapses spaces within lines (a tab wins over spaces), trims lines and drops empty ones. One pass. */
 function normalizeText(raw: string): string {
   const out: string[] = [];
   let line = '';
   let pendingSpace = false;
   let pendingTab = false;
-  let blank = 0;
-  const endLine = (): void => {
-    if (line === '') {
-      if (out.length > 0) blank++;
-    } else {
-      if (blank > 0) out.push('');
-      blank = 0;
-      out.push(line);
-    }
-    line = '';
-    pendingSpace = pendingTab = false;
-  };
   for (const ch of raw) {
-    if (ch === '\n') { endLine(); continue; }
+    if (ch === '\n') {
+      if (line !== '') out.push(line);
+      line = '';
+      pendingSpace = pendingTab = false;
+      continue;
+    }
     if (ch === '\t') { pendingTab = true; continue; }
     if (ch === ' ' || ch === '\u00a0' || ch === '\r' || ch === '\f') { pendingSpace = true; continue; }
     if (INVISIBLE_CHARS.has(ch)) continue;
@@ -434,6 +426,6 @@ function normalizeText(raw: string): string {
     pendingSpace = pendingTab = false;
     line += ch;
   }
-  endLine();
+  if (line !== '') out.push(line);
   return out.join('\n');
 }
