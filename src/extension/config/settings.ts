@@ -1,0 +1,163 @@
+// Every `testInbox.*` setting in one typed module. No vscode import: `readSettings` takes
+// anything with a `get(key)` (a WorkspaceConfiguration in the host, a plain object in tests).
+
+/** The value of `testInbox.server` that selects the embedded local server. */
+export const LOCAL_SERVER = 'local';
+/** DESIGN.md: the local server's default HTTP port. */
+export const DEFAULT_HTTP_PORT = 2580;
+/** DESIGN.md: the local server's default SMTP port. */
+export const DEFAULT_SMTP_PORT = 2525;
+/** DESIGN.md: the local server's default domain. */
+export const DEFAULT_LOCAL_DOMAIN = 'inbox.test';
+/** Enough history for a test session without the data folder growing unbounded. */
+export const DEFAULT_MAX_MESSAGES = 1000;
+/** A week of mail: long enough to look back at yesterday's run. */
+export const DEFAULT_MAX_AGE_DAYS = 7;
+/** Polling every 10 s feels live without loading a hosted API's rate limit. */
+export const DEFAULT_POLL_SECONDS = 10;
+/** Below 2 s polling costs more than it shows (and hosted services rate-limit). */
+export const MIN_POLL_SECONDS = 2;
+/** An hour: beyond that the view is not "live" anymore. */
+export const MAX_POLL_SECONDS = 3600;
+/** Highest TCP port. */
+export const MAX_PORT = 65535;
+
+/** Setting keys, relative to the `testInbox` section. */
+export const SettingKey = {
+  server: 'server',
+  domains: 'domains',
+  httpPort: 'local.httpPort',
+  smtpPort: 'local.smtpPort',
+  localDomain: 'local.domain',
+  dataDir: 'local.dataFolder',
+  maxMessages: 'retention.maxMessages',
+  maxAgeDays: 'retention.maxAgeDays',
+  pollSeconds: 'pollIntervalSeconds',
+  remoteImages: 'remoteImages',
+  notifyNewMail: 'notifyNewMail',
+} as const;
+export type SettingKey = (typeof SettingKey)[keyof typeof SettingKey];
+
+export const SETTINGS_SECTION = 'testInbox';
+
+export type ServerSetting = { kind: 'local' } | { kind: 'remote'; baseUrl: string };
+
+export interface Settings {
+  server: ServerSetting;
+  /** Domains to show; empty means "whatever the server has" (local) or `private` (hosted). */
+  domains: string[];
+  httpPort: number;
+  smtpPort: number;
+  localDomain: string;
+  /** Empty: the extension's global storage folder. */
+  dataDir: string;
+  maxMessages: number;
+  maxAgeDays: number;
+  pollSeconds: number;
+  remoteImages: boolean;
+  notifyNewMail: boolean;
+}
+
+export interface SettingsReader {
+  get<T>(key: string): T | undefined;
+}
+
+/** One setting whose value was not usable: the default was used instead. */
+export interface SettingProblem {
+  key: string;
+  message: string;
+}
+
+/** Normalises a base URL: lower-case scheme and host, no trailing slash, no query. */
+export function normalizeBaseUrl(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  if (url.username || url.password) return undefined;
+  const path = url.pathname.replace(/\/+$/, '');
+  return `${url.protocol}//${url.host}${path}`;
+}
+
+export function parseServer(raw: unknown): ServerSetting | string {
+  if (raw === undefined || raw === null || raw === '' || raw === LOCAL_SERVER) return { kind: 'local' };
+  if (typeof raw !== 'string') return 'must be "local" or an http(s) base URL';
+  const baseUrl = normalizeBaseUrl(raw);
+  if (!baseUrl) return `"${raw}" is neither "local" nor an http(s) URL such as https://api.mailinator.com`;
+  return { kind: 'remote', baseUrl };
+}
+
+function intSetting(raw: unknown, def: number, min: number, max: number): number | string {
+  if (raw === undefined || raw === null) return def;
+  if (typeof raw !== 'number' || !Number.isInteger(raw)) return `must be a whole number, got ${JSON.stringify(raw)}`;
+  if (raw < min || raw > max) return `must be between ${min} and ${max}, got ${raw}`;
+  return raw;
+}
+
+const DOMAIN_RE = /^(private|[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*)$/i;
+
+/** Reads and validates every setting; unusable values fall back to the default and are reported. */
+export function readSettings(cfg: SettingsReader): { settings: Settings; problems: SettingProblem[] } {
+  const problems: SettingProblem[] = [];
+  const full = (k: string) => `${SETTINGS_SECTION}.${k}`;
+  const pick = <T>(key: SettingKey, value: T | string, def: T): T => {
+    if (typeof value === 'string' && typeof def !== 'string') {
+      problems.push({ key: full(key), message: value });
+      return def;
+    }
+    return value as T;
+  };
+
+  const serverRaw = parseServer(cfg.get(SettingKey.server));
+  const server = pick<ServerSetting>(SettingKey.server, serverRaw, { kind: 'local' });
+
+  const domainsRaw = cfg.get<unknown>(SettingKey.domains);
+  const domains: string[] = [];
+  if (Array.isArray(domainsRaw)) {
+    for (const d of domainsRaw) {
+      if (typeof d === 'string' && DOMAIN_RE.test(d.trim())) {
+        const v = d.trim().toLowerCase();
+        if (!domains.includes(v)) domains.push(v);
+      } else problems.push({ key: full(SettingKey.domains), message: `ignored ${JSON.stringify(d)}: not a domain name` });
+    }
+  } else if (domainsRaw !== undefined && domainsRaw !== null) {
+    problems.push({ key: full(SettingKey.domains), message: 'must be a list of domain names' });
+  }
+
+  const localDomainRaw = cfg.get<unknown>(SettingKey.localDomain);
+  let localDomain = DEFAULT_LOCAL_DOMAIN;
+  if (typeof localDomainRaw === 'string' && localDomainRaw.trim() !== '') {
+    if (DOMAIN_RE.test(localDomainRaw.trim()) && localDomainRaw.trim() !== 'private') localDomain = localDomainRaw.trim().toLowerCase();
+    else problems.push({ key: full(SettingKey.localDomain), message: `"${localDomainRaw}" is not a domain name` });
+  }
+
+  const dataDirRaw = cfg.get<unknown>(SettingKey.dataDir);
+  const dataDir = typeof dataDirRaw === 'string' ? dataDirRaw.trim() : '';
+
+  const settings: Settings = {
+    server,
+    domains,
+    httpPort: pick(SettingKey.httpPort, intSetting(cfg.get(SettingKey.httpPort), DEFAULT_HTTP_PORT, 0, MAX_PORT), DEFAULT_HTTP_PORT),
+    smtpPort: pick(SettingKey.smtpPort, intSetting(cfg.get(SettingKey.smtpPort), DEFAULT_SMTP_PORT, 0, MAX_PORT), DEFAULT_SMTP_PORT),
+    localDomain,
+    dataDir,
+    maxMessages: pick(SettingKey.maxMessages, intSetting(cfg.get(SettingKey.maxMessages), DEFAULT_MAX_MESSAGES, 1, 1_000_000), DEFAULT_MAX_MESSAGES),
+    maxAgeDays: pick(SettingKey.maxAgeDays, intSetting(cfg.get(SettingKey.maxAgeDays), DEFAULT_MAX_AGE_DAYS, 1, 3650), DEFAULT_MAX_AGE_DAYS),
+    pollSeconds: pick(SettingKey.pollSeconds, intSetting(cfg.get(SettingKey.pollSeconds), DEFAULT_POLL_SECONDS, MIN_POLL_SECONDS, MAX_POLL_SECONDS), DEFAULT_POLL_SECONDS),
+    remoteImages: cfg.get<unknown>(SettingKey.remoteImages) === true,
+    notifyNewMail: cfg.get<unknown>(SettingKey.notifyNewMail) === true,
+  };
+  return { settings, problems };
+}
+
+/** The domains the tree shows for a server when the user has not listed any. */
+export function defaultDomains(settings: Settings, serverDomains: string[] | undefined): string[] {
+  if (settings.domains.length > 0) return settings.domains;
+  if (settings.server.kind === 'remote') return ['private'];
+  const out = [settings.localDomain];
+  for (const d of serverDomains ?? []) if (!out.includes(d)) out.push(d);
+  return out;
+}

@@ -1,0 +1,279 @@
+// The embedded local inbox server as a child process (DESIGN.md process model): fork
+// dist/cli.js `serve` with ELECTRON_RUN_AS_NODE=1, or attach to a Test Inbox server that a
+// second window (or a terminal) already runs on the port. No vscode import.
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import type { Logger } from './log';
+import { Emitter } from './util/emitter';
+
+/** The local server only ever binds loopback (DESIGN.md security). */
+export const LOCAL_HOST = '127.0.0.1';
+/** A healthy server answers /healthz in milliseconds; 1.5 s allows for a busy machine. */
+export const HEALTH_TIMEOUT_MS = 1500;
+/** Start-up reads the Maildir index; 20 s covers a large data folder on a slow disk. */
+export const READY_TIMEOUT_MS = 20_000;
+/** Grace period for a clean shutdown before SIGKILL. */
+export const STOP_TIMEOUT_MS = 5000;
+/** The CLI's exit code for "port already in use". */
+export const EXIT_PORT_TAKEN = 2;
+/** Keep at most this much of the child's stderr for error messages. */
+const MAX_STDERR_KEPT = 4000;
+
+export type LocalServerErrorCode = 'portTaken' | 'cliMissing' | 'startFailed' | 'startTimeout';
+
+export class LocalServerError extends Error {
+  constructor(
+    readonly code: LocalServerErrorCode,
+    message: string,
+    readonly port?: number,
+  ) {
+    super(message);
+    this.name = 'LocalServerError';
+  }
+
+  static is(e: unknown, code?: LocalServerErrorCode): e is LocalServerError {
+    return e instanceof LocalServerError && (code === undefined || e.code === code);
+  }
+}
+
+export interface LocalServerOptions {
+  cliPath: string;
+  /** Node runtime to fork with; default process.execPath (Electron acts as Node with ELECTRON_RUN_AS_NODE). */
+  execPath?: string;
+  /** Extra Node flags, e.g. `--import tsx` to run the TypeScript CLI in tests. */
+  execArgv?: string[];
+  httpPort: number;
+  smtpPort: number;
+  dataDir: string;
+  domain: string;
+  maxMessages?: number;
+  /** Retention by age, in seconds. */
+  maxAgeSeconds?: number;
+  apiToken: string;
+  webhookToken: string;
+  log: Logger;
+  readyTimeoutMs?: number;
+}
+
+export interface RunningServer {
+  /** Base URL of the HTTP API, e.g. http://127.0.0.1:2580 */
+  http: string;
+  smtp: { host: string; port: number };
+  /** `started`: our child process; `attached`: a server someone else runs. */
+  mode: 'started' | 'attached';
+}
+
+export type HealthProbe = 'test-inbox' | 'other' | 'none';
+
+/** Asks `GET /healthz` whether a Test Inbox server listens on the port. */
+export async function probeHealth(httpUrl: string, timeoutMs = HEALTH_TIMEOUT_MS): Promise<HealthProbe> {
+  let res: Response;
+  try {
+    res = await fetch(`${httpUrl}/healthz`, { signal: AbortSignal.timeout(timeoutMs) });
+  } catch (e) {
+    // Refused: nothing listens. A timeout means something holds the port without answering HTTP.
+    const cause = (e as { cause?: { code?: string } }).cause;
+    if (cause?.code === 'ECONNREFUSED' || cause?.code === 'ECONNRESET') return 'none';
+    return (e as { name?: string }).name === 'TimeoutError' ? 'other' : 'none';
+  }
+  try {
+    const body = (await res.json()) as { service?: unknown };
+    return res.ok && body && body.service === 'test-inbox' ? 'test-inbox' : 'other';
+  } catch {
+    return 'other';
+  }
+}
+
+/** The tokens a server started elsewhere wrote into its data folder. */
+export async function readTokensFile(dataDir: string): Promise<{ apiToken?: string; webhookToken?: string }> {
+  try {
+    const raw = JSON.parse(await readFile(path.join(dataDir, 'tokens.json'), 'utf8')) as Record<string, unknown>;
+    return {
+      apiToken: typeof raw.apiToken === 'string' ? raw.apiToken : undefined,
+      webhookToken: typeof raw.webhookToken === 'string' ? raw.webhookToken : undefined,
+    };
+  } catch {
+    return {};
+  }
+}
+
+/** Parses the CLI's ready line `{"http":"http://127.0.0.1:P","smtp":"127.0.0.1:P"}`. */
+export function parseReadyLine(line: string): { http: string; smtp: { host: string; port: number } } | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (!v || typeof v !== 'object') return undefined;
+  const { http, smtp } = v as { http?: unknown; smtp?: unknown };
+  if (typeof http !== 'string' || typeof smtp !== 'string') return undefined;
+  const m = /^(.*):(\d+)$/.exec(smtp);
+  if (!m || !/^https?:\/\//.test(http)) return undefined;
+  return { http: http.replace(/\/+$/, ''), smtp: { host: m[1], port: Number(m[2]) } };
+}
+
+export function serveArgs(o: LocalServerOptions): string[] {
+  const args = ['serve', '--host', LOCAL_HOST, '--http-port', String(o.httpPort), '--smtp-port', String(o.smtpPort), '--data-dir', o.dataDir, '--domain', o.domain];
+  if (o.maxMessages !== undefined) args.push('--max-messages', String(o.maxMessages));
+  if (o.maxAgeSeconds !== undefined) args.push('--max-age', String(o.maxAgeSeconds));
+  return args;
+}
+
+/** Owns at most one child process. */
+export class LocalServer {
+  private child: ChildProcess | undefined;
+  private running: RunningServer | undefined;
+  private readonly exitEmitter = new Emitter<{ code: number | null; signal: string | null }>();
+  /** Fires when our child process ends without `stop()` being asked. */
+  readonly onUnexpectedExit = this.exitEmitter.event;
+
+  constructor(private readonly opts: LocalServerOptions) {}
+
+  get current(): RunningServer | undefined {
+    return this.running;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Attaches to a Test Inbox server on the port or starts one. */
+  async start(): Promise<RunningServer> {
+    if (this.running) return this.running;
+    const o = this.opts;
+    const configuredUrl = `http://${LOCAL_HOST}:${o.httpPort}`;
+    if (o.httpPort !== 0) {
+      const probe = await probeHealth(configuredUrl);
+      if (probe === 'test-inbox') return this.attach(configuredUrl);
+      if (probe === 'other') throw portTaken('HTTP', o.httpPort);
+    }
+    try {
+      return await this.spawn();
+    } catch (e) {
+      // Another window may have won the race for the port: attach to it.
+      if (LocalServerError.is(e, 'portTaken') && o.httpPort !== 0 && e.port === o.httpPort) {
+        if ((await probeHealth(configuredUrl)) === 'test-inbox') return this.attach(configuredUrl);
+      }
+      throw e;
+    }
+  }
+
+  private attach(http: string): RunningServer {
+    this.opts.log.info(`Attached to the Test Inbox server already running at ${http}.`);
+    this.running = { http, smtp: { host: LOCAL_HOST, port: this.opts.smtpPort }, mode: 'attached' };
+    return this.running;
+  }
+
+  private spawn(): Promise<RunningServer> {
+    const o = this.opts;
+    if (!existsSync(o.cliPath)) {
+      return Promise.reject(new LocalServerError('cliMissing', `The local server program is missing (${o.cliPath}). Reinstall the extension.`));
+    }
+    const args = serveArgs(o);
+    o.log.info(`Starting the local server: ${path.basename(o.cliPath)} ${args.join(' ')}`);
+    const child = fork(o.cliPath, args, {
+      execPath: o.execPath ?? process.execPath,
+      execArgv: o.execArgv ?? [],
+      env: {
+        ...process.env,
+        ELECTRON_RUN_AS_NODE: '1',
+        TEST_INBOX_API_TOKEN: o.apiToken,
+        TEST_INBOX_WEBHOOK_TOKEN: o.webhookToken,
+      },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    this.child = child;
+    let stderr = '';
+    let stdoutBuf = '';
+    return new Promise<RunningServer>((resolve, reject) => {
+      let settled = false;
+      const timer = setTimeout(() => {
+        finish(new LocalServerError('startTimeout', `The local server did not start within ${Math.round((o.readyTimeoutMs ?? READY_TIMEOUT_MS) / 1000)} s. See the log.`));
+        child.kill('SIGKILL');
+      }, o.readyTimeoutMs ?? READY_TIMEOUT_MS);
+      const finish = (result: RunningServer | Error) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (result instanceof Error) reject(result);
+        else resolve(result);
+      };
+      child.stdout?.setEncoding('utf8');
+      child.stdout?.on('data', (chunk: string) => {
+        stdoutBuf += chunk;
+        let nl: number;
+        while ((nl = stdoutBuf.indexOf('\n')) >= 0) {
+          const line = stdoutBuf.slice(0, nl).trim();
+          stdoutBuf = stdoutBuf.slice(nl + 1);
+          if (!line) continue;
+          const ready = settled ? undefined : parseReadyLine(line);
+          if (ready) {
+            this.running = { ...ready, mode: 'started' };
+            o.log.info(`Local server ready: HTTP ${ready.http}, SMTP ${ready.smtp.host}:${ready.smtp.port} (pid ${child.pid}).`);
+            finish(this.running);
+          } else o.log.info(`[server] ${line}`);
+        }
+      });
+      child.stderr?.setEncoding('utf8');
+      child.stderr?.on('data', (chunk: string) => {
+        stderr = (stderr + chunk).slice(-MAX_STDERR_KEPT);
+        for (const line of chunk.split('\n')) if (line.trim()) o.log.info(`[server] ${line.trim()}`);
+      });
+      child.on('error', (e) => finish(new LocalServerError('startFailed', `The local server could not be started: ${e.message}`)));
+      child.on('exit', (code, signal) => {
+        const wasRunning = this.running?.mode === 'started' && this.child === child;
+        if (this.child === child) {
+          this.child = undefined;
+          this.running = undefined;
+        }
+        o.log.info(`Local server exited (code ${code ?? '-'}${signal ? `, signal ${signal}` : ''}).`);
+        if (!settled) {
+          const lastLine = stderr.trim().split('\n').pop()?.trim() ?? '';
+          if (code === EXIT_PORT_TAKEN) {
+            const which = /smtp/i.test(lastLine) ? 'SMTP' : 'HTTP';
+            const port = which === 'SMTP' ? o.smtpPort : o.httpPort;
+            finish(portTaken(which, port, lastLine));
+          } else {
+            finish(new LocalServerError('startFailed', `The local server stopped while starting (exit code ${code ?? signal}): ${lastLine || 'no message'}`));
+          }
+        } else if (wasRunning) {
+          this.exitEmitter.fire({ code, signal });
+        }
+      });
+    });
+  }
+
+  /** Stops our child process (an attached server belongs to someone else and keeps running). */
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.running = undefined;
+    this.child = undefined;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+      }, STOP_TIMEOUT_MS);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.exitEmitter.dispose();
+  }
+}
+
+function portTaken(which: 'HTTP' | 'SMTP', port: number, detail?: string): LocalServerError {
+  return new LocalServerError(
+    'portTaken',
+    `Port ${port} (${which}) is used by another program${detail ? ` (${detail})` : ''}. Choose another port in the settings.`,
+    port,
+  );
+}

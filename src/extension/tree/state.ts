@@ -1,0 +1,108 @@
+// Persistent per-server state of the tree: inboxes the user added and which messages were
+// read. No vscode import: the store is anything shaped like a Memento (globalState).
+
+export interface MementoLike {
+  get<T>(key: string): T | undefined;
+  update(key: string, value: unknown): Thenable<void>;
+}
+
+/** Read ids kept per server; older ones fall off (they are long out of the listing by then). */
+export const MAX_READ_IDS = 5000;
+/** Inboxes a user can add per server: a tree longer than this is unusable anyway. */
+export const MAX_ADDED_INBOXES = 200;
+
+export interface InboxRef {
+  domain: string;
+  inbox: string;
+}
+
+export function inboxKey(ref: InboxRef): string {
+  return `${ref.domain}/${ref.inbox}`;
+}
+
+export class AddedInboxes {
+  constructor(
+    private readonly memento: MementoLike,
+    private readonly serverKey: string,
+  ) {}
+
+  private get key(): string {
+    return `testInbox.addedInboxes:${this.serverKey}`;
+  }
+
+  list(domain?: string): InboxRef[] {
+    const all = (this.memento.get<InboxRef[]>(this.key) ?? []).filter(
+      (r) => r && typeof r.domain === 'string' && typeof r.inbox === 'string',
+    );
+    return domain === undefined ? all : all.filter((r) => r.domain === domain);
+  }
+
+  has(ref: InboxRef): boolean {
+    return this.list().some((r) => r.domain === ref.domain && r.inbox === ref.inbox);
+  }
+
+  /** False when it was already there. */
+  async add(ref: InboxRef): Promise<boolean> {
+    const all = this.list();
+    if (all.some((r) => r.domain === ref.domain && r.inbox === ref.inbox)) return false;
+    if (all.length >= MAX_ADDED_INBOXES) throw new Error(`At most ${MAX_ADDED_INBOXES} inboxes can be added; remove one first.`);
+    await this.memento.update(this.key, [...all, { domain: ref.domain, inbox: ref.inbox }]);
+    return true;
+  }
+
+  async remove(ref: InboxRef): Promise<boolean> {
+    const all = this.list();
+    const rest = all.filter((r) => !(r.domain === ref.domain && r.inbox === ref.inbox));
+    if (rest.length === all.length) return false;
+    await this.memento.update(this.key, rest);
+    return true;
+  }
+}
+
+/**
+ * Unread = not opened here and received after this server was first shown (so a first
+ * connection to a busy hosted inbox does not show hundreds of unread messages).
+ */
+export class ReadState {
+  private read: Set<string>;
+  private readonly baseline: number;
+
+  constructor(
+    private readonly memento: MementoLike,
+    private readonly serverKey: string,
+    now: number,
+  ) {
+    this.read = new Set(memento.get<string[]>(this.readKey) ?? []);
+    const stored = memento.get<number>(this.baselineKey);
+    this.baseline = typeof stored === 'number' ? stored : now;
+    if (typeof stored !== 'number') void memento.update(this.baselineKey, now);
+  }
+
+  private get readKey(): string {
+    return `testInbox.read:${this.serverKey}`;
+  }
+  private get baselineKey(): string {
+    return `testInbox.baseline:${this.serverKey}`;
+  }
+
+  isUnread(msg: { id: string; time: number }): boolean {
+    return msg.time >= this.baseline && !this.read.has(msg.id);
+  }
+
+  async markRead(ids: string[]): Promise<void> {
+    let changed = false;
+    for (const id of ids) {
+      if (!this.read.has(id)) {
+        this.read.add(id);
+        changed = true;
+      }
+    }
+    if (!changed) return;
+    let list = [...this.read];
+    if (list.length > MAX_READ_IDS) {
+      list = list.slice(list.length - MAX_READ_IDS);
+      this.read = new Set(list);
+    }
+    await this.memento.update(this.readKey, list);
+  }
+}

@@ -1,0 +1,22 @@
+// Redaction of tokens in anything written to the log. Pure.
+
+/** What a redacted secret is replaced with. */
+export const REDACTED = '***';
+/** Secrets shorter than this are not searched for: redacting "a" would mangle every line. */
+const MIN_SECRET_LENGTH = 4;
+
+const PATTERNS: RegExp[] = [
+  /(authorization\s*[:=]\s*"?)[^\s",}]+/gi,
+  /(\b(?:token|whtoken)=)[^&\s"']+/gi,
+  /("(?:apiToken|webhookToken|token|whtoken)"\s*:\s*")[^"]*/gi,
+  /(TEST_INBOX_(?:API|WEBHOOK)_TOKEN=)\S+/g,
+];
+
+export function redact(text: string, secrets: Iterable<string> = []): string {
+  let out = text;
+  for (const s of secrets) {
+    if (s.length >= MIN_SECRET_LENGTH) out = out.split(s).join(REDACTED);
+  }
+  for (const re of PATTERNS) out = out.replace(re, `$1${REDACTED}`);
+  return out;
+}

@@ -1,0 +1,27 @@
+import assert from 'node:assert/strict';
+import { Logger } from '../../src/extension/log';
+import { redact, REDACTED } from '../../src/extension/util/redact';
+
+describe('extension log redaction', () => {
+  it('replaces known secrets wherever they appear', () => {
+    assert.equal(redact('token s3cr3t-value used twice: s3cr3t-value', ['s3cr3t-value']), `token ${REDACTED} used twice: ${REDACTED}`);
+  });
+  it('redacts Authorization headers and token query parameters without knowing the token', () => {
+    const out = redact('GET /x?token=abcdef&limit=1 Authorization: rawtok123 whtoken=zzz999');
+    assert.doesNotMatch(out, /abcdef|rawtok123|zzz999/);
+    assert.match(out, /limit=1/);
+  });
+  it('redacts tokens in JSON and environment assignments', () => {
+    const out = redact('{"apiToken":"aaa111","webhookToken":"bbb222"} TEST_INBOX_API_TOKEN=ccc333');
+    assert.doesNotMatch(out, /aaa111|bbb222|ccc333/);
+  });
+  it('logs through the sink with every added secret removed', () => {
+    const lines: string[] = [];
+    const sink = { trace: (m: string) => lines.push(m), debug: (m: string) => lines.push(m), info: (m: string) => lines.push(m), warn: (m: string) => lines.push(m), error: (m: string) => lines.push(m) };
+    const log = new Logger(sink);
+    log.addSecret('my-api-token-1');
+    log.info('connected with my-api-token-1');
+    log.error('failed: my-api-token-1');
+    assert.deepEqual(lines, [`connected with ${REDACTED}`, `failed: ${REDACTED}`]);
+  });
+});

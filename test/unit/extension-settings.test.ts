@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import {
+  DEFAULT_HTTP_PORT,
+  DEFAULT_LOCAL_DOMAIN,
+  DEFAULT_POLL_SECONDS,
+  DEFAULT_SMTP_PORT,
+  defaultDomains,
+  normalizeBaseUrl,
+  readSettings,
+} from '../../src/extension/config/settings';
+
+const reader = (values: Record<string, unknown>) => ({ get: <T>(k: string) => values[k] as T | undefined });
+
+describe('extension settings', () => {
+  it('uses the documented defaults when nothing is set', () => {
+    const { settings, problems } = readSettings(reader({}));
+    assert.deepEqual(problems, []);
+    assert.deepEqual(settings.server, { kind: 'local' });
+    assert.equal(settings.httpPort, DEFAULT_HTTP_PORT);
+    assert.equal(settings.smtpPort, DEFAULT_SMTP_PORT);
+    assert.equal(settings.localDomain, DEFAULT_LOCAL_DOMAIN);
+    assert.equal(settings.pollSeconds, DEFAULT_POLL_SECONDS);
+    assert.equal(settings.remoteImages, false);
+    assert.deepEqual(settings.domains, []);
+  });
+
+  it('reads a hosted server URL and normalises it', () => {
+    const { settings, problems } = readSettings(reader({ server: 'HTTPS://API.Mailinator.com/' }));
+    assert.deepEqual(problems, []);
+    assert.deepEqual(settings.server, { kind: 'remote', baseUrl: 'https://api.mailinator.com' });
+  });
+
+  it('falls back to local and reports a server value that is not a URL', () => {
+    const { settings, problems } = readSettings(reader({ server: 'ftp://example.com' }));
+    assert.deepEqual(settings.server, { kind: 'local' });
+    assert.equal(problems.length, 1);
+    assert.equal(problems[0].key, 'testInbox.server');
+    assert.match(problems[0].message, /neither "local" nor an http\(s\) URL/);
+  });
+
+  it('rejects out-of-range ports and keeps the default', () => {
+    const { settings, problems } = readSettings(reader({ 'local.httpPort': 70000, 'local.smtpPort': 2.5 }));
+    assert.equal(settings.httpPort, DEFAULT_HTTP_PORT);
+    assert.equal(settings.smtpPort, DEFAULT_SMTP_PORT);
+    assert.deepEqual(
+      problems.map((p) => p.key),
+      ['testInbox.local.httpPort', 'testInbox.local.smtpPort'],
+    );
+  });
+
+  it('accepts port 0 meaning any free port', () => {
+    const { settings } = readSettings(reader({ 'local.httpPort': 0, 'local.smtpPort': 0 }));
+    assert.equal(settings.httpPort, 0);
+    assert.equal(settings.smtpPort, 0);
+  });
+
+  it('keeps valid domains lower-cased and unique, reporting the others', () => {
+    const { settings, problems } = readSettings(reader({ domains: ['Acme.Test', 'acme.test', 'not a domain', 42, 'private'] }));
+    assert.deepEqual(settings.domains, ['acme.test', 'private']);
+    assert.equal(problems.length, 2);
+  });
+
+  it('clamps the poll interval to its documented minimum by reporting smaller values', () => {
+    const { settings, problems } = readSettings(reader({ pollIntervalSeconds: 1 }));
+    assert.equal(settings.pollSeconds, DEFAULT_POLL_SECONDS);
+    assert.equal(problems[0].key, 'testInbox.pollIntervalSeconds');
+  });
+
+  it('shows the local default domain first, then the server domains', () => {
+    const { settings } = readSettings(reader({}));
+    assert.deepEqual(defaultDomains(settings, ['other.test', 'inbox.test']), ['inbox.test', 'other.test']);
+  });
+
+  it('shows the private domain of a hosted server when no domains are set', () => {
+    const { settings } = readSettings(reader({ server: 'https://api.mailinator.com' }));
+    assert.deepEqual(defaultDomains(settings, undefined), ['private']);
+  });
+
+  it('prefers the domains the user listed', () => {
+    const { settings } = readSettings(reader({ domains: ['a.test'] }));
+    assert.deepEqual(defaultDomains(settings, ['b.test']), ['a.test']);
+  });
+
+  it('refuses base URLs with credentials in them', () => {
+    assert.equal(normalizeBaseUrl('https://user:pw@example.com'), undefined);
+    assert.equal(normalizeBaseUrl('http://127.0.0.1:2580/api/'), 'http://127.0.0.1:2580/api');
+  });
+});
