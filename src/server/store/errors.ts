@@ -1,0 +1,26 @@
+// Typed errors of the message store. Branch on `code`, never on `message`.
+
+export type StoreErrorCode =
+  /** A target domain or inbox name is not acceptable. */
+  | 'BAD_TARGET'
+  /** A list cursor is not a message id. */
+  | 'BAD_CURSOR'
+  /** No such message. */
+  | 'NOT_FOUND'
+  /** The store is not open (or already closed). */
+  | 'NOT_OPEN'
+  /** The file system refused a write, read or sync. */
+  | 'IO';
+
+export class StoreError extends Error {
+  readonly code: StoreErrorCode;
+  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = 'StoreError';
+  }
+
+  static is(e: unknown, code?: StoreErrorCode): e is StoreError {
+    return e instanceof StoreError && (code === undefined || e.code === code);
+  }
+}

@@ -1,0 +1,104 @@
+// Reads the few headers the index keeps (From, Subject, Date) from the top of a raw
+// RFC 5322 message without a full MIME parse: the ack path stores bytes and indexes
+// headers only; full parsing happens on read.
+
+/** Scan at most this much of a message for its header block: real header blocks are a few KB, and this bounds work per message on the ack path. */
+export const MAX_HEADER_SCAN_BYTES = 256 * 1024;
+
+export interface IndexedHeaders {
+  /** Decoded From header (`Name <addr>` or `addr`), '' when absent. */
+  from: string;
+  /** Decoded Subject header, '' when absent. */
+  subject: string;
+  /** Date header parsed to ms since the epoch, undefined when absent or unparseable. */
+  date?: number;
+}
+
+const HEADER_LINE_RE = /^[\x21-\x39\x3b-\x7e]+[ \t]*:/;
+
+/**
+ * The header block of `raw` as unfolded `[name, value]` pairs (names lowercase), or undefined
+ * when the bytes do not start with a header field (a damaged or foreign file).
+ */
+export function readHeaderFields(raw: Buffer): Array<[string, string]> | undefined {
+  const scan = raw.subarray(0, Math.min(raw.length, MAX_HEADER_SCAN_BYTES));
+  let end = scan.length;
+  const crlf = scan.indexOf('\r\n\r\n');
+  const lf = scan.indexOf('\n\n');
+  if (crlf >= 0 && (lf < 0 || crlf < lf)) end = crlf;
+  else if (lf >= 0) end = lf;
+  // Header bytes are ASCII or (SMTPUTF8) UTF-8; 8-bit legacy bytes decode as replacement characters.
+  const text = scan.subarray(0, end).toString('utf8');
+  const lines = text.split(/\r?\n/);
+  if (lines.length === 0 || !HEADER_LINE_RE.test(lines[0])) return undefined;
+  const fields: Array<[string, string]> = [];
+  for (const line of lines) {
+    if ((line.startsWith(' ') || line.startsWith('\t')) && fields.length > 0) {
+      const last = fields[fields.length - 1];
+      last[1] += line;
+      continue;
+    }
+    const colon = line.indexOf(':');
+    if (colon <= 0 || !HEADER_LINE_RE.test(line)) continue; // a stray line inside the block: ignore it, keep the rest
+    fields.push([line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()]);
+  }
+  return fields;
+}
+
+/** From, Subject and Date of a raw message, or undefined when it has no header block. */
+export function parseIndexedHeaders(raw: Buffer): IndexedHeaders | undefined {
+  const fields = readHeaderFields(raw);
+  if (!fields) return undefined;
+  const first = (name: string): string | undefined => fields.find(([n]) => n === name)?.[1];
+  const dateText = first('date');
+  const date = dateText === undefined ? NaN : Date.parse(dateText);
+  return {
+    from: decodeEncodedWords(first('from') ?? ''),
+    subject: decodeEncodedWords(first('subject') ?? ''),
+    ...(Number.isFinite(date) ? { date } : {}),
+  };
+}
+
+const ENCODED_WORD_RE = /=\?([^?\s]+)\?([bBqQ])\?([^?\s]*)\?=/g;
+const BETWEEN_ENCODED_WORDS_RE = /(=\?[^?\s]+\?[bBqQ]\?[^?\s]*\?=)\s+(?==\?[^?\s]+\?[bBqQ]\?[^?\s]*\?=)/g;
+
+/** Decodes RFC 2047 encoded-words (`=?charset?B|Q?text?=`); whitespace between adjacent encoded-words is dropped (RFC 2047 6.2). Unknown charsets are left encoded. */
+export function decodeEncodedWords(value: string): string {
+  if (!value.includes('=?')) return value;
+  const joined = value.replace(BETWEEN_ENCODED_WORDS_RE, '$1');
+  // Adjacent words of one charset are decoded together so a multi-byte character split across words survives.
+  const pieces: Array<{ charset: string; bytes: Buffer } | string> = [];
+  let last = 0;
+  for (const m of joined.matchAll(ENCODED_WORD_RE)) {
+    if (m.index > last) pieces.push(joined.slice(last, m.index));
+    const charset = m[1].split('*')[0].toLowerCase(); // RFC 2231 language suffix
+    const bytes = m[2].toLowerCase() === 'b' ? Buffer.from(m[3], 'base64') : decodeQ(m[3]);
+    const prev = pieces[pieces.length - 1];
+    if (typeof prev === 'object' && prev.charset === charset) prev.bytes = Buffer.concat([prev.bytes, bytes]);
+    else pieces.push({ charset, bytes });
+    last = m.index + m[0].length;
+  }
+  if (last < joined.length) pieces.push(joined.slice(last));
+  return pieces.map((p) => (typeof p === 'string' ? p : decodeCharset(p.charset, p.bytes) ?? `=?${p.charset}?B?${p.bytes.toString('base64')}?=`)).join('');
+}
+
+function decodeQ(text: string): Buffer {
+  const out: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '_') out.push(0x20);
+    else if (c === '=' && /^[0-9a-fA-F]{2}$/.test(text.slice(i + 1, i + 3))) {
+      out.push(parseInt(text.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else out.push(text.charCodeAt(i) & 0xff);
+  }
+  return Buffer.from(out);
+}
+
+function decodeCharset(charset: string, bytes: Buffer): string | undefined {
+  try {
+    return new TextDecoder(charset).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,613 @@
+// The Maildir message store: one directory per inbox (`<dir>/<domain>/<inbox>/{tmp,new,cur}`),
+// one RFC 5322 `.eml` per message, written to tmp/, fsynced, renamed into new/, and the
+// directory fsynced before the message is acknowledged. An in-memory index (headers only)
+// serves listings; it is rebuilt on open from the index journal reconciled with a readdir
+// of every inbox. Directory fsyncs and journal appends are group-committed: messages that
+// become ready while a commit is running share the next one.
+
+import { EventEmitter } from 'node:events';
+import { promises as fs, type Dirent } from 'node:fs';
+import * as path from 'node:path';
+import { ALL_INBOXES, domainProblem, formatMessageId, inboxNameProblem, normalizeInbox, parseMessageId } from '../../core/ids';
+import { StoreError } from './errors';
+import { parseIndexedHeaders } from './headers';
+import { addLine, deleteLine, Journal } from './journal';
+import { type IndexRecord, OrderedList } from './ordered';
+import type { ListOptions, ListResult, MessageMeta, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
+
+/** Keep 1,000 messages per inbox: plenty for a test run, and bounds disk and memory when a loop floods one inbox. */
+export const DEFAULT_MAX_MESSAGES_PER_INBOX = 1000;
+/** Keep messages 7 days: test mail is short-lived, a week covers a sprint's debugging. */
+export const DEFAULT_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
+export const DEFAULT_RETENTION: RetentionOptions = { maxMessages: DEFAULT_MAX_MESSAGES_PER_INBOX, maxAgeMs: DEFAULT_MAX_AGE_MS };
+/** Sweep aged messages once a minute: age limits are in days, a minute late is fine. */
+export const RETENTION_SWEEP_INTERVAL_MS = 60_000;
+/** Files read or directories listed at once on open: enough to overlap I/O without exhausting file descriptors. */
+const OPEN_CONCURRENCY = 32;
+/** Compact the journal only past this many lines, so small stores never rewrite it. */
+const JOURNAL_COMPACT_MIN_LINES = 10_000;
+/** ...and only when it holds this many lines per live message (the rest are removals and removed adds). */
+const JOURNAL_COMPACT_RATIO = 2;
+
+type LogLevel = 'info' | 'warn' | 'error';
+export type StoreLog = (level: LogLevel, msg: string) => void;
+
+export interface MaildirStoreOptions {
+  dir: string;
+  retention?: Partial<RetentionOptions>;
+  log?: StoreLog;
+}
+
+interface DomainIndex {
+  list: OrderedList;
+  inboxes: Map<string, OrderedList>;
+}
+
+interface CommitItem {
+  dirs: string[];
+  recs: IndexRecord[];
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+const SAFE_NAME_CHAR = /[a-z0-9._+=-]/;
+
+/** File-system form of a (lowercase, validated) name: characters outside `[a-z0-9._+=-]` become `%XX`, so `*`, `?`, `|` and friends never reach the file system raw. */
+export function encodeName(name: string): string {
+  let out = '';
+  for (const c of name) out += SAFE_NAME_CHAR.test(c) ? c : '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0');
+  return out;
+}
+
+/** Inverse of encodeName, or undefined when `s` is not something encodeName produces. */
+export function decodeName(s: string): string | undefined {
+  let decoded: string;
+  try {
+    decoded = s.replace(/%([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+  } catch {
+    return undefined;
+  }
+  return encodeName(decoded) === s ? decoded : undefined;
+}
+
+function errnoCode(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | undefined)?.code;
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const fh = await fs.open(dir, 'r');
+  try {
+    await fh.sync();
+  } catch (e) {
+    // Some file systems (and Windows) cannot fsync a directory; the rename is as durable as they allow.
+    if (!['EINVAL', 'EPERM', 'EISDIR', 'ENOTSUP', 'EBADF'].includes(errnoCode(e) ?? '')) throw e;
+  } finally {
+    await fh.close();
+  }
+}
+
+async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+function recordOf(meta: MessageMeta): IndexRecord | undefined {
+  const p = parseMessageId(meta.id);
+  return p && { meta, seconds: p.seconds, counter: p.counter, dead: false };
+}
+
+export class MaildirStore implements Store {
+  readonly dir: string;
+  readonly retention: RetentionOptions;
+  private readonly log: StoreLog;
+  private readonly events = new EventEmitter();
+  private readonly journal: Journal;
+  private state: 'new' | 'opening' | 'open' | 'closed' = 'new';
+
+  private readonly byId = new Map<string, IndexRecord>();
+  private readonly all = new OrderedList();
+  private readonly byDomain = new Map<string, DomainIndex>();
+  /** Same-named inboxes across every domain (what the `private` domain reads). */
+  private readonly byName = new Map<string, OrderedList>();
+  /** Last counter handed out; ids are unique across the store and across restarts. */
+  private counter = 0;
+
+  private readonly readyDirs = new Map<string, Promise<void>>();
+  private commitQueue: CommitItem[] = [];
+  private committing = false;
+  private readonly inflight = new Set<Promise<unknown>>();
+  private compacting = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(options: MaildirStoreOptions) {
+    this.dir = path.resolve(options.dir);
+    this.retention = { ...DEFAULT_RETENTION, ...options.retention };
+    for (const [k, v] of Object.entries(this.retention)) {
+      if (!Number.isInteger(v) || v < 0) throw new RangeError(`retention.${k} must be a whole number >= 0, got ${String(v)}`);
+    }
+    this.log = options.log ?? (() => undefined);
+    this.journal = new Journal(this.dir);
+    this.events.setMaxListeners(0);
+  }
+
+  // ---- lifecycle -------------------------------------------------------------------------
+
+  async open(): Promise<void> {
+    if (this.state !== 'new') throw new StoreError('NOT_OPEN', `store ${this.dir} was already opened`);
+    this.state = 'opening';
+    try {
+      await fs.mkdir(this.dir, { recursive: true });
+      const journal = await this.journal.load((id) => parseMessageId(id)?.counter);
+      if (journal.badLines > 0) this.log('warn', `store: skipped ${journal.badLines} damaged line(s) of the index journal ${this.journal.file}`);
+      const { recs, parsed, maxCounter } = await this.scan(journal.entries);
+      const stale = journal.entries.size - (recs.length - parsed);
+      recs.sort((a, b) => a.seconds - b.seconds || a.counter - b.counter);
+      for (const r of recs) this.insert(r);
+      this.counter = Math.max(journal.maxCounter, maxCounter);
+      if (parsed > 0 || stale > 0 || journal.badLines > 0 || this.journalNeedsCompaction()) {
+        await this.journal.compact(this.liveMetas(), this.counter);
+      } else {
+        await this.journal.openForAppend();
+      }
+      this.log('info', `store: ${recs.length} message(s) in ${this.byDomain.size} domain(s) at ${this.dir}` + (parsed > 0 ? ` (${parsed} indexed from their headers)` : ''));
+    } catch (e) {
+      this.state = 'closed';
+      throw StoreError.is(e) ? e : new StoreError('IO', `cannot open the store at ${this.dir}: ${(e as Error).message}`, { cause: e });
+    }
+    this.state = 'open';
+    this.applyRetention();
+    this.timer = setInterval(() => this.applyRetention(), RETENTION_SWEEP_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    const wasOpen = this.state === 'open';
+    this.state = 'closed';
+    clearInterval(this.timer);
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    if (wasOpen && this.journalNeedsCompaction()) {
+      await this.journal.compact(this.liveMetas(), this.counter).catch((e: unknown) => this.log('warn', `store: journal compaction failed: ${(e as Error).message}`));
+    }
+    await this.journal.close();
+  }
+
+  // ---- writes ----------------------------------------------------------------------------
+
+  add(targets: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource): Promise<MessageMeta[]> {
+    if (this.state !== 'open') return Promise.reject(new StoreError('NOT_OPEN', 'the store is not open'));
+    const seen = new Set<string>();
+    const norm: Array<{ domain: string; inbox: string }> = [];
+    for (const t of targets) {
+      const domain = t.domain.trim().toLowerCase();
+      const inbox = normalizeInbox(t.inbox);
+      const problem = domainProblem(domain) ?? (inbox === ALL_INBOXES ? 'inbox * cannot receive messages' : inboxNameProblem(inbox));
+      if (problem) return Promise.reject(new StoreError('BAD_TARGET', `${t.inbox}@${t.domain}: ${problem}`));
+      const key = `${domain}\n${inbox}`;
+      if (!seen.has(key)) {
+        seen.add(key);
+        norm.push({ domain, inbox });
+      }
+    }
+    if (norm.length === 0) return Promise.reject(new StoreError('BAD_TARGET', 'a message needs at least one recipient inbox'));
+    const headers = parseIndexedHeaders(raw) ?? { from: '', subject: '' };
+    const time = Date.now();
+    const seconds = Math.floor(time / 1000);
+    const recs: IndexRecord[] = norm.map(({ domain, inbox }) => {
+      const counter = ++this.counter;
+      const meta: MessageMeta = { id: formatMessageId(inbox, seconds, counter), domain, inbox, time, from: headers.from, subject: headers.subject, size: raw.length, source };
+      return { meta, seconds, counter, dead: false };
+    });
+    return this.track(this.write(recs, raw, time));
+  }
+
+  private async write(recs: IndexRecord[], raw: Buffer, time: number): Promise<MessageMeta[]> {
+    const created: string[] = [];
+    try {
+      await settleAll(
+        recs.map(async (r) => {
+          const tmp = this.pathOf(r.meta, 'tmp');
+          await this.ensureInboxDir(r.meta.domain, r.meta.inbox);
+          created.push(tmp);
+          await writeDurably(tmp, raw, time);
+        }),
+      );
+      await settleAll(
+        recs.map(async (r) => {
+          const final = this.pathOf(r.meta, 'new');
+          await fs.rename(this.pathOf(r.meta, 'tmp'), final);
+          created.push(final);
+        }),
+      );
+      await new Promise<void>((resolve, reject) => {
+        this.commitQueue.push({ dirs: [...new Set(recs.map((r) => path.dirname(this.pathOf(r.meta, 'new'))))], recs, resolve, reject });
+        if (!this.committing) void this.runCommits();
+      });
+    } catch (e) {
+      await Promise.all(created.map((p) => fs.rm(p, { force: true }).catch(() => undefined)));
+      throw new StoreError('IO', `could not store the message: ${(e as Error).message}`, { cause: e });
+    }
+    return recs.map((r) => r.meta);
+  }
+
+  /** Group commit: fsync every directory the batch renamed into once, journal the batch in one write, then acknowledge it. */
+  private async runCommits(): Promise<void> {
+    this.committing = true;
+    try {
+      while (this.commitQueue.length > 0) {
+        const batch = this.commitQueue;
+        this.commitQueue = [];
+        const failed = new Map<string, unknown>();
+        await Promise.all([...new Set(batch.flatMap((b) => b.dirs))].map((d) => fsyncDir(d).catch((e: unknown) => failed.set(d, e))));
+        const ok: CommitItem[] = [];
+        for (const b of batch) {
+          const err = b.dirs.find((d) => failed.has(d));
+          if (err !== undefined) b.reject(failed.get(err));
+          else ok.push(b);
+        }
+        if (ok.length === 0) continue;
+        let text = '';
+        let lines = 0;
+        for (const b of ok) {
+          for (const r of b.recs) {
+            this.insert(r);
+            text += addLine(r.meta);
+            lines++;
+          }
+        }
+        await this.journal.append(text, lines).catch((e: unknown) => this.log('warn', `store: journal append failed (the messages are stored; the next start re-reads them): ${(e as Error).message}`));
+        const touched = new Map<string, { domain: string; inbox: string }>();
+        for (const b of ok) {
+          for (const r of b.recs) {
+            this.events.emit('message', r.meta);
+            touched.set(`${r.meta.domain}\n${r.meta.inbox}`, r.meta);
+          }
+          b.resolve();
+        }
+        for (const t of touched.values()) this.enforceCount(t.domain, t.inbox);
+      }
+    } finally {
+      this.committing = false;
+    }
+  }
+
+  private ensureInboxDir(domain: string, inbox: string): Promise<void> {
+    const key = `${domain}\n${inbox}`;
+    let p = this.readyDirs.get(key);
+    if (!p) {
+      p = (async () => {
+        const inboxDir = path.join(this.dir, encodeName(domain), encodeName(inbox));
+        let existed = true;
+        try {
+          await fs.access(path.join(inboxDir, 'new'));
+          await fs.access(path.join(inboxDir, 'tmp'));
+        } catch {
+          existed = false;
+        }
+        if (existed) return;
+        for (const sub of ['tmp', 'new', 'cur']) await fs.mkdir(path.join(inboxDir, sub), { recursive: true });
+        // New directory entries are durable only once their parents are synced.
+        for (const d of [inboxDir, path.dirname(inboxDir), this.dir]) await fsyncDir(d);
+      })();
+      this.readyDirs.set(key, p);
+      p.catch(() => this.readyDirs.delete(key));
+    }
+    return p;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    this.assertOpen();
+    const rec = this.byId.get(id);
+    if (!rec) return false;
+    await this.track(this.remove([rec]));
+    return true;
+  }
+
+  async clear(domain: string | undefined, inbox: string): Promise<number> {
+    this.assertOpen();
+    const list = this.listFor(domain, inbox);
+    if (!list) return 0;
+    const recs = [...list.ascending()];
+    await this.track(this.remove(recs));
+    return recs.length;
+  }
+
+  /** Drops records from the index at once (so readers never see them again), then unlinks their files. */
+  private async remove(recs: IndexRecord[]): Promise<void> {
+    const live = recs.filter((r) => !r.dead);
+    if (live.length === 0) return;
+    for (const r of live) this.unindex(r);
+    this.events.emit(
+      'delete',
+      live.map((r) => r.meta),
+    );
+    const dirs = new Set<string>();
+    let text = '';
+    await mapLimit(live, OPEN_CONCURRENCY, async (r) => {
+      const file = this.pathOf(r.meta, 'new');
+      try {
+        await fs.unlink(file);
+      } catch (e) {
+        if (errnoCode(e) !== 'ENOENT') this.log('warn', `store: could not remove ${file}: ${(e as Error).message}`);
+      }
+      dirs.add(path.dirname(file));
+      text += deleteLine(r.meta.id);
+    });
+    await Promise.all([...dirs].map((d) => fsyncDir(d).catch(() => undefined)));
+    await this.journal.append(text, live.length).catch((e: unknown) => this.log('warn', `store: journal append failed: ${(e as Error).message}`));
+    this.maybeCompact();
+  }
+
+  // ---- retention -------------------------------------------------------------------------
+
+  private enforceCount(domain: string, inbox: string): void {
+    const max = this.retention.maxMessages;
+    const list = this.byDomain.get(domain)?.inboxes.get(inbox);
+    if (max === 0 || !list || list.size <= max) return;
+    const excess = list.page('ascending', 0, list.size - max).recs;
+    void this.track(this.remove(excess));
+  }
+
+  private applyRetention(): void {
+    if (this.state !== 'open') return;
+    if (this.retention.maxAgeMs > 0) {
+      const cutoff = Date.now() - this.retention.maxAgeMs;
+      const old: IndexRecord[] = [];
+      for (const r of this.all.ascending()) {
+        if (r.meta.time >= cutoff) break;
+        old.push(r);
+      }
+      if (old.length > 0) void this.track(this.remove(old));
+    }
+    if (this.retention.maxMessages > 0) {
+      for (const [domain, d] of this.byDomain) for (const inbox of [...d.inboxes.keys()]) this.enforceCount(domain, inbox);
+    }
+  }
+
+  // ---- reads -----------------------------------------------------------------------------
+
+  list(domain: string | undefined, inbox: string, options: ListOptions): ListResult {
+    const list = this.listFor(domain, inbox);
+    if (!list) return { msgs: [], total: 0 };
+    let after: { seconds: number; counter: number } | undefined;
+    if (options.cursor !== undefined) {
+      const known = this.byId.get(options.cursor);
+      const parsed = known ?? parseMessageId(options.cursor);
+      if (!parsed) throw new StoreError('BAD_CURSOR', `cursor ${JSON.stringify(options.cursor)} is not a message id`);
+      after = { seconds: parsed.seconds, counter: parsed.counter };
+    }
+    const limit = Math.max(0, Math.floor(options.limit));
+    const skip = Math.max(0, Math.floor(options.skip));
+    const page = list.page(options.sort === 'ascending' ? 'ascending' : 'descending', skip, limit, after);
+    const msgs = page.recs.map((r) => r.meta);
+    return { msgs, total: list.size, ...(page.more && msgs.length > 0 ? { nextCursor: msgs[msgs.length - 1].id } : {}) };
+  }
+
+  get(id: string): MessageMeta | undefined {
+    return this.byId.get(id)?.meta;
+  }
+
+  async readRaw(id: string): Promise<Buffer> {
+    const rec = this.byId.get(id);
+    if (!rec) throw new StoreError('NOT_FOUND', `no message ${id}`);
+    try {
+      return await fs.readFile(this.pathOf(rec.meta, 'new'));
+    } catch (e) {
+      if (errnoCode(e) === 'ENOENT') throw new StoreError('NOT_FOUND', `message ${id} is no longer on disk`, { cause: e });
+      throw new StoreError('IO', `cannot read message ${id}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  domains(): Array<{ name: string; inboxes: number; messages: number }> {
+    return [...this.byDomain].map(([name, d]) => ({ name, inboxes: d.inboxes.size, messages: d.list.size })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  inboxes(domain: string | undefined): Array<{ domain: string; inbox: string; count: number; latest: number }> {
+    const out: Array<{ domain: string; inbox: string; count: number; latest: number }> = [];
+    const wanted = domain === undefined ? [...this.byDomain] : [[domain.toLowerCase(), this.byDomain.get(domain.toLowerCase())] as const];
+    for (const [name, d] of wanted) {
+      if (!d) continue;
+      for (const [inbox, list] of d.inboxes) out.push({ domain: name, inbox, count: list.size, latest: list.newest()?.meta.time ?? 0 });
+    }
+    return out.sort((a, b) => b.latest - a.latest);
+  }
+
+  on<E extends keyof StoreEvents>(event: E, listener: StoreEvents[E]): void {
+    this.events.on(event, listener);
+  }
+
+  off<E extends keyof StoreEvents>(event: E, listener: StoreEvents[E]): void {
+    this.events.off(event, listener);
+  }
+
+  /** Where a message's file lives (in `new/`, or `tmp/` while being written). */
+  pathOf(meta: Pick<MessageMeta, 'domain' | 'inbox' | 'id'>, sub: 'tmp' | 'new' = 'new'): string {
+    return path.join(this.dir, encodeName(meta.domain), encodeName(meta.inbox), sub, encodeName(meta.id) + '.eml');
+  }
+
+  // ---- index -----------------------------------------------------------------------------
+
+  private listFor(domain: string | undefined, inbox: string): OrderedList | undefined {
+    const d = domain?.toLowerCase();
+    const i = normalizeInbox(inbox);
+    if (i === ALL_INBOXES) return d === undefined ? this.all : this.byDomain.get(d)?.list;
+    return d === undefined ? this.byName.get(i) : this.byDomain.get(d)?.inboxes.get(i);
+  }
+
+  private insert(r: IndexRecord): void {
+    const { domain, inbox, id } = r.meta;
+    this.byId.set(id, r);
+    this.all.insert(r);
+    let d = this.byDomain.get(domain);
+    if (!d) this.byDomain.set(domain, (d = { list: new OrderedList(), inboxes: new Map() }));
+    d.list.insert(r);
+    let il = d.inboxes.get(inbox);
+    if (!il) d.inboxes.set(inbox, (il = new OrderedList()));
+    il.insert(r);
+    let nl = this.byName.get(inbox);
+    if (!nl) this.byName.set(inbox, (nl = new OrderedList()));
+    nl.insert(r);
+  }
+
+  private unindex(r: IndexRecord): void {
+    const { domain, inbox, id } = r.meta;
+    r.dead = true;
+    this.byId.delete(id);
+    this.all.noteDeleted();
+    const d = this.byDomain.get(domain);
+    if (d) {
+      d.list.noteDeleted();
+      const il = d.inboxes.get(inbox);
+      if (il) {
+        il.noteDeleted();
+        if (il.size === 0) d.inboxes.delete(inbox);
+      }
+      if (d.list.size === 0) this.byDomain.delete(domain);
+    }
+    const nl = this.byName.get(inbox);
+    if (nl) {
+      nl.noteDeleted();
+      if (nl.size === 0) this.byName.delete(inbox);
+    }
+  }
+
+  private *liveMetas(): Generator<MessageMeta> {
+    for (const r of this.all.ascending()) yield r.meta;
+  }
+
+  private journalNeedsCompaction(): boolean {
+    return this.journal.lineCount > JOURNAL_COMPACT_MIN_LINES && this.journal.lineCount > JOURNAL_COMPACT_RATIO * this.byId.size;
+  }
+
+  private maybeCompact(): void {
+    if (this.compacting || this.state !== 'open' || !this.journalNeedsCompaction()) return;
+    this.compacting = true;
+    void this.track(
+      this.journal
+        .compact(this.liveMetas(), this.counter)
+        .catch((e: unknown) => this.log('warn', `store: journal compaction failed: ${(e as Error).message}`))
+        .finally(() => (this.compacting = false)),
+    );
+  }
+
+  private assertOpen(): void {
+    if (this.state !== 'open') throw new StoreError('NOT_OPEN', 'the store is not open');
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.inflight.add(p);
+    const done = (): void => void this.inflight.delete(p);
+    p.then(done, done);
+    return p;
+  }
+
+  // ---- open: reconcile the journal with the directories ---------------------------------------
+
+  private async scan(journal: Map<string, MessageMeta>): Promise<{ recs: IndexRecord[]; parsed: number; maxCounter: number }> {
+    const recs: IndexRecord[] = [];
+    const toParse: Array<{ domain: string; inbox: string; id: string; file: string }> = [];
+    const seen = new Set<string>();
+    let maxCounter = 0;
+    const inboxDirs: Array<{ domain: string; inbox: string; dir: string }> = [];
+
+    for (const dent of await readdirOrEmpty(this.dir)) {
+      if (dent.name.startsWith('.') || !dent.isDirectory()) continue; // the journal, tokens.json and other files of the data dir
+      const domain = dent.name;
+      if (domain !== domain.toLowerCase() || domainProblem(domain)) {
+        this.log('warn', `store: skipping ${path.join(this.dir, domain)}: not a domain directory`);
+        continue;
+      }
+      for (const idir of await readdirOrEmpty(path.join(this.dir, domain))) {
+        const inbox = decodeName(idir.name);
+        if (!idir.isDirectory() || inbox === undefined || inbox === ALL_INBOXES || inbox !== normalizeInbox(inbox) || inboxNameProblem(inbox)) {
+          this.log('warn', `store: skipping ${path.join(this.dir, domain, idir.name)}: not an inbox directory`);
+          continue;
+        }
+        inboxDirs.push({ domain, inbox, dir: path.join(this.dir, domain, idir.name) });
+      }
+    }
+
+    await mapLimit(inboxDirs, OPEN_CONCURRENCY, async ({ domain, inbox, dir }) => {
+      // Files left in tmp/ were never acknowledged: remove them.
+      for (const t of await readdirOrEmpty(path.join(dir, 'tmp'))) {
+        if (t.isFile()) await fs.rm(path.join(dir, 'tmp', t.name), { force: true }).catch(() => undefined);
+      }
+      for (const f of await readdirOrEmpty(path.join(dir, 'new'))) {
+        const file = path.join(dir, 'new', f.name);
+        const id = f.name.endsWith('.eml') ? decodeName(f.name.slice(0, -4)) : undefined;
+        const parsedId = id === undefined ? undefined : parseMessageId(id);
+        if (!f.isFile() || id === undefined || !parsedId || parsedId.inbox !== inbox) {
+          this.log('warn', `store: skipping ${file}: not a message file of this store`);
+          continue;
+        }
+        if (seen.has(id)) {
+          this.log('warn', `store: skipping ${file}: message id ${id} is already stored elsewhere`);
+          continue;
+        }
+        seen.add(id);
+        maxCounter = Math.max(maxCounter, parsedId.counter);
+        const known = journal.get(id);
+        if (known && known.domain === domain && known.inbox === inbox) {
+          recs.push({ meta: known, seconds: parsedId.seconds, counter: parsedId.counter, dead: false });
+        } else {
+          toParse.push({ domain, inbox, id, file });
+        }
+      }
+    });
+
+    let parsed = 0;
+    await mapLimit(toParse, OPEN_CONCURRENCY, async ({ domain, inbox, id, file }) => {
+      try {
+        const [raw, st] = await Promise.all([fs.readFile(file), fs.stat(file)]);
+        const headers = parseIndexedHeaders(raw);
+        if (!headers) {
+          this.log('warn', `store: skipping ${file}: no RFC 5322 header block`);
+          return;
+        }
+        const p = parseMessageId(id);
+        if (!p) return;
+        // The file's mtime is set to the receipt time when written; keep it within the id's second.
+        const time = Math.min(Math.max(Math.round(st.mtimeMs), p.seconds * 1000), p.seconds * 1000 + 999);
+        const rec = recordOf({ id, domain, inbox, time, from: headers.from, subject: headers.subject, size: raw.length, source: 'smtp' });
+        if (rec) {
+          recs.push(rec);
+          parsed++;
+        }
+      } catch (e) {
+        this.log('warn', `store: skipping ${file}: ${(e as Error).message}`);
+      }
+    });
+    return { recs, parsed, maxCounter };
+  }
+}
+
+/** Like Promise.all, but waits for every promise before rejecting, so cleanup sees everything that was created. */
+async function settleAll(ps: Array<Promise<void>>): Promise<void> {
+  const results = await Promise.allSettled(ps);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+async function readdirOrEmpty(dir: string): Promise<Dirent[]> {
+  try {
+    return await fs.readdir(dir, { withFileTypes: true });
+  } catch (e) {
+    if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return [];
+    throw e;
+  }
+}
+
+/** Writes a new file and flushes it to disk before resolving; its mtime records the receipt time. */
+async function writeDurably(file: string, data: Buffer, time: number): Promise<void> {
+  const fh = await fs.open(file, 'wx', 0o644);
+  try {
+    await fh.writeFile(data);
+    await fh.utimes(time / 1000, time / 1000);
+    await fh.datasync();
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,386 @@
+import assert from 'node:assert/strict';
+import { existsSync, promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseMessageId } from '../../src/core/ids';
+import { StoreError } from '../../src/server/store/errors';
+import { decodeEncodedWords, parseIndexedHeaders } from '../../src/server/store/headers';
+import { JOURNAL_FILE } from '../../src/server/store/journal';
+import { encodeName, MaildirStore, type MaildirStoreOptions } from '../../src/server/store/maildir';
+import type { MessageMeta, RetentionOptions } from '../../src/server/store/types';
+
+/** A raw RFC 5322 message with sensible defaults. */
+function anEmail(o: { from?: string; subject?: string; body?: string; headers?: string[] } = {}): Buffer {
+  const lines = [
+    `From: ${o.from ?? 'Acme <no-reply@acme.test>'}`,
+    'To: joe@inbox.test',
+    `Subject: ${o.subject ?? 'Your code'}`,
+    'Date: Sat, 21 Nov 2026 10:00:00 +0000',
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    ...(o.headers ?? []),
+    '',
+    o.body ?? 'Your code is 123456',
+    '',
+  ];
+  return Buffer.from(lines.join('\r\n'));
+}
+
+interface Logged {
+  level: string;
+  msg: string;
+}
+
+describe('MaildirStore', () => {
+  let dir: string;
+  const open: MaildirStore[] = [];
+
+  async function openStore(retention?: Partial<RetentionOptions>, extra: Partial<MaildirStoreOptions> = {}): Promise<{ store: MaildirStore; logs: Logged[] }> {
+    const logs: Logged[] = [];
+    const store = new MaildirStore({ dir, retention, log: (level, msg) => logs.push({ level, msg }), ...extra });
+    await store.open();
+    open.push(store);
+    return { store, logs };
+  }
+
+  async function reopen(store: MaildirStore, retention?: Partial<RetentionOptions>): Promise<{ store: MaildirStore; logs: Logged[] }> {
+    await store.close();
+    return openStore(retention);
+  }
+
+  const all = { limit: 1000, skip: 0, sort: 'descending' as const };
+
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-store-'));
+  });
+
+  afterEach(async () => {
+    for (const s of open.splice(0)) await s.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('stores each message as an .eml in new/ of its inbox, with nothing left in tmp/', async () => {
+    const { store } = await openStore();
+    const raw = anEmail({ subject: 'Hello' });
+    const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], raw, 'smtp');
+    const file = path.join(dir, 'inbox.test', 'joe', 'new', `${meta.id}.eml`);
+    assert.deepEqual(await fs.readFile(file), raw);
+    assert.deepEqual(await fs.readdir(path.join(dir, 'inbox.test', 'joe', 'tmp')), []);
+    assert.ok(existsSync(path.join(dir, 'inbox.test', 'joe', 'cur')));
+    assert.deepEqual(await store.readRaw(meta.id), raw);
+    assert.equal(meta.size, raw.length);
+    assert.equal(meta.source, 'smtp');
+  });
+
+  it('makes ids <inbox>-<epochSeconds>-<counter> from the receipt time', async () => {
+    const { store } = await openStore();
+    const before = Date.now();
+    const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'sign-up' }], anEmail(), 'inject');
+    const parsed = parseMessageId(meta.id);
+    assert.ok(parsed);
+    assert.equal(parsed.inbox, 'sign-up');
+    assert.equal(parsed.seconds, Math.floor(meta.time / 1000));
+    assert.ok(meta.time >= before && meta.time <= Date.now());
+  });
+
+  it('lists the newest first by default and the oldest first on request', async () => {
+    const { store } = await openStore();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ subject: `m${i}` }), 'smtp'))[0].id);
+    assert.deepEqual(store.list('inbox.test', 'joe', all).msgs.map((m) => m.id), [...ids].reverse());
+    assert.deepEqual(store.list('inbox.test', 'joe', { ...all, sort: 'ascending' }).msgs.map((m) => m.id), ids);
+    assert.equal(store.list('inbox.test', 'joe', all).total, 5);
+  });
+
+  it('pages with limit, skip and cursor and says where the next page starts', async () => {
+    const { store } = await openStore();
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'))[0].id);
+    const newest = [...ids].reverse();
+    const p1 = store.list('inbox.test', 'joe', { limit: 3, skip: 0, sort: 'descending' });
+    assert.deepEqual(p1.msgs.map((m) => m.id), newest.slice(0, 3));
+    assert.equal(p1.total, 7);
+    assert.equal(p1.nextCursor, newest[2]);
+    const p2 = store.list('inbox.test', 'joe', { limit: 3, skip: 0, sort: 'descending', cursor: p1.nextCursor });
+    assert.deepEqual(p2.msgs.map((m) => m.id), newest.slice(3, 6));
+    const p3 = store.list('inbox.test', 'joe', { limit: 3, skip: 0, sort: 'descending', cursor: p2.nextCursor });
+    assert.deepEqual(p3.msgs.map((m) => m.id), newest.slice(6));
+    assert.equal(p3.nextCursor, undefined);
+    assert.deepEqual(store.list('inbox.test', 'joe', { limit: 2, skip: 2, sort: 'ascending' }).msgs.map((m) => m.id), ids.slice(2, 4));
+    assert.deepEqual(store.list('inbox.test', 'joe', { limit: 2, skip: 0, sort: 'ascending', cursor: ids[4] }).msgs.map((m) => m.id), ids.slice(5, 7));
+  });
+
+  it('continues after a cursor whose message was deleted meanwhile', async () => {
+    const { store } = await openStore();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'))[0].id);
+    await store.delete(ids[2]);
+    assert.deepEqual(store.list('inbox.test', 'joe', { ...all, cursor: ids[2] }).msgs.map((m) => m.id), [ids[1], ids[0]]);
+  });
+
+  it('rejects a cursor that is not a message id', async () => {
+    const { store } = await openStore();
+    await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    assert.throws(() => store.list('inbox.test', 'joe', { ...all, cursor: 'nonsense' }), (e: unknown) => StoreError.is(e, 'BAD_CURSOR'));
+  });
+
+  it('stores names lowercase and reads an inbox across every domain when the domain is undefined', async () => {
+    const { store } = await openStore();
+    const [a] = await store.add([{ domain: 'One.TEST', inbox: 'Joe' }], anEmail(), 'smtp');
+    const [b] = await store.add([{ domain: 'two.test', inbox: 'joe' }], anEmail(), 'smtp');
+    await store.add([{ domain: 'two.test', inbox: 'ann' }], anEmail(), 'smtp');
+    assert.equal(a.domain, 'one.test');
+    assert.equal(a.inbox, 'joe');
+    assert.ok(existsSync(path.join(dir, 'one.test', 'joe', 'new', `${a.id}.eml`)));
+    assert.deepEqual(store.list(undefined, 'JOE', all).msgs.map((m) => m.id), [b.id, a.id]);
+    assert.equal(store.list('two.test', '*', all).total, 2);
+    assert.equal(store.list(undefined, '*', all).total, 3);
+    assert.deepEqual(store.domains(), [
+      { name: 'one.test', inboxes: 1, messages: 1 },
+      { name: 'two.test', inboxes: 2, messages: 2 },
+    ]);
+    assert.deepEqual(store.inboxes('two.test').map((i) => [i.inbox, i.count]).sort(), [['ann', 1], ['joe', 1]]);
+    assert.equal(store.inboxes(undefined).length, 3);
+  });
+
+  it('stores one copy per distinct recipient inbox, counting identical recipients once', async () => {
+    const { store } = await openStore();
+    const metas = await store.add(
+      [
+        { domain: 'inbox.test', inbox: 'joe' },
+        { domain: 'inbox.test', inbox: 'JOE' },
+        { domain: 'inbox.test', inbox: 'ann' },
+        { domain: 'other.test', inbox: 'joe' },
+      ],
+      anEmail(),
+      'smtp',
+    );
+    assert.deepEqual(metas.map((m) => `${m.inbox}@${m.domain}`), ['joe@inbox.test', 'ann@inbox.test', 'joe@other.test']);
+    assert.equal(new Set(metas.map((m) => m.id)).size, 3);
+    assert.equal(store.list(undefined, '*', all).total, 3);
+  });
+
+  it('refuses names that could escape the data dir and writes nothing', async () => {
+    const { store } = await openStore();
+    for (const target of [
+      { domain: 'inbox.test', inbox: '../escape' },
+      { domain: 'inbox.test', inbox: '..' },
+      { domain: 'inbox.test', inbox: 'a\u0000b' },
+      { domain: 'inbox.test', inbox: '*' },
+      { domain: 'inbox.test', inbox: 'x'.repeat(65) },
+      { domain: '../etc', inbox: 'joe' },
+      { domain: 'inbox.test/../../x', inbox: 'joe' },
+    ]) {
+      await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'ok' }, target], anEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'BAD_TARGET'), JSON.stringify(target));
+    }
+    assert.deepEqual(await fs.readdir(dir), [JOURNAL_FILE]);
+    assert.equal(store.list(undefined, '*', all).total, 0);
+  });
+
+  it('keeps names with characters unsafe for file systems encoded on disk and restores them', async () => {
+    const { store } = await openStore();
+    const [meta] = await store.add([{ domain: 'inbox.test', inbox: "a*b|c?d'e" }], anEmail(), 'smtp');
+    const inboxDir = encodeName("a*b|c?d'e");
+    assert.ok(!/[*|?']/.test(inboxDir));
+    assert.ok(existsSync(path.join(dir, 'inbox.test', inboxDir, 'new')));
+    const again = (await reopen(store)).store;
+    assert.equal(again.get(meta.id)?.inbox, "a*b|c?d'e");
+  });
+
+  it('leaves no copy at all when one of the recipients cannot be stored', async () => {
+    const { store } = await openStore();
+    await fs.writeFile(path.join(dir, 'blocked.test'), 'a file where a domain directory would go');
+    await assert.rejects(
+      store.add([{ domain: 'ok.test', inbox: 'joe' }, { domain: 'blocked.test', inbox: 'ann' }], anEmail(), 'smtp'),
+      (e: unknown) => StoreError.is(e, 'IO'),
+    );
+    assert.equal(store.list(undefined, '*', all).total, 0);
+    assert.deepEqual(await fs.readdir(path.join(dir, 'ok.test', 'joe', 'new')), []);
+    assert.deepEqual(await fs.readdir(path.join(dir, 'ok.test', 'joe', 'tmp')), []);
+    const again = (await reopen(store)).store;
+    assert.equal(again.list(undefined, '*', all).total, 0);
+  });
+
+  it('indexes From and Subject with RFC 2047 encoded-words decoded', async () => {
+    const { store } = await openStore();
+    const [meta] = await store.add(
+      [{ domain: 'inbox.test', inbox: 'joe' }],
+      anEmail({ from: '=?UTF-8?Q?J=C3=BCrgen_M=C3=BCller?= <jm@acme.test>', subject: '=?utf-8?B?w4ljb2xl?=\r\n =?utf-8?B?IGTDqXTDqQ==?= ok' }),
+      'smtp',
+    );
+    assert.equal(meta.from, 'Jürgen Müller <jm@acme.test>');
+    assert.equal(meta.subject, 'École dété ok'.replace('dété', 'd\u00e9t\u00e9'));
+    assert.equal(store.get(meta.id)?.subject, 'École d\u00e9t\u00e9 ok');
+  });
+
+  it('emits a message event once the message is durable and a delete event when it goes', async () => {
+    const { store } = await openStore();
+    const seen: MessageMeta[] = [];
+    const gone: string[] = [];
+    store.on('message', (m) => {
+      seen.push(m);
+      assert.ok(existsSync(store.pathOf(m)), 'file is in new/ when the event fires');
+      assert.equal(store.get(m.id)?.id, m.id, 'message is listed when the event fires');
+    });
+    store.on('delete', (ms) => gone.push(...ms.map((m) => m.id)));
+    const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'webhook');
+    assert.deepEqual(seen.map((m) => m.id), [meta.id]);
+    assert.equal(await store.delete(meta.id), true);
+    assert.deepEqual(gone, [meta.id]);
+    assert.equal(existsSync(store.pathOf(meta)), false);
+    assert.equal(await store.delete(meta.id), false);
+    assert.equal(store.get(meta.id), undefined);
+    await assert.rejects(store.readRaw(meta.id), (e: unknown) => StoreError.is(e, 'NOT_FOUND'));
+  });
+
+  it('clears an inbox or a whole domain and says how many it removed', async () => {
+    const { store } = await openStore();
+    for (const inbox of ['joe', 'joe', 'ann']) await store.add([{ domain: 'inbox.test', inbox }], anEmail(), 'smtp');
+    await store.add([{ domain: 'other.test', inbox: 'joe' }], anEmail(), 'smtp');
+    assert.equal(await store.clear('inbox.test', 'joe'), 2);
+    assert.equal(await store.clear('inbox.test', 'joe'), 0);
+    assert.equal(await store.clear('inbox.test', '*'), 1);
+    assert.deepEqual(store.domains().map((d) => d.name), ['other.test']);
+    assert.equal(await store.clear(undefined, '*'), 1);
+    assert.deepEqual(await fs.readdir(path.join(dir, 'other.test', 'joe', 'new')), []);
+  });
+
+  it('keeps ids unique across restarts, even when the newest message was deleted', async () => {
+    let { store } = await openStore();
+    const ids = new Set<string>();
+    for (let i = 0; i < 3; i++) ids.add((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'))[0].id);
+    const newest = store.list('inbox.test', 'joe', all).msgs[0];
+    await store.delete(newest.id);
+    store = (await reopen(store)).store;
+    const [next] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    assert.ok(!ids.has(next.id));
+    assert.ok(parseMessageId(next.id)!.counter > parseMessageId(newest.id)!.counter);
+  });
+
+  it('rebuilds the index from the journal without reading message files', async () => {
+    let { store } = await openStore();
+    const metas: MessageMeta[] = [];
+    for (let i = 0; i < 20; i++) metas.push(...(await store.add([{ domain: 'inbox.test', inbox: `u${i % 3}` }], anEmail({ subject: `s${i}` }), i % 2 ? 'inject' : 'webhook')));
+    const reopened = await reopen(store);
+    store = reopened.store;
+    assert.ok(!reopened.logs.some((l) => l.msg.includes('indexed from their headers')));
+    for (const m of metas) assert.deepEqual(store.get(m.id), m);
+  });
+
+  it('rebuilds the index from the files when the journal is lost, keeping receipt times', async () => {
+    let { store } = await openStore();
+    const metas: MessageMeta[] = [];
+    for (let i = 0; i < 5; i++) metas.push(...(await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ subject: `s${i}` }), 'smtp')));
+    await store.close();
+    await fs.rm(path.join(dir, JOURNAL_FILE));
+    const reopened = await openStore();
+    store = reopened.store;
+    assert.ok(reopened.logs.some((l) => l.msg.includes('5 indexed from their headers')));
+    for (const m of metas) assert.deepEqual(store.get(m.id), m);
+    // ...and the journal was rewritten, so the next start reads no file.
+    const third = await reopen(store);
+    assert.ok(!third.logs.some((l) => l.msg.includes('indexed from their headers')));
+    assert.equal(third.store.list('inbox.test', 'joe', all).total, 5);
+  });
+
+  it('skips damaged and foreign files with a warning and loses nothing else', async () => {
+    let { store } = await openStore();
+    const [good] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    const [gone] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    await store.close();
+    const newDir = path.join(dir, 'inbox.test', 'joe', 'new');
+    await fs.unlink(path.join(newDir, `${gone.id}.eml`)); // journal line without a file
+    await fs.writeFile(path.join(newDir, 'joe-1763700000-999999.eml'), Buffer.from([0, 1, 2, 3, 255, 254])); // no header block
+    await fs.writeFile(path.join(newDir, 'notes.txt'), 'foreign');
+    await fs.writeFile(path.join(newDir, 'ann-1763700000-5.eml'), anEmail()); // belongs to another inbox
+    await fs.mkdir(path.join(dir, 'Not A Domain!'));
+    await fs.mkdir(path.join(dir, 'inbox.test', '..%2Fx'));
+    await fs.writeFile(path.join(dir, 'inbox.test', 'joe', 'tmp', 'half-written.eml'), 'From: x');
+    await fs.appendFile(path.join(dir, JOURNAL_FILE), '["a","torn');
+    const reopened = await openStore();
+    store = reopened.store;
+    assert.deepEqual(store.list(undefined, '*', all).msgs.map((m) => m.id), [good.id]);
+    const warnings = reopened.logs.filter((l) => l.level === 'warn').map((l) => l.msg).join('\n');
+    for (const expected of ['joe-1763700000-999999.eml', 'notes.txt', 'ann-1763700000-5.eml', 'Not A Domain!', '..%2Fx', 'damaged line']) {
+      assert.ok(warnings.includes(expected), `warns about ${expected}:\n${warnings}`);
+    }
+    assert.deepEqual(await fs.readdir(path.join(dir, 'inbox.test', 'joe', 'tmp')), [], 'unacknowledged tmp files are removed');
+    assert.ok(existsSync(path.join(newDir, 'notes.txt')), 'foreign files are left alone');
+  });
+
+  it('removes the oldest messages of an inbox beyond the count limit', async () => {
+    const { store } = await openStore({ maxMessages: 3 });
+    const removed: string[] = [];
+    store.on('delete', (ms) => removed.push(...ms.map((m) => m.id)));
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'))[0].id);
+    await store.add([{ domain: 'inbox.test', inbox: 'ann' }], anEmail(), 'smtp');
+    assert.deepEqual(store.list('inbox.test', 'joe', { ...all, sort: 'ascending' }).msgs.map((m) => m.id), ids.slice(2));
+    assert.deepEqual(removed, ids.slice(0, 2));
+    await store.close();
+    assert.deepEqual((await fs.readdir(path.join(dir, 'inbox.test', 'joe', 'new'))).sort(), ids.slice(2).map((id) => `${id}.eml`).sort());
+  });
+
+  it('removes messages older than the age limit on open', async () => {
+    let { store } = await openStore();
+    const [fresh] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    await store.close();
+    const oldSeconds = Math.floor(Date.now() / 1000) - 8 * 24 * 3600;
+    const oldFile = path.join(dir, 'inbox.test', 'joe', 'new', `joe-${oldSeconds}-1.eml`);
+    await fs.writeFile(oldFile, anEmail());
+    await fs.utimes(oldFile, oldSeconds, oldSeconds);
+    store = (await openStore({ maxAgeMs: 7 * 24 * 3600 * 1000 })).store;
+    await store.close(); // waits for the retention sweep
+    assert.equal(existsSync(oldFile), false);
+    assert.ok(existsSync(path.join(dir, 'inbox.test', 'joe', 'new', `${fresh.id}.eml`)));
+  });
+
+  it('acknowledges many concurrent adds with distinct ids, all found after a restart', async () => {
+    let { store } = await openStore({ maxMessages: 0 });
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => store.add([{ domain: 'inbox.test', inbox: `c${i % 7}` }], anEmail({ subject: `n${i}` }), 'inject')),
+    );
+    const ids = results.flat().map((m) => m.id);
+    assert.equal(new Set(ids).size, 200);
+    store = (await reopen(store, { maxMessages: 0 })).store;
+    assert.equal(store.list(undefined, '*', all).total, 200);
+    for (const id of ids) assert.ok(store.get(id), id);
+  });
+
+  it('refuses to work before open and after close', async () => {
+    const store = new MaildirStore({ dir });
+    await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'NOT_OPEN'));
+    await store.open();
+    await store.close();
+    await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'NOT_OPEN'));
+  });
+
+  it('rejects retention limits that are not whole numbers', () => {
+    assert.throws(() => new MaildirStore({ dir, retention: { maxMessages: -1 } }), RangeError);
+    assert.throws(() => new MaildirStore({ dir, retention: { maxAgeMs: 1.5 } }), RangeError);
+  });
+});
+
+describe('header indexing', () => {
+  it('unfolds headers and reads From, Subject and Date', () => {
+    const h = parseIndexedHeaders(Buffer.from('Subject: a\r\n long one\r\nFrom: x@y.test\r\nDate: Sat, 21 Nov 2026 10:00:00 +0000\r\n\r\nSubject: not a header\r\n'));
+    assert.deepEqual(h, { from: 'x@y.test', subject: 'a long one', date: Date.UTC(2026, 10, 21, 10) });
+  });
+
+  it('accepts bare LF line ends and missing headers', () => {
+    assert.deepEqual(parseIndexedHeaders(Buffer.from('X-Other: 1\n\nbody')), { from: '', subject: '' });
+  });
+
+  it('says there is no header block for bytes that are not a message', () => {
+    assert.equal(parseIndexedHeaders(Buffer.from('hello world\r\n\r\n')), undefined);
+    assert.equal(parseIndexedHeaders(Buffer.alloc(0)), undefined);
+  });
+
+  it('decodes Q and B encoded-words in several charsets and joins adjacent words', () => {
+    assert.equal(decodeEncodedWords('=?ISO-8859-1?Q?Caf=E9?= au lait'), 'Café au lait');
+    assert.equal(decodeEncodedWords('=?utf-8?q?a_b?= =?utf-8?q?c?='), 'a bc');
+    // A multi-byte character split across two encoded-words survives.
+    assert.equal(decodeEncodedWords('=?utf-8?B?4oI=?= =?utf-8?B?rA==?='), '€');
+    assert.equal(decodeEncodedWords('plain =?x-unknown?Q?abc?='), 'plain =?x-unknown?B?YWJj?=');
+  });
+});
