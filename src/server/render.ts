@@ -1,0 +1,158 @@
+// Turns a stored .eml into the wire shapes of the seed: the message summary (2.2, from the
+// index only, no MIME parsing), the email message (2.3) and the SMS message (2.4).
+//
+// Decisions (also in docs/api.md):
+// - `headers`: every top-level header under its lowercase name, encoded-words decoded; when a
+//   header occurs more than once (Received), the first (topmost) occurrence is kept.
+// - `parts`: the text part, then the HTML part, then one part per attachment, each with
+//   `headers` {content-type, …}. Text and HTML bodies are decoded strings (charset utf-8,
+//   since JSON is UTF-8). Attachment bodies are base64, and their part headers say so with
+//   `content-transfer-encoding: base64`.
+// - `fromfull` is the sender as the index holds it (`Name <addr>` or `addr`, the same string
+//   as the listing's `from`); `from` is the display name, or the address when there is none.
+// - SMS (phone inbox): `fromfull` is the sender, `parts` [{body}] with the text whose trailing
+//   line breaks are removed, plus `id` so clients can address the message.
+import PostalMime from 'postal-mime';
+import { isPhoneInbox } from '../core/ids';
+import type { AttachmentInfo, EmailMessage, EmailPart, MessageSummary, SmsMessage } from '../core/wire';
+import type { MessageMeta } from './store/types';
+
+/** Parts deeper than this are not parsed (postal-mime default is 256; real mail rarely exceeds 10). */
+const MAX_MIME_NESTING = 64;
+
+export type RenderedMessage = EmailMessage | (SmsMessage & { id: string });
+
+export function secondsAgo(time: number, now: number): number {
+  return Math.max(0, Math.floor((now - time) / 1000));
+}
+
+/** Seed 2.2 from the index alone (the list hot path never parses MIME). */
+export function summarize(meta: MessageMeta, now: number): MessageSummary {
+  return {
+    subject: meta.subject,
+    domain: meta.domain,
+    from: meta.from,
+    id: meta.id,
+    to: meta.inbox,
+    time: meta.time,
+    seconds_ago: secondsAgo(meta.time, now),
+  };
+}
+
+function parse(raw: Buffer): Promise<PostalMime.Email> {
+  return PostalMime.parse(raw, { attachmentEncoding: 'arraybuffer', maxNestingDepth: MAX_MIME_NESTING });
+}
+
+/** Email (seed 2.3) or, for a phone inbox, SMS (seed 2.4) with `id`. */
+export async function renderMessage(meta: MessageMeta, raw: Buffer, now: number): Promise<RenderedMessage> {
+  const email = await parse(raw);
+  return isPhoneInbox(meta.inbox) ? smsShape(meta, email, now) : emailShape(meta, email, now);
+}
+
+function smsShape(meta: MessageMeta, email: PostalMime.Email, now: number): SmsMessage & { id: string } {
+  return {
+    fromfull: meta.from,
+    subject: email.subject ?? meta.subject,
+    parts: [{ body: (email.text ?? '').replace(/[\r\n]+$/, '') }],
+    to: meta.inbox,
+    time: meta.time,
+    seconds_ago: secondsAgo(meta.time, now),
+    id: meta.id,
+  };
+}
+
+function emailShape(meta: MessageMeta, email: PostalMime.Email, now: number): EmailMessage {
+  const headers: Record<string, string> = {};
+  for (const h of email.headers) {
+    if (!Object.prototype.hasOwnProperty.call(headers, h.key)) headers[h.key] = decodeHeader(h.value);
+  }
+  const parts: EmailPart[] = [];
+  if (email.text !== undefined) parts.push({ headers: { 'content-type': 'text/plain; charset=utf-8' }, body: email.text });
+  if (email.html !== undefined) parts.push({ headers: { 'content-type': 'text/html; charset=utf-8' }, body: email.html });
+  email.attachments.forEach((a, n) => {
+    const info = attachmentInfo(a, n);
+    const partHeaders: Record<string, string> = {
+      'content-type': info['content-type'],
+      'content-transfer-encoding': 'base64',
+    };
+    if (info['content-disposition']) partHeaders['content-disposition'] = info['content-disposition'];
+    if (info['content-id']) partHeaders['content-id'] = info['content-id'];
+    parts.push({ headers: partHeaders, body: Buffer.from(attachmentBytes(a)).toString('base64') });
+  });
+  const sender = email.from;
+  const displayName = sender ? (sender.name || sender.address || '') : '';
+  return {
+    fromfull: meta.from,
+    headers,
+    subject: email.subject ?? meta.subject,
+    parts,
+    from: displayName || meta.from,
+    to: meta.inbox,
+    id: meta.id,
+    time: meta.time,
+    seconds_ago: secondsAgo(meta.time, now),
+  };
+}
+
+function decodeHeader(value: string): string {
+  if (!value.includes('=?')) return value;
+  try {
+    return PostalMime.decodeWords(value);
+  } catch {
+    return value;
+  }
+}
+
+function attachmentBytes(a: PostalMime.Attachment): Uint8Array {
+  const c = a.content;
+  if (typeof c === 'string') return Buffer.from(c, a.encoding === 'base64' ? 'base64' : 'utf8');
+  return c instanceof Uint8Array ? c : new Uint8Array(c);
+}
+
+/** File name for an attachment that does not name one: `attachment-<n>` (1-based for people). */
+function fallbackName(n: number): string {
+  return `attachment-${n + 1}`;
+}
+
+function quoteParam(value: string): string {
+  return `"${value.replace(/(["\\])/g, '\\$1').replace(/[\r\n]/g, ' ')}"`;
+}
+
+function attachmentInfo(a: PostalMime.Attachment, n: number): AttachmentInfo {
+  const filename = a.filename ?? fallbackName(n);
+  const info: AttachmentInfo = {
+    filename,
+    'content-type': a.mimeType || 'application/octet-stream',
+    size: attachmentBytes(a).byteLength,
+    attachment_id: n,
+  };
+  if (a.disposition) info['content-disposition'] = `${a.disposition}; filename=${quoteParam(filename)}`;
+  if (a.contentId) info['content-id'] = a.contentId;
+  return info;
+}
+
+/** `…/attachments`: one record per attachment, `attachment_id` its 0-based index. */
+export async function listAttachments(raw: Buffer): Promise<AttachmentInfo[]> {
+  const email = await parse(raw);
+  return email.attachments.map(attachmentInfo);
+}
+
+export interface AttachmentContent {
+  bytes: Uint8Array;
+  contentType: string;
+  filename: string;
+}
+
+/** `…/attachments/<n>`: the decoded bytes, or undefined when there is no attachment `n`. */
+export async function getAttachment(raw: Buffer, n: number): Promise<AttachmentContent | undefined> {
+  const email = await parse(raw);
+  const a = email.attachments[n];
+  if (!a) return undefined;
+  return { bytes: attachmentBytes(a), contentType: a.mimeType || 'application/octet-stream', filename: a.filename ?? fallbackName(n) };
+}
+
+/** Text and HTML of a message, for the links route. */
+export async function textAndHtml(raw: Buffer): Promise<{ text?: string; html?: string }> {
+  const email = await parse(raw);
+  return { text: email.text, html: email.html };
+}
