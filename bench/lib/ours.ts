@@ -1,0 +1,65 @@
+// Our server as users run it: the built CLI `node dist/cli.js serve …` in a child process,
+// tokens given through the environment, ready when it prints its JSON line.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { rssMb, startWithReadyLine, type Started } from './procs';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+export const CLI = path.join(REPO_ROOT, 'dist', 'cli.js');
+
+export interface ReadyLine {
+  http: string;
+  smtp: string;
+}
+
+export interface OursOptions {
+  dataDir: string;
+  /** Extra CLI arguments, e.g. retention switches. */
+  args?: string[];
+  /** Extra node arguments, e.g. `--cpu-prof`. */
+  nodeArgs?: string[];
+}
+
+export interface Ours extends Started<ReadyLine> {
+  apiToken: string;
+  webhookToken: string;
+  /** RSS in MB read right after the ready line. */
+  rssAtReadyMb: number;
+}
+
+/** Random tokens for one bench run; never printed. */
+export function benchTokens(): { apiToken: string; webhookToken: string } {
+  return { apiToken: randomBytes(24).toString('hex'), webhookToken: randomBytes(24).toString('hex') };
+}
+
+export function cliBuilt(): boolean {
+  return existsSync(CLI);
+}
+
+/** `serve --help` text, or '' when the CLI does not answer it. */
+export function serveHelp(): string {
+  try {
+    return execFileSync(process.execPath, [CLI, 'serve', '--help'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 });
+  } catch (e) {
+    const err = e as { stdout?: string; stderr?: string };
+    return `${err.stdout ?? ''}${err.stderr ?? ''}`;
+  }
+}
+
+/** Retention switches that keep every message, when the CLI offers them. */
+export function keepEverythingArgs(help: string): string[] {
+  const args: string[] = [];
+  if (help.includes('--max-messages')) args.push('--max-messages', '0');
+  if (help.includes('--max-age')) args.push('--max-age', '0');
+  return args;
+}
+
+export async function startOurs(opts: OursOptions, tokens = benchTokens()): Promise<Ours> {
+  const args = [...(opts.nodeArgs ?? []), CLI, 'serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', opts.dataDir, ...(opts.args ?? [])];
+  const env = { ...process.env, TEST_INBOX_API_TOKEN: tokens.apiToken, TEST_INBOX_WEBHOOK_TOKEN: tokens.webhookToken };
+  const started = await startWithReadyLine<ReadyLine>(process.execPath, args, { env, cwd: REPO_ROOT });
+  const rss = rssMb(started.child.pid ?? 0);
+  return { ...started, ...tokens, rssAtReadyMb: rss };
+}

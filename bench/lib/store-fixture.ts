@@ -1,0 +1,121 @@
+// The 100,000-message data dir of the list and start-up benchmarks. Built once by sending
+// real SMTP into our real server (so it is exactly what users' stores look like, fsync and
+// all), cached outside the repository keyed by the store's source (its on-disk format), and
+// handed to each run as a hard-linked copy so a run can never damage the cache.
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { benchCacheDir } from './maildev';
+import { REPO_ROOT, startOurs } from './ours';
+import { portOf } from './procs';
+import { sendMany } from './smtp-load';
+
+/** Messages in the store, as the issue asks. */
+export const STORE_MESSAGES = 100_000;
+/** The inbox the list benchmark reads: half of the store. */
+export const BIG_INBOX = 'big';
+export const BIG_INBOX_MESSAGES = STORE_MESSAGES / 2;
+/** The other half is spread over this many inboxes (1,000 messages each). */
+const OTHER_INBOXES = 50;
+/** Domain of every address (the server's default domain). */
+const DOMAIN = 'inbox.test';
+/** Size of each stored message, as in the SMTP benchmark. */
+const MESSAGE_BYTES = 4096;
+/** Connections used while building (building speed only; not a figure). */
+const BUILD_CONNECTIONS = 8;
+/** Bumped when this builder changes what it stores. */
+const FIXTURE_VERSION = 1;
+
+export interface PreparedStore {
+  /** A fresh copy of the cached store for this run (delete it afterwards). */
+  dir: string;
+  info: { key: string; cached: boolean; buildSeconds?: number; messages: number };
+}
+
+/** Recipient of message i: every other message into the big inbox. */
+export function fixtureRecipient(i: number): string {
+  return i % 2 === 0 ? `${BIG_INBOX}@${DOMAIN}` : `user${(i >> 1) % OTHER_INBOXES}@${DOMAIN}`;
+}
+
+/** Key of the on-disk format: the store's source files and this builder's version. */
+export function storeKey(): string {
+  const h = createHash('sha256');
+  h.update(`fixture ${FIXTURE_VERSION} ${STORE_MESSAGES} ${MESSAGE_BYTES}\n`);
+  const storeDir = path.join(REPO_ROOT, 'src', 'server', 'store');
+  const files = existsSync(storeDir) ? readdirSync(storeDir).filter((f) => f.endsWith('.ts')).sort() : [];
+  for (const f of files) {
+    h.update(`${f}\n`);
+    h.update(readFileSync(path.join(storeDir, f)));
+  }
+  return h.digest('hex').slice(0, 16);
+}
+
+async function build(dataDir: string, keepAll: string[], log: (l: string) => void): Promise<void> {
+  const ours = await startOurs({ dataDir, args: keepAll });
+  try {
+    const t0 = Date.now();
+    await sendMany('127.0.0.1', portOf(ours.ready.smtp), BUILD_CONNECTIONS, STORE_MESSAGES, fixtureRecipient, MESSAGE_BYTES, (n) =>
+      log(`  ${n.toLocaleString('en-US')} / ${STORE_MESSAGES.toLocaleString('en-US')} stored (${((Date.now() - t0) / 1000).toFixed(0)} s)`),
+    );
+    const res = await fetch(`${ours.ready.http}/api/v2/domains`, { headers: { authorization: ours.apiToken } });
+    const body = (await res.json()) as { domains?: Array<{ messages: number }> };
+    const total = (body.domains ?? []).reduce((a, d) => a + d.messages, 0);
+    if (total !== STORE_MESSAGES) throw new Error(`the built store holds ${total} messages, not ${STORE_MESSAGES} (retention?)`);
+  } finally {
+    await ours.stop();
+  }
+}
+
+/** The cached store (built when missing) copied for one run. */
+export async function prepareStore(log: (l: string) => void, keepAll: string[]): Promise<PreparedStore> {
+  const key = storeKey();
+  const root = path.join(benchCacheDir(), 'stores');
+  const cacheDir = path.join(root, `store-${key}`);
+  const data = path.join(cacheDir, 'data');
+  const marker = path.join(cacheDir, 'complete.json');
+  let cached = true;
+  let buildSeconds: number | undefined;
+  if (!existsSync(marker)) {
+    cached = false;
+    // Only one store is kept: older formats are removed.
+    if (existsSync(root)) for (const d of readdirSync(root)) rmSync(path.join(root, d), { recursive: true, force: true });
+    const building = `${cacheDir}.building`;
+    mkdirSync(path.join(building, 'data'), { recursive: true });
+    log(`building the ${STORE_MESSAGES.toLocaleString('en-US')}-message store by SMTP into ${building} (cached for later runs)`);
+    const t0 = Date.now();
+    await build(path.join(building, 'data'), keepAll, log);
+    buildSeconds = (Date.now() - t0) / 1000;
+    writeFileSync(path.join(building, 'complete.json'), JSON.stringify({ key, messages: STORE_MESSAGES, builtAt: new Date().toISOString(), buildSeconds }) + '\n');
+    renameSync(building, cacheDir);
+  }
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'test-inbox-bench-store-'));
+  copyStore(data, dir);
+  return { dir, info: { key, cached, buildSeconds, messages: STORE_MESSAGES } };
+}
+
+/**
+ * Copies a data dir: message files (immutable in Maildir, under `new/` or `cur/`) as hard
+ * links, everything else (indexes, journals, token files that a server may append to in
+ * place) as real copies, so the cached original never changes.
+ */
+export function copyStore(from: string, to: string): void {
+  mkdirSync(to, { recursive: true });
+  for (const e of readdirSync(from, { withFileTypes: true })) {
+    const src = path.join(from, e.name);
+    const dst = path.join(to, e.name);
+    if (e.isDirectory()) copyStore(src, dst);
+    else if (e.isFile()) {
+      const parent = path.basename(from);
+      if (parent === 'new' || parent === 'cur') {
+        try {
+          linkSync(src, dst);
+          continue;
+        } catch {
+          // Another file system or no hard links: copy instead.
+        }
+      }
+      copyFileSync(src, dst);
+    }
+  }
+}

@@ -1,0 +1,321 @@
+// `npm run bench`: the figures of issue 2, each beside a reference measured in the same run,
+// its target and PASS/MISS. Printed as a table and written to .test-output/bench.json.
+// Never part of `npm test`; no figure here is asserted anywhere.
+//
+//   npm run bench [-- --quick] [-- --only smtp,inject,list] [-- --profile]
+//
+// --quick     short windows (a smoke run; figures are noisier)
+// --only      a subset of: smtp, inject, list (list also measures startup and RSS)
+// --rounds N  SMTP rounds per server, best kept (default 2; interleaved to share the noise)
+// --profile   run our server with --cpu-prof into .test-output/prof/
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runInjectLoad, runListLatency, DEFAULT_INJECT_CONCURRENCY } from './lib/http-load';
+import { ensureMaildev, MAILDEV_VERSION, startMaildev } from './lib/maildev';
+import { cliBuilt, keepEverythingArgs, REPO_ROOT, serveHelp, startOurs, type Ours } from './lib/ours';
+import { portOf, rssMb, startWithReadyLine, type Started } from './lib/procs';
+import { figure, formatTable, machine, writeJson, type Figure } from './lib/report';
+import { runSmtpLoad, sendOne, DEFAULT_MESSAGE_BYTES, type SmtpLoadResult } from './lib/smtp-load';
+import { median } from './lib/stats';
+import { prepareStore, STORE_MESSAGES, BIG_INBOX, BIG_INBOX_MESSAGES } from './lib/store-fixture';
+
+/** Parallel SMTP connections, as the issue asks. */
+const SMTP_CONNECTIONS = 8;
+/** Warm-up before counting, so JIT and pools settle. */
+const WARMUP_MS = 2_000;
+/** Length of each measuring window. */
+const WINDOW_MS = 8_000;
+/** List requests measured (sequential, one keep-alive connection). */
+const LIST_REQUESTS = 2_000;
+/** List requests sent before measuring. */
+const LIST_WARMUP = 200;
+/** Page size of the list benchmark: "the 50 newest". */
+const LIST_LIMIT = 50;
+/** Spawns of the server on the 100k store; the median start-up is reported. */
+const STARTUP_RUNS = 3;
+
+/** Targets of issue 2 on the 2-core machine. */
+const TARGET = {
+  smtpOfCeiling: 0.8,
+  injectPerSec: 3_000,
+  listP50Ms: 2,
+  readyMs: 2_000,
+  rssMb: 250,
+};
+
+interface Args {
+  quick: boolean;
+  only: Set<string>;
+  rounds: number;
+  profile: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
+  const a: Args = { quick: false, only: new Set(['smtp', 'inject', 'list']), rounds: 2, profile: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--quick') a.quick = true;
+    else if (arg === '--profile') a.profile = true;
+    else if (arg === '--only') a.only = new Set((argv[++i] ?? '').split(',').filter(Boolean));
+    else if (arg.startsWith('--only=')) a.only = new Set(arg.slice(7).split(',').filter(Boolean));
+    else if (arg === '--rounds') a.rounds = Math.max(1, Number(argv[++i]) || 1);
+    else {
+      process.stderr.write(`unknown argument ${arg}\n`);
+      process.exit(2);
+    }
+  }
+  return a;
+}
+
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+const tmpDirs: string[] = [];
+function tmp(prefix: string): string {
+  const d = mkdtempSync(path.join(os.tmpdir(), `test-inbox-bench-${prefix}-`));
+  tmpDirs.push(d);
+  return d;
+}
+function errText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const warmupMs = args.quick ? 500 : WARMUP_MS;
+  const windowMs = args.quick ? 2_000 : WINDOW_MS;
+  const started = Date.now();
+  const figures: Figure[] = [];
+  const details: Record<string, unknown> = {};
+  const running: Array<Started<unknown>> = [];
+  const profDir = path.join(REPO_ROOT, '.test-output', 'prof');
+  const nodeArgs = args.profile ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
+
+  const haveOurs = cliBuilt();
+  if (!haveOurs) log('dist/cli.js is missing (run `npm run build`): figures of our server are skipped');
+  const help = haveOurs ? serveHelp() : '';
+  const keepAll = keepEverythingArgs(help);
+  details.ourArgs = keepAll;
+
+  log('starting the bare reference (smtp-server discarding, node:http without storage)');
+  const bare = await startWithReadyLine<{ smtp: string; http: string }>(process.execPath, [path.join(__dirname, 'ref', 'bare.mjs')], { cwd: REPO_ROOT });
+  running.push(bare);
+
+  try {
+    // ---- SMTP ingest -------------------------------------------------------------------
+    if (args.only.has('smtp')) {
+      let maildevBin: string | undefined;
+      try {
+        maildevBin = await ensureMaildev(log);
+      } catch (e) {
+        log(`MailDev ${MAILDEV_VERSION} is not available: ${errText(e)}`);
+        details.maildevProblem = errText(e);
+      }
+      const best: Record<'bare' | 'maildev' | 'ours', SmtpLoadResult | undefined> = { bare: undefined, maildev: undefined, ours: undefined };
+      const problems: Record<string, string> = {};
+      const keep = (who: keyof typeof best, r: SmtpLoadResult) => {
+        if (!best[who] || r.msgsPerSec > best[who].msgsPerSec) best[who] = r;
+        if (r.firstError) problems[who] ??= r.firstError;
+      };
+      const load = (port: number) =>
+        runSmtpLoad({ host: '127.0.0.1', port, connections: SMTP_CONNECTIONS, warmupMs, durationMs: windowMs, messageBytes: DEFAULT_MESSAGE_BYTES });
+
+      for (let round = 1; round <= args.rounds; round++) {
+        log(`SMTP round ${round}/${args.rounds}: bare smtp-server`);
+        keep('bare', await load(portOf(bare.ready.smtp)));
+
+        if (maildevBin) {
+          log(`SMTP round ${round}/${args.rounds}: MailDev ${MAILDEV_VERSION}`);
+          try {
+            const md = await startMaildev(maildevBin, tmp('maildev'));
+            try {
+              keep('maildev', await load(md.ready));
+            } finally {
+              await md.stop();
+            }
+          } catch (e) {
+            problems.maildev ??= errText(e);
+          }
+        }
+
+        if (haveOurs) {
+          log(`SMTP round ${round}/${args.rounds}: ours`);
+          try {
+            const ours = await startOurs({ dataDir: tmp('smtp'), args: keepAll, nodeArgs: round === 1 ? nodeArgs : [] });
+            try {
+              const probe = await sendOne('127.0.0.1', portOf(ours.ready.smtp), 'probe@inbox.test');
+              if (probe.code !== 250) throw new Error(`a single message was refused: ${probe.text}`);
+              keep('ours', await load(portOf(ours.ready.smtp)));
+            } finally {
+              await ours.stop();
+            }
+          } catch (e) {
+            problems.ours ??= errText(e);
+          }
+        }
+      }
+      details.smtp = { connections: SMTP_CONNECTIONS, messageBytes: DEFAULT_MESSAGE_BYTES, warmupMs, windowMs, rounds: args.rounds, best, problems };
+      const note = (who: string) => (problems[who] ? `${who}: ${problems[who]}` : undefined);
+      const md = best.maildev?.msgsPerSec;
+      const ceiling = best.bare?.msgsPerSec;
+      figures.push(
+        figure({
+          name: `SMTP ingest, ${DEFAULT_MESSAGE_BYTES / 1024} KB, ${SMTP_CONNECTIONS} conns`,
+          unit: 'msg/s',
+          value: best.ours?.msgsPerSec,
+          reference: { name: `MailDev ${MAILDEV_VERSION}`, value: md },
+          target: md === undefined ? undefined : { op: '>=', value: md, label: '≥ MailDev' },
+          note: [note('ours'), note('maildev')].filter(Boolean).join('; ') || undefined,
+        }),
+        figure({
+          name: 'SMTP ingest vs bare smtp-server',
+          unit: 'msg/s',
+          value: best.ours?.msgsPerSec,
+          reference: { name: 'bare (discards)', value: ceiling },
+          target: ceiling === undefined ? undefined : { op: '>=', value: ceiling * TARGET.smtpOfCeiling, label: `≥ ${TARGET.smtpOfCeiling * 100} % of bare` },
+          note: ceiling && best.ours ? `ours = ${((best.ours.msgsPerSec / ceiling) * 100).toFixed(0)} % of bare` : note('bare'),
+        }),
+        figure({
+          name: 'SMTP ack latency p50 (MAIL→250)',
+          unit: 'ms',
+          value: best.ours?.latencyP50Ms,
+          reference: { name: 'bare', value: best.bare?.latencyP50Ms },
+        }),
+      );
+    }
+
+    // ---- HTTP inject -------------------------------------------------------------------
+    if (args.only.has('inject')) {
+      log('HTTP inject: bare node:http');
+      const injectPath = '/api/v2/domains/private/inboxes/injectbench';
+      const bareInject = await runInjectLoad({ origin: bare.ready.http, path: injectPath, warmupMs, durationMs: windowMs });
+      let oursInject: Awaited<ReturnType<typeof runInjectLoad>> | undefined;
+      let problem: string | undefined;
+      if (haveOurs) {
+        log('HTTP inject: ours');
+        try {
+          const ours = await startOurs({ dataDir: tmp('inject'), args: keepAll, nodeArgs });
+          try {
+            oursInject = await runInjectLoad({ origin: ours.ready.http, token: ours.apiToken, path: injectPath, warmupMs, durationMs: windowMs });
+            if (oursInject.firstError) problem = oursInject.firstError;
+          } finally {
+            await ours.stop();
+          }
+        } catch (e) {
+          problem = errText(e);
+        }
+      }
+      details.inject = { concurrency: DEFAULT_INJECT_CONCURRENCY, bare: bareInject, ours: oursInject, problem };
+      figures.push(
+        figure({
+          name: `HTTP inject, ${DEFAULT_INJECT_CONCURRENCY} in flight`,
+          unit: 'req/s',
+          value: oursInject?.reqPerSec,
+          reference: { name: 'bare node:http (no storage)', value: bareInject.reqPerSec },
+          target: { op: '>=', value: TARGET.injectPerSec, label: `≥ ${TARGET.injectPerSec.toLocaleString('en-US')} req/s` },
+          note: problem,
+        }),
+      );
+    }
+
+    // ---- 100k store: start-up, RSS, list latency ----------------------------------------
+    if (args.only.has('list')) {
+      const listPath = `/api/v2/domains/private/inboxes/${BIG_INBOX}?limit=${LIST_LIMIT}`;
+      const listRequests = args.quick ? 300 : LIST_REQUESTS;
+      const listWarmup = args.quick ? 50 : LIST_WARMUP;
+      log('list latency: bare node:http serving a fixed 50-message answer');
+      const bareList = await runListLatency({ origin: bare.ready.http, path: listPath, warmup: listWarmup, requests: listRequests, expectMsgs: LIST_LIMIT });
+
+      let emptyReady: number | undefined;
+      let emptyRss: number | undefined;
+      let problem: string | undefined;
+      const readyTimes: number[] = [];
+      const rssAtReady: number[] = [];
+      let oursList: Awaited<ReturnType<typeof runListLatency>> | undefined;
+      let rssAfterList: number | undefined;
+      let storeInfo: unknown;
+      if (haveOurs) {
+        try {
+          log('start-up with an empty data dir');
+          const empty = await startOurs({ dataDir: tmp('empty'), args: keepAll });
+          emptyReady = empty.readyMs;
+          emptyRss = empty.rssAtReadyMb;
+          await empty.stop();
+
+          const store = await prepareStore(log, keepAll);
+          storeInfo = store.info;
+          tmpDirs.push(store.dir);
+          let ours: Ours | undefined;
+          for (let i = 0; i < STARTUP_RUNS; i++) {
+            log(`start-up with ${STORE_MESSAGES.toLocaleString('en-US')} stored, run ${i + 1}/${STARTUP_RUNS}`);
+            ours = await startOurs({ dataDir: store.dir, args: keepAll, nodeArgs: i === STARTUP_RUNS - 1 ? nodeArgs : [] });
+            readyTimes.push(ours.readyMs);
+            rssAtReady.push(ours.rssAtReadyMb);
+            if (i < STARTUP_RUNS - 1) await ours.stop();
+          }
+          if (ours) {
+            try {
+              log(`list latency: ${listRequests} × GET ${listPath}`);
+              oursList = await runListLatency({ origin: ours.ready.http, token: ours.apiToken, path: listPath, warmup: listWarmup, requests: listRequests, expectMsgs: LIST_LIMIT });
+              rssAfterList = rssMb(ours.child.pid ?? 0);
+              details.domainsAfter = await (await fetch(`${ours.ready.http}/api/v2/domains`, { headers: { authorization: ours.apiToken } })).json();
+            } finally {
+              await ours.stop();
+            }
+          }
+        } catch (e) {
+          problem = errText(e);
+        }
+      }
+      const readyMs = readyTimes.length ? median(readyTimes) : undefined;
+      const rss = rssAtReady.length ? median(rssAtReady) : undefined;
+      details.list = { path: listPath, bare: bareList, ours: oursList, problem, store: storeInfo, bigInboxMessages: BIG_INBOX_MESSAGES };
+      details.startup = { readyMs: readyTimes, rssAtReadyMb: rssAtReady, rssAfterListMb: rssAfterList, emptyReadyMs: emptyReady, emptyRssMb: emptyRss };
+      const k = `${STORE_MESSAGES / 1000}k`;
+      figures.push(
+        figure({
+          name: `list 50 newest of ${BIG_INBOX_MESSAGES / 1000}k-msg inbox (${k} store) p50`,
+          unit: 'ms',
+          value: oursList?.p50Ms,
+          reference: { name: 'bare node:http fixed answer', value: bareList.p50Ms },
+          target: { op: '<=', value: TARGET.listP50Ms, label: `≤ ${TARGET.listP50Ms} ms` },
+          note: problem,
+        }),
+        figure({
+          name: `list p99`,
+          unit: 'ms',
+          value: oursList?.p99Ms,
+          reference: { name: 'bare node:http fixed answer', value: bareList.p99Ms },
+        }),
+        figure({
+          name: `ready with ${k} stored (median of ${STARTUP_RUNS})`,
+          unit: 'ms',
+          value: readyMs,
+          reference: { name: 'ours, empty data dir', value: emptyReady },
+          target: { op: '<=', value: TARGET.readyMs, label: `≤ ${TARGET.readyMs / 1000} s` },
+        }),
+        figure({
+          name: `RSS at ready with ${k} stored`,
+          unit: 'MB',
+          value: rss,
+          reference: { name: 'ours, empty data dir', value: emptyRss },
+          target: { op: '<=', value: TARGET.rssMb, label: `≤ ${TARGET.rssMb} MB` },
+          note: rssAfterList !== undefined ? `RSS after the list run: ${rssAfterList.toFixed(0)} MB` : undefined,
+        }),
+      );
+    }
+  } finally {
+    await Promise.all(running.map((r) => r.stop()));
+    for (const d of tmpDirs) rmSync(d, { recursive: true, force: true });
+  }
+
+  const table = formatTable(figures);
+  process.stdout.write(`\nTest Inbox benchmarks (${os.cpus().length} cores, node ${process.versions.node}, ${((Date.now() - started) / 1000).toFixed(0)} s)\n\n${table}\n`);
+  const out = path.join(REPO_ROOT, '.test-output', 'bench.json');
+  writeJson(out, { date: new Date().toISOString(), machine: machine(), quick: args.quick, figures, details });
+  process.stdout.write(`\nwritten to ${path.relative(REPO_ROOT, out)}${args.profile ? `; CPU profiles in ${path.relative(REPO_ROOT, profDir)}` : ''}\n`);
+}
+
+main().catch((e) => {
+  process.stderr.write(`[bench] failed: ${e instanceof Error ? e.stack : String(e)}\n`);
+  process.exit(1);
+});
