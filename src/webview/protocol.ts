@@ -1,0 +1,320 @@
+// The message protocol between the message panel (extension host, src/extension/webview)
+// and the message view (browser, src/webview/main.ts). Defined once, as discriminated
+// unions, and validated on arrival in both directions: neither side trusts what the other
+// posts. No vscode, no Node, no DOM: plain data and checks.
+
+/** Tabs of the message view, in display order. */
+export const TAB_IDS = ['conversation', 'html', 'text', 'headers', 'links', 'attachments', 'raw'] as const;
+export type TabId = (typeof TAB_IDS)[number];
+
+export const TAB_LABELS: Record<TabId, string> = {
+  conversation: 'Message',
+  html: 'HTML',
+  text: 'Text',
+  headers: 'Headers',
+  links: 'Links',
+  attachments: 'Attachments',
+  raw: 'Raw',
+};
+
+/** Longest URL the host opens on the webview's request (longer ones are not links a person clicks). */
+export const MAX_URL_LENGTH = 8192;
+/** Longest message id accepted in a message (ids are `<inbox ≤64>-<seconds>-<counter>`). */
+export const MAX_ID_LENGTH = 128;
+/** Most attachments referenced by index in one message. */
+export const MAX_ATTACHMENT_INDEX = 10_000;
+/** Largest text field in a render message (srcdoc, raw, text): the host truncates before this. */
+export const MAX_FIELD_LENGTH = 16 * 1024 * 1024;
+
+export interface ViewHeader {
+  /** Full sender (`Name <address>` for email, the number for SMS). */
+  from: string;
+  to: string;
+  subject: string;
+  /** Receipt time, ms since the Unix epoch. */
+  time: number;
+  /** The `Date` header as sent, when there is one. */
+  date?: string;
+  id: string;
+  domain: string;
+}
+
+export interface ViewAttachment {
+  /** The `attachment_id` used to download it. */
+  index: number;
+  filename: string;
+  contentType: string;
+  size: number;
+}
+
+export interface ViewCode {
+  code: string;
+  /** Why it was picked, for the tooltip and screen readers. */
+  reason: string;
+}
+
+export interface ViewHtml {
+  /** The sanitized document for the sandboxed iframe (built by src/core/sanitize.ts on the host). */
+  srcdoc: string;
+  /** Remote images and CSS urls held back. */
+  blockedRemote: number;
+  remoteAllowed: boolean;
+  truncated: boolean;
+}
+
+export interface ViewText {
+  text: string;
+  truncated: boolean;
+}
+
+export interface ViewSms {
+  from: string;
+  to: string;
+  body: string;
+  time: number;
+}
+
+/** Everything the view shows for one message. */
+export interface ViewState {
+  id: string;
+  kind: 'email' | 'sms';
+  header: ViewHeader;
+  /** Tabs to show, in order; the first is selected. */
+  tabs: TabId[];
+  html?: ViewHtml;
+  text?: ViewText;
+  headers: Array<[string, string]>;
+  links: string[];
+  attachments: ViewAttachment[];
+  raw?: ViewText;
+  sms?: ViewSms;
+  code?: ViewCode;
+  /** Parts that could not be loaded (links, attachments, raw), said in the view instead of failing it. */
+  notes: string[];
+}
+
+/** Host → webview. */
+export type HostMessage =
+  | { type: 'loading'; id: string }
+  | { type: 'render'; state: ViewState }
+  | { type: 'error'; id: string; message: string; retryable: boolean }
+  | { type: 'notice'; level: 'info' | 'error'; text: string };
+
+/** Webview → host. */
+export type WebviewMessage =
+  | { type: 'ready' }
+  | { type: 'rendered'; id: string; tabs: TabId[] }
+  | { type: 'retry' }
+  | { type: 'copyCode' }
+  | { type: 'copyId' }
+  | { type: 'openLink'; url: string }
+  | { type: 'saveAttachment'; index: number }
+  | { type: 'allowRemoteImages' };
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+// ---------------------------------------------------------------- checks
+
+class Invalid extends Error {}
+
+type Obj = Record<string, unknown>;
+
+function obj(v: unknown, what: string): Obj {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Invalid(`${what} must be an object`);
+  return v as Obj;
+}
+
+function str(o: Obj, key: string, what: string, max = MAX_FIELD_LENGTH): string {
+  const v = o[key];
+  if (typeof v !== 'string') throw new Invalid(`${what}.${key} must be a string`);
+  if (v.length > max) throw new Invalid(`${what}.${key} is longer than ${max} characters`);
+  return v;
+}
+
+function optStr(o: Obj, key: string, what: string): string | undefined {
+  return o[key] === undefined ? undefined : str(o, key, what);
+}
+
+function num(o: Obj, key: string, what: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const v = o[key];
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw new Invalid(`${what}.${key} must be a number from ${min} to ${max}`);
+  return v;
+}
+
+function int(o: Obj, key: string, what: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const v = num(o, key, what, min, max);
+  if (!Number.isInteger(v)) throw new Invalid(`${what}.${key} must be an integer`);
+  return v;
+}
+
+function bool(o: Obj, key: string, what: string): boolean {
+  const v = o[key];
+  if (typeof v !== 'boolean') throw new Invalid(`${what}.${key} must be true or false`);
+  return v;
+}
+
+function arr(o: Obj, key: string, what: string): unknown[] {
+  const v = o[key];
+  if (!Array.isArray(v)) throw new Invalid(`${what}.${key} must be an array`);
+  return v;
+}
+
+function id(o: Obj, what: string): string {
+  const v = str(o, 'id', what, MAX_ID_LENGTH);
+  if (v.length === 0) throw new Invalid(`${what}.id is empty`);
+  return v;
+}
+
+function isTabId(v: unknown): v is TabId {
+  return typeof v === 'string' && (TAB_IDS as readonly string[]).includes(v);
+}
+
+function tabs(o: Obj, what: string): TabId[] {
+  const list = arr(o, 'tabs', what);
+  const out: TabId[] = [];
+  for (const t of list) {
+    if (!isTabId(t)) throw new Invalid(`${what}.tabs has an unknown tab ${JSON.stringify(t)}`);
+    if (out.includes(t)) throw new Invalid(`${what}.tabs lists ${t} twice`);
+    out.push(t);
+  }
+  if (out.length === 0) throw new Invalid(`${what}.tabs is empty`);
+  return out;
+}
+
+function viewText(v: unknown, what: string): ViewText {
+  const o = obj(v, what);
+  return { text: str(o, 'text', what), truncated: bool(o, 'truncated', what) };
+}
+
+function viewState(v: unknown): ViewState {
+  const what = 'state';
+  const o = obj(v, what);
+  const kind = o.kind;
+  if (kind !== 'email' && kind !== 'sms') throw new Invalid('state.kind must be "email" or "sms"');
+  const h = obj(o.header, 'state.header');
+  const header: ViewHeader = {
+    from: str(h, 'from', 'state.header', 4096),
+    to: str(h, 'to', 'state.header', 4096),
+    subject: str(h, 'subject', 'state.header', 65536),
+    time: num(h, 'time', 'state.header'),
+    id: id(h, 'state.header'),
+    domain: str(h, 'domain', 'state.header', 256),
+  };
+  const date = optStr(h, 'date', 'state.header');
+  if (date !== undefined) header.date = date;
+  const state: ViewState = {
+    id: id(o, what),
+    kind,
+    header,
+    tabs: tabs(o, what),
+    headers: arr(o, 'headers', what).map((pair, i) => {
+      if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') {
+        throw new Invalid(`state.headers[${i}] must be a [name, value] pair of strings`);
+      }
+      return [pair[0], pair[1]] as [string, string];
+    }),
+    links: arr(o, 'links', what).map((u, i) => {
+      if (typeof u !== 'string' || u.length > MAX_URL_LENGTH) throw new Invalid(`state.links[${i}] must be a URL string`);
+      return u;
+    }),
+    attachments: arr(o, 'attachments', what).map((a, i) => {
+      const w = `state.attachments[${i}]`;
+      const ao = obj(a, w);
+      return {
+        index: int(ao, 'index', w, 0, MAX_ATTACHMENT_INDEX),
+        filename: str(ao, 'filename', w, 1024),
+        contentType: str(ao, 'contentType', w, 1024),
+        size: int(ao, 'size', w),
+      };
+    }),
+    notes: arr(o, 'notes', what).map((n, i) => {
+      if (typeof n !== 'string') throw new Invalid(`state.notes[${i}] must be a string`);
+      return n;
+    }),
+  };
+  if (header.id !== state.id) throw new Invalid('state.header.id differs from state.id');
+  if (o.html !== undefined) {
+    const ho = obj(o.html, 'state.html');
+    state.html = {
+      srcdoc: str(ho, 'srcdoc', 'state.html'),
+      blockedRemote: int(ho, 'blockedRemote', 'state.html'),
+      remoteAllowed: bool(ho, 'remoteAllowed', 'state.html'),
+      truncated: bool(ho, 'truncated', 'state.html'),
+    };
+  }
+  if (o.text !== undefined) state.text = viewText(o.text, 'state.text');
+  if (o.raw !== undefined) state.raw = viewText(o.raw, 'state.raw');
+  if (o.sms !== undefined) {
+    const so = obj(o.sms, 'state.sms');
+    state.sms = { from: str(so, 'from', 'state.sms', 4096), to: str(so, 'to', 'state.sms', 4096), body: str(so, 'body', 'state.sms'), time: num(so, 'time', 'state.sms') };
+  }
+  if (o.code !== undefined) {
+    const co = obj(o.code, 'state.code');
+    const code = str(co, 'code', 'state.code', 64);
+    if (code.length === 0) throw new Invalid('state.code.code is empty');
+    state.code = { code, reason: str(co, 'reason', 'state.code', 1024) };
+  }
+  // Every tab must have what it shows.
+  if (state.tabs.includes('html') && !state.html) throw new Invalid('state.tabs has html but state.html is missing');
+  if (state.tabs.includes('text') && !state.text) throw new Invalid('state.tabs has text but state.text is missing');
+  if (state.tabs.includes('raw') && !state.raw) throw new Invalid('state.tabs has raw but state.raw is missing');
+  if (state.tabs.includes('conversation') && !state.sms) throw new Invalid('state.tabs has conversation but state.sms is missing');
+  return state;
+}
+
+function run<T>(f: () => T): Parsed<T> {
+  try {
+    return { ok: true, value: f() };
+  } catch (e) {
+    if (e instanceof Invalid) return { ok: false, error: e.message };
+    throw e;
+  }
+}
+
+/** Validates a message posted by the host; the webview ignores anything that fails. */
+export function parseHostMessage(data: unknown): Parsed<HostMessage> {
+  return run((): HostMessage => {
+    const o = obj(data, 'message');
+    switch (o.type) {
+      case 'loading':
+        return { type: 'loading', id: id(o, 'loading') };
+      case 'render':
+        return { type: 'render', state: viewState(o.state) };
+      case 'error':
+        return { type: 'error', id: id(o, 'error'), message: str(o, 'message', 'error', 4096), retryable: bool(o, 'retryable', 'error') };
+      case 'notice': {
+        const level = o.level;
+        if (level !== 'info' && level !== 'error') throw new Invalid('notice.level must be "info" or "error"');
+        return { type: 'notice', level, text: str(o, 'text', 'notice', 4096) };
+      }
+      default:
+        throw new Invalid(`unknown message type ${JSON.stringify(o.type)}`);
+    }
+  });
+}
+
+/** Validates a message posted by the webview; the host ignores (and logs) anything that fails. */
+export function parseWebviewMessage(data: unknown): Parsed<WebviewMessage> {
+  return run((): WebviewMessage => {
+    const o = obj(data, 'message');
+    switch (o.type) {
+      case 'ready':
+      case 'retry':
+      case 'copyCode':
+      case 'copyId':
+      case 'allowRemoteImages':
+        return { type: o.type };
+      case 'rendered':
+        return { type: 'rendered', id: id(o, 'rendered'), tabs: tabs(o, 'rendered') };
+      case 'openLink': {
+        const url = str(o, 'url', 'openLink', MAX_URL_LENGTH);
+        if (url.length === 0) throw new Invalid('openLink.url is empty');
+        return { type: 'openLink', url };
+      }
+      case 'saveAttachment':
+        return { type: 'saveAttachment', index: int(o, 'index', 'saveAttachment', 0, MAX_ATTACHMENT_INDEX) };
+      default:
+        throw new Invalid(`unknown message type ${JSON.stringify(o.type)}`);
+    }
+  });
+}
