@@ -1,0 +1,95 @@
+// Token and Host checks of the local HTTP API (seed section 5, DESIGN.md "Security").
+// - API token: raw `Authorization: <token>` header or `?token=`; webhook token: path segment
+//   or `?whtoken=`. The two are checked by separate TokenChecks, so neither opens the other's
+//   routes.
+// - Comparison is constant-time: both sides are hashed to equal-length SHA-256 digests and
+//   compared with crypto.timingSafeEqual, so neither content nor length leaks through timing.
+// - Host header (DNS rebinding): loopback names with any port, plus configured extra hosts.
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+export type AuthErrorCode = 'empty_token' | 'same_tokens';
+
+/** A misconfiguration of the tokens, thrown when the API is created. */
+export class AuthConfigError extends Error {
+  readonly code: AuthErrorCode;
+  constructor(code: AuthErrorCode, message: string) {
+    super(message);
+    this.name = 'AuthConfigError';
+    this.code = code;
+  }
+  static is(err: unknown): err is AuthConfigError {
+    return err instanceof AuthConfigError;
+  }
+}
+
+/** Holds the digest of one secret token; never keeps or logs the token itself. */
+export class TokenCheck {
+  readonly #digest: Buffer;
+
+  constructor(token: string, what: string) {
+    if (token.length === 0) throw new AuthConfigError('empty_token', `the ${what} must not be empty`);
+    this.#digest = digest(token);
+  }
+
+  /** Constant-time comparison of `candidate` with the token. */
+  matches(candidate: string): boolean {
+    return timingSafeEqual(digest(candidate), this.#digest);
+  }
+}
+
+/** Result of checking a request's credentials. */
+export type AuthOutcome = 'ok' | 'missing' | 'wrong';
+
+export function checkToken(check: TokenCheck, candidate: string | undefined): AuthOutcome {
+  if (candidate === undefined || candidate === '') return 'missing';
+  return check.matches(candidate) ? 'ok' : 'wrong';
+}
+
+/** Hosts always allowed: the loopback names the server binds to. */
+export const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
+
+/** Decides whether a Host header names this server. */
+export class HostCheck {
+  readonly #hosts: Set<string>;
+
+  /** `allowedHosts` entries are host names (any port) or `host:port` (that port only). */
+  constructor(allowedHosts: readonly string[] = []) {
+    this.#hosts = new Set([...LOOPBACK_HOSTS, ...allowedHosts.map((h) => h.trim().toLowerCase()).filter((h) => h !== '')]);
+  }
+
+  allows(hostHeader: string | undefined): boolean {
+    if (hostHeader === undefined) return false;
+    const host = hostHeader.trim().toLowerCase();
+    if (this.#hosts.has(host)) return true;
+    const name = hostName(host);
+    return name !== undefined && this.#hosts.has(name);
+  }
+}
+
+/** The host part of `host[:port]` or `[v6][:port]`, or undefined when the port is malformed. */
+function hostName(host: string): string | undefined {
+  let name = host;
+  let port = '';
+  if (host.startsWith('[')) {
+    const end = host.indexOf(']');
+    if (end < 0) return undefined;
+    name = host.slice(0, end + 1);
+    const rest = host.slice(end + 1);
+    if (rest !== '') {
+      if (!rest.startsWith(':')) return undefined;
+      port = rest.slice(1);
+    }
+  } else {
+    const colon = host.lastIndexOf(':');
+    if (colon >= 0) {
+      name = host.slice(0, colon);
+      port = host.slice(colon + 1);
+    }
+  }
+  if (port !== '' && !/^[0-9]{1,5}$/.test(port)) return undefined;
+  return name;
+}

@@ -1,0 +1,101 @@
+// Reading and validating JSON request bodies (seed 2.5) with a size limit. A body that is
+// too large, not JSON, not an object or has fields of the wrong type is refused before
+// anything is written.
+import type { IncomingMessage } from 'node:http';
+import type { InjectedMessage } from '../../core/wire';
+import { HttpError, badRequest } from './errors';
+
+/** Default largest request body: an injected text message is a few KB; 1 MiB leaves room and bounds memory per request. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** Of an oversized body we read (and discard) up to this much so the client can read the 413; beyond it the connection is closed. */
+const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
+
+const STRING_FIELDS = ['from', 'subject', 'text', 'to'] as const;
+
+function tooLarge(max: number, closeConnection: boolean): HttpError {
+  return new HttpError(413, 'too_large', `request body is larger than ${max} bytes`, closeConnection ? { connection: 'close' } : undefined);
+}
+
+/** Refuses anything but `application/json` (or a `+json` type) with 415. */
+export function requireJson(req: IncomingMessage): void {
+  const header = req.headers['content-type'];
+  const type = (header ?? '').split(';', 1)[0].trim().toLowerCase();
+  if (type === 'application/json' || type.endsWith('+json')) return;
+  throw new HttpError(
+    415,
+    'unsupported_media_type',
+    header ? `content type ${JSON.stringify(type)} is not supported; send the body as application/json` : 'no content type; send the body as application/json',
+  );
+}
+
+/** The whole body, or a 413 HttpError when it exceeds `max` bytes. */
+export function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > MAX_DRAIN_BYTES) {
+      reject(tooLarge(max, true));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = Number.isFinite(declared) && declared > max;
+    let settled = false;
+    const done = (err: Error | undefined, value?: Buffer) => {
+      if (settled) return;
+      settled = true;
+      if (err) reject(err);
+      else resolve(value ?? Buffer.alloc(0));
+    };
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) over = true;
+      if (over) {
+        chunks.length = 0;
+        if (size > MAX_DRAIN_BYTES) {
+          req.pause();
+          done(tooLarge(max, true));
+        }
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => done(over ? tooLarge(max, false) : undefined, over ? undefined : Buffer.concat(chunks, size)));
+    req.on('error', () => done(badRequest('bad_request', 'the request body was cut off')));
+    req.on('close', () => {
+      if (!req.complete) done(badRequest('bad_request', 'the request body was cut off'));
+    });
+  });
+}
+
+/** Parses a JSON body that must be an object. */
+export function parseJsonObject(body: Buffer): Record<string, unknown> {
+  if (body.length === 0) throw badRequest('bad_json', 'request body is empty; send a JSON object');
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw badRequest('bad_json', `request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw badRequest('bad_json', `request body must be a JSON object, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Seed 2.5: from, subject, text and to are strings when present; other fields are ignored. */
+export function toInjectedMessage(obj: Record<string, unknown>): InjectedMessage {
+  const out: InjectedMessage = {};
+  for (const key of STRING_FIELDS) {
+    if (!Object.prototype.hasOwnProperty.call(obj, key)) continue;
+    const v = obj[key];
+    if (v === undefined) continue;
+    if (typeof v !== 'string') throw badRequest('bad_field', `field "${key}" must be a string, not ${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v}`);
+    out[key] = v;
+  }
+  return out;
+}
+
+export async function readInjectedMessage(req: IncomingMessage, max: number): Promise<InjectedMessage> {
+  requireJson(req);
+  return toInjectedMessage(parseJsonObject(await readBody(req, max)));
+}

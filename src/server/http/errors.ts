@@ -1,0 +1,41 @@
+// Typed errors of the HTTP API. Each carries the HTTP status and a `code`; the message
+// names the problem and goes to the client as `{"status":"error","message":…}`.
+
+export type HttpErrorCode =
+  | 'bad_request'
+  | 'bad_json'
+  | 'bad_field'
+  | 'bad_name'
+  | 'bad_id'
+  | 'bad_param'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'too_large'
+  | 'unsupported_media_type'
+  | 'misdirected'
+  | 'unavailable'
+  | 'internal';
+
+export class HttpError extends Error {
+  readonly status: number;
+  readonly code: HttpErrorCode;
+  /** Extra response headers, e.g. `Allow` on 405. */
+  readonly headers?: Record<string, string>;
+
+  constructor(status: number, code: HttpErrorCode, message: string, headers?: Record<string, string>) {
+    super(message);
+    this.name = 'HttpError';
+    this.status = status;
+    this.code = code;
+    this.headers = headers;
+  }
+
+  static is(err: unknown, code?: HttpErrorCode): err is HttpError {
+    return err instanceof HttpError && (code === undefined || err.code === code);
+  }
+}
+
+export const badRequest = (code: HttpErrorCode, message: string): HttpError => new HttpError(400, code, message);
+export const notFound = (message: string): HttpError => new HttpError(404, 'not_found', message);

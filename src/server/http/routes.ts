@@ -1,0 +1,113 @@
+// Route matching for the HTTP API (docs/api.md). The path is split on `/` BEFORE
+// percent-decoding, so an encoded slash or dot-dot stays inside one segment and is then
+// refused by the name checks; nothing is ever resolved against the file system here.
+// Both `/api/v2/domains/` and `/api/v2/domain/` are accepted; a trailing slash is optional.
+import { HttpError, badRequest, notFound } from './errors';
+
+/** Longest request target accepted; longer ones are not a real client (Node's header limit is 16 KB anyway). */
+const MAX_URL_LENGTH = 8 * 1024;
+
+export type MessageView = 'message' | 'links' | 'raw' | 'attachments' | 'attachment';
+
+export type Route =
+  | { kind: 'health' }
+  | { kind: 'domains' }
+  /** GET list, POST inject, DELETE clear. */
+  | { kind: 'inbox'; domain: string; inbox: string }
+  /** POST inject (the official SDKs' form). */
+  | { kind: 'inboxMessages'; domain: string; inbox: string }
+  | { kind: 'message'; domain: string; inbox?: string; id: string; view: MessageView; attachment?: string }
+  | { kind: 'stream'; domain: string; inbox?: string }
+  /** `first` is the webhook token (token-in-path form) or the domain (with `?whtoken=`). */
+  | { kind: 'webhook'; first: string; inbox?: string };
+
+export interface ParsedUrl {
+  /** Percent-decoded path segments after the leading slash, trailing slash dropped. */
+  segments: string[];
+  query: URLSearchParams;
+  /** The path as sent, for error messages. */
+  path: string;
+}
+
+export function parseUrl(url: string | undefined): ParsedUrl {
+  let target = url ?? '/';
+  if (target.length > MAX_URL_LENGTH) throw new HttpError(414, 'bad_request', `request target is longer than ${MAX_URL_LENGTH} characters`);
+  // Absolute form (`GET http://host/path`): keep the path.
+  const abs = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(target);
+  if (abs) target = target.slice(abs[0].length) || '/';
+  const q = target.indexOf('?');
+  const path = q >= 0 ? target.slice(0, q) : target;
+  const query = new URLSearchParams(q >= 0 ? target.slice(q + 1) : '');
+  if (!path.startsWith('/')) throw notFound(`unknown route ${path}`);
+  const raw = path.slice(1).split('/');
+  if (raw.length > 1 && raw[raw.length - 1] === '') raw.pop();
+  const segments = raw.map((s) => {
+    if (!s.includes('%')) return s;
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      throw badRequest('bad_request', 'the path is not valid percent-encoding');
+    }
+  });
+  return { segments, query, path };
+}
+
+function messageRoute(domain: string, inbox: string | undefined, rest: string[]): Route | undefined {
+  const [id, view, n, ...extra] = rest;
+  if (id === undefined || extra.length > 0) return undefined;
+  if (view === undefined) return { kind: 'message', domain, inbox, id, view: 'message' };
+  if (view === 'attachments') {
+    return n === undefined ? { kind: 'message', domain, inbox, id, view: 'attachments' } : { kind: 'message', domain, inbox, id, view: 'attachment', attachment: n };
+  }
+  if (n !== undefined) return undefined;
+  if (view === 'links' || view === 'raw') return { kind: 'message', domain, inbox, id, view };
+  return undefined;
+}
+
+/** The route a path names, or undefined when it names none. */
+export function matchRoute(segments: string[]): Route | undefined {
+  const s = segments;
+  if (s.length === 1 && s[0] === 'healthz') return { kind: 'health' };
+  if (s[0] !== 'api' || s[1] !== 'v2' || (s[2] !== 'domains' && s[2] !== 'domain')) return undefined;
+  if (s.length === 3) return { kind: 'domains' };
+  const domain = s[3];
+  switch (s[4]) {
+    case 'inboxes': {
+      const inbox = s[5];
+      if (inbox === undefined) return undefined;
+      if (s.length === 6) return { kind: 'inbox', domain, inbox };
+      if (s[6] !== 'messages') return undefined;
+      if (s.length === 7) return { kind: 'inboxMessages', domain, inbox };
+      return messageRoute(domain, inbox, s.slice(7));
+    }
+    case 'messages':
+      return messageRoute(domain, undefined, s.slice(5));
+    case 'stream':
+      if (s.length === 5) return { kind: 'stream', domain };
+      if (s.length === 6) return { kind: 'stream', domain, inbox: s[5] };
+      return undefined;
+    case 'webhook':
+      if (s.length === 5) return { kind: 'webhook', first: domain };
+      if (s.length === 6) return { kind: 'webhook', first: domain, inbox: s[5] };
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** Methods each route kind answers; anything else is 405 with `Allow`. */
+export function allowedMethods(route: Route): readonly string[] {
+  switch (route.kind) {
+    case 'health':
+    case 'domains':
+    case 'stream':
+      return ['GET'];
+    case 'inbox':
+      return ['GET', 'POST', 'DELETE'];
+    case 'inboxMessages':
+    case 'webhook':
+      return ['POST'];
+    case 'message':
+      return route.view === 'message' ? ['GET', 'DELETE'] : ['GET'];
+  }
+}

@@ -1,0 +1,141 @@
+// Shared setup of the HTTP API conformance tests: a real MaildirStore in a temp dir, the
+// real HTTP API listening on 127.0.0.1 port 0, and a raw node:http client (fetch would
+// normalise `..` in paths and forbids setting Host, both of which the tests need).
+import { promises as fs } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import { createHttpApi, type HttpApi, type HttpApiOptions } from '../../src/server/http';
+import { MaildirStore } from '../../src/server/store/maildir';
+import type { MessageMeta } from '../../src/server/store/types';
+
+export const API_TOKEN = 'api-token-3f9c2b7e1d';
+export const WEBHOOK_TOKEN = 'wh-token-8a1e6c4d0b';
+export const DOMAIN = 'inbox.test';
+
+export interface Reply {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+  bytes: Buffer;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json: any;
+}
+
+export interface CallOptions {
+  /** Extra or replacing headers; `authorization: undefined` sends none. */
+  headers?: Record<string, string | undefined>;
+  /** An object is sent as JSON; a string or Buffer as is. */
+  body?: unknown;
+  /** Send no Authorization header. */
+  anonymous?: boolean;
+}
+
+export interface Harness {
+  api: HttpApi;
+  store: MaildirStore;
+  dir: string;
+  port: number;
+  logs: Array<{ level: string; msg: string }>;
+  call(method: string, target: string, opts?: CallOptions): Promise<Reply>;
+  /** Stores a message straight through the store, as the SMTP server would. */
+  deliver(inbox: string, raw: Buffer, domain?: string): Promise<MessageMeta>;
+  close(): Promise<void>;
+}
+
+export async function startApi(over: Partial<HttpApiOptions> = {}): Promise<Harness> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-api-'));
+  const logs: Array<{ level: string; msg: string }> = [];
+  const store = new MaildirStore({ dir, log: (level, msg) => logs.push({ level, msg }) });
+  await store.open();
+  const api = createHttpApi({
+    store,
+    apiToken: API_TOKEN,
+    webhookToken: WEBHOOK_TOKEN,
+    defaultDomain: DOMAIN,
+    version: '9.9.9-test',
+    log: (level, msg) => logs.push({ level, msg }),
+    ...over,
+  });
+  await new Promise<void>((resolve) => api.server.listen(0, '127.0.0.1', resolve));
+  const port = (api.server.address() as AddressInfo).port;
+  const agent = new http.Agent({ keepAlive: true });
+
+  const call = (method: string, target: string, opts: CallOptions = {}): Promise<Reply> =>
+    new Promise((resolve, reject) => {
+      const headers: Record<string, string> = { host: `127.0.0.1:${port}` };
+      if (!opts.anonymous) headers.authorization = API_TOKEN;
+      let payload: Buffer | undefined;
+      if (opts.body !== undefined) {
+        if (Buffer.isBuffer(opts.body)) payload = opts.body;
+        else if (typeof opts.body === 'string') payload = Buffer.from(opts.body);
+        else payload = Buffer.from(JSON.stringify(opts.body));
+        headers['content-type'] = 'application/json';
+      }
+      for (const [k, v] of Object.entries(opts.headers ?? {})) {
+        if (v === undefined) delete headers[k.toLowerCase()];
+        else headers[k.toLowerCase()] = v;
+      }
+      const req = http.request({ host: '127.0.0.1', port, method, path: target, headers, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const bytes = Buffer.concat(chunks);
+          const text = bytes.toString('utf8');
+          let json: unknown;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, bytes, json });
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(payload);
+    });
+
+  return {
+    api,
+    store,
+    dir,
+    port,
+    logs,
+    call,
+    async deliver(inbox, raw, domain = DOMAIN) {
+      const [meta] = await store.add([{ domain, inbox }], raw, 'smtp');
+      return meta;
+    },
+    async close() {
+      agent.destroy();
+      await api.close();
+      await store.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+
+/** A multipart email as a mail client sends it: text, HTML with links, a PDF and an inline image. */
+export function anEmail(over: { subject?: string; from?: string; to?: string } = {}): Promise<Buffer> {
+  return new MailComposer({
+    from: over.from ?? '"Acme Support" <support@acme.test>',
+    to: over.to ?? `joe@${DOMAIN}`,
+    subject: over.subject ?? 'Welcome, Joe',
+    text: 'Hello Joe,\nyour code is 482913.\nhttps://acme.test/verify?c=482913\nhttps://acme.test/help',
+    html: '<p>Hello Joe, your code is <b>482913</b>. <a href="https://acme.test/verify?c=482913">Verify</a> <a href="mailto:x@acme.test">mail</a><img src="cid:logo@acme"></p>',
+    attachments: [
+      { filename: 'invoice ü.pdf', content: Buffer.from('%PDF-1.4 fake but bytes'), contentType: 'application/pdf' },
+      { filename: 'logo.png', content: PNG, contentType: 'image/png', cid: 'logo@acme' },
+    ],
+  })
+    .compile()
+    .build();
+}
+
+/** Seed 2.2 / 2.6: `<inbox>-<number>-<number>`. */
+export const ID_SHAPE = /^[a-z0-9!#$%&'*+=?^_`{|}~.-]+-[0-9]+-[0-9]+$/;
