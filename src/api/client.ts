@@ -1,0 +1,298 @@
+// The API client: one object per server (base URL + API token) implementing InboxApi for
+// our local server (docs/api.md) and the hosted service (Mailinator v2,
+// `https://api.mailinator.com`, raw `Authorization: <token>` header).
+import type { AttachmentInfo, DeleteResult, DomainsResponse, HealthResponse, InjectedMessage, InjectionResult } from '../core/wire';
+import { ApiError } from './errors';
+import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, DEFAULT_USER_AGENT, MAX_DOWNLOAD_BYTES, MAX_JSON_BYTES, Transport, type HttpRequest, type LogFn } from './http';
+import { baseString, checkAttachmentId, checkDomain, checkInbox, checkMessageId, listQuery, normalizeBaseUrl, paths } from './paths';
+import { StreamSubscription, type StreamOptions } from './stream';
+import type { Attachment, CallOptions, InboxApi, ListParams, Listing, Message, StreamHandlers, Subscription } from './types';
+import {
+  parseAttachments,
+  parseDeleteResult,
+  parseDomains,
+  parseHealth,
+  parseInjectionResult,
+  parseJsonText,
+  parseLinks,
+  parseListing,
+  parseMessage,
+} from './validate';
+
+/** More retries than this would only hide a broken server from the user. */
+export const MAX_RETRIES = 5;
+/** Longest per-call budget accepted: beyond ten minutes a call is hung, not slow. */
+export const MAX_TIMEOUT_MS = 10 * 60_000;
+/** A long poll (`wait`) gets its wait plus this margin for the answer to travel. */
+export const LONG_POLL_MARGIN_MS = 10_000;
+/** Longest field of an injected message sent; the local server refuses larger bodies anyway. */
+export const MAX_INJECT_FIELD_CHARS = 1024 * 1024;
+
+export interface ClientOptions {
+  /** `http://127.0.0.1:2580`, `https://api.mailinator.com`, … (a path prefix is kept). */
+  baseUrl: string;
+  /** Sent as the raw `Authorization` header; never in a URL, a log line or an error. */
+  apiToken?: string;
+  /** Budget of one call, retries included (default DEFAULT_TIMEOUT_MS). */
+  timeoutMs?: number;
+  userAgent?: string;
+  /** Extra attempts for GET on network errors, 5xx and 429 (default DEFAULT_RETRIES). */
+  retries?: number;
+  log?: LogFn;
+  /** Reconnection tuning of push subscriptions (defaults in stream.ts). */
+  stream?: StreamOptions;
+}
+
+function invalid(field: string, message: string): ApiError {
+  return new ApiError('invalidInput', message, { field });
+}
+
+function checkInjected(message: InjectedMessage, options: { checkTo: boolean }): InjectedMessage {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) throw invalid('message', 'The message must be an object with from, subject, text and to.');
+  const out: InjectedMessage = {};
+  for (const key of ['from', 'subject', 'text', 'to'] as const) {
+    const v: unknown = message[key];
+    if (v === undefined) continue;
+    if (typeof v !== 'string') throw invalid(key, `The message's ${key} must be a string.`);
+    if (v.length > MAX_INJECT_FIELD_CHARS) throw invalid(key, `The message's ${key} is longer than ${MAX_INJECT_FIELD_CHARS} characters.`);
+    out[key] = v;
+  }
+  if (options.checkTo && out.to !== undefined) checkInbox(out.to, { allowAll: false });
+  return out;
+}
+
+/** The file name of a Content-Disposition header (RFC 6266, `filename*` preferred), reduced to a base name. */
+export function filenameFromDisposition(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  let name: string | undefined;
+  const star = /filename\*\s*=\s*([^']*)'[^']*'([^;]+)/i.exec(value);
+  if (star) {
+    try {
+      name = decodeURIComponent(star[2].trim());
+    } catch {
+      name = undefined;
+    }
+  }
+  if (name === undefined) {
+    const quoted = /filename\s*=\s*"((?:[^"\\]|\\.)*)"/i.exec(value);
+    const bare = /filename\s*=\s*([^;"\s]+)/i.exec(value);
+    name = quoted ? quoted[1].replace(/\\(.)/g, '$1') : bare?.[1];
+  }
+  if (name === undefined) return undefined;
+  const base = name.split(/[/\\]/).pop()?.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return base && base !== '.' && base !== '..' ? base : undefined;
+}
+
+function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+class InboxClient implements InboxApi {
+  readonly baseUrl: string;
+  private readonly transport: Transport;
+  private readonly timeoutMs: number;
+  private readonly streamOptions: StreamOptions;
+  private readonly subscriptions = new Set<Subscription>();
+  /** Strings never to show: the API token. */
+  private readonly secrets: string[];
+
+  constructor(options: ClientOptions) {
+    const url = normalizeBaseUrl(options.baseUrl);
+    this.baseUrl = baseString(url);
+    let token = options.apiToken?.trim();
+    if (token === '') token = undefined;
+    if (token !== undefined && /[\u0000-\u001f\u007f]/.test(token)) {
+      throw invalid('apiToken', 'The API token contains line breaks or control characters. Copy it again.');
+    }
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0 || timeoutMs > MAX_TIMEOUT_MS) throw invalid('timeoutMs', `The timeout must be between 1 and ${MAX_TIMEOUT_MS} ms.`);
+    const retries = options.retries ?? DEFAULT_RETRIES;
+    if (!Number.isSafeInteger(retries) || retries < 0 || retries > MAX_RETRIES) throw invalid('retries', `Retries must be an integer from 0 to ${MAX_RETRIES}.`);
+    this.timeoutMs = timeoutMs;
+    this.secrets = token === undefined ? [] : [token];
+    this.streamOptions = options.stream ?? {};
+    this.transport = new Transport({
+      apiToken: token,
+      timeoutMs,
+      retries,
+      userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
+      origin: this.baseUrl,
+      log: options.log,
+    });
+  }
+
+  private url(path: string): string {
+    return `${this.baseUrl}${path}`;
+  }
+
+  private async json<T>(req: Omit<HttpRequest, 'accept' | 'maxBytes'>, opts: CallOptions | undefined, parse: (v: unknown) => T): Promise<T> {
+    const res = await this.transport.request({ ...req, accept: 'application/json', maxBytes: MAX_JSON_BYTES }, opts);
+    const value = parseJsonText(res.body.toString('utf8'), this.secrets);
+    try {
+      return parse(value);
+    } catch (e) {
+      if (ApiError.is(e)) this.transport.log('warn', `${this.transport.describe(req.method, req.url)}: ${e.message}`);
+      throw e;
+    }
+  }
+
+  health(opts?: CallOptions): Promise<HealthResponse> {
+    return this.json({ method: 'GET', url: this.url(paths.health()), credential: 'none', what: 'health endpoint (is this a Test Inbox server?)' }, opts, parseHealth);
+  }
+
+  listDomains(opts?: CallOptions): Promise<DomainsResponse> {
+    return this.json({ method: 'GET', url: this.url(paths.domains()), credential: 'api', what: 'domain list' }, opts, parseDomains);
+  }
+
+  async listInbox(domain: string, inbox: string, params?: ListParams, opts?: CallOptions): Promise<Listing> {
+    checkDomain(domain);
+    checkInbox(inbox, { allowAll: true });
+    const query = listQuery(params);
+    const minTimeoutMs = params?.wait ? params.wait * 1000 + LONG_POLL_MARGIN_MS : undefined;
+    return this.json(
+      { method: 'GET', url: this.url(paths.inbox(domain, inbox) + query), credential: 'api', what: `inbox "${inbox}" in domain "${domain}"`, minTimeoutMs },
+      opts,
+      parseListing,
+    );
+  }
+
+  async getMessage(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<Message> {
+    checkDomain(domain);
+    checkInbox(inbox, { allowAll: true });
+    checkMessageId(id);
+    return this.json({ method: 'GET', url: this.url(paths.message(domain, inbox, id)), credential: 'api', what: `message ${id}` }, opts, (v) => parseMessage(v, { inbox, id }));
+  }
+
+  async inject(domain: string, inbox: string, message: InjectedMessage, opts?: CallOptions): Promise<InjectionResult> {
+    checkDomain(domain);
+    checkInbox(inbox, { allowAll: false });
+    const body = checkInjected(message, { checkTo: false });
+    return this.json({ method: 'POST', url: this.url(paths.inject(domain, inbox)), credential: 'api', json: body, what: `inbox "${inbox}" in domain "${domain}"` }, opts, parseInjectionResult);
+  }
+
+  async deliverWebhook(url: string, message: InjectedMessage, opts?: CallOptions): Promise<InjectionResult> {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw invalid('url', 'Invalid webhook URL: copy one of the webhook URLs of the server.');
+    }
+    if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.username !== '' || parsed.password !== '') {
+      throw invalid('url', 'Invalid webhook URL: it must be an http(s) URL without credentials.');
+    }
+    const body = checkInjected(message, { checkTo: true });
+    return this.json({ method: 'POST', url: parsed.href, credential: 'webhook', json: body, what: 'webhook route at this URL' }, opts, parseInjectionResult);
+  }
+
+  async getLinks(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string[]> {
+    this.checkMessageArgs(domain, inbox, id);
+    return this.json({ method: 'GET', url: this.url(paths.messageExtra(domain, inbox, id, '/links')), credential: 'api', what: `message ${id}` }, opts, parseLinks);
+  }
+
+  async listAttachments(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<AttachmentInfo[]> {
+    this.checkMessageArgs(domain, inbox, id);
+    return this.json({ method: 'GET', url: this.url(paths.messageExtra(domain, inbox, id, '/attachments')), credential: 'api', what: `message ${id}` }, opts, parseAttachments);
+  }
+
+  async downloadAttachment(domain: string, inbox: string, id: string, attachmentId: number, opts?: CallOptions): Promise<Attachment> {
+    this.checkMessageArgs(domain, inbox, id);
+    checkAttachmentId(attachmentId);
+    const res = await this.transport.request(
+      {
+        method: 'GET',
+        url: this.url(paths.messageExtra(domain, inbox, id, `/attachments/${attachmentId}`)),
+        credential: 'api',
+        accept: '*/*',
+        maxBytes: MAX_DOWNLOAD_BYTES,
+        what: `attachment ${attachmentId} of message ${id}`,
+      },
+      opts,
+    );
+    const contentType = headerValue(res.headers, 'content-type') ?? 'application/octet-stream';
+    const filename = filenameFromDisposition(headerValue(res.headers, 'content-disposition')) ?? `attachment-${attachmentId}`;
+    return { bytes: new Uint8Array(res.body.buffer, res.body.byteOffset, res.body.byteLength), contentType, filename };
+  }
+
+  async getRaw(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string> {
+    this.checkMessageArgs(domain, inbox, id);
+    const res = await this.transport.request(
+      {
+        method: 'GET',
+        url: this.url(paths.messageExtra(domain, inbox, id, '/raw')),
+        credential: 'api',
+        accept: 'message/rfc822, text/plain;q=0.9, application/json;q=0.5',
+        maxBytes: MAX_DOWNLOAD_BYTES,
+        what: `message ${id}`,
+      },
+      opts,
+    );
+    const text = res.body.toString('utf8');
+    const type = (headerValue(res.headers, 'content-type') ?? '').toLowerCase();
+    if (type.startsWith('application/json')) {
+      // The hosted service may wrap the source: `{"rawData": "…"}`.
+      const v = parseJsonText(text, this.secrets);
+      const raw = typeof v === 'object' && v !== null ? ((v as Record<string, unknown>).rawData ?? (v as Record<string, unknown>).raw) : v;
+      if (typeof raw !== 'string') {
+        throw new ApiError('protocol', 'The server sent an unexpected response (rawData: expected string). Check that the URL points at a Test Inbox or Mailinator API.', { field: 'rawData' });
+      }
+      return raw;
+    }
+    return text;
+  }
+
+  async deleteMessage(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<DeleteResult> {
+    this.checkMessageArgs(domain, inbox, id);
+    return this.json({ method: 'DELETE', url: this.url(paths.messageExtra(domain, inbox, id)), credential: 'api', what: `message ${id}` }, opts, parseDeleteResult);
+  }
+
+  async clearInbox(domain: string, inbox: string, opts?: CallOptions): Promise<DeleteResult> {
+    checkDomain(domain);
+    checkInbox(inbox, { allowAll: true });
+    return this.json({ method: 'DELETE', url: this.url(paths.inbox(domain, inbox)), credential: 'api', what: `inbox "${inbox}" in domain "${domain}"` }, opts, parseDeleteResult);
+  }
+
+  /**
+   * Opens the push stream. Invalid arguments do not throw: the subscription reports
+   * `closed` with an `invalidInput` error, like every other way it can end.
+   */
+  subscribe(domain: string, inbox: string | undefined, handlers: StreamHandlers): Subscription {
+    let startError: ApiError | undefined;
+    let url = '';
+    try {
+      checkDomain(domain);
+      if (inbox !== undefined) checkInbox(inbox, { allowAll: true });
+      url = this.url(paths.stream(domain, inbox));
+      if (this.transport.isDisposed) startError = new ApiError('cancelled', 'The client was disposed.');
+    } catch (e) {
+      startError = ApiError.is(e) ? e : new ApiError('invalidInput', String(e));
+    }
+    const where = inbox === undefined ? `domain "${domain}"` : `inbox "${inbox}" in domain "${domain}"`;
+    const sub: StreamSubscription = new StreamSubscription(
+      this.transport,
+      url,
+      handlers,
+      where,
+      { ...this.streamOptions, connectTimeoutMs: this.streamOptions.connectTimeoutMs ?? this.timeoutMs, onEnd: () => this.subscriptions.delete(sub) },
+      startError,
+    );
+    this.subscriptions.add(sub);
+    return sub;
+  }
+
+  async dispose(): Promise<void> {
+    for (const sub of [...this.subscriptions]) sub.dispose();
+    await this.transport.dispose();
+  }
+
+  private checkMessageArgs(domain: string, inbox: string, id: string): void {
+    checkDomain(domain);
+    checkInbox(inbox, { allowAll: true });
+    checkMessageId(id);
+  }
+}
+
+/** One client per server. Throws ApiError `invalidInput` for a bad URL, token or option. */
+export function createClient(options: ClientOptions): InboxApi {
+  return new InboxClient(options);
+}

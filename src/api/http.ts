@@ -1,0 +1,364 @@
+// The client's transport: one undici Agent (keep-alive pool) per client, a time budget per
+// call, cancellation through AbortSignal, and retries with jittered exponential backoff for
+// idempotent reads only. Every failure leaves here as an ApiError; no token is ever put in
+// a URL, a log line or an error.
+import { Agent } from 'undici';
+import type { IncomingHttpHeaders } from 'undici/types/header';
+import type { Readable } from 'node:stream';
+import { ApiError, errorFromStatus, networkError, parseRetryAfter, redact, serverMessageOf } from './errors';
+import type { CallOptions } from './types';
+import { redactWebhookUrl } from './webhooks';
+
+/** Budget of one call when the caller gives none: long enough for a slow hosted API, short enough that a dead server is noticed. */
+export const DEFAULT_TIMEOUT_MS = 15_000;
+/** Extra reads after the first for GET on network errors, 5xx and 429. */
+export const DEFAULT_RETRIES = 2;
+/** First backoff delay; doubled per attempt, with jitter. */
+export const RETRY_BASE_DELAY_MS = 250;
+/** Largest backoff delay between two attempts. */
+export const RETRY_MAX_DELAY_MS = 5_000;
+/** A Retry-After longer than this is not waited for: the call fails as rateLimited and the caller decides. */
+export const MAX_RETRY_AFTER_MS = 30_000;
+/** Idle keep-alive sockets are closed after this; below Node's server default (5 s) so a reused socket is never one the server is closing. */
+export const KEEP_ALIVE_TIMEOUT_MS = 4_000;
+/** Upper bound on a server-suggested keep-alive. */
+export const KEEP_ALIVE_MAX_TIMEOUT_MS = 60_000;
+/** Sockets per origin: a few push streams plus parallel reads of a tree view. */
+export const MAX_CONNECTIONS_PER_ORIGIN = 16;
+/** Largest JSON body read: a 500-message listing is well below 1 MiB. */
+export const MAX_JSON_BYTES = 16 * 1024 * 1024;
+/** Largest attachment or raw message read; larger messages are refused by the local server anyway. */
+export const MAX_DOWNLOAD_BYTES = 64 * 1024 * 1024;
+/** Bytes of an error body read to find its `message`. */
+export const MAX_ERROR_BODY_BYTES = 64 * 1024;
+export const DEFAULT_USER_AGENT = 'test-inbox-client/0.1';
+
+export type LogFn = (level: 'debug' | 'info' | 'warn' | 'error', msg: string) => void;
+
+export interface TransportOptions {
+  apiToken?: string;
+  timeoutMs: number;
+  userAgent: string;
+  retries: number;
+  /** Where the server is, for messages (no credentials). */
+  origin: string;
+  log?: LogFn;
+}
+
+export interface HttpRequest {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Absolute URL. */
+  url: string;
+  /** `api`: send the API token; `webhook`: the URL carries the webhook token, send none. */
+  credential: 'api' | 'webhook' | 'none';
+  /** JSON body. */
+  json?: unknown;
+  accept: string;
+  /** For 404 messages: what was asked for. */
+  what: string;
+  maxBytes: number;
+  /** Minimum budget for this request (long polls), in ms. */
+  minTimeoutMs?: number;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export interface StreamResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Readable;
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Full-jitter-ish exponential backoff: between half and all of `base * 2^attempt`, capped. */
+export function backoffDelay(attempt: number, baseMs: number, maxMs: number): number {
+  const cap = Math.min(maxMs, baseMs * 2 ** attempt);
+  return Math.round(cap / 2 + Math.random() * (cap / 2));
+}
+
+export function cancelledError(): ApiError {
+  return new ApiError('cancelled', 'The request was cancelled.');
+}
+
+/** Why a call's controller was aborted. */
+type AbortWhy = 'cancelled' | 'timeout' | 'disposed';
+
+export class Transport {
+  readonly agent: Agent;
+  /** Every call in flight, with how to abort it. */
+  private readonly active = new Map<AbortController, (why: AbortWhy) => void>();
+  private disposed = false;
+
+  constructor(private readonly options: TransportOptions) {
+    this.agent = new Agent({
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      keepAliveMaxTimeout: KEEP_ALIVE_MAX_TIMEOUT_MS,
+      connections: MAX_CONNECTIONS_PER_ORIGIN,
+    });
+  }
+
+  /** Where the server is, for messages (no credentials). */
+  get origin(): string {
+    return this.options.origin;
+  }
+
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
+
+  /** Text with every secret this transport knows replaced. */
+  redact(text: string): string {
+    return redact(text, [this.options.apiToken]);
+  }
+
+  log(level: 'debug' | 'info' | 'warn' | 'error', msg: string): void {
+    if (!this.options.log) return;
+    try {
+      this.options.log(level, this.redact(msg));
+    } catch {
+      // a failing logger must not fail the call
+    }
+  }
+
+  /** A printable request line: method and URL with the webhook token hidden. */
+  describe(method: string, url: string): string {
+    let shown = url;
+    try {
+      const u = new URL(url);
+      shown = `${u.pathname}${u.search}`;
+    } catch {
+      // keep as is
+    }
+    return `${method} ${redactWebhookUrl(shown)}`;
+  }
+
+  headers(credential: HttpRequest['credential'], accept: string, extra: Record<string, string> = {}): Record<string, string> {
+    const h: Record<string, string> = { accept, 'user-agent': this.options.userAgent, ...extra };
+    if (credential === 'api' && this.options.apiToken) h.authorization = this.options.apiToken;
+    return h;
+  }
+
+  /**
+   * Sends one request within the call's budget, retrying GETs on network errors, 5xx and
+   * 429. Resolves only with a 2xx response (body read, at most `maxBytes`).
+   */
+  async request(req: HttpRequest, opts: CallOptions = {}): Promise<HttpResponse> {
+    if (this.disposed) throw new ApiError('cancelled', 'The client was disposed.');
+    if (opts.signal?.aborted) throw cancelledError();
+    const budget = Math.max(opts.timeoutMs ?? this.options.timeoutMs, req.minTimeoutMs ?? 0);
+    const deadline = Date.now() + budget;
+    const line = this.describe(req.method, req.url);
+    const retries = req.method === 'GET' ? this.options.retries : 0;
+
+    const ac = new AbortController();
+    let why: AbortWhy | undefined;
+    const abort = (w: AbortWhy): void => {
+      if (why === undefined) why = w;
+      ac.abort();
+    };
+    const onCallerAbort = (): void => abort('cancelled');
+    opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const timer = setTimeout(() => abort('timeout'), budget);
+    this.active.set(ac, abort);
+
+    const abortedError = (): ApiError => {
+      if (why === 'timeout') return new ApiError('timeout', `The server did not answer within ${Math.round(budget / 1000)} s. Try again, or raise the timeout.`);
+      if (why === 'disposed') return new ApiError('cancelled', 'The client was disposed.');
+      return cancelledError();
+    };
+
+    try {
+      for (let attempt = 0; ; attempt++) {
+        let failure: ApiError;
+        const started = Date.now();
+        try {
+          const res = await this.once(req, ac.signal);
+          if (res.status >= 200 && res.status < 300) {
+            this.log('debug', `${line} → ${res.status} (${Date.now() - started} ms)`);
+            return res;
+          }
+          const text = res.body.toString('utf8');
+          const serverMessage = serverMessageOf(text);
+          failure = errorFromStatus(res.status, serverMessage === undefined ? undefined : this.redact(serverMessage), parseRetryAfter(header(res.headers, 'retry-after')), {
+            what: req.what,
+            credential: req.credential,
+            hasToken: !!this.options.apiToken,
+            origin: this.options.origin,
+          });
+        } catch (e) {
+          if (why !== undefined) throw abortedError();
+          if (ApiError.is(e)) throw e;
+          failure = networkError(e, this.options.origin, [this.options.apiToken]);
+        }
+        const retryable = failure.code === 'network' || failure.code === 'server' || failure.code === 'rateLimited';
+        const detail = failure.status !== undefined ? `HTTP ${failure.status}` : failure.code;
+        if (!retryable || attempt >= retries) {
+          this.log(failure.code === 'notFound' ? 'debug' : 'warn', `${line} failed: ${detail}${attempt > 0 ? ` after ${attempt + 1} attempts` : ''}`);
+          throw failure;
+        }
+        if (failure.retryAfterMs !== undefined && failure.retryAfterMs > MAX_RETRY_AFTER_MS) {
+          this.log('warn', `${line} failed: ${detail}; the server asks to wait longer than ${MAX_RETRY_AFTER_MS / 1000} s, not retrying`);
+          throw failure;
+        }
+        const delay = failure.retryAfterMs ?? backoffDelay(attempt, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS);
+        if (Date.now() + delay >= deadline) {
+          this.log('warn', `${line} failed: ${detail}; no time left in the budget to retry`);
+          throw failure;
+        }
+        this.log('info', `${line} failed: ${detail}; retrying in ${delay} ms (attempt ${attempt + 2} of ${retries + 1})`);
+        try {
+          await sleep(delay, ac.signal);
+        } catch {
+          throw abortedError();
+        }
+      }
+    } finally {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onCallerAbort);
+      this.active.delete(ac);
+    }
+  }
+
+  private async once(req: HttpRequest, signal: AbortSignal): Promise<HttpResponse> {
+    const url = new URL(req.url);
+    const extra: Record<string, string> = {};
+    let body: string | undefined;
+    if (req.json !== undefined) {
+      body = JSON.stringify(req.json);
+      extra['content-type'] = 'application/json';
+    }
+    const res = await this.agent.request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      method: req.method,
+      headers: this.headers(req.credential, req.accept, extra),
+      body,
+      signal,
+      // The call's own budget (AbortController above) bounds the time; undici's would only race it.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+    const ok = res.statusCode >= 200 && res.statusCode < 300;
+    const limit = ok ? req.maxBytes : MAX_ERROR_BODY_BYTES;
+    const declared = Number(header(res.headers, 'content-length'));
+    if (ok && Number.isFinite(declared) && declared > limit) {
+      res.body.destroy();
+      throw new ApiError('protocol', `The server sent ${declared} bytes, more than the ${limit} this client reads.`, { status: res.statusCode, field: 'response' });
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) {
+        res.body.destroy();
+        if (!ok) break; // an error body only needs its start
+        throw new ApiError('protocol', `The server sent more than the ${limit} bytes this client reads.`, { status: res.statusCode, field: 'response' });
+      }
+      chunks.push(chunk);
+    }
+    return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) };
+  }
+
+  /**
+   * Opens a long-lived GET (push stream). Resolves with the status and the unread body;
+   * the caller reads or destroys it. `signal` ends it; `connectTimeoutMs` bounds the wait
+   * for the response headers.
+   */
+  async openStream(url: string, signal: AbortSignal, connectTimeoutMs: number, extraHeaders: Record<string, string> = {}): Promise<StreamResponse> {
+    if (this.disposed) throw new ApiError('cancelled', 'The client was disposed.');
+    const u = new URL(url);
+    const ac = new AbortController();
+    let why: AbortWhy | undefined;
+    const abort = (w: AbortWhy): void => {
+      why ??= w;
+      ac.abort();
+    };
+    const onAbort = (): void => abort('cancelled');
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort();
+    const timer = setTimeout(() => abort('timeout'), connectTimeoutMs);
+    this.active.set(ac, abort);
+    try {
+      const res = await this.agent.request({
+        origin: u.origin,
+        path: `${u.pathname}${u.search}`,
+        method: 'GET',
+        headers: this.headers('api', 'text/event-stream', { 'cache-control': 'no-cache', ...extraHeaders }),
+        signal: ac.signal,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      });
+      clearTimeout(timer);
+      // From here the body lives as long as the caller's signal; the controller stays tracked for dispose().
+      res.body.once('close', () => {
+        signal.removeEventListener('abort', onAbort);
+        this.active.delete(ac);
+      });
+      return { status: res.statusCode, headers: res.headers, body: res.body };
+    } catch (e) {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      this.active.delete(ac);
+      if (why === 'timeout') throw new ApiError('timeout', `The server did not open the event stream within ${Math.round(connectTimeoutMs / 1000)} s.`);
+      if (why !== undefined || this.disposed) throw cancelledError();
+      throw networkError(e, this.options.origin, [this.options.apiToken]);
+    }
+  }
+
+  /** Reads a whole (error) body of a stream response, at most MAX_ERROR_BODY_BYTES. */
+  async readSmall(body: Readable): Promise<string> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        chunks.push(chunk);
+        if (size > MAX_ERROR_BODY_BYTES) break;
+      }
+    } catch {
+      // whatever arrived is enough for a message
+    } finally {
+      body.destroy();
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  errorContext(what: string): Parameters<typeof errorFromStatus>[3] {
+    return { what, credential: 'api', hasToken: !!this.options.apiToken, origin: this.options.origin };
+  }
+
+  /** Aborts every call in flight (they fail as cancelled) and closes the pool. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const abort of this.active.values()) abort('disposed');
+    this.active.clear();
+    await this.agent.destroy().catch(() => undefined);
+  }
+}

@@ -1,0 +1,122 @@
+// Input checks and path building. Every name is checked with src/core/ids.ts before a
+// request is made (an invalid one is an ApiError `invalidInput`, no network call), and
+// every path segment is encoded.
+import { ALL_INBOXES, domainProblem, inboxNameProblem, parseMessageId } from '../core/ids';
+import { ApiError } from './errors';
+import type { ListParams } from './types';
+
+/** Largest page the client asks for; the local server caps `limit` at 500 too (docs/api.md). */
+export const MAX_LIST_LIMIT = 500;
+/** Longest long-poll the client asks for (docs/api.md: `wait` 0–60 s). */
+export const MAX_LIST_WAIT_SECONDS = 60;
+/** Longest cursor accepted: cursors are message ids or opaque hosted tokens, never this long. */
+export const MAX_CURSOR_LENGTH = 1024;
+/** Longest message id accepted: an inbox name plus two 12-digit numbers, with margin. */
+export const MAX_MESSAGE_ID_LENGTH = 128;
+
+function invalid(field: string, message: string): ApiError {
+  return new ApiError('invalidInput', message, { field });
+}
+
+export function checkDomain(domain: string): string {
+  if (typeof domain !== 'string') throw invalid('domain', 'The domain must be a string.');
+  const problem = domainProblem(domain);
+  if (problem) throw invalid('domain', `Invalid domain "${domain}": ${problem}.`);
+  return domain;
+}
+
+export function checkInbox(inbox: string, options: { allowAll: boolean }): string {
+  if (typeof inbox !== 'string') throw invalid('inbox', 'The inbox name must be a string.');
+  if (/^\+\d{3,20}$/.test(inbox)) {
+    throw invalid('inbox', `Invalid inbox "${inbox}": a phone inbox is the number in digits only, without "+" (${inbox.slice(1)}).`);
+  }
+  const problem = inboxNameProblem(inbox);
+  if (problem) throw invalid('inbox', `Invalid inbox "${inbox}": ${problem}.`);
+  if (inbox === ALL_INBOXES && !options.allowAll) throw invalid('inbox', 'This operation needs one inbox, not "*".');
+  return inbox;
+}
+
+export function checkMessageId(id: string): string {
+  if (typeof id !== 'string') throw invalid('id', 'The message id must be a string.');
+  if (id.length > MAX_MESSAGE_ID_LENGTH || parseMessageId(id) === undefined) {
+    throw invalid('id', `Invalid message id "${id.slice(0, MAX_MESSAGE_ID_LENGTH)}": expected <inbox>-<number>-<number>.`);
+  }
+  return id;
+}
+
+export function checkAttachmentId(n: number): number {
+  if (!Number.isSafeInteger(n) || n < 0) throw invalid('attachmentId', `Invalid attachment id ${String(n)}: expected a non-negative integer.`);
+  return n;
+}
+
+/** Checks list parameters and turns them into a query string (empty or starting with `?`). */
+export function listQuery(params: ListParams = {}): string {
+  const q = new URLSearchParams();
+  const { limit, skip, sort, cursor, wait } = params;
+  if (limit !== undefined) {
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) throw invalid('limit', `Invalid limit ${String(limit)}: expected an integer from 1 to ${MAX_LIST_LIMIT}.`);
+    q.set('limit', String(limit));
+  }
+  if (skip !== undefined) {
+    if (!Number.isSafeInteger(skip) || skip < 0) throw invalid('skip', `Invalid skip ${String(skip)}: expected an integer ≥ 0.`);
+    q.set('skip', String(skip));
+  }
+  if (sort !== undefined) {
+    if (sort !== 'ascending' && sort !== 'descending') throw invalid('sort', `Invalid sort "${String(sort)}": expected "ascending" or "descending".`);
+    q.set('sort', sort);
+  }
+  if (cursor !== undefined) {
+    if (typeof cursor !== 'string' || cursor === '' || cursor.length > MAX_CURSOR_LENGTH || /[\u0000-\u001f\u007f]/.test(cursor)) {
+      throw invalid('cursor', 'Invalid cursor: pass back the cursor of the previous page unchanged.');
+    }
+    q.set('cursor', cursor);
+  }
+  if (wait !== undefined) {
+    if (!Number.isSafeInteger(wait) || wait < 0 || wait > MAX_LIST_WAIT_SECONDS) throw invalid('wait', `Invalid wait ${String(wait)}: expected whole seconds from 0 to ${MAX_LIST_WAIT_SECONDS}.`);
+    q.set('wait', String(wait));
+  }
+  const s = q.toString();
+  return s === '' ? '' : `?${s}`;
+}
+
+const enc = encodeURIComponent;
+
+/** Paths relative to the base URL. Seed operations use the seed's exact spelling. */
+export const paths = {
+  domains: (): string => '/api/v2/domains',
+  /** Seed 4.1 (`domains`, plural). */
+  inbox: (domain: string, inbox: string): string => `/api/v2/domains/${enc(domain)}/inboxes/${enc(inbox)}`,
+  /** Seed 4.4 (`domains`, trailing slash as in the seed). */
+  inject: (domain: string, inbox: string): string => `/api/v2/domains/${enc(domain)}/inboxes/${enc(inbox)}/`,
+  /** Seed 4.2/4.3 (`domain`, singular, as in the seed's fetch samples). */
+  message: (domain: string, inbox: string, id: string): string => `/api/v2/domain/${enc(domain)}/inboxes/${enc(inbox)}/messages/${enc(id)}`,
+  /** Extras (links, attachments, raw, delete) use `domains` like the official SDKs. */
+  messageExtra: (domain: string, inbox: string, id: string, tail = ''): string =>
+    `/api/v2/domains/${enc(domain)}/inboxes/${enc(inbox)}/messages/${enc(id)}${tail}`,
+  stream: (domain: string, inbox?: string): string => `/api/v2/domains/${enc(domain)}/stream${inbox === undefined ? '' : `/${enc(inbox)}`}`,
+  health: (): string => '/healthz',
+};
+
+/**
+ * A base URL as given by the user, checked and normalised: http(s) only, no credentials,
+ * query or fragment (a token there would leak into logs), no trailing slash. A path
+ * prefix is kept (a server behind a reverse proxy at `https://host/inbox`).
+ */
+export function normalizeBaseUrl(baseUrl: string): URL {
+  let url: URL;
+  try {
+    url = new URL(baseUrl.trim());
+  } catch {
+    throw invalid('baseUrl', `Invalid server URL: expected an address such as http://127.0.0.1:2580 or https://api.mailinator.com.`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('baseUrl', `Invalid server URL: "${url.protocol}" is not supported; use http or https.`);
+  if (url.username !== '' || url.password !== '') throw invalid('baseUrl', 'Invalid server URL: do not put credentials in the URL; set the API token instead.');
+  if (url.search !== '' || url.hash !== '') throw invalid('baseUrl', 'Invalid server URL: remove the query and fragment (set the API token separately).');
+  url.pathname = url.pathname.replace(/\/+$/, '');
+  return url;
+}
+
+/** `origin + prefix` of a normalised base URL, without a trailing slash. */
+export function baseString(url: URL): string {
+  return `${url.origin}${url.pathname === '/' ? '' : url.pathname}`;
+}

@@ -1,0 +1,278 @@
+// Runtime validation of every response the client reads (seed section 2 and the extras of
+// DESIGN.md). Hand-written: each reader names the field at fault (`msgs[3].time: expected
+// integer`) in an ApiError of code `protocol`. Unknown extra fields are tolerated, because
+// the hosted service sends many (`origfrom`, `size`, `stream`, `source`, `ip`, …).
+import type {
+  AttachmentInfo,
+  DeleteResult,
+  DomainsResponse,
+  EmailPart,
+  HealthResponse,
+  InjectionResult,
+  MessageSummary,
+  StreamEvent,
+} from '../core/wire';
+import { isPhoneInbox, parseMessageId } from '../core/ids';
+import type { Listing, Message } from './types';
+import { ApiError, redact } from './errors';
+
+type Rec = Record<string, unknown>;
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number' && !Number.isInteger(v)) return `number ${v}`;
+  return typeof v;
+}
+
+/** The protocol error for `path`: what was expected there and what came instead (undefined = missing). */
+export function protocolError(path: string, expected: string, got?: unknown): ApiError {
+  const at = path === '' ? 'response' : path;
+  const gotText = got === undefined ? ', but it is missing' : `, got ${describe(got)}`;
+  return new ApiError('protocol', `The server sent an unexpected response (${at}: expected ${expected}${gotText}). Check that the URL points at a Test Inbox or Mailinator API.`, {
+    field: at,
+  });
+}
+
+function join(path: string, key: string | number): string {
+  if (typeof key === 'number') return `${path}[${key}]`;
+  return path === '' ? key : `${path}.${key}`;
+}
+
+function isRec(v: unknown): v is Rec {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function obj(v: unknown, path: string): Rec {
+  if (!isRec(v)) throw protocolError(path, 'object', v);
+  return v;
+}
+
+function arr(v: unknown, path: string): unknown[] {
+  if (!Array.isArray(v)) throw protocolError(path, 'array', v);
+  return v;
+}
+
+function str(o: Rec, key: string, path: string): string {
+  const v = o[key];
+  if (typeof v !== 'string') throw protocolError(join(path, key), 'string', v);
+  return v;
+}
+
+/** A string that may be absent or null (then `fallback`). */
+function optStr(o: Rec, key: string, path: string, fallback: string): string;
+function optStr(o: Rec, key: string, path: string): string | undefined;
+function optStr(o: Rec, key: string, path: string, fallback?: string): string | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return fallback;
+  if (typeof v !== 'string') throw protocolError(join(path, key), 'string', v);
+  return v;
+}
+
+function int(o: Rec, key: string, path: string): number {
+  const v = o[key];
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw protocolError(join(path, key), 'integer', v);
+  return v;
+}
+
+function optInt(o: Rec, key: string, path: string): number | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw protocolError(join(path, key), 'integer', v);
+  return v;
+}
+
+/**
+ * A header map. Values are strings; a repeated header sent as an array of strings is
+ * joined with newlines (tolerated: some services send `received` that way).
+ */
+function headerMap(v: unknown, path: string): Record<string, string> {
+  const o = obj(v, path);
+  const out: Record<string, string> = {};
+  for (const [k, value] of Object.entries(o)) {
+    if (typeof value === 'string') out[k] = value;
+    else if (Array.isArray(value) && value.every((x) => typeof x === 'string')) out[k] = value.join('\n');
+    else throw protocolError(join(path, k), 'string', value);
+  }
+  return out;
+}
+
+function summary(v: unknown, path: string, listingDomain: string): MessageSummary {
+  const o = obj(v, path);
+  return {
+    // The hosted service omits `subject` on messages without one and `domain` on summaries.
+    subject: optStr(o, 'subject', path, ''),
+    domain: optStr(o, 'domain', path, listingDomain),
+    from: str(o, 'from', path),
+    id: str(o, 'id', path),
+    to: str(o, 'to', path),
+    time: int(o, 'time', path),
+    seconds_ago: int(o, 'seconds_ago', path),
+  };
+}
+
+/** Seed 2.1 (+ `cursor` when the server says there is a next page). */
+export function parseListing(v: unknown): Listing {
+  const o = obj(v, '');
+  const domain = str(o, 'domain', '');
+  const msgs = arr(o.msgs, 'msgs').map((m, i) => summary(m, join('msgs', i), domain));
+  const listing: Listing = { domain, to: str(o, 'to', ''), msgs };
+  const cursor = optStr(o, 'cursor', '');
+  if (cursor !== undefined && cursor !== '') listing.cursor = cursor;
+  return listing;
+}
+
+/**
+ * Seed 2.3 / 2.4. The kind is SMS when the inbox (or the inbox of the id) is digits only,
+ * or when the shape says so: no top-level `headers` and no part carrying `headers`.
+ */
+export function parseMessage(v: unknown, requested: { inbox: string; id: string }): Message {
+  const o = obj(v, '');
+  const idInbox = parseMessageId(requested.id)?.inbox ?? '';
+  const parts = arr(o.parts, 'parts');
+  const smsByShape = o.headers === undefined && parts.every((p) => isRec(p) && p.headers === undefined);
+  if (isPhoneInbox(requested.inbox) || isPhoneInbox(idInbox) || smsByShape) {
+    return {
+      kind: 'sms',
+      id: optStr(o, 'id', '', requested.id),
+      fromfull: str(o, 'fromfull', ''),
+      subject: optStr(o, 'subject', '', ''),
+      parts: parts.map((p, i) => {
+        const po = obj(p, join('parts', i));
+        return { body: str(po, 'body', join('parts', i)) };
+      }),
+      to: str(o, 'to', ''),
+      time: int(o, 'time', ''),
+      seconds_ago: int(o, 'seconds_ago', ''),
+    };
+  }
+  return {
+    kind: 'email',
+    fromfull: str(o, 'fromfull', ''),
+    headers: headerMap(o.headers, 'headers'),
+    subject: optStr(o, 'subject', '', ''),
+    parts: parts.map((p, i): EmailPart => {
+      const path = join('parts', i);
+      const po = obj(p, path);
+      return {
+        headers: po.headers === undefined ? {} : headerMap(po.headers, join(path, 'headers')),
+        body: str(po, 'body', path),
+      };
+    }),
+    from: str(o, 'from', ''),
+    to: str(o, 'to', ''),
+    id: str(o, 'id', ''),
+    time: int(o, 'time', ''),
+    seconds_ago: int(o, 'seconds_ago', ''),
+  };
+}
+
+/** Seed 2.6. */
+export function parseInjectionResult(v: unknown): InjectionResult {
+  const o = obj(v, '');
+  const status = str(o, 'status', '');
+  if (status !== 'ok') throw protocolError('status', '"ok"', status);
+  return { status: 'ok', id: str(o, 'id', '') };
+}
+
+export function parseLinks(v: unknown): string[] {
+  const o = obj(v, '');
+  return arr(o.links, 'links').map((l, i) => {
+    if (typeof l !== 'string') throw protocolError(join('links', i), 'string', l);
+    return l;
+  });
+}
+
+/**
+ * Attachment records. The local server sends `attachment_id` and `size`; the hosted
+ * service sends `attachment-id` (sometimes as a numeric string) and no size, which is
+ * then reported as 0 (unknown).
+ */
+export function parseAttachments(v: unknown): AttachmentInfo[] {
+  const o = obj(v, '');
+  return arr(o.attachments, 'attachments').map((a, i) => {
+    const path = join('attachments', i);
+    const ao = obj(a, path);
+    const rawId = ao.attachment_id ?? ao['attachment-id'];
+    let attachmentId: number;
+    if (typeof rawId === 'number' && Number.isSafeInteger(rawId) && rawId >= 0) attachmentId = rawId;
+    else if (typeof rawId === 'string' && /^\d{1,9}$/.test(rawId)) attachmentId = Number(rawId);
+    else throw protocolError(join(path, 'attachment_id'), 'non-negative integer', rawId);
+    const info: AttachmentInfo = {
+      filename: optStr(ao, 'filename', path, ''),
+      'content-type': optStr(ao, 'content-type', path, 'application/octet-stream'),
+      size: optInt(ao, 'size', path) ?? 0,
+      attachment_id: attachmentId,
+    };
+    const disposition = optStr(ao, 'content-disposition', path);
+    if (disposition !== undefined) info['content-disposition'] = disposition;
+    const contentId = optStr(ao, 'content-id', path);
+    if (contentId !== undefined) info['content-id'] = contentId;
+    return info;
+  });
+}
+
+export function parseDeleteResult(v: unknown): DeleteResult {
+  const o = obj(v, '');
+  const status = str(o, 'status', '');
+  if (status !== 'ok') throw protocolError('status', '"ok"', status);
+  // The hosted service answers a single delete with `{status:"ok"}` only: that is one message.
+  return { status: 'ok', count: optInt(o, 'count', '') ?? 1 };
+}
+
+/**
+ * `GET /api/v2/domains`. The hosted service lists domains with `name` but no counts;
+ * missing counts are reported as 0 (unknown).
+ */
+export function parseDomains(v: unknown): DomainsResponse {
+  const o = obj(v, '');
+  return {
+    domains: arr(o.domains, 'domains').map((d, i) => {
+      const path = join('domains', i);
+      const dobj = obj(d, path);
+      return { name: str(dobj, 'name', path), inboxes: optInt(dobj, 'inboxes', path) ?? 0, messages: optInt(dobj, 'messages', path) ?? 0 };
+    }),
+  };
+}
+
+export function parseHealth(v: unknown): HealthResponse {
+  const o = obj(v, '');
+  const service = str(o, 'service', '');
+  if (service !== 'test-inbox') throw protocolError('service', '"test-inbox"', service);
+  const status = str(o, 'status', '');
+  if (status !== 'ok') throw protocolError('status', '"ok"', status);
+  return { service: 'test-inbox', version: str(o, 'version', ''), status: 'ok' };
+}
+
+/** One push-stream event (data of `event: message` / `event: delete`). */
+export function parseStreamEvent(v: unknown): StreamEvent {
+  const o = obj(v, '');
+  const type = str(o, 'type', '');
+  if (type !== 'message' && type !== 'delete') throw protocolError('type', '"message" or "delete"', type);
+  const domain = str(o, 'domain', '');
+  const event: StreamEvent = { type, domain, inbox: str(o, 'inbox', '') };
+  if (o.msg !== undefined && o.msg !== null) event.msg = summary(o.msg, 'msg', domain);
+  if (o.ids !== undefined && o.ids !== null) {
+    event.ids = arr(o.ids, 'ids').map((x, i) => {
+      if (typeof x !== 'string') throw protocolError(join('ids', i), 'string', x);
+      return x;
+    });
+  }
+  if (type === 'message' && event.msg === undefined) throw protocolError('msg', 'object');
+  if (type === 'delete' && event.ids === undefined) throw protocolError('ids', 'array');
+  return event;
+}
+
+/** Parses JSON text, naming the problem when it is not JSON (e.g. an HTML page from a proxy). */
+export function parseJsonText(text: string, secrets: ReadonlyArray<string | undefined> = []): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    const start = redact(text.trim().slice(0, 40).replace(/\s+/g, ' '), secrets);
+    throw new ApiError(
+      'protocol',
+      `The server sent a response that is not JSON${start ? ` (it starts with "${start}")` : ' (it is empty)'}. Check that the URL points at a Test Inbox or Mailinator API.`,
+      { field: 'response' },
+    );
+  }
+}
