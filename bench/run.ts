@@ -18,6 +18,7 @@ import { portOf, rssMb, startWithReadyLine, type Started } from './lib/procs';
 import { figure, formatTable, machine, writeJson, type Figure } from './lib/report';
 import { runSmtpLoad, sendOne, DEFAULT_MESSAGE_BYTES, type SmtpLoadResult } from './lib/smtp-load';
 import { median } from './lib/stats';
+import { diskProbe, pressure } from './lib/disk-probe';
 import { prepareStore, STORE_MESSAGES, BIG_INBOX, BIG_INBOX_MESSAGES } from './lib/store-fixture';
 
 /** Parallel SMTP connections, as the issue asks. */
@@ -95,6 +96,11 @@ async function main(): Promise<void> {
   const help = haveOurs ? serveHelp() : '';
   const keepAll = keepEverythingArgs(help);
   details.ourArgs = keepAll;
+
+  const contextBefore = { loadavg: os.loadavg(), cpuPressure: pressure('cpu'), ioPressure: pressure('io') };
+  log('probing the disk (4 KB write + fdatasync + rename, sequential)');
+  const durablePerSec = await diskProbe();
+  figures.push(figure({ name: 'disk: durable 4 KB files, one at a time', unit: 'files/s', value: durablePerSec, note: 'context: the fsync speed of this machine right now' }));
 
   log('starting the bare reference (smtp-server discarding, node:http without storage)');
   const bare = await startWithReadyLine<{ smtp: string; http: string }>(process.execPath, [path.join(__dirname, 'ref', 'bare.mjs')], { cwd: REPO_ROOT });
@@ -308,10 +314,17 @@ async function main(): Promise<void> {
     for (const d of tmpDirs) rmSync(d, { recursive: true, force: true });
   }
 
+  const contextAfter = { loadavg: os.loadavg(), cpuPressure: pressure('cpu'), ioPressure: pressure('io') };
+  const busy = (c: typeof contextBefore) =>
+    `load ${c.loadavg.map((l) => l.toFixed(1)).join(' ')}` + (c.cpuPressure !== undefined ? `, cpu pressure ${c.cpuPressure.toFixed(0)} %, io pressure ${(c.ioPressure ?? 0).toFixed(0)} %` : '');
   const table = formatTable(figures);
-  process.stdout.write(`\nTest Inbox benchmarks (${os.cpus().length} cores, node ${process.versions.node}, ${((Date.now() - started) / 1000).toFixed(0)} s)\n\n${table}\n`);
+  process.stdout.write(
+    `\nTest Inbox benchmarks (${os.cpus().length} cores, node ${process.versions.node}, ${((Date.now() - started) / 1000).toFixed(0)} s)\n` +
+      `machine before: ${busy(contextBefore)}; after: ${busy(contextAfter)}\n\n${table}\n`,
+  );
+  if (os.loadavg()[0] > os.cpus().length) process.stdout.write('\nwarning: the machine was busy with other work during this run; figures are low and noisy.\n');
   const out = path.join(REPO_ROOT, '.test-output', 'bench.json');
-  writeJson(out, { date: new Date().toISOString(), machine: machine(), quick: args.quick, figures, details });
+  writeJson(out, { date: new Date().toISOString(), machine: machine(), context: { before: contextBefore, after: contextAfter }, quick: args.quick, figures, details });
   process.stdout.write(`\nwritten to ${path.relative(REPO_ROOT, out)}${args.profile ? `; CPU profiles in ${path.relative(REPO_ROOT, profDir)}` : ''}\n`);
 }
 

@@ -12,11 +12,19 @@ const MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
 /** Messages in the fixed list answer: the page size the list benchmark asks for. */
 const LIST_PAGE = 50;
 
+// The same smtp-server options as src/server/smtp.ts, so only the storage differs.
 const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ['AUTH', 'STARTTLS'],
-  logger: false,
+  banner: 'bare',
   size: MAX_MESSAGE_BYTES,
+  authOptional: true,
+  allowInsecureAuth: true,
+  disabledCommands: ['STARTTLS'],
+  hideSTARTTLS: true,
+  disableReverseLookup: true,
+  logger: false,
+  onAuth(auth, _session, callback) {
+    callback(null, { user: auth.username ?? 'anonymous' });
+  },
   onData(stream, _session, callback) {
     stream.on('data', () => {});
     stream.on('error', callback);
