@@ -27,6 +27,9 @@ export const MAX_LIST_LIMIT = 500;
 /** Longest long-poll (`wait`) in seconds; longer values are cut to this (proxies and clients time out around a minute). */
 export const MAX_WAIT_SECONDS = 60;
 
+/** While closing, idle keep-alive connections are closed this often (instead of waiting out the keep-alive timeout). */
+const CLOSE_SWEEP_MS = 20;
+
 export type LogLevel = 'info' | 'warn' | 'error';
 
 export interface HttpApiOptions {
@@ -96,7 +99,13 @@ class Api {
     for (const end of [...this.#polls]) end();
     if (!this.server.listening) return;
     await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
+      // Connections whose last response (an ended stream, an answered long-poll, an in-flight
+      // request) finishes after this point become idle later: sweep them until none is left.
+      const sweep = setInterval(() => this.server.closeIdleConnections(), CLOSE_SWEEP_MS);
+      this.server.close(() => {
+        clearInterval(sweep);
+        resolve();
+      });
       this.server.closeIdleConnections();
     });
   }
