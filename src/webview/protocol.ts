@@ -67,6 +67,12 @@ export interface ViewText {
   truncated: boolean;
 }
 
+export interface ViewLink {
+  url: string;
+  /** Visible text of the link in the HTML, when it has any. */
+  text?: string;
+}
+
 export interface ViewSms {
   from: string;
   to: string;
@@ -84,7 +90,7 @@ export interface ViewState {
   html?: ViewHtml;
   text?: ViewText;
   headers: Array<[string, string]>;
-  links: string[];
+  links: ViewLink[];
   attachments: ViewAttachment[];
   raw?: ViewText;
   sms?: ViewSms;
@@ -213,9 +219,13 @@ function viewState(v: unknown): ViewState {
       }
       return [pair[0], pair[1]] as [string, string];
     }),
-    links: arr(o, 'links', what).map((u, i) => {
-      if (typeof u !== 'string' || u.length > MAX_URL_LENGTH) throw new Invalid(`state.links[${i}] must be a URL string`);
-      return u;
+    links: arr(o, 'links', what).map((l, i) => {
+      const w = `state.links[${i}]`;
+      const lo = obj(l, w);
+      const link: ViewLink = { url: str(lo, 'url', w, MAX_URL_LENGTH) };
+      const text = optStr(lo, 'text', w);
+      if (text !== undefined) link.text = text;
+      return link;
     }),
     attachments: arr(o, 'attachments', what).map((a, i) => {
       const w = `state.attachments[${i}]`;

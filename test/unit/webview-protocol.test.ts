@@ -16,7 +16,7 @@ function aViewState(overrides: Partial<ViewState> = {}): ViewState {
     html: { srcdoc: '<!DOCTYPE html><p>x</p>', blockedRemote: 1, remoteAllowed: false, truncated: false },
     text: { text: 'Your code is 123456', truncated: false },
     headers: [['subject', 'Your code']],
-    links: ['https://acme.test/verify'],
+    links: [{ url: 'https://acme.test/verify', text: 'Verify' }],
     attachments: [{ index: 0, filename: 'a.pdf', contentType: 'application/pdf', size: 10 }],
     raw: { text: 'Subject: Your code\r\n\r\nx', truncated: false },
     code: { code: '123456', reason: 'after "code is"' },
@@ -93,6 +93,12 @@ describe('webview protocol: host → webview', () => {
   it('rejects html with a non-boolean remoteAllowed', () => {
     const s = aViewState();
     rejects(parseHostMessage(renderOf({ ...s, html: { ...s.html, remoteAllowed: 'yes' } })), /remoteAllowed/);
+  });
+
+  it('rejects links that are not {url, text?} objects', () => {
+    rejects(parseHostMessage(renderOf({ ...aViewState(), links: ['https://a.test'] })), /links\[0\] must be an object/);
+    rejects(parseHostMessage(renderOf({ ...aViewState(), links: [{ url: 'https://a.test', text: 5 }] })), /links\[0\]\.text/);
+    rejects(parseHostMessage(renderOf({ ...aViewState(), links: [{ url: 'https://a.test/' + 'a'.repeat(MAX_URL_LENGTH) }] })), /longer/);
   });
 
   it('rejects an empty detected code', () => {

@@ -1,0 +1,365 @@
+// The message view: browser-side script of the message panel (bundled to dist/webview.js).
+// DOM only: no Node, no vscode import. Every message from the host is validated before
+// use; text goes in with `textContent`, never `innerHTML`; email HTML is shown only as the
+// host-sanitized `srcdoc` of an iframe sandboxed without scripts.
+import {
+  parseHostMessage,
+  TAB_LABELS,
+  type HostMessage,
+  type TabId,
+  type ViewState,
+  type WebviewMessage,
+} from './protocol';
+
+interface VsCodeApi {
+  postMessage(message: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+
+declare function acquireVsCodeApi(): VsCodeApi;
+
+/** How long a notice ("Copied") stays before the status line clears. */
+const NOTICE_MS = 4000;
+
+const vscode = acquireVsCodeApi();
+let current: ViewState | undefined;
+let noticeTimer: ReturnType<typeof setTimeout> | undefined;
+
+function post(message: WebviewMessage): void {
+  vscode.postMessage(message);
+}
+
+function savedTab(id: string): TabId | undefined {
+  const s = vscode.getState() as { id?: unknown; tab?: unknown } | undefined;
+  return s && s.id === id && typeof s.tab === 'string' ? (s.tab as TabId) : undefined;
+}
+
+// ---------------------------------------------------------------- DOM helpers
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, text?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function icon(name: string): HTMLElement {
+  return el('span', { class: `codicon codicon-${name}`, 'aria-hidden': 'true' });
+}
+
+function button(label: string, iconName: string | undefined, onClick: () => void, attrs: Record<string, string> = {}): HTMLButtonElement {
+  const b = el('button', { type: 'button', ...attrs });
+  if (iconName) b.append(icon(iconName));
+  b.append(el('span', {}, label));
+  b.addEventListener('click', onClick);
+  return b;
+}
+
+function root(): HTMLElement {
+  const r = document.getElementById('root');
+  if (!r) throw new Error('the view has no #root element');
+  return r;
+}
+
+function statusLine(): HTMLElement {
+  const s = document.getElementById('status');
+  if (!s) throw new Error('the view has no #status element');
+  return s;
+}
+
+/** Appends `text` to `parent`, wrapping each occurrence of `code` in a `<mark>`. */
+function appendHighlighted(parent: HTMLElement, text: string, code: string | undefined): void {
+  if (!code) {
+    parent.append(document.createTextNode(text));
+    return;
+  }
+  let i = 0;
+  for (let at = text.indexOf(code); at >= 0; at = text.indexOf(code, at + code.length)) {
+    parent.append(document.createTextNode(text.slice(i, at)));
+    parent.append(el('mark', { class: 'code-mark' }, code));
+    i = at + code.length;
+  }
+  parent.append(document.createTextNode(text.slice(i)));
+}
+
+function formatTime(ms: number): string {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? '' : d.toLocaleString();
+}
+
+function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+// ---------------------------------------------------------------- states
+
+function showLoading(id: string): void {
+  const r = root();
+  r.replaceChildren();
+  r.setAttribute('aria-busy', 'true');
+  const box = el('div', { class: 'state-box', role: 'status' });
+  box.append(icon('loading codicon-modifier-spin'), el('span', {}, `Loading message ${id}…`));
+  r.append(box);
+}
+
+function showError(message: string, retryable: boolean): void {
+  const r = root();
+  r.replaceChildren();
+  r.removeAttribute('aria-busy');
+  const box = el('div', { class: 'state-box error', role: 'alert' });
+  box.append(icon('error'), el('p', {}, message));
+  if (retryable) box.append(button('Retry', 'refresh', () => post({ type: 'retry' }), { class: 'primary' }));
+  r.append(box);
+}
+
+function showNotice(level: 'info' | 'error', text: string): void {
+  const s = statusLine();
+  s.textContent = text;
+  s.className = level === 'error' ? 'status error' : 'status';
+  if (noticeTimer) clearTimeout(noticeTimer);
+  noticeTimer = setTimeout(() => {
+    s.textContent = '';
+  }, NOTICE_MS);
+}
+
+function renderHeader(state: ViewState): HTMLElement {
+  const h = state.header;
+  const header = el('header', { class: 'message-header' });
+  header.append(el('h1', { class: 'subject' }, h.subject || '(no subject)'));
+  const dl = el('dl', { class: 'fields' });
+  const field = (name: string, value: string, extra?: HTMLElement): void => {
+    const dd = el('dd', {}, value);
+    if (extra) dd.append(extra);
+    dl.append(el('dt', {}, name), dd);
+  };
+  field('From', h.from);
+  field('To', h.to);
+  field('Date', h.date ? `${formatTime(h.time)} (${h.date})` : formatTime(h.time));
+  field('ID', h.id, button('Copy ID', 'copy', () => post({ type: 'copyId' }), { class: 'icon-button', 'aria-label': `Copy message ID ${h.id}`, title: 'Copy message ID' }));
+  header.append(dl);
+  return header;
+}
+
+function renderCode(state: ViewState): HTMLElement | undefined {
+  if (!state.code) return undefined;
+  const box = el('section', { class: 'code-box', 'aria-label': 'Detected one-time code' });
+  box.append(icon('key'), el('span', { class: 'code-label' }, 'Code'));
+  box.append(el('span', { class: 'code-value', title: state.code.reason }, state.code.code));
+  box.append(button('Copy', 'copy', () => post({ type: 'copyCode' }), { class: 'primary', 'aria-label': `Copy code ${state.code.code}` }));
+  return box;
+}
+
+function renderHtmlPanel(state: ViewState, panel: HTMLElement): void {
+  const html = state.html;
+  if (!html) return;
+  if (html.blockedRemote > 0 && !html.remoteAllowed) {
+    const banner = el('div', { class: 'banner', role: 'note' });
+    banner.append(icon('shield'), el('span', {}, `${html.blockedRemote} remote image${html.blockedRemote === 1 ? '' : 's'} blocked to protect your privacy.`));
+    banner.append(button('Load remote images', 'cloud-download', () => post({ type: 'allowRemoteImages' })));
+    panel.append(banner);
+  }
+  if (html.truncated) panel.append(el('p', { class: 'note' }, 'This HTML body is very large; only its beginning is shown.'));
+  const frame = document.createElement('iframe');
+  // Sandbox first, with no permission at all: no scripts, no same origin, no forms, no popups.
+  frame.setAttribute('sandbox', '');
+  frame.setAttribute('referrerpolicy', 'no-referrer');
+  frame.setAttribute('title', 'HTML body of the message');
+  frame.className = 'html-frame';
+  frame.srcdoc = html.srcdoc;
+  panel.append(frame);
+  if (state.links.length > 0) panel.append(el('p', { class: 'note' }, 'Links in this view do not open. Use the Links tab to open them.'));
+}
+
+function renderTextPanel(text: string, truncated: boolean, code: string | undefined, panel: HTMLElement, label: string): void {
+  if (truncated) panel.append(el('p', { class: 'note' }, `This ${label} is very large; only its beginning is shown.`));
+  const pre = el('pre', { class: 'text-body' });
+  appendHighlighted(pre, text, code);
+  panel.append(pre);
+}
+
+function renderHeadersPanel(state: ViewState, panel: HTMLElement): void {
+  if (state.headers.length === 0) {
+    panel.append(el('p', { class: 'empty' }, 'No headers.'));
+    return;
+  }
+  const table = el('table', { class: 'headers-table' });
+  table.append(el('caption', { class: 'visually-hidden' }, 'Message headers'));
+  const body = el('tbody');
+  for (const [name, value] of state.headers) {
+    const tr = el('tr');
+    tr.append(el('th', { scope: 'row' }, name), el('td', {}, value));
+    body.append(tr);
+  }
+  table.append(body);
+  panel.append(table);
+}
+
+function renderLinksPanel(state: ViewState, panel: HTMLElement): void {
+  if (state.links.length === 0) {
+    panel.append(el('p', { class: 'empty' }, 'No links in this message.'));
+    return;
+  }
+  panel.append(el('p', { class: 'note' }, 'Links open in your browser after you confirm the full address.'));
+  const list = el('ul', { class: 'item-list' });
+  for (const { url, text } of state.links) {
+    const li = el('li');
+    const label = el('div', { class: 'url' });
+    if (text && text !== url) label.append(el('div', { class: 'link-text' }, text));
+    label.append(el('div', { class: 'link-url' }, url));
+    li.append(label);
+    li.append(button('Open…', 'link-external', () => post({ type: 'openLink', url }), { 'aria-label': `Open link ${url}` }));
+    list.append(li);
+  }
+  panel.append(list);
+}
+
+function renderAttachmentsPanel(state: ViewState, panel: HTMLElement): void {
+  if (state.attachments.length === 0) {
+    panel.append(el('p', { class: 'empty' }, 'No attachments.'));
+    return;
+  }
+  const list = el('ul', { class: 'item-list' });
+  for (const a of state.attachments) {
+    const li = el('li');
+    li.append(icon('file'));
+    li.append(el('span', { class: 'filename' }, a.filename));
+    li.append(el('span', { class: 'meta' }, `${a.contentType} · ${formatSize(a.size)}`));
+    li.append(button('Save…', 'save', () => post({ type: 'saveAttachment', index: a.index }), { 'aria-label': `Save attachment ${a.filename}` }));
+    list.append(li);
+  }
+  panel.append(list);
+}
+
+function renderConversationPanel(state: ViewState, panel: HTMLElement): void {
+  const sms = state.sms;
+  if (!sms) return;
+  const thread = el('div', { class: 'conversation', role: 'log', 'aria-label': `SMS conversation with ${sms.from}` });
+  const bubble = el('article', { class: 'bubble', 'aria-label': `SMS from ${sms.from} at ${formatTime(sms.time)}` });
+  const meta = el('div', { class: 'bubble-meta' });
+  meta.append(el('span', { class: 'sender' }, sms.from), el('time', { datetime: new Date(sms.time).toISOString() }, formatTime(sms.time)));
+  const body = el('p', { class: 'bubble-body' });
+  appendHighlighted(body, sms.body, state.code?.code);
+  bubble.append(meta, body);
+  thread.append(bubble);
+  panel.append(thread);
+}
+
+function fillPanel(state: ViewState, tab: TabId, panel: HTMLElement): void {
+  const code = state.code?.code;
+  switch (tab) {
+    case 'conversation':
+      return renderConversationPanel(state, panel);
+    case 'html':
+      return renderHtmlPanel(state, panel);
+    case 'text':
+      return state.text ? renderTextPanel(state.text.text, state.text.truncated, code, panel, 'text') : undefined;
+    case 'headers':
+      return renderHeadersPanel(state, panel);
+    case 'links':
+      return renderLinksPanel(state, panel);
+    case 'attachments':
+      return renderAttachmentsPanel(state, panel);
+    case 'raw':
+      return state.raw ? renderTextPanel(state.raw.text, state.raw.truncated, undefined, panel, 'source') : undefined;
+  }
+}
+
+function tabLabel(state: ViewState, tab: TabId): string {
+  if (tab === 'links' && state.links.length > 0) return `${TAB_LABELS.links} (${state.links.length})`;
+  if (tab === 'attachments' && state.attachments.length > 0) return `${TAB_LABELS.attachments} (${state.attachments.length})`;
+  return TAB_LABELS[tab];
+}
+
+/** Builds an ARIA tablist: arrow keys, Home and End move between tabs and select them. */
+function renderTabs(state: ViewState, container: HTMLElement): void {
+  const list = el('div', { role: 'tablist', 'aria-label': 'Message parts', class: 'tablist' });
+  const panels = el('div', { class: 'panels' });
+  const tabs: HTMLButtonElement[] = [];
+  const panelEls: HTMLElement[] = [];
+  const initial = savedTab(state.id);
+  let selected = initial && state.tabs.includes(initial) ? state.tabs.indexOf(initial) : 0;
+
+  const select = (index: number, focus: boolean): void => {
+    selected = index;
+    tabs.forEach((t, i) => {
+      const on = i === index;
+      t.setAttribute('aria-selected', on ? 'true' : 'false');
+      t.tabIndex = on ? 0 : -1;
+      panelEls[i].hidden = !on;
+    });
+    if (focus) tabs[index].focus();
+    vscode.setState({ id: state.id, tab: state.tabs[index] });
+  };
+
+  state.tabs.forEach((tab, i) => {
+    const t = el('button', { type: 'button', role: 'tab', id: `tab-${tab}`, 'aria-controls': `panel-${tab}`, class: 'tab' }, tabLabel(state, tab));
+    t.addEventListener('click', () => select(i, false));
+    t.addEventListener('keydown', (ev) => {
+      const n = tabs.length;
+      let next: number | undefined;
+      if (ev.key === 'ArrowRight') next = (selected + 1) % n;
+      else if (ev.key === 'ArrowLeft') next = (selected - 1 + n) % n;
+      else if (ev.key === 'Home') next = 0;
+      else if (ev.key === 'End') next = n - 1;
+      if (next !== undefined) {
+        ev.preventDefault();
+        select(next, true);
+      }
+    });
+    const panel = el('div', { role: 'tabpanel', id: `panel-${tab}`, 'aria-labelledby': `tab-${tab}`, class: `panel panel-${tab}`, tabindex: '0' });
+    fillPanel(state, tab, panel);
+    tabs.push(t);
+    panelEls.push(panel);
+    list.append(t);
+    panels.append(panel);
+  });
+  container.append(list, panels);
+  select(selected, false);
+}
+
+function render(state: ViewState): void {
+  current = state;
+  const r = root();
+  r.replaceChildren();
+  r.removeAttribute('aria-busy');
+  r.append(renderHeader(state));
+  const code = renderCode(state);
+  if (code) r.append(code);
+  for (const note of state.notes) {
+    const n = el('div', { class: 'banner warning', role: 'note' });
+    n.append(icon('warning'), el('span', {}, note));
+    r.append(n);
+  }
+  renderTabs(state, r);
+  document.title = state.header.subject || state.id;
+  post({ type: 'rendered', id: state.id, tabs: state.tabs });
+}
+
+function handle(message: HostMessage): void {
+  switch (message.type) {
+    case 'loading':
+      if (!current || current.id !== message.id) showLoading(message.id);
+      return;
+    case 'render':
+      return render(message.state);
+    case 'error':
+      current = undefined;
+      return showError(message.message, message.retryable);
+    case 'notice':
+      return showNotice(message.level, message.text);
+  }
+}
+
+window.addEventListener('message', (event: MessageEvent) => {
+  const parsed = parseHostMessage(event.data);
+  if (!parsed.ok) {
+    console.warn(`Test Inbox message view ignored a message: ${parsed.error}`);
+    return;
+  }
+  handle(parsed.value);
+});
+
+post({ type: 'ready' });
