@@ -1,0 +1,229 @@
+// `test-inbox serve`: runs the local inbox server in the foreground. When ready it prints
+// exactly one JSON line on stdout, `{"http":"http://127.0.0.1:P","smtp":"127.0.0.1:P"}`;
+// everything else goes to stderr. SIGINT/SIGTERM stop it cleanly (exit 0).
+
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { domainProblem, PRIVATE_DOMAIN } from '../core/ids';
+import { DEFAULT_DOMAIN, DEFAULT_HOST, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT, hostForUrl, type LogLevel, ServerStartError, startInboxServer } from './server';
+import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
+import { loadOrCreateTokens, TokensError } from './tokens';
+
+/** Exit code when a port is taken (the extension uses it to attach to a running server). */
+export const EXIT_PORT_IN_USE = 2;
+/** Exit code for a bad command line (sysexits EX_USAGE). */
+export const EXIT_USAGE = 64;
+/** Exit code for any other failure to start. */
+export const EXIT_FAILURE = 1;
+/** Env vars the extension passes tokens in (never on argv, where other users can read them). */
+export const API_TOKEN_ENV = 'TEST_INBOX_API_TOKEN';
+export const WEBHOOK_TOKEN_ENV = 'TEST_INBOX_WEBHOOK_TOKEN';
+/** libuv threads: each fsync holds one, so more threads let concurrent deliveries flush in parallel. */
+const THREADPOOL_SIZE = '16';
+
+const USAGE = `Usage: test-inbox serve [options]
+
+Runs the local inbox server: SMTP in, HTTP API out, messages kept in a Maildir.
+When ready, prints one JSON line on stdout: {"http":"http://HOST:PORT","smtp":"HOST:PORT"}
+
+Options:
+  --host <addr>           interface to bind (default ${DEFAULT_HOST})
+  --http-port <n>         HTTP API port, 0 picks a free one (default ${DEFAULT_HTTP_PORT})
+  --smtp-port <n>         SMTP port, 0 picks a free one (default ${DEFAULT_SMTP_PORT})
+  --data-dir <path>       where messages and tokens are kept
+                          (default $XDG_DATA_HOME/test-inbox or ~/.local/share/test-inbox)
+  --domain <name>         domain that writes to "private" go to (default ${DEFAULT_DOMAIN})
+  --api-token <token>     API token (or env ${API_TOKEN_ENV})
+  --webhook-token <token> webhook token (or env ${WEBHOOK_TOKEN_ENV})
+                          Tokens not given are generated into <data-dir>/tokens.json (mode 0600)
+                          and shown once on stderr.
+  --max-messages <n>      keep at most n messages per inbox, oldest removed first; 0 = no limit
+                          (default ${DEFAULT_MAX_MESSAGES_PER_INBOX})
+  --max-age <duration>    remove messages older than this: 90s, 30m, 12h, 7d, 2w (a bare number
+                          is seconds); 0 = no limit (default ${DEFAULT_MAX_AGE_MS / 86_400_000}d)
+  -h, --help              show this help
+
+Exit codes: 0 stopped by SIGINT/SIGTERM, ${EXIT_PORT_IN_USE} a port is in use, ${EXIT_USAGE} bad command line, ${EXIT_FAILURE} other failure.
+`;
+
+export class UsageError extends Error {
+  readonly code = 'USAGE';
+  static is(e: unknown): e is UsageError {
+    return e instanceof UsageError;
+  }
+}
+
+export interface ServeConfig {
+  host: string;
+  httpPort: number;
+  smtpPort: number;
+  dataDir: string;
+  defaultDomain: string;
+  apiToken?: string;
+  webhookToken?: string;
+  maxMessages: number;
+  maxAgeMs: number;
+}
+
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+export function parseDuration(text: string): number | undefined {
+  const m = /^(\d+)(ms|s|m|h|d|w)?$/.exec(text.trim());
+  if (!m) return undefined;
+  const ms = Number(m[1]) * DURATION_UNITS_MS[m[2] ?? 's'];
+  return Number.isSafeInteger(ms) ? ms : undefined;
+}
+
+function parsePort(flag: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new UsageError(`--${flag} must be a port number 0-65535 (0 picks a free one), got ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  const xdg = env.XDG_DATA_HOME;
+  return xdg && path.isAbsolute(xdg) ? path.join(xdg, 'test-inbox') : path.join(os.homedir(), '.local', 'share', 'test-inbox');
+}
+
+/** The serve configuration from argv (after the command name) and env; `help` when asked for. */
+export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig | 'help' {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        host: { type: 'string' },
+        'http-port': { type: 'string' },
+        'smtp-port': { type: 'string' },
+        'data-dir': { type: 'string' },
+        domain: { type: 'string' },
+        'api-token': { type: 'string' },
+        'webhook-token': { type: 'string' },
+        'max-messages': { type: 'string' },
+        'max-age': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const v = parsed.values;
+  if (v.help) return 'help';
+  const [command, ...extra] = parsed.positionals;
+  if (command !== 'serve') throw new UsageError(command === undefined ? 'missing command: serve' : `unknown command ${JSON.stringify(command)} (the command is serve)`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+
+  const domain = (v.domain ?? DEFAULT_DOMAIN).toLowerCase();
+  const dp = domain === PRIVATE_DOMAIN ? 'it must be a real domain, not "private"' : domainProblem(domain);
+  if (dp) throw new UsageError(`--domain ${JSON.stringify(v.domain)}: ${dp}`);
+
+  let maxMessages = DEFAULT_MAX_MESSAGES_PER_INBOX;
+  if (v['max-messages'] !== undefined) {
+    if (!/^\d+$/.test(v['max-messages']) || !Number.isSafeInteger(Number(v['max-messages']))) {
+      throw new UsageError(`--max-messages must be a whole number (0 = no limit), got ${JSON.stringify(v['max-messages'])}`);
+    }
+    maxMessages = Number(v['max-messages']);
+  }
+  let maxAgeMs = DEFAULT_MAX_AGE_MS;
+  if (v['max-age'] !== undefined) {
+    const d = parseDuration(v['max-age']);
+    if (d === undefined) throw new UsageError(`--max-age must be a duration such as 30m, 12h or 7d (0 = no limit), got ${JSON.stringify(v['max-age'])}`);
+    maxAgeMs = d;
+  }
+  if (v.host !== undefined && v.host.trim() === '') throw new UsageError('--host must not be empty');
+  if (v['data-dir'] !== undefined && v['data-dir'].trim() === '') throw new UsageError('--data-dir must not be empty');
+  for (const flag of ['api-token', 'webhook-token'] as const) {
+    if (v[flag] !== undefined && v[flag].length === 0) throw new UsageError(`--${flag} must not be empty`);
+  }
+
+  return {
+    host: v.host ?? DEFAULT_HOST,
+    httpPort: parsePort('http-port', v['http-port'], DEFAULT_HTTP_PORT),
+    smtpPort: parsePort('smtp-port', v['smtp-port'], DEFAULT_SMTP_PORT),
+    dataDir: path.resolve(v['data-dir'] ?? defaultDataDir(env)),
+    defaultDomain: domain,
+    apiToken: v['api-token'] ?? (env[API_TOKEN_ENV] || undefined),
+    webhookToken: v['webhook-token'] ?? (env[WEBHOOK_TOKEN_ENV] || undefined),
+    maxMessages,
+    maxAgeMs,
+  };
+}
+
+function stderrLog(level: LogLevel, msg: string): void {
+  process.stderr.write(`${new Date().toISOString()} ${level} ${msg}\n`);
+}
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`test-inbox: ${message}\n`);
+  process.exit(code);
+}
+
+export async function main(argv: string[]): Promise<void> {
+  let config: ServeConfig | 'help';
+  try {
+    config = parseServeArgs(argv);
+  } catch (e) {
+    if (UsageError.is(e)) fail(`${e.message}\nRun test-inbox --help for the options.`, EXIT_USAGE);
+    throw e;
+  }
+  if (config === 'help') {
+    process.stdout.write(USAGE);
+    return;
+  }
+
+  let tokens;
+  try {
+    tokens = await loadOrCreateTokens(config.dataDir, { apiToken: config.apiToken, webhookToken: config.webhookToken });
+  } catch (e) {
+    if (TokensError.is(e)) fail(e.message, EXIT_FAILURE);
+    throw e;
+  }
+  // Shown once, when generated; never logged again.
+  for (const key of tokens.generated) {
+    process.stderr.write(`test-inbox: generated ${key === 'apiToken' ? 'API token' : 'webhook token'}: ${tokens[key]} (saved in ${tokens.file})\n`);
+  }
+
+  let server;
+  try {
+    server = await startInboxServer({
+      host: config.host,
+      httpPort: config.httpPort,
+      smtpPort: config.smtpPort,
+      dataDir: config.dataDir,
+      apiToken: tokens.apiToken,
+      webhookToken: tokens.webhookToken,
+      defaultDomain: config.defaultDomain,
+      retention: { maxMessages: config.maxMessages, maxAgeMs: config.maxAgeMs },
+      log: stderrLog,
+    });
+  } catch (e) {
+    if (ServerStartError.is(e, 'PORT_IN_USE')) fail(e.message, EXIT_PORT_IN_USE);
+    fail((e as Error).message, EXIT_FAILURE);
+  }
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) {
+      stderrLog('warn', `${signal} again: exiting without waiting`);
+      process.exit(EXIT_FAILURE);
+    }
+    stopping = true;
+    stderrLog('info', `${signal}: stopping`);
+    server.close().then(
+      () => process.exit(0),
+      (e: unknown) => fail(`error while stopping: ${(e as Error).message}`, EXIT_FAILURE),
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+
+  process.stdout.write(JSON.stringify({ http: server.httpUrl, smtp: `${hostForUrl(server.smtpHost)}:${server.smtpPort}` }) + '\n');
+}
+
+if (require.main === module) {
+  process.env.UV_THREADPOOL_SIZE ??= THREADPOOL_SIZE;
+  main(process.argv.slice(2)).catch((e: unknown) => fail(`unexpected error: ${(e as Error).stack ?? String(e)}`, EXIT_FAILURE));
+}

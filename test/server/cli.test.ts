@@ -1,0 +1,275 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, promises as fs } from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import nodemailer from 'nodemailer';
+import { EXIT_PORT_IN_USE, EXIT_USAGE, parseDuration, parseServeArgs } from '../../src/server/cli';
+import { loadOrCreateTokens, TokensError } from '../../src/server/tokens';
+
+const REPO = path.resolve(__dirname, '..', '..');
+const CLI = path.join(REPO, 'src', 'server', 'cli.ts');
+
+interface Running {
+  child: ChildProcess;
+  /** Resolves the ready line, rejects when the process exits first. */
+  ready: Promise<{ http: string; smtp: string }>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stdout(): string;
+  stderr(): string;
+}
+
+/** Starts `test-inbox` (the TypeScript source, through tsx) as a child process. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Running {
+  const childEnv = { ...process.env, ...env };
+  for (const k of ['TEST_INBOX_API_TOKEN', 'TEST_INBOX_WEBHOOK_TOKEN']) if (!(k in env)) delete childEnv[k];
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const ready = new Promise<{ http: string; smtp: string }>((resolve, reject) => {
+    const check = (): void => {
+      const nl = out.indexOf('\n');
+      if (nl < 0) return;
+      try {
+        resolve(JSON.parse(out.slice(0, nl)) as { http: string; smtp: string });
+      } catch (e) {
+        reject(e as Error);
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then(({ code }) => reject(new Error(`exited with ${code} before ready: ${err}`)));
+  });
+  ready.catch(() => undefined);
+  return { child, ready, exited, stdout: () => out, stderr: () => err };
+}
+
+describe('test-inbox serve (CLI)', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+  const children: ChildProcess[] = [];
+
+  function run(args: string[], env?: NodeJS.ProcessEnv): Running {
+    const r = startCli(args, env);
+    children.push(r.child);
+    return r;
+  }
+
+  const freePorts = ['--http-port', '0', '--smtp-port', '0'];
+
+  beforeEach(async () => {
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-cli-'));
+  });
+
+  afterEach(async () => {
+    for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('prints exactly one JSON line with the HTTP URL and SMTP address when ready, logs on stderr, and exits 0 on SIGTERM', async () => {
+    const r = run(['serve', ...freePorts, '--data-dir', dataDir]);
+    const ready = await r.ready;
+    assert.match(ready.http, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(ready.smtp, /^127\.0\.0\.1:\d+$/);
+    assert.deepEqual(Object.keys(ready), ['http', 'smtp']);
+    const health = await fetch(`${ready.http}/healthz`);
+    assert.equal(health.status, 200);
+    r.child.kill('SIGTERM');
+    assert.deepEqual(await r.exited, { code: 0, signal: null });
+    assert.equal(r.stdout().trim().split('\n').length, 1, 'stdout holds only the ready line');
+    assert.match(r.stderr(), /listening/);
+  });
+
+  it('exits 0 on SIGINT too', async () => {
+    const r = run(['serve', ...freePorts, '--data-dir', dataDir]);
+    await r.ready;
+    r.child.kill('SIGINT');
+    assert.deepEqual(await r.exited, { code: 0, signal: null });
+  });
+
+  it('generates tokens into tokens.json (mode 0600) and shows them once, only when newly generated', async () => {
+    const first = run(['serve', ...freePorts, '--data-dir', dataDir]);
+    const ready = await first.ready;
+    const file = path.join(dataDir, 'tokens.json');
+    const saved = JSON.parse(await fs.readFile(file, 'utf8')) as { apiToken: string; webhookToken: string };
+    assert.equal((await fs.stat(file)).mode & 0o777, 0o600);
+    assert.ok(first.stderr().includes(saved.apiToken) && first.stderr().includes(saved.webhookToken));
+    assert.notEqual(saved.apiToken, saved.webhookToken);
+    const ok = await fetch(`${ready.http}/api/v2/domains`, { headers: { Authorization: saved.apiToken } });
+    assert.equal(ok.status, 200);
+    const wrong = await fetch(`${ready.http}/api/v2/domains`, { headers: { Authorization: saved.webhookToken } });
+    assert.equal(wrong.status, 403);
+    first.child.kill('SIGTERM');
+    await first.exited;
+
+    const second = run(['serve', ...freePorts, '--data-dir', dataDir]);
+    const again = await second.ready;
+    assert.ok(!second.stderr().includes(saved.apiToken), 'tokens are not shown again');
+    assert.ok(!second.stderr().includes(saved.webhookToken));
+    assert.equal((await fetch(`${again.http}/api/v2/domains`, { headers: { Authorization: saved.apiToken } })).status, 200);
+  });
+
+  it('takes tokens from the environment without writing or showing them', async () => {
+    const r = run(['serve', ...freePorts, '--data-dir', dataDir], { TEST_INBOX_API_TOKEN: 'api-from-env-123', TEST_INBOX_WEBHOOK_TOKEN: 'wh-from-env-456' });
+    const ready = await r.ready;
+    assert.equal((await fetch(`${ready.http}/api/v2/domains`, { headers: { Authorization: 'api-from-env-123' } })).status, 200);
+    assert.equal(existsSync(path.join(dataDir, 'tokens.json')), false);
+    assert.ok(!r.stderr().includes('api-from-env-123') && !r.stderr().includes('wh-from-env-456'));
+  });
+
+  it('delivers SMTP mail to name@domain and serves it over HTTP under private', async () => {
+    const r = run(['serve', ...freePorts, '--data-dir', dataDir, '--api-token', 'tok-a', '--webhook-token', 'tok-w']);
+    const ready = await r.ready;
+    const smtpPort = Number(ready.smtp.split(':')[1]);
+    await nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true }).sendMail({
+      from: 'Acme <no-reply@acme.test>',
+      to: 'joe@inbox.test',
+      subject: 'Your code',
+      text: 'Your code is 123456',
+    });
+    const listing = (await (await fetch(`${ready.http}/api/v2/domains/private/inboxes/joe`, { headers: { Authorization: 'tok-a' } })).json()) as { msgs: Array<{ subject: string; id: string }> };
+    assert.deepEqual(listing.msgs.map((m) => m.subject), ['Your code']);
+    assert.ok(existsSync(path.join(dataDir, 'inbox.test', 'joe', 'new', `${listing.msgs[0].id}.eml`)));
+  });
+
+  it('writes private injections to the --domain and keeps at most --max-messages per inbox', async () => {
+    const r = run(['serve', ...freePorts, '--data-dir', dataDir, '--api-token', 'tok-a', '--webhook-token', 'tok-w', '--domain', 'Example.TEST', '--max-messages', '2']);
+    const ready = await r.ready;
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${ready.http}/api/v2/domains/private/inboxes/joe`, {
+        method: 'POST',
+        headers: { Authorization: 'tok-a', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ from: 'a@acme.test', subject: `n${i}`, text: 'hi' }),
+      });
+      assert.equal(res.status, 200);
+      ids.push(((await res.json()) as { id: string }).id);
+    }
+    r.child.kill('SIGTERM');
+    await r.exited;
+    const files = (await fs.readdir(path.join(dataDir, 'example.test', 'joe', 'new'))).sort();
+    assert.deepEqual(files, ids.slice(1).map((id) => `${id}.eml`).sort());
+  });
+
+  it('uses $XDG_DATA_HOME/test-inbox when no --data-dir is given', async () => {
+    const r = run(['serve', ...freePorts], { XDG_DATA_HOME: dataDir });
+    await r.ready;
+    assert.ok(existsSync(path.join(dataDir, 'test-inbox', 'tokens.json')));
+  });
+
+  it('reports a port in use in one line and exits 2', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const r = run(['serve', '--http-port', String(port), '--smtp-port', '0', '--data-dir', dataDir]);
+      const { code } = await r.exited;
+      assert.equal(code, EXIT_PORT_IN_USE);
+      assert.equal(r.stdout(), '');
+      const lines = r.stderr().trim().split('\n').filter((l) => l.startsWith('test-inbox:') && !l.includes('generated'));
+      assert.equal(lines.length, 1);
+      assert.match(lines[0], new RegExp(`HTTP port 127\\.0\\.0\\.1:${port} is already in use`));
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('refuses a bad command line with a clear message and exit code 64', async () => {
+    for (const args of [['serve', '--http-port', 'abc'], ['serve', '--nope'], ['bogus'], ['serve', '--max-age', 'soon']]) {
+      const r = run([...args, '--data-dir', dataDir]);
+      const { code } = await r.exited;
+      assert.equal(code, EXIT_USAGE, args.join(' '));
+      assert.match(r.stderr(), /^test-inbox: .+\nRun test-inbox --help/, args.join(' '));
+    }
+  });
+
+  it('prints the options with --help and exits 0', async () => {
+    const r = run(['--help']);
+    assert.equal((await r.exited).code, 0);
+    for (const flag of ['--host', '--http-port', '--smtp-port', '--data-dir', '--api-token', '--webhook-token', '--max-messages', '--max-age', '--domain']) {
+      assert.ok(r.stdout().includes(flag), flag);
+    }
+  });
+});
+
+describe('serve arguments', () => {
+  it('defaults to 127.0.0.1, HTTP 2580, SMTP 2525, inbox.test, 1,000 messages and 7 days', () => {
+    const c = parseServeArgs(['serve'], { XDG_DATA_HOME: '/xdg' });
+    assert.notEqual(c, 'help');
+    assert.deepEqual(c, {
+      host: '127.0.0.1',
+      httpPort: 2580,
+      smtpPort: 2525,
+      dataDir: path.resolve('/xdg/test-inbox'),
+      defaultDomain: 'inbox.test',
+      apiToken: undefined,
+      webhookToken: undefined,
+      maxMessages: 1000,
+      maxAgeMs: 7 * 86_400_000,
+    });
+  });
+
+  it('prefers token flags over the environment', () => {
+    const c = parseServeArgs(['serve', '--api-token', 'flag'], { TEST_INBOX_API_TOKEN: 'env', TEST_INBOX_WEBHOOK_TOKEN: 'wenv' });
+    assert.ok(c !== 'help');
+    assert.equal(c.apiToken, 'flag');
+    assert.equal(c.webhookToken, 'wenv');
+  });
+
+  it('reads durations with units, a bare number as seconds, and 0 as no limit', () => {
+    assert.equal(parseDuration('90'), 90_000);
+    assert.equal(parseDuration('30m'), 1_800_000);
+    assert.equal(parseDuration('12h'), 43_200_000);
+    assert.equal(parseDuration('2w'), 1_209_600_000);
+    assert.equal(parseDuration('0'), 0);
+    assert.equal(parseDuration('-1d'), undefined);
+    assert.equal(parseDuration('1.5h'), undefined);
+  });
+
+  it('refuses private as the default domain and names out of range', () => {
+    assert.throws(() => parseServeArgs(['serve', '--domain', 'private'], {}), /real domain/);
+    assert.throws(() => parseServeArgs(['serve', '--smtp-port', '70000'], {}), /port number/);
+    assert.throws(() => parseServeArgs(['serve', '--max-messages=-3'], {}), /whole number/);
+  });
+});
+
+describe('tokens', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-tokens-'));
+  });
+  afterEach(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('keeps generated tokens across calls and reports them as generated only the first time', async () => {
+    const a = await loadOrCreateTokens(dir);
+    assert.deepEqual(a.generated, ['apiToken', 'webhookToken']);
+    const b = await loadOrCreateTokens(dir);
+    assert.deepEqual(b.generated, []);
+    assert.equal(b.apiToken, a.apiToken);
+    assert.equal(b.webhookToken, a.webhookToken);
+  });
+
+  it('generates only the token that was not given, and never saves a given one', async () => {
+    const t = await loadOrCreateTokens(dir, { apiToken: 'given-api' });
+    assert.deepEqual(t.generated, ['webhookToken']);
+    const saved = JSON.parse(await fs.readFile(path.join(dir, 'tokens.json'), 'utf8')) as Record<string, unknown>;
+    assert.equal(saved.apiToken, undefined);
+    assert.equal(saved.webhookToken, t.webhookToken);
+  });
+
+  it('refuses a damaged tokens file and leaves it as it was', async () => {
+    const file = path.join(dir, 'tokens.json');
+    await fs.writeFile(file, '{"apiToken": 42');
+    await assert.rejects(loadOrCreateTokens(dir), (e: unknown) => TokensError.is(e, 'TOKENS_FILE_INVALID') && e.message.includes(file));
+    assert.equal(await fs.readFile(file, 'utf8'), '{"apiToken": 42');
+  });
+
+  it('refuses the same token for API and webhook', async () => {
+    await assert.rejects(loadOrCreateTokens(dir, { apiToken: 'same', webhookToken: 'same' }), (e: unknown) => TokensError.is(e, 'TOKENS_SAME'));
+  });
+});
