@@ -5,10 +5,10 @@
 // - Comparison is constant-time: both sides are hashed to equal-length SHA-256 digests and
 //   compared with crypto.timingSafeEqual, so neither content nor length leaks through timing.
 // - Host header (DNS rebinding): loopback names with any port, plus configured extra hosts.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
+  return hash('sha256', value, 'buffer');
 }
 
 export type AuthErrorCode = 'empty_token' | 'same_tokens';
