@@ -34,7 +34,6 @@ export function tokenProblem(token: string): string | undefined {
   if (token.trim() === '') return 'The token is empty.';
   if (token.length > MAX_TOKEN_LENGTH) return `The token is longer than ${MAX_TOKEN_LENGTH} characters.`;
   if (/\s/.test(token.trim())) return 'A token has no spaces or line breaks.';
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(token.trim())) return 'The token contains control characters.';
   return undefined;
 }

@@ -1,0 +1,17 @@
+import * as vscode from 'vscode';
+import type { Services } from '../services';
+import type { InboxRef } from '../tree/state';
+import { resolveInbox } from '../ui/pick';
+
+export const id = 'testInbox.addInbox';
+
+/** Adds an inbox to the tree (persisted per server), even before it has mail. */
+export async function run(s: Services, arg?: unknown): Promise<InboxRef | undefined> {
+  const ref = await resolveInbox(s, arg, 'Add Inbox', { allowNew: true });
+  if (!ref) return undefined;
+  const added = await s.added().add(ref);
+  s.log.info(added ? `Added inbox ${ref.inbox} (${ref.domain}).` : `Inbox ${ref.inbox} (${ref.domain}) was already added.`);
+  s.model.refreshView();
+  if (!added) void vscode.window.showInformationMessage(`Inbox ${ref.inbox} is already in the list.`);
+  return ref;
+}

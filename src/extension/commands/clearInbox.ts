@@ -1,0 +1,22 @@
+import * as vscode from 'vscode';
+import type { Services } from '../services';
+import { resolveInbox } from '../ui/pick';
+
+export const id = 'testInbox.clearInbox';
+
+/** Deletes every message of an inbox after a modal confirmation (`{ confirm: false }` skips it for scripts). */
+export async function run(s: Services, arg?: unknown): Promise<number | undefined> {
+  const ref = await resolveInbox(s, arg, 'Clear Inbox', { allowNew: false });
+  if (!ref) return undefined;
+  const skip = typeof arg === 'object' && arg !== null && (arg as { confirm?: unknown }).confirm === false;
+  if (!skip) {
+    const ok = 'Delete All';
+    const choice = await vscode.window.showWarningMessage(`Delete every message of ${ref.inbox} (${ref.domain})?`, { modal: true, detail: 'This cannot be undone.' }, ok);
+    if (choice !== ok) return undefined;
+  }
+  const api = await s.connection.ensure();
+  const result = await api.clearInbox(ref.domain, ref.inbox);
+  s.log.info(`Cleared ${ref.inbox} (${ref.domain}): ${result.count} deleted.`);
+  s.model.applyClear(ref);
+  return result.count;
+}

@@ -1,0 +1,20 @@
+import type { Services } from '../services';
+import type { InboxTreeProvider } from '../tree/provider';
+
+export const id = 'testInbox._debugState';
+
+/** Hidden: the tree as presented, the connection and live-update state, for integration tests. */
+export async function run(s: Services, provider: InboxTreeProvider): Promise<unknown> {
+  const tree = await provider.snapshot();
+  const st = s.connection.state;
+  return {
+    viewState: provider.state,
+    connection: st.kind === 'ready' ? { kind: st.kind, ...st.server } : st.kind === 'failed' ? { kind: st.kind, error: String((st.error as Error)?.message ?? st.error) } : { kind: st.kind },
+    tokenKey: s.connection.tokenKey(),
+    localPid: s.connection.localPid,
+    unread: s.model.unreadCount(),
+    badge: s.view.badge?.value ?? 0,
+    live: s.live.describe(),
+    tree,
+  };
+}

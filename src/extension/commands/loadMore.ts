@@ -1,0 +1,10 @@
+import type { Services } from '../services';
+
+export const id = 'testInbox._loadMore';
+
+/** Clicked "Load more…" node: appends the next page of the inbox. */
+export async function run(s: Services, arg?: unknown): Promise<number | undefined> {
+  const n = arg as { domain?: unknown; inbox?: unknown } | undefined;
+  if (!n || typeof n.domain !== 'string' || typeof n.inbox !== 'string') return undefined;
+  return s.model.loadMore({ domain: n.domain, inbox: n.inbox });
+}

@@ -1,0 +1,16 @@
+import { showMessage } from '../webview/messagePanel';
+import type { Services } from '../services';
+import { resolveMessage, type MessageRef } from '../ui/pick';
+
+export const id = 'testInbox.openMessage';
+
+/** Opens a message in the message view and marks it read. */
+export async function run(s: Services, arg?: unknown): Promise<MessageRef | undefined> {
+  const ref = await resolveMessage(s, arg, 'Open Message');
+  if (!ref) return undefined;
+  const api = await s.connection.ensure();
+  await s.readState().markRead([ref.id]);
+  s.model.refreshView();
+  await showMessage({ context: s.context, api, log: s.channel, allowRemoteImages: s.settings().remoteImages }, ref);
+  return ref;
+}

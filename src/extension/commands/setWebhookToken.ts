@@ -1,0 +1,8 @@
+import type { Services } from '../services';
+import { setToken } from '../ui/tokens';
+
+export const id = 'testInbox.setWebhookToken';
+
+export function run(s: Services, value?: unknown): Promise<boolean> {
+  return setToken(s, 'webhook', value);
+}

@@ -1,0 +1,17 @@
+import * as vscode from 'vscode';
+import { ExtensionError } from '../errors';
+import type { Services } from '../services';
+
+export const id = 'testInbox.startLocalServer';
+
+export async function run(s: Services): Promise<{ http: string; smtp?: string } | undefined> {
+  if (!s.connection.isLocal) {
+    throw new ExtensionError('notSupported', 'The server setting names a hosted server. Switch to the local server first (status bar menu → Switch Server).');
+  }
+  await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Starting the local inbox server…' }, () => s.connection.startLocal());
+  s.model.invalidate();
+  s.refreshTree();
+  const st = s.connection.state;
+  if (st.kind !== 'ready') return undefined;
+  return { http: st.server.baseUrl, smtp: st.server.smtp ? `${st.server.smtp.host}:${st.server.smtp.port}` : undefined };
+}

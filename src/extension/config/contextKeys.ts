@@ -1,0 +1,10 @@
+// Context keys (`when` clauses in package.json), all prefixed `testInbox.`.
+
+export const ContextKey = {
+  /** Connection state: idle | starting | ready | noToken | stopped | failed. */
+  state: 'testInbox.state',
+  /** `local` or `remote`. */
+  serverKind: 'testInbox.serverKind',
+  /** True when the connected server has no mail and the user added no inbox. */
+  empty: 'testInbox.empty',
+} as const;

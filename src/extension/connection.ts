@@ -1,0 +1,278 @@
+// Which server the extension talks to and the client for it: the embedded local server
+// (started on first use, or attached to) or a hosted URL with its token from SecretStorage.
+// No vscode import.
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { ApiError } from '../api/errors';
+import type { InboxApi } from '../api/types';
+import type { TokenStore } from './config/secrets';
+import type { Settings } from './config/settings';
+import { ExtensionError } from './errors';
+import { errorText, type Logger } from './log';
+import { LOCAL_HOST, LocalServer, readTokensFile, type LocalServerOptions } from './localServer';
+import { Emitter } from './util/emitter';
+
+/** 24 random bytes: 192 bits, far beyond guessing, short enough to paste. */
+export const GENERATED_TOKEN_BYTES = 24;
+/** Seconds in a day, for the retention setting (days) → CLI flag (seconds). */
+const DAY_SECONDS = 86_400;
+
+export interface ServerInfo {
+  baseUrl: string;
+  local: boolean;
+  /** Local only: whether we run the process or attached to someone else's. */
+  mode?: 'started' | 'attached';
+  smtp?: { host: string; port: number };
+}
+
+export type ConnectionState =
+  | { kind: 'idle' }
+  | { kind: 'starting' }
+  | { kind: 'ready'; server: ServerInfo }
+  | { kind: 'noToken'; baseUrl: string }
+  | { kind: 'stopped' }
+  | { kind: 'failed'; error: unknown };
+
+export interface ConnectionDeps {
+  settings(): Settings;
+  tokens: TokenStore;
+  log: Logger;
+  createApi(opts: { baseUrl: string; apiToken?: string }): InboxApi;
+  /** dist/cli.js */
+  cliPath: string;
+  /** Data folder when the setting is empty. */
+  defaultDataDir: string;
+  /** Test hook: Node flags for the forked CLI. */
+  execArgv?: string[];
+  execPath?: string;
+}
+
+export function generateToken(): string {
+  return randomBytes(GENERATED_TOKEN_BYTES).toString('base64url');
+}
+
+/** The URL local tokens are keyed by: the configured port, known before the server starts. */
+export function localTokenKey(settings: Settings): string {
+  return `http://${LOCAL_HOST}:${settings.httpPort}`;
+}
+
+export class Connection {
+  private stateValue: ConnectionState = { kind: 'idle' };
+  private api: InboxApi | undefined;
+  private server: LocalServer | undefined;
+  private pending: Promise<InboxApi> | undefined;
+  private generation = 0;
+  private readonly stateEmitter = new Emitter<ConnectionState>();
+  readonly onDidChangeState = this.stateEmitter.event;
+
+  constructor(private readonly deps: ConnectionDeps) {}
+
+  get state(): ConnectionState {
+    return this.stateValue;
+  }
+
+  private setState(s: ConnectionState): void {
+    this.stateValue = s;
+    this.stateEmitter.fire(s);
+  }
+
+  /** The URL tokens of the configured server are stored under. */
+  tokenKey(): string {
+    const s = this.deps.settings();
+    return s.server.kind === 'remote' ? s.server.baseUrl : localTokenKey(s);
+  }
+
+  /** Human description of the configured server, for messages. */
+  describe(): string {
+    const s = this.deps.settings();
+    return s.server.kind === 'remote' ? s.server.baseUrl : 'the local server';
+  }
+
+  get isLocal(): boolean {
+    return this.deps.settings().server.kind === 'local';
+  }
+
+  /** The client, connecting (and starting the local server) on first use. */
+  ensure(): Promise<InboxApi> {
+    if (this.api && this.stateValue.kind === 'ready') return Promise.resolve(this.api);
+    if (this.stateValue.kind === 'stopped') {
+      return Promise.reject(new ExtensionError('noServer', 'The local server is stopped. Start it to see mail.'));
+    }
+    // No silent retry loop after a failure: Retry (Refresh) or a settings/token change resets.
+    if (this.stateValue.kind === 'failed') return Promise.reject(this.stateValue.error);
+    if (!this.pending) {
+      const gen = this.generation;
+      this.pending = this.connect(gen).finally(() => {
+        if (gen === this.generation) this.pending = undefined;
+      });
+    }
+    return this.pending;
+  }
+
+  /** Like ensure() but never starts anything: the client if connected. */
+  current(): InboxApi | undefined {
+    return this.stateValue.kind === 'ready' ? this.api : undefined;
+  }
+
+  private async connect(gen: number): Promise<InboxApi> {
+    const settings = this.deps.settings();
+    this.setState({ kind: 'starting' });
+    try {
+      const api = settings.server.kind === 'remote' ? await this.connectRemote(settings.server.baseUrl) : await this.connectLocal(settings);
+      if (gen !== this.generation) {
+        void api.dispose();
+        throw new ApiError('cancelled', 'The server changed while connecting.');
+      }
+      return api;
+    } catch (e) {
+      if (gen === this.generation) {
+        if (ApiError.is(e, 'unauthorized') && settings.server.kind === 'remote' && !(await this.deps.tokens.get('api', settings.server.baseUrl))) {
+          this.setState({ kind: 'noToken', baseUrl: settings.server.baseUrl });
+        } else {
+          this.deps.log.error(`Connecting to ${this.describe()} failed: ${errorText(e)}`);
+          this.setState({ kind: 'failed', error: e });
+        }
+      }
+      throw e;
+    }
+  }
+
+  private async connectRemote(baseUrl: string): Promise<InboxApi> {
+    const apiToken = await this.deps.tokens.get('api', baseUrl);
+    this.deps.log.addSecret(apiToken);
+    this.deps.log.addSecret(await this.deps.tokens.get('webhook', baseUrl));
+    if (!apiToken) {
+      throw new ApiError('unauthorized', `No API token is set for ${baseUrl}. Set the API token to see its inboxes.`);
+    }
+    const api = this.deps.createApi({ baseUrl, apiToken });
+    this.api = api;
+    this.deps.log.info(`Using the hosted server ${baseUrl}.`);
+    this.setState({ kind: 'ready', server: { baseUrl, local: false } });
+    return api;
+  }
+
+  private async connectLocal(settings: Settings): Promise<InboxApi> {
+    const key = localTokenKey(settings);
+    let apiToken = await this.deps.tokens.get('api', key);
+    let webhookToken = await this.deps.tokens.get('webhook', key);
+    if (!apiToken) {
+      apiToken = generateToken();
+      await this.deps.tokens.set('api', key, apiToken);
+    }
+    if (!webhookToken) {
+      webhookToken = generateToken();
+      await this.deps.tokens.set('webhook', key, webhookToken);
+    }
+    this.deps.log.addSecret(apiToken);
+    this.deps.log.addSecret(webhookToken);
+    const dataDir = settings.dataDir || this.deps.defaultDataDir;
+    await mkdir(dataDir, { recursive: true });
+    const opts: LocalServerOptions = {
+      cliPath: this.deps.cliPath,
+      execArgv: this.deps.execArgv,
+      execPath: this.deps.execPath,
+      httpPort: settings.httpPort,
+      smtpPort: settings.smtpPort,
+      dataDir,
+      domain: settings.localDomain,
+      maxMessages: settings.maxMessages,
+      maxAgeSeconds: settings.maxAgeDays * DAY_SECONDS,
+      apiToken,
+      webhookToken,
+      log: this.deps.log,
+    };
+    let running = this.server?.current;
+    if (!running) {
+      const server = new LocalServer(opts);
+      this.server = server;
+      running = await server.start();
+      server.onUnexpectedExit(({ code }) => {
+        if (this.server !== server) return;
+        this.server = undefined;
+        const api = this.api;
+        this.api = undefined;
+        void api?.dispose();
+        this.setState({ kind: 'failed', error: new ExtensionError('noServer', `The local server stopped unexpectedly (exit code ${code ?? 'none'}). Start it again; the log may say why.`) });
+      });
+    }
+    let api = this.deps.createApi({ baseUrl: running.http, apiToken });
+    if (running.mode === 'attached') {
+      // Someone else started it: its tokens may be the ones in its data folder.
+      try {
+        await api.listDomains();
+      } catch (e) {
+        if (!ApiError.is(e, 'unauthorized')) throw e;
+        const file = await readTokensFile(dataDir);
+        if (!file.apiToken) {
+          throw new ApiError('unauthorized', `The Test Inbox server at ${running.http} uses another API token and its data folder has no tokens.json. Set the API token it was started with.`);
+        }
+        this.deps.log.addSecret(file.apiToken);
+        this.deps.log.addSecret(file.webhookToken);
+        void api.dispose();
+        api = this.deps.createApi({ baseUrl: running.http, apiToken: file.apiToken });
+        await api.listDomains();
+        await this.deps.tokens.set('api', key, file.apiToken);
+        if (file.webhookToken) await this.deps.tokens.set('webhook', key, file.webhookToken);
+      }
+    }
+    this.api = api;
+    this.setState({ kind: 'ready', server: { baseUrl: running.http, local: true, mode: running.mode, smtp: running.smtp } });
+    return api;
+  }
+
+  /** Drops the client (and, when asked, our local server process) and connects again on next use. */
+  async reset(stopServer = false): Promise<void> {
+    this.generation++;
+    this.pending = undefined;
+    const api = this.api;
+    this.api = undefined;
+    await api?.dispose();
+    if (stopServer) {
+      const server = this.server;
+      this.server = undefined;
+      await server?.stop();
+    }
+    if (this.stateValue.kind !== 'stopped') this.setState({ kind: 'idle' });
+  }
+
+  /** Starts (or attaches to) the local server now. */
+  async startLocal(): Promise<InboxApi> {
+    if (this.stateValue.kind === 'stopped' || this.stateValue.kind === 'failed') this.setState({ kind: 'idle' });
+    return this.ensure();
+  }
+
+  /** Stops our local server process; the tree shows "stopped" until it is started again. */
+  async stopLocal(): Promise<'stopped' | 'detached'> {
+    this.generation++;
+    this.pending = undefined;
+    const server = this.server;
+    this.server = undefined;
+    const attached = server?.current?.mode === 'attached';
+    const api = this.api;
+    this.api = undefined;
+    await api?.dispose();
+    await server?.stop();
+    this.setState({ kind: 'stopped' });
+    return attached ? 'detached' : 'stopped';
+  }
+
+  /** The webhook token of the configured server, if known. */
+  webhookToken(): Promise<string | undefined> {
+    return this.deps.tokens.get('webhook', this.tokenKey());
+  }
+
+  /** pid of our child process, for the debug state. */
+  get localPid(): number | undefined {
+    return this.server?.pid;
+  }
+
+  async dispose(): Promise<void> {
+    this.generation++;
+    const api = this.api;
+    this.api = undefined;
+    await api?.dispose();
+    await this.server?.stop();
+    this.server = undefined;
+    this.stateEmitter.dispose();
+  }
+}

@@ -1,0 +1,85 @@
+// Maps every error a user can meet to a message that says what happened and the actions
+// that fix it. Branches on typed `code`s only. No vscode import: the UI layer turns the
+// actions into buttons and tree-node commands.
+import { ApiError } from '../api/errors';
+import { LocalServerError } from './localServer';
+
+export type ErrorAction = 'setApiToken' | 'showLog' | 'retry' | 'changePort' | 'startLocalServer';
+
+/** Button labels, shared by notifications and error nodes. */
+export const ACTION_TITLES: Record<ErrorAction, string> = {
+  setApiToken: 'Set API Token',
+  showLog: 'Show Log',
+  retry: 'Retry',
+  changePort: 'Change Port',
+  startLocalServer: 'Start Local Server',
+};
+
+export interface UserFacingError {
+  message: string;
+  actions: ErrorAction[];
+  /** Cancellation: say nothing. */
+  silent: boolean;
+}
+
+/** A failure of the extension itself (bad input from a prompt or a command argument). */
+export class ExtensionError extends Error {
+  constructor(
+    readonly code: 'invalidInput' | 'noServer' | 'noWebhookToken' | 'noMessage' | 'notSupported',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ExtensionError';
+  }
+
+  static is(e: unknown, code?: ExtensionError['code']): e is ExtensionError {
+    return e instanceof ExtensionError && (code === undefined || e.code === code);
+  }
+}
+
+export function isCancellation(e: unknown): boolean {
+  if (ApiError.is(e, 'cancelled')) return true;
+  const name = (e as { name?: unknown } | null)?.name;
+  return name === 'AbortError' || name === 'Canceled';
+}
+
+export function describeError(e: unknown): UserFacingError {
+  if (isCancellation(e)) return { message: '', actions: [], silent: true };
+  if (ApiError.is(e)) {
+    const actions: ErrorAction[] = (() => {
+      switch (e.code) {
+        case 'unauthorized':
+          return ['setApiToken', 'showLog'];
+        case 'rateLimited':
+        case 'timeout':
+        case 'notFound':
+          return ['retry'];
+        case 'network':
+        case 'server':
+          return ['retry', 'showLog'];
+        case 'protocol':
+          return ['showLog'];
+        case 'badRequest':
+        case 'invalidInput':
+        case 'cancelled':
+          return [];
+      }
+    })();
+    return { message: e.message, actions, silent: false };
+  }
+  if (LocalServerError.is(e)) {
+    switch (e.code) {
+      case 'portTaken':
+        return { message: e.message, actions: ['changePort', 'showLog'], silent: false };
+      case 'startTimeout':
+      case 'startFailed':
+        return { message: e.message, actions: ['retry', 'showLog'], silent: false };
+      case 'cliMissing':
+        return { message: e.message, actions: ['showLog'], silent: false };
+    }
+  }
+  if (ExtensionError.is(e, 'noServer')) return { message: e.message, actions: ['startLocalServer', 'showLog'], silent: false };
+  if (ExtensionError.is(e)) return { message: e.message, actions: [], silent: false };
+  const text = e instanceof Error ? e.message : String(e);
+  return { message: `Unexpected error: ${text}`, actions: ['showLog'], silent: false };
+}

@@ -1,0 +1,46 @@
+// What commands, the tree and the status bar share; built once by activate().
+import * as vscode from 'vscode';
+import type { TokenStore } from './config/secrets';
+import type { Settings } from './config/settings';
+import type { Connection } from './connection';
+import { ACTION_TITLES, describeError, type ErrorAction } from './errors';
+import { errorText, type Logger } from './log';
+import type { LiveUpdates } from './live';
+import type { InboxModel, TreeNode } from './tree/model';
+import { ACTION_COMMANDS } from './tree/present';
+import type { AddedInboxes, ReadState } from './tree/state';
+
+export interface Services {
+  context: vscode.ExtensionContext;
+  channel: vscode.LogOutputChannel;
+  log: Logger;
+  settings(): Settings;
+  tokens: TokenStore;
+  connection: Connection;
+  model: InboxModel;
+  live: LiveUpdates;
+  added(): AddedInboxes;
+  readState(): ReadState;
+  view: vscode.TreeView<TreeNode>;
+  /** Refreshes the tree and the badge. */
+  refreshTree(): void;
+}
+
+/**
+ * Shows what went wrong and what to do, with the matching buttons; cancellation is silent.
+ * Used by commands (user-initiated): the tree itself never pops notifications.
+ */
+export async function reportError(s: Pick<Services, 'log'>, e: unknown, what: string): Promise<void> {
+  const d = describeError(e);
+  if (d.silent) return;
+  s.log.error(`${what} failed: ${errorText(e)}`);
+  const labels = d.actions.map((a) => ACTION_TITLES[a]);
+  const choice = await vscode.window.showErrorMessage(`${what} failed. ${d.message}`, ...labels);
+  const action = d.actions.find((a) => ACTION_TITLES[a] === choice);
+  if (action) await runAction(action);
+}
+
+export async function runAction(action: ErrorAction): Promise<void> {
+  const c = ACTION_COMMANDS[action];
+  await vscode.commands.executeCommand(c.command, ...(c.args ?? []));
+}

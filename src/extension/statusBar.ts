@@ -1,0 +1,51 @@
+// The status bar item: which server, its state, and a click for the quick menu.
+import * as vscode from 'vscode';
+import type { Connection, ConnectionState } from './connection';
+import { describeError } from './errors';
+
+export function createStatusBar(connection: Connection): vscode.Disposable {
+  const item = vscode.window.createStatusBarItem('testInbox.status', vscode.StatusBarAlignment.Left, 10);
+  item.name = 'Test Inbox';
+  item.command = 'testInbox.showMenu';
+  const update = (st: ConnectionState) => {
+    item.backgroundColor = undefined;
+    switch (st.kind) {
+      case 'idle':
+        item.text = connection.isLocal ? '$(inbox) Test Inbox: local' : `$(cloud) Test Inbox: ${connection.describe().replace(/^https?:\/\//, '')}`;
+        item.tooltip = 'Test Inbox: not connected yet. Click for the menu.';
+        break;
+      case 'starting':
+        item.text = '$(loading~spin) Test Inbox';
+        item.tooltip = `Connecting to ${connection.describe()}…`;
+        break;
+      case 'ready':
+        if (st.server.local) {
+          item.text = `$(inbox) Test Inbox: SMTP ${st.server.smtp?.port ?? '?'}`;
+          item.tooltip = `Local server ${st.server.baseUrl}${st.server.mode === 'attached' ? ' (run by another window)' : ''}\nSMTP ${st.server.smtp?.host}:${st.server.smtp?.port}\nClick for the menu.`;
+        } else {
+          item.text = `$(cloud) Test Inbox: ${st.server.baseUrl.replace(/^https?:\/\//, '')}`;
+          item.tooltip = `Hosted server ${st.server.baseUrl}\nClick for the menu.`;
+        }
+        break;
+      case 'noToken':
+        item.text = '$(key) Test Inbox: no token';
+        item.tooltip = `No API token for ${st.baseUrl}. Click for the menu.`;
+        item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+        break;
+      case 'stopped':
+        item.text = '$(debug-stop) Test Inbox: stopped';
+        item.tooltip = 'The local server is stopped. Click for the menu.';
+        break;
+      case 'failed':
+        item.text = '$(warning) Test Inbox';
+        item.tooltip = `${describeError(st.error).message}\nClick for the menu.`;
+        item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+        break;
+    }
+    item.accessibilityInformation = { label: `${item.text.replace(/\$\([^)]+\)\s*/g, '')}. ${item.tooltip}` };
+  };
+  update(connection.state);
+  const sub = connection.onDidChangeState(update);
+  item.show();
+  return { dispose: () => (sub.dispose(), item.dispose()) };
+}

@@ -1,0 +1,358 @@
+// The tree's data: domains → inboxes → messages, cached, with live updates applied in
+// place. Every loader catches and returns an error node: nothing here throws into the
+// tree. No vscode import (the provider in provider.ts maps nodes to TreeItems).
+import type { InboxApi } from '../../api/types';
+import { ALL_INBOXES, isPhoneInbox } from '../../core/ids';
+import type { MessageSummary } from '../../core/wire';
+import { describeError, type ErrorAction } from '../errors';
+import { Emitter } from '../util/emitter';
+import { inboxKey, type AddedInboxes, type InboxRef, type ReadState } from './state';
+
+/** Messages of a whole domain fetched to discover its inboxes and count unread mail. */
+export const RECENT_LIMIT = 100;
+/** Messages shown per inbox before "load more": a screenful. */
+export const PAGE_SIZE = 25;
+/** At most this many pages per inbox, so "load more" cannot grow the tree without bound. */
+export const MAX_PAGES = 40;
+
+export interface DomainNode {
+  kind: 'domain';
+  id: string;
+  domain: string;
+  inboxCount?: number;
+  unread: number;
+}
+export interface InboxNode {
+  kind: 'inbox';
+  id: string;
+  domain: string;
+  inbox: string;
+  added: boolean;
+  phone: boolean;
+  unread: number;
+  /** `inbox@domain` for email inboxes of a named domain. */
+  address?: string;
+}
+export interface MessageNode {
+  kind: 'message';
+  id: string;
+  domain: string;
+  inbox: string;
+  summary: MessageSummary;
+  unread: boolean;
+  phone: boolean;
+}
+export interface LoadMoreNode {
+  kind: 'loadMore';
+  id: string;
+  domain: string;
+  inbox: string;
+}
+export interface ErrorNode {
+  kind: 'error';
+  id: string;
+  message: string;
+  actions: ErrorAction[];
+}
+export interface EmptyNode {
+  kind: 'empty';
+  id: string;
+  domain: string;
+  inbox: string;
+  message: string;
+}
+export type TreeNode = DomainNode | InboxNode | MessageNode | LoadMoreNode | ErrorNode | EmptyNode;
+
+interface DomainData {
+  msgs: MessageSummary[];
+  error?: unknown;
+}
+interface InboxData {
+  msgs: MessageSummary[];
+  cursor?: string;
+  more: boolean;
+  pages: number;
+}
+
+export interface ModelDeps {
+  api(): Promise<InboxApi>;
+  /** Domains to show, in order. */
+  domains(api: InboxApi, signal?: AbortSignal): Promise<string[]>;
+  added: () => AddedInboxes;
+  readState: () => ReadState;
+  /** For empty-inbox hints: the SMTP address mail can be sent to, if there is one. */
+  smtp?: () => { host: string; port: number } | undefined;
+}
+
+function byNewest(a: MessageSummary, b: MessageSummary): number {
+  return b.time - a.time || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+}
+
+function errorNode(scope: string, e: unknown): ErrorNode {
+  const d = describeError(e);
+  return { kind: 'error', id: `error:${scope}`, message: d.silent ? 'Cancelled.' : d.message, actions: d.actions };
+}
+
+export class InboxModel {
+  private domainList: string[] | undefined;
+  private readonly domainData = new Map<string, DomainData>();
+  private readonly inboxData = new Map<string, InboxData>();
+  private readonly changeEmitter = new Emitter<void>();
+  /** Fires when cached data changed and the tree should re-read it. */
+  readonly onDidChange = this.changeEmitter.event;
+
+  constructor(private readonly deps: ModelDeps) {}
+
+  /** Drops every cache: the next read goes to the server. */
+  invalidate(): void {
+    this.domainList = undefined;
+    this.domainData.clear();
+    this.inboxData.clear();
+    this.changeEmitter.fire();
+  }
+
+  async roots(): Promise<TreeNode[]> {
+    try {
+      if (!this.domainList) {
+        const api = await this.deps.api();
+        this.domainList = await this.deps.domains(api);
+      }
+    } catch (e) {
+      return [errorNode('domains', e)];
+    }
+    const nodes: TreeNode[] = [];
+    for (const domain of this.domainList) {
+      const data = this.domainData.get(domain);
+      const inboxes = data ? this.inboxNames(domain, data.msgs) : undefined;
+      nodes.push({
+        kind: 'domain',
+        id: `domain:${domain}`,
+        domain,
+        inboxCount: inboxes?.length,
+        unread: data ? this.unreadIn(data.msgs) : 0,
+      });
+    }
+    return nodes;
+  }
+
+  /** Loads the domain's recent mail (list inbox `*`) when not cached. */
+  private async loadDomain(domain: string, force = false): Promise<DomainData> {
+    const cached = this.domainData.get(domain);
+    if (cached && !cached.error && !force) return cached;
+    try {
+      const api = await this.deps.api();
+      const listing = await api.listInbox(domain, ALL_INBOXES, { limit: RECENT_LIMIT });
+      const data: DomainData = { msgs: [...listing.msgs].sort(byNewest) };
+      this.domainData.set(domain, data);
+      return data;
+    } catch (e) {
+      const data: DomainData = { msgs: cached?.msgs ?? [], error: e };
+      this.domainData.set(domain, data);
+      return data;
+    }
+  }
+
+  private inboxNames(domain: string, msgs: MessageSummary[]): string[] {
+    const names: string[] = [];
+    for (const m of msgs) {
+      const name = m.to.toLowerCase();
+      if (!names.includes(name)) names.push(name);
+    }
+    for (const r of this.deps.added().list(domain)) if (!names.includes(r.inbox)) names.push(r.inbox);
+    return names;
+  }
+
+  private unreadIn(msgs: MessageSummary[]): number {
+    const rs = this.deps.readState();
+    return msgs.filter((m) => rs.isUnread(m)).length;
+  }
+
+  async domainChildren(domain: string): Promise<TreeNode[]> {
+    const data = await this.loadDomain(domain);
+    const nodes: TreeNode[] = [];
+    if (data.error) nodes.push(errorNode(`domain:${domain}`, data.error));
+    const added = this.deps.added();
+    const named = domain !== 'private';
+    for (const inbox of this.inboxNames(domain, data.msgs)) {
+      const phone = isPhoneInbox(inbox);
+      nodes.push({
+        kind: 'inbox',
+        id: `inbox:${domain}/${inbox}`,
+        domain,
+        inbox,
+        added: added.has({ domain, inbox }),
+        phone,
+        unread: this.unreadIn(data.msgs.filter((m) => m.to.toLowerCase() === inbox)),
+        address: named && !phone ? `${inbox}@${domain}` : undefined,
+      });
+    }
+    return nodes;
+  }
+
+  async inboxChildren(domain: string, inbox: string): Promise<TreeNode[]> {
+    const key = inboxKey({ domain, inbox });
+    let data = this.inboxData.get(key);
+    if (!data) {
+      try {
+        data = await this.fetchPage(domain, inbox, undefined);
+        this.inboxData.set(key, data);
+      } catch (e) {
+        return [errorNode(`inbox:${key}`, e)];
+      }
+    }
+    return this.inboxNodes(domain, inbox, data);
+  }
+
+  private inboxNodes(domain: string, inbox: string, data: InboxData): TreeNode[] {
+    const rs = this.deps.readState();
+    const phone = isPhoneInbox(inbox);
+    if (data.msgs.length === 0) {
+      const smtp = this.deps.smtp?.();
+      const where =
+        phone || domain === 'private'
+          ? 'Inject a test message or send one to it.'
+          : smtp
+            ? `Send mail to ${inbox}@${domain} (SMTP ${smtp.host}:${smtp.port}) or inject a test message.`
+            : `Send mail to ${inbox}@${domain} or inject a test message.`;
+      return [{ kind: 'empty', id: `empty:${domain}/${inbox}`, domain, inbox, message: `No messages yet. ${where}` }];
+    }
+    const nodes: TreeNode[] = data.msgs.map((m) => ({
+      kind: 'message' as const,
+      id: `message:${domain}/${inbox}/${m.id}`,
+      domain,
+      inbox,
+      summary: m,
+      unread: rs.isUnread(m),
+      phone,
+    }));
+    if (data.more && data.pages < MAX_PAGES) nodes.push({ kind: 'loadMore', id: `more:${domain}/${inbox}`, domain, inbox });
+    return nodes;
+  }
+
+  private async fetchPage(domain: string, inbox: string, prev: InboxData | undefined, signal?: AbortSignal): Promise<InboxData> {
+    const api = await this.deps.api();
+    const params = prev?.cursor ? { limit: PAGE_SIZE, cursor: prev.cursor } : { limit: PAGE_SIZE, skip: prev?.msgs.length ?? 0 };
+    const listing = await api.listInbox(domain, inbox, params, { signal });
+    const seen = new Set(prev?.msgs.map((m) => m.id));
+    const fresh = listing.msgs.filter((m) => !seen.has(m.id));
+    const msgs = [...(prev?.msgs ?? []), ...fresh].sort(byNewest);
+    // A server that pages by cursor says so; one that does not has more when the page was full.
+    const more = listing.cursor !== undefined ? true : listing.msgs.length >= PAGE_SIZE && fresh.length > 0;
+    return { msgs, cursor: listing.cursor, more, pages: (prev?.pages ?? 0) + 1 };
+  }
+
+  /** Appends the next page of an inbox. Throws on failure (the command reports it). */
+  async loadMore(ref: InboxRef, signal?: AbortSignal): Promise<number> {
+    const key = inboxKey(ref);
+    const prev = this.inboxData.get(key);
+    if (!prev) {
+      this.inboxData.set(key, await this.fetchPage(ref.domain, ref.inbox, undefined, signal));
+      this.changeEmitter.fire();
+      return this.inboxData.get(key)!.msgs.length;
+    }
+    const next = await this.fetchPage(ref.domain, ref.inbox, prev, signal);
+    this.inboxData.set(key, next);
+    this.changeEmitter.fire();
+    return next.msgs.length - prev.msgs.length;
+  }
+
+  /** Adds messages announced by the stream or found by polling. Returns those that were new. */
+  applyNew(domain: string, msgs: MessageSummary[]): MessageSummary[] {
+    const data = this.domainData.get(domain);
+    if (!data) {
+      // Not loaded yet: the first read will list them; they are still news.
+      this.changeEmitter.fire();
+      return msgs;
+    }
+    const known = new Set(data.msgs.map((m) => m.id));
+    const fresh = msgs.filter((m) => !known.has(m.id));
+    if (fresh.length === 0) return [];
+    data.msgs = [...fresh, ...data.msgs].sort(byNewest).slice(0, Math.max(RECENT_LIMIT, data.msgs.length));
+    for (const m of fresh) {
+      const ib = this.inboxData.get(inboxKey({ domain, inbox: m.to.toLowerCase() }));
+      if (ib && !ib.msgs.some((x) => x.id === m.id)) ib.msgs = [m, ...ib.msgs].sort(byNewest);
+    }
+    this.changeEmitter.fire();
+    return fresh;
+  }
+
+  /** Removes messages deleted elsewhere (stream `delete` events, or our own deletes). */
+  applyDelete(domain: string, ids: string[]): void {
+    const gone = new Set(ids);
+    const data = this.domainData.get(domain);
+    if (data) data.msgs = data.msgs.filter((m) => !gone.has(m.id));
+    for (const [key, ib] of this.inboxData) if (key.startsWith(`${domain}/`)) ib.msgs = ib.msgs.filter((m) => !gone.has(m.id));
+    this.changeEmitter.fire();
+  }
+
+  /** Forgets an inbox's messages after it was cleared. */
+  applyClear(ref: InboxRef): void {
+    const data = this.domainData.get(ref.domain);
+    if (data) data.msgs = data.msgs.filter((m) => m.to.toLowerCase() !== ref.inbox);
+    this.inboxData.set(inboxKey(ref), { msgs: [], more: false, pages: 1 });
+    this.changeEmitter.fire();
+  }
+
+  /**
+   * Re-reads the recent mail of every shown domain (polling when there is no stream).
+   * Returns the messages not seen before. Errors become error nodes at the next read.
+   */
+  async poll(domains: string[] | undefined = this.domainList): Promise<MessageSummary[]> {
+    const fresh: MessageSummary[] = [];
+    for (const domain of domains ?? []) {
+      const before = this.domainData.get(domain);
+      if (!before) continue; // never expanded: nothing to compare with yet
+      const known = new Set(before.msgs.map((m) => m.id));
+      const after = await this.loadDomain(domain, true);
+      if (after.error) {
+        this.changeEmitter.fire();
+        continue;
+      }
+      const news = after.msgs.filter((m) => !known.has(m.id));
+      const goneIds = before.msgs.filter((m) => !after.msgs.some((x) => x.id === m.id)).map((m) => m.id);
+      for (const m of news) {
+        const ib = this.inboxData.get(inboxKey({ domain, inbox: m.to.toLowerCase() }));
+        if (ib && !ib.msgs.some((x) => x.id === m.id)) ib.msgs = [m, ...ib.msgs].sort(byNewest);
+      }
+      if (goneIds.length > 0) this.applyDelete(domain, goneIds);
+      if (news.length > 0 || before.error) this.changeEmitter.fire();
+      fresh.push(...news);
+    }
+    return fresh;
+  }
+
+  /** Domains currently shown (after the first read). */
+  get shownDomains(): string[] {
+    return this.domainList ?? [];
+  }
+
+  /** Every unread message known to the tree. */
+  unreadCount(): number {
+    const rs = this.deps.readState();
+    const ids = new Set<string>();
+    for (const d of this.domainData.values()) for (const m of d.msgs) if (rs.isUnread(m)) ids.add(m.id);
+    for (const ib of this.inboxData.values()) for (const m of ib.msgs) if (rs.isUnread(m)) ids.add(m.id);
+    return ids.size;
+  }
+
+  /** A known message summary by id. */
+  findSummary(id: string): MessageSummary | undefined {
+    for (const d of this.domainData.values()) for (const m of d.msgs) if (m.id === id) return m;
+    for (const ib of this.inboxData.values()) for (const m of ib.msgs) if (m.id === id) return m;
+    return undefined;
+  }
+
+  /** Inbox names known for a domain (for pickers). */
+  knownInboxes(domain: string): string[] {
+    return this.inboxNames(domain, this.domainData.get(domain)?.msgs ?? []);
+  }
+
+  /** Tells the tree that read state changed. */
+  refreshView(): void {
+    this.changeEmitter.fire();
+  }
+
+  dispose(): void {
+    this.changeEmitter.dispose();
+  }
+}

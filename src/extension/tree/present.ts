@@ -1,0 +1,144 @@
+// How each tree node looks: label, description, tooltip, codicon, contextValue, command.
+// Pure, so the tree's contents are testable without a VS Code host.
+import { ACTION_TITLES, type ErrorAction } from '../errors';
+import { absoluteTime, relativeTime } from '../util/time';
+import type { TreeNode } from './model';
+
+/** contextValues menus match on (package.json `view/item/context`). */
+export const NodeContext = {
+  domain: 'testInbox.domain',
+  inbox: 'testInbox.inbox',
+  /** An inbox the user added (it can be removed). */
+  addedInbox: 'testInbox.inbox.added',
+  message: 'testInbox.message',
+  loadMore: 'testInbox.loadMore',
+  error: 'testInbox.error',
+  empty: 'testInbox.empty',
+} as const;
+
+/** Command ids run by clicking a node, and the commands behind error actions. */
+export const ACTION_COMMANDS: Record<ErrorAction, { command: string; args?: unknown[] }> = {
+  setApiToken: { command: 'testInbox.setApiToken' },
+  showLog: { command: 'testInbox.showLog' },
+  retry: { command: 'testInbox.refresh' },
+  changePort: { command: 'workbench.action.openSettings', args: ['testInbox.local'] },
+  startLocalServer: { command: 'testInbox.startLocalServer' },
+};
+
+export interface Presentation {
+  id: string;
+  label: string;
+  /** Bold the label (unread). */
+  bold?: boolean;
+  description?: string;
+  tooltip?: string;
+  icon: string;
+  /** Theme color id for the icon. */
+  iconColor?: string;
+  contextValue: string;
+  collapsible: 'none' | 'collapsed' | 'expanded';
+  command?: { command: string; title: string; args?: unknown[]; withNode?: boolean };
+  accessibilityLabel?: string;
+}
+
+/** `Acme <no-reply@acme.test>` → `Acme`; a bare address stays. */
+export function senderName(from: string): string {
+  const m = /^\s*"?([^"<]*?)"?\s*<([^>]*)>\s*$/.exec(from);
+  if (m) return m[1].trim() || m[2].trim();
+  return from.trim();
+}
+
+export function present(node: TreeNode, now: number): Presentation {
+  switch (node.kind) {
+    case 'domain':
+      return {
+        id: node.id,
+        label: node.domain,
+        description: [
+          node.inboxCount !== undefined ? (node.inboxCount === 1 ? '1 inbox' : `${node.inboxCount} inboxes`) : undefined,
+          node.unread > 0 ? `${node.unread} unread` : undefined,
+        ]
+          .filter(Boolean)
+          .join(' · ') || undefined,
+        tooltip: node.domain === 'private' ? 'The private domains of this server' : `Domain ${node.domain}`,
+        icon: 'globe',
+        contextValue: NodeContext.domain,
+        collapsible: 'expanded',
+        accessibilityLabel: `Domain ${node.domain}${node.unread > 0 ? `, ${node.unread} unread` : ''}`,
+      };
+    case 'inbox':
+      return {
+        id: node.id,
+        label: node.inbox,
+        description: node.unread > 0 ? `${node.unread} unread` : node.address,
+        tooltip: [
+          node.phone ? `SMS inbox ${node.inbox}` : node.address ? `Inbox ${node.address}` : `Inbox ${node.inbox}`,
+          node.added ? 'Added by you' : 'Seen in recent mail',
+          node.unread > 0 ? `${node.unread} unread` : undefined,
+        ]
+          .filter(Boolean)
+          .join('\n'),
+        icon: node.phone ? 'device-mobile' : 'inbox',
+        contextValue: node.added ? NodeContext.addedInbox : NodeContext.inbox,
+        collapsible: 'collapsed',
+        accessibilityLabel: `${node.phone ? 'SMS inbox' : 'Inbox'} ${node.address ?? node.inbox}${node.unread > 0 ? `, ${node.unread} unread` : ''}`,
+      };
+    case 'message': {
+      const m = node.summary;
+      const subject = m.subject.trim() || '(no subject)';
+      const sender = senderName(m.from) || '(unknown sender)';
+      const when = relativeTime(m.time, now);
+      return {
+        id: node.id,
+        label: subject,
+        bold: node.unread,
+        description: `${sender} · ${when}`,
+        tooltip: `${subject}\nFrom: ${m.from}\nTo: ${m.to}\nReceived: ${absoluteTime(m.time)}\nId: ${m.id}${node.unread ? '\nUnread' : ''}`,
+        icon: node.phone ? (node.unread ? 'comment-unresolved' : 'comment') : node.unread ? 'mail' : 'mail-read',
+        iconColor: node.unread ? 'notificationsInfoIcon.foreground' : undefined,
+        contextValue: NodeContext.message,
+        collapsible: 'none',
+        command: { command: 'testInbox.openMessage', title: 'Open Message', withNode: true },
+        accessibilityLabel: `${node.unread ? 'Unread ' : ''}${node.phone ? 'SMS' : 'email'} from ${sender}, ${subject}, ${when}`,
+      };
+    }
+    case 'loadMore':
+      return {
+        id: node.id,
+        label: 'Load more…',
+        tooltip: `Load older messages of ${node.inbox}`,
+        icon: 'ellipsis',
+        contextValue: NodeContext.loadMore,
+        collapsible: 'none',
+        command: { command: 'testInbox._loadMore', title: 'Load More', withNode: true },
+        accessibilityLabel: `Load older messages of ${node.inbox}`,
+      };
+    case 'error': {
+      const first = node.actions[0];
+      return {
+        id: node.id,
+        label: node.message,
+        description: first ? `${ACTION_TITLES[first]}…` : undefined,
+        tooltip: `${node.message}${node.actions.length ? `\n\nClick: ${ACTION_TITLES[node.actions[0]]}` : ''}`,
+        icon: 'error',
+        iconColor: 'errorForeground',
+        contextValue: NodeContext.error,
+        collapsible: 'none',
+        command: first ? { command: ACTION_COMMANDS[first].command, title: ACTION_TITLES[first], args: ACTION_COMMANDS[first].args } : undefined,
+        accessibilityLabel: `Error: ${node.message}`,
+      };
+    }
+    case 'empty':
+      return {
+        id: node.id,
+        label: 'No messages yet',
+        description: 'Inject…',
+        tooltip: node.message,
+        icon: 'info',
+        contextValue: NodeContext.empty,
+        collapsible: 'none',
+        command: { command: 'testInbox.injectMessage', title: 'Inject Test Message', args: [{ domain: node.domain, inbox: node.inbox }] },
+        accessibilityLabel: node.message,
+      };
+  }
+}

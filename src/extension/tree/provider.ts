@@ -1,0 +1,140 @@
+// The `testInbox.inboxes` tree. getChildren never throws and never pops notifications:
+// failures become error nodes, or an empty tree with the matching welcome view.
+import * as vscode from 'vscode';
+import { ApiError } from '../../api/errors';
+import { ContextKey } from '../config/contextKeys';
+import type { Connection } from '../connection';
+import { describeError, ExtensionError } from '../errors';
+import { errorText, type Logger } from '../log';
+import type { InboxModel, TreeNode } from './model';
+import { present, type Presentation } from './present';
+
+export type ViewState = 'idle' | 'starting' | 'ready' | 'noToken' | 'stopped' | 'unreachable' | 'failed';
+
+/** Errors that mean "the server is not there": shown as the unreachable welcome view. */
+export function isUnreachable(e: unknown): boolean {
+  return ApiError.is(e, 'network') || ApiError.is(e, 'timeout') || ExtensionError.is(e, 'noServer');
+}
+
+export interface ProviderDeps {
+  model: InboxModel;
+  connection: Connection;
+  log: Logger;
+  /** Called after the root level loaded (live updates follow the shown domains). */
+  onRootsLoaded(): void;
+}
+
+export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
+  private readonly changeEmitter = new vscode.EventEmitter<TreeNode | undefined | void>();
+  readonly onDidChangeTreeData = this.changeEmitter.event;
+  private viewState: ViewState = 'idle';
+  private empty = false;
+  private readonly subs: vscode.Disposable[] = [];
+
+  constructor(private readonly deps: ProviderDeps) {
+    this.subs.push(this.changeEmitter, { dispose: deps.model.onDidChange(() => this.changeEmitter.fire()).dispose });
+  }
+
+  get state(): ViewState {
+    return this.viewState;
+  }
+
+  refresh(): void {
+    this.changeEmitter.fire();
+  }
+
+  private setState(state: ViewState, empty = false): void {
+    if (state !== this.viewState) {
+      this.viewState = state;
+      void vscode.commands.executeCommand('setContext', ContextKey.state, state);
+    }
+    if (empty !== this.empty) {
+      this.empty = empty;
+      void vscode.commands.executeCommand('setContext', ContextKey.empty, empty);
+    }
+  }
+
+  getTreeItem(node: TreeNode): vscode.TreeItem {
+    return toTreeItem(node, present(node, Date.now()));
+  }
+
+  async getChildren(node?: TreeNode): Promise<TreeNode[]> {
+    try {
+      if (!node) return await this.roots();
+      if (node.kind === 'domain') return await this.deps.model.domainChildren(node.domain);
+      if (node.kind === 'inbox') return await this.deps.model.inboxChildren(node.domain, node.inbox);
+      return [];
+    } catch (e) {
+      // The model catches its own errors; this is the last line of defence.
+      this.deps.log.error(`Tree: ${errorText(e)}`);
+      const d = describeError(e);
+      return [{ kind: 'error', id: `error:tree:${node?.id ?? 'root'}`, message: d.message, actions: d.actions }];
+    }
+  }
+
+  private async roots(): Promise<TreeNode[]> {
+    const c = this.deps.connection;
+    try {
+      await c.ensure();
+    } catch (e) {
+      const st = c.state;
+      if (st.kind === 'noToken') return this.setState('noToken'), [];
+      if (st.kind === 'stopped') return this.setState('stopped'), [];
+      if (isUnreachable(e)) return this.setState('unreachable'), [];
+      this.setState('failed');
+      const d = describeError(e);
+      if (d.silent) return [];
+      return [{ kind: 'error', id: 'error:connection', message: d.message, actions: d.actions }];
+    }
+    const roots = await this.deps.model.roots();
+    const rootError = roots.length === 1 && roots[0].kind === 'error' ? roots[0] : undefined;
+    if (rootError && c.state.kind !== 'ready') return this.setState('unreachable'), [];
+    this.deps.onRootsLoaded();
+    // Empty server and nothing added: the welcome view explains how mail gets in.
+    let empty = false;
+    if (!rootError) {
+      const children = await Promise.all(roots.map((r) => (r.kind === 'domain' ? this.deps.model.domainChildren(r.domain) : Promise.resolve([r]))));
+      empty = children.every((list) => list.length === 0);
+    }
+    this.setState('ready', empty);
+    return empty ? [] : roots;
+  }
+
+  /** The whole tree as presented (for tests and the debug command): every level expanded. */
+  async snapshot(): Promise<Array<Presentation & { children?: unknown[] }>> {
+    const walk = async (node: TreeNode | undefined, depth: number): Promise<Array<Presentation & { children?: unknown[] }>> => {
+      const kids = await this.getChildren(node);
+      const now = Date.now();
+      const out: Array<Presentation & { children?: unknown[] }> = [];
+      for (const k of kids) {
+        const p: Presentation & { children?: unknown[] } = { ...present(k, now) };
+        if ((k.kind === 'domain' || k.kind === 'inbox') && depth < 3) p.children = await walk(k, depth + 1);
+        out.push(p);
+      }
+      return out;
+    };
+    return walk(undefined, 0);
+  }
+
+  dispose(): void {
+    for (const s of this.subs) s.dispose();
+  }
+}
+
+export function toTreeItem(node: TreeNode, p: Presentation): vscode.TreeItem {
+  const collapsible =
+    p.collapsible === 'expanded'
+      ? vscode.TreeItemCollapsibleState.Expanded
+      : p.collapsible === 'collapsed'
+        ? vscode.TreeItemCollapsibleState.Collapsed
+        : vscode.TreeItemCollapsibleState.None;
+  const item = new vscode.TreeItem(p.bold ? { label: p.label, highlights: [[0, p.label.length]] } : p.label, collapsible);
+  item.id = p.id;
+  item.description = p.description;
+  item.tooltip = p.tooltip;
+  item.iconPath = new vscode.ThemeIcon(p.icon, p.iconColor ? new vscode.ThemeColor(p.iconColor) : undefined);
+  item.contextValue = p.contextValue;
+  if (p.command) item.command = { command: p.command.command, title: p.command.title, arguments: p.command.withNode ? [node] : p.command.args };
+  if (p.accessibilityLabel) item.accessibilityInformation = { label: p.accessibilityLabel };
+  return item;
+}

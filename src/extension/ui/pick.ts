@@ -1,0 +1,145 @@
+// Node-or-picker: commands get a tree node (or, from tests and other commands, a plain
+// `{ domain, inbox, id }` object); from the palette they ask with a QuickPick.
+import * as vscode from 'vscode';
+import { ALL_INBOXES, inboxNameProblem, isPhoneInbox, normalizeInbox } from '../../core/ids';
+import type { MessageSummary } from '../../core/wire';
+import { ExtensionError } from '../errors';
+import type { Services } from '../services';
+import type { TreeNode } from '../tree/model';
+import { senderName } from '../tree/present';
+import type { InboxRef } from '../tree/state';
+import { relativeTime } from '../util/time';
+
+/** What commands accept besides a tree node. */
+export interface RefArg {
+  domain?: string;
+  inbox?: string;
+  id?: string;
+}
+
+export interface MessageRef {
+  domain: string;
+  inbox: string;
+  id: string;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null;
+}
+
+/** The domain commands write to when none is given. */
+export function defaultDomain(s: Services): string {
+  const shown = s.model.shownDomains;
+  if (shown.length > 0) return shown[0];
+  const settings = s.settings();
+  if (settings.domains.length > 0) return settings.domains[0];
+  return settings.server.kind === 'remote' ? 'private' : settings.localDomain;
+}
+
+/** Validates an inbox name typed by the user or passed in; throws a clear error. */
+export function checkInboxName(raw: string): string {
+  const name = normalizeInbox(raw);
+  const problem = inboxNameProblem(name);
+  if (problem) throw new ExtensionError('invalidInput', `"${raw}" is not a usable inbox name: ${problem}.`);
+  if (name === ALL_INBOXES) throw new ExtensionError('invalidInput', 'Name one inbox, not "*".');
+  return name;
+}
+
+/** Splits `name@domain` into inbox and domain. */
+export function parseInboxInput(raw: string, fallbackDomain: string): InboxRef {
+  const t = raw.trim();
+  const at = t.lastIndexOf('@');
+  if (at > 0) return { inbox: checkInboxName(t.slice(0, at)), domain: t.slice(at + 1).toLowerCase() };
+  return { inbox: checkInboxName(t), domain: fallbackDomain };
+}
+
+/** An inbox from a node or argument, else from a QuickPick (undefined when dismissed). */
+export async function resolveInbox(s: Services, arg: unknown, title: string, opts: { allowNew?: boolean } = {}): Promise<InboxRef | undefined> {
+  if (isObject(arg)) {
+    const node = arg as Partial<TreeNode> & RefArg;
+    if (typeof node.inbox === 'string') {
+      return { domain: typeof node.domain === 'string' ? node.domain : defaultDomain(s), inbox: checkInboxName(node.inbox) };
+    }
+  }
+  return pickInbox(s, title, opts.allowNew ?? true);
+}
+
+async function pickInbox(s: Services, title: string, allowNew: boolean): Promise<InboxRef | undefined> {
+  const fallback = defaultDomain(s);
+  const seen = new Set<string>();
+  const items: Array<vscode.QuickPickItem & { ref?: InboxRef }> = [];
+  const domains = s.model.shownDomains.length > 0 ? s.model.shownDomains : [fallback];
+  for (const domain of domains) {
+    for (const inbox of s.model.knownInboxes(domain)) {
+      const key = `${domain}/${inbox}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      items.push({ label: inbox, description: domain, iconPath: new vscode.ThemeIcon(isPhoneInbox(inbox) ? 'device-mobile' : 'inbox'), ref: { domain, inbox } });
+    }
+  }
+  const qp = vscode.window.createQuickPick<vscode.QuickPickItem & { ref?: InboxRef }>();
+  qp.title = title;
+  qp.placeholder = allowNew ? `Pick an inbox or type a name (name or name@${fallback})` : 'Pick an inbox';
+  qp.items = items;
+  qp.matchOnDescription = true;
+  return new Promise<InboxRef | undefined>((resolve) => {
+    let done = false;
+    const finish = (v: InboxRef | undefined) => {
+      if (done) return;
+      done = true;
+      resolve(v);
+      qp.dispose();
+    };
+    qp.onDidChangeValue((value) => {
+      if (!allowNew) return;
+      const typed = value.trim();
+      const extra: Array<vscode.QuickPickItem & { ref?: InboxRef }> = [];
+      if (typed) {
+        try {
+          const ref = parseInboxInput(typed, fallback);
+          if (!seen.has(`${ref.domain}/${ref.inbox}`)) extra.push({ label: ref.inbox, description: `${ref.domain} (new)`, alwaysShow: true, ref });
+        } catch (e) {
+          // QuickPick has no validation message in 1.97: show the problem as an item that cannot be accepted.
+          extra.push({ label: `$(error) ${(e as Error).message}`, alwaysShow: true });
+        }
+      }
+      qp.items = [...extra, ...items];
+    });
+    qp.onDidAccept(() => {
+      const sel = qp.selectedItems[0];
+      if (sel?.ref) finish(sel.ref);
+    });
+    qp.onDidHide(() => finish(undefined));
+    qp.show();
+  });
+}
+
+/** A message from a node or argument, else picked from an inbox's newest messages. */
+export async function resolveMessage(s: Services, arg: unknown, title: string, token?: vscode.CancellationToken): Promise<MessageRef | undefined> {
+  if (isObject(arg)) {
+    const node = arg as Partial<TreeNode> & RefArg & { summary?: MessageSummary };
+    if (node.kind === 'message' && node.summary && typeof node.domain === 'string' && typeof node.inbox === 'string') {
+      return { domain: node.domain, inbox: node.inbox, id: node.summary.id };
+    }
+    if (typeof node.id === 'string' && typeof node.inbox === 'string' && node.kind === undefined) {
+      return { domain: typeof node.domain === 'string' ? node.domain : defaultDomain(s), inbox: checkInboxName(node.inbox), id: node.id };
+    }
+  }
+  const ref = await resolveInbox(s, arg, title, { allowNew: false });
+  if (!ref) return undefined;
+  const api = await s.connection.ensure();
+  const listing = await api.listInbox(ref.domain, ref.inbox, { limit: 50 }, { signal: token ? abortOn(token) : undefined });
+  if (listing.msgs.length === 0) throw new ExtensionError('noMessage', `Inbox ${ref.inbox} has no messages.`);
+  const now = Date.now();
+  const picked = await vscode.window.showQuickPick(
+    listing.msgs.map((m) => ({ label: m.subject || '(no subject)', description: `${senderName(m.from)} · ${relativeTime(m.time, now)}`, detail: m.id, id: m.id })),
+    { title, placeHolder: `Pick a message of ${ref.inbox}` },
+  );
+  return picked ? { ...ref, id: picked.id } : undefined;
+}
+
+function abortOn(token: vscode.CancellationToken): AbortSignal {
+  const ac = new AbortController();
+  token.onCancellationRequested(() => ac.abort());
+  return ac.signal;
+}

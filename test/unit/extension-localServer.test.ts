@@ -1,0 +1,199 @@
+// The local server manager against the real CLI (src/server/cli.ts run through tsx), real
+// ports and a temp data folder.
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createClient } from '../../src/api/client';
+import { TokenStore, type SecretStorageLike } from '../../src/extension/config/secrets';
+import { readSettings, type Settings } from '../../src/extension/config/settings';
+import { Connection } from '../../src/extension/connection';
+import { Logger } from '../../src/extension/log';
+import { LocalServer, LocalServerError, parseReadyLine, probeHealth, type LocalServerOptions } from '../../src/extension/localServer';
+
+const CLI = path.resolve(__dirname, '../../src/server/cli.ts');
+const EXEC_ARGV = ['--require', 'tsx/cjs'];
+
+function memoryLog(): { log: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const push = (m: string) => void lines.push(m);
+  return { log: new Logger({ trace: push, debug: push, info: push, warn: push, error: push }), lines };
+}
+
+function memorySecrets(): SecretStorageLike & { data: Map<string, string> } {
+  const data = new Map<string, string>();
+  return {
+    data,
+    get: async (k) => data.get(k),
+    store: async (k, v) => void data.set(k, v),
+    delete: async (k) => void data.delete(k),
+    onDidChange: () => ({ dispose: () => undefined }),
+  };
+}
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as AddressInfo).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+describe('extension local server', function () {
+  this.timeout(60_000);
+  let dir: string;
+  const servers: LocalServer[] = [];
+
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-ext-'));
+  });
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.stop()));
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  const options = (over: Partial<LocalServerOptions> = {}): LocalServerOptions => ({
+    cliPath: CLI,
+    execArgv: EXEC_ARGV,
+    httpPort: 0,
+    smtpPort: 0,
+    dataDir: dir,
+    domain: 'inbox.test',
+    apiToken: 'api-token-local-1234',
+    webhookToken: 'wh-token-local-5678',
+    log: memoryLog().log,
+    ...over,
+  });
+
+  it('parses the ready line and refuses anything else', () => {
+    assert.deepEqual(parseReadyLine('{"http":"http://127.0.0.1:2580","smtp":"127.0.0.1:2525"}'), {
+      http: 'http://127.0.0.1:2580',
+      smtp: { host: '127.0.0.1', port: 2525 },
+    });
+    assert.equal(parseReadyLine('listening'), undefined);
+    assert.equal(parseReadyLine('{"http":1}'), undefined);
+  });
+
+  it('starts the CLI as a child process and stops it', async () => {
+    const { log, lines } = memoryLog();
+    const server = new LocalServer(options({ log }));
+    servers.push(server);
+    const running = await server.start();
+    assert.equal(running.mode, 'started');
+    assert.match(running.http, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.ok(running.smtp.port > 0);
+    assert.equal(await probeHealth(running.http), 'test-inbox');
+    const pid = server.pid;
+    assert.ok(pid);
+    await server.stop();
+    assert.equal(await probeHealth(running.http), 'none');
+    assert.throws(() => process.kill(pid, 0));
+    assert.ok(!lines.join('\n').includes('api-token-local-1234'), 'the token never reaches the log');
+  });
+
+  it('attaches to a Test Inbox server already on the configured port', async () => {
+    const first = new LocalServer(options());
+    servers.push(first);
+    const running = await first.start();
+    const port = Number(new URL(running.http).port);
+    const second = new LocalServer(options({ httpPort: port }));
+    servers.push(second);
+    const attached = await second.start();
+    assert.equal(attached.mode, 'attached');
+    assert.equal(attached.http, running.http);
+    assert.equal(second.pid, undefined, 'no second process');
+  });
+
+  it('reports a port held by another program as portTaken, naming the port', async () => {
+    const other = http.createServer((_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>not us</h1>'));
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    const port = (other.address() as AddressInfo).port;
+    try {
+      const server = new LocalServer(options({ httpPort: port }));
+      servers.push(server);
+      await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'portTaken') && e.port === port && e.message.includes(String(port)));
+    } finally {
+      await new Promise<void>((r) => other.close(() => r()));
+    }
+  });
+
+  it('reports a taken SMTP port from the CLI exit code', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const smtpPort = (blocker.address() as AddressInfo).port;
+    try {
+      const server = new LocalServer(options({ smtpPort, httpPort: await freePort() }));
+      servers.push(server);
+      await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'portTaken') && e.port === smtpPort && /SMTP/.test(e.message));
+    } finally {
+      await new Promise<void>((r) => blocker.close(() => r()));
+    }
+  });
+
+  it('says the program is missing instead of failing obscurely', async () => {
+    const server = new LocalServer(options({ cliPath: path.join(dir, 'nope.js') }));
+    await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'cliMissing'));
+  });
+
+  describe('connection to the local server', () => {
+    const settingsFor = (over: Record<string, unknown>): Settings => readSettings({ get: <T>(k: string) => over[k] as T | undefined }).settings;
+
+    it('generates tokens into secret storage on first start and lists domains with them', async () => {
+      const secrets = memorySecrets();
+      const { log, lines } = memoryLog();
+      const settings = settingsFor({ 'local.httpPort': 0, 'local.smtpPort': 0, 'local.dataFolder': dir });
+      const conn = new Connection({
+        settings: () => settings,
+        tokens: new TokenStore(secrets),
+        log,
+        createApi: (o) => createClient(o),
+        cliPath: CLI,
+        execArgv: EXEC_ARGV,
+        defaultDataDir: dir,
+      });
+      try {
+        const api = await conn.ensure();
+        const st = conn.state;
+        assert.equal(st.kind, 'ready');
+        assert.deepEqual([...secrets.data.keys()].sort(), ['testInbox.apiToken:http://127.0.0.1:0', 'testInbox.webhookToken:http://127.0.0.1:0']);
+        const apiToken = secrets.data.get('testInbox.apiToken:http://127.0.0.1:0')!;
+        assert.ok(apiToken.length >= 32);
+        const domains = await api.listDomains();
+        assert.ok(Array.isArray(domains.domains));
+        assert.ok(!lines.join('\n').includes(apiToken), 'the generated token never reaches the log');
+        // The same stored tokens are used again next time.
+        await conn.stopLocal();
+        assert.equal(conn.state.kind, 'stopped');
+        await assert.rejects(conn.ensure(), /stopped/);
+        await conn.startLocal();
+        assert.equal(secrets.data.get('testInbox.apiToken:http://127.0.0.1:0'), apiToken);
+      } finally {
+        await conn.dispose();
+      }
+    });
+
+    it('reads tokens.json when attaching to a server started elsewhere with other tokens', async () => {
+      const httpPort = await freePort();
+      await fs.writeFile(path.join(dir, 'tokens.json'), JSON.stringify({ apiToken: 'standalone-api-1111', webhookToken: 'standalone-wh-2222' }));
+      // Started "in a terminal": no tokens given, so it uses tokens.json.
+      const standalone = new LocalServer(options({ httpPort, apiToken: '', webhookToken: '' }));
+      servers.push(standalone);
+      await standalone.start();
+      const secrets = memorySecrets();
+      const settings = settingsFor({ 'local.httpPort': httpPort, 'local.smtpPort': 0, 'local.dataFolder': dir });
+      const conn = new Connection({ settings: () => settings, tokens: new TokenStore(secrets), log: memoryLog().log, createApi: (o) => createClient(o), cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: dir });
+      try {
+        await conn.ensure();
+        const st = conn.state;
+        assert.ok(st.kind === 'ready' && st.server.mode === 'attached');
+        assert.equal(secrets.data.get(`testInbox.apiToken:http://127.0.0.1:${httpPort}`), 'standalone-api-1111');
+        assert.equal(await conn.webhookToken(), 'standalone-wh-2222');
+      } finally {
+        await conn.dispose();
+      }
+    });
+  });
+});

@@ -1,0 +1,302 @@
+// The tree model and its presentation against the real local server (in-process, port 0,
+// temp Maildir) through the real client; mail arrives by HTTP inject and by SMTP (nodemailer).
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import nodemailer from 'nodemailer';
+import { ApiError } from '../../src/api/errors';
+import { createClient } from '../../src/api/client';
+import type { InboxApi } from '../../src/api/types';
+import { bestCode } from '../../src/core/otp';
+import { describeError, ExtensionError } from '../../src/extension/errors';
+import { LocalServerError } from '../../src/extension/localServer';
+import { InboxModel, PAGE_SIZE, type TreeNode } from '../../src/extension/tree/model';
+import { present, senderName } from '../../src/extension/tree/present';
+import { AddedInboxes, MAX_READ_IDS, ReadState, type MementoLike } from '../../src/extension/tree/state';
+import { waitForNextCode } from '../../src/extension/waitForCode';
+import { startInboxServer, type InboxServer } from '../../src/server/server';
+
+const API_TOKEN = 'tree-api-token-0001';
+const WEBHOOK_TOKEN = 'tree-wh-token-0002';
+const DOMAIN = 'inbox.test';
+
+function memento(): MementoLike & { data: Map<string, unknown> } {
+  const data = new Map<string, unknown>();
+  return { data, get: <T>(k: string) => data.get(k) as T | undefined, update: async (k, v) => void data.set(k, v) };
+}
+
+function modelFor(api: InboxApi, store = memento(), baseline = 0): { model: InboxModel; added: AddedInboxes; read: ReadState } {
+  const added = new AddedInboxes(store, 'local');
+  const read = new ReadState(store, 'local', baseline);
+  const model = new InboxModel({
+    api: async () => api,
+    domains: async (a) => [DOMAIN, ...(await a.listDomains()).domains.map((d) => d.name).filter((d) => d !== DOMAIN)],
+    added: () => added,
+    readState: () => read,
+    smtp: () => ({ host: '127.0.0.1', port: 2525 }),
+  });
+  return { model, added, read };
+}
+
+const kinds = (nodes: TreeNode[]) => nodes.map((n) => n.kind);
+
+describe('extension tree model', function () {
+  this.timeout(30_000);
+  let dir: string;
+  let server: InboxServer;
+  let api: InboxApi;
+
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-tree-'));
+    server = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir: dir, apiToken: API_TOKEN, webhookToken: WEBHOOK_TOKEN, defaultDomain: DOMAIN });
+    api = createClient({ baseUrl: server.httpUrl, apiToken: API_TOKEN });
+  });
+  afterEach(async () => {
+    await api.dispose();
+    await server.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('lists domains, the inboxes seen in recent mail, and messages newest first', async () => {
+    await api.inject(DOMAIN, 'alice', { from: 'Acme <no-reply@acme.test>', subject: 'first', text: 'one' });
+    await api.inject(DOMAIN, 'alice', { from: 'Acme <no-reply@acme.test>', subject: 'second', text: 'two' });
+    await api.inject(DOMAIN, 'bob', { from: 'x@y.test', subject: 'hi bob', text: 'three' });
+    const { model } = modelFor(api);
+    const roots = await model.roots();
+    assert.deepEqual(kinds(roots), ['domain']);
+    assert.equal((roots[0] as { domain: string }).domain, DOMAIN);
+    const inboxes = await model.domainChildren(DOMAIN);
+    assert.deepEqual(inboxes.map((n) => (n.kind === 'inbox' ? n.inbox : n.kind)).sort(), ['alice', 'bob']);
+    const msgs = await model.inboxChildren(DOMAIN, 'alice');
+    assert.deepEqual(msgs.map((n) => (n.kind === 'message' ? n.summary.subject : n.kind)), ['second', 'first']);
+  });
+
+  it('shows mail delivered over SMTP', async () => {
+    const transport = nodemailer.createTransport({ host: server.smtpHost, port: server.smtpPort, secure: false, ignoreTLS: true });
+    await transport.sendMail({ from: 'App <app@example.test>', to: `carol@${DOMAIN}`, subject: 'Your code', text: 'Code: 482913' });
+    transport.close();
+    const { model } = modelFor(api);
+    await model.roots();
+    const inboxes = await model.domainChildren(DOMAIN);
+    const carol = inboxes.find((n) => n.kind === 'inbox' && n.inbox === 'carol');
+    assert.ok(carol, 'the SMTP recipient appears as an inbox');
+    const msgs = await model.inboxChildren(DOMAIN, 'carol');
+    assert.equal(msgs.length, 1);
+    const p = present(msgs[0], Date.now());
+    assert.equal(p.label, 'Your code');
+    assert.match(p.description ?? '', /^App · just now$/);
+  });
+
+  it('keeps added inboxes without mail and shows how mail gets there', async () => {
+    const { model, added } = modelFor(api);
+    await added.add({ domain: DOMAIN, inbox: 'signup' });
+    const inboxes = await model.domainChildren(DOMAIN);
+    assert.deepEqual(inboxes.map((n) => n.kind === 'inbox' && [n.inbox, n.added]), [['signup', true]]);
+    const kids = await model.inboxChildren(DOMAIN, 'signup');
+    assert.deepEqual(kinds(kids), ['empty']);
+    assert.match((kids[0] as { message: string }).message, /signup@inbox\.test \(SMTP 127\.0\.0\.1:2525\)/);
+    assert.equal(present(kids[0], Date.now()).command?.command, 'testInbox.injectMessage');
+  });
+
+  it('pages an inbox with "load more" until every message is shown', async () => {
+    const total = PAGE_SIZE + 5;
+    for (let i = 0; i < total; i++) await api.inject(DOMAIN, 'bulk', { from: 'a@b.test', subject: `m${i}`, text: String(i) });
+    const { model } = modelFor(api);
+    const first = await model.inboxChildren(DOMAIN, 'bulk');
+    assert.equal(first.filter((n) => n.kind === 'message').length, PAGE_SIZE);
+    assert.equal(first[first.length - 1].kind, 'loadMore');
+    const added = await model.loadMore({ domain: DOMAIN, inbox: 'bulk' });
+    assert.equal(added, 5);
+    const all = await model.inboxChildren(DOMAIN, 'bulk');
+    const ids = all.filter((n) => n.kind === 'message').map((n) => (n as { summary: { id: string } }).summary.id);
+    assert.equal(ids.length, total);
+    assert.equal(new Set(ids).size, total, 'no message twice');
+    assert.ok(!all.some((n) => n.kind === 'loadMore'), 'no "load more" after the last page');
+  });
+
+  it('counts unread mail until a message is marked read', async () => {
+    await api.inject(DOMAIN, 'dave', { from: 'a@b.test', subject: 's1', text: 't' });
+    await api.inject(DOMAIN, 'dave', { from: 'a@b.test', subject: 's2', text: 't' });
+    const { model, read } = modelFor(api);
+    await model.roots();
+    await model.domainChildren(DOMAIN);
+    assert.equal(model.unreadCount(), 2);
+    const msgs = await model.inboxChildren(DOMAIN, 'dave');
+    const first = msgs[0];
+    assert.ok(first.kind === 'message' && first.unread);
+    assert.equal(present(first, Date.now()).bold, true);
+    await read.markRead([first.summary.id]);
+    assert.equal(model.unreadCount(), 1);
+    const again = await model.inboxChildren(DOMAIN, 'dave');
+    assert.ok(again[0].kind === 'message' && !again[0].unread);
+    assert.equal(present(again[0], Date.now()).icon, 'mail-read');
+  });
+
+  it('treats mail older than the first connection as read', async () => {
+    await api.inject(DOMAIN, 'erin', { from: 'a@b.test', subject: 'old', text: 't' });
+    const { model } = modelFor(api, memento(), Date.now() + 60_000);
+    await model.domainChildren(DOMAIN);
+    assert.equal(model.unreadCount(), 0);
+  });
+
+  it('finds new mail by polling and reports only what is new', async () => {
+    await api.inject(DOMAIN, 'frank', { from: 'a@b.test', subject: 'before', text: 't' });
+    const { model } = modelFor(api);
+    await model.roots();
+    await model.domainChildren(DOMAIN);
+    await model.inboxChildren(DOMAIN, 'frank');
+    assert.deepEqual(await model.poll(), []);
+    await api.inject(DOMAIN, 'frank', { from: 'a@b.test', subject: 'after', text: 't' });
+    const fresh = await model.poll();
+    assert.deepEqual(fresh.map((m) => m.subject), ['after']);
+    const msgs = await model.inboxChildren(DOMAIN, 'frank');
+    assert.deepEqual(msgs.map((n) => n.kind === 'message' && n.summary.subject), ['after', 'before']);
+  });
+
+  it('applies stream events for new and deleted mail', async () => {
+    await api.inject(DOMAIN, 'gina', { from: 'a@b.test', subject: 'one', text: 't' });
+    const { model } = modelFor(api);
+    await model.roots();
+    await model.domainChildren(DOMAIN);
+    await model.inboxChildren(DOMAIN, 'gina');
+    const events: TreeNode[][] = [];
+    const received = new Promise<void>((resolve) => {
+      const sub = api.subscribe(DOMAIN, undefined, {
+        onEvent: (e) => {
+          if (e.type === 'message' && e.msg) model.applyNew(DOMAIN, [e.msg]);
+          if (e.type === 'delete' && e.ids) model.applyDelete(DOMAIN, e.ids);
+          void model.inboxChildren(DOMAIN, 'gina').then((n) => {
+            events.push(n);
+            if (events.length === 2) {
+              sub.dispose();
+              resolve();
+            }
+          });
+        },
+        onState: (state) => {
+          if (state === 'open') void api.inject(DOMAIN, 'gina', { from: 'a@b.test', subject: 'two', text: 't' }).then((r) => api.deleteMessage(DOMAIN, 'gina', r.id));
+        },
+      });
+    });
+    await received;
+    assert.deepEqual(events[0].map((n) => n.kind === 'message' && n.summary.subject), ['two', 'one']);
+    assert.deepEqual(events[1].map((n) => n.kind === 'message' && n.summary.subject), ['one']);
+  });
+
+  it('returns an error node with "Set API Token" when the token is wrong, never throwing', async () => {
+    const bad = createClient({ baseUrl: server.httpUrl, apiToken: 'wrong-token-xyz' });
+    try {
+      const { model } = modelFor(bad);
+      const roots = await model.roots();
+      assert.deepEqual(kinds(roots), ['error']);
+      const e = roots[0] as { message: string; actions: string[] };
+      assert.deepEqual(e.actions, ['setApiToken', 'showLog']);
+      const p = present(roots[0], Date.now());
+      assert.equal(p.command?.command, 'testInbox.setApiToken');
+      assert.equal(p.icon, 'error');
+    } finally {
+      await bad.dispose();
+    }
+  });
+
+  it('returns an error node with "Retry" when the server is gone', async () => {
+    const { model } = modelFor(api);
+    await server.close();
+    const kids = await model.domainChildren(DOMAIN);
+    assert.equal(kids[0].kind, 'error');
+    assert.ok((kids[0] as { actions: string[] }).actions.includes('retry'));
+    server = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir: dir, apiToken: API_TOKEN, webhookToken: WEBHOOK_TOKEN, defaultDomain: DOMAIN });
+  });
+
+  it('forgets a cleared inbox at once', async () => {
+    await api.inject(DOMAIN, 'hank', { from: 'a@b.test', subject: 'x', text: 't' });
+    const { model } = modelFor(api);
+    await model.domainChildren(DOMAIN);
+    await model.inboxChildren(DOMAIN, 'hank');
+    await api.clearInbox(DOMAIN, 'hank');
+    model.applyClear({ domain: DOMAIN, inbox: 'hank' });
+    assert.deepEqual(kinds(await model.inboxChildren(DOMAIN, 'hank')), ['empty']);
+  });
+
+  describe('wait for next code', () => {
+    it('skips mail already there and messages without a code, and returns the next code', async () => {
+      await api.inject(DOMAIN, 'otp', { from: 'a@b.test', subject: 'old code', text: 'Your code is 111111' });
+      const ac = new AbortController();
+      const skipped: string[] = [];
+      let waiting!: () => void;
+      const ready = new Promise<void>((r) => (waiting = r));
+      const found = waitForNextCode({ api, domain: DOMAIN, inbox: 'otp', signal: ac.signal, extract: bestCode, longPoll: true, onWaiting: () => waiting(), onSkipped: (m) => skipped.push(m.subject) });
+      await ready;
+      await api.inject(DOMAIN, 'otp', { from: 'a@b.test', subject: 'welcome', text: 'Hello there, no digits here.' });
+      await api.inject(DOMAIN, 'otp', { from: 'a@b.test', subject: 'Sign-in', text: 'Your verification code is 730152. It expires in 10 minutes.' });
+      const result = await found;
+      assert.equal(result.code, '730152');
+      assert.equal(result.summary.subject, 'Sign-in');
+      assert.deepEqual(skipped, ['welcome']);
+    });
+
+    it('works by plain polling too (hosted servers)', async () => {
+      const ac = new AbortController();
+      let waiting!: () => void;
+      const ready = new Promise<void>((r) => (waiting = r));
+      const found = waitForNextCode({ api, domain: DOMAIN, inbox: 'otp2', signal: ac.signal, extract: bestCode, longPoll: false, pollMs: 100, onWaiting: () => waiting() });
+      await ready;
+      await api.inject(DOMAIN, 'otp2', { from: 'a@b.test', subject: 'code', text: 'Use 4821 to log in' });
+      assert.equal((await found).code, '4821');
+    });
+
+    it('stops with a cancellation error when cancelled', async () => {
+      const ac = new AbortController();
+      const found = waitForNextCode({ api, domain: DOMAIN, inbox: 'quiet', signal: ac.signal, extract: bestCode, longPoll: true, onWaiting: () => setTimeout(() => ac.abort(), 50) });
+      await assert.rejects(found, (e: unknown) => describeError(e).silent);
+    });
+  });
+});
+
+describe('extension tree presentation and errors', () => {
+  const now = Date.UTC(2026, 10, 22, 12, 0, 0);
+  const summary = { subject: '', domain: DOMAIN, from: '"Acme Support" <help@acme.test>', id: 'z-1-1', to: '15551234567', time: now - 120_000, seconds_ago: 120 };
+
+  it('names the sender by display name, else by address', () => {
+    assert.equal(senderName('"Acme Support" <help@acme.test>'), 'Acme Support');
+    assert.equal(senderName('<x@y.test>'), 'x@y.test');
+    assert.equal(senderName('plain@y.test'), 'plain@y.test');
+  });
+
+  it('shows an SMS message with its own icon, a placeholder subject and an accessible label', () => {
+    const p = present({ kind: 'message', id: 'message:x', domain: DOMAIN, inbox: '15551234567', summary, unread: false, phone: true }, now);
+    assert.equal(p.label, '(no subject)');
+    assert.equal(p.icon, 'comment');
+    assert.equal(p.description, 'Acme Support · 2 min ago');
+    assert.match(p.accessibilityLabel ?? '', /^SMS from Acme Support/);
+    assert.equal(p.contextValue, 'testInbox.message');
+    assert.equal(p.command?.command, 'testInbox.openMessage');
+  });
+
+  it('marks added inboxes so only they offer "Remove Inbox"', () => {
+    const base = { kind: 'inbox' as const, id: 'inbox:a', domain: DOMAIN, inbox: 'a', phone: false, unread: 3, address: 'a@inbox.test' };
+    assert.equal(present({ ...base, added: true }, now).contextValue, 'testInbox.inbox.added');
+    assert.equal(present({ ...base, added: false }, now).contextValue, 'testInbox.inbox');
+    assert.equal(present({ ...base, added: false }, now).description, '3 unread');
+  });
+
+  it('maps every failure to a message with actions, and cancellation to silence', () => {
+    assert.deepEqual(describeError(new ApiError('rateLimited', 'slow down')).actions, ['retry']);
+    assert.deepEqual(describeError(new ApiError('network', 'down')).actions, ['retry', 'showLog']);
+    assert.deepEqual(describeError(new LocalServerError('portTaken', 'Port 2580 is used', 2580)).actions, ['changePort', 'showLog']);
+    assert.deepEqual(describeError(new ExtensionError('invalidInput', 'bad name')).actions, []);
+    assert.equal(describeError(new ApiError('cancelled', 'x')).silent, true);
+    assert.equal(describeError(Object.assign(new Error('aborted'), { name: 'AbortError' })).silent, true);
+    assert.match(describeError(new TypeError('boom')).message, /Unexpected error: boom/);
+  });
+
+  it('keeps the read list bounded', async () => {
+    const m = memento();
+    const rs = new ReadState(m, 's', 0);
+    await rs.markRead(Array.from({ length: MAX_READ_IDS + 10 }, (_, i) => `i-1-${i}`));
+    assert.equal((m.data.get('testInbox.read:s') as string[]).length, MAX_READ_IDS);
+    assert.equal(rs.isUnread({ id: 'i-1-0', time: 1 }), true, 'the oldest fell off');
+    assert.equal(rs.isUnread({ id: `i-1-${MAX_READ_IDS + 9}`, time: 1 }), false);
+  });
+});
