@@ -171,6 +171,9 @@ export class Transport {
   async request(req: HttpRequest, opts: CallOptions = {}): Promise<HttpResponse> {
     if (this.disposed) throw new ApiError('cancelled', 'The client was disposed.');
     if (opts.signal?.aborted) throw cancelledError();
+    if (opts.timeoutMs !== undefined && !(Number.isFinite(opts.timeoutMs) && opts.timeoutMs > 0)) {
+      throw new ApiError('invalidInput', `Invalid timeout ${String(opts.timeoutMs)}: expected a positive number of ms.`, { field: 'timeoutMs' });
+    }
     const budget = Math.max(opts.timeoutMs ?? this.options.timeoutMs, req.minTimeoutMs ?? 0);
     const deadline = Date.now() + budget;
     const line = this.describe(req.method, req.url);

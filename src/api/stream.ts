@@ -26,7 +26,7 @@ export interface StreamOptions {
   connectTimeoutMs?: number;
 }
 
-/** Statuses meaning "this server has no stream route". */
+/** Statuses meaning "this server has no stream route" (besides other 4xx, see run()). */
 const UNSUPPORTED_STATUSES = new Set([404, 405, 501]);
 
 class StreamIdleError extends Error {
@@ -127,12 +127,13 @@ export class StreamSubscription implements Subscription {
           const text = await this.transport.readSmall(res.body);
           const message = serverMessageOf(text);
           const err = errorFromStatus(res.status, message === undefined ? undefined : this.transport.redact(message), parseRetryAfter(res.headers['retry-after']), this.transport.errorContext(`event stream for ${this.where}`));
-          if (UNSUPPORTED_STATUSES.has(res.status)) {
+          // A 400 here is not about our (checked) names: a server that does not know the route. Poll instead.
+          if (UNSUPPORTED_STATUSES.has(res.status) || err.code === 'badRequest') {
             this.transport.log('info', `stream ${this.where}: the server has no stream route (HTTP ${res.status}); polling instead`);
             this.finish('unsupported', err);
             return;
           }
-          if (err.code === 'unauthorized' || err.code === 'badRequest') {
+          if (err.code === 'unauthorized') {
             this.transport.log('warn', `stream ${this.where}: ${err.code} (HTTP ${res.status}); not reconnecting`);
             this.finish('closed', err);
             return;

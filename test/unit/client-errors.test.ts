@@ -330,10 +330,10 @@ describe('API client errors', () => {
       res.on('close', () => clearTimeout(t));
     });
     const api = clientFor(srv.base);
-    const p = api.listDomains();
+    const outcome = rejection(api.listDomains());
     await new Promise((r) => setTimeout(r, 50));
     await api.dispose();
-    assert.equal((await rejection(p)).code, 'cancelled');
+    assert.equal((await outcome).code, 'cancelled');
     assert.equal((await rejection(api.listDomains())).code, 'cancelled');
   });
 
@@ -355,6 +355,7 @@ describe('API client errors', () => {
       [() => api.inject('private', 'joe', { text: 42 as unknown as string }), 'text'],
       [() => api.downloadAttachment('private', 'joe', ID, -1), 'attachmentId'],
       [() => api.deliverWebhook('ftp://x/y', { text: 'x' }), 'url'],
+      [() => api.listDomains({ timeoutMs: -1 }), 'timeoutMs'],
       [() => api.deliverWebhook(`${server.base}/api/v2/domains/private/webhook/?whtoken=w`, { to: 'a/b' }), 'inbox'],
     ];
     for (const [p, field] of cases) {

@@ -182,6 +182,22 @@ describe('push subscription', () => {
     assert.deepEqual(states, ['connecting', 'unsupported']);
   });
 
+  it('reports unsupported when a server without the route answers 400', async () => {
+    const base = await serve((_req, res) => {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end('{"status":"error","message":"Unknown endpoint"}');
+    });
+    let err: Error | undefined;
+    const sub = client(base).subscribe('private', undefined, {
+      onEvent: () => undefined,
+      onState: (s, e) => {
+        if (s === 'unsupported') err = e;
+      },
+    });
+    await until(() => sub.state === 'unsupported', 'unsupported');
+    assert.ok(ApiError.is(err, 'badRequest'));
+  });
+
   it('closes with an unauthorized error on 401 and does not retry', async () => {
     let hits = 0;
     const base = await serve((_req, res) => {
