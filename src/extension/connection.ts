@@ -61,6 +61,8 @@ export class Connection {
   private api: InboxApi | undefined;
   private server: LocalServer | undefined;
   private pending: Promise<InboxApi> | undefined;
+  /** Tokens our own process was started with. */
+  private startedWith: { apiToken: string; webhookToken: string } | undefined;
   private generation = 0;
   private readonly stateEmitter = new Emitter<ConnectionState>();
   readonly onDidChangeState = this.stateEmitter.event;
@@ -182,10 +184,19 @@ export class Connection {
       log: this.deps.log,
     };
     let running = this.server?.current;
+    if (running?.mode === 'started' && (this.startedWith?.apiToken !== apiToken || this.startedWith?.webhookToken !== webhookToken)) {
+      // Our process was started with other tokens (they were changed or cleared): restart it.
+      this.deps.log.info('The tokens changed: restarting the local server with the new ones.');
+      const old = this.server;
+      this.server = undefined;
+      await old?.stop();
+      running = undefined;
+    }
     if (!running) {
       const server = new LocalServer(opts);
       this.server = server;
       running = await server.start();
+      this.startedWith = { apiToken, webhookToken };
       server.onUnexpectedExit(({ code }) => {
         if (this.server !== server) return;
         this.server = undefined;

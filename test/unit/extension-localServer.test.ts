@@ -175,6 +175,27 @@ describe('extension local server', function () {
       }
     });
 
+    it('restarts its own server with new tokens when the stored ones are cleared', async () => {
+      const secrets = memorySecrets();
+      const tokens = new TokenStore(secrets);
+      const settings = settingsFor({ 'local.httpPort': 0, 'local.smtpPort': 0, 'local.dataFolder': dir });
+      const conn = new Connection({ settings: () => settings, tokens, log: memoryLog().log, createApi: (o) => createClient(o), cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: dir });
+      try {
+        await conn.ensure();
+        const firstPid = conn.localPid;
+        const firstToken = await tokens.get('api', conn.tokenKey());
+        await tokens.clear('api', conn.tokenKey());
+        await conn.reset();
+        const api = await conn.ensure();
+        const secondToken = await tokens.get('api', conn.tokenKey());
+        assert.ok(secondToken && secondToken !== firstToken, 'a new token was generated');
+        assert.notEqual(conn.localPid, firstPid, 'the process was restarted');
+        await api.listDomains(); // accepted: the new process has the new token
+      } finally {
+        await conn.dispose();
+      }
+    });
+
     it('reads tokens.json when attaching to a server started elsewhere with other tokens', async () => {
       const httpPort = await freePort();
       await fs.writeFile(path.join(dir, 'tokens.json'), JSON.stringify({ apiToken: 'standalone-api-1111', webhookToken: 'standalone-wh-2222' }));

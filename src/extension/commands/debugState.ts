@@ -16,5 +16,10 @@ export async function run(s: Services, provider: InboxTreeProvider): Promise<unk
     badge: s.view.badge?.value ?? 0,
     live: s.live.describe(),
     tree,
+    // Everything the extension keeps outside SecretStorage, so tests can check no token is there.
+    mementos: {
+      global: Object.fromEntries(s.context.globalState.keys().map((k) => [k, s.context.globalState.get(k)])),
+      workspace: Object.fromEntries(s.context.workspaceState.keys().map((k) => [k, s.context.workspaceState.get(k)])),
+    },
   };
 }
