@@ -1,15 +1,15 @@
-// The 100,000-message data dir of the list and start-up benchmarks. Built once by sending
-// real SMTP into our real server (so it is exactly what users' stores look like, fsync and
-// all), cached outside the repository keyed by the store's source (its on-disk format), and
-// handed to each run as a hard-linked copy so a run can never damage the cache.
+// The 100,000-message data dir of the list and start-up benchmarks. Built once with the
+// store's own API in a child process (bench/build-store.ts: the same durable writes and
+// index journal as the server's), checked by starting the real server on it, cached outside
+// the repository keyed by the store's source (its on-disk format), and handed to each run
+// as a copy with the message files hard-linked, so a run can never damage the cache.
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { benchCacheDir } from './maildev';
 import { REPO_ROOT, startOurs } from './ours';
-import { portOf } from './procs';
-import { sendMany } from './smtp-load';
 
 /** Messages in the store, as the issue asks. */
 export const STORE_MESSAGES = 100_000;
@@ -21,11 +21,11 @@ const OTHER_INBOXES = 50;
 /** Domain of every address (the server's default domain). */
 const DOMAIN = 'inbox.test';
 /** Size of each stored message, as in the SMTP benchmark. */
-const MESSAGE_BYTES = 4096;
-/** Connections used while building (building speed only; not a figure). */
-const BUILD_CONNECTIONS = 8;
+export const FIXTURE_MESSAGE_BYTES = 4096;
+/** Threads for the builder's fsyncs (building speed only; not a figure). */
+const BUILD_THREADPOOL = '16';
 /** Bumped when this builder changes what it stores. */
-const FIXTURE_VERSION = 1;
+const FIXTURE_VERSION = 2;
 
 export interface PreparedStore {
   /** A fresh copy of the cached store for this run (delete it afterwards). */
@@ -41,7 +41,7 @@ export function fixtureRecipient(i: number): string {
 /** Key of the on-disk format: the store's source files and this builder's version. */
 export function storeKey(): string {
   const h = createHash('sha256');
-  h.update(`fixture ${FIXTURE_VERSION} ${STORE_MESSAGES} ${MESSAGE_BYTES}\n`);
+  h.update(`fixture ${FIXTURE_VERSION} ${STORE_MESSAGES} ${FIXTURE_MESSAGE_BYTES}\n`);
   const storeDir = path.join(REPO_ROOT, 'src', 'server', 'store');
   const files = existsSync(storeDir) ? readdirSync(storeDir).filter((f) => f.endsWith('.ts')).sort() : [];
   for (const f of files) {
@@ -52,16 +52,29 @@ export function storeKey(): string {
 }
 
 async function build(dataDir: string, keepAll: string[], log: (l: string) => void): Promise<void> {
+  const script = path.join(REPO_ROOT, 'bench', 'build-store.ts');
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', script, dataDir, String(STORE_MESSAGES)], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, UV_THREADPOOL_SIZE: BUILD_THREADPOOL },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let tail = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (c: string) => {
+      tail = (tail + c).slice(-4000);
+      for (const line of c.split('\n')) if (line.includes('stored (')) log(line.trim());
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`build-store exited with ${code}: ${tail.trim()}`))));
+  });
+  // The real server must see every message (and keep them all with these retention switches).
   const ours = await startOurs({ dataDir, args: keepAll });
   try {
-    const t0 = Date.now();
-    await sendMany('127.0.0.1', portOf(ours.ready.smtp), BUILD_CONNECTIONS, STORE_MESSAGES, fixtureRecipient, MESSAGE_BYTES, (n) =>
-      log(`  ${n.toLocaleString('en-US')} / ${STORE_MESSAGES.toLocaleString('en-US')} stored (${((Date.now() - t0) / 1000).toFixed(0)} s)`),
-    );
     const res = await fetch(`${ours.ready.http}/api/v2/domains`, { headers: { authorization: ours.apiToken } });
     const body = (await res.json()) as { domains?: Array<{ messages: number }> };
     const total = (body.domains ?? []).reduce((a, d) => a + d.messages, 0);
-    if (total !== STORE_MESSAGES) throw new Error(`the built store holds ${total} messages, not ${STORE_MESSAGES} (retention?)`);
+    if (total !== STORE_MESSAGES) throw new Error(`the server sees ${total} messages in the built store, not ${STORE_MESSAGES}`);
   } finally {
     await ours.stop();
   }
@@ -82,7 +95,7 @@ export async function prepareStore(log: (l: string) => void, keepAll: string[]):
     if (existsSync(root)) for (const d of readdirSync(root)) rmSync(path.join(root, d), { recursive: true, force: true });
     const building = `${cacheDir}.building`;
     mkdirSync(path.join(building, 'data'), { recursive: true });
-    log(`building the ${STORE_MESSAGES.toLocaleString('en-US')}-message store by SMTP into ${building} (cached for later runs)`);
+    log(`building the ${STORE_MESSAGES.toLocaleString('en-US')}-message store with the store API into ${building} (cached for later runs)`);
     const t0 = Date.now();
     await build(path.join(building, 'data'), keepAll, log);
     buildSeconds = (Date.now() - t0) / 1000;
