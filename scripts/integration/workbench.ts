@@ -1,0 +1,317 @@
+// A real VS Code workbench in headless Chromium, served by code-server, with this
+// extension loaded from the clone. Used by the integration runner (with extensionTestsPath,
+// the host runs the suites and reports back) and usable on its own for browser-level
+// checks and screenshots:
+//
+//   import { startWorkbench } from '../../scripts/integration/workbench';
+//   const wb = await startWorkbench({ workspace: '/some/folder' });
+//   try {
+//     await wb.page.click('.activitybar [aria-label^="Test Inbox"]');
+//     await wb.page.screenshot({ path: 'shot.png' });
+//   } finally {
+//     await wb.stop();
+//   }
+//
+// Every session gets fresh user-data, extensions and XDG folders in a temp dir, a free
+// port and a fresh Chromium profile; stop() ends code-server's whole process group and
+// removes the temp dir (after copying its logs when `keepLogsIn` is given).
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as util from 'node:util';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { DEBIAN_PACKAGES, DEFAULT_CHROMIUM, ENV, EXTENSION_MAIN, EXTENSION_PATH, SERVER_READY_TIMEOUT_MS } from './config';
+import { IntegrationError } from './errors';
+import { ensureCodeServer } from './install';
+import { stopGroup, tail } from './proc';
+
+/** code-server prints this line once its HTTP server accepts connections. */
+const READY_LINE = 'HTTP server listening on';
+/** Loading the workbench page (not the extension host) is quick; this covers a busy machine. */
+const PAGE_LOAD_TIMEOUT_MS = 60_000;
+/** A free port can be taken between probing and code-server binding it; try again this often. */
+const PORT_ATTEMPTS = 3;
+/** Default browser window: large enough for the side bar, a tree and an editor in screenshots. */
+const DEFAULT_VIEWPORT = { width: 1280, height: 800 };
+
+/** Chromium flags for a quiet, offline, container-friendly headless run. */
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
+/** User settings seeded into every session: quiet, deterministic, nothing fetched from the network. */
+const SEED_SETTINGS: Record<string, unknown> = {
+  'workbench.startupEditor': 'none',
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  'workbench.tips.enabled': false,
+  'workbench.enableExperiments': false,
+  'workbench.welcomePage.walkthroughs.openOnInstall': false,
+  'chat.disableAIFeatures': true,
+  'telemetry.telemetryLevel': 'off',
+  'extensions.autoUpdate': false,
+  'extensions.autoCheckUpdates': false,
+  'extensions.ignoreRecommendations': true,
+  'update.mode': 'none',
+  'git.enabled': false,
+  'security.workspace.trust.enabled': false,
+};
+
+export interface WorkbenchOptions {
+  /** Folder opened in the workbench; a fresh empty temp folder when omitted. */
+  workspace?: string;
+  /** Folder with the extension's package.json; the clone by default. */
+  extensionPath?: string;
+  /** Compiled test entry; when set the extension host runs it and the session ends with it. */
+  extensionTestsPath?: string;
+  /** Extra environment for code-server and therefore the extension host. */
+  env?: Record<string, string>;
+  /** Extra user settings on top of the quiet defaults. */
+  settings?: Record<string, unknown>;
+  /** Renderer and extension-host log lines (the workbench's codeAutomationLog) with their level. */
+  onLog?: (line: string, level: string) => void;
+  /** Called when the test entry's run() settles: 0 resolved, non-zero rejected. */
+  onExit?: (code: number) => void;
+  /** Progress messages (install, start). */
+  onProgress?: (message: string) => void;
+  /** Browser viewport. */
+  viewport?: { width: number; height: number };
+}
+
+export interface Workbench {
+  page: Page;
+  browser: Browser;
+  /** The workbench URL that was opened. */
+  url: string;
+  port: number;
+  workspace: string;
+  /** Session temp dir (user data, extensions, logs). Removed by stop(). */
+  tmpDir: string;
+  /** code-server's stdout and stderr. */
+  serverLog: string;
+  /** Renderer log lines received through codeAutomationLog. */
+  workbenchLog: string;
+  /** Rejects when code-server exits before stop() was called. */
+  serverExited: Promise<never>;
+  /** Ends the browser and code-server; copies logs to keepLogsIn first when given. */
+  stop(options?: { keepLogsIn?: string }): Promise<void>;
+}
+
+/** Chromium to drive; throws NO_RUNNER with the packages to install when it is missing. */
+export function chromiumPath(): string {
+  const exe = process.env[ENV.chromium] || DEFAULT_CHROMIUM;
+  if (!fs.existsSync(exe)) {
+    throw new IntegrationError(
+      'NO_RUNNER',
+      `Chromium not found at ${exe}. The offline runner needs it: apt-get install ${DEBIAN_PACKAGES.join(' ')} ` +
+        `(or set ${ENV.chromium}), or set ${ENV.vscodeExecutable} to a desktop VS Code build.`,
+    );
+  }
+  return exe;
+}
+
+/** Starts code-server and Chromium and opens the workbench with the extension loaded. */
+export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Workbench> {
+  const executablePath = chromiumPath();
+  const extensionPath = path.resolve(options.extensionPath ?? EXTENSION_PATH);
+  if (extensionPath === EXTENSION_PATH && !fs.existsSync(EXTENSION_MAIN)) {
+    throw new IntegrationError('NOT_BUILT', `${path.relative(process.cwd(), EXTENSION_MAIN)} is missing; run \`npm run build\` first.`);
+  }
+  const install = await ensureCodeServer(options.onProgress ?? (() => {}));
+
+  const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'test-inbox-it-'));
+  const dirs = {
+    data: path.join(tmpDir, 'data'),
+    exts: path.join(tmpDir, 'extensions'),
+    config: path.join(tmpDir, 'xdg-config'),
+    xdgData: path.join(tmpDir, 'xdg-data'),
+    xdgCache: path.join(tmpDir, 'xdg-cache'),
+    logs: path.join(tmpDir, 'logs'),
+  };
+  for (const dir of Object.values(dirs)) fs.mkdirSync(dir, { recursive: true });
+  const workspace = path.resolve(options.workspace ?? path.join(tmpDir, 'workspace'));
+  fs.mkdirSync(workspace, { recursive: true });
+  fs.mkdirSync(path.join(dirs.data, 'User'), { recursive: true });
+  fs.writeFileSync(path.join(dirs.data, 'User', 'settings.json'), JSON.stringify({ ...SEED_SETTINGS, ...options.settings }, null, 2) + '\n');
+  const serverLog = path.join(dirs.logs, 'code-server.log');
+  const workbenchLog = path.join(dirs.logs, 'workbench.log');
+
+  let server: ChildProcess | undefined;
+  let browser: Browser | undefined;
+  let stopping = false;
+  const stop = async (stopOptions: { keepLogsIn?: string } = {}): Promise<void> => {
+    stopping = true;
+    await browser?.close().catch(() => {});
+    if (server) await stopGroup(server);
+    if (stopOptions.keepLogsIn) keepLogs(tmpDir, dirs, stopOptions.keepLogsIn);
+    fs.rmSync(tmpDir, { recursive: true, force: true });
+  };
+
+  try {
+    const env: NodeJS.ProcessEnv = {
+      ...hostEnvironment(),
+      XDG_CONFIG_HOME: dirs.config,
+      XDG_DATA_HOME: dirs.xdgData,
+      XDG_CACHE_HOME: dirs.xdgCache,
+      ...options.env,
+    };
+    let started: { child: ChildProcess; port: number } | undefined;
+    for (let attempt = 1; !started; attempt++) {
+      const port = await freePort();
+      const args = [
+        install.entry,
+        '--bind-addr', `127.0.0.1:${port}`,
+        '--auth', 'none',
+        '--disable-telemetry',
+        '--disable-update-check',
+        '--disable-workspace-trust',
+        '--disable-getting-started-override',
+        '--ignore-last-opened',
+        '--user-data-dir', dirs.data,
+        '--extensions-dir', dirs.exts,
+        // Without it the built workbench silently ignores the test payload.
+        '--vscode-option', 'enable-smoke-test-driver',
+        workspace,
+      ];
+      options.onProgress?.(`Starting code-server on 127.0.0.1:${port}…`);
+      const child = spawn(install.node, args, { cwd: tmpDir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      server = child;
+      try {
+        await waitForReady(child, serverLog);
+        started = { child, port };
+      } catch (err) {
+        await stopGroup(child);
+        const portTaken = /EADDRINUSE/.test(tail(serverLog, 50));
+        if (!portTaken || attempt >= PORT_ATTEMPTS) throw err;
+      }
+    }
+    const { child, port } = started;
+    options.onProgress?.('code-server is listening; starting Chromium…');
+    const serverExited = new Promise<never>((_resolve, reject) => {
+      child.once('exit', (code, signal) => {
+        if (!stopping) {
+          reject(new IntegrationError('SERVER_FAILED', `code-server exited unexpectedly (${code ?? signal}). Last lines:\n${tail(serverLog)}`));
+        }
+      });
+    });
+    serverExited.catch(() => {});
+
+    browser = await chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS }).catch((err: Error) => {
+      throw new IntegrationError('BROWSER_FAILED', `Chromium (${executablePath}) did not start: ${err.message}`, { cause: err });
+    });
+    const page = await browser.newPage({ viewport: options.viewport ?? DEFAULT_VIEWPORT });
+    const logLine = (line: string) => fs.appendFileSync(workbenchLog, line + '\n');
+    await page.exposeFunction('codeAutomationLog', (type: unknown, args: unknown) => {
+      const line = util.format(...(Array.isArray(args) ? args : [args]));
+      logLine(`[${String(type)}] ${line}`);
+      options.onLog?.(line, String(type));
+    });
+    await page.exposeFunction('codeAutomationExit', (code: unknown) => {
+      logLine(`[exit] ${String(code)}`);
+      options.onExit?.(typeof code === 'number' ? code : Number(code) || 1);
+    });
+    page.on('pageerror', (err) => logLine(`[pageerror] ${err.stack ?? err.message}`));
+
+    // The remote authority must equal the page's host exactly.
+    const remote = (p: string) => `vscode-remote://127.0.0.1:${port}${toPosix(p)}`;
+    const payload: [string, string][] = [['extensionDevelopmentPath', remote(extensionPath)]];
+    if (options.extensionTestsPath) payload.push(['extensionTestsPath', remote(path.resolve(options.extensionTestsPath))]);
+    payload.push(['skipWelcome', 'true'], ['skipReleaseNotes', 'true']);
+    const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(toPosix(workspace))}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+    options.onProgress?.('Opening the workbench…');
+    await page.goto(url, { timeout: PAGE_LOAD_TIMEOUT_MS });
+    await page.waitForSelector('.monaco-workbench', { timeout: PAGE_LOAD_TIMEOUT_MS }).catch((err: Error) => {
+      throw new IntegrationError('BROWSER_FAILED', `The workbench did not load at ${url}: ${err.message}`, { cause: err });
+    });
+
+    options.onProgress?.('Workbench loaded.');
+    return { page, browser, url, port, workspace, tmpDir, serverLog, workbenchLog, serverExited, stop };
+  } catch (err) {
+    await stop({ keepLogsIn: undefined }).catch(() => {});
+    if (IntegrationError.is(err)) throw err;
+    throw new IntegrationError('BROWSER_FAILED', `Starting the workbench failed: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** Resolves when code-server prints its ready line; rejects when it exits or takes too long. */
+function waitForReady(child: ChildProcess, logFile: string): Promise<void> {
+  child.stderr?.on('data', (chunk: Buffer) => fs.appendFileSync(logFile, chunk));
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    let ready = false;
+    const timer = setTimeout(() => {
+      reject(new IntegrationError('SERVER_FAILED', `code-server did not report "${READY_LINE}" within ${SERVER_READY_TIMEOUT_MS / 1000} s. Last lines:\n${tail(logFile)}`));
+    }, SERVER_READY_TIMEOUT_MS);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      fs.appendFileSync(logFile, chunk);
+      if (ready) return;
+      seen = (seen + chunk.toString('utf8')).slice(-4096);
+      if (seen.includes(READY_LINE)) {
+        ready = true;
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new IntegrationError('SERVER_FAILED', `code-server could not be started: ${err.message}`, { cause: err }));
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (!ready) {
+        // Let the last output reach the log before quoting it.
+        setTimeout(() => reject(new IntegrationError('SERVER_FAILED', `code-server exited (${code ?? signal}) before it was ready. Last lines:\n${tail(logFile)}`)), 100);
+      }
+    });
+  });
+}
+
+/** A port that was free a moment ago on 127.0.0.1. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The runner's environment minus what would leak into code-server: npm's variables from
+ * `npm test`, and VS Code's own when run from an integrated terminal (they would make the
+ * extension host talk to the outer editor). code-server reads PORT and PASSWORD too.
+ */
+function hostEnvironment(): NodeJS.ProcessEnv {
+  const drop = (key: string) =>
+    /^npm_/i.test(key) || key.startsWith('VSCODE_') || key === 'ELECTRON_RUN_AS_NODE' || key === 'PORT' || key === 'PASSWORD' || key === 'HASHED_PASSWORD';
+  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !drop(key)));
+}
+
+function toPosix(p: string): string {
+  return p.split(path.sep).join('/');
+}
+
+/** Copies the session's logs (ours and VS Code's) into `target`. */
+function keepLogs(tmpDir: string, dirs: { data: string; logs: string }, target: string): void {
+  try {
+    fs.mkdirSync(target, { recursive: true });
+    fs.cpSync(dirs.logs, target, { recursive: true });
+    const vscodeLogs = path.join(dirs.data, 'logs');
+    if (fs.existsSync(vscodeLogs)) fs.cpSync(vscodeLogs, path.join(target, 'vscode-logs'), { recursive: true });
+    const settings = path.join(dirs.data, 'User', 'settings.json');
+    if (fs.existsSync(settings)) fs.copyFileSync(settings, path.join(target, 'settings.json'));
+  } catch (err) {
+    process.stderr.write(`Could not keep the logs of ${tmpDir}: ${(err as Error).message}\n`);
+  }
+}

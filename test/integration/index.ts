@@ -1,0 +1,76 @@
+// Test entry loaded by the extension host (extensionTestsPath → out/test/integration/index.js).
+// Runs every compiled *.test.js next to it with mocha, prints mocha's spec output on the
+// host's console (the runner relays it to the terminal), writes `{passes, failures, …}` to
+// the file named by TEST_INBOX_IT_RESULTS as a backup of the result, and rejects when any
+// test failed so that the host reports a failure.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Mocha from 'mocha';
+import { ENV, MOCHA_TEST_TIMEOUT_MS, SUITES_BEGIN_MARKER, SUITES_END_MARKER } from '../../scripts/integration/config';
+
+export interface IntegrationResults {
+  passes: number;
+  failures: number;
+  pending: number;
+  /** Tests mocha knew about when the run ended. */
+  tests: number;
+  /** Suite files that were loaded, relative to the compiled folder. */
+  files: string[];
+  /** Set when the run could not start (e.g. a suite threw while loading). */
+  error?: string;
+}
+
+export function run(): Promise<void> {
+  const grep = process.env[ENV.grep];
+  const mocha = new Mocha({ ui: 'bdd', timeout: MOCHA_TEST_TIMEOUT_MS, color: false, reporter: 'spec', ...(grep ? { grep } : {}) });
+  const files = suiteFiles(__dirname, process.env[ENV.files]);
+  for (const file of files) mocha.addFile(file);
+  const relFiles = files.map((f) => path.relative(__dirname, f));
+
+  return new Promise((resolve, reject) => {
+    console.log(SUITES_BEGIN_MARKER);
+    try {
+      const runner = mocha.run((failures) => {
+        console.log(SUITES_END_MARKER);
+        const stats = runner.stats;
+        const results: IntegrationResults = {
+          passes: stats?.passes ?? 0,
+          failures: stats?.failures ?? failures,
+          pending: stats?.pending ?? 0,
+          tests: stats?.tests ?? 0,
+          files: relFiles,
+        };
+        writeResults(results);
+        if (failures > 0) reject(new Error(`${failures} integration test(s) failed.`));
+        else resolve();
+      });
+    } catch (err) {
+      const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      console.log(SUITES_END_MARKER);
+      console.error(`Integration suites could not run: ${error}`);
+      writeResults({ passes: 0, failures: 1, pending: 0, tests: 0, files: relFiles, error });
+      reject(err);
+    }
+  });
+}
+
+/** Compiled suites under `root`, sorted for a stable order; `filter` keeps paths containing one of its comma-separated parts. */
+function suiteFiles(root: string, filter: string | undefined): string[] {
+  const parts = (filter ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return fs
+    .readdirSync(root, { recursive: true, encoding: 'utf8' })
+    .filter((rel) => rel.endsWith('.test.js'))
+    .filter((rel) => parts.length === 0 || parts.some((part) => rel.includes(part)))
+    .sort()
+    .map((rel) => path.join(root, rel));
+}
+
+function writeResults(results: IntegrationResults): void {
+  const file = process.env[ENV.resultsFile];
+  if (!file) return;
+  try {
+    fs.writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
+  } catch (err) {
+    console.error(`Could not write the results file ${file}: ${(err as Error).message}`);
+  }
+}
