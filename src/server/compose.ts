@@ -14,6 +14,8 @@ import type { MessageSource } from './store/types';
 export const DUMMY_SUBJECT = '(no subject)';
 /** Longest header line we write unencoded; RFC 5322 2.1.1 recommends 78 characters. */
 const MAX_PLAIN_HEADER_LENGTH = 78;
+/** Longest header line allowed (RFC 5322 2.1.1). */
+const MAX_HEADER_LINE = 998;
 /** Quoted-printable lines are at most 76 characters including the soft-break `=` (RFC 2045 6.7). */
 const QP_MAX_LINE = 75;
 /** An encoded-word is at most 75 characters (RFC 2047 2); 45 bytes make 60 base64 characters. */
@@ -104,10 +106,40 @@ function formatPhrase(name: string): string {
   return name;
 }
 
-/** Plain when short printable ASCII, otherwise RFC 2047 `=?UTF-8?B?…?=` words folded onto lines. */
+/**
+ * Printable ASCII is written as is, folded at spaces onto lines of at most 78 characters where
+ * it has spaces (RFC 5322 2.2.3); anything else, or a word too long for one line (998), becomes
+ * RFC 2047 `=?UTF-8?B?…?=` words folded onto lines.
+ */
 export function encodeHeaderText(value: string, prefixLength: number): string {
-  if (PRINTABLE_ASCII_RE.test(value) && value.length + prefixLength <= MAX_PLAIN_HEADER_LENGTH) return value;
+  if (PRINTABLE_ASCII_RE.test(value)) {
+    if (value.length + prefixLength <= MAX_PLAIN_HEADER_LENGTH) return value;
+    const folded = foldAscii(value, prefixLength);
+    if (folded !== undefined) return folded;
+  }
   return encodeWords(value, prefixLength);
+}
+
+/** Folds at spaces; undefined when a word cannot fit on a line of MAX_HEADER_LINE characters. */
+function foldAscii(value: string, prefixLength: number): string | undefined {
+  const words = value.split(' ');
+  let out = '';
+  let lineLength = prefixLength;
+  for (let k = 0; k < words.length; k++) {
+    const w = words[k];
+    if (prefixLength + 1 + w.length > MAX_HEADER_LINE) return undefined;
+    if (k === 0) {
+      out = w;
+      lineLength += w.length;
+    } else if (w !== '' && lineLength + 1 + w.length > MAX_PLAIN_HEADER_LENGTH) {
+      out += '\r\n ' + w;
+      lineLength = 1 + w.length;
+    } else {
+      out += ' ' + w;
+      lineLength += 1 + w.length;
+    }
+  }
+  return out;
 }
 
 /** Encoded-words of at most 45 bytes; the first one is shorter so its line, after `prefixLength` characters, stays within 78. */
@@ -115,20 +147,23 @@ function encodeWords(value: string, prefixLength: number): string {
   const firstLineChars = MAX_PLAIN_HEADER_LENGTH - prefixLength - '=?UTF-8?B??='.length;
   const firstMax = Math.max(3, Math.min(ENCODED_WORD_MAX_BYTES, Math.floor(firstLineChars / 4) * 3));
   const words: string[] = [];
-  let chunk: string[] = [];
-  let chunkBytes = 0;
-  for (const ch of value) {
-    const n = Buffer.byteLength(ch, 'utf8');
+  let start = 0;
+  let bytes = 0;
+  let i = 0;
+  while (i < value.length) {
+    const cp = value.codePointAt(i) ?? 0;
+    // UTF-8 length; a lone surrogate is written as U+FFFD, 3 bytes.
+    const n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
     const max = words.length === 0 ? firstMax : ENCODED_WORD_MAX_BYTES;
-    if (chunkBytes + n > max && chunk.length > 0) {
-      words.push(encodedWord(chunk.join('')));
-      chunk = [];
-      chunkBytes = 0;
+    if (bytes + n > max && i > start) {
+      words.push(encodedWord(value.slice(start, i)));
+      start = i;
+      bytes = 0;
     }
-    chunk.push(ch);
-    chunkBytes += n;
+    bytes += n;
+    i += cp > 0xffff ? 2 : 1;
   }
-  if (chunk.length > 0 || words.length === 0) words.push(encodedWord(chunk.join('')));
+  if (i > start || words.length === 0) words.push(encodedWord(value.slice(start)));
   return words.join('\r\n ');
 }
 

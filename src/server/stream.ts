@@ -12,6 +12,13 @@ import type { MessageMeta, Store } from './store/types';
 export const STREAM_PING_MS = 15_000;
 /** Reconnect delay the client is told to use (SSE `retry:`), short because the server is local. */
 const STREAM_RETRY_MS = 2_000;
+/** A client that leaves this much unread is dropped (it reconnects and re-lists), so a stalled reader cannot grow server memory. */
+export const MAX_STREAM_BACKLOG_BYTES = 1024 * 1024;
+
+export interface StreamHubOptions {
+  /** Ping interval; STREAM_PING_MS by default. */
+  pingMs?: number;
+}
 
 export interface StreamFilter {
   /** Lowercase domain, or undefined for every domain (`private`). */
@@ -40,7 +47,7 @@ export class StreamHub {
     if (this.#clients.size === 0) return;
     const event: StreamEvent = { type: 'message', domain: meta.domain, inbox: meta.inbox, msg: summarize(meta, Date.now()) };
     const frame = `event: message\ndata: ${JSON.stringify(event)}\n\n`;
-    for (const c of this.#clients) if (matches(c.filter, meta.domain, meta.inbox)) c.res.write(frame);
+    for (const c of this.#clients) if (matches(c.filter, meta.domain, meta.inbox)) this.#send(c, frame);
   };
 
   readonly #onDelete = (metas: MessageMeta[]): void => {
@@ -57,12 +64,15 @@ export class StreamHub {
     }
     for (const event of groups.values()) {
       const frame = `event: delete\ndata: ${JSON.stringify(event)}\n\n`;
-      for (const c of this.#clients) if (matches(c.filter, event.domain, event.inbox)) c.res.write(frame);
+      for (const c of this.#clients) if (matches(c.filter, event.domain, event.inbox)) this.#send(c, frame);
     }
   };
 
-  constructor(store: Store) {
+  readonly #pingMs: number;
+
+  constructor(store: Store, options: StreamHubOptions = {}) {
     this.#store = store;
+    this.#pingMs = options.pingMs ?? STREAM_PING_MS;
   }
 
   get size(): number {
@@ -104,9 +114,18 @@ export class StreamHub {
     this.#store.on('message', this.#onMessage);
     this.#store.on('delete', this.#onDelete);
     this.#timer = setInterval(() => {
-      for (const c of this.#clients) c.res.write(': ping\n\n');
-    }, STREAM_PING_MS);
+      for (const c of [...this.#clients]) this.#send(c, ': ping\n\n');
+    }, this.#pingMs);
     this.#timer.unref();
+  }
+
+  #send(client: Client, frame: string): void {
+    if (client.res.writableLength > MAX_STREAM_BACKLOG_BYTES) {
+      this.#remove(client);
+      client.res.destroy();
+      return;
+    }
+    client.res.write(frame);
   }
 
   #remove(client: Client): void {

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { StreamEvent } from '../../src/core/wire';
+import { StreamHub } from '../../src/server/stream';
 import { API_TOKEN, DOMAIN, startApi, type Harness } from './api-harness';
 
 interface Sse {
@@ -149,5 +151,47 @@ describe('HTTP API: push stream and shutdown', () => {
     assert.equal(r.status, 200);
     assert.deepEqual(r.json.msgs, []);
     assert.equal(h.api.server.listening, false);
+  });
+});
+
+describe('StreamHub', () => {
+  let h: Harness;
+  let hub: StreamHub;
+  let server: http.Server;
+  let port: number;
+
+  beforeEach(async () => {
+    h = await startApi();
+    hub = new StreamHub(h.store, { pingMs: 30 });
+    server = http.createServer((_req, res) => hub.open(res, { domain: undefined, inbox: 'joe' }));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterEach(async () => {
+    hub.close();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    await h.close();
+  });
+
+  it('sends a ": ping" comment on every interval', async () => {
+    const s = await openStream(port, '/');
+    while (s.frames.filter((f) => f.comment === 'ping').length < 2) await new Promise((r) => setTimeout(r, 20));
+    s.close();
+  });
+
+  it('forgets a client that goes away, and one that stops reading', async () => {
+    const s = await openStream(port, '/');
+    assert.equal(hub.size, 1);
+    s.close();
+    while (hub.size > 0) await new Promise((r) => setTimeout(r, 10));
+    // A reader that never reads: its backlog grows past the cap with big subjects, then it is dropped.
+    const stalled = await openStream(port, '/');
+    stalled.res.pause();
+    assert.equal(hub.size, 1);
+    const subject = 'word '.repeat(30_000).trim();
+    for (let sent = 0; sent < 400 && hub.size > 0; sent++) await h.call('POST', '/api/v2/domains/private/inboxes/joe', { body: { subject } });
+    assert.equal(hub.size, 0);
+    stalled.close();
   });
 });

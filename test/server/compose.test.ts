@@ -51,6 +51,18 @@ describe('compose', () => {
     assert.equal((await PostalMime.parse(raw)).subject, subject);
   });
 
+  it('folds a long ASCII subject at spaces instead of encoding it, and encodes a word too long for a line', async () => {
+    const subject = Array.from({ length: 400 }, (_, i) => `word${i}`).join(' ');
+    const raw = aMessage({ subject });
+    assert.doesNotMatch(headerBlock(raw), /=\?UTF-8\?/);
+    for (const line of headerBlock(raw).split('\r\n')) assert.ok(line.length <= 78, line);
+    assert.equal((await PostalMime.parse(raw)).subject, subject);
+    const unbreakable = 'x'.repeat(1200);
+    const raw2 = aMessage({ subject: unbreakable });
+    assert.match(headerBlock(raw2), /Subject: =\?UTF-8\?B\?/);
+    assert.equal((await PostalMime.parse(raw2)).subject, unbreakable);
+  });
+
   it('cannot be made to add headers through the subject', async () => {
     const raw = aMessage({ subject: 'hi\r\nBcc: victim@evil.test' });
     const parsed = await PostalMime.parse(raw);
