@@ -1,0 +1,728 @@
+// One-time-code extraction: the code the "Copy code" button copies.
+//
+// Rules, strongest first (each candidate keeps its best score):
+//   1. origin-bound  The last line of an SMS is `@host #code` (WebOTP / origin-bound one-time
+//                    code format, optionally followed by ` @host` or Apple's ` %host`).
+//   2. keyword       A code bound to a keyword (code, OTP, passcode, PIN, verification,
+//                    Bestätigungscode, código, 验证码, 認証番号, 인증번호…): right after it with
+//                    only filler between ("code is", "Code :", "验证码为"), right before it
+//                    ("482913 is your … code"), or alone on its line just below it.
+//   3. keyword-near  A digit code within a few lines of a keyword but not bound to it.
+//   4. subject       The subject's only number, when it is a 4–8 digit run.
+//   5. sole-number   An SMS (or, when the kind is not given, a short body without HTML) whose
+//                    only remaining number is a 4–8 digit run.
+// Digit codes are 4–8 digits; grouped codes (`123 456`, `12 34 56`, `123-456`) are joined;
+// leading zeros are kept. Alphanumeric codes count only when bound to a keyword (rule 2).
+// Never codes: years, dates, times, phone numbers, money, order/invoice/ticket and similar
+// numbers, postcodes and street numbers, "card ending in 1234", `#` colours and references,
+// digits in URLs, e-mail addresses and HTML attributes (HTML is reduced to its visible text).
+//
+// Pure string processing in linear time, no DOM and no Node APIs: the webview runs it too.
+
+import { htmlToText } from './html';
+
+export type CodeReason = 'origin-bound' | 'keyword' | 'keyword-near' | 'subject' | 'sole-number';
+
+export interface CodeCandidate {
+  code: string;
+  /** 0–100; higher is more certain. Candidates are returned best first. */
+  score: number;
+  reason: CodeReason;
+}
+
+export interface CodeSource {
+  subject?: string;
+  text?: string;
+  html?: string;
+  /**
+   * What the message is, when the caller knows (a phone inbox holds SMS). Without it, a body
+   * of at most SHORT_MESSAGE_MAX characters and no HTML counts as an SMS.
+   */
+  kind?: 'email' | 'sms';
+}
+
+/** Fewest and most digits of a numeric code (4-digit PINs to 8-digit bank codes). */
+export const MIN_CODE_DIGITS = 4;
+export const MAX_CODE_DIGITS = 8;
+/** Length bounds of an alphanumeric code (Steam's 5 characters to long tokens). */
+export const MIN_ALNUM_CODE = 4;
+export const MAX_ALNUM_CODE = 12;
+/** A body at most this long with no HTML is a short message (two SMS segments). */
+export const SHORT_MESSAGE_MAX = 320;
+/** Input beyond this many characters is not scanned: no real message puts its code later. */
+export const MAX_SCAN_CHARS = 200_000;
+/** Longest origin-bound last line looked at (host names are at most 253 characters). */
+const MAX_ORIGIN_LINE = 600;
+
+const SCORE = {
+  originBound: 100,
+  keywordAfter: 92,
+  keywordBefore: 90,
+  keywordLine: 86,
+  /** Alone on its line below a keyword line that does not announce it. */
+  keywordLineLoose: 80,
+  /** Weak binding: starts here and loses a point per few characters of distance. */
+  keywordNear: 70,
+  keywordNearMin: 45,
+  subject: 40,
+  soleNumber: 30,
+} as const;
+
+/** How far (characters) a keyword may be from a code it is near but not bound to. */
+const NEAR_AFTER_KEYWORD = 120;
+const NEAR_BEFORE_KEYWORD = 60;
+/** Lines between a keyword and a code standing alone on its line. */
+const LINE_BINDING_LINES = 3;
+/** How far back (characters, same line) a label such as "Order" or "ending in" disqualifies a number. */
+const LABEL_REACH = 28;
+/** Farthest back (characters) a keyword is looked for from a code; beyond the standalone-line reach. */
+const KEYWORD_REACH_BACK = 320;
+/** Longest filler between a keyword and the code after it ("code is", "Code lautet:"). */
+const MAX_FILLER = 40;
+/** Longest text between a code and the keyword after it ("482913 is your Google verification code"). */
+const MAX_VERB_GAP = 48;
+/** Bound on the text looked at around a keyword for its sentence (promo markers). */
+const SENTENCE_REACH = 200;
+
+// ---------------------------------------------------------------- vocabulary
+
+interface Keyword {
+  text: string;
+  /** Needs non-letters on both sides (Latin, Cyrillic words); CJK keywords do not. */
+  word: boolean;
+  /** "confirmation code" also names booking references: ignored in messages about a trip. */
+  booking?: boolean;
+  /** Match case as written (TAN would otherwise match "tan"). */
+  exactCase?: boolean;
+}
+
+const WORD_KEYWORDS = [
+  // English
+  'code', 'codes', 'otp', 'passcode', 'pin', 'verification', 'verify', 'one-time', 'one time', '2fa', 'two-factor',
+  'authentication', 'temporary password', 'security code',
+  // German
+  'bestätigungscode', 'sicherheitscode', 'verifizierungscode', 'verifikationscode', 'einmalcode', 'anmeldecode',
+  'zugangscode', 'prüfcode', 'freigabecode', 'aktivierungscode', 'einmalpasswort', 'mtan', 'smstan', 'pushtan',
+  // French
+  'vérification', 'usage unique', 'mot de passe temporaire',
+  // Spanish
+  'código', 'codigo', 'clave', 'verificación', 'contraseña temporal', 'un solo uso',
+  // Portuguese
+  'senha', 'verificação', 'senha temporária',
+  // Italian, Dutch, Polish, Turkish, Russian
+  'codice', 'verificatiecode', 'kod', 'kodu', 'код',
+];
+const CJK_KEYWORDS = [
+  // Chinese (simplified and traditional)
+  '验证码', '驗證碼', '校验码', '校驗碼', '动态码', '動態碼', '动态密码', '動態密碼', '认证码', '認證碼', '安全码', '安全碼',
+  '一次性密码', '一次性密碼', '登录码', '登入碼', '确认码',
+  // Japanese
+  '認証コード', '確認コード', '認証番号', 'ワンタイムパスワード', 'ワンタイムコード', 'セキュリティコード', '暗証番号', 'パスコード',
+  '検証コード', 'ログインコード', '承認コード', '認証キー',
+  // Korean
+  '인증번호', '인증 번호', '인증코드', '인증 코드', '확인코드', '확인 코드', '보안코드', '보안 코드', '일회용 비밀번호', '승인코드',
+];
+const BOOKING_KEYWORDS = ['confirmation code', 'código de confirmación', 'code de confirmation', '確認番号', '예약번호'];
+
+const KEYWORDS: Keyword[] = [
+  ...WORD_KEYWORDS.map((text) => ({ text, word: true })),
+  ...CJK_KEYWORDS.map((text) => ({ text, word: false })),
+  ...BOOKING_KEYWORDS.map((text) => ({ text, word: !/[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]/.test(text), booking: true })),
+  { text: 'TAN', word: true, exactCase: true },
+];
+
+/** Words right before "code" (or right after "código"/"code") that make it not a one-time code. */
+const CODE_QUALIFIERS_BEFORE = new Set([
+  'promo', 'promotional', 'discount', 'coupon', 'voucher', 'gift', 'referral', 'invite', 'invitation', 'qr', 'bar',
+  'area', 'country', 'source', 'error', 'status', 'product', 'tracking', 'zip', 'postal', 'post', 'dress', 'swift',
+  'sort', 'tax', 'reward', 'offer', 'sale', 'sales', 'redemption', 'activation', 'license', 'licence', 'access', 'door',
+]);
+const CODE_QUALIFIERS_AFTER = new Set([
+  'promo', 'promocional', 'postal', 'de barras', 'de rastreio', 'de rastreamento', 'de descuento', 'de desconto',
+  'de réduction', 'promotionnel', 'sconto', 'de seguimiento', 'de envío',
+]);
+/** A sentence with one of these advertises: its "code" is a promo code. */
+const PROMO_MARKERS = ['% off', 'sale', 'discount', 'coupon', 'promo', 'voucher', 'rabatt', 'gutschein', 'réduction', 'descuento', 'desconto', 'cupom', 'cupón', '优惠', '折扣', '割引', 'クーポン', '할인', '쿠폰'];
+/** Words that make a message about a trip, where "confirmation code" is a booking reference. */
+const BOOKING_MARKERS = ['flight', 'booking', 'reservation', 'itinerary', 'boarding', 'check-in', 'hotel', 'vuelo', 'reserva', 'réservation', 'vol ', 'flug', 'buchung', '航班', '予約', '예약'];
+
+/** Labels of numbers that are not codes, looked for shortly before a number on its line. */
+const WORD_LABELS = [
+  'order', 'orders', 'invoice', 'inv', 'ticket', 'case', 'reference', 'ref', 'booking', 'reservation', 'tracking',
+  'shipment', 'parcel', 'package', 'account number', 'acct', 'customer', 'member', 'membership', 'transaction',
+  'receipt', 'policy', 'claim', 'flight', 'seat', 'gate', 'room', 'suite', 'ste', 'apt', 'unit', 'floor', 'box',
+  'item', 'sku', 'model', 'serial', 'version', 'build', 'page', 'step', 'rx', 'id', 'hrb', 'hra', 'rcs', 'vat', 'cnpj',
+  'cpf', 'siret', 'siren', 'ust-idnr', 'iban', 'bic', 'tel', 'phone', 'call', 'fax', 'hotline', 'mobile', 'telefon',
+  'téléphone', 'appelez', 'llama', 'llámanos', 'ligue', 'ouvidoria', 'sac', 'whatsapp', 'sms', 'ending in',
+  'ending with', 'ends in', 'endet auf', 'endend auf', 'terminant par', 'terminée par', 'se terminant par',
+  'terminada en', 'terminado em', 'final', 'last 4', 'last four', 'card', 'carte', 'tarjeta', 'cartão', 'karte',
+  'bestellung', 'bestellnummer', 'auftrag', 'rechnung', 'kundennummer', 'sendung', 'sendungsnummer', 'commande',
+  'facture', 'dossier', 'pedido', 'factura', 'fatura', 'reserva', 'rastreio', 'postcode', 'zip', 'plz', 'cep',
+  'postal', 'no.', 'nr.', 'nº', 'n°', 'art.', 'vol.', 'flight', 'store', 'route', 'bus', 'line', 'platform', 'gleis',
+];
+const CJK_LABELS = [
+  '订单', '單號', '单号', '运单', '快递', '发票', '尾号', '尾號', '卡号', '客服', '电话', '電話', '热线', '邮编', '郵遞區號',
+  '注文', '請求', '予約', '問い合わせ', '〒', '会員番号', 'カード', '주문', '송장', '운송장', '예약', '카드', '고객센터',
+  '전화', '사업자등록번호', '끝자리', '계좌',
+];
+
+/** Filler between a keyword and its code ("code is", "Code lautet:", "código es", "验证码为"). */
+const FILLER_WORDS = new Set([
+  'is', 'was', 'are', 'will', 'be', 'below', 'here', 'follows', 'following', 'as', 'this', 'the', 'your', 'our', 'a',
+  'code', 'number', 'no', 'ist', 'lautet', 'lauten', 'dein', 'deine', 'ihr', 'ihre', 'der', 'die', 'das', 'für', 'for',
+  'est', 'voici', 'votre', 'ton', 'le', 'la', 'de', 'du', 'es', 'son', 'tu', 'su', 'el', 'é', 'e', 'o', 'seu', 'sua',
+  'do', 'da', 'otp', 'pin', 'tan', 'one-time', 'sms', 'e-mail', 'email', 'login', 'sign-in', 'signup', 'sign', 'in',
+  'up', 'use', 'enter', 'new', 'your', 'to', 'now', 'please', 'di', 'il', 'jest', 'twój', 'ваш', 'is:',
+]);
+/** Verbs that follow a code written before its keyword ("482913 is your … code"). */
+const BEFORE_VERBS = new Set(['is', 'est', 'es', 'é', 'ist', 'as', 'als', 'como', 'comme', 'to', 'zu', 'para', 'pour', 'は', 'が', '是', '为', '為', '이', '가', '는', '은']);
+
+/** Suffixes that make a number a quantity, a date part or an amount. */
+const UNIT_SUFFIXES = new Set([
+  '%', '‰', '€', '$', '£', '¥', '円', '元', '원', '年', '月', '日', '時', '分', '秒', '点', '号', '件', '个', '人', '名', '次', '호', '번지', '년',
+  'km', 'kg', 'mb', 'gb', 'tb', 'px', 'pt', 'pts', 'points', 'miles', 'meilen', 'punkte', 'users', 'customers', 'items',
+  'eur', 'usd', 'gbp', 'jpy', 'cny', 'krw', 'brl', 'chf', 'euro', 'euros', 'dollars', 'reais', 'yuan', 'yen', 'kr', 'pln',
+  'rmb', 'ms', 'mhz', 'ghz', 'mah', 'am', 'pm', 'uhr', 'h',
+]);
+const CURRENCY_PREFIX = new Set(['$', '€', '£', '¥', '￥', '₩', '₹', '₽', '₺', '₪', '฿']);
+/** Street-type words: a number followed by `Capitalised … <street>` is a street number. */
+const STREET_WORDS = new Set([
+  'st', 'street', 'ave', 'avenue', 'rd', 'road', 'blvd', 'boulevard', 'parkway', 'pkwy', 'way', 'drive', 'dr', 'lane',
+  'ln', 'plaza', 'pl', 'place', 'ct', 'court', 'sq', 'square', 'hwy', 'highway', 'terrace', 'circle', 'allee', 'straße',
+  'strasse', 'str', 'weg', 'platz', 'gasse', 'ring', 'rue', 'quai', 'calle', 'rua', 'via',
+]);
+
+// ---------------------------------------------------------------- text preparation
+
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+const UPPER = /\p{Lu}/u;
+const LOWER = /\p{Ll}/u;
+
+function isLetterOrDigit(ch: string | undefined): boolean {
+  return ch !== undefined && ch !== '' && LETTER_OR_DIGIT.test(ch);
+}
+
+function isAsciiDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+function isAsciiAlnum(c: number): boolean {
+  return isAsciiDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+/** Lowercases code unit by code unit so indexes stay aligned with the original. */
+function lowerAligned(s: string): string {
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i];
+    const low = ch.toLowerCase();
+    out += low.length === 1 ? low : ch;
+  }
+  return out;
+}
+
+/**
+ * Blanks out (with spaces, keeping every index) URLs, web addresses, e-mail addresses and
+ * `@host` tokens, whose digits are never codes. Works chunk by chunk between whitespace.
+ */
+function blankAddresses(s: string): string {
+  let out = '';
+  let i = 0;
+  const n = s.length;
+  while (i < n) {
+    if (/\s/.test(s[i])) { out += s[i]; i++; continue; }
+    let j = i;
+    while (j < n && !/\s/.test(s[j])) j++;
+    const chunk = s.slice(i, j);
+    const lower = chunk.toLowerCase();
+    const isAddress =
+      lower.includes('://') || lower.startsWith('www.') || /[a-z0-9]@[a-z0-9-]+\./.test(lower) ||
+      /^[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\/\S/.test(lower) || (chunk.startsWith('@') && chunk.includes('.'));
+    out += isAddress ? ' '.repeat(chunk.length) : chunk;
+    i = j;
+  }
+  return out;
+}
+
+function prepare(text: string): string {
+  const limited = text.length > MAX_SCAN_CHARS ? text.slice(0, MAX_SCAN_CHARS) : text;
+  // NFKC folds full-width digits and letters (１２３４, ＡＢＣ) and full-width colons into ASCII.
+  // Full-width commas and stops end a clause (`验证码123456，5分钟`): they become `, ` and `. `
+  // first so that NFKC does not glue the code to the next number as `123456,5`.
+  const clauses = limited.replace(/\uff0c/g, ', ').replace(/\uff0e/g, '. ');
+  return blankAddresses(clauses.normalize('NFKC').replace(/\r\n?/g, '\n'));
+}
+
+// ---------------------------------------------------------------- keywords and labels
+
+interface Span {
+  start: number;
+  end: number;
+}
+
+function findAll(hay: string, needle: string, word: boolean, into: Span[]): void {
+  let at = hay.indexOf(needle);
+  while (at >= 0) {
+    const end = at + needle.length;
+    if (!word || (!isLetterOrDigit(hay[at - 1]) && (!isLetterOrDigit(needle[needle.length - 1]) || !isLetterOrDigit(hay[end])))) {
+      into.push({ start: at, end });
+    }
+    at = hay.indexOf(needle, at + 1);
+  }
+}
+
+const SENTENCE_STOPS = new Set([...'.!?\n。！？']);
+
+/** The sentence (bounded to SENTENCE_REACH each side) around a position, from the sorted stop positions. */
+function sentenceAround(stops: number[], at: number, length: number): [number, number] {
+  let lo = 0;
+  let hi = stops.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (stops[mid] < at) lo = mid + 1;
+    else hi = mid;
+  }
+  const from = lo > 0 ? stops[lo - 1] + 1 : 0;
+  const to = lo < stops.length ? stops[lo] : length;
+  return [Math.max(from, at - SENTENCE_REACH), Math.min(to, at + SENTENCE_REACH)];
+}
+
+function previousWord(lower: string, at: number): string {
+  let e = at;
+  while (e > 0 && at - e < 4 && (lower[e - 1] === ' ' || lower[e - 1] === '-')) e--;
+  let s = e;
+  while (s > 0 && e - s < 40 && isLetterOrDigit(lower[s - 1])) s--;
+  return lower.slice(s, e);
+}
+
+/** Keyword occurrences that really announce a one-time code, merged where they overlap. */
+function findKeywords(text: string, lower: string): Span[] {
+  const spans: Span[] = [];
+  // In a message about a trip, "confirmation code" is a booking reference: its words announce no code.
+  const suppressed: Span[] = [];
+  if (BOOKING_MARKERS.some((m) => lower.includes(m))) {
+    for (const k of KEYWORDS) if (k.booking) findAll(lower, k.text, k.word, suppressed);
+    suppressed.sort((a, b) => a.start - b.start);
+  }
+  const promos: Span[] = [];
+  for (const m of PROMO_MARKERS) findAll(lower, m, false, promos);
+  promos.sort((a, b) => a.start - b.start);
+  const stops: number[] = [];
+  for (let i = 0; i < lower.length; i++) if (SENTENCE_STOPS.has(lower[i])) stops.push(i);
+  for (const k of KEYWORDS) {
+    if (k.booking) continue;
+    const found: Span[] = [];
+    findAll(k.exactCase ? text : lower, k.text, k.word, found);
+    for (const sp of found) {
+      if (spansStartingIn(suppressed, sp.start - 40, sp.end).some((b) => sp.start < b.end && sp.end > b.start)) continue;
+      if (CODE_QUALIFIERS_BEFORE.has(previousWord(lower, sp.start))) continue;
+      const after = lower.slice(sp.end, sp.end + 20).trimStart();
+      if ([...CODE_QUALIFIERS_AFTER].some((q) => after.startsWith(q))) continue;
+      const [from, to] = sentenceAround(stops, sp.start, lower.length);
+      if (spansStartingIn(promos, from, to).length > 0) continue;
+      spans.push(sp);
+    }
+  }
+  spans.sort((a, b) => a.start - b.start || b.end - a.end);
+  const merged: Span[] = [];
+  for (const sp of spans) {
+    const last = merged[merged.length - 1];
+    if (last && sp.start <= last.end) last.end = Math.max(last.end, sp.end);
+    else merged.push({ ...sp });
+  }
+  return merged;
+}
+
+function findLabels(lower: string): Span[] {
+  const spans: Span[] = [];
+  for (const l of WORD_LABELS) findAll(lower, l, true, spans);
+  for (const l of CJK_LABELS) findAll(lower, l, false, spans);
+  return spans.sort((a, b) => a.start - b.start);
+}
+
+// ---------------------------------------------------------------- numbers and words
+
+interface Candidate {
+  code: string;
+  start: number;
+  end: number;
+  alnum: boolean;
+  /** A year-like 4-digit number: only accepted when bound to a keyword. */
+  yearLike: boolean;
+}
+
+interface Run {
+  start: number;
+  end: number;
+  kind: 'digits' | 'alnum' | 'alpha';
+}
+
+/** Maximal runs of ASCII letters and digits, in order. */
+function asciiRuns(s: string): Run[] {
+  const runs: Run[] = [];
+  let i = 0;
+  while (i < s.length) {
+    if (!isAsciiAlnum(s.charCodeAt(i))) { i++; continue; }
+    const start = i;
+    let digits = 0;
+    while (i < s.length && isAsciiAlnum(s.charCodeAt(i))) { if (isAsciiDigit(s.charCodeAt(i))) digits++; i++; }
+    const len = i - start;
+    runs.push({ start, end: i, kind: digits === len ? 'digits' : digits === 0 ? 'alpha' : 'alnum' });
+  }
+  return runs;
+}
+
+const HARD_SEPARATORS = new Set(['.', '/', ':', ',', '-']);
+const SOFT_SEPARATORS = new Set([' ', '\u00a0', '\u2009', '\u202f']);
+
+function isYear(digits: string): boolean {
+  if (digits.length !== 4) return false;
+  const y = Number(digits);
+  return y >= 1900 && y <= 2099;
+}
+
+/**
+ * Digit candidates: clusters of digit runs joined by single separators are classified as a
+ * grouped code (`123 456`, `12-34-56`), a composite (dates, times, amounts, versions, phone
+ * numbers: all rejected) or separate numbers.
+ */
+function numericCandidates(s: string, runs: Run[]): Candidate[] {
+  const out: Candidate[] = [];
+  let i = 0;
+  while (i < runs.length) {
+    const r = runs[i];
+    if (r.kind !== 'digits') { i++; continue; }
+    const group = [r];
+    const seps: string[] = [];
+    let j = i + 1;
+    while (j < runs.length && runs[j].kind === 'digits') {
+      const prev = group[group.length - 1];
+      const gap = s.slice(prev.end, runs[j].start);
+      const joins = (gap.length === 1 && (HARD_SEPARATORS.has(gap) || SOFT_SEPARATORS.has(gap))) || gap === ') ' || gap === ' (' || gap === ')' || gap === ' - ';
+      if (!joins) break;
+      group.push(runs[j]);
+      seps.push(gap);
+      j++;
+    }
+    i = j;
+    const digits = group.map((g) => s.slice(g.start, g.end));
+    const total = digits.reduce((a, d) => a + d.length, 0);
+    const start = group[0].start;
+    const end = group[group.length - 1].end;
+    const plus = s[start - 1] === '+' || s[start - 1] === '(' || (s[start - 2] === '+' && s[start - 1] === ' ');
+    if (group.length === 1) {
+      // `+4915…` is a phone number; `(582031)` is a code in brackets.
+      if (s[start - 1] === '+' || (s[start - 2] === '+' && s[start - 1] === ' ')) continue;
+      if (digits[0].length >= MIN_CODE_DIGITS && digits[0].length <= MAX_CODE_DIGITS) {
+        out.push({ code: digits[0], start, end, alnum: false, yearLike: isYear(digits[0]) });
+      }
+      continue;
+    }
+    const sep = seps[0];
+    const uniform = seps.every((x) => x === sep) && (sep === '-' || SOFT_SEPARATORS.has(sep));
+    const len = digits[0].length;
+    const equal = digits.every((d) => d.length === len) && len >= 2 && len <= 4;
+    if (!plus && uniform && equal && total >= 6 && total <= MAX_CODE_DIGITS && !(sep === '-' && digits.every(isYear))) {
+      out.push({ code: digits.join(''), start, end, alnum: false, yearLike: false });
+      continue;
+    }
+    const onlySoft = seps.every((x) => SOFT_SEPARATORS.has(x));
+    if (onlySoft && !plus && total <= MAX_CODE_DIGITS) {
+      // Separate numbers that happen to be written next to each other ("4821 10").
+      for (const g of group) {
+        const d = s.slice(g.start, g.end);
+        if (d.length >= MIN_CODE_DIGITS && d.length <= MAX_CODE_DIGITS) out.push({ code: d, start: g.start, end: g.end, alnum: false, yearLike: isYear(d) });
+      }
+    }
+    // Otherwise a phone number, date, time, amount, version or address: no candidate.
+  }
+  return out;
+}
+
+/** Alphanumeric words (letters and digits) that could be codes, hyphen groups joined (`A7K-9PX`). */
+function alnumCandidates(s: string, runs: Run[]): Candidate[] {
+  const out: Candidate[] = [];
+  for (let i = 0; i < runs.length; i++) {
+    const r = runs[i];
+    if (r.kind === 'alpha') continue;
+    let end = r.end;
+    let code = s.slice(r.start, r.end);
+    let k = i;
+    // Join `ABC-123` style groups of equal length.
+    while (k + 1 < runs.length && s[runs[k].end] === '-' && runs[k + 1].start === runs[k].end + 1 && runs[k + 1].end - runs[k + 1].start === r.end - r.start && r.end - r.start >= 3 && r.end - r.start <= 4 && runs[k + 1].kind !== 'alpha') {
+      k++;
+      code += s.slice(runs[k].start, runs[k].end);
+      end = runs[k].end;
+    }
+    const hasDigit = /[0-9]/.test(code);
+    const hasLetter = /[a-z]/i.test(code);
+    if (k === i && r.kind !== 'alnum') continue;
+    if (!hasDigit || !hasLetter) continue;
+    if (code.length < MIN_ALNUM_CODE || code.length > MAX_ALNUM_CODE) continue;
+    // Words glued to other word characters (non-ASCII letters) are not codes.
+    if (isLetterOrDigit(s[r.start - 1]) || isLetterOrDigit(s[end])) continue;
+    out.push({ code, start: r.start, end, alnum: true, yearLike: false });
+    i = k;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- rejection
+
+function nextWord(lower: string, at: number): string {
+  let s = at;
+  while (s < lower.length && s - at < 4 && (lower[s] === ' ' || lower[s] === '\u00a0')) s++;
+  let e = s;
+  while (e < lower.length && e - s < 40 && isLetterOrDigit(lower[e])) e++;
+  if (e === s && s < lower.length) return lower[s];
+  return lower.slice(s, e);
+}
+
+/** Why a number is not a code (a label, money, a unit, a postcode…), or undefined when it may be. */
+function rejection(text: string, lower: string, c: Candidate, labels: Span[], keywords: Span[], lineStarts: number[]): string | undefined {
+  const ls = lineStarts[lineIndexAt(lineStarts, c.start)];
+  const before = text.slice(Math.max(ls, c.start - 6), c.start);
+  if (before.endsWith('#') || before.endsWith('# ')) return 'reference or colour';
+  // `**** 4821`, `•••• 4821`; but `**482913**` is Markdown bold.
+  if (/[*•●]\s?$/.test(before) && text[c.end] !== '*') return 'masked card number';
+  const b2 = before.replace(/\s+$/, '');
+  if (CURRENCY_PREFIX.has(b2[b2.length - 1] ?? '')) return 'money';
+  if (/(?:^|[^a-z])(?:eur|usd|gbp|chf|brl|jpy|cny|krw|rmb)\s?$/i.test(before)) return 'money';
+  const after = lower.slice(c.end, c.end + 12);
+  const nxt = nextWord(lower, c.end);
+  if (UNIT_SUFFIXES.has(nxt) || UNIT_SUFFIXES.has(after[0] ?? '')) return 'quantity, amount or date';
+  if (!c.alnum && c.code.length <= 5 && /^[.,][0-9]{2}(?![0-9])/.test(after)) return 'amount';
+  // Copyright years and ranges.
+  const back = lower.slice(Math.max(0, c.start - 14), c.start);
+  if (c.yearLike && (back.includes('©') || back.includes('(c)') || back.includes('copyright'))) return 'copyright year';
+  // A label shortly before the number on its line, with no keyword in between.
+  for (const l of spansStartingIn(labels, c.start - LABEL_REACH - 40, c.start)) {
+    if (l.end > c.start || l.end < Math.max(ls, c.start - LABEL_REACH)) continue;
+    if (spansStartingIn(keywords, l.end, c.start).some((k) => k.end <= c.start)) continue;
+    return 'labelled number';
+  }
+  if (!c.alnum) {
+    // Uppercase state or register abbreviation before it: `CA 94043`, `NSW 2000`, `HRB 183920`, `UA 1532`.
+    const m = /(?:^|[^\p{L}])(\p{Lu}{2,3}) $/u.exec(text.slice(Math.max(ls, c.start - 5), c.start));
+    if (m && !spansStartingIn(keywords, c.start - 5, c.start).some((k) => k.end === c.start - 1)) return 'postcode or register number';
+    // Street number: `1600 Amphitheatre Parkway`, `548 Market St`.
+    const words = text.slice(c.end, c.end + 48).split('\n')[0].split(/[\s,]+/).filter((w) => w !== '');
+    if (words.length > 0 && (UPPER.test(words[0][0]) || /^[0-9]+(?:st|nd|rd|th)$/i.test(words[0]))) {
+      for (const w of words.slice(0, 4)) if (STREET_WORDS.has(w.toLowerCase().replace(/\.$/, ''))) return 'street address';
+      // European postcode: `, 10117 Berlin`, `· 80331 München`.
+      const lead = text.slice(Math.max(ls, c.start - 2), c.start);
+      const city = words[0];
+      const place = text.slice(c.end, c.end + 48).split(/[\n,·|.]/)[0].trim().split(/\s+/);
+      const leadOk = lead === ', ' || lead === '· ' || lead === '| ' || c.start === ls || /[A-Z]-$/.test(lead);
+      if (leadOk && place.length <= 3 && city.length > 1 && LOWER.test(city[1] ?? '')) return 'postcode';
+    }
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------- binding to keywords
+
+function wordsBetween(s: string): string[] {
+  return s.split(/[\s:：,，、.。!！?？()（）[\]【】「」『』<>《》"'“”‘’*=→»|~—–-]+/u).filter((w) => w !== '');
+}
+
+/** Text between a keyword and the code after it is filler: at most one word that is not, no sentence end. */
+function fillerOnly(between: string): boolean {
+  if (between.length > MAX_FILLER || between.split('\n').length > 3) return false;
+  if (/[.!?](?:\s|$)|[。！？]/u.test(between)) return false;
+  let others = 0;
+  for (const w of wordsBetween(between)) {
+    if (FILLER_WORDS.has(w.toLowerCase())) continue;
+    // CJK filler glued together: 为, 是, は, です, 는…
+    if (/^[为為是はのを를을:]+$/u.test(w)) continue;
+    if (++others > 1) return false;
+  }
+  return true;
+}
+
+/** Text between a code and a keyword after it starts with a verb and is short ("is your Google verification"). */
+function verbThenKeyword(between: string): boolean {
+  if (between.length > MAX_VERB_GAP || between.includes('\n')) return false;
+  const trimmed = between.replace(/^[\s,、，:：-]+/u, '');
+  const words = trimmed.split(/[\s,、，]+/u).filter((w) => w !== '');
+  if (words.length > 5) return false;
+  if (words.length === 0) return true;
+  const first = words[0].toLowerCase();
+  if (BEFORE_VERBS.has(first)) return true;
+  // Japanese/Korean particles glued to the next word: `は、お客様の`, `를`.
+  return BEFORE_VERBS.has(first[0]);
+}
+
+/** Spans (sorted by start) whose start lies in [from, to), found by binary search. */
+function spansStartingIn(spans: Span[], from: number, to: number): Span[] {
+  let lo = 0;
+  let hi = spans.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (spans[mid].start < from) lo = mid + 1;
+    else hi = mid;
+  }
+  const out: Span[] = [];
+  for (let i = lo; i < spans.length && spans[i].start < to; i++) out.push(spans[i]);
+  return out;
+}
+
+function lineIndexAt(lineStarts: number[], at: number): number {
+  let lo = 0;
+  let hi = lineStarts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (lineStarts[mid] <= at) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** Words by which a line announces the code on the lines below it. */
+const INTRODUCERS = ['below', 'following', 'here is', "here's", 'unten', 'folgende', 'ci-dessous', 'suivant', 'abajo', 'siguiente', 'abaixo', 'seguinte', '以下', '下面', '如下', '아래', '다음'];
+
+/** Characters that may surround a code standing alone on its line. */
+const STANDALONE_WRAPPERS = new Set([...' \t\u00a0[]()【】「」《》<>"\'*`']);
+
+/** Whether text from `from` (inclusive) stepping by `step` to `to` (exclusive) holds only wrapper characters. */
+function onlyWrappers(text: string, from: number, to: number, step: 1 | -1): boolean {
+  for (let i = from; i !== to; i += step) if (!STANDALONE_WRAPPERS.has(text[i])) return false;
+  return true;
+}
+
+interface Binding {
+  score: number;
+  reason: CodeReason;
+}
+
+function bindToKeyword(text: string, c: Candidate, keywords: Span[], lineStarts: number[]): Binding | undefined {
+  let best: Binding | undefined;
+  const take = (score: number, reason: CodeReason): void => {
+    if (!best || score > best.score) best = { score, reason };
+  };
+  const line = lineIndexAt(lineStarts, c.start);
+  const lineEnd = line + 1 < lineStarts.length ? lineStarts[line + 1] - 1 : text.length;
+  const standalone = onlyWrappers(text, c.start - 1, lineStarts[line] - 1, -1) && onlyWrappers(text, c.end, lineEnd, 1);
+  for (const k of spansStartingIn(keywords, c.start - KEYWORD_REACH_BACK, c.end + NEAR_BEFORE_KEYWORD + 1)) {
+    if (k.end <= c.start) {
+      const gap = c.start - k.end;
+      if (gap <= MAX_FILLER && fillerOnly(text.slice(k.end, c.start))) {
+        take(SCORE.keywordAfter - Math.min(5, Math.floor(gap / 10)), 'keyword');
+      } else if (standalone && gap <= KEYWORD_REACH_BACK && line - lineIndexAt(lineStarts, k.start) <= LINE_BINDING_LINES) {
+        // The keyword's line introduces what follows ("…code below", "…code:"): a firm binding.
+        const kLine = lineIndexAt(lineStarts, k.start);
+        const kLineEnd = kLine + 1 < lineStarts.length ? lineStarts[kLine + 1] - 1 : text.length;
+        const kLineText = text.slice(Math.max(lineStarts[kLine], k.start - 200), Math.min(kLineEnd, k.end + 300));
+        const introduces = /[:：]\s*$/.test(kLineText) || INTRODUCERS.some((w) => kLineText.toLowerCase().includes(w));
+        if (introduces) take(SCORE.keywordLine, 'keyword');
+        else if (!c.alnum) take(SCORE.keywordLineLoose, 'keyword');
+      } else if (!c.alnum && gap <= NEAR_AFTER_KEYWORD) {
+        take(Math.max(SCORE.keywordNearMin, SCORE.keywordNear - Math.floor(gap / 4)), 'keyword-near');
+      }
+    } else if (k.start >= c.end) {
+      const gap = k.start - c.end;
+      if (gap <= MAX_VERB_GAP && verbThenKeyword(text.slice(c.end, k.start))) {
+        take(SCORE.keywordBefore - Math.min(5, Math.floor(gap / 10)), 'keyword');
+      } else if (!c.alnum && gap <= NEAR_BEFORE_KEYWORD) {
+        take(Math.max(SCORE.keywordNearMin, SCORE.keywordNear - 5 - Math.floor(gap / 4)), 'keyword-near');
+      }
+    }
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------- origin-bound
+
+const ORIGIN_BOUND_RE = /^@([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?) #([^\s#@%]{1,32})(?: [@%][^\s]+){0,2}$/i;
+
+/** The code of an origin-bound last line (`@example.com #123456`), if the text ends with one. */
+export function originBoundCode(text: string): string | undefined {
+  const trimmed = text.trimEnd();
+  const nl = trimmed.lastIndexOf('\n');
+  const last = trimmed.slice(nl + 1).trim();
+  if (last.length > MAX_ORIGIN_LINE) return undefined;
+  return ORIGIN_BOUND_RE.exec(last)?.[2];
+}
+
+// ---------------------------------------------------------------- scanning
+
+interface Found {
+  code: string;
+  score: number;
+  reason: CodeReason;
+  order: number;
+}
+
+interface Scan {
+  /** Candidates bound to keywords. */
+  bound: Found[];
+  /** Digit codes not rejected, whatever their binding. */
+  plainNumbers: string[];
+}
+
+function scanText(raw: string, orderBase: number): Scan {
+  const text = prepare(raw);
+  const lower = lowerAligned(text);
+  const keywords = findKeywords(text, lower);
+  const labels = findLabels(lower);
+  const runs = asciiRuns(text);
+  const lineStarts = [0];
+  for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
+  const candidates = [...numericCandidates(text, runs), ...alnumCandidates(text, runs)];
+  const bound: Found[] = [];
+  const plainNumbers: string[] = [];
+  for (const c of candidates) {
+    if (rejection(text, lower, c, labels, keywords, lineStarts) !== undefined) continue;
+    const binding = bindToKeyword(text, c, keywords, lineStarts);
+    if (c.yearLike && (!binding || binding.reason !== 'keyword')) continue;
+    if (!c.alnum) plainNumbers.push(c.code);
+    if (binding) bound.push({ code: c.code, score: binding.score, reason: binding.reason, order: orderBase + c.start });
+  }
+  return { bound, plainNumbers };
+}
+
+/**
+ * Ranked one-time-code candidates of a message, best first (the first is what "Copy code"
+ * copies). Empty when the message has no code.
+ */
+export function extractCodes(input: CodeSource): CodeCandidate[] {
+  const found: Found[] = [];
+  const bodies: string[] = [];
+  if (input.text) bodies.push(input.text);
+  if (input.html) bodies.push(htmlToText(input.html));
+
+  for (const body of bodies) {
+    const code = originBoundCode(body);
+    if (code !== undefined) found.push({ code, score: SCORE.originBound, reason: 'origin-bound', order: -1 });
+  }
+
+  const subject = input.subject ? scanText(input.subject.replace(/\n/g, ' '), 0) : undefined;
+  if (subject) found.push(...subject.bound);
+  const bodyScans = bodies.map((b, i) => scanText(b, (i + 1) * (MAX_SCAN_CHARS + 1)));
+  for (const s of bodyScans) found.push(...s.bound);
+
+  if (subject && subject.bound.length === 0) {
+    const distinct = new Set(subject.plainNumbers);
+    if (distinct.size === 1) found.push({ code: subject.plainNumbers[0], score: SCORE.subject, reason: 'subject', order: 0 });
+  }
+
+  const shortMessage = input.kind === 'sms' || (input.kind === undefined && !input.html && bodies.length === 1 && bodies[0].trim().length <= SHORT_MESSAGE_MAX);
+  if (shortMessage && bodyScans.length > 0 && found.length === 0) {
+    const distinct = new Set(bodyScans[0].plainNumbers);
+    if (distinct.size === 1) found.push({ code: bodyScans[0].plainNumbers[0], score: SCORE.soleNumber, reason: 'sole-number', order: 0 });
+  }
+
+  const byCode = new Map<string, Found>();
+  for (const f of found) {
+    const prev = byCode.get(f.code);
+    if (!prev || f.score > prev.score || (f.score === prev.score && f.order < prev.order)) byCode.set(f.code, f);
+  }
+  return [...byCode.values()]
+    .sort((a, b) => b.score - a.score || a.order - b.order)
+    .map(({ code, score, reason }) => ({ code, score, reason }));
+}
+
+/** The code "Copy code" copies, or undefined when the message has none. */
+export function bestCode(input: CodeSource): string | undefined {
+  return extractCodes(input)[0]?.code;
+}
