@@ -206,6 +206,14 @@ export class Transport {
             this.log('debug', `${line} → ${res.status} (${Date.now() - started} ms)`);
             return res;
           }
+          if (res.status >= 300 && res.status < 400) {
+            // Not followed: a redirect would resend the token to wherever it points.
+            const location = header(res.headers, 'location');
+            const where = location ? ` to ${redactWebhookUrl(this.redact(location))}` : '';
+            throw new ApiError('badRequest', `The server redirects${where} (HTTP ${res.status}). Use the address it redirects to as the server URL (https instead of http?).`, {
+              status: res.status,
+            });
+          }
           const text = res.body.toString('utf8');
           const serverMessage = serverMessageOf(text);
           failure = errorFromStatus(res.status, serverMessage === undefined ? undefined : this.redact(serverMessage), parseRetryAfter(header(res.headers, 'retry-after')), {

@@ -143,6 +143,18 @@ describe('API client errors', () => {
     assert.match(err.message, /subject must be a string/);
   });
 
+  it('does not follow a redirect (the token would go along) and says where it points', async () => {
+    srv = await startServer((_req, res) => {
+      res.writeHead(301, { location: 'https://api.example.test/api/v2/domains' });
+      res.end();
+    });
+    const err = await rejection(clientFor(srv.base).listDomains());
+    assert.equal(err.code, 'badRequest');
+    assert.equal(err.status, 301);
+    assert.match(err.message, /redirects to https:\/\/api\.example\.test/);
+    assert.equal(srv.hits.length, 1);
+  });
+
   it('never shows the token even when the server echoes it back', async () => {
     srv = await startServer((_req, res) => json(res, 400, { status: 'error', message: `token ${TOKEN} is not valid` }));
     const err = await rejection(clientFor(srv.base).listDomains());
