@@ -6,6 +6,8 @@ import {
   type HostMessage,
   type ViewState,
 } from '../../src/webview/protocol';
+import type { Message } from '../../src/api/types';
+import { buildViewState, contentIdOf, MAX_VIEW_TEXT, referencedContentIds, safeFileName } from '../../src/extension/webview/viewState';
 
 function aViewState(overrides: Partial<ViewState> = {}): ViewState {
   return {
@@ -155,5 +157,133 @@ describe('webview protocol: webview → host', () => {
 
   it('rejects rendered with unknown tabs', () => {
     rejects(parseWebviewMessage({ type: 'rendered', id: 'a-1-1', tabs: ['html', 'x'] }), /unknown tab/);
+  });
+});
+
+describe('message view state built by the host', () => {
+  type Email = Extract<Message, { kind: 'email' }>;
+  type Sms = Extract<Message, { kind: 'sms' }>;
+
+  function anEmail(overrides: Partial<Email> = {}): Email {
+    return {
+      kind: 'email',
+      fromfull: 'Acme <no-reply@acme.test>',
+      from: 'Acme',
+      headers: { subject: 'Your sign-in code', date: 'Sat, 22 Nov 2025 01:00:00 +0000', 'content-type': 'multipart/alternative' },
+      subject: 'Your sign-in code',
+      parts: [
+        { headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'Your code is 482913.\nVerify: https://acme.test/verify?t=1' },
+        {
+          headers: { 'content-type': 'text/html; charset=utf-8' },
+          body: '<p onclick="x()">Your code is <b>482913</b></p><a href="https://acme.test/verify?t=1">Verify</a><img src="https://track.acme.test/p.gif"><img src="cid:logo@acme"><script>alert(1)</script>',
+        },
+      ],
+      to: 'joe',
+      id: 'joe-1763773200-1',
+      time: 1763773200000,
+      seconds_ago: 5,
+      ...overrides,
+    };
+  }
+
+  function anSms(overrides: Partial<Sms> = {}): Sms {
+    return { kind: 'sms', id: '14155550100-1763773200-2', fromfull: '15551234567', subject: 'SMS', parts: [{ body: 'Your Acme code: 7731. Do not share it.' }], to: '14155550100', time: 1763773200000, seconds_ago: 1, ...overrides };
+  }
+
+  function valid(state: ViewState): ViewState {
+    const r = parseHostMessage(JSON.parse(JSON.stringify({ type: 'render', state })));
+    assert.equal(r.ok, true, r.ok ? '' : r.error);
+    return state;
+  }
+
+  it('builds an email state the view accepts, with HTML sanitized and remote images blocked', () => {
+    const s = valid(buildViewState({ domain: 'inbox.test', message: anEmail(), raw: 'Subject: x\r\n\r\nbody', allowRemoteImages: false }));
+    assert.deepEqual(s.tabs, ['html', 'text', 'headers', 'links', 'attachments', 'raw']);
+    assert.equal(s.header.to, 'joe@inbox.test');
+    assert.equal(s.header.date, 'Sat, 22 Nov 2025 01:00:00 +0000');
+    assert.ok(s.html);
+    assert.doesNotMatch(s.html.srcdoc, /<script|onclick|track\.acme\.test/);
+    assert.equal(s.html.blockedRemote, 1);
+    assert.equal(s.html.remoteAllowed, false);
+    assert.deepEqual(s.links, [{ url: 'https://acme.test/verify?t=1', text: 'Verify' }]);
+    assert.equal(s.code?.code, '482913');
+  });
+
+  it('keeps remote images in the HTML once they are allowed, and puts https: in its CSP', () => {
+    const s = valid(buildViewState({ domain: 'inbox.test', message: anEmail(), allowRemoteImages: true }));
+    assert.match(s.html?.srcdoc ?? '', /<img src="https:\/\/track\.acme\.test\/p\.gif">/);
+    assert.match(s.html?.srcdoc ?? '', /img-src data: cid: https: http:/);
+    assert.doesNotMatch(s.html?.srcdoc ?? '', /<script/);
+    assert.equal(s.tabs.includes('raw'), false, 'no raw tab without the raw source');
+  });
+
+  it('inlines cid: images the host fetched', () => {
+    const gif = 'data:image/gif;base64,R0lGODlhAQABAAAAACw=';
+    const s = valid(buildViewState({ domain: 'private', message: anEmail(), allowRemoteImages: false, inlineImages: new Map([['logo@acme', gif]]) }));
+    assert.ok(s.html?.srcdoc.includes(`<img src="${gif}">`));
+    assert.equal(s.header.to, 'joe', 'the private domain is not shown as an address');
+  });
+
+  it('lists attachments by their download index and skips attachment parts as bodies', () => {
+    const message = anEmail({
+      parts: [
+        { headers: { 'content-type': 'text/plain' }, body: 'See attached.' },
+        { headers: { 'content-type': 'text/plain', 'content-disposition': 'attachment; filename="notes.txt"' }, body: 'not the body' },
+      ],
+    });
+    const s = valid(
+      buildViewState({
+        domain: 'inbox.test',
+        message,
+        allowRemoteImages: false,
+        attachments: [{ filename: 'notes.txt', 'content-type': 'text/plain', size: 12, attachment_id: 1 }],
+      }),
+    );
+    assert.equal(s.text?.text, 'See attached.');
+    assert.deepEqual(s.attachments, [{ index: 1, filename: 'notes.txt', contentType: 'text/plain', size: 12 }]);
+    assert.deepEqual(s.tabs, ['text', 'headers', 'links', 'attachments']);
+  });
+
+  it('shows an email with no body parts as an empty text tab and says so', () => {
+    const s = valid(buildViewState({ domain: 'inbox.test', message: anEmail({ parts: [] }), allowRemoteImages: false }));
+    assert.equal(s.text?.text, '');
+    assert.match(s.notes.join(' '), /no text part/);
+  });
+
+  it('builds an SMS state as a conversation with its code', () => {
+    const s = valid(buildViewState({ domain: 'private', message: anSms(), raw: 'From: 15551234567\r\n\r\nYour Acme code: 7731.', allowRemoteImages: false }));
+    assert.equal(s.kind, 'sms');
+    assert.deepEqual(s.tabs, ['conversation', 'links', 'raw']);
+    assert.deepEqual(s.sms, { from: '15551234567', to: '14155550100', body: 'Your Acme code: 7731. Do not share it.', time: 1763773200000 });
+    assert.equal(s.code?.code, '7731');
+    assert.equal(s.html, undefined);
+  });
+
+  it('cuts very long text and raw source and marks them truncated', () => {
+    const long = 'x'.repeat(MAX_VIEW_TEXT + 10);
+    const s = valid(buildViewState({ domain: 'inbox.test', message: anEmail({ parts: [{ headers: { 'content-type': 'text/plain' }, body: long }] }), raw: long, allowRemoteImages: false }));
+    assert.equal(s.text?.truncated, true);
+    assert.equal(s.text?.text.length, MAX_VIEW_TEXT);
+    assert.equal(s.raw?.truncated, true);
+  });
+
+  it('never lists a javascript: or data: link', () => {
+    const message = anEmail({ parts: [{ headers: { 'content-type': 'text/html' }, body: '<a href="javascript:alert(1)">a</a><a href="data:text/html,x">b</a><a href="https://ok.test/">c</a>' }] });
+    const s = valid(buildViewState({ domain: 'inbox.test', message, allowRemoteImages: false }));
+    assert.deepEqual(s.links.map((l) => l.url), ['https://ok.test/']);
+  });
+});
+
+describe('message panel helpers', () => {
+  it('proposes attachment file names without paths or reserved characters', () => {
+    assert.equal(safeFileName('../../etc/passwd', 'x'), 'passwd');
+    assert.equal(safeFileName('C:\\Users\\me\\a<b>.pdf', 'x'), 'a_b_.pdf');
+    assert.equal(safeFileName('..', 'attachment-1'), 'attachment-1');
+    assert.equal(safeFileName('rep\u0000ort.pdf', 'x'), 'rep_ort.pdf');
+  });
+
+  it('finds the content ids an HTML body refers to', () => {
+    assert.deepEqual([...referencedContentIds('<img src="cid:Logo@Acme"><div style="background:url(cid:bg)">')], ['logo@acme', 'bg']);
+    assert.equal(contentIdOf({ filename: 'l.png', 'content-type': 'image/png', size: 1, attachment_id: 0, 'content-id': '<Logo@Acme>' }), 'logo@acme');
   });
 });

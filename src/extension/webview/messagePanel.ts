@@ -1,0 +1,404 @@
+// Host side of the message view: one webview panel per message, reused when the same
+// message is opened again. Fetches the message and its extras, sanitizes the HTML (the
+// webview never sees raw email HTML), posts a validated ViewState after the view's `ready`,
+// and carries out what the view asks (copy, open link after confirmation, save attachment,
+// load remote images), checking every request against what it showed.
+import * as vscode from 'vscode';
+import type { InboxApi } from '../../api/types';
+import type { AttachmentInfo } from '../../core/wire';
+import { safeLinkTarget } from '../../core/sanitize';
+import { parseWebviewMessage, type HostMessage, type TabId, type ViewState, type WebviewMessage } from '../../webview/protocol';
+import { buildViewState, contentIdOf, emailBodies, referencedContentIds, safeFileName } from './viewState';
+
+export const VIEW_TYPE = 'testInbox.message';
+/** Largest inline (`cid:`) image fetched to show in the HTML; bigger ones stay as placeholders. */
+export const MAX_INLINE_IMAGE_BYTES = 2 * 1024 * 1024;
+/** Total inline image bytes fetched for one message (they travel to the view as base64). */
+export const MAX_INLINE_TOTAL_BYTES = 8 * 1024 * 1024;
+/** Raster types shown inline; the sanitizer accepts no others as data: URLs. */
+const INLINE_IMAGE_TYPES = /^image\/(png|gif|jpe?g|webp|bmp|avif)$/i;
+
+export interface MessageRef {
+  domain: string;
+  inbox: string;
+  id: string;
+}
+
+export interface MessagePanelDeps {
+  context: Pick<vscode.ExtensionContext, 'extensionUri'>;
+  api: InboxApi;
+  log: Pick<vscode.LogOutputChannel, 'info' | 'warn' | 'error' | 'debug'>;
+  /** The `testInbox.remoteImages` setting: load remote images in every message. */
+  allowRemoteImages: boolean;
+}
+
+/** What the view last confirmed it rendered (test hook). */
+export interface RenderedMessage {
+  id: string;
+  kind: 'email' | 'sms';
+  tabs: TabId[];
+  code?: string;
+  linkCount: number;
+  attachmentCount: number;
+  remoteImagesAllowed: boolean;
+  blockedRemoteImages: number;
+}
+
+const panels = new Map<string, MessagePanel>();
+/** Messages for which the user chose "Load remote images" in this session. */
+const remoteAllowedIds = new Set<string>();
+let lastRendered: RenderedMessage | undefined;
+
+/** For tests: the message the view last confirmed rendering (after its `rendered` reply). */
+export function lastRenderedMessage(): RenderedMessage | undefined {
+  return lastRendered;
+}
+
+/** For tests and the host: the open panel of a message, if any. */
+export function openMessagePanels(): number {
+  return panels.size;
+}
+
+/** For tests: sends a request to a panel as if its view had posted it (after validation, like a real one). */
+export async function simulateViewRequest(messageId: string, data: unknown): Promise<void> {
+  const p = [...panels.values()].find((x) => x.ref.id === messageId);
+  if (!p) throw new Error(`No message panel is open for ${messageId}.`);
+  await p.onMessage(data);
+}
+
+function panelKey(api: InboxApi, ref: MessageRef): string {
+  return `${api.baseUrl}\n${ref.domain}\n${ref.id}`;
+}
+
+/** Opens the message in its panel (or reveals it) and loads it. Resolves once loading has started. */
+export async function showMessage(deps: MessagePanelDeps, ref: MessageRef): Promise<void> {
+  const key = panelKey(deps.api, ref);
+  const existing = panels.get(key);
+  if (existing) {
+    existing.updateDeps(deps);
+    existing.panel.reveal(undefined, false);
+    return;
+  }
+  const panel = new MessagePanel(deps, ref, key);
+  panels.set(key, panel);
+  await panel.start();
+}
+
+/** Closes every message panel (extension deactivation, tests). */
+export function disposeMessagePanels(): void {
+  for (const p of [...panels.values()]) p.panel.dispose();
+}
+
+function errorCode(e: unknown): string | undefined {
+  const c = (e as { code?: unknown } | null)?.code;
+  return typeof c === 'string' ? c : undefined;
+}
+
+function isCancelled(e: unknown): boolean {
+  const name = (e as { name?: unknown } | null)?.name;
+  return errorCode(e) === 'cancelled' || name === 'AbortError';
+}
+
+function describe(e: unknown): { message: string; retryable: boolean } {
+  const message = e instanceof Error && e.message ? e.message : 'The message could not be loaded.';
+  switch (errorCode(e)) {
+    case 'notFound':
+      return { message: `${message} It may have been deleted or removed by retention.`, retryable: true };
+    case 'unauthorized':
+      return { message: `${message} Set the API token for this server, then retry.`, retryable: true };
+    case 'invalidInput':
+    case 'badRequest':
+      return { message, retryable: false };
+    default:
+      return { message, retryable: true };
+  }
+}
+
+class MessagePanel {
+  readonly panel: vscode.WebviewPanel;
+  private deps: MessagePanelDeps;
+  private ready = false;
+  private lastPosted: HostMessage | undefined;
+  private state: ViewState | undefined;
+  private loaded: { message: Awaited<ReturnType<InboxApi['getMessage']>>; attachments?: AttachmentInfo[]; raw?: string; notes: string[]; inline: Map<string, string> } | undefined;
+  private abort: AbortController | undefined;
+  private disposed = false;
+  private htmlRemote: boolean | undefined;
+
+  constructor(
+    deps: MessagePanelDeps,
+    readonly ref: MessageRef,
+    private readonly key: string,
+  ) {
+    this.deps = deps;
+    const root = deps.context.extensionUri;
+    this.panel = vscode.window.createWebviewPanel(
+      VIEW_TYPE,
+      ref.id,
+      { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+      {
+        enableScripts: true,
+        enableCommandUris: false,
+        enableFindWidget: true,
+        localResourceRoots: [vscode.Uri.joinPath(root, 'dist'), vscode.Uri.joinPath(root, 'media')],
+      },
+    );
+    this.panel.onDidDispose(() => this.dispose());
+    this.panel.webview.onDidReceiveMessage((data: unknown) => void this.onMessage(data));
+  }
+
+  updateDeps(deps: MessagePanelDeps): void {
+    const settingChanged = deps.allowRemoteImages !== this.deps.allowRemoteImages;
+    this.deps = deps;
+    if (settingChanged && this.loaded) this.rerender();
+  }
+
+  async start(): Promise<void> {
+    this.setHtml();
+    await this.load();
+  }
+
+  private remoteAllowed(): boolean {
+    return this.deps.allowRemoteImages || remoteAllowedIds.has(this.ref.id);
+  }
+
+  /** (Re)writes the view's document; its CSP allows remote images only when this message may load them. */
+  private setHtml(): void {
+    const remote = this.remoteAllowed();
+    if (this.htmlRemote === remote) return;
+    this.htmlRemote = remote;
+    this.ready = false;
+    const webview = this.panel.webview;
+    const root = this.deps.context.extensionUri;
+    const nonce = crypto.randomUUID().replace(/-/g, '');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(root, 'dist', 'webview.js'));
+    const css = webview.asWebviewUri(vscode.Uri.joinPath(root, 'media', 'messageView.css'));
+    const codicons = webview.asWebviewUri(vscode.Uri.joinPath(root, 'media', 'codicons', 'codicon.css'));
+    // The sandboxed srcdoc frame inherits this policy on top of its own: inline styles are
+    // needed by email HTML (scripts stay nonce-only), and remote images only once allowed.
+    const csp = [
+      "default-src 'none'",
+      `img-src ${webview.cspSource} data:${remote ? ' https: http:' : ''}`,
+      `style-src ${webview.cspSource} 'unsafe-inline'`,
+      `font-src ${webview.cspSource}`,
+      `script-src 'nonce-${nonce}'`,
+      "frame-src 'none'",
+      "form-action 'none'",
+      "base-uri 'none'",
+    ].join('; ');
+    webview.html = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="${codicons.toString()}">
+<link rel="stylesheet" href="${css.toString()}">
+<title>Message</title>
+</head>
+<body>
+<main id="root" aria-live="polite" aria-busy="true"></main>
+<div id="status" class="status" role="status" aria-live="polite"></div>
+<script nonce="${nonce}" src="${script.toString()}"></script>
+</body>
+</html>`;
+  }
+
+  private post(message: HostMessage): void {
+    this.lastPosted = message;
+    if (this.ready && !this.disposed) void this.panel.webview.postMessage(message);
+  }
+
+  private notice(level: 'info' | 'error', text: string): void {
+    if (this.ready && !this.disposed) void this.panel.webview.postMessage({ type: 'notice', level, text } satisfies HostMessage);
+  }
+
+  private async load(): Promise<void> {
+    this.abort?.abort();
+    const abort = new AbortController();
+    this.abort = abort;
+    const { api, log } = this.deps;
+    const { domain, inbox, id } = this.ref;
+    this.post({ type: 'loading', id });
+    try {
+      const message = await api.getMessage(domain, inbox, id, { signal: abort.signal });
+      const notes: string[] = [];
+      const [attachments, raw] = await Promise.all([
+        message.kind === 'email'
+          ? api.listAttachments(domain, inbox, id, { signal: abort.signal }).catch((e: unknown) => {
+              if (isCancelled(e)) throw e;
+              log.warn(`message view: attachments of ${id} could not be listed: ${(e as Error).message}`);
+              notes.push(`Attachments could not be listed: ${(e as Error).message}`);
+              return undefined;
+            })
+          : Promise.resolve(undefined),
+        api.getRaw(domain, inbox, id, { signal: abort.signal }).catch((e: unknown) => {
+          if (isCancelled(e)) throw e;
+          log.warn(`message view: raw source of ${id} could not be loaded: ${(e as Error).message}`);
+          notes.push(`The raw source could not be loaded: ${(e as Error).message}`);
+          return undefined;
+        }),
+      ]);
+      const inline = await this.loadInlineImages(message, attachments ?? [], abort.signal);
+      if (abort.signal.aborted || this.disposed) return;
+      this.loaded = { message, attachments, raw, notes, inline };
+      this.rerender();
+    } catch (e) {
+      if (this.disposed || abort.signal.aborted) return;
+      if (isCancelled(e)) return;
+      log.error(`message view: ${id} could not be loaded: ${(e as Error).message ?? String(e)}`);
+      const d = describe(e);
+      this.state = undefined;
+      this.post({ type: 'error', id, message: d.message, retryable: d.retryable });
+    }
+  }
+
+  /** Fetches inline images the HTML refers to by `cid:`, within the size limits, as data: URLs. */
+  private async loadInlineImages(message: Awaited<ReturnType<InboxApi['getMessage']>>, attachments: AttachmentInfo[], signal: AbortSignal): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const html = emailBodies(message).html;
+    if (!html || !html.toLowerCase().includes('cid:')) return out;
+    const wanted = referencedContentIds(html);
+    let total = 0;
+    for (const a of attachments) {
+      const cid = contentIdOf(a);
+      if (!cid || !wanted.has(cid) || !INLINE_IMAGE_TYPES.test(a['content-type'] ?? '')) continue;
+      if (a.size > MAX_INLINE_IMAGE_BYTES || total + a.size > MAX_INLINE_TOTAL_BYTES) continue;
+      try {
+        const file = await this.deps.api.downloadAttachment(this.ref.domain, this.ref.inbox, this.ref.id, a.attachment_id, { signal });
+        if (file.bytes.byteLength > MAX_INLINE_IMAGE_BYTES) continue;
+        total += file.bytes.byteLength;
+        const type = INLINE_IMAGE_TYPES.test(file.contentType.split(';')[0].trim()) ? file.contentType.split(';')[0].trim() : a['content-type'];
+        out.set(cid, `data:${type.toLowerCase()};base64,${Buffer.from(file.bytes).toString('base64')}`);
+      } catch (e) {
+        if (isCancelled(e)) throw e;
+        this.deps.log.warn(`message view: inline image ${a.attachment_id} of ${this.ref.id} could not be loaded: ${(e as Error).message}`);
+      }
+    }
+    return out;
+  }
+
+  /** Builds the view state from what was loaded and posts it (again after "Load remote images"). */
+  private rerender(): void {
+    if (!this.loaded) return;
+    this.setHtml();
+    const { message, attachments, raw, notes, inline } = this.loaded;
+    this.state = buildViewState({ domain: this.ref.domain, message, attachments, raw, notes, allowRemoteImages: this.remoteAllowed(), inlineImages: inline });
+    this.panel.title = message.subject ? message.subject : this.ref.id;
+    this.post({ type: 'render', state: this.state });
+  }
+
+  async onMessage(data: unknown): Promise<void> {
+    const parsed = parseWebviewMessage(data);
+    if (!parsed.ok) {
+      this.deps.log.warn(`message view: ignored a malformed request from the view: ${parsed.error}`);
+      return;
+    }
+    try {
+      await this.handle(parsed.value);
+    } catch (e) {
+      if (isCancelled(e)) return;
+      this.deps.log.error(`message view: ${parsed.value.type} failed: ${(e as Error).message}`);
+      this.notice('error', (e as Error).message);
+    }
+  }
+
+  private async handle(m: WebviewMessage): Promise<void> {
+    const state = this.state;
+    switch (m.type) {
+      case 'ready':
+        this.ready = true;
+        if (this.lastPosted) void this.panel.webview.postMessage(this.lastPosted);
+        return;
+      case 'rendered':
+        if (state && m.id === state.id) {
+          lastRendered = {
+            id: state.id,
+            kind: state.kind,
+            tabs: m.tabs,
+            ...(state.code ? { code: state.code.code } : {}),
+            linkCount: state.links.length,
+            attachmentCount: state.attachments.length,
+            remoteImagesAllowed: state.html?.remoteAllowed ?? this.remoteAllowed(),
+            blockedRemoteImages: state.html?.blockedRemote ?? 0,
+          };
+        }
+        return;
+      case 'retry':
+        await this.load();
+        return;
+      case 'copyCode':
+        if (!state?.code) return;
+        await vscode.env.clipboard.writeText(state.code.code);
+        this.notice('info', `Copied code ${state.code.code}`);
+        return;
+      case 'copyId':
+        await vscode.env.clipboard.writeText(this.ref.id);
+        this.notice('info', 'Copied message ID');
+        return;
+      case 'openLink':
+        await this.openLink(m.url);
+        return;
+      case 'saveAttachment':
+        await this.saveAttachment(m.index);
+        return;
+      case 'allowRemoteImages':
+        remoteAllowedIds.add(this.ref.id);
+        this.rerender();
+        return;
+    }
+  }
+
+  private async openLink(url: string): Promise<void> {
+    // Only a link the view was given, and only a safe scheme: the view is not trusted to choose.
+    const known = this.state?.links.some((l) => l.url === url) ?? false;
+    const safe = safeLinkTarget(url);
+    if (!known || safe === undefined) {
+      this.deps.log.warn('message view: refused to open a link that is not one of the message links');
+      return;
+    }
+    const choice = await vscode.window.showWarningMessage(
+      'Open this link from the message?',
+      { modal: true, detail: `${safe}\n\nMessages in test inboxes can contain links to anything. Open it only if you expected it.` },
+      'Open Link',
+    );
+    if (choice !== 'Open Link') return;
+    const opened = await vscode.env.openExternal(vscode.Uri.parse(safe, true));
+    if (!opened) this.notice('error', 'The link could not be opened.');
+  }
+
+  private async saveAttachment(index: number): Promise<void> {
+    const a = this.state?.attachments.find((x) => x.index === index);
+    if (!a) {
+      this.deps.log.warn(`message view: refused to save attachment ${index}: not one of the message attachments`);
+      return;
+    }
+    const name = safeFileName(a.filename, `attachment-${a.index}`);
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const target = await vscode.window.showSaveDialog({
+      title: `Save Attachment ${name}`,
+      saveLabel: 'Save Attachment',
+      ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, name) } : {}),
+    });
+    if (!target) return;
+    const abort = new AbortController();
+    const file = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Downloading ${name}…`, cancellable: true },
+      (_progress, token) => {
+        token.onCancellationRequested(() => abort.abort());
+        return this.deps.api.downloadAttachment(this.ref.domain, this.ref.inbox, this.ref.id, a.index, { signal: abort.signal });
+      },
+    );
+    await vscode.workspace.fs.writeFile(target, file.bytes);
+    this.deps.log.info(`message view: saved attachment ${a.index} of ${this.ref.id} (${file.bytes.byteLength} bytes)`);
+    this.notice('info', `Saved ${name}`);
+  }
+
+  private dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.abort?.abort();
+    if (panels.get(this.key) === this) panels.delete(this.key);
+  }
+}

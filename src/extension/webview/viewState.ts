@@ -1,0 +1,181 @@
+// Builds what the message view shows (a protocol ViewState) from a fetched message and its
+// extras. Pure: no vscode import, so it is unit-tested under Node; the panel calls it.
+import type { Message } from '../../api/types';
+import type { AttachmentInfo } from '../../core/wire';
+import { extractCodes, type CodeReason } from '../../core/otp';
+import { extractLinks } from '../../core/links';
+import { buildSrcdoc, safeLinkTarget } from '../../core/sanitize';
+import { PRIVATE_DOMAIN } from '../../core/ids';
+import { MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText } from '../../webview/protocol';
+
+/** Most characters of text or raw source sent to the view; beyond this the view says it is cut (a DOM size limit). */
+export const MAX_VIEW_TEXT = 2 * 1024 * 1024;
+/** Most links listed; a message with more is a link farm, not something to click through. */
+export const MAX_VIEW_LINKS = 500;
+
+const REASON_TEXT: Record<CodeReason, string> = {
+  'origin-bound': 'Found in an origin-bound one-time code line (@site #code)',
+  keyword: 'Found right after a word like "code" or "OTP"',
+  'keyword-near': 'Found near a word like "code" or "OTP"',
+  subject: 'The only number in the subject',
+  'sole-number': 'The only number in a short message',
+};
+
+export interface ViewInputs {
+  /** The domain the message was opened from (`private` or a name). */
+  domain: string;
+  message: Message;
+  attachments?: AttachmentInfo[];
+  raw?: string;
+  /** Parts that failed to load, said in the view. */
+  notes?: string[];
+  allowRemoteImages: boolean;
+  /** `cid:` content id (without `<>`) → `data:image/…` URL of the inline part. */
+  inlineImages?: ReadonlyMap<string, string>;
+}
+
+export interface EmailBodies {
+  text?: string;
+  html?: string;
+}
+
+function header(headers: Record<string, string> | undefined, name: string): string | undefined {
+  if (!headers) return undefined;
+  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return v;
+  return undefined;
+}
+
+/** The text and HTML bodies of an email: its text/plain and text/html parts that are not attachments. */
+export function emailBodies(message: Message): EmailBodies {
+  if (message.kind === 'sms') return { text: message.parts.map((p) => p.body).join('\n') };
+  const text: string[] = [];
+  const html: string[] = [];
+  for (const part of message.parts) {
+    const type = (header(part.headers, 'content-type') ?? 'text/plain').toLowerCase().trim();
+    const disposition = (header(part.headers, 'content-disposition') ?? '').toLowerCase();
+    if (disposition.startsWith('attachment')) continue;
+    if (type.startsWith('text/html')) html.push(part.body);
+    else if (type.startsWith('text/plain') || type === '') text.push(part.body);
+  }
+  const out: EmailBodies = {};
+  if (text.length > 0) out.text = text.join('\n');
+  if (html.length > 0) out.html = html.join('\n');
+  return out;
+}
+
+function cut(s: string, max = MAX_VIEW_TEXT): ViewText {
+  return s.length > max ? { text: s.slice(0, max), truncated: true } : { text: s, truncated: false };
+}
+
+/** Content ids referenced as `cid:` in the HTML, without `<>`, lowercased. */
+export function referencedContentIds(html: string): Set<string> {
+  const ids = new Set<string>();
+  for (const m of html.matchAll(/cid:([^\s"'<>)]+)/gi)) ids.add(m[1].toLowerCase());
+  return ids;
+}
+
+/** The bare content id of an attachment record (`<logo@acme>` → `logo@acme`), lowercased. */
+export function contentIdOf(a: AttachmentInfo): string | undefined {
+  const raw = a['content-id'];
+  if (!raw) return undefined;
+  const bare = raw.trim().replace(/^<|>$/g, '').trim().toLowerCase();
+  return bare || undefined;
+}
+
+function displayTo(inbox: string, domain: string): string {
+  if (inbox.includes('@') || !domain || domain === PRIVATE_DOMAIN) return inbox;
+  return `${inbox}@${domain}`;
+}
+
+export function buildViewState(input: ViewInputs): ViewState {
+  const m = input.message;
+  const bodies = emailBodies(m);
+  const notes = [...(input.notes ?? [])];
+
+  const extracted = extractLinks(bodies);
+  const links: ViewLink[] = [];
+  for (const l of extracted) {
+    const url = safeLinkTarget(l.url);
+    if (url === undefined || url.length > MAX_URL_LENGTH) continue;
+    if (links.length >= MAX_VIEW_LINKS) {
+      notes.push(`Only the first ${MAX_VIEW_LINKS} of ${extracted.length} links are listed.`);
+      break;
+    }
+    links.push(l.text ? { url, text: l.text } : { url });
+  }
+
+  const best = extractCodes({ subject: m.subject, text: bodies.text, html: bodies.html })[0];
+  const code = best ? { code: best.code, reason: REASON_TEXT[best.reason] ?? best.reason } : undefined;
+
+  const raw = input.raw === undefined ? undefined : cut(input.raw);
+  const attachments = (input.attachments ?? []).map((a) => ({
+    index: a.attachment_id,
+    filename: a.filename || `attachment-${a.attachment_id}`,
+    contentType: a['content-type'] || 'application/octet-stream',
+    size: a.size,
+  }));
+
+  if (m.kind === 'sms') {
+    const tabs: TabId[] = ['conversation', 'links'];
+    if (raw) tabs.push('raw');
+    const state: ViewState = {
+      id: m.id,
+      kind: 'sms',
+      header: { from: m.fromfull, to: m.to, subject: m.subject, time: m.time, id: m.id, domain: input.domain },
+      tabs,
+      headers: [
+        ['from', m.fromfull],
+        ['to', m.to],
+        ['subject', m.subject],
+      ],
+      links,
+      attachments: [],
+      sms: { from: m.fromfull, to: m.to, body: bodies.text ?? '', time: m.time },
+      notes,
+    };
+    if (raw) state.raw = raw;
+    if (code) state.code = code;
+    return state;
+  }
+
+  const tabs: TabId[] = [];
+  const state: ViewState = {
+    id: m.id,
+    kind: 'email',
+    header: { from: m.fromfull || m.from, to: displayTo(m.to, input.domain), subject: m.subject, time: m.time, id: m.id, domain: input.domain },
+    tabs,
+    headers: Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v)] as [string, string]),
+    links,
+    attachments,
+    notes,
+  };
+  const date = header(m.headers, 'date');
+  if (date) state.header.date = date;
+  if (bodies.html !== undefined) {
+    const inline = input.inlineImages;
+    const built = buildSrcdoc(bodies.html, {
+      allowRemoteImages: input.allowRemoteImages,
+      resolveCid: inline ? (cid) => inline.get(cid.replace(/^<|>$/g, '').toLowerCase()) : undefined,
+    });
+    state.html = { srcdoc: built.srcdoc, blockedRemote: built.blockedRemote, remoteAllowed: input.allowRemoteImages, truncated: built.truncated };
+    tabs.push('html');
+  }
+  if (bodies.text !== undefined || bodies.html === undefined) {
+    state.text = cut(bodies.text ?? '');
+    if (bodies.text === undefined) notes.push('This message has no text part.');
+    tabs.push('text');
+  }
+  tabs.push('headers', 'links', 'attachments');
+  if (raw) {
+    state.raw = raw;
+    tabs.push('raw');
+  }
+  if (code) state.code = code;
+  return state;
+}
+
+/** A file name safe to propose in the save dialog: no path, no control characters. */
+export function safeFileName(name: string, fallback: string): string {
+  const base = (name.split(/[\\/]/).pop() ?? '').replace(/[\u0000-\u001f\u007f<>:"|?*]/g, '_').replace(/^\.+/, '').trim();
+  return base.slice(0, 200) || fallback;
+}
