@@ -1,10 +1,13 @@
 // The Maildir message store: one directory per inbox (`<dir>/<domain>/<inbox>/{tmp,new,cur}`),
-// one RFC 5322 `.eml` per message, written to tmp/, fsynced, renamed into new/, and the
-// directory fsynced before the message is acknowledged. An in-memory index (headers only)
-// serves listings; it is rebuilt on open from the index journal reconciled with a readdir
-// of every inbox. Directory fsyncs and journal appends are group-committed: messages that
-// become ready while a commit is running share the next one.
+// one RFC 5322 `.eml` per message, written to tmp/ and renamed into new/. A message is
+// acknowledged only once it is durable: its bytes are in the write-ahead log (wal.ts) and
+// fsynced. Deliveries are group-committed: every message that becomes ready while a commit
+// is running shares the next log write and fsync. Checkpoints flush the .eml files (syncfs,
+// or one fsync per file where that is unavailable) and drop the log generation; open()
+// replays what a crash left in the log. An in-memory index (headers only) serves listings;
+// it is rebuilt on open from the index journal reconciled with a readdir of every inbox.
 
+import { execFile } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { promises as fs, type Dirent } from 'node:fs';
 import * as path from 'node:path';
@@ -14,6 +17,7 @@ import { parseIndexedHeaders } from './headers';
 import { addLine, deleteLine, Journal } from './journal';
 import { type IndexRecord, OrderedList } from './ordered';
 import type { ListOptions, ListResult, MessageMeta, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
+import { messageRecord, type WalMessage, WriteAheadLog } from './wal';
 
 /** Keep 1,000 messages per inbox: plenty for a test run, and bounds disk and memory when a loop floods one inbox. */
 export const DEFAULT_MAX_MESSAGES_PER_INBOX = 1000;
@@ -28,6 +32,14 @@ const OPEN_CONCURRENCY = 32;
 const JOURNAL_COMPACT_MIN_LINES = 10_000;
 /** ...and only when it holds this many lines per live message (the rest are removals and removed adds). */
 const JOURNAL_COMPACT_RATIO = 2;
+/** Checkpoint once the log holds this much: bounds the replay work after a crash. */
+export const WAL_CHECKPOINT_BYTES = 32 * 1024 * 1024;
+/** ...or this often while it holds anything: the kernel writes dirty pages back about this often anyway. */
+export const WAL_CHECKPOINT_INTERVAL_MS = 2000;
+/** Files fsynced at once by a checkpoint without syncfs. */
+const FLUSH_CONCURRENCY = 16;
+/** A syncfs (`sync -f`) that takes longer than this is given up on and the files are fsynced one by one. */
+const SYNCFS_TIMEOUT_MS = 60_000;
 
 type LogLevel = 'info' | 'warn' | 'error';
 export type StoreLog = (level: LogLevel, msg: string) => void;
@@ -36,6 +48,8 @@ export interface MaildirStoreOptions {
   dir: string;
   retention?: Partial<RetentionOptions>;
   log?: StoreLog;
+  /** How often a log holding anything is checkpointed; 0 = only by size and on close. Default WAL_CHECKPOINT_INTERVAL_MS. */
+  checkpointIntervalMs?: number;
 }
 
 interface DomainIndex {
@@ -44,8 +58,8 @@ interface DomainIndex {
 }
 
 interface CommitItem {
-  dirs: string[];
   recs: IndexRecord[];
+  raw: Buffer;
   resolve: () => void;
   reject: (e: unknown) => void;
 }
@@ -86,6 +100,27 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+async function fsyncFile(file: string): Promise<void> {
+  let fh: fs.FileHandle;
+  try {
+    fh = await fs.open(file, 'r');
+  } catch (e) {
+    if (errnoCode(e) === 'ENOENT') return; // removed since: nothing to flush
+    throw e;
+  }
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+function syncfs(dir: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile('sync', ['-f', dir], { timeout: SYNCFS_TIMEOUT_MS }, (e) => (e ? reject(e) : resolve()));
+  });
+}
+
 async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -103,8 +138,16 @@ export class MaildirStore implements Store {
   readonly dir: string;
   readonly retention: RetentionOptions;
   private readonly log: StoreLog;
+  private readonly checkpointIntervalMs: number;
   private readonly events = new EventEmitter();
   private readonly journal: Journal;
+  private readonly wal: WriteAheadLog;
+  /** Files committed to the current log generation, to flush at the next checkpoint. */
+  private unflushed: string[] = [];
+  private checkpointRun: Promise<void> | undefined;
+  private checkpointTimer: NodeJS.Timeout | undefined;
+  /** `sync -f` (syncfs) flushes a whole checkpoint at once; Linux only, dropped after a failure. */
+  private syncfsUsable = process.platform === 'linux';
   private state: 'new' | 'opening' | 'open' | 'closed' = 'new';
 
   private readonly byId = new Map<string, IndexRecord>();
@@ -129,7 +172,9 @@ export class MaildirStore implements Store {
       if (!Number.isInteger(v) || v < 0) throw new RangeError(`retention.${k} must be a whole number >= 0, got ${String(v)}`);
     }
     this.log = options.log ?? (() => undefined);
+    this.checkpointIntervalMs = options.checkpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS;
     this.journal = new Journal(this.dir);
+    this.wal = new WriteAheadLog(this.dir);
     this.events.setMaxListeners(0);
   }
 
@@ -140,6 +185,7 @@ export class MaildirStore implements Store {
     this.state = 'opening';
     try {
       await fs.mkdir(this.dir, { recursive: true });
+      await this.replayLog();
       const journal = await this.journal.load((id) => parseMessageId(id)?.counter);
       if (journal.badLines > 0) this.log('warn', `store: skipped ${journal.badLines} damaged line(s) of the index journal ${this.journal.file}`);
       const { recs, parsed, maxCounter } = await this.scan(journal.entries);
@@ -161,6 +207,84 @@ export class MaildirStore implements Store {
     this.applyRetention();
     this.timer = setInterval(() => this.applyRetention(), RETENTION_SWEEP_INTERVAL_MS);
     this.timer.unref();
+    if (this.checkpointIntervalMs > 0) {
+      this.checkpointTimer = setInterval(() => void this.checkpoint(), this.checkpointIntervalMs);
+      this.checkpointTimer.unref();
+    }
+  }
+
+  /** Rewrites what the log holds but the files lost (a crash before the checkpoint), flushes it, and starts a fresh log. */
+  private async replayLog(): Promise<void> {
+    const rec = await this.wal.recover();
+    for (const f of rec.tornFiles) this.log('warn', `store: ${f} ends in an incomplete record (a delivery cut off before it was acknowledged); the rest is replayed`);
+    let restored = 0;
+    const files: string[] = [];
+    for (const m of rec.messages.values()) {
+      const problem = domainProblem(m.domain) ?? inboxNameProblem(m.inbox);
+      const parsed = parseMessageId(m.id);
+      if (problem || !parsed || parsed.inbox !== m.inbox) {
+        this.log('warn', `store: skipping a logged message ${JSON.stringify(m.id)}: ${problem ?? 'bad id'}`);
+        continue;
+      }
+      const file = this.pathOf(m, 'new');
+      files.push(file);
+      if (await this.restore(m, file)) restored++;
+    }
+    if (rec.files.length > 0) {
+      await this.flush(files);
+      for (const f of rec.files) await fs.rm(f, { force: true });
+    }
+    if (restored > 0) this.log('warn', `store: restored ${restored} acknowledged message(s) from the write-ahead log`);
+    await this.wal.start(rec.lastGeneration + 1);
+  }
+
+  private async restore(m: WalMessage, file: string): Promise<boolean> {
+    try {
+      if ((await fs.readFile(file)).equals(m.raw)) return false;
+    } catch (e) {
+      if (errnoCode(e) !== 'ENOENT') throw e;
+    }
+    await this.ensureInboxDir(m.domain, m.inbox);
+    const tmp = this.pathOf(m, 'tmp');
+    await fs.rm(tmp, { force: true });
+    await writeDurably(tmp, m.raw, m.time);
+    await fs.rename(tmp, file);
+    return true;
+  }
+
+  /** Makes the given files (and everything else written so far) durable. */
+  private async flush(files: string[]): Promise<void> {
+    if (this.syncfsUsable) {
+      try {
+        await syncfs(this.dir);
+        return;
+      } catch (e) {
+        this.syncfsUsable = false;
+        this.log('info', `store: sync -f is not available (${(e as Error).message}); checkpoints fsync each file`);
+      }
+    }
+    await mapLimit(files, FLUSH_CONCURRENCY, fsyncFile);
+    await Promise.all([...new Set(files.map((f) => path.dirname(f)))].map((d) => fsyncDir(d).catch((e: unknown) => (errnoCode(e) === 'ENOENT' ? undefined : Promise.reject(e)))));
+  }
+
+  /** Flushes the files of the current log generation, then drops it. */
+  private checkpoint(): Promise<void> {
+    if (this.checkpointRun) return this.checkpointRun;
+    if (this.wal.bytes === 0) return Promise.resolve();
+    // Swap the file list and rotate in the same tick: commits queued before belong to the old generation.
+    const files = this.unflushed;
+    this.unflushed = [];
+    const rotated = this.wal.rotate();
+    this.checkpointRun = this.track(
+      (async () => {
+        const old = await rotated;
+        await this.flush(files);
+        await fs.rm(old, { force: true });
+      })()
+        .catch((e: unknown) => this.log('warn', `store: checkpoint failed (the log is kept and replayed on the next start): ${(e as Error).message}`))
+        .finally(() => (this.checkpointRun = undefined)),
+    );
+    return this.checkpointRun;
   }
 
   async close(): Promise<void> {
@@ -168,7 +292,13 @@ export class MaildirStore implements Store {
     const wasOpen = this.state === 'open';
     this.state = 'closed';
     clearInterval(this.timer);
+    clearInterval(this.checkpointTimer);
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    if (wasOpen) {
+      await this.checkpoint();
+      const last = await this.wal.close();
+      if (this.wal.bytes === 0) await fs.rm(last, { force: true });
+    }
     if (wasOpen && this.journalNeedsCompaction()) {
       await this.journal.compact(this.liveMetas(), this.counter).catch((e: unknown) => this.log('warn', `store: journal compaction failed: ${(e as Error).message}`));
     }
@@ -201,10 +331,10 @@ export class MaildirStore implements Store {
       const meta: MessageMeta = { id: formatMessageId(inbox, seconds, counter), domain, inbox, time, from: headers.from, subject: headers.subject, size: raw.length, source };
       return { meta, seconds, counter, dead: false };
     });
-    return this.track(this.write(recs, raw, time));
+    return this.track(this.write(recs, raw));
   }
 
-  private async write(recs: IndexRecord[], raw: Buffer, time: number): Promise<MessageMeta[]> {
+  private async write(recs: IndexRecord[], raw: Buffer): Promise<MessageMeta[]> {
     const created: string[] = [];
     try {
       await settleAll(
@@ -212,7 +342,7 @@ export class MaildirStore implements Store {
           const tmp = this.pathOf(r.meta, 'tmp');
           await this.ensureInboxDir(r.meta.domain, r.meta.inbox);
           created.push(tmp);
-          await writeDurably(tmp, raw, time);
+          await fs.writeFile(tmp, raw, { flag: 'wx', mode: 0o644 });
         }),
       );
       await settleAll(
@@ -223,7 +353,7 @@ export class MaildirStore implements Store {
         }),
       );
       await new Promise<void>((resolve, reject) => {
-        this.commitQueue.push({ dirs: [...new Set(recs.map((r) => path.dirname(this.pathOf(r.meta, 'new'))))], recs, resolve, reject });
+        this.commitQueue.push({ recs, raw, resolve, reject });
         if (!this.committing) void this.runCommits();
       });
     } catch (e) {
@@ -233,25 +363,29 @@ export class MaildirStore implements Store {
     return recs.map((r) => r.meta);
   }
 
-  /** Group commit: fsync every directory the batch renamed into once, journal the batch in one write, then acknowledge it. */
+  /** Group commit: one log write and one fsync for every message ready meanwhile, then acknowledge them all. */
   private async runCommits(): Promise<void> {
     this.committing = true;
     try {
       while (this.commitQueue.length > 0) {
         const batch = this.commitQueue;
         this.commitQueue = [];
-        const failed = new Map<string, unknown>();
-        await Promise.all([...new Set(batch.flatMap((b) => b.dirs))].map((d) => fsyncDir(d).catch((e: unknown) => failed.set(d, e))));
-        const ok: CommitItem[] = [];
+        const parts: Buffer[] = [];
         for (const b of batch) {
-          const err = b.dirs.find((d) => failed.has(d));
-          if (err !== undefined) b.reject(failed.get(err));
-          else ok.push(b);
+          for (const r of b.recs) {
+            parts.push(...messageRecord(r.meta, b.raw));
+            this.unflushed.push(this.pathOf(r.meta, 'new'));
+          }
         }
-        if (ok.length === 0) continue;
+        try {
+          await this.wal.commit(parts);
+        } catch (e) {
+          for (const b of batch) b.reject(e);
+          continue;
+        }
         let text = '';
         let lines = 0;
-        for (const b of ok) {
+        for (const b of batch) {
           for (const r of b.recs) {
             this.insert(r);
             text += addLine(r.meta);
@@ -260,7 +394,7 @@ export class MaildirStore implements Store {
         }
         await this.journal.append(text, lines).catch((e: unknown) => this.log('warn', `store: journal append failed (the messages are stored; the next start re-reads them): ${(e as Error).message}`));
         const touched = new Map<string, { domain: string; inbox: string }>();
-        for (const b of ok) {
+        for (const b of batch) {
           for (const r of b.recs) {
             this.events.emit('message', r.meta);
             touched.set(`${r.meta.domain}\n${r.meta.inbox}`, r.meta);
@@ -268,6 +402,7 @@ export class MaildirStore implements Store {
           b.resolve();
         }
         for (const t of touched.values()) this.enforceCount(t.domain, t.inbox);
+        if (this.wal.bytes >= WAL_CHECKPOINT_BYTES) void this.checkpoint();
       }
     } finally {
       this.committing = false;
@@ -324,7 +459,8 @@ export class MaildirStore implements Store {
       'delete',
       live.map((r) => r.meta),
     );
-    const dirs = new Set<string>();
+    // Logged first, so a replay after a crash does not bring the message back.
+    await this.wal.remove(live.map((r) => r.meta.id)).catch((e: unknown) => this.log('warn', `store: could not log a removal: ${(e as Error).message}`));
     let text = '';
     await mapLimit(live, OPEN_CONCURRENCY, async (r) => {
       const file = this.pathOf(r.meta, 'new');
@@ -333,10 +469,8 @@ export class MaildirStore implements Store {
       } catch (e) {
         if (errnoCode(e) !== 'ENOENT') this.log('warn', `store: could not remove ${file}: ${(e as Error).message}`);
       }
-      dirs.add(path.dirname(file));
       text += deleteLine(r.meta.id);
     });
-    await Promise.all([...dirs].map((d) => fsyncDir(d).catch(() => undefined)));
     await this.journal.append(text, live.length).catch((e: unknown) => this.log('warn', `store: journal append failed: ${(e as Error).message}`));
     this.maybeCompact();
   }
