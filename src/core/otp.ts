@@ -153,7 +153,7 @@ const WORD_LABELS = [
   'receipt', 'policy', 'claim', 'flight', 'seat', 'gate', 'room', 'suite', 'ste', 'apt', 'unit', 'floor', 'box',
   'item', 'sku', 'model', 'serial', 'version', 'build', 'page', 'step', 'rx', 'id', 'hrb', 'hra', 'rcs', 'vat', 'cnpj',
   'cpf', 'siret', 'siren', 'ust-idnr', 'iban', 'bic', 'tel', 'phone', 'call', 'fax', 'hotline', 'mobile', 'telefon',
-  'téléphone', 'appelez', 'llama', 'llámanos', 'ligue', 'ouvidoria', 'sac', 'whatsapp', 'sms', 'ending in',
+  'téléphone', 'appelez', 'llama', 'llámanos', 'ligue', 'ouvidoria', 'sac', 'ending in',
   'ending with', 'ends in', 'endet auf', 'endend auf', 'terminant par', 'terminée par', 'se terminant par',
   'terminada en', 'terminado em', 'final', 'last 4', 'last four', 'card', 'carte', 'tarjeta', 'cartão', 'karte',
   'bestellung', 'bestellnummer', 'auftrag', 'rechnung', 'kundennummer', 'sendung', 'sendungsnummer', 'commande',
@@ -483,8 +483,8 @@ function rejection(text: string, lower: string, c: Candidate, labels: Span[], ke
   const ls = lineStarts[lineIndexAt(lineStarts, c.start)];
   const before = text.slice(Math.max(ls, c.start - 6), c.start);
   if (before.endsWith('#') || before.endsWith('# ')) return 'reference or colour';
-  // `**** 4821`, `•••• 4821`; but `**482913**` is Markdown bold.
-  if (/[*•●]\s?$/.test(before) && text[c.end] !== '*') return 'masked card number';
+  // `**** 4821`, `•••• 4821`, `DE12…4711`; but `**482913**` is Markdown bold.
+  if (/(?:[*•●…]|\.\.\.)\s?$/.test(before) && text[c.end] !== '*') return 'masked number';
   const b2 = before.replace(/\s+$/, '');
   if (CURRENCY_PREFIX.has(b2[b2.length - 1] ?? '')) return 'money';
   if (/(?:^|[^a-z])(?:eur|usd|gbp|chf|brl|jpy|cny|krw|rmb)\s?$/i.test(before)) return 'money';
@@ -499,6 +499,10 @@ function rejection(text: string, lower: string, c: Candidate, labels: Span[], ke
   for (const l of spansStartingIn(labels, c.start - LABEL_REACH - 40, c.start)) {
     if (l.end > c.start || l.end < Math.max(ls, c.start - LABEL_REACH)) continue;
     if (spansStartingIn(keywords, l.end, c.start).some((k) => k.end <= c.start)) continue;
+    // The label names this number only if nothing but a few words stands between them
+    // ("Order number: 123", "card ending in 4821"), not another number ("order 12345 is 482913").
+    const between = text.slice(l.end, c.start);
+    if (/[0-9]/.test(between) || wordsBetween(between).length > 3) continue;
     return 'labelled number';
   }
   if (!c.alnum) {

@@ -172,6 +172,11 @@ describe('extractCodes rules', () => {
     }
   });
 
+  it('lets a label name only the number right after it', () => {
+    assert.equal(bestCode({ text: 'Your verification code for order 12345 is 482913.' }), '482913');
+    assert.equal(bestCode({ text: 'Tu código de WhatsApp es 482-913.' }), '482913');
+  });
+
   it('rejects postcodes and street numbers', () => {
     for (const text of [
       'Verification team, 1600 Amphitheatre Parkway, Mountain View, CA 94043',
