@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import nodemailer from 'nodemailer';
+import { createSmtpServer } from '../../src/server/smtp';
 import { DOMAIN, ID_SHAPE, PNG, anEmail, startApi, type Harness } from './api-harness';
 
 const SUMMARY_KEYS = ['domain', 'from', 'id', 'seconds_ago', 'subject', 'time', 'to'];
@@ -158,6 +160,39 @@ describe('HTTP API: reading (seed 4.1–4.3 and extras)', () => {
     assert.match(r.json.id, /^14155550100-[0-9]+-[0-9]+$/);
     const listed = await h.call('GET', '/api/v2/domains/private/inboxes/14155550100');
     assert.equal(listed.json.msgs[0].from, '+14155550199');
+  });
+
+  it('serves an email sent over real SMTP (nodemailer) through list, fetch, links and attachments', async () => {
+    const smtp = createSmtpServer({ store: h.store, host: '127.0.0.1', port: 0 });
+    const { port } = await smtp.start();
+    try {
+      const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
+      await transport.sendMail({
+        from: 'Shop <orders@shop.test>',
+        to: [`buyer@${DOMAIN}`, 'buyer@other.test'],
+        subject: 'Order 1234 confirmed',
+        text: 'Track it at https://shop.test/t/1234',
+        html: '<p>Track it <a href="https://shop.test/t/1234">here</a></p>',
+        attachments: [{ filename: 'receipt.txt', content: 'paid 12.00' }],
+      });
+      transport.close();
+    } finally {
+      await smtp.stop();
+    }
+    const list = await h.call('GET', '/api/v2/domains/private/inboxes/buyer');
+    assert.deepEqual(list.json.msgs.map((m: { domain: string }) => m.domain).sort(), [DOMAIN, 'other.test']);
+    const ours = list.json.msgs.find((m: { domain: string }) => m.domain === DOMAIN);
+    assert.equal(ours.from, 'Shop <orders@shop.test>');
+    assert.equal(ours.subject, 'Order 1234 confirmed');
+    const m = (await h.call('GET', `/api/v2/domain/private/inboxes/buyer/messages/${ours.id}`)).json;
+    assert.equal(m.from, 'Shop');
+    assert.match(m.parts[0].body, /https:\/\/shop\.test\/t\/1234/);
+    assert.deepEqual((await h.call('GET', `/api/v2/domains/${DOMAIN}/messages/${ours.id}/links`)).json, { links: ['https://shop.test/t/1234'] });
+    const atts = (await h.call('GET', `/api/v2/domains/private/messages/${ours.id}/attachments`)).json.attachments;
+    assert.deepEqual(atts.map((a: { filename: string }) => a.filename), ['receipt.txt']);
+    const dl = await h.call('GET', `/api/v2/domains/private/messages/${ours.id}/attachments/${atts[0].attachment_id}`);
+    assert.equal(dl.text, 'paid 12.00');
+    assert.match(dl.headers['content-type'] ?? '', /^text\/plain/);
   });
 
   it('answers 404 for a message of another inbox or domain, and for an unknown id', async () => {
