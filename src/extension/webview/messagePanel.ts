@@ -59,6 +59,11 @@ export function openMessagePanels(): number {
   return panels.size;
 }
 
+/** For tests: what the panel of a message last posted to its view (`loading`, `render`, `error`), if it is open. */
+export function panelPhase(messageId: string): HostMessage['type'] | undefined {
+  return [...panels.values()].find((x) => x.ref.id === messageId)?.phase();
+}
+
 /** For tests: sends a request to a panel as if its view had posted it (after validation, like a real one). */
 export async function simulateViewRequest(messageId: string, data: unknown): Promise<void> {
   const p = [...panels.values()].find((x) => x.ref.id === messageId);
@@ -145,6 +150,10 @@ class MessagePanel {
     );
     this.panel.onDidDispose(() => this.dispose());
     this.panel.webview.onDidReceiveMessage((data: unknown) => void this.onMessage(data));
+  }
+
+  phase(): HostMessage['type'] | undefined {
+    return this.lastPosted?.type;
   }
 
   updateDeps(deps: MessagePanelDeps): void {
