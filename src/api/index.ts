@@ -15,7 +15,7 @@ export {
 } from './http';
 export { MAX_LIST_LIMIT, MAX_LIST_WAIT_SECONDS, paths } from './paths';
 export { SseParser, type SseEvent } from './sse';
-export { STREAM_IDLE_TIMEOUT_MS, STREAM_RECONNECT_INITIAL_MS, STREAM_RECONNECT_MAX_MS, type StreamOptions } from './stream';
+export { STREAM_IDLE_TIMEOUT_MS, STREAM_MAX_RETRY_AFTER_MS, STREAM_RECONNECT_INITIAL_MS, STREAM_RECONNECT_MAX_MS, STREAM_STABLE_MS, type StreamOptions } from './stream';
 export {
   parseAttachments,
   parseDeleteResult,

@@ -15,6 +15,10 @@ import { parseJsonText, parseStreamEvent } from './validate';
 export const STREAM_RECONNECT_INITIAL_MS = 1_000;
 /** Longest reconnection delay: a server down for long is retried twice a minute. */
 export const STREAM_RECONNECT_MAX_MS = 30_000;
+/** A connection that stayed open this long was healthy: the backoff starts over after it drops. */
+export const STREAM_STABLE_MS = 10_000;
+/** Longest Retry-After (429/503) honoured before reconnecting; longer asks are cut to this. */
+export const STREAM_MAX_RETRY_AFTER_MS = 5 * 60_000;
 /** The server sends `: ping` every 15 s (docs/api.md); three missed pings mean a dead connection. */
 export const STREAM_IDLE_TIMEOUT_MS = 45_000;
 
@@ -122,7 +126,9 @@ export class StreamSubscription implements Subscription {
           }
           this.emit('open');
           this.transport.log('debug', `stream ${this.where}: open`);
+          const openedAt = Date.now();
           error = await this.consume(res.body);
+          if (Date.now() - openedAt >= STREAM_STABLE_MS) this.attempt = 0;
         } else {
           const text = await this.transport.readSmall(res.body);
           const message = serverMessageOf(text);
@@ -151,7 +157,11 @@ export class StreamSubscription implements Subscription {
         error = ApiError.is(e) ? e : networkError(e, this.transport.origin, []);
       }
       if (this.ended) return;
-      const delay = retryAfterMs ?? this.serverRetryMs ?? backoffDelay(this.attempt, this.initialDelayMs, this.maxDelayMs);
+      // Retry-After is honoured (up to a cap); otherwise jittered backoff, never shorter than the server's `retry:`.
+      const delay =
+        retryAfterMs !== undefined
+          ? Math.min(retryAfterMs, STREAM_MAX_RETRY_AFTER_MS)
+          : Math.min(Math.max(this.serverRetryMs ?? 0, backoffDelay(this.attempt, this.initialDelayMs, this.maxDelayMs)), this.maxDelayMs);
       this.attempt++;
       this.transport.log('info', `stream ${this.where}: ${error.message} Reconnecting in ${delay} ms.`);
       this.emit('reconnecting', error);
@@ -159,7 +169,7 @@ export class StreamSubscription implements Subscription {
         const timer = setTimeout(() => {
           this.ac.signal.removeEventListener('abort', onAbort);
           resolve(true);
-        }, Math.min(delay, this.maxDelayMs));
+        }, delay);
         const onAbort = (): void => {
           clearTimeout(timer);
           resolve(false);
@@ -183,7 +193,6 @@ export class StreamSubscription implements Subscription {
       for await (const chunk of body as AsyncIterable<Buffer>) {
         if (this.ended) break;
         arm();
-        this.attempt = 0; // data arrived: the connection is healthy again
         for (const ev of parser.push(chunk)) this.handle(ev);
         if (parser.lastEventId !== undefined) this.lastEventId = parser.lastEventId;
         this.serverRetryMs = parser.retryMs;

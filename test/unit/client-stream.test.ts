@@ -167,6 +167,32 @@ describe('push subscription', () => {
     sub.dispose();
   });
 
+  it('waits as long as Retry-After asks before reconnecting, beyond the backoff cap', async () => {
+    const base = await serve((_req, res, n) => {
+      if (n === 1) {
+        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+        res.end('{"status":"error","message":"too many streams"}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(frame('message', messageEvent('joe-1763776000-4')));
+    });
+    const events: StreamEvent[] = [];
+    let reconnectErr: Error | undefined;
+    const sub = client(base).subscribe('inbox.test', 'joe', {
+      onEvent: (e) => events.push(e),
+      onState: (s, err) => {
+        if (s === 'reconnecting') reconnectErr = err;
+      },
+    });
+    await until(() => events.length === 1, 'the event after the wait');
+    assert.ok(ApiError.is(reconnectErr, 'rateLimited'));
+    assert.equal(reconnectErr.retryAfterMs, 1000);
+    // The client's backoff cap here is 200 ms; the server's 1 s wins.
+    assert.ok(logs.some((l) => /Reconnecting in 1000 ms/.test(l)), logs.join('\n'));
+    sub.dispose();
+  });
+
   it('reports unsupported on 404 and stops', async () => {
     let hits = 0;
     const base = await serve((_req, res) => {
