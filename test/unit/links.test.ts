@@ -143,7 +143,7 @@ describe('extractLinks', () => {
           assert.equal(links[0]?.url, url);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 150 },
     );
   });
 });
