@@ -11,8 +11,10 @@
 // - `fromfull` is the sender as the index holds it (`Name <addr>` or `addr`, the same string
 //   as the listing's `from`); `from` is the display name, or the address when there is none.
 // - SMS (phone inbox): `fromfull` is the sender, `parts` [{body}] with the text whose trailing
-//   line breaks are removed, plus `id` so clients can address the message.
+//   line breaks are removed (the visible text of the HTML when there is no text part), plus
+//   `id` so clients can address the message.
 import PostalMime from 'postal-mime';
+import { htmlToText } from '../core/html';
 import { isPhoneInbox } from '../core/ids';
 import type { AttachmentInfo, EmailMessage, EmailPart, MessageSummary, SmsMessage } from '../core/wire';
 import type { MessageMeta } from './store/types';
@@ -53,12 +55,18 @@ function smsShape(meta: MessageMeta, email: PostalMime.Email, now: number): SmsM
   return {
     fromfull: meta.from,
     subject: email.subject ?? meta.subject,
-    parts: [{ body: (email.text ?? '').replace(/[\r\n]+$/, '') }],
+    parts: [{ body: smsBody(email) }],
     to: meta.inbox,
     time: meta.time,
     seconds_ago: secondsAgo(meta.time, now),
     id: meta.id,
   };
+}
+
+/** The text part; an email that reached a phone inbox with HTML only gets the HTML's visible text. */
+function smsBody(email: PostalMime.Email): string {
+  const text = email.text ?? (email.html !== undefined ? htmlToText(email.html) : '');
+  return text.replace(/[\r\n]+$/, '');
 }
 
 function emailShape(meta: MessageMeta, email: PostalMime.Email, now: number): EmailMessage {

@@ -74,6 +74,12 @@ describe('HTTP API: injection (seed 4.4) and webhooks (seed 4.5)', () => {
       assert.equal(m.parts[0].body.replace(/\n$/, ''), 'Ünïcödé\nzweite Zeile');
     });
 
+    it('accepts a JSON body that starts with a UTF-8 byte order mark', async () => {
+      const r = await h.call('POST', '/api/v2/domains/private/inboxes/joe', { body: '\ufeff{"subject":"bom"}' });
+      assert.equal(r.status, 200, r.text);
+      assert.equal((await fetchMessage('joe', r.json.id)).subject, 'bom');
+    });
+
     it('stores SMS for a phone inbox', async () => {
       const r = await h.call('POST', '/api/v2/domains/private/inboxes/14155550100/', { body: { from: '+15550001111', text: 'OTP 9911' } });
       const m = await fetchMessage('14155550100', r.json.id);

@@ -109,6 +109,13 @@ describe('render', () => {
     });
   });
 
+  it('gives an HTML-only email that reached a phone inbox the visible text of its HTML as SMS body', async () => {
+    const raw = await new MailComposer({ from: 'gw@sms.test', to: '14155550199@inbox.test', subject: 'SMS', html: '<p>Your code is <b>551177</b></p>' }).compile().build();
+    const meta = aMeta({ id: '14155550199-1763776000-8', inbox: '14155550199', from: 'gw@sms.test', subject: 'SMS' });
+    const msg = await renderMessage(meta, raw, meta.time);
+    assert.deepEqual(msg.parts, [{ body: 'Your code is 551177' }]);
+  });
+
   it('lists attachments with 0-based ids and returns their exact bytes', async () => {
     const raw = await anEmail();
     const list = await listAttachments(raw);

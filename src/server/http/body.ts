@@ -72,7 +72,9 @@ export function parseJsonObject(body: Buffer): Record<string, unknown> {
   if (body.length === 0) throw badRequest('bad_json', 'request body is empty; send a JSON object');
   let value: unknown;
   try {
-    value = JSON.parse(body.toString('utf8'));
+    const text = body.toString('utf8');
+    // A UTF-8 byte order mark is not JSON, but some clients send one; it carries no content.
+    value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (err) {
     throw badRequest('bad_json', `request body is not valid JSON: ${(err as Error).message}`);
   }
