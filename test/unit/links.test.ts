@@ -131,10 +131,15 @@ describe('extractLinks', () => {
   });
 
   it('finds a URL placed anywhere in text, whatever surrounds it', () => {
+    // URL path and query characters (RFC 3986 pchar and query); fc.webPath() is slow to generate.
+    const pchar = fc.constantFrom(...'abcXYZ019-._~%!$&\'*+,;=:@'.split(''));
+    const urlPath = fc
+      .tuple(fc.array(fc.string({ unit: pchar, maxLength: 10 }), { maxLength: 4 }), fc.option(fc.string({ unit: pchar, maxLength: 20 })))
+      .map(([segments, query]) => segments.map((x) => `/${x}`).join('') + (query === null ? '' : `?${query}`));
     fc.assert(
       fc.property(
         fc.constantFrom('', 'Click ', 'Hi\n', '(', 'Link: ', '链接：'),
-        fc.webPath(),
+        urlPath,
         fc.constantFrom('', ' ', '.', ')', '\n', '。'),
         (before, path, after) => {
           // Brackets make the end ambiguous (`/(` + `)`), covered by the example test above.
@@ -143,7 +148,7 @@ describe('extractLinks', () => {
           assert.equal(links[0]?.url, url);
         },
       ),
-      { numRuns: 150 },
+      { numRuns: 300 },
     );
   });
 });
