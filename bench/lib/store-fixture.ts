@@ -38,17 +38,33 @@ export function fixtureRecipient(i: number): string {
   return i % 2 === 0 ? `${BIG_INBOX}@${DOMAIN}` : `user${(i >> 1) % OTHER_INBOXES}@${DOMAIN}`;
 }
 
-/** Key of the on-disk format: the store's source files and this builder's version. */
+/** The store's files that define what it writes to disk (layout, names, journal). */
+const FORMAT_FILES = ['maildir.ts', 'journal.ts'];
+
+/** Key of the on-disk format: the store's format-defining source and this builder's version. */
 export function storeKey(): string {
   const h = createHash('sha256');
   h.update(`fixture ${FIXTURE_VERSION} ${STORE_MESSAGES} ${FIXTURE_MESSAGE_BYTES}\n`);
-  const storeDir = path.join(REPO_ROOT, 'src', 'server', 'store');
-  const files = existsSync(storeDir) ? readdirSync(storeDir).filter((f) => f.endsWith('.ts')).sort() : [];
-  for (const f of files) {
+  for (const f of FORMAT_FILES) {
+    const file = path.join(REPO_ROOT, 'src', 'server', 'store', f);
     h.update(`${f}\n`);
-    h.update(readFileSync(path.join(storeDir, f)));
+    if (existsSync(file)) h.update(readFileSync(file));
   }
   return h.digest('hex').slice(0, 16);
+}
+
+/**
+ * Messages the server had to index from their headers on open (its index journal did not
+ * cover them), read from its start-up log line; 0 when the journal covered everything.
+ */
+export function indexedFromHeaders(stderr: string): number {
+  const m = /\((\d+) indexed from their headers\)/.exec(stderr);
+  return m ? Number(m[1]) : 0;
+}
+
+/** Marks the cached store stale, so the next run rebuilds it. */
+export function invalidateStore(): void {
+  rmSync(path.join(benchCacheDir(), 'stores', `store-${storeKey()}`, 'complete.json'), { force: true });
 }
 
 async function build(dataDir: string, keepAll: string[], log: (l: string) => void): Promise<void> {
