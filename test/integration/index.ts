@@ -21,6 +21,8 @@ export interface IntegrationResults {
 }
 
 export function run(): Promise<void> {
+  // Stack traces of failures point into the .ts sources (the bundles carry inline source maps).
+  process.setSourceMapsEnabled(true);
   const grep = process.env[ENV.grep];
   const mocha = new Mocha({ ui: 'bdd', timeout: MOCHA_TEST_TIMEOUT_MS, color: false, reporter: 'spec', ...(grep ? { grep } : {}) });
   const files = suiteFiles(__dirname, process.env[ENV.files]);
