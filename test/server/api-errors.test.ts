@@ -206,6 +206,22 @@ describe('HTTP API: bad input gets a clear 4xx and loses nothing', () => {
     await assertStillServing();
   });
 
+  it('answers a failed write with a JSON 500, stores nothing, and logs the route without the webhook token', async () => {
+    // `new` is a file instead of a directory: the rename into it fails.
+    const inboxDir = path.join(h.dir, DOMAIN, 'broken');
+    await fs.mkdir(path.join(inboxDir, 'tmp'), { recursive: true });
+    await fs.mkdir(path.join(inboxDir, 'cur'), { recursive: true });
+    await fs.writeFile(path.join(inboxDir, 'new'), 'not a directory');
+    const r = await h.call('POST', `/api/v2/domains/${WEBHOOK_TOKEN}/webhook/broken`, { anonymous: true, body: { text: 'x' } });
+    assertError(r, 500, /see the server log/);
+    assert.deepEqual(h.store.list(undefined, 'broken', { limit: 10, skip: 0, sort: 'descending' }).msgs, []);
+    const line = h.logs.find((l) => l.level === 'error');
+    assert.ok(line, JSON.stringify(h.logs));
+    assert.match(line.msg, /^POST \/api\/v2\/domains\/…\/webhook\/broken: storage failed/);
+    for (const l of h.logs) assert.ok(!l.msg.includes(WEBHOOK_TOKEN), l.msg);
+    await assertStillServing();
+  });
+
   it('answers a storage failure with a JSON 500 and a log line, without a stack or token to the client', async () => {
     const r = await h.call('POST', inject, { body: { text: 'x' } });
     const meta = h.store.get(r.json.id);

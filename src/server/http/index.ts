@@ -88,7 +88,7 @@ class Api {
     this.#maxBody = o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.#hub = new StreamHub(o.store);
     this.server = http.createServer((req, res) => {
-      this.#handle(req, res).catch((err: unknown) => this.#fail(res, 'request', err));
+      this.#handle(req, res).catch((err: unknown) => this.#fail(res, describe(req), err));
     });
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#clientError(err, socket));
   }
@@ -116,9 +116,16 @@ class Api {
       socket.destroy();
       return;
     }
-    const headerOverflow = err.code === 'HPE_HEADER_OVERFLOW';
-    const status = headerOverflow ? '431 Request Header Fields Too Large' : '400 Bad Request';
-    const body = JSON.stringify({ status: 'error', message: headerOverflow ? 'request headers are too large' : 'malformed HTTP request' });
+    let status = '400 Bad Request';
+    let message = 'malformed HTTP request';
+    if (err.code === 'HPE_HEADER_OVERFLOW') {
+      status = '431 Request Header Fields Too Large';
+      message = 'request headers are too large';
+    } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      status = '408 Request Timeout';
+      message = 'the request was not received in time';
+    }
+    const body = JSON.stringify({ status: 'error', message });
     socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   }
 
@@ -351,6 +358,14 @@ class Api {
       }
     }
   }
+}
+
+/** `METHOD /path` for the log: no query (it may hold `token`), no webhook token segment. */
+function describe(req: http.IncomingMessage): string {
+  const target = req.url ?? '/';
+  const q = target.indexOf('?');
+  const path = (q >= 0 ? target.slice(0, q) : target).replace(/(\/domains?\/)[^/]*(\/webhook)/, '$1…$2').slice(0, 200);
+  return `${req.method ?? 'GET'} ${path}`;
 }
 
 // ---- input readers: each throws a 400 HttpError naming the problem ----
