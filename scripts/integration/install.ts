@@ -148,8 +148,15 @@ export async function ensureCodeServer(log: (line: string) => void): Promise<Cod
  * postinstall reads to refuse anything but Node 24.
  */
 function cleanNpmEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith('npm_')));
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith('npm_') || KEPT_NPM_SETTINGS.has(key.toLowerCase())),
+  );
 }
+
+/** npm settings that describe how to reach the registry, kept when given through the environment. */
+const KEPT_NPM_SETTINGS = new Set(
+  ['registry', 'cafile', 'ca', 'proxy', 'https_proxy', 'noproxy', 'strict_ssl', 'cache'].map((name) => `npm_config_${name}`),
+);
 
 async function npm(args: string[], cwd: string, env: NodeJS.ProcessEnv, logFile: string): Promise<void> {
   const code = await runLogged('npm', args, { cwd, env, logFile, timeoutMs: INSTALL_TIMEOUT_MS });
