@@ -398,7 +398,13 @@ function numericCandidates(s: string, runs: Run[]): Candidate[] {
     while (j < runs.length && runs[j].kind === 'digits') {
       const prev = group[group.length - 1];
       const gap = s.slice(prev.end, runs[j].start);
-      const joins = (gap.length === 1 && (HARD_SEPARATORS.has(gap) || SOFT_SEPARATORS.has(gap))) || gap === ') ' || gap === ' (' || gap === ')' || gap === ' - ';
+      const next = runs[j];
+      // Brackets join only a phone area code: `1 (800) 555-0100`, `(617) 555-0123`.
+      const areaCode = (x: Run): boolean => s[x.start - 1] === '(' && s[x.end] === ')' && x.end - x.start <= 4;
+      const joins =
+        (gap.length === 1 && (HARD_SEPARATORS.has(gap) || SOFT_SEPARATORS.has(gap))) ||
+        (gap === ' (' && areaCode(next)) ||
+        ((gap === ') ' || gap === ')') && areaCode(prev));
       if (!joins) break;
       group.push(runs[j]);
       seps.push(gap);

@@ -172,6 +172,12 @@ describe('extractCodes rules', () => {
     }
   });
 
+  it('keeps a code followed by a bracketed time but rejects bracketed phone numbers', () => {
+    assert.equal(bestCode({ text: 'Your code is 482913 (valid until 10:45).' }), '482913');
+    assert.equal(bestCode({ text: 'Your code is 482913 - valid for 10 minutes.' }), '482913');
+    assert.equal(bestCode({ text: 'Code questions? Call 1 (800) 555-0100 or (617) 555-0123.' }), undefined);
+  });
+
   it('lets a label name only the number right after it', () => {
     assert.equal(bestCode({ text: 'Your verification code for order 12345 is 482913.' }), '482913');
     assert.equal(bestCode({ text: 'Tu código de WhatsApp es 482-913.' }), '482913');
