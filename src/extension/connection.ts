@@ -47,6 +47,10 @@ export interface ConnectionDeps {
   execPath?: string;
 }
 
+function stale(): ApiError {
+  return new ApiError('cancelled', 'The server settings changed while connecting.');
+}
+
 export function generateToken(): string {
   return randomBytes(GENERATED_TOKEN_BYTES).toString('base64url');
 }
@@ -120,11 +124,13 @@ export class Connection {
     const settings = this.deps.settings();
     this.setState({ kind: 'starting' });
     try {
-      const api = settings.server.kind === 'remote' ? await this.connectRemote(settings.server.baseUrl) : await this.connectLocal(settings);
+      const { api, server } = settings.server.kind === 'remote' ? await this.connectRemote(settings.server.baseUrl) : await this.connectLocal(settings, gen);
       if (gen !== this.generation) {
         void api.dispose();
-        throw new ApiError('cancelled', 'The server changed while connecting.');
+        throw stale();
       }
+      this.api = api;
+      this.setState({ kind: 'ready', server });
       return api;
     } catch (e) {
       if (gen === this.generation) {
@@ -139,7 +145,7 @@ export class Connection {
     }
   }
 
-  private async connectRemote(baseUrl: string): Promise<InboxApi> {
+  private async connectRemote(baseUrl: string): Promise<{ api: InboxApi; server: ServerInfo }> {
     const apiToken = await this.deps.tokens.get('api', baseUrl);
     this.deps.log.addSecret(apiToken);
     this.deps.log.addSecret(await this.deps.tokens.get('webhook', baseUrl));
@@ -147,13 +153,11 @@ export class Connection {
       throw new ApiError('unauthorized', `No API token is set for ${baseUrl}. Set the API token to see its inboxes.`);
     }
     const api = this.deps.createApi({ baseUrl, apiToken });
-    this.api = api;
     this.deps.log.info(`Using the hosted server ${baseUrl}.`);
-    this.setState({ kind: 'ready', server: { baseUrl, local: false } });
-    return api;
+    return { api, server: { baseUrl, local: false } };
   }
 
-  private async connectLocal(settings: Settings): Promise<InboxApi> {
+  private async connectLocal(settings: Settings, gen: number): Promise<{ api: InboxApi; server: ServerInfo }> {
     const key = localTokenKey(settings);
     let apiToken = await this.deps.tokens.get('api', key);
     let webhookToken = await this.deps.tokens.get('webhook', key);
@@ -193,9 +197,16 @@ export class Connection {
       running = undefined;
     }
     if (!running) {
+      // Settings or tokens changed meanwhile: never start a process with the old ones.
+      if (gen !== this.generation) throw stale();
       const server = new LocalServer(opts);
       this.server = server;
       running = await server.start();
+      if (gen !== this.generation) {
+        if (this.server === server) this.server = undefined;
+        await server.stop();
+        throw stale();
+      }
       this.startedWith = { apiToken, webhookToken };
       server.onUnexpectedExit(({ code }) => {
         if (this.server !== server) return;
@@ -226,9 +237,7 @@ export class Connection {
         if (file.webhookToken) await this.deps.tokens.set('webhook', key, file.webhookToken);
       }
     }
-    this.api = api;
-    this.setState({ kind: 'ready', server: { baseUrl: running.http, local: true, mode: running.mode, smtp: running.smtp } });
-    return api;
+    return { api, server: { baseUrl: running.http, local: true, mode: running.mode, smtp: running.smtp } };
   }
 
   /** Drops the client (and, when asked, our local server process) and connects again on next use. */

@@ -17,6 +17,7 @@ import { createStatusBar } from './statusBar';
 import { InboxModel } from './tree/model';
 import { InboxTreeProvider } from './tree/provider';
 import { AddedInboxes, ReadState } from './tree/state';
+import { disposeMessagePanels } from './webview/messagePanel';
 
 /** Relative times in the tree ("5 min ago") are redrawn this often while it is visible. */
 const RELATIVE_TIME_REFRESH_MS = 60_000;
@@ -162,6 +163,7 @@ export function activate(context: vscode.ExtensionContext): void {
     ...registerCommands(services, provider),
     { dispose: () => live.dispose() },
     { dispose: () => clearInterval(timeTimer) },
+    { dispose: disposeMessagePanels },
   );
   onVisible(view.visible);
 

@@ -1,4 +1,5 @@
 import type { Services } from '../services';
+import { lastRenderedMessage, openMessagePanels } from '../webview/messagePanel';
 import type { InboxTreeProvider } from '../tree/provider';
 
 export const id = 'testInbox._debugState';
@@ -16,6 +17,7 @@ export async function run(s: Services, provider: InboxTreeProvider): Promise<unk
     badge: s.view.badge?.value ?? 0,
     live: s.live.describe(),
     tree,
+    messageView: { openPanels: openMessagePanels(), lastRendered: lastRenderedMessage() ?? null },
     // Everything the extension keeps outside SecretStorage, so tests can check no token is there.
     mementos: {
       global: Object.fromEntries(s.context.globalState.keys().map((k) => [k, s.context.globalState.get(k)])),

@@ -90,7 +90,9 @@ function byNewest(a: MessageSummary, b: MessageSummary): number {
 
 function errorNode(scope: string, e: unknown): ErrorNode {
   const d = describeError(e);
-  return { kind: 'error', id: `error:${scope}`, message: d.silent ? 'Cancelled.' : d.message, actions: d.actions };
+  // A cancelled load (the server changed meanwhile) is not an error; offer to load again.
+  if (d.silent) return { kind: 'error', id: `error:${scope}`, message: 'Loading was interrupted.', actions: ['retry'] };
+  return { kind: 'error', id: `error:${scope}`, message: d.message, actions: d.actions };
 }
 
 export class InboxModel {
