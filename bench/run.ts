@@ -13,7 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runInjectLoad, runListLatency, DEFAULT_INJECT_CONCURRENCY } from './lib/http-load';
 import { ensureMaildev, MAILDEV_VERSION, startMaildev } from './lib/maildev';
-import { cliBuilt, keepEverythingArgs, REPO_ROOT, serveHelp, startOurs, type Ours } from './lib/ours';
+import { cliBuilt, complaints, keepEverythingArgs, REPO_ROOT, serveHelp, startOurs, type Ours } from './lib/ours';
 import { portOf, rssMb, startWithReadyLine, type Started } from './lib/procs';
 import { figure, formatTable, machine, writeJson, type Figure } from './lib/report';
 import { runSmtpLoad, sendOne, DEFAULT_MESSAGE_BYTES, type SmtpLoadResult } from './lib/smtp-load';
@@ -153,6 +153,8 @@ async function main(): Promise<void> {
               keep('ours', await load(portOf(ours.ready.smtp)));
             } finally {
               await ours.stop();
+              const said = complaints(ours.stderrTail());
+              if (said) problems.oursLog ??= said;
             }
           } catch (e) {
             problems.ours ??= errText(e);
@@ -170,7 +172,7 @@ async function main(): Promise<void> {
           value: best.ours?.msgsPerSec,
           reference: { name: `MailDev ${MAILDEV_VERSION}`, value: md },
           target: md === undefined ? undefined : { op: '>=', value: md, label: '≥ MailDev' },
-          note: [note('ours'), note('maildev')].filter(Boolean).join('; ') || undefined,
+          note: [note('ours'), note('oursLog'), note('maildev')].filter(Boolean).join('; ') || undefined,
         }),
         figure({
           name: 'SMTP ingest vs bare smtp-server',
@@ -205,6 +207,8 @@ async function main(): Promise<void> {
             if (oursInject.firstError) problem = oursInject.firstError;
           } finally {
             await ours.stop();
+            const said = complaints(ours.stderrTail());
+            if (said) problem = `${problem ?? ''} server log: ${said}`.trim();
           }
         } catch (e) {
           problem = errText(e);

@@ -63,3 +63,9 @@ export async function startOurs(opts: OursOptions, tokens = benchTokens()): Prom
   const rss = rssMb(started.child.pid ?? 0);
   return { ...started, ...tokens, rssAtReadyMb: rss };
 }
+
+/** Last warning and error lines of the server's stderr (tokens never appear there), or undefined. */
+export function complaints(stderr: string, max = 3): string | undefined {
+  const lines = stderr.split('\n').filter((l) => / (warn|error) /.test(l));
+  return lines.length ? lines.slice(-max).join(' | ') : undefined;
+}
