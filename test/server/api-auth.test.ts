@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { HostCheck, TokenCheck, checkToken } from '../../src/server/auth';
 import { createHttpApi } from '../../src/server/http';
 import { API_TOKEN, DOMAIN, WEBHOOK_TOKEN, startApi, type Harness, type Reply } from './api-harness';
 
@@ -135,5 +136,29 @@ describe('HTTP API: authentication, Host check and CORS (seed 5)', () => {
     const base = { store: h.store, defaultDomain: DOMAIN, version: '1' };
     assert.throws(() => createHttpApi({ ...base, apiToken: '', webhookToken: 'w' }), (e: { code?: string }) => e.code === 'empty_token');
     assert.throws(() => createHttpApi({ ...base, apiToken: 'same', webhookToken: 'same' }), (e: { code?: string }) => e.code === 'same_tokens');
+  });
+});
+
+describe('auth checks', () => {
+  it('matches a token only by its exact value, whatever the length of the candidate', () => {
+    const check = new TokenCheck('s3cret-token', 'API token');
+    assert.equal(checkToken(check, 's3cret-token'), 'ok');
+    for (const wrong of ['s3cret-toke', 's3cret-token ', 'S3CRET-TOKEN', 'x'.repeat(10_000), 's3cret-token\u0000']) assert.equal(checkToken(check, wrong), 'wrong', wrong);
+    assert.equal(checkToken(check, ''), 'missing');
+    assert.equal(checkToken(check, undefined), 'missing');
+  });
+
+  it('keeps no copy of the token it checks', () => {
+    const check = new TokenCheck('s3cret-token', 'API token');
+    assert.ok(!JSON.stringify(check).includes('s3cret'));
+    assert.ok(!Object.values(check).some((v) => String(v).includes('s3cret')));
+  });
+
+  it('allows loopback Host values with any port and refuses malformed ones', () => {
+    const hosts = new HostCheck(['ci.box']);
+    for (const ok of ['localhost', 'localhost:1', '127.0.0.1:2580', '[::1]', '[::1]:80', 'ci.box', 'CI.BOX:443', ' localhost ']) assert.equal(hosts.allows(ok), true, ok);
+    for (const bad of [undefined, '', 'localhost:abc', 'localhost:123456', '[::1', '[::1]x', '::1', 'ci.box.evil.test', 'evil.test', '127.0.0.2', 'localhost@evil.test']) {
+      assert.equal(hosts.allows(bad), false, String(bad));
+    }
   });
 });
