@@ -3,7 +3,7 @@
 // `https://api.mailinator.com`, raw `Authorization: <token>` header).
 import type { AttachmentInfo, DeleteResult, DomainsResponse, HealthResponse, InjectedMessage, InjectionResult } from '../core/wire';
 import { ApiError } from './errors';
-import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, DEFAULT_USER_AGENT, MAX_DOWNLOAD_BYTES, MAX_JSON_BYTES, Transport, type HttpRequest, type LogFn } from './http';
+import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, DEFAULT_USER_AGENT, DOWNLOAD_TIMEOUT_MS, MAX_DOWNLOAD_BYTES, MAX_JSON_BYTES, Transport, type HttpRequest, type LogFn } from './http';
 import { baseString, checkAttachmentId, checkDomain, checkInbox, checkMessageId, listQuery, normalizeBaseUrl, paths } from './paths';
 import { StreamSubscription, type StreamOptions } from './stream';
 import type { Attachment, CallOptions, InboxApi, ListParams, Listing, Message, StreamHandlers, Subscription } from './types';
@@ -205,6 +205,7 @@ class InboxClient implements InboxApi {
         credential: 'api',
         accept: '*/*',
         maxBytes: MAX_DOWNLOAD_BYTES,
+        defaultTimeoutMs: DOWNLOAD_TIMEOUT_MS,
         what: `attachment ${attachmentId} of message ${id}`,
       },
       opts,
@@ -223,6 +224,7 @@ class InboxClient implements InboxApi {
         credential: 'api',
         accept: 'message/rfc822, text/plain;q=0.9, application/json;q=0.5',
         maxBytes: MAX_DOWNLOAD_BYTES,
+        defaultTimeoutMs: DOWNLOAD_TIMEOUT_MS,
         what: `message ${id}`,
       },
       opts,

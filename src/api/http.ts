@@ -27,6 +27,8 @@ export const KEEP_ALIVE_MAX_TIMEOUT_MS = 60_000;
 export const MAX_CONNECTIONS_PER_ORIGIN = 16;
 /** Largest JSON body read: a 500-message listing is well below 1 MiB. */
 export const MAX_JSON_BYTES = 16 * 1024 * 1024;
+/** Budget of a download (attachment, raw source) when the caller gives none: 64 MiB over a slow link. */
+export const DOWNLOAD_TIMEOUT_MS = 120_000;
 /** Largest attachment or raw message read; larger messages are refused by the local server anyway. */
 export const MAX_DOWNLOAD_BYTES = 64 * 1024 * 1024;
 /** Bytes of an error body read to find its `message`. */
@@ -57,8 +59,10 @@ export interface HttpRequest {
   /** For 404 messages: what was asked for. */
   what: string;
   maxBytes: number;
-  /** Minimum budget for this request (long polls), in ms. */
+  /** Minimum budget for this request even when the caller gives less (long polls), in ms. */
   minTimeoutMs?: number;
+  /** Budget when the caller gives none, if larger than the client's default (downloads), in ms. */
+  defaultTimeoutMs?: number;
 }
 
 export interface HttpResponse {
@@ -100,6 +104,11 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 export function backoffDelay(attempt: number, baseMs: number, maxMs: number): number {
   const cap = Math.min(maxMs, baseMs * 2 ** attempt);
   return Math.round(cap / 2 + Math.random() * (cap / 2));
+}
+
+/** `800 ms`, `15 s`. */
+export function formatMs(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 100) / 10} s`;
 }
 
 export function cancelledError(): ApiError {
@@ -174,7 +183,7 @@ export class Transport {
     if (opts.timeoutMs !== undefined && !(Number.isFinite(opts.timeoutMs) && opts.timeoutMs > 0)) {
       throw new ApiError('invalidInput', `Invalid timeout ${String(opts.timeoutMs)}: expected a positive number of ms.`, { field: 'timeoutMs' });
     }
-    const budget = Math.max(opts.timeoutMs ?? this.options.timeoutMs, req.minTimeoutMs ?? 0);
+    const budget = Math.max(opts.timeoutMs ?? Math.max(this.options.timeoutMs, req.defaultTimeoutMs ?? 0), req.minTimeoutMs ?? 0);
     const deadline = Date.now() + budget;
     const line = this.describe(req.method, req.url);
     const retries = req.method === 'GET' ? this.options.retries : 0;
@@ -191,7 +200,7 @@ export class Transport {
     this.active.set(ac, abort);
 
     const abortedError = (): ApiError => {
-      if (why === 'timeout') return new ApiError('timeout', `The server did not answer within ${Math.round(budget / 1000)} s. Try again, or raise the timeout.`);
+      if (why === 'timeout') return new ApiError('timeout', `The server did not answer within ${formatMs(budget)}. Try again, or raise the timeout.`);
       if (why === 'disposed') return new ApiError('cancelled', 'The client was disposed.');
       return cancelledError();
     };
@@ -336,7 +345,7 @@ export class Transport {
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
       this.active.delete(ac);
-      if (why === 'timeout') throw new ApiError('timeout', `The server did not open the event stream within ${Math.round(connectTimeoutMs / 1000)} s.`);
+      if (why === 'timeout') throw new ApiError('timeout', `The server did not open the event stream within ${formatMs(connectTimeoutMs)}.`);
       if (why !== undefined || this.disposed) throw cancelledError();
       throw networkError(e, this.options.origin, [this.options.apiToken]);
     }

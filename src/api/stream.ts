@@ -6,7 +6,7 @@
 // should refresh when the state goes back to `open` after `reconnecting`.
 import type { Readable } from 'node:stream';
 import { ApiError, errorFromStatus, networkError, parseRetryAfter, serverMessageOf } from './errors';
-import { backoffDelay, type Transport } from './http';
+import { backoffDelay, formatMs, type Transport } from './http';
 import { SseLineTooLongError, SseParser, type SseEvent } from './sse';
 import type { StreamHandlers, StreamState, Subscription } from './types';
 import { parseJsonText, parseStreamEvent } from './validate';
@@ -200,7 +200,7 @@ export class StreamSubscription implements Subscription {
       return new ApiError('network', 'The server closed the event stream.');
     } catch (e) {
       if (e instanceof StreamIdleError) {
-        return new ApiError('timeout', `The event stream sent nothing for ${Math.round(this.idleTimeoutMs / 1000)} s.`);
+        return new ApiError('timeout', `The event stream sent nothing for ${formatMs(this.idleTimeoutMs)}.`);
       }
       if (e instanceof SseLineTooLongError) return new ApiError('protocol', e.message);
       return networkError(e, this.transport.origin, []);
