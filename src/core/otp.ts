@@ -149,7 +149,8 @@ const BOOKING_MARKERS = ['flight', 'booking', 'reservation', 'itinerary', 'board
 /** Labels of numbers that are not codes, looked for shortly before a number on its line. */
 const WORD_LABELS = [
   'order', 'orders', 'invoice', 'inv', 'ticket', 'case', 'reference', 'ref', 'booking', 'reservation', 'tracking',
-  'shipment', 'parcel', 'package', 'account number', 'acct', 'customer', 'member', 'membership', 'transaction',
+  'shipment', 'parcel', 'package', 'account number', 'acct', 'customer number', 'customer no', 'customer id',
+  'member id', 'member number', 'membership number', 'transaction',
   'receipt', 'policy', 'claim', 'flight', 'seat', 'gate', 'room', 'suite', 'ste', 'apt', 'unit', 'floor', 'box',
   'item', 'sku', 'model', 'serial', 'version', 'build', 'page', 'step', 'rx', 'id', 'hrb', 'hra', 'rcs', 'vat', 'cnpj',
   'cpf', 'siret', 'siren', 'ust-idnr', 'iban', 'bic', 'tel', 'phone', 'call', 'fax', 'hotline', 'mobile', 'telefon',
@@ -508,7 +509,8 @@ function rejection(text: string, lower: string, c: Candidate, labels: Span[], ke
     // The label names this number only if nothing but a few words stands between them
     // ("Order number: 123", "card ending in 4821"), not another number ("order 12345 is 482913").
     const between = text.slice(l.end, c.start);
-    if (/[0-9]/.test(between) || wordsBetween(between).length > 3) continue;
+    // A clause break ends the label: "Dear Customer, 4829 is your OTP".
+    if (/[0-9,;!?]|\.\s/.test(between) || wordsBetween(between).length > 3) continue;
     return 'labelled number';
   }
   if (!c.alnum) {

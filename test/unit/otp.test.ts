@@ -181,6 +181,8 @@ describe('extractCodes rules', () => {
   it('lets a label name only the number right after it', () => {
     assert.equal(bestCode({ text: 'Your verification code for order 12345 is 482913.' }), '482913');
     assert.equal(bestCode({ text: 'Tu código de WhatsApp es 482-913.' }), '482913');
+    assert.equal(bestCode({ text: 'Dear Member, 4829 is your one time password.' }), '4829');
+    assert.equal(bestCode({ text: 'Verification for customer number 104829 is pending.' }), undefined);
   });
 
   it('rejects postcodes and street numbers', () => {
