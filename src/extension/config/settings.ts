@@ -9,7 +9,7 @@ export const DEFAULT_HTTP_PORT = 2580;
 export const DEFAULT_SMTP_PORT = 2525;
 /** DESIGN.md: the local server's default domain. */
 export const DEFAULT_LOCAL_DOMAIN = 'inbox.test';
-/** Enough history for a test session without the data folder growing unbounded. */
+/** Per inbox (the server applies it per inbox): enough history for a test session, bounded disk use. */
 export const DEFAULT_MAX_MESSAGES = 1000;
 /** A week of mail: long enough to look back at yesterday's run. */
 export const DEFAULT_MAX_AGE_DAYS = 7;
