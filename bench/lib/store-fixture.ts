@@ -38,17 +38,15 @@ export function fixtureRecipient(i: number): string {
   return i % 2 === 0 ? `${BIG_INBOX}@${DOMAIN}` : `user${(i >> 1) % OTHER_INBOXES}@${DOMAIN}`;
 }
 
-/** The store's files that define what it writes to disk (layout, names, journal). */
-const FORMAT_FILES = ['maildir.ts', 'journal.ts'];
-
-/** Key of the on-disk format: the store's format-defining source and this builder's version. */
+/** Key of the on-disk format: the store's source files and this builder's version. */
 export function storeKey(): string {
   const h = createHash('sha256');
   h.update(`fixture ${FIXTURE_VERSION} ${STORE_MESSAGES} ${FIXTURE_MESSAGE_BYTES}\n`);
-  for (const f of FORMAT_FILES) {
-    const file = path.join(REPO_ROOT, 'src', 'server', 'store', f);
+  const storeDir = path.join(REPO_ROOT, 'src', 'server', 'store');
+  const files = existsSync(storeDir) ? readdirSync(storeDir).filter((f) => f.endsWith('.ts')).sort() : [];
+  for (const f of files) {
     h.update(`${f}\n`);
-    if (existsSync(file)) h.update(readFileSync(file));
+    h.update(readFileSync(path.join(storeDir, f)));
   }
   return h.digest('hex').slice(0, 16);
 }
