@@ -121,7 +121,7 @@ describe('HTTP API: bad input gets a clear 4xx and loses nothing', () => {
   });
 
   it('answers 404 JSON to unknown routes', async () => {
-    for (const p of ['/', '/index.html', '/api/v1/domains', '/api/v2', '/api/v2/domains/private', '/api/v2/domains/private/inboxes', '/api/v2/domains/private/inboxes/joe/messages/joe-1-1/nope', '/api/v2/domains/private/things/joe']) {
+    for (const p of ['/', '/index.html', '/api/v1/domains', '/api/v2', '/api/v2/domains/private', '/api/v2/domains/private/inboxes/joe/messages/joe-1-1/nope', '/api/v2/domains/private/things/joe']) {
       assertError(await h.call('GET', p), 404, /unknown route/);
     }
   });

@@ -273,6 +273,16 @@ describe('HTTP API: reading (seed 4.1–4.3 and extras)', () => {
     assert.deepEqual(all.json, { status: 'ok', count: 1 });
   });
 
+  it('clears every inbox of one domain with DELETE …/inboxes (Mailinator form)', async () => {
+    await inject('joe', { subject: '1' });
+    await inject('ann', { subject: '2' });
+    await h.deliver('joe', await anEmail(), 'other.test');
+    const r = await h.call('DELETE', `/api/v2/domains/${DOMAIN}/inboxes/`);
+    assert.deepEqual(r.json, { status: 'ok', count: 2 });
+    assert.deepEqual(h.store.domains().map((d) => [d.name, d.messages]), [['other.test', 1]]);
+    assert.equal((await h.call('GET', '/api/v2/domains/private/inboxes')).status, 405);
+  });
+
   it('lists domains with inbox and message counts', async () => {
     await inject('joe', { subject: '1' });
     await inject('ann', { subject: '2' });

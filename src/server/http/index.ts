@@ -197,6 +197,8 @@ class Api {
         return this.#clear(res, route.domain, route.inbox);
       case 'inboxMessages':
         return this.#inject(req, res, route.domain, route.inbox);
+      case 'allInboxes':
+        return this.#clear(res, route.domain, ALL_INBOXES);
       case 'message':
         return this.#message(req, res, route);
       case 'stream': {

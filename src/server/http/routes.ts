@@ -14,6 +14,8 @@ export type Route =
   | { kind: 'domains' }
   /** GET list, POST inject, DELETE clear. */
   | { kind: 'inbox'; domain: string; inbox: string }
+  /** DELETE every inbox of the domain (Mailinator's "delete all messages by domain"). */
+  | { kind: 'allInboxes'; domain: string }
   /** POST inject (the official SDKs' form). */
   | { kind: 'inboxMessages'; domain: string; inbox: string }
   | { kind: 'message'; domain: string; inbox?: string; id: string; view: MessageView; attachment?: string }
@@ -74,7 +76,7 @@ export function matchRoute(segments: string[]): Route | undefined {
   switch (s[4]) {
     case 'inboxes': {
       const inbox = s[5];
-      if (inbox === undefined) return undefined;
+      if (inbox === undefined) return { kind: 'allInboxes', domain };
       if (s.length === 6) return { kind: 'inbox', domain, inbox };
       if (s[6] !== 'messages') return undefined;
       if (s.length === 7) return { kind: 'inboxMessages', domain, inbox };
@@ -107,6 +109,8 @@ export function allowedMethods(route: Route): readonly string[] {
     case 'inboxMessages':
     case 'webhook':
       return ['POST'];
+    case 'allInboxes':
+      return ['DELETE'];
     case 'message':
       return route.view === 'message' ? ['GET', 'DELETE'] : ['GET'];
   }
