@@ -144,7 +144,10 @@ describe('HTTP API: push stream and shutdown', () => {
   it('close() ends open streams and pending long-polls, and stops the server', async () => {
     const s = await stream('/api/v2/domains/private/stream/joe');
     const poll = h.call('GET', '/api/v2/domains/private/inboxes/joe?wait=60');
-    await new Promise((r) => setTimeout(r, 100));
+    // Both connections accepted (the stream's and the poll's), then a moment for the poll's request to be read.
+    const connections = () => new Promise<number>((r, j) => h.api.server.getConnections((e, n) => (e ? j(e) : r(n))));
+    while ((await connections()) < 2) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 200));
     await h.api.close();
     await s.ended;
     const r = await poll;
