@@ -270,7 +270,8 @@ export function tokenizeHtml(html: string): HtmlToken[] {
           j = e;
         }
       }
-      if (!(attrName in attrs)) attrs[attrName] = decodeEntities(value, true);
+      // Own-property check: `constructor` or `toString` attributes must not look present already.
+      if (attrName !== '__proto__' && !Object.prototype.hasOwnProperty.call(attrs, attrName)) attrs[attrName] = decodeEntities(value, true);
     }
     if (!closed) { flushText(lt); i = textStart = n; break; }
     flushText(lt);

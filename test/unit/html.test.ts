@@ -33,6 +33,13 @@ describe('tokenizeHtml', () => {
     ]);
   });
 
+  it('stores attributes named like Object.prototype members and ignores __proto__', () => {
+    const [t] = tokenizeHtml('<a constructor="c" toString="t" __proto__="p" href="h">');
+    assert.ok(t.type === 'start');
+    assert.deepEqual({ ...t.attrs }, { constructor: 'c', tostring: 't', href: 'h' });
+    assert.equal(Object.getPrototypeOf(t.attrs), Object.prototype);
+  });
+
   it('treats a < that does not open a tag as text and drops comments and doctypes', () => {
     assert.deepEqual(tokenizeHtml('<!DOCTYPE html>1 < 2 <!-- c <b> --> 3 <3'), [{ type: 'text', text: '1 < 2 ' }, { type: 'text', text: ' 3 <3' }]);
   });
