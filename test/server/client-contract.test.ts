@@ -1,18 +1,15 @@
-// Contract tests: the API client against the REAL local server (MaildirStore in a temp dir,
-// the HTTP API and the SMTP server on port 0, mail sent with nodemailer). Every method of
-// InboxApi is exercised here.
+// Contract tests: the API client against the REAL local server as `test-inbox serve` composes
+// it (startInboxServer: Maildir store in a temp dir, HTTP API and SMTP on port 0), with mail
+// sent over SMTP by nodemailer. Every method of InboxApi is exercised here.
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { ApiError, createClient, webhookUrls, type InboxApi, type Message, type StreamState } from '../../src/api';
 import { parseMessageId } from '../../src/core/ids';
 import type { StreamEvent } from '../../src/core/wire';
-import { createHttpApi, type HttpApi } from '../../src/server/http';
-import { createSmtpServer, type InboxSmtpServer } from '../../src/server/smtp';
-import { MaildirStore } from '../../src/server/store/maildir';
+import { startInboxServer, type InboxServer } from '../../src/server/server';
 
 const API_TOKEN = 'contract-api-token-5b2e9f';
 const WEBHOOK_TOKEN = 'contract-wh-token-7c1d3a';
@@ -40,15 +37,13 @@ async function rejection(p: Promise<unknown>): Promise<ApiError> {
 
 describe('API client against the local server', () => {
   let dir: string;
-  let store: MaildirStore;
-  let http: HttpApi;
-  let smtp: InboxSmtpServer;
+  let server: InboxServer;
   let base: string;
   let client: InboxApi;
   const logs: string[] = [];
 
   function sendMail(to: string, over: Partial<nodemailer.SendMailOptions> = {}): Promise<unknown> {
-    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: smtp.port, secure: false, ignoreTLS: true });
+    const transport = nodemailer.createTransport({ host: server.smtpHost, port: server.smtpPort, secure: false, ignoreTLS: true });
     return transport.sendMail({
       from: '"Acme Support" <support@acme.test>',
       to,
@@ -65,28 +60,32 @@ describe('API client against the local server', () => {
 
   before(async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-client-contract-'));
-    store = new MaildirStore({ dir });
-    await store.open();
-    http = createHttpApi({ store, apiToken: API_TOKEN, webhookToken: WEBHOOK_TOKEN, defaultDomain: DOMAIN, version: '0.0.0-contract' });
-    await new Promise<void>((resolve) => http.server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(http.server.address() as AddressInfo).port}`;
-    smtp = createSmtpServer({ store, host: '127.0.0.1', port: 0 });
-    await smtp.start();
+    server = await startInboxServer({
+      host: '127.0.0.1',
+      httpPort: 0,
+      smtpPort: 0,
+      dataDir: dir,
+      apiToken: API_TOKEN,
+      webhookToken: WEBHOOK_TOKEN,
+      defaultDomain: DOMAIN,
+      log: (_l, m) => logs.push(m),
+    });
+    base = server.httpUrl;
     client = createClient({ baseUrl: base, apiToken: API_TOKEN, log: (_l, m) => logs.push(m), stream: { initialDelayMs: 50, maxDelayMs: 500 } });
   });
 
   after(async () => {
     await client?.dispose();
-    await smtp?.stop();
-    await http?.close();
-    await store?.close();
+    await server?.close();
     await fs.rm(dir, { recursive: true, force: true });
     for (const l of logs) assert.ok(!l.includes(API_TOKEN) && !l.includes(WEBHOOK_TOKEN), `token in a log line: ${l}`);
   });
 
   it('reads the health of the server', async () => {
     const h = await client.health();
-    assert.deepEqual(h, { service: 'test-inbox', version: '0.0.0-contract', status: 'ok' });
+    assert.equal(h.service, 'test-inbox');
+    assert.equal(h.status, 'ok');
+    assert.match(h.version, /^\d+\.\d+\.\d+/);
   });
 
   it('lists, fetches, links, attachments and raw of a mail sent over SMTP', async () => {
@@ -290,5 +289,39 @@ describe('API client against the local server', () => {
   it('reports an unknown message id as notFound', async () => {
     const err = await rejection(client.getMessage('private', 'joe', 'joe-1000000000-999999'));
     assert.equal(err.code, 'notFound');
+  });
+});
+
+describe('API client across a local server restart', () => {
+  it('reconnects the push stream when the server comes back on the same port, keeping the data', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-client-restart-'));
+    const options = { host: '127.0.0.1', smtpPort: 0, dataDir: dir, apiToken: API_TOKEN, webhookToken: WEBHOOK_TOKEN, defaultDomain: DOMAIN };
+    let server = await startInboxServer({ ...options, httpPort: 0 });
+    const client = createClient({ baseUrl: server.httpUrl, apiToken: API_TOKEN, stream: { initialDelayMs: 50, maxDelayMs: 300 } });
+    const states: StreamState[] = [];
+    const events: StreamEvent[] = [];
+    const sub = client.subscribe(DOMAIN, 'restart', { onEvent: (e) => events.push(e), onState: (s) => states.push(s) });
+    try {
+      await until(() => sub.state === 'open', 'the stream to open');
+      const before = await client.inject('private', 'restart', { subject: 'before', text: 'x' });
+      await server.close();
+      await until(() => sub.state === 'reconnecting', 'the stream to notice the restart');
+      server = await startInboxServer({ ...options, httpPort: server.httpPort });
+      await until(() => sub.state === 'open', 'the stream to reopen');
+      const after = await client.inject('private', 'restart', { subject: 'after', text: 'x' });
+      await until(() => events.some((e) => e.msg?.id === after.id), 'the event after the restart');
+      assert.deepEqual(states.slice(0, 3), ['connecting', 'open', 'reconnecting']);
+      assert.equal(states.at(-1), 'open');
+      const listing = await client.listInbox(DOMAIN, 'restart');
+      assert.deepEqual(
+        listing.msgs.map((m) => m.id),
+        [after.id, before.id],
+      );
+    } finally {
+      sub.dispose();
+      await client.dispose();
+      await server.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 });
