@@ -6,18 +6,22 @@
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import type { IndexRecord } from './ordered';
 import type { MessageMeta, MessageSource } from './types';
 
 /** File name of the journal inside the store dir; the leading dot keeps it apart from domain directories. */
 export const JOURNAL_FILE = '.index-journal';
+/** Journal bytes read at once on open: large enough for few reads, small enough to keep the peak memory low. */
+const JOURNAL_READ_CHUNK_BYTES = 1024 * 1024;
 /** Journal format version written as the first line of a compacted journal. */
 const JOURNAL_VERSION = 1;
 
 const SOURCES: ReadonlySet<string> = new Set<MessageSource>(['smtp', 'inject', 'webhook']);
 
 export interface JournalState {
-  /** Live entries by id, in journal order. */
-  entries: Map<string, MessageMeta>;
+  /** Live entries by id, in journal order (about receipt order). */
+  entries: Map<string, IndexRecord>;
   /** Highest message counter the journal has seen, including removed messages. */
   maxCounter: number;
   /** Lines read, good or bad. */
@@ -50,26 +54,44 @@ export class Journal {
     this.file = path.join(dir, JOURNAL_FILE);
   }
 
-  /** Reads the journal; a missing file is an empty journal. */
-  async load(counterOf: (id: string) => number | undefined): Promise<JournalState> {
+  /** Reads the journal; a missing file is an empty journal. Read in chunks, so memory stays flat on a large store. */
+  async load(): Promise<JournalState> {
     const state: JournalState = { entries: new Map(), maxCounter: 0, lines: 0, badLines: 0 };
-    let text: string;
+    let fh: fs.FileHandle;
     try {
-      text = await fs.readFile(this.file, 'utf8');
+      fh = await fs.open(this.file, 'r');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return state;
       throw e;
     }
-    let start = 0;
-    while (start < text.length) {
-      let end = text.indexOf('\n', start);
-      if (end < 0) end = text.length;
-      const line = text.slice(start, end);
-      start = end + 1;
-      if (line.length === 0) continue;
-      state.lines++;
-      if (!applyLine(state, line, counterOf)) state.badLines++;
+    const strings = new Map<string, string>();
+    const intern = (s: string): string => {
+      const known = strings.get(s);
+      if (known !== undefined) return known;
+      strings.set(s, s);
+      return s;
+    };
+    const decoder = new StringDecoder('utf8');
+    const buf = Buffer.allocUnsafe(JOURNAL_READ_CHUNK_BYTES);
+    let rest = '';
+    try {
+      for (;;) {
+        const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+        if (bytesRead === 0) break;
+        const text = rest + decoder.write(buf.subarray(0, bytesRead));
+        const cut = text.lastIndexOf('\n');
+        if (cut < 0) {
+          rest = text;
+          continue;
+        }
+        applyLines(state, text.slice(0, cut), intern);
+        rest = text.slice(cut + 1);
+      }
+    } finally {
+      await fh.close();
     }
+    rest += decoder.end();
+    if (rest.length > 0) applyLines(state, rest, intern);
     this.lineCount = state.lines;
     return state;
   }
@@ -126,13 +148,44 @@ export class Journal {
   }
 }
 
-function applyLine(state: JournalState, line: string, counterOf: (id: string) => number | undefined): boolean {
-  let v: unknown;
+/** Applies complete lines (no trailing newline). Every line is JSON without raw newlines, so the block parses as one array; a torn or damaged line makes it fall back to line by line. */
+function applyLines(state: JournalState, block: string, intern: (s: string) => string): void {
+  let values: unknown[] | undefined;
   try {
-    v = JSON.parse(line);
+    values = JSON.parse(`[${block.replace(/\n+/g, ',').replace(/^,|,$/g, '')}]`) as unknown[];
   } catch {
-    return false;
+    values = undefined;
   }
+  if (values) {
+    state.lines += values.length;
+    for (const v of values) if (!applyValue(state, v, intern)) state.badLines++;
+    return;
+  }
+  for (const line of block.split('\n')) {
+    if (line.length === 0) continue;
+    state.lines++;
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch {
+      state.badLines++;
+      continue;
+    }
+    if (!applyValue(state, v, intern)) state.badLines++;
+  }
+}
+
+/** `<inbox>-<seconds>-<counter>` split without validation (the store validated it when writing; files are matched by name on open). */
+function idNumbers(id: string): { seconds: number; counter: number } | undefined {
+  const b = id.lastIndexOf('-');
+  const a = id.lastIndexOf('-', b - 1);
+  if (a <= 0) return undefined;
+  const seconds = Number(id.slice(a + 1, b));
+  const counter = Number(id.slice(b + 1));
+  return Number.isSafeInteger(seconds) && Number.isSafeInteger(counter) && seconds >= 0 && counter >= 0 ? { seconds, counter } : undefined;
+}
+
+function applyValue(state: JournalState, v: unknown, intern: (s: string) => string): boolean {
   if (!Array.isArray(v) || typeof v[0] !== 'string') return false;
   switch (v[0]) {
     case 'v':
@@ -153,10 +206,11 @@ function applyLine(state: JournalState, line: string, counterOf: (id: string) =>
       ) {
         return false;
       }
-      const counter = counterOf(id);
-      if (counter === undefined) return false;
-      state.maxCounter = Math.max(state.maxCounter, counter);
-      state.entries.set(id, { id, domain, inbox, time, size, source: source as MessageSource, from, subject });
+      const n = idNumbers(id);
+      if (!n) return false;
+      state.maxCounter = Math.max(state.maxCounter, n.counter);
+      const meta: MessageMeta = { id, domain: intern(domain), inbox: intern(inbox), time, size, source: intern(source) as MessageSource, from, subject };
+      state.entries.set(id, { meta, seconds: n.seconds, counter: n.counter, dead: false });
       return true;
     }
     default:

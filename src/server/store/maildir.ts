@@ -73,8 +73,11 @@ export function encodeName(name: string): string {
   return out;
 }
 
+const PLAIN_NAME = /^[a-z0-9._+=-]+$/;
+
 /** Inverse of encodeName, or undefined when `s` is not something encodeName produces. */
 export function decodeName(s: string): string | undefined {
+  if (PLAIN_NAME.test(s)) return s;
   let decoded: string;
   try {
     decoded = s.replace(/%([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
@@ -186,19 +189,26 @@ export class MaildirStore implements Store {
     try {
       await fs.mkdir(this.dir, { recursive: true });
       await this.replayLog();
-      const journal = await this.journal.load((id) => parseMessageId(id)?.counter);
+      const journal = await this.journal.load();
       if (journal.badLines > 0) this.log('warn', `store: skipped ${journal.badLines} damaged line(s) of the index journal ${this.journal.file}`);
-      const { recs, parsed, maxCounter } = await this.scan(journal.entries);
-      const stale = journal.entries.size - (recs.length - parsed);
-      recs.sort((a, b) => a.seconds - b.seconds || a.counter - b.counter);
-      for (const r of recs) this.insert(r);
+      // Journal records start dead; the scan revives those whose file is there.
+      for (const r of journal.entries.values()) r.dead = true;
+      const { parsedRecs, maxCounter } = await this.scan(journal.entries);
+      // Journal order is receipt order up to commit interleaving, so inserts are (nearly) appends.
+      let stale = 0;
+      for (const r of journal.entries.values()) {
+        if (r.dead) stale++;
+        else this.insert(r);
+      }
+      for (const r of parsedRecs) this.insert(r);
+      const parsed = parsedRecs.length;
       this.counter = Math.max(journal.maxCounter, maxCounter);
       if (parsed > 0 || stale > 0 || journal.badLines > 0 || this.journalNeedsCompaction()) {
         await this.journal.compact(this.liveMetas(), this.counter);
       } else {
         await this.journal.openForAppend();
       }
-      this.log('info', `store: ${recs.length} message(s) in ${this.byDomain.size} domain(s) at ${this.dir}` + (parsed > 0 ? ` (${parsed} indexed from their headers)` : ''));
+      this.log('info', `store: ${this.byId.size} message(s) in ${this.byDomain.size} domain(s) at ${this.dir}` + (parsed > 0 ? ` (${parsed} indexed from their headers)` : ''));
     } catch (e) {
       this.state = 'closed';
       throw StoreError.is(e) ? e : new StoreError('IO', `cannot open the store at ${this.dir}: ${(e as Error).message}`, { cause: e });
@@ -640,15 +650,12 @@ export class MaildirStore implements Store {
 
   // ---- open: reconcile the journal with the directories ---------------------------------------
 
-  private async scan(journal: Map<string, MessageMeta>): Promise<{ recs: IndexRecord[]; parsed: number; maxCounter: number }> {
-    const recs: IndexRecord[] = [];
-    const toParse: Array<{ domain: string; inbox: string; id: string; file: string }> = [];
-    const seen = new Set<string>();
-    let maxCounter = 0;
+  private async scan(journal: Map<string, IndexRecord>): Promise<{ parsedRecs: IndexRecord[]; maxCounter: number }> {
+    const unknown: Array<{ domain: string; inbox: string; id: string; file: string }> = [];
     const inboxDirs: Array<{ domain: string; inbox: string; dir: string }> = [];
 
     for (const dent of await readdirOrEmpty(this.dir)) {
-      if (dent.name.startsWith('.') || !dent.isDirectory()) continue; // the journal, tokens.json and other files of the data dir
+      if (dent.name.startsWith('.') || !dent.isDirectory()) continue; // the journal, the log, tokens.json and other files of the data dir
       const domain = dent.name;
       if (domain !== domain.toLowerCase() || domainProblem(domain)) {
         this.log('warn', `store: skipping ${path.join(this.dir, domain)}: not a domain directory`);
@@ -670,29 +677,32 @@ export class MaildirStore implements Store {
         if (t.isFile()) await fs.rm(path.join(dir, 'tmp', t.name), { force: true }).catch(() => undefined);
       }
       for (const f of await readdirOrEmpty(path.join(dir, 'new'))) {
-        const file = path.join(dir, 'new', f.name);
         const id = f.name.endsWith('.eml') ? decodeName(f.name.slice(0, -4)) : undefined;
-        const parsedId = id === undefined ? undefined : parseMessageId(id);
-        if (!f.isFile() || id === undefined || !parsedId || parsedId.inbox !== inbox) {
+        const known = id === undefined ? undefined : journal.get(id);
+        if (known && known.meta.domain === domain && known.meta.inbox === inbox && f.isFile()) {
+          known.dead = false;
+          continue;
+        }
+        const file = path.join(dir, 'new', f.name);
+        if (!f.isFile() || id === undefined || parseMessageId(id)?.inbox !== inbox) {
           this.log('warn', `store: skipping ${file}: not a message file of this store`);
           continue;
         }
-        if (seen.has(id)) {
-          this.log('warn', `store: skipping ${file}: message id ${id} is already stored elsewhere`);
-          continue;
-        }
-        seen.add(id);
-        maxCounter = Math.max(maxCounter, parsedId.counter);
-        const known = journal.get(id);
-        if (known && known.domain === domain && known.inbox === inbox) {
-          recs.push({ meta: known, seconds: parsedId.seconds, counter: parsedId.counter, dead: false });
-        } else {
-          toParse.push({ domain, inbox, id, file });
-        }
+        unknown.push({ domain, inbox, id, file });
       }
     });
 
-    let parsed = 0;
+    const seen = new Set<string>();
+    const toParse = unknown.filter((u) => {
+      if (journal.get(u.id)?.dead === false || seen.has(u.id)) {
+        this.log('warn', `store: skipping ${u.file}: message id ${u.id} is already stored elsewhere`);
+        return false;
+      }
+      seen.add(u.id);
+      return true;
+    });
+    let maxCounter = 0;
+    const parsedRecs: IndexRecord[] = [];
     await mapLimit(toParse, OPEN_CONCURRENCY, async ({ domain, inbox, id, file }) => {
       try {
         const [raw, st] = await Promise.all([fs.readFile(file), fs.stat(file)]);
@@ -703,18 +713,16 @@ export class MaildirStore implements Store {
         }
         const p = parseMessageId(id);
         if (!p) return;
-        // The file's mtime is set to the receipt time when written; keep it within the id's second.
+        maxCounter = Math.max(maxCounter, p.counter);
+        // The file was written at receipt; keep its time within the id's second.
         const time = Math.min(Math.max(Math.round(st.mtimeMs), p.seconds * 1000), p.seconds * 1000 + 999);
         const rec = recordOf({ id, domain, inbox, time, from: headers.from, subject: headers.subject, size: raw.length, source: 'smtp' });
-        if (rec) {
-          recs.push(rec);
-          parsed++;
-        }
+        if (rec) parsedRecs.push(rec);
       } catch (e) {
         this.log('warn', `store: skipping ${file}: ${(e as Error).message}`);
       }
     });
-    return { recs, parsed, maxCounter };
+    return { parsedRecs, maxCounter };
   }
 }
 
