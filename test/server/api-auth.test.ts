@@ -132,10 +132,12 @@ describe('HTTP API: authentication, Host check and CORS (seed 5)', () => {
     }
   });
 
-  it('refuses to start with an empty token or with the same token for both', () => {
+  it('refuses to start with an empty token, the same token for both, or a bad domain or body limit', () => {
     const base = { store: h.store, defaultDomain: DOMAIN, version: '1' };
     assert.throws(() => createHttpApi({ ...base, apiToken: '', webhookToken: 'w' }), (e: { code?: string }) => e.code === 'empty_token');
     assert.throws(() => createHttpApi({ ...base, apiToken: 'same', webhookToken: 'same' }), (e: { code?: string }) => e.code === 'same_tokens');
+    assert.throws(() => createHttpApi({ ...base, apiToken: 'a', webhookToken: 'w', defaultDomain: 'private' }), /defaultDomain/);
+    assert.throws(() => createHttpApi({ ...base, apiToken: 'a', webhookToken: 'w', maxBodyBytes: 0 }), /maxBodyBytes/);
   });
 });
 

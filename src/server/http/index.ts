@@ -86,6 +86,7 @@ class Api {
     this.#version = o.version;
     this.#log = o.log ?? (() => undefined);
     this.#maxBody = o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    if (!Number.isSafeInteger(this.#maxBody) || this.#maxBody < 1) throw new RangeError(`maxBodyBytes must be a whole number >= 1, got ${String(o.maxBodyBytes)}`);
     this.#hub = new StreamHub(o.store);
     this.server = http.createServer((req, res) => {
       this.#handle(req, res).catch((err: unknown) => this.#fail(res, describe(req), err));
