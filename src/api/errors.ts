@@ -121,7 +121,15 @@ function truncate(s: string, max: number): string {
 }
 
 /** The hosted service answers a bad token with 400 and a message like "invalid token" instead of 401. */
-const TOKEN_COMPLAINT_RE = /\b(invalid|bad|missing|unknown|expired|wrong)\b.*\b(api[ _-]?)?(token|key)\b|\b(token|api key)\b.*\b(invalid|required|missing|not valid|expired)\b|unauthori[sz]ed|forbidden/i;
+const TOKEN_COMPLAINT_RE =
+  /\b(?:invalid|bad|missing|unknown|expired|wrong|incorrect|no)\s+(?:api[ _-]?)?(?:token|key)\b|\b(?:token|api[ _-]?key)\b[^.]{0,80}?\b(?:invalid|not valid|required|missing|expired|incorrect|rejected)\b|\b(?:unauthori[sz]ed|not authori[sz]ed|forbidden)\b/i;
+/** JSON parser messages mention "token" too; they are never about credentials. */
+const JSON_TOKEN_RE = /unexpected token|json/i;
+
+/** Whether a 400 message is really a complaint about the credential. */
+export function isTokenComplaint(message: string): boolean {
+  return TOKEN_COMPLAINT_RE.test(message) && !JSON_TOKEN_RE.test(message);
+}
 
 export interface StatusContext {
   /** What was asked for, for 404 messages: e.g. `message joe-1763776000-1`. */
@@ -147,7 +155,7 @@ export function errorFromStatus(status: number, serverMessage: string | undefine
     return new ApiError('unauthorized', `The server rejected the ${tokenName}. ${fix}${said}`, base);
   };
   if (status === 401 || status === 403) return unauthorized();
-  if (status === 400 && serverMessage !== undefined && TOKEN_COMPLAINT_RE.test(serverMessage)) return unauthorized();
+  if (status === 400 && serverMessage !== undefined && isTokenComplaint(serverMessage)) return unauthorized();
   if (status === 404) return new ApiError('notFound', `The server has no ${ctx.what}. It may have been deleted; refresh and try again.${said}`, base);
   if (status === 429) {
     const wait = retryAfterMs !== undefined ? ` It asks to wait ${Math.ceil(retryAfterMs / 1000)} s.` : '';

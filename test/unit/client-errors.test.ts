@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { ApiError, createClient, parseRetryAfter, type ApiErrorCode, type InboxApi } from '../../src/api';
+import { isTokenComplaint } from '../../src/api/errors';
 
 const TOKEN = 'sekret-api-token-0123456789';
 const ID = 'joe-1763776000-1';
@@ -134,6 +135,21 @@ describe('API client errors', () => {
     assert.equal(err.code, 'unauthorized');
     assert.equal(err.status, 400);
     assert.equal(err.serverMessage, 'Invalid API Token');
+  });
+
+  it('tells complaints about the token from other 400 messages', () => {
+    for (const m of ['Invalid API Token', 'invalid token', 'API key missing', 'token is not valid', 'Unauthorized', 'Bad token supplied', 'the token you sent is expired']) {
+      assert.ok(isTokenComplaint(m), m);
+    }
+    for (const m of [
+      'request body is not valid JSON: Unexpected token } in JSON at position 5',
+      'field "subject" must be a string, not number',
+      'bad inbox "a/b": inbox name must not be a path',
+      'limit must be a whole number from 1 to 500',
+      'no inbox: name it in the path or in the "to" field',
+    ]) {
+      assert.ok(!isTokenComplaint(m), m);
+    }
   });
 
   it('maps any other 400 to badRequest and quotes the server message', async () => {
