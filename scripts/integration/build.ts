@@ -1,27 +1,41 @@
 // Compiles test/integration/**/*.ts into CommonJS the extension host can load
-// (out/test/integration/, gitignored): one bundle per suite plus the test entry, with
-// `vscode` (provided by the host) and mocha (resolved from the clone's node_modules)
-// left external. The output folder is emptied first so removed suites never linger.
+// (out/test/integration/run-<pid>-<time>/, gitignored): one bundle per suite plus the test
+// entry, with `vscode` (provided by the host) and mocha (resolved from the clone's
+// node_modules) left external. Every run gets a fresh folder, removed when it ends.
 import * as esbuild from 'esbuild';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { INTEGRATION_ENTRY, INTEGRATION_OUT, INTEGRATION_SRC } from './config';
+import { INTEGRATION_OUT, INTEGRATION_SRC } from './config';
 import { IntegrationError } from './errors';
 
-/** Builds the suites; returns the suite sources that were compiled (relative to test/integration). */
-export async function buildIntegrationTests(): Promise<string[]> {
+export interface IntegrationBuild {
+  /** This run's output folder. */
+  outDir: string;
+  /** The compiled test entry (extensionTestsPath). */
+  entry: string;
+  /** Suite sources that were compiled, relative to test/integration. */
+  suites: string[];
+  /** Removes outDir. */
+  dispose(): void;
+}
+
+/** Builds the suites into a folder of their own. */
+export async function buildIntegrationTests(): Promise<IntegrationBuild> {
   const suites = fs
     .readdirSync(INTEGRATION_SRC, { recursive: true, encoding: 'utf8' })
     .filter((rel) => rel.endsWith('.test.ts'))
     .sort();
-  const entry = path.join(INTEGRATION_SRC, 'index.ts');
-  if (!fs.existsSync(entry)) throw new IntegrationError('NOT_BUILT', `The test entry ${entry} is missing.`);
-  fs.rmSync(INTEGRATION_OUT, { recursive: true, force: true });
+  const source = path.join(INTEGRATION_SRC, 'index.ts');
+  if (!fs.existsSync(source)) throw new IntegrationError('NOT_BUILT', `The test entry ${source} is missing.`);
+  pruneAbandonedBuilds();
+  const outDir = path.join(INTEGRATION_OUT, `run-${process.pid}-${Date.now()}`);
+  const entry = path.join(outDir, 'index.js');
+  const dispose = () => fs.rmSync(outDir, { recursive: true, force: true });
   try {
     await esbuild.build({
-      entryPoints: [entry, ...suites.map((rel) => path.join(INTEGRATION_SRC, rel))],
+      entryPoints: [source, ...suites.map((rel) => path.join(INTEGRATION_SRC, rel))],
       outbase: INTEGRATION_SRC,
-      outdir: INTEGRATION_OUT,
+      outdir: outDir,
       bundle: true,
       platform: 'node',
       format: 'cjs',
@@ -31,12 +45,40 @@ export async function buildIntegrationTests(): Promise<string[]> {
       logLevel: 'silent',
     });
   } catch (err) {
+    dispose();
     const failure = err as esbuild.BuildFailure;
     const detail = failure.errors
       ? (await esbuild.formatMessages(failure.errors, { kind: 'error', color: false })).join('\n')
       : String(err);
     throw new IntegrationError('NOT_BUILT', `Compiling the integration suites failed:\n${detail}`, { cause: err });
   }
-  if (!fs.existsSync(INTEGRATION_ENTRY)) throw new IntegrationError('NOT_BUILT', `esbuild did not produce ${INTEGRATION_ENTRY}.`);
-  return suites;
+  if (!fs.existsSync(entry)) {
+    dispose();
+    throw new IntegrationError('NOT_BUILT', `esbuild did not produce ${entry}.`);
+  }
+  return { outDir, entry, suites, dispose };
+}
+
+/** Removes build folders left by runs that were killed (their process is gone), and files of the older flat layout. */
+function pruneAbandonedBuilds(): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(INTEGRATION_OUT);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = /^run-(\d+)-\d+$/.exec(name)?.[1];
+    if (pid !== undefined && processAlive(Number(pid))) continue;
+    fs.rmSync(path.join(INTEGRATION_OUT, name), { recursive: true, force: true });
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

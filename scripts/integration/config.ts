@@ -16,10 +16,12 @@ export const EXTENSION_PATH = REPO_ROOT;
 export const EXTENSION_MAIN = path.join(REPO_ROOT, 'dist', 'extension.js');
 /** Sources of the suites and their test entry. */
 export const INTEGRATION_SRC = path.join(REPO_ROOT, 'test', 'integration');
-/** Compiled suites (gitignored): the extension host loads plain CommonJS from here. */
+/**
+ * Compiled suites (gitignored): the extension host loads plain CommonJS from here. Each run
+ * builds into its own `run-<pid>-<time>/` below it, so that runs started at the same time in
+ * one checkout never replace each other's files; mocha still resolves from the clone.
+ */
 export const INTEGRATION_OUT = path.join(REPO_ROOT, 'out', 'test', 'integration');
-/** The compiled test entry passed as extensionTestsPath. */
-export const INTEGRATION_ENTRY = path.join(INTEGRATION_OUT, 'index.js');
 /** Logs of failed runs are kept here (gitignored) for inspection. */
 export const OUTPUT_ROOT = path.join(REPO_ROOT, '.test-output', 'integration');
 

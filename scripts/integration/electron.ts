@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runTests } from '@vscode/test-electron';
-import { ENV, EXTENSION_PATH, INTEGRATION_ENTRY, cacheRoot } from './config';
+import { ENV, EXTENSION_PATH, cacheRoot } from './config';
 import { IntegrationError } from './errors';
 
 /** Where test-electron's VS Code downloads are kept (not in the clone's .vscode-test). */
@@ -35,6 +35,8 @@ export function hasDisplay(): boolean {
 }
 
 export interface ElectronRunOptions {
+  /** The compiled test entry. */
+  entry: string;
   env: Record<string, string>;
   timeoutMs: number;
 }
@@ -50,7 +52,7 @@ export async function runInElectron(options: ElectronRunOptions): Promise<number
       vscodeExecutablePath: process.env[ENV.vscodeExecutable] || undefined,
       cachePath: vscodeDownloadCache(),
       extensionDevelopmentPath: EXTENSION_PATH,
-      extensionTestsPath: INTEGRATION_ENTRY,
+      extensionTestsPath: options.entry,
       extensionTestsEnv: options.env,
       launchArgs: [
         workspace,

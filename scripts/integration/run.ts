@@ -24,8 +24,12 @@ import {
   CODE_SERVER_VERSION,
   DEFAULT_RUN_TIMEOUT_MS,
   ENV,
+  EXTENSION_MAIN,
+  OUTPUT_ROOT,
+  REPO_ROOT,
   SUITES_BEGIN_MARKER,
-  SUITES_END_MARKER, EXTENSION_MAIN, INTEGRATION_ENTRY, OUTPUT_ROOT, REPO_ROOT } from './config';
+  SUITES_END_MARKER,
+} from './config';
 import { canDownloadVSCode, hasDisplay, runInElectron } from './electron';
 import { IntegrationError } from './errors';
 import { ensureCodeServer } from './install';
@@ -119,7 +123,7 @@ function judge(exitCode: number, results: IntegrationResults | undefined): Integ
   return results;
 }
 
-async function runCodeServer(hostEnv: Record<string, string>, limitMs: number): Promise<number> {
+async function runCodeServer(entry: string, hostEnv: Record<string, string>, limitMs: number): Promise<number> {
   chromiumPath();
   const install = await ensureCodeServer(say);
   say(`code-server ${CODE_SERVER_VERSION} (${install.dir}) in headless Chromium (${chromiumPath()})`);
@@ -128,7 +132,7 @@ async function runCodeServer(hostEnv: Record<string, string>, limitMs: number): 
   const exited = new Promise<number>((resolve) => (reportExit = resolve));
   const relay = new SuiteOutputRelay();
   const wb: Workbench = await startWorkbench({
-    extensionTestsPath: INTEGRATION_ENTRY,
+    extensionTestsPath: entry,
     env: { ...hostEnv, [ENV.hostKind]: 'code-server' },
     onProgress: say,
     onLog: (line) => relay.line(line),
@@ -192,13 +196,20 @@ class SuiteOutputRelay {
 const EARLY_LINES_SHOWN = 200;
 
 async function main(): Promise<void> {
-  const started = Date.now();
   const cli = parseArgs(process.argv.slice(2));
   const limitMs = timeoutMs();
   if (!fs.existsSync(EXTENSION_MAIN)) {
     throw new IntegrationError('NOT_BUILT', `${path.relative(REPO_ROOT, EXTENSION_MAIN)} is missing; run \`npm run build\` first.`);
   }
-  const suites = await buildIntegrationTests();
+  const build = await buildIntegrationTests();
+  try {
+    await runSuites(build.entry, build.suites, cli, limitMs);
+  } finally {
+    build.dispose();
+  }
+}
+
+async function runSuites(entry: string, suites: string[], cli: CliOptions, limitMs: number): Promise<void> {
   if (suites.length === 0) throw new IntegrationError('NO_TESTS', 'No test/integration/**/*.test.ts suite exists.');
 
   const runner = await chooseRunner();
@@ -213,12 +224,12 @@ async function main(): Promise<void> {
   try {
     const exitCode =
       runner.kind === 'electron'
-        ? await runInElectron({ env: { ...hostEnv, [ENV.hostKind]: 'electron' }, timeoutMs: limitMs })
-        : await runCodeServer(hostEnv, limitMs);
+        ? await runInElectron({ entry, env: { ...hostEnv, [ENV.hostKind]: 'electron' }, timeoutMs: limitMs })
+        : await runCodeServer(entry, hostEnv, limitMs);
     const results = judge(exitCode, readResults(resultsFile));
     say(
       `${results.passes} passing, ${results.pending} pending, 0 failing on ${runner.kind} ` +
-        `in ${Math.round((Date.now() - started) / 1000)} s`,
+        `in ${Math.round((Date.now() - T0) / 1000)} s`,
     );
   } catch (err) {
     const results = readResults(resultsFile);
