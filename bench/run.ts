@@ -122,19 +122,19 @@ async function main(): Promise<void> {
         if (!best[who] || r.msgsPerSec > best[who].msgsPerSec) best[who] = r;
         if (r.firstError) problems[who] ??= r.firstError;
       };
-      const load = (port: number) =>
-        runSmtpLoad({ host: '127.0.0.1', port, connections: SMTP_CONNECTIONS, warmupMs, durationMs: windowMs, messageBytes: DEFAULT_MESSAGE_BYTES });
+      const load = (port: number, serverPid: number | undefined) =>
+        runSmtpLoad({ host: '127.0.0.1', port, connections: SMTP_CONNECTIONS, warmupMs, durationMs: windowMs, messageBytes: DEFAULT_MESSAGE_BYTES, serverPid });
 
       for (let round = 1; round <= args.rounds; round++) {
         log(`SMTP round ${round}/${args.rounds}: bare smtp-server`);
-        keep('bare', await load(portOf(bare.ready.smtp)));
+        keep('bare', await load(portOf(bare.ready.smtp), bare.child.pid));
 
         if (maildevBin) {
           log(`SMTP round ${round}/${args.rounds}: MailDev ${MAILDEV_VERSION}`);
           try {
             const md = await startMaildev(maildevBin, tmp('maildev'));
             try {
-              keep('maildev', await load(md.ready));
+              keep('maildev', await load(md.ready, md.child.pid));
             } finally {
               await md.stop();
             }
@@ -150,7 +150,7 @@ async function main(): Promise<void> {
             try {
               const probe = await sendOne('127.0.0.1', portOf(ours.ready.smtp), 'probe@inbox.test');
               if (probe.code !== 250) throw new Error(`a single message was refused: ${probe.text}`);
-              keep('ours', await load(portOf(ours.ready.smtp)));
+              keep('ours', await load(portOf(ours.ready.smtp), ours.child.pid));
             } finally {
               await ours.stop();
               const said = complaints(ours.stderrTail());
@@ -188,6 +188,16 @@ async function main(): Promise<void> {
           value: best.ours?.latencyP50Ms,
           reference: { name: 'bare', value: best.bare?.latencyP50Ms },
         }),
+        figure({
+          name: 'SMTP server CPU per message',
+          unit: 'ms',
+          value: best.ours?.serverCpuMsPerMsg,
+          reference: { name: 'bare', value: best.bare?.serverCpuMsPerMsg },
+          note:
+            best.maildev && Number.isFinite(best.maildev.serverCpuMsPerMsg)
+              ? `MailDev ${best.maildev.serverCpuMsPerMsg.toFixed(2)} ms (user + system, all threads; steadier than rates on a busy machine)`
+              : undefined,
+        }),
       );
     }
 
@@ -195,7 +205,7 @@ async function main(): Promise<void> {
     if (args.only.has('inject')) {
       log('HTTP inject: bare node:http');
       const injectPath = '/api/v2/domains/private/inboxes/injectbench';
-      const bareInject = await runInjectLoad({ origin: bare.ready.http, path: injectPath, warmupMs, durationMs: windowMs });
+      const bareInject = await runInjectLoad({ origin: bare.ready.http, path: injectPath, warmupMs, durationMs: windowMs, serverPid: bare.child.pid });
       let oursInject: Awaited<ReturnType<typeof runInjectLoad>> | undefined;
       let problem: string | undefined;
       if (haveOurs) {
@@ -203,7 +213,7 @@ async function main(): Promise<void> {
         try {
           const ours = await startOurs({ dataDir: tmp('inject'), args: keepAll, nodeArgs });
           try {
-            oursInject = await runInjectLoad({ origin: ours.ready.http, token: ours.apiToken, path: injectPath, warmupMs, durationMs: windowMs });
+            oursInject = await runInjectLoad({ origin: ours.ready.http, token: ours.apiToken, path: injectPath, warmupMs, durationMs: windowMs, serverPid: ours.child.pid });
             if (oursInject.firstError) problem = oursInject.firstError;
           } finally {
             await ours.stop();
@@ -223,6 +233,12 @@ async function main(): Promise<void> {
           reference: { name: 'bare node:http (no storage)', value: bareInject.reqPerSec },
           target: { op: '>=', value: TARGET.injectPerSec, label: `≥ ${TARGET.injectPerSec.toLocaleString('en-US')} req/s` },
           note: problem,
+        }),
+        figure({
+          name: 'HTTP inject server CPU per request',
+          unit: 'ms',
+          value: oursInject?.serverCpuMsPerReq,
+          reference: { name: 'bare node:http', value: bareInject.serverCpuMsPerReq },
         }),
       );
     }

@@ -1,6 +1,7 @@
 // HTTP load: inject throughput (many requests in flight over a keep-alive pool) and list
 // latency (sequential requests over one keep-alive connection).
 import { Client, Pool } from 'undici';
+import { cpuMs } from './procs';
 import { percentile } from './stats';
 
 /** Requests in flight for the inject benchmark: enough to keep a server busy without queueing forever. */
@@ -32,6 +33,8 @@ export interface InjectLoadOptions {
   connections?: number;
   warmupMs: number;
   durationMs: number;
+  /** Server process whose CPU time is sampled over the window (Linux). */
+  serverPid?: number;
 }
 
 export interface InjectLoadResult {
@@ -42,6 +45,8 @@ export interface InjectLoadResult {
   latencyP50Ms: number;
   latencyP99Ms: number;
   windowMs: number;
+  /** Server CPU time (user + system, all threads) per answered request, in ms; NaN when unknown. */
+  serverCpuMsPerReq: number;
 }
 
 /** POSTs `{from,subject,text}` JSON as fast as the server answers; counts 2xx answers with an id. */
@@ -88,9 +93,11 @@ export async function runInjectLoad(opts: InjectLoadOptions): Promise<InjectLoad
   await sleep(opts.warmupMs);
   measuring = true;
   const start = performance.now();
+  const cpu0 = opts.serverPid ? cpuMs(opts.serverPid) : NaN;
   await sleep(opts.durationMs);
   const windowMs = performance.now() - start;
   stopping = true;
+  const cpu1 = opts.serverPid ? cpuMs(opts.serverPid) : NaN;
   await Promise.all(workers);
   await pool.close();
   latencies.sort((a, b) => a - b);
@@ -102,6 +109,7 @@ export async function runInjectLoad(opts: InjectLoadOptions): Promise<InjectLoad
     latencyP50Ms: percentile(latencies, 50),
     latencyP99Ms: percentile(latencies, 99),
     windowMs,
+    serverCpuMsPerReq: ok > 0 ? (cpu1 - cpu0) / ok : NaN,
   };
 }
 

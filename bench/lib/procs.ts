@@ -1,6 +1,6 @@
 // Child processes of the benchmark: start a server, wait for its JSON ready line (or for
 // its SMTP greeting), read its RSS, stop it.
-import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as net from 'node:net';
 
@@ -167,4 +167,35 @@ export function portOf(address: string): number {
   const m = /:(\d+)\/?$/.exec(address);
   if (!m) throw new BenchProcessError('PROC_READY_LINE', `no port in ${address}`);
   return Number(m[1]);
+}
+
+let clockTicks: number | undefined;
+/** Kernel clock ticks per second (`getconf CLK_TCK`, 100 almost everywhere). */
+function ticksPerSecond(): number {
+  if (clockTicks === undefined) {
+    try {
+      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  return clockTicks;
+}
+
+/**
+ * CPU time (user + system, every thread) a process has used so far, in ms, from
+ * /proc/<pid>/stat (Linux); NaN elsewhere. Unlike wall-clock rates it hardly moves when other
+ * work shares the machine, so CPU per message is the steadier figure on a busy machine.
+ */
+export function cpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const utime = Number(fields[11]);
+    const stime = Number(fields[12]);
+    return ((utime + stime) / ticksPerSecond()) * 1000;
+  } catch {
+    return NaN;
+  }
 }

@@ -3,6 +3,7 @@
 // reply (no pipelining). Only messages the server acknowledged with 250 after the final
 // dot, inside the measuring window, are counted. Works against any SMTP port.
 import * as net from 'node:net';
+import { cpuMs } from './procs';
 import { percentile } from './stats';
 
 /** Size of one generated message (headers + body) in bytes: the size the issue asks for. */
@@ -23,6 +24,8 @@ export interface SmtpLoadOptions {
   messageBytes?: number;
   /** Recipient of the messages of connection `conn`. */
   recipient?: (conn: number) => string;
+  /** Server process whose CPU time is sampled over the window (Linux). */
+  serverPid?: number;
 }
 
 export interface SmtpLoadResult {
@@ -40,6 +43,8 @@ export interface SmtpLoadResult {
   latencyP50Ms: number;
   latencyP99Ms: number;
   windowMs: number;
+  /** Server CPU time (user + system, all threads) per acknowledged message, in ms; NaN when unknown. */
+  serverCpuMsPerMsg: number;
 }
 
 /** An SMTP reply: the code of the last line and the text of all lines. */
@@ -284,9 +289,11 @@ export async function runSmtpLoad(opts: SmtpLoadOptions): Promise<SmtpLoadResult
   await sleep(opts.warmupMs);
   measuring = true;
   const start = performance.now();
+  const cpu0 = opts.serverPid ? cpuMs(opts.serverPid) : NaN;
   await sleep(opts.durationMs);
   const windowMs = performance.now() - start;
   stopping = true;
+  const cpu1 = opts.serverPid ? cpuMs(opts.serverPid) : NaN;
   await Promise.all(loops);
 
   latencies.sort((a, b) => a - b);
@@ -299,6 +306,7 @@ export async function runSmtpLoad(opts: SmtpLoadOptions): Promise<SmtpLoadResult
     latencyP50Ms: percentile(latencies, 50),
     latencyP99Ms: percentile(latencies, 99),
     windowMs,
+    serverCpuMsPerMsg: acked > 0 ? (cpu1 - cpu0) / acked : NaN,
   };
 }
 

@@ -2,7 +2,7 @@
 // Run with `npx mocha --no-config -r tsx/cjs --extension ts 'bench/test/*.test.ts'` (not part of `npm test`).
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
-import { BenchProcessError, freePort, portOf, rssMb, startWithReadyLine, startWithSmtpProbe } from '../lib/procs';
+import { BenchProcessError, cpuMs, freePort, portOf, rssMb, startWithReadyLine, startWithSmtpProbe } from '../lib/procs';
 import { indexedFromHeaders } from '../lib/store-fixture';
 
 const node = process.execPath;
@@ -49,6 +49,20 @@ describe('bench child processes', () => {
     } finally {
       await s.stop();
     }
+  });
+
+  it('reads the CPU time a child has used from /proc', async function () {
+    if (process.platform !== 'linux') this.skip();
+    // The child burns 200 ms of its own CPU time (not wall time), then says it is ready.
+    const script = 'while ((process.cpuUsage().user + process.cpuUsage().system) < 200000) {} console.log("{}"); setInterval(() => {}, 1000)';
+    const s = await startWithReadyLine(node, ['-e', script]);
+    try {
+      const used = cpuMs(s.child.pid ?? 0);
+      assert.ok(used >= 190, `read ${used} ms`);
+    } finally {
+      await s.stop();
+    }
+    assert.ok(Number.isNaN(cpuMs(s.child.pid ?? 0)), 'a process that is gone has no CPU time');
   });
 
   it('reads the port of both ready-line address forms', () => {
