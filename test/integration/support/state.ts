@@ -1,6 +1,6 @@
 // What the Test Inbox suites share: the extension's hidden debug state (the tree exactly as
 // presented, the connection, the badge), and a local server on free ports in a temp folder.
-import { promises as fs } from 'node:fs';
+import { promises as fs, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -62,11 +62,17 @@ export async function setSetting(key: string, value: unknown): Promise<void> {
   await cfg().update(key, value, vscode.ConfigurationTarget.Global);
 }
 
-let dataDir: string | undefined;
+/** One data folder per extension host (every suite file shares it), removed when the host exits. */
+const dataDir = path.join(os.tmpdir(), `test-inbox-it-${process.pid}`);
+let cleanupRegistered = false;
 
 /** Points the extension at its own local server on free ports with a fresh data folder; resolves when connected. */
 export async function useLocalServer(): Promise<DebugState & { connection: { baseUrl: string; smtp: { host: string; port: number } } }> {
-  dataDir ??= await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-it-'));
+  await fs.mkdir(dataDir, { recursive: true });
+  if (!cleanupRegistered) {
+    cleanupRegistered = true;
+    process.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
+  }
   await setSetting('local.httpPort', 0);
   await setSetting('local.smtpPort', 0);
   await setSetting('local.dataFolder', dataDir);

@@ -1,0 +1,67 @@
+// Connecting to the local server in a real extension host: a port held by another program
+// gives an error node whose action opens the port settings; a Test Inbox server already on
+// the port (another window, a terminal) is attached to with the tokens in its data folder.
+import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { startInboxServer } from '../../src/server/server';
+import { findNode, messageLabels, setSetting, useLocalServer, waitForState } from './support/state';
+
+describe('Test Inbox connection to the local server', function () {
+  this.timeout(60_000);
+
+  after(async () => {
+    await useLocalServer();
+  });
+
+  it('names a port held by another program and offers to change it', async () => {
+    const other = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>someone else</h1>'));
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    const port = (other.address() as AddressInfo).port;
+    try {
+      await setSetting('local.httpPort', port);
+      const st = await waitForState((s) => findNode(s.tree, (n) => n.contextValue === 'testInbox.error') !== undefined, 'the port-taken error node');
+      const err = findNode(st.tree, (n) => n.contextValue === 'testInbox.error')!;
+      assert.match(err.label, new RegExp(`Port ${port} \\(HTTP\\) is used by another program`));
+      assert.equal(err.command?.command, 'workbench.action.openSettings');
+      assert.equal(st.connection.kind, 'failed');
+    } finally {
+      await new Promise<void>((r) => other.close(() => r()));
+      await setSetting('local.httpPort', 0);
+    }
+  });
+
+  it('attaches to a Test Inbox server already running on the port, with the tokens of its data folder', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-it-attach-'));
+    const tokens = { apiToken: 'it-attach-api-4e7d1c9b2a', webhookToken: 'it-attach-wh-8f3a6b0c5d' };
+    await fs.writeFile(path.join(dir, 'tokens.json'), JSON.stringify(tokens));
+    const running = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir: dir, ...tokens, defaultDomain: 'inbox.test' });
+    try {
+      const inject = await fetch(`${running.httpUrl}/api/v2/domains/inbox.test/inboxes/attached`, {
+        method: 'POST',
+        headers: { authorization: tokens.apiToken, 'content-type': 'application/json' },
+        body: JSON.stringify({ from: 'a@b.test', subject: 'Sent before attaching', text: 'x' }),
+      });
+      assert.equal(inject.status, 200);
+      await setSetting('local.dataFolder', dir);
+      await setSetting('local.httpPort', running.httpPort);
+      const st = await waitForState((s) => s.connection.mode === 'attached' && messageLabels(s.tree, 'inbox.test', 'attached').length > 0, 'the attached server and its mail');
+      assert.equal(st.connection.baseUrl, running.httpUrl);
+      assert.equal(st.localPid, undefined, 'no process of our own');
+      assert.deepEqual(messageLabels(st.tree, 'inbox.test', 'attached'), ['Sent before attaching']);
+      // Stopping only detaches: the server belongs to someone else.
+      assert.equal(await vscode.commands.executeCommand('testInbox.stopLocalServer'), 'detached');
+      const health = await fetch(`${running.httpUrl}/healthz`);
+      assert.equal(health.status, 200);
+      await vscode.commands.executeCommand('testInbox.startLocalServer');
+    } finally {
+      await setSetting('local.httpPort', 0);
+      await running.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+});
