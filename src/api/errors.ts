@@ -38,7 +38,10 @@ export interface ApiErrorOptions {
   status?: number;
   /** How long the server asked to wait (429 Retry-After), in ms. */
   retryAfterMs?: number;
-  /** For `protocol` and `invalidInput`: the field or argument at fault, e.g. `msgs[3].time`. */
+  /**
+   * For `protocol` and `invalidInput`: the field or argument at fault, e.g. `msgs[3].time`.
+   * For `unauthorized`: the credential to fix, `apiToken` or `webhookToken`.
+   */
   field?: string;
   /** The server's JSON `message`, when it sent one (already redacted). */
   serverMessage?: string;
@@ -148,11 +151,13 @@ export function errorFromStatus(status: number, serverMessage: string | undefine
   const base = { status, serverMessage };
   const tokenName = ctx.credential === 'webhook' ? 'webhook token' : 'API token';
   const unauthorized = (): ApiError => {
+    // `field` says which credential to fix, so the UI can offer the right action.
+    const field = ctx.credential === 'webhook' ? 'webhookToken' : 'apiToken';
     if (ctx.credential === 'api' && !ctx.hasToken) {
-      return new ApiError('unauthorized', `The server at ${ctx.origin} requires an API token. Set the API token.${said}`, base);
+      return new ApiError('unauthorized', `The server at ${ctx.origin} requires an API token. Set the API token.${said}`, { ...base, field });
     }
     const fix = ctx.credential === 'webhook' ? 'Copy the webhook URL again from the server settings.' : 'Set a valid token.';
-    return new ApiError('unauthorized', `The server rejected the ${tokenName}. ${fix}${said}`, base);
+    return new ApiError('unauthorized', `The server rejected the ${tokenName}. ${fix}${said}`, { ...base, field });
   };
   if (status === 401 || status === 403) return unauthorized();
   if (status === 400 && serverMessage !== undefined && isTokenComplaint(serverMessage)) return unauthorized();

@@ -111,6 +111,7 @@ describe('API client errors', () => {
     const err = await rejection(clientFor(srv.base).listDomains());
     assert.equal(err.code, 'unauthorized');
     assert.equal(err.status, 401);
+    assert.equal(err.field, 'apiToken');
     assert.match(err.message, /rejected the API token\. Set a valid token\./);
     assert.match(err.message, /API token required/);
     assertNoToken(err);
@@ -426,6 +427,7 @@ describe('API client errors', () => {
     srv = await startServer((_req, res) => json(res, 403, { status: 'error', message: 'bad webhook token' }));
     const err = await rejection(clientFor(srv.base).deliverWebhook(`${srv.base}/api/v2/domains/wh-123/webhook/joe/`, { text: 'T' }));
     assert.equal(err.code, 'unauthorized');
+    assert.equal(err.field, 'webhookToken');
     assert.match(err.message, /webhook token/);
   });
 
