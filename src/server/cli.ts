@@ -19,8 +19,6 @@ export const EXIT_FAILURE = 1;
 /** Env vars the extension passes tokens in (never on argv, where other users can read them). */
 export const API_TOKEN_ENV = 'TEST_INBOX_API_TOKEN';
 export const WEBHOOK_TOKEN_ENV = 'TEST_INBOX_WEBHOOK_TOKEN';
-/** libuv threads: each fsync holds one, so more threads let concurrent deliveries flush in parallel. */
-const THREADPOOL_SIZE = '16';
 
 const USAGE = `Usage: test-inbox serve [options]
 
@@ -224,6 +222,5 @@ export async function main(argv: string[]): Promise<void> {
 }
 
 if (require.main === module) {
-  process.env.UV_THREADPOOL_SIZE ??= THREADPOOL_SIZE;
   main(process.argv.slice(2)).catch((e: unknown) => fail(`unexpected error: ${(e as Error).stack ?? String(e)}`, EXIT_FAILURE));
 }

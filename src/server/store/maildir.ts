@@ -672,11 +672,18 @@ export class MaildirStore implements Store {
     }
 
     await mapLimit(inboxDirs, OPEN_CONCURRENCY, async ({ domain, inbox, dir }) => {
-      // Files left in tmp/ were never acknowledged: remove them.
-      for (const t of await readdirOrEmpty(path.join(dir, 'tmp'))) {
-        if (t.isFile()) await fs.rm(path.join(dir, 'tmp', t.name), { force: true }).catch(() => undefined);
+      let files: Dirent[];
+      try {
+        // Files left in tmp/ were never acknowledged: remove them.
+        for (const t of await readdirOrEmpty(path.join(dir, 'tmp'))) {
+          if (t.isFile()) await fs.rm(path.join(dir, 'tmp', t.name), { force: true }).catch(() => undefined);
+        }
+        files = await readdirOrEmpty(path.join(dir, 'new'));
+      } catch (e) {
+        this.log('warn', `store: skipping ${dir}: ${(e as Error).message}`);
+        return;
       }
-      for (const f of await readdirOrEmpty(path.join(dir, 'new'))) {
+      for (const f of files) {
         const id = f.name.endsWith('.eml') ? decodeName(f.name.slice(0, -4)) : undefined;
         const known = id === undefined ? undefined : journal.get(id);
         if (known && known.meta.domain === domain && known.meta.inbox === inbox && f.isFile()) {

@@ -82,11 +82,19 @@ export class WriteAheadLog {
   commit(parts: Buffer[]): Promise<void> {
     return this.enqueue(async () => {
       const fh = this.requireOpen();
-      const { bytesWritten } = await fh.writev(parts);
-      const total = parts.reduce((n, p) => n + p.length, 0);
-      if (bytesWritten !== total) await writeRest(fh, parts, bytesWritten);
-      this.bytes += total;
-      await fh.datasync();
+      const before = this.bytes;
+      try {
+        const { bytesWritten } = await fh.writev(parts);
+        const total = parts.reduce((n, p) => n + p.length, 0);
+        if (bytesWritten !== total) await writeRest(fh, parts, bytesWritten);
+        this.bytes += total;
+        await fh.datasync();
+      } catch (e) {
+        // Cut a partial batch off, so the records appended after it stay readable on replay.
+        await fh.truncate(before).catch(() => undefined);
+        this.bytes = before;
+        throw e;
+      }
     });
   }
 
