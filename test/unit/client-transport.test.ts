@@ -36,6 +36,19 @@ describe('API client transport', () => {
     assert.ok(connections() <= 2, `${connections()} connections for 20 calls`);
   });
 
+  it('gives a long poll its wait on top of a short default timeout', async () => {
+    const { base } = await serve((req, res) => {
+      const wait = new URL(req.url ?? '/', 'http://x').searchParams.get('wait');
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"domain":"private","to":"joe","msgs":[]}');
+      }, wait ? 600 : 0);
+    });
+    client = createClient({ baseUrl: base, timeoutMs: 200 });
+    const listing = await client.listInbox('private', 'joe', { wait: 1 });
+    assert.equal(listing.to, 'joe');
+  });
+
   it('keeps a path prefix of the base URL and sends the user agent', async () => {
     const seen: Array<{ url?: string; ua?: string }> = [];
     const { base } = await serve((req, res) => {
