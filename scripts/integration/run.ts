@@ -131,7 +131,9 @@ async function runCodeServer(entry: string, hostEnv: Record<string, string>, lim
   let reportExit: (code: number) => void = () => {};
   const exited = new Promise<number>((resolve) => (reportExit = resolve));
   const relay = new SuiteOutputRelay();
+  const keep = path.join(OUTPUT_ROOT, new Date().toISOString().replace(/[:.]/g, '-'));
   const wb: Workbench = await startWorkbench({
+    failureLogDir: keep,
     extensionTestsPath: entry,
     env: { ...hostEnv, [ENV.hostKind]: 'code-server' },
     onProgress: say,
@@ -154,7 +156,6 @@ async function runCodeServer(entry: string, hostEnv: Record<string, string>, lim
     clearTimeout(timer);
     if (failed) {
       relay.flushIfSilent();
-      const keep = path.join(OUTPUT_ROOT, new Date().toISOString().replace(/[:.]/g, '-'));
       fs.mkdirSync(keep, { recursive: true });
       await wb.page.screenshot({ path: path.join(keep, 'workbench.png') }).catch(() => {});
       await wb.stop({ keepLogsIn: keep });

@@ -82,6 +82,8 @@ export interface WorkbenchOptions {
   onExit?: (code: number) => void;
   /** Progress messages (install, start). */
   onProgress?: (message: string) => void;
+  /** When starting fails, the session's logs are copied here before the temp dir is removed. */
+  failureLogDir?: string;
   /** Browser viewport. */
   viewport?: { width: number; height: number };
 }
@@ -235,9 +237,10 @@ export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Wo
     options.onProgress?.('Workbench loaded.');
     return { page, browser, url, port, workspace, tmpDir, serverLog, workbenchLog, serverExited, stop };
   } catch (err) {
-    await stop({ keepLogsIn: undefined }).catch(() => {});
-    if (IntegrationError.is(err)) throw err;
-    throw new IntegrationError('BROWSER_FAILED', `Starting the workbench failed: ${(err as Error).message}`, { cause: err });
+    await stop({ keepLogsIn: options.failureLogDir }).catch(() => {});
+    const kept = options.failureLogDir ? `\nLogs kept in ${options.failureLogDir}` : '';
+    if (IntegrationError.is(err)) throw new IntegrationError(err.code, `${err.message}${kept}`, { cause: err });
+    throw new IntegrationError('BROWSER_FAILED', `Starting the workbench failed: ${(err as Error).message}${kept}`, { cause: err });
   }
 }
 
