@@ -1,9 +1,10 @@
 // Node-or-picker: commands get a tree node (or, from tests and other commands, a plain
 // `{ domain, inbox, id }` object); from the palette they ask with a QuickPick.
 import * as vscode from 'vscode';
-import { ALL_INBOXES, inboxNameProblem, isPhoneInbox, normalizeInbox } from '../../core/ids';
+import { isPhoneInbox } from '../../core/ids';
 import type { MessageSummary } from '../../core/wire';
 import { ExtensionError } from '../errors';
+import { checkInboxName, parseInboxInput } from '../inboxInput';
 import type { Services } from '../services';
 import type { TreeNode } from '../tree/model';
 import { senderName } from '../tree/present';
@@ -34,23 +35,6 @@ export function defaultDomain(s: Services): string {
   const settings = s.settings();
   if (settings.domains.length > 0) return settings.domains[0];
   return settings.server.kind === 'remote' ? 'private' : settings.localDomain;
-}
-
-/** Validates an inbox name typed by the user or passed in; throws a clear error. */
-export function checkInboxName(raw: string): string {
-  const name = normalizeInbox(raw);
-  const problem = inboxNameProblem(name);
-  if (problem) throw new ExtensionError('invalidInput', `"${raw}" is not a usable inbox name: ${problem}.`);
-  if (name === ALL_INBOXES) throw new ExtensionError('invalidInput', 'Name one inbox, not "*".');
-  return name;
-}
-
-/** Splits `name@domain` into inbox and domain. */
-export function parseInboxInput(raw: string, fallbackDomain: string): InboxRef {
-  const t = raw.trim();
-  const at = t.lastIndexOf('@');
-  if (at > 0) return { inbox: checkInboxName(t.slice(0, at)), domain: t.slice(at + 1).toLowerCase() };
-  return { inbox: checkInboxName(t), domain: fallbackDomain };
 }
 
 /** An inbox from a node or argument, else from a QuickPick (undefined when dismissed). */
