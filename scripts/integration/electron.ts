@@ -71,7 +71,12 @@ export async function runInElectron(options: ElectronRunOptions): Promise<number
       (err: unknown) => {
         const code = (err as { code?: unknown }).code;
         if (typeof code === 'number') return code;
-        throw new IntegrationError('HOST_FAILED', `VS Code could not run the tests: ${(err as Error).message}`, { cause: err });
+        throw new IntegrationError(
+          'NO_RUNNER',
+          `Desktop VS Code could not run the tests: ${(err as Error).message}. ` +
+            `Set ${ENV.vscodeExecutable} to an installed VS Code, or use ${ENV.runner}=code-server (needs the Debian packages listed in .ci/run).`,
+          { cause: err },
+        );
       },
     );
     const timeout = new Promise<never>((_resolve, reject) => {
