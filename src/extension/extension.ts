@@ -164,6 +164,7 @@ export function activate(context: vscode.ExtensionContext): void {
     { dispose: () => live.dispose() },
     { dispose: () => clearInterval(timeTimer) },
     { dispose: disposeMessagePanels },
+    { dispose: () => model.dispose() },
   );
   onVisible(view.visible);
 

@@ -81,9 +81,10 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
       if (st.kind === 'noToken') return this.setState('noToken'), [];
       if (st.kind === 'stopped') return this.setState('stopped'), [];
       if (isUnreachable(e)) return this.setState('unreachable'), [];
-      this.setState('failed');
       const d = describeError(e);
-      if (d.silent) return [];
+      // Superseded by a newer connection attempt (settings changed): it refreshes the tree when done.
+      if (d.silent) return this.setState('starting'), [];
+      this.setState('failed');
       return [{ kind: 'error', id: 'error:connection', message: d.message, actions: d.actions }];
     }
     const roots = await this.deps.model.roots();
