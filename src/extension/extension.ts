@@ -57,7 +57,10 @@ export function activate(context: vscode.ExtensionContext): void {
     domains: async (api) => {
       const s = settings();
       const fromServer = s.server.kind === 'local' && s.domains.length === 0 ? (await api.listDomains()).domains.map((d) => d.name) : undefined;
-      return defaultDomains(s, fromServer);
+      const shown = defaultDomains(s, fromServer);
+      // An inbox added under another domain brings its domain along (unless the user listed domains).
+      if (s.domains.length === 0) for (const r of added().list()) if (!shown.includes(r.domain)) shown.push(r.domain);
+      return shown;
     },
     added,
     readState: () => readState,

@@ -64,6 +64,14 @@ describe('Test Inbox tree', function () {
     assert.equal(inboxNode(st.tree, DOMAIN, inbox), undefined);
   });
 
+  it('shows the domain of an inbox added under a domain without mail', async () => {
+    const inbox = uniqueInbox('tree-other');
+    await vscode.commands.executeCommand('testInbox.addInbox', { domain: 'other.test', inbox });
+    const st = await waitForState((s) => inboxNode(s.tree, 'other.test', inbox) !== undefined, `inbox ${inbox} under other.test`);
+    assert.ok(st.tree.some((n) => n.id === 'domain:other.test'));
+    await vscode.commands.executeCommand('testInbox.removeInbox', { domain: 'other.test', inbox });
+  });
+
   it('refuses a bad inbox name without adding anything', async () => {
     const result = await vscode.commands.executeCommand('testInbox.addInbox', { domain: DOMAIN, inbox: '../etc' });
     assert.equal(result, undefined);

@@ -11,7 +11,9 @@ export async function run(s: Services, arg?: unknown): Promise<InboxRef | undefi
   if (!ref) return undefined;
   const added = await s.added().add(ref);
   s.log.info(added ? `Added inbox ${ref.inbox} (${ref.domain}).` : `Inbox ${ref.inbox} (${ref.domain}) was already added.`);
-  s.model.refreshView();
+  // A domain the tree does not show yet: read the domain list again.
+  if (s.model.shownDomains.includes(ref.domain)) s.model.refreshView();
+  else s.model.invalidate();
   if (!added) void vscode.window.showInformationMessage(`Inbox ${ref.inbox} is already in the list.`);
   return ref;
 }

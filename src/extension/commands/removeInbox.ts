@@ -11,7 +11,9 @@ export async function run(s: Services, arg?: unknown): Promise<InboxRef | undefi
   if (!ref) return undefined;
   await s.added().remove(ref);
   s.log.info(`Removed inbox ${ref.inbox} (${ref.domain}) from the list.`);
-  s.model.refreshView();
+  // The last added inbox of a domain may have been what showed that domain: read the list again.
+  if (s.added().list(ref.domain).length === 0) s.model.invalidate();
+  else s.model.refreshView();
   return ref;
 }
 
