@@ -4,7 +4,8 @@ import { ExtensionError } from '../errors';
 import { messageTexts } from '../messageText';
 import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
-import { resolveInbox, type RefArg } from '../ui/pick';
+import { checkInboxName } from '../inboxInput';
+import { defaultDomain, resolveInbox, type RefArg } from '../ui/pick';
 
 export const id = 'testInbox.copyCode';
 
@@ -13,8 +14,7 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
   const a = (typeof arg === 'object' && arg !== null ? arg : {}) as RefArg & { kind?: string; summary?: { id: string } };
   let ref: { domain: string; inbox: string; id?: string } | undefined;
   if (a.kind === 'message' && a.summary && a.domain && a.inbox) ref = { domain: a.domain, inbox: a.inbox, id: a.summary.id };
-  else if (a.kind === undefined && typeof a.id === 'string' && typeof a.inbox === 'string') ref = { domain: a.domain ?? '', inbox: a.inbox, id: a.id };
-  if (ref && !ref.domain) ref.domain = (await resolveInbox(s, { inbox: ref.inbox }, 'Copy One-Time Code'))!.domain;
+  else if (a.kind === undefined && typeof a.id === 'string' && typeof a.inbox === 'string') ref = { domain: a.domain ?? defaultDomain(s), inbox: checkInboxName(a.inbox), id: a.id };
   if (!ref) ref = await resolveInbox(s, arg, 'Copy One-Time Code (latest message)', { allowNew: false });
   if (!ref) return undefined;
   const target = ref;
