@@ -106,6 +106,8 @@ export async function ensureCodeServer(log: (line: string) => void): Promise<Cod
       ...baseEnv,
       PATH: `${path.join(home, 'bin')}${path.delimiter}${baseEnv.PATH ?? ''}`,
       npm_config_nodedir: home,
+      // node-gyp compiles each native module with make -j<cores> instead of one job.
+      JOBS: 'max',
     };
     await npm([...npmArgs, `code-server@${CODE_SERVER_VERSION}`], path.join(staging, 'server'), env, logFile);
 
