@@ -12,6 +12,7 @@ import { Connection } from './connection';
 import { errorText, Logger } from './log';
 import { LiveUpdates, type NewMail } from './live';
 import { messageTexts } from './messageText';
+import { noticeFor } from './notify';
 import type { Services } from './services';
 import { createStatusBar } from './statusBar';
 import { InboxModel } from './tree/model';
@@ -98,20 +99,17 @@ export function activate(context: vscode.ExtensionContext): void {
   async function notifyNewMail(mail: NewMail): Promise<void> {
     if (!settings().notifyNewMail) return;
     const list = added();
-    const watched = mail.msgs.filter((m) => list.has({ domain: mail.domain, inbox: m.to.toLowerCase() }));
-    if (watched.length === 0) return;
-    const m = watched[0];
-    const inbox = m.to.toLowerCase();
+    const notice = noticeFor(mail, (ref) => list.has(ref));
+    if (!notice) return;
     let code: string | undefined;
     try {
       const api = connection.current();
-      if (api) code = bestCode(messageTexts(await api.getMessage(mail.domain, inbox, m.id)));
+      if (api) code = bestCode(messageTexts(await api.getMessage(notice.domain, notice.inbox, notice.summary.id)));
     } catch (e) {
-      log.debug(`Could not read ${m.id} for the notification: ${errorText(e)}`);
+      log.debug(`Could not read ${notice.summary.id} for the notification: ${errorText(e)}`);
     }
-    const more = watched.length > 1 ? ` (and ${watched.length - 1} more)` : '';
-    const choice = await vscode.window.showInformationMessage(`New message in ${inbox}: ${m.subject || '(no subject)'}${more}`, 'Open', ...(code ? ['Copy Code'] : []));
-    if (choice === 'Open') await vscode.commands.executeCommand('testInbox.openMessage', { domain: mail.domain, inbox, id: m.id });
+    const choice = await vscode.window.showInformationMessage(notice.text, 'Open', ...(code ? ['Copy Code'] : []));
+    if (choice === 'Open') await vscode.commands.executeCommand('testInbox.openMessage', { domain: notice.domain, inbox: notice.inbox, id: notice.summary.id });
     else if (choice === 'Copy Code' && code) await vscode.env.clipboard.writeText(code);
   }
 
