@@ -1,0 +1,71 @@
+// A server without a push stream (like the hosted API) in a real extension host: the tree
+// polls while the view is visible. The server is the real inbox server behind a proxy that
+// answers 404 on the stream routes.
+import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { startInboxServer, type InboxServer } from '../../src/server/server';
+import { findNode, setSetting, useLocalServer, waitForState } from './support/state';
+
+const API_TOKEN = 'it-polling-api-3a9d7e1c5b';
+
+describe('Test Inbox polling for servers without a stream', function () {
+  this.timeout(60_000);
+  let dir: string;
+  let server: InboxServer;
+  let proxy: http.Server;
+  let proxyUrl: string;
+
+  before(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-it-poll-'));
+    server = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir: dir, apiToken: API_TOKEN, webhookToken: 'it-polling-wh-6f2b8c0d4e', defaultDomain: 'poll.test' });
+    const target = new URL(server.httpUrl);
+    proxy = http.createServer((req, res) => {
+      if (/\/stream(\/|$|\?)/.test(req.url ?? '')) {
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"status":"error","message":"no such route"}');
+        return;
+      }
+      const up = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      up.on('error', () => res.writeHead(502).end());
+      req.pipe(up);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    await setSetting('pollIntervalSeconds', 2);
+    await setSetting('server', proxyUrl);
+    // Tokens are keyed by server URL: store it only once the extension has seen the new setting.
+    await waitForState((s) => s.tokenKey === proxyUrl, 'the new server setting');
+    await vscode.commands.executeCommand('testInbox.setApiToken', API_TOKEN);
+  });
+
+  after(async () => {
+    await vscode.commands.executeCommand('testInbox.clearApiToken');
+    await setSetting('pollIntervalSeconds', undefined);
+    await useLocalServer();
+    proxy.closeAllConnections();
+    await new Promise<void>((r) => proxy.close(() => r()));
+    await server.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('finds new mail by polling while the view is visible', async () => {
+    await vscode.commands.executeCommand('workbench.view.extension.testInbox');
+    await waitForState((s) => s.connection.kind === 'ready' && s.connection.baseUrl === proxyUrl && s.live.private === 'polling', 'polling of the private domain');
+    const res = await fetch(`${server.httpUrl}/api/v2/domains/private/inboxes/polled`, {
+      method: 'POST',
+      headers: { authorization: API_TOKEN, 'content-type': 'application/json' },
+      body: JSON.stringify({ from: 'svc@poll.test', subject: 'Found by polling', text: 'x' }),
+    });
+    assert.equal(res.status, 200);
+    const st = await waitForState((s) => findNode(s.tree, (n) => n.label === 'Found by polling') !== undefined, 'the polled message', 20_000);
+    assert.equal(st.live.private, 'polling');
+    assert.ok(st.badge >= 1, 'the badge counts the new mail');
+  });
+});
