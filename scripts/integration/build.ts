@@ -5,7 +5,7 @@
 import * as esbuild from 'esbuild';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { INTEGRATION_OUT, INTEGRATION_SRC } from './config';
+import { INTEGRATION_OUT, INTEGRATION_SRC, suitesDir } from './config';
 import { IntegrationError } from './errors';
 
 export interface IntegrationBuild {
@@ -21,8 +21,9 @@ export interface IntegrationBuild {
 
 /** Builds the suites into a folder of their own. */
 export async function buildIntegrationTests(): Promise<IntegrationBuild> {
+  const suitesRoot = suitesDir();
   const suites = fs
-    .readdirSync(INTEGRATION_SRC, { recursive: true, encoding: 'utf8' })
+    .readdirSync(suitesRoot, { recursive: true, encoding: 'utf8' })
     .filter((rel) => rel.endsWith('.test.ts'))
     .sort();
   const source = path.join(INTEGRATION_SRC, 'index.ts');
@@ -33,8 +34,11 @@ export async function buildIntegrationTests(): Promise<IntegrationBuild> {
   const dispose = () => fs.rmSync(outDir, { recursive: true, force: true });
   try {
     await esbuild.build({
-      entryPoints: [source, ...suites.map((rel) => path.join(INTEGRATION_SRC, rel))],
-      outbase: INTEGRATION_SRC,
+      // Output names mirror the suites' paths: foo/bar.test.ts → <outDir>/foo/bar.test.js.
+      entryPoints: [
+        { in: source, out: 'index' },
+        ...suites.map((rel) => ({ in: path.join(suitesRoot, rel), out: rel.replace(/\.ts$/, '') })),
+      ],
       outdir: outDir,
       bundle: true,
       platform: 'node',

@@ -59,6 +59,10 @@ export const ENV = {
   grep: 'TEST_INBOX_IT_GREP',
   /** R+H: comma-separated substrings; only suite files whose path contains one are loaded. */
   files: 'TEST_INBOX_IT_FILES',
+  /** R: compile the suites from this folder instead of test/integration (the runner's self-test uses it). */
+  suitesDir: 'TEST_INBOX_IT_SUITES_DIR',
+  /** R: keep logs of failed runs here instead of .test-output/integration. */
+  outputDir: 'TEST_INBOX_IT_OUTPUT_DIR',
   /** H: where the test entry writes its `{passes, failures, pending, total}` backup. */
   resultsFile: 'TEST_INBOX_IT_RESULTS',
   /** H: which runner launched the host (`code-server` or `electron`), for the suites to log and check. */
@@ -76,4 +80,16 @@ export function cacheRoot(): string {
 /** The version-keyed code-server install folder. */
 export function codeServerCacheDir(): string {
   return path.join(cacheRoot(), `code-server-${CODE_SERVER_VERSION}`);
+}
+
+/** Folder whose *.test.ts files are the suites of this run. */
+export function suitesDir(): string {
+  const override = process.env[ENV.suitesDir];
+  return override ? path.resolve(override) : INTEGRATION_SRC;
+}
+
+/** Where logs of failed runs are kept. */
+export function outputRoot(): string {
+  const override = process.env[ENV.outputDir];
+  return override ? path.resolve(override) : OUTPUT_ROOT;
 }

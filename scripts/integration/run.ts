@@ -25,10 +25,11 @@ import {
   DEFAULT_RUN_TIMEOUT_MS,
   ENV,
   EXTENSION_MAIN,
-  OUTPUT_ROOT,
   REPO_ROOT,
   SUITES_BEGIN_MARKER,
   SUITES_END_MARKER,
+  outputRoot,
+  suitesDir,
 } from './config';
 import { canDownloadVSCode, hasDisplay, runInElectron } from './electron';
 import { IntegrationError } from './errors';
@@ -65,6 +66,12 @@ function parseArgs(argv: string[]): CliOptions {
   }
   if (files.length > 0) options.files = files.join(',');
   return options;
+}
+
+/** A path relative to the clone when inside it, absolute otherwise. */
+function shown(p: string): string {
+  const rel = path.relative(REPO_ROOT, p);
+  return rel.startsWith('..') || path.isAbsolute(rel) ? p : rel;
 }
 
 function say(message: string): void {
@@ -131,7 +138,7 @@ async function runCodeServer(entry: string, hostEnv: Record<string, string>, lim
   let reportExit: (code: number) => void = () => {};
   const exited = new Promise<number>((resolve) => (reportExit = resolve));
   const relay = new SuiteOutputRelay();
-  const keep = path.join(OUTPUT_ROOT, new Date().toISOString().replace(/[:.]/g, '-'));
+  const keep = path.join(outputRoot(), new Date().toISOString().replace(/[:.]/g, '-'));
   const wb: Workbench = await startWorkbench({
     failureLogDir: keep,
     extensionTestsPath: entry,
@@ -159,7 +166,7 @@ async function runCodeServer(entry: string, hostEnv: Record<string, string>, lim
       fs.mkdirSync(keep, { recursive: true });
       await wb.page.screenshot({ path: path.join(keep, 'workbench.png') }).catch(() => {});
       await wb.stop({ keepLogsIn: keep });
-      say(`Logs kept in ${path.relative(REPO_ROOT, keep)}/`);
+      say(`Logs kept in ${shown(keep)}/`);
     } else {
       await wb.stop();
     }
@@ -211,7 +218,7 @@ async function main(): Promise<void> {
 }
 
 async function runSuites(entry: string, suites: string[], cli: CliOptions, limitMs: number): Promise<void> {
-  if (suites.length === 0) throw new IntegrationError('NO_TESTS', 'No test/integration/**/*.test.ts suite exists.');
+  if (suites.length === 0) throw new IntegrationError('NO_TESTS', `No *.test.ts suite exists under ${shown(suitesDir())}.`);
 
   const runner = await chooseRunner();
   say(`runner: ${runner.kind} (${runner.why})`);
