@@ -25,7 +25,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { DEBIAN_PACKAGES, DEFAULT_CHROMIUM, ENV, EXTENSION_MAIN, EXTENSION_PATH, SERVER_READY_TIMEOUT_MS } from './config';
 import { IntegrationError } from './errors';
 import { ensureCodeServer } from './install';
-import { stopGroup, tail } from './proc';
+import { killGroup, stopGroup, tail } from './proc';
 
 /** code-server prints this line once its HTTP server accepts connections. */
 const READY_LINE = 'HTTP server listening on';
@@ -107,6 +107,35 @@ export interface Workbench {
   stop(options?: { keepLogsIn?: string }): Promise<void>;
 }
 
+/**
+ * code-server runs in its own process group, so Ctrl-C in the terminal does not reach it;
+ * while any session is live, an interrupt or exit of this process ends those groups too.
+ */
+const liveServers = new Set<ChildProcess>();
+const onSignal = (signal: NodeJS.Signals) => {
+  process.stderr.write(`Interrupted (${signal}); stopping code-server.\n`);
+  process.exit(signal === 'SIGINT' ? 130 : 143);
+};
+const onExit = () => {
+  for (const child of liveServers) killGroup(child, 'SIGKILL');
+};
+
+function track(child: ChildProcess): void {
+  if (liveServers.size === 0) {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    process.on('exit', onExit);
+  }
+  liveServers.add(child);
+}
+
+function untrack(child: ChildProcess): void {
+  if (!liveServers.delete(child) || liveServers.size > 0) return;
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  process.off('exit', onExit);
+}
+
 /** Chromium to drive; throws NO_RUNNER with the packages to install when it is missing. */
 export function chromiumPath(): string {
   const exe = process.env[ENV.chromium] || DEFAULT_CHROMIUM;
@@ -152,7 +181,10 @@ export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Wo
   const stop = async (stopOptions: { keepLogsIn?: string } = {}): Promise<void> => {
     stopping = true;
     await browser?.close().catch(() => {});
-    if (server) await stopGroup(server);
+    if (server) {
+      await stopGroup(server);
+      untrack(server);
+    }
     if (stopOptions.keepLogsIn) keepLogs(tmpDir, dirs, stopOptions.keepLogsIn);
     fs.rmSync(tmpDir, { recursive: true, force: true });
   };
@@ -186,11 +218,13 @@ export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Wo
       options.onProgress?.(`Starting code-server on 127.0.0.1:${port}…`);
       const child = spawn(install.node, args, { cwd: tmpDir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
       server = child;
+      track(child);
       try {
         await waitForReady(child, serverLog);
         started = { child, port };
       } catch (err) {
         await stopGroup(child);
+        untrack(child);
         const portTaken = /EADDRINUSE/.test(tail(serverLog, 50));
         if (!portTaken || attempt >= PORT_ATTEMPTS) throw err;
       }
