@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import {
   buildSrcdoc,
   decodeAttributeValue,
@@ -31,15 +32,34 @@ const FORBIDDEN = [
   /srcset/i,
 ];
 
+/** The parts of CSS that load or run something: url() values, @import and script-era functions. */
+function cssActive(css: string): string {
+  return (css.match(/url\([^)]*\)|@import|expression\s*\(|(?:image-set|image|cross-fade|src)\s*\([^)]*\)/gi) ?? []).join(' ');
+}
+
 /**
- * Checks the markup the browser would act on: tag and attribute names, URL-bearing values and
- * CSS. Text and title/alt values are inert (their `<` is escaped), so `onerror=` written as
- * visible text is not active content; everything else is checked as written.
+ * The markup a browser acts on: tags with their attributes (title/alt values are inert) and
+ * the active parts of CSS. Text is inert (its `<` is escaped), so `onerror=` written as
+ * visible text is not active content.
  */
-function assertNoActiveContent(html: string, sample: string): void {
-  const active = html
+function activeMarkup(html: string): string {
+  let inStyle = false;
+  return html
     .replace(/ (title|alt)="[^"]*"/g, ' $1=""')
-    .replace(/>[^<]*</g, (m) => (m.includes('{') ? m : '><'));
+    .split(/(<[^>]*>)/)
+    .map((seg) => {
+      if (seg.startsWith('<')) {
+        if (/^<style[ >]/.test(seg)) inStyle = true;
+        if (seg === '</style>') inStyle = false;
+        return seg.replace(/ style="([^"]*)"/g, (_m, css: string) => ` style="${cssActive(css)}"`);
+      }
+      return inStyle ? cssActive(seg) : '';
+    })
+    .join('');
+}
+
+function assertNoActiveContent(html: string, sample: string): void {
+  const active = activeMarkup(html);
   for (const re of FORBIDDEN) assert.doesNotMatch(active, re, `${re} survived in ${JSON.stringify(html)} from ${JSON.stringify(sample)}`);
   assert.doesNotMatch(html, /<(?!\/?[a-z0-9]+[ >])/i, `a "<" that is not a well-formed tag in ${JSON.stringify(html)}`);
 }
@@ -254,5 +274,39 @@ describe('sanitize: helpers', () => {
     const allowed = buildSrcdoc('<p>x</p>', { allowRemoteImages: true });
     assert.match(allowed.srcdoc, /img-src data: cid: https: http:;/);
     assert.equal(srcdocCsp(false).startsWith("default-src 'none'; style-src 'unsafe-inline'; img-src data: cid:"), true);
+  });
+});
+
+describe('sanitize: arbitrary input', () => {
+  const fragments = [
+    '<script>', '</script>', '<scr', 'ipt>', '<img', ' src=', ' onerror=', 'alert(1)', '"', "'", '>', '<', '/', '=',
+    'javascript:', 'jav&#x61;script:', '&#106;', '&colon;', 'http://evil.test/x', '//evil.test/', '<a href=', '<style>',
+    '</style>', 'url(', ')', '@import ', '\\75 rl(', '<svg>', '</svg>', '<!--', '-->', '<![CDATA[', ']]>', '<iframe',
+    '<meta http-equiv=refresh content=0;url=http://evil.test>', '<base href=http://evil.test/>', '<form>', '<input',
+    ' style=', 'background:', 'expression(', '<noscript>', '<textarea>', '<title>', '<plaintext>', ' ', '\n', 'text',
+    '<p>', '</p>', '<table background=', '<object data=', '<embed src=', 'srcset=', '<link rel=stylesheet href=',
+  ];
+
+  it('never lets active content or a remote reference through, whatever the fragments are', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...fragments), { maxLength: 40 }), (parts) => {
+        const input = parts.join('');
+        const r = sanitizeEmailHtml(input);
+        assertNoActiveContent(r.html, input);
+        assert.deepEqual(remoteRefs(activeMarkup(r.html)), [], `remote reference in ${r.html}`);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('writes only allowlisted tags for any string', () => {
+    const allowed = /^<\/?(a|abbr|acronym|address|article|aside|b|bdi|bdo|big|blockquote|br|caption|center|cite|code|col|colgroup|dd|del|details|dfn|div|dl|dt|em|figcaption|figure|font|footer|h[1-6]|header|hr|i|img|ins|kbd|li|main|mark|nav|ol|p|pre|q|rp|rt|ruby|s|samp|section|small|span|strike|strong|sub|summary|sup|table|tbody|td|tfoot|th|thead|time|tr|tt|u|ul|var|wbr|style)[ >]/;
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom('<', '>', '/', 'a', 'b', 's', 'c', 'r', 'i', 'p', 't', ' ', '=', '"', 'o', 'n', 'x') , maxLength: 60 }), (input) => {
+        const html = sanitizeEmailHtml(input).html;
+        for (const m of html.matchAll(/<[^<]*/g)) assert.match(m[0], allowed, `unexpected markup ${m[0]} in ${html}`);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

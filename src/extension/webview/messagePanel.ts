@@ -89,6 +89,11 @@ export async function showMessage(deps: MessagePanelDeps, ref: MessageRef): Prom
   await panel.start();
 }
 
+/** Applies a new `testInbox.remoteImages` setting to the open panels (they re-render when it changes). */
+export function updateRemoteImagesSetting(allowRemoteImages: boolean): void {
+  for (const p of panels.values()) p.updateDeps({ ...p.currentDeps(), allowRemoteImages });
+}
+
 /** Closes every message panel (extension deactivation, tests). */
 export function disposeMessagePanels(): void {
   for (const p of [...panels.values()]) p.panel.dispose();
@@ -150,6 +155,10 @@ class MessagePanel {
     );
     this.panel.onDidDispose(() => this.dispose());
     this.panel.webview.onDidReceiveMessage((data: unknown) => void this.onMessage(data));
+  }
+
+  currentDeps(): MessagePanelDeps {
+    return this.deps;
   }
 
   phase(): HostMessage['type'] | undefined {
