@@ -82,7 +82,11 @@ describe('message view (webview panel)', function () {
         '<a href="https://acme.test/verify?t=1">Verify</a>' +
         `<img src="${trackerUrl}/pixel.gif?m=1" width="1" height="1">` +
         `<div style="background:url(${trackerUrl}/bg.png)">x</div>` +
-        '<script>fetch("http://127.0.0.1:1/")</script>',
+        `<script>new Image().src = "${trackerUrl}/script"</script>` +
+        `<img src="x" onerror="this.src='${trackerUrl}/onerror'">` +
+        `<svg onload="new Image().src='${trackerUrl}/svg'"></svg>` +
+        `<meta http-equiv="refresh" content="0;url=${trackerUrl}/refresh">` +
+        `<link rel="stylesheet" href="${trackerUrl}/style.css">`,
       attachments: [{ filename: 'notes.txt', content: 'attached notes\n', contentType: 'text/plain' }],
     });
     transport.close();
@@ -139,6 +143,9 @@ describe('message view (webview panel)', function () {
     });
     assert.equal(shown.blockedRemoteImages, 0);
     await waitFor(() => trackerHits.some((u) => u.startsWith('/pixel.gif')), { message: 'the allowed remote image to be requested', timeoutMs: 20_000 });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const unexpected = trackerHits.filter((u) => !u.startsWith('/pixel.gif') && !u.startsWith('/bg.png'));
+    assert.deepEqual(unexpected, [], 'only images were requested: no script, handler, refresh or stylesheet ran');
   });
 
   it('renders an SMS as a conversation with its code', async () => {
