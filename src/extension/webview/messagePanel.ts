@@ -45,8 +45,8 @@ export interface RenderedMessage {
 }
 
 const panels = new Map<string, MessagePanel>();
-/** Messages for which the user chose "Load remote images" in this session. */
-const remoteAllowedIds = new Set<string>();
+/** Messages (panel keys: server, domain, id) for which the user chose "Load remote images" in this session. */
+const remoteAllowedKeys = new Set<string>();
 let lastRendered: RenderedMessage | undefined;
 
 /** For tests: the message the view last confirmed rendering (after its `rendered` reply). */
@@ -82,6 +82,8 @@ export async function showMessage(deps: MessagePanelDeps, ref: MessageRef): Prom
   if (existing) {
     existing.updateDeps(deps);
     existing.panel.reveal(undefined, false);
+    // Opening a message whose panel shows an error is a retry.
+    if (existing.phase() === 'error') await existing.reload();
     return;
   }
   const panel = new MessagePanel(deps, ref, key);
@@ -171,13 +173,17 @@ class MessagePanel {
     if (settingChanged && this.loaded) this.rerender();
   }
 
+  reload(): Promise<void> {
+    return this.load();
+  }
+
   async start(): Promise<void> {
     this.setHtml();
     await this.load();
   }
 
   private remoteAllowed(): boolean {
-    return this.deps.allowRemoteImages || remoteAllowedIds.has(this.ref.id);
+    return this.deps.allowRemoteImages || remoteAllowedKeys.has(this.key);
   }
 
   /** (Re)writes the view's document; its CSP allows remote images only when this message may load them. */
@@ -362,7 +368,7 @@ class MessagePanel {
         await this.saveAttachment(m.index);
         return;
       case 'allowRemoteImages':
-        remoteAllowedIds.add(this.ref.id);
+        remoteAllowedKeys.add(this.key);
         this.rerender();
         return;
     }
