@@ -388,7 +388,10 @@ class MessagePanel {
       'Open Link',
     );
     if (choice !== 'Open Link') return;
-    const opened = await vscode.env.openExternal(vscode.Uri.parse(safe, true));
+    vscode.Uri.parse(safe, true); // throws on a URL VS Code cannot represent
+    // The exact string, not a Uri: Uri#toString() re-encodes the query (`=` → `%3D`), which breaks
+    // verification links; the extension host's openExternal keeps a string as written (vscode#85930).
+    const opened = await vscode.env.openExternal(safe as unknown as vscode.Uri);
     if (!opened) this.notice('error', 'The link could not be opened.');
   }
 
