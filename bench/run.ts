@@ -5,7 +5,7 @@
 //   npm run bench [-- --quick] [-- --only smtp,inject,list] [-- --profile]
 //
 // --quick     short windows (a smoke run; figures are noisier)
-// --only      a subset of: smtp, inject, list (list also measures startup and RSS)
+// --only      a subset of: smtp, inject, store, list (list also measures startup and RSS)
 // --rounds N  SMTP rounds per server, best kept (default 2; interleaved to share the noise)
 // --profile   run our server with --cpu-prof into .test-output/prof/
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,6 +33,8 @@ const LIST_REQUESTS = 2_000;
 const LIST_WARMUP = 200;
 /** Page size of the list benchmark: "the 50 newest". */
 const LIST_LIMIT = 50;
+/** In-flight adds for the store-alone figures: the SMTP connections and the inject concurrency. */
+const STORE_IN_FLIGHT = [SMTP_CONNECTIONS, 32];
 /** Spawns of the server on the 100k store; the median start-up is reported. */
 const STARTUP_RUNS = 3;
 
@@ -53,7 +55,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { quick: false, only: new Set(['smtp', 'inject', 'list']), rounds: 2, profile: false };
+  const a: Args = { quick: false, only: new Set(['smtp', 'inject', 'store', 'list']), rounds: 2, profile: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') a.quick = true;
@@ -247,6 +249,34 @@ async function main(): Promise<void> {
           reference: { name: 'bare node:http', value: bareInject.serverCpuMsPerReq },
         }),
       );
+    }
+
+    // ---- the store alone (no protocol in front) -------------------------------------------
+    if (args.only.has('store') && haveOurs) {
+      const storeAlone: Record<number, unknown> = {};
+      details.storeAlone = storeAlone;
+      for (const inFlight of STORE_IN_FLIGHT) {
+        log(`store alone: MaildirStore.add, ${inFlight} in flight`);
+        try {
+          const out = await startWithReadyLine<{ addsPerSec: number; p50Ms: number; p99Ms: number; cpuMsPerAdd: number }>(
+            process.execPath,
+            ['--import', 'tsx', path.join(__dirname, 'store-ingest.ts'), tmp('store'), String(inFlight), String(warmupMs), String(windowMs / 2)],
+            { cwd: REPO_ROOT },
+          );
+          await out.stop();
+          storeAlone[inFlight] = out.ready;
+          figures.push(
+            figure({
+              name: `store alone: add 4 KB, ${inFlight} in flight`,
+              unit: 'msg/s',
+              value: out.ready.addsPerSec,
+              note: `p50 ${out.ready.p50Ms.toFixed(2)} ms, p99 ${out.ready.p99Ms.toFixed(1)} ms, CPU ${out.ready.cpuMsPerAdd.toFixed(2)} ms per add (in-process, no SMTP/HTTP)`,
+            }),
+          );
+        } catch (e) {
+          figures.push(figure({ name: `store alone: add 4 KB, ${inFlight} in flight`, unit: 'msg/s', note: errText(e) }));
+        }
+      }
     }
 
     // ---- 100k store: start-up, RSS, list latency ----------------------------------------

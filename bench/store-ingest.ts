@@ -1,0 +1,62 @@
+// The store alone, in-process: MaildirStore.add of a 4 KB message with N adds in flight,
+// no SMTP or HTTP in front. Separates the storage cost from the protocol cost of the ingest
+// figures. Run by bench/run.ts in a child process:
+//
+//   node --import tsx bench/store-ingest.ts <empty-dir> <in-flight> <warmup-ms> <window-ms>
+//
+// Prints one JSON line: {addsPerSec, p50Ms, p99Ms, cpuMsPerAdd}.
+import { MaildirStore } from '../src/server/store/maildir';
+import { buildMessage, DEFAULT_MESSAGE_BYTES } from './lib/smtp-load';
+import { percentile } from './lib/stats';
+
+async function main(): Promise<void> {
+  const [dir, inFlightText, warmupText, windowText] = process.argv.slice(2);
+  const inFlight = Number(inFlightText);
+  const warmupMs = Number(warmupText);
+  const windowMs = Number(windowText);
+  if (!dir || !(inFlight > 0) || !(warmupMs >= 0) || !(windowMs > 0)) {
+    process.stderr.write('usage: store-ingest.ts <empty-dir> <in-flight> <warmup-ms> <window-ms>\n');
+    process.exit(64);
+  }
+  const store = new MaildirStore({ dir, retention: { maxMessages: 0, maxAgeMs: 0 } });
+  await store.open();
+  const raw = buildMessage(DEFAULT_MESSAGE_BYTES, 'sender@bench.test', 'store@inbox.test', 'store ingest');
+  let measuring = false;
+  let stopping = false;
+  let added = 0;
+  const latencies: number[] = [];
+  const workers = Array.from({ length: inFlight }, async (_, i) => {
+    while (!stopping) {
+      const t0 = performance.now();
+      await store.add([{ domain: 'inbox.test', inbox: `store${i % 8}` }], raw, 'smtp');
+      if (measuring && !stopping) {
+        added++;
+        latencies.push(performance.now() - t0);
+      }
+    }
+  });
+  await new Promise((r) => setTimeout(r, warmupMs));
+  measuring = true;
+  const cpu0 = process.cpuUsage();
+  const start = performance.now();
+  await new Promise((r) => setTimeout(r, windowMs));
+  const elapsed = performance.now() - start;
+  const cpu = process.cpuUsage(cpu0);
+  stopping = true;
+  await Promise.all(workers);
+  await store.close();
+  latencies.sort((a, b) => a - b);
+  process.stdout.write(
+    JSON.stringify({
+      addsPerSec: added / (elapsed / 1000),
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      cpuMsPerAdd: added > 0 ? (cpu.user + cpu.system) / 1000 / added : NaN,
+    }) + '\n',
+  );
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`store-ingest failed: ${e instanceof Error ? e.stack : String(e)}\n`);
+  process.exit(1);
+});
