@@ -16,10 +16,9 @@
 //
 // Browser-level checks and screenshots: see startWorkbench in ./workbench.ts (re-exported here).
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { IntegrationResults } from '../../test/integration/index';
-import { buildIntegrationTests } from './build';
+import { buildIntegrationTests, type IntegrationBuild } from './build';
 import {
   CODE_SERVER_VERSION,
   DEFAULT_RUN_TIMEOUT_MS,
@@ -211,21 +210,21 @@ async function main(): Promise<void> {
   }
   const build = await buildIntegrationTests();
   try {
-    await runSuites(build.entry, build.suites, cli, limitMs);
+    await runSuites(build, cli, limitMs);
   } finally {
     build.dispose();
   }
 }
 
-async function runSuites(entry: string, suites: string[], cli: CliOptions, limitMs: number): Promise<void> {
+async function runSuites({ entry, suites, outDir }: IntegrationBuild, cli: CliOptions, limitMs: number): Promise<void> {
   if (suites.length === 0) throw new IntegrationError('NO_TESTS', `No *.test.ts suite exists under ${shown(suitesDir())}.`);
 
   const runner = await chooseRunner();
   say(`runner: ${runner.kind} (${runner.why})`);
   say(`suites: ${suites.join(', ')}${cli.files ? ` (filter: ${cli.files})` : ''}${cli.grep ? ` (grep: ${cli.grep})` : ''}`);
 
-  const resultsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'test-inbox-it-results-'));
-  const resultsFile = path.join(resultsDir, 'results.json');
+  // Beside the compiled suites: removed with them, or pruned by a later run if this one is killed.
+  const resultsFile = path.join(outDir, 'results.json');
   const hostEnv: Record<string, string> = { [ENV.resultsFile]: resultsFile };
   if (cli.grep) hostEnv[ENV.grep] = cli.grep;
   if (cli.files) hostEnv[ENV.files] = cli.files;
@@ -245,8 +244,6 @@ async function runSuites(entry: string, suites: string[], cli: CliOptions, limit
       say(`results so far: ${results.passes} passing, ${results.failures} failing`);
     }
     throw err;
-  } finally {
-    fs.rmSync(resultsDir, { recursive: true, force: true });
   }
 }
 

@@ -111,22 +111,26 @@ export interface Workbench {
  * code-server runs in its own process group, so Ctrl-C in the terminal does not reach it;
  * while any session is live, an interrupt or exit of this process ends those groups too.
  */
-const liveServers = new Set<ChildProcess>();
+const liveServers = new Map<ChildProcess, string>();
 const onSignal = (signal: NodeJS.Signals) => {
   process.stderr.write(`Interrupted (${signal}); stopping code-server.\n`);
   process.exit(signal === 'SIGINT' ? 130 : 143);
 };
 const onExit = () => {
-  for (const child of liveServers) killGroup(child, 'SIGKILL');
+  for (const [child, tmpDir] of liveServers) {
+    killGroup(child, 'SIGKILL');
+    fs.rmSync(tmpDir, { recursive: true, force: true });
+  }
 };
 
-function track(child: ChildProcess): void {
+/** Registers a running code-server and its session temp dir for cleanup on interrupt. */
+function track(child: ChildProcess, tmpDir: string): void {
   if (liveServers.size === 0) {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     process.on('exit', onExit);
   }
-  liveServers.add(child);
+  liveServers.set(child, tmpDir);
 }
 
 function untrack(child: ChildProcess): void {
@@ -218,7 +222,7 @@ export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Wo
       options.onProgress?.(`Starting code-server on 127.0.0.1:${port}…`);
       const child = spawn(install.node, args, { cwd: tmpDir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
       server = child;
-      track(child);
+      track(child, tmpDir);
       try {
         await waitForReady(child, serverLog);
         started = { child, port };
