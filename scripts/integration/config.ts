@@ -55,7 +55,7 @@ export const ENV = {
   timeout: 'TEST_INBOX_IT_TIMEOUT_MS',
   /** R: cache root instead of ${XDG_CACHE_HOME:-~/.cache}/test-inbox. */
   cacheDir: 'TEST_INBOX_IT_CACHE',
-  /** R+H: mocha grep pattern (a regular expression on full test titles). */
+  /** R+H: mocha grep: only tests whose full title contains this text (taken literally). */
   grep: 'TEST_INBOX_IT_GREP',
   /** R+H: comma-separated substrings; only suite files whose path contains one are loaded. */
   files: 'TEST_INBOX_IT_FILES',

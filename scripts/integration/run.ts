@@ -4,7 +4,8 @@
 //   npm run test:integration                          every suite
 //   npm run test:integration -- activation            only suite files whose path contains "activation"
 //                                                     (several: comma-separated; or TEST_INBOX_IT_FILES)
-//   npm run test:integration -- --grep "activates"    mocha grep on full test titles (or TEST_INBOX_IT_GREP)
+//   npm run test:integration -- --grep "activates"    only tests whose full title contains the text (mocha
+//                                                     grep, taken literally; or TEST_INBOX_IT_GREP)
 //
 // Host: with VSCODE_EXECUTABLE set (or when @vscode/test-electron can download VS Code and
 // a display is available) desktop VS Code via @vscode/test-electron; otherwise code-server

@@ -48,8 +48,8 @@ export function run(): Promise<void> {
       });
     } catch (err) {
       const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
-      console.log(SUITES_END_MARKER);
       console.error(`Integration suites could not run: ${error}`);
+      console.log(SUITES_END_MARKER);
       writeResults({ passes: 0, failures: 1, pending: 0, tests: 0, files: relFiles, error });
       reject(err);
     }
