@@ -12,8 +12,8 @@
 //     await wb.stop();
 //   }
 //
-// Every session gets fresh user-data, extensions and XDG folders in a temp dir, a free
-// port and a fresh Chromium profile; stop() ends code-server's whole process group and
+// Every session gets fresh user-data, extensions, XDG and TMPDIR folders in a temp dir, a
+// free port and a fresh Chromium profile; stop() ends code-server's whole process group and
 // removes the temp dir (after copying its logs when `keepLogsIn` is given).
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -169,6 +169,8 @@ export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Wo
     config: path.join(tmpDir, 'xdg-config'),
     xdgData: path.join(tmpDir, 'xdg-data'),
     xdgCache: path.join(tmpDir, 'xdg-cache'),
+    // The host's os.tmpdir(): whatever the suites leave there goes with the session.
+    tmp: path.join(tmpDir, 'tmp'),
     logs: path.join(tmpDir, 'logs'),
   };
   for (const dir of Object.values(dirs)) fs.mkdirSync(dir, { recursive: true });
@@ -199,6 +201,7 @@ export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Wo
       XDG_CONFIG_HOME: dirs.config,
       XDG_DATA_HOME: dirs.xdgData,
       XDG_CACHE_HOME: dirs.xdgCache,
+      TMPDIR: dirs.tmp,
       ...options.env,
     };
     let started: { child: ChildProcess; port: number } | undefined;
