@@ -20,7 +20,6 @@ export function inboxNameProblem(name: string): string | undefined {
   if (name.length === 0) return 'inbox name is empty';
   if (name.length > MAX_INBOX_LENGTH) return `inbox name is longer than ${MAX_INBOX_LENGTH} characters`;
   if (name === '.' || name === '..' || name.includes('/') || name.includes('\\')) return 'inbox name must not be a path';
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(name)) return 'inbox name contains control characters';
   if (name === ALL_INBOXES) return undefined;
   if (!INBOX_RE.test(name)) return 'inbox name may contain only letters, digits and . _ + - and the other characters of an address local part';

@@ -67,19 +67,26 @@ export function decodeEncodedWords(value: string): string {
   if (!value.includes('=?')) return value;
   const joined = value.replace(BETWEEN_ENCODED_WORDS_RE, '$1');
   // Adjacent words of one charset are decoded together so a multi-byte character split across words survives.
-  const pieces: Array<{ charset: string; bytes: Buffer } | string> = [];
+  // Chunks are gathered and joined once, so a run of many adjacent words stays linear.
+  const pieces: Array<{ charset: string; chunks: Buffer[] } | string> = [];
   let last = 0;
   for (const m of joined.matchAll(ENCODED_WORD_RE)) {
     if (m.index > last) pieces.push(joined.slice(last, m.index));
     const charset = m[1].split('*')[0].toLowerCase(); // RFC 2231 language suffix
     const bytes = m[2].toLowerCase() === 'b' ? Buffer.from(m[3], 'base64') : decodeQ(m[3]);
     const prev = pieces[pieces.length - 1];
-    if (typeof prev === 'object' && prev.charset === charset) prev.bytes = Buffer.concat([prev.bytes, bytes]);
-    else pieces.push({ charset, bytes });
+    if (typeof prev === 'object' && prev.charset === charset) prev.chunks.push(bytes);
+    else pieces.push({ charset, chunks: [bytes] });
     last = m.index + m[0].length;
   }
   if (last < joined.length) pieces.push(joined.slice(last));
-  return pieces.map((p) => (typeof p === 'string' ? p : decodeCharset(p.charset, p.bytes) ?? `=?${p.charset}?B?${p.bytes.toString('base64')}?=`)).join('');
+  return pieces
+    .map((p) => {
+      if (typeof p === 'string') return p;
+      const bytes = Buffer.concat(p.chunks);
+      return decodeCharset(p.charset, bytes) ?? `=?${p.charset}?B?${bytes.toString('base64')}?=`;
+    })
+    .join('');
 }
 
 function decodeQ(text: string): Buffer {
