@@ -217,6 +217,9 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // Forked with an IPC channel (the extension does this): the channel closes when the parent
+  // dies, even by SIGKILL, so the server never outlives the window that started it.
+  if (process.send) process.on('disconnect', () => stop('parent process gone'));
 
   process.stdout.write(JSON.stringify({ http: server.httpUrl, smtp: `${hostForUrl(server.smtpHost)}:${server.smtpPort}` }) + '\n');
 }

@@ -122,6 +122,45 @@ describe('test-inbox serve (CLI)', function () {
     assert.ok(existsSync(path.join(dataDir, 'test-inbox', 'tokens.json')));
   });
 
+  it('stops when the process that forked it dies, even by SIGKILL', async () => {
+    // A parent that forks the CLI with an IPC channel, as the extension does, and reports the child's pid.
+    const parentScript = `
+      const { fork } = require('node:child_process');
+      const c = fork(process.argv[1], process.argv.slice(2), { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+      c.stdout.once('data', () => process.stdout.write(JSON.stringify({ pid: c.pid }) + '\\n'));
+      setInterval(() => {}, 1000);`;
+    const cli = path.join(__dirname, '..', '..', 'src', 'server', 'cli.ts');
+    const { spawn } = await import('node:child_process');
+    const parent = spawn(process.execPath, ['-e', parentScript, cli, 'serve', '--data-dir', dataDir, ...freePorts], {
+      cwd: path.join(__dirname, '..', '..'),
+      env: { ...process.env, TEST_INBOX_API_TOKEN: 'a'.repeat(24), TEST_INBOX_WEBHOOK_TOKEN: 'b'.repeat(24) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(parent);
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      parent.stdout!.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+        if (out.includes('\n')) resolve(out.split('\n')[0]);
+      });
+      parent.once('exit', (code) => reject(new Error(`parent exited with ${code}`)));
+    });
+    const { pid } = JSON.parse(line) as { pid: number };
+    const alive = (): boolean => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    assert.equal(alive(), true, 'the forked server runs');
+    parent.kill('SIGKILL');
+    for (let i = 0; i < 200 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
+    if (alive()) process.kill(pid, 'SIGKILL');
+    assert.equal(alive(), false, 'the server outlived its parent');
+  });
+
   it('reports a port in use in one line and exits 2', async () => {
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
