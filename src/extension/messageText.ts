@@ -5,6 +5,8 @@ export interface MessageTexts {
   subject: string;
   text: string;
   html: string;
+  /** Lets code extraction apply its SMS rules to SMS of any length. */
+  kind: 'email' | 'sms';
 }
 
 function contentType(headers: Record<string, string> | undefined): string {
@@ -14,7 +16,7 @@ function contentType(headers: Record<string, string> | undefined): string {
 }
 
 export function messageTexts(m: Message): MessageTexts {
-  if (m.kind === 'sms') return { subject: m.subject ?? '', text: m.parts.map((p) => p.body).join('\n'), html: '' };
+  if (m.kind === 'sms') return { subject: m.subject ?? '', text: m.parts.map((p) => p.body).join('\n'), html: '', kind: 'sms' };
   const text: string[] = [];
   const html: string[] = [];
   for (const p of m.parts) {
@@ -22,5 +24,5 @@ export function messageTexts(m: Message): MessageTexts {
     if (ct.startsWith('text/html')) html.push(p.body);
     else if (ct.startsWith('text/plain') || ct === '') text.push(p.body);
   }
-  return { subject: m.subject ?? '', text: text.join('\n'), html: html.join('\n') };
+  return { subject: m.subject ?? '', text: text.join('\n'), html: html.join('\n'), kind: 'email' };
 }
