@@ -4,11 +4,12 @@
 import { ApiError } from '../api/errors';
 import { LocalServerError } from './localServer';
 
-export type ErrorAction = 'setApiToken' | 'showLog' | 'retry' | 'changePort' | 'startLocalServer';
+export type ErrorAction = 'setApiToken' | 'setWebhookToken' | 'showLog' | 'retry' | 'changePort' | 'startLocalServer';
 
 /** Button labels, shared by notifications and error nodes. */
 export const ACTION_TITLES: Record<ErrorAction, string> = {
   setApiToken: 'Set API Token',
+  setWebhookToken: 'Set Webhook Token',
   showLog: 'Show Log',
   retry: 'Retry',
   changePort: 'Change Port',
@@ -49,7 +50,7 @@ export function describeError(e: unknown): UserFacingError {
     const actions: ErrorAction[] = (() => {
       switch (e.code) {
         case 'unauthorized':
-          return ['setApiToken', 'showLog'];
+          return [e.field === 'webhookToken' ? 'setWebhookToken' : 'setApiToken', 'showLog'];
         case 'rateLimited':
         case 'timeout':
         case 'notFound':

@@ -19,6 +19,7 @@ export const NodeContext = {
 /** Command ids run by clicking a node, and the commands behind error actions. */
 export const ACTION_COMMANDS: Record<ErrorAction, { command: string; args?: unknown[] }> = {
   setApiToken: { command: 'testInbox.setApiToken' },
+  setWebhookToken: { command: 'testInbox.setWebhookToken' },
   showLog: { command: 'testInbox.showLog' },
   retry: { command: 'testInbox.refresh' },
   changePort: { command: 'workbench.action.openSettings', args: ['testInbox.local'] },
