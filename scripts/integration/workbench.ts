@@ -88,6 +88,24 @@ export interface WorkbenchOptions {
   viewport?: { width: number; height: number };
 }
 
+/** code-server alone (no browser): open `url` in any browser to get the workbench. */
+export interface CodeServerSession {
+  /** The workbench URL, with the extension (and tests, when given) in its payload. */
+  url: string;
+  port: number;
+  workspace: string;
+  /** Session temp dir (user data, extensions, logs). Removed by stop(). */
+  tmpDir: string;
+  /** code-server's stdout and stderr. */
+  serverLog: string;
+  /** Where startWorkbench writes renderer log lines (empty for code-server alone). */
+  workbenchLog: string;
+  /** Rejects when code-server exits before stop() was called. */
+  serverExited: Promise<never>;
+  /** Ends code-server; copies logs to keepLogsIn first when given. */
+  stop(options?: { keepLogsIn?: string }): Promise<void>;
+}
+
 export interface Workbench {
   page: Page;
   browser: Browser;
@@ -153,9 +171,11 @@ export function chromiumPath(): string {
   return exe;
 }
 
-/** Starts code-server and Chromium and opens the workbench with the extension loaded. */
-export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Workbench> {
-  const executablePath = chromiumPath();
+/**
+ * Starts code-server only (no browser) with the extension in the workbench URL's payload;
+ * `npm start` uses it when desktop VS Code is not on PATH. Options about the browser are ignored.
+ */
+export async function startCodeServer(options: WorkbenchOptions = {}): Promise<CodeServerSession> {
   const extensionPath = path.resolve(options.extensionPath ?? EXTENSION_PATH);
   if (extensionPath === EXTENSION_PATH && !fs.existsSync(EXTENSION_MAIN)) {
     throw new IntegrationError('NOT_BUILT', `${path.relative(process.cwd(), EXTENSION_MAIN)} is missing; run \`npm run build\` first.`);
@@ -182,11 +202,9 @@ export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Wo
   const workbenchLog = path.join(dirs.logs, 'workbench.log');
 
   let server: ChildProcess | undefined;
-  let browser: Browser | undefined;
   let stopping = false;
   const stop = async (stopOptions: { keepLogsIn?: string } = {}): Promise<void> => {
     stopping = true;
-    await browser?.close().catch(() => {});
     if (server) {
       await stopGroup(server);
       untrack(server);
@@ -237,7 +255,6 @@ export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Wo
       }
     }
     const { child, port } = started;
-    options.onProgress?.('code-server is listening; starting Chromium…');
     const serverExited = new Promise<never>((_resolve, reject) => {
       child.once('exit', (code, signal) => {
         if (!stopping) {
@@ -247,6 +264,37 @@ export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Wo
     });
     serverExited.catch(() => {});
 
+    // The remote authority must equal the page's host exactly.
+    const remote = (p: string) => `vscode-remote://127.0.0.1:${port}${toPosix(p)}`;
+    const payload: [string, string][] = [['extensionDevelopmentPath', remote(extensionPath)]];
+    if (options.extensionTestsPath) payload.push(['extensionTestsPath', remote(path.resolve(options.extensionTestsPath))]);
+    payload.push(['skipWelcome', 'true'], ['skipReleaseNotes', 'true']);
+    const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(toPosix(workspace))}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+    return { url, port, workspace, tmpDir, serverLog, workbenchLog, serverExited, stop };
+  } catch (err) {
+    await stop({ keepLogsIn: options.failureLogDir }).catch(() => {});
+    throw err;
+  }
+}
+
+/** Starts code-server and Chromium and opens the workbench with the extension loaded. */
+export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Workbench> {
+  const executablePath = chromiumPath();
+  let session: CodeServerSession;
+  try {
+    session = await startCodeServer(options);
+  } catch (err) {
+    throw withLogsNote(err, options.failureLogDir);
+  }
+  const { url, workbenchLog } = session;
+  let browser: Browser | undefined;
+  const stop = async (stopOptions: { keepLogsIn?: string } = {}): Promise<void> => {
+    await browser?.close().catch(() => {});
+    await session.stop(stopOptions);
+  };
+
+  try {
+    options.onProgress?.('code-server is listening; starting Chromium…');
     browser = await chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS }).catch((err: Error) => {
       throw new IntegrationError('BROWSER_FAILED', `Chromium (${executablePath}) did not start: ${err.message}`, { cause: err });
     });
@@ -263,12 +311,6 @@ export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Wo
     });
     page.on('pageerror', (err) => logLine(`[pageerror] ${err.stack ?? err.message}`));
 
-    // The remote authority must equal the page's host exactly.
-    const remote = (p: string) => `vscode-remote://127.0.0.1:${port}${toPosix(p)}`;
-    const payload: [string, string][] = [['extensionDevelopmentPath', remote(extensionPath)]];
-    if (options.extensionTestsPath) payload.push(['extensionTestsPath', remote(path.resolve(options.extensionTestsPath))]);
-    payload.push(['skipWelcome', 'true'], ['skipReleaseNotes', 'true']);
-    const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(toPosix(workspace))}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
     options.onProgress?.('Opening the workbench…');
     await page.goto(url, { timeout: PAGE_LOAD_TIMEOUT_MS });
     await page.waitForSelector('.monaco-workbench', { timeout: PAGE_LOAD_TIMEOUT_MS }).catch((err: Error) => {
@@ -276,13 +318,19 @@ export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Wo
     });
 
     options.onProgress?.('Workbench loaded.');
+    const { port, workspace, tmpDir, serverLog, serverExited } = session;
     return { page, browser, url, port, workspace, tmpDir, serverLog, workbenchLog, serverExited, stop };
   } catch (err) {
     await stop({ keepLogsIn: options.failureLogDir }).catch(() => {});
-    const kept = options.failureLogDir ? `\nLogs kept in ${options.failureLogDir}` : '';
-    if (IntegrationError.is(err)) throw new IntegrationError(err.code, `${err.message}${kept}`, { cause: err });
-    throw new IntegrationError('BROWSER_FAILED', `Starting the workbench failed: ${(err as Error).message}${kept}`, { cause: err });
+    throw withLogsNote(err, options.failureLogDir);
   }
+}
+
+/** The error of a failed start, typed, with where its logs were kept. */
+function withLogsNote(err: unknown, failureLogDir: string | undefined): IntegrationError {
+  const kept = failureLogDir ? `\nLogs kept in ${failureLogDir}` : '';
+  if (IntegrationError.is(err)) return new IntegrationError(err.code, `${err.message}${kept}`, { cause: err });
+  return new IntegrationError('BROWSER_FAILED', `Starting the workbench failed: ${(err as Error).message}${kept}`, { cause: err });
 }
 
 /** Resolves when code-server prints its ready line; rejects when it exits or takes too long. */
