@@ -198,6 +198,12 @@ export async function startCodeServer(options: WorkbenchOptions = {}): Promise<C
   fs.mkdirSync(workspace, { recursive: true });
   fs.mkdirSync(path.join(dirs.data, 'User'), { recursive: true });
   fs.writeFileSync(path.join(dirs.data, 'User', 'settings.json'), JSON.stringify({ ...SEED_SETTINGS, ...options.settings }, null, 2) + '\n');
+  if (options.settings) {
+    // The workbench is a remote window: `machine`-scoped settings (e.g. testInbox.local.*) are
+    // read from the remote's Machine settings; from User settings they apply only now and then.
+    fs.mkdirSync(path.join(dirs.data, 'Machine'), { recursive: true });
+    fs.writeFileSync(path.join(dirs.data, 'Machine', 'settings.json'), JSON.stringify(options.settings, null, 2) + '\n');
+  }
   const serverLog = path.join(dirs.logs, 'code-server.log');
   const workbenchLog = path.join(dirs.logs, 'workbench.log');
 
