@@ -1,0 +1,105 @@
+// Browser-level: the real workbench (code-server in headless Chromium) with the extension
+// loaded from dist/. The user's path end to end: open the Test Inbox view, mail arrives over
+// real SMTP, the message shows up in the tree without a refresh, opening it shows the message
+// view, its "Copy" button puts the one-time code on the system clipboard.
+//
+//   npm run test:e2e      (builds first; needs Chromium and the code-server cache, see
+//                          /work/shared/VSCODE-OFFLINE-TESTS.md and scripts/integration/)
+import * as assert from 'node:assert/strict';
+import { randomInt } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { startWorkbench, type Workbench } from '../../scripts/integration/workbench';
+import { SAMPLES, seedSamples, sendMail, startDemoServer, type DemoServer } from '../../scripts/demoServer';
+import { allowClipboard, escapeRegExp, expandRow, keepFailure, messageView, openTestInboxView, readClipboard, statusBarSmtpPort, treeRow, UI_TIMEOUT_MS } from './ui';
+
+/** code-server start, workbench load, extension activation and a server start, on a busy 2-core machine. */
+const TEST_TIMEOUT_MS = 240_000;
+
+describe('e2e: Test Inbox in a real workbench', function () {
+  this.timeout(TEST_TIMEOUT_MS);
+  let wb: Workbench | undefined;
+  let dataDir: string | undefined;
+  let demo: DemoServer | undefined;
+
+  afterEach(async function () {
+    let kept: string | undefined;
+    if (this.currentTest?.state === 'failed') kept = await keepFailure(wb, this.currentTest.title);
+    await wb?.stop(kept ? { keepLogsIn: kept } : undefined);
+    wb = undefined;
+    await demo?.stop();
+    demo = undefined;
+    if (dataDir) await fsp.rm(dataDir, { recursive: true, force: true });
+    dataDir = undefined;
+    if (kept) process.stderr.write(`e2e: screenshot and logs of the failure kept in ${kept}\n`);
+  });
+
+  it('shows mail sent over SMTP in the open tree, opens it, and "Copy" puts its code on the clipboard', async () => {
+    // The extension starts its own local server: free ports, a temp data folder.
+    dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'test-inbox-e2e-'));
+    wb = await startWorkbench({
+      settings: { 'testInbox.local.httpPort': 0, 'testInbox.local.smtpPort': 0, 'testInbox.local.dataFolder': dataDir },
+    });
+    await allowClipboard(wb);
+    const page = wb.page;
+    await openTestInboxView(page);
+    const smtpPort = await statusBarSmtpPort(page);
+    // The empty local server offers its welcome view with the inject action.
+    await page.locator('.sidebar .welcome-view-content').filter({ hasText: /No mail yet/ }).waitFor({ timeout: UI_TIMEOUT_MS });
+
+    const inbox = `e2e-${randomInt(1e6, 1e7)}`;
+    const code = String(randomInt(100_000, 1_000_000));
+    // Digits only in the body: the subject is scanned for codes too.
+    const subject = 'Your Acme sign-in code';
+    await sendMail({ smtpHost: '127.0.0.1', smtpPort }, {
+      from: 'Acme <no-reply@acme.test>',
+      to: `${inbox}@inbox.test`,
+      subject,
+      text: `Hello,\n\nYour verification code is ${code}.\nIt expires in 10 minutes.`,
+    });
+
+    // No refresh clicked: the push stream brings the new inbox into the open tree.
+    const inboxRow = treeRow(page, new RegExp(`^Inbox ${escapeRegExp(inbox)}@inbox\\.test`));
+    await expandRow(inboxRow);
+    const messageRow = treeRow(page, new RegExp(`email from Acme, ${escapeRegExp(subject)}`));
+    await messageRow.waitFor({ timeout: UI_TIMEOUT_MS });
+    await messageRow.click();
+
+    const view = await messageView(page, subject);
+    const codeValue = view.locator('.code-box .code-value');
+    await codeValue.waitFor({ timeout: UI_TIMEOUT_MS });
+    assert.equal(await codeValue.innerText(), code, 'the message view detects the code that was sent');
+
+    // Something else on the clipboard first, so the assertion can only pass through the button.
+    await page.evaluate(() => navigator.clipboard.writeText('before the click'));
+    await view.getByRole('button', { name: `Copy code ${code}` }).click();
+    await view.locator('#status').filter({ hasText: `Copied code ${code}` }).waitFor({ timeout: UI_TIMEOUT_MS });
+    assert.equal(await readClipboard(page), code);
+  });
+
+  it('attaches to a server already running with the samples: the SMS opens and its code is copied', async () => {
+    demo = await startDemoServer();
+    await seedSamples(demo);
+    wb = await startWorkbench({ settings: demo.extensionSettings });
+    await allowClipboard(wb);
+    const page = wb.page;
+    await openTestInboxView(page);
+    assert.equal(await statusBarSmtpPort(page), demo.smtpPort, 'the status bar shows the running server\'s SMTP port');
+
+    // Both sample inboxes are listed; the email inbox holds both sample emails.
+    await expandRow(treeRow(page, new RegExp(`^Inbox ${SAMPLES.emailInbox}@${escapeRegExp(SAMPLES.domain)}`)));
+    await treeRow(page, new RegExp(escapeRegExp(SAMPLES.reportSubject))).waitFor({ timeout: UI_TIMEOUT_MS });
+    await treeRow(page, new RegExp(escapeRegExp(SAMPLES.signupSubject))).waitFor({ timeout: UI_TIMEOUT_MS });
+
+    await expandRow(treeRow(page, new RegExp(`^SMS inbox ${SAMPLES.smsInbox}`)));
+    const sms = treeRow(page, /SMS from 15555550100/);
+    await sms.waitFor({ timeout: UI_TIMEOUT_MS });
+    await sms.click();
+    const view = await messageView(page, /SMS|15555550100/);
+    await page.evaluate(() => navigator.clipboard.writeText('before the click'));
+    await view.getByRole('button', { name: `Copy code ${SAMPLES.smsCode}` }).click();
+    await view.locator('#status').filter({ hasText: `Copied code ${SAMPLES.smsCode}` }).waitFor({ timeout: UI_TIMEOUT_MS });
+    assert.equal(await readClipboard(page), SAMPLES.smsCode);
+  });
+});

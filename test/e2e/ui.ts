@@ -1,0 +1,83 @@
+// Driving the Test Inbox UI in a real workbench (code-server in headless Chromium, see
+// scripts/integration/workbench.ts): the activity bar entry, tree rows by their accessible
+// labels, the message view's nested webview frames, the clipboard. Shared by the e2e tests,
+// scripts/screenshots.ts and bench/arrival.ts.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { FrameLocator, Locator, Page } from 'playwright-core';
+import type { Workbench } from '../../scripts/integration/workbench';
+
+/** The workbench, the extension host and a first connection on a loaded 2-core machine. */
+export const UI_TIMEOUT_MS = 60_000;
+/** Where failed runs keep a screenshot and the session's logs (gitignored). */
+export const E2E_OUTPUT = path.resolve(__dirname, '..', '..', '.test-output', 'e2e');
+
+/** Escapes text for use inside a RegExp. */
+export function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Opens the Test Inbox view container and waits until its tree (or welcome view) is shown. */
+export async function openTestInboxView(page: Page): Promise<void> {
+  await page.locator('.activitybar [aria-label^="Test Inbox"]').first().click({ timeout: UI_TIMEOUT_MS });
+  await page.locator('.sidebar .title-label').filter({ hasText: /Test Inbox/i }).waitFor({ timeout: UI_TIMEOUT_MS });
+}
+
+/** A row of the Test Inbox tree by its accessible label (src/extension/tree/present.ts accessibilityLabel). */
+export function treeRow(page: Page, label: RegExp): Locator {
+  return page.locator('.sidebar').getByRole('treeitem', { name: label });
+}
+
+/** Expands a collapsed tree row (an inbox) by clicking it; no-op when already expanded. */
+export async function expandRow(row: Locator): Promise<void> {
+  await row.waitFor({ timeout: UI_TIMEOUT_MS });
+  if ((await row.getAttribute('aria-expanded')) !== 'true') await row.click();
+  await row.and(row.page().locator('[aria-expanded="true"]')).waitFor({ timeout: UI_TIMEOUT_MS });
+}
+
+/** The SMTP port the status bar shows ("Test Inbox: SMTP <port>") once the local server is ready. */
+export async function statusBarSmtpPort(page: Page): Promise<number> {
+  const item = page.locator('.statusbar-item').filter({ hasText: /Test Inbox: SMTP \d+/ }).first();
+  await item.waitFor({ timeout: UI_TIMEOUT_MS });
+  const m = /SMTP (\d+)/.exec(await item.innerText());
+  if (!m) throw new Error(`unexpected status bar text: ${await item.innerText()}`);
+  return Number(m[1]);
+}
+
+/**
+ * The document inside the message view: a webview is an outer iframe (class `webview`) whose
+ * content lives in its inner `#active-frame`. With several webviews, the one holding `title`.
+ */
+export async function messageView(page: Page, subject: string | RegExp): Promise<FrameLocator> {
+  const outer = page.locator('iframe.webview');
+  const deadline = Date.now() + UI_TIMEOUT_MS;
+  for (;;) {
+    const count = await outer.count();
+    for (let i = count - 1; i >= 0; i--) {
+      const frame = page.frameLocator('iframe.webview').nth(i).frameLocator('#active-frame');
+      const found = await frame.locator('h1.subject', { hasText: subject }).count().catch(() => 0);
+      if (found > 0) return frame;
+    }
+    if (Date.now() > deadline) throw new Error(`no message view shows ${String(subject)} within ${UI_TIMEOUT_MS / 1000} s`);
+    await page.waitForTimeout(200);
+  }
+}
+
+/** Lets the page use the async clipboard API (code-server serves the workbench from this origin). */
+export async function allowClipboard(wb: Workbench): Promise<void> {
+  await wb.page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://127.0.0.1:${wb.port}` });
+}
+
+/** The clipboard's text as the workbench page reads it. */
+export async function readClipboard(page: Page): Promise<string> {
+  await page.bringToFront();
+  return page.evaluate(() => navigator.clipboard.readText());
+}
+
+/** Keeps a screenshot and the session's logs of a failed test under .test-output/e2e/<time>-<name>/. */
+export async function keepFailure(wb: Workbench | undefined, name: string): Promise<string> {
+  const dir = path.join(E2E_OUTPUT, `${new Date().toISOString().replace(/[:.]/g, '-')}-${name.replace(/[^\w-]+/g, '_').slice(0, 60)}`);
+  fs.mkdirSync(dir, { recursive: true });
+  if (wb) await wb.page.screenshot({ path: path.join(dir, 'failure.png') }).catch(() => {});
+  return dir;
+}
