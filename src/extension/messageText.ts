@@ -5,8 +5,11 @@ export interface MessageTexts {
   subject: string;
   text: string;
   html: string;
-  /** Lets code extraction apply its SMS rules to SMS of any length. */
-  kind: 'email' | 'sms';
+  /**
+   * `sms` lets code extraction apply its SMS rules to an SMS of any length. Left out for
+   * email, so a short plain-text email (an injected test message) is still judged by length.
+   */
+  kind?: 'sms';
 }
 
 function contentType(headers: Record<string, string> | undefined): string {
@@ -24,5 +27,5 @@ export function messageTexts(m: Message): MessageTexts {
     if (ct.startsWith('text/html')) html.push(p.body);
     else if (ct.startsWith('text/plain') || ct === '') text.push(p.body);
   }
-  return { subject: m.subject ?? '', text: text.join('\n'), html: html.join('\n'), kind: 'email' };
+  return { subject: m.subject ?? '', text: text.join('\n'), html: html.join('\n') };
 }

@@ -38,6 +38,10 @@ describe('message texts for code extraction', () => {
         { type: 'application/pdf', body: 'JVBERi0=' },
       ]),
     );
-    assert.deepEqual(texts, { subject: 'Hello', text: 'plain', html: '<p>html</p>', kind: 'email' });
+    assert.deepEqual(texts, { subject: 'Hello', text: 'plain', html: '<p>html</p>' });
+  });
+
+  it('still finds the sole number of a short plain-text email, such as an injected test message', () => {
+    assert.equal(bestCode(messageTexts(anEmail([{ type: 'text/plain', body: 'Use 4821 to log in' }]))), '4821');
   });
 });

@@ -104,7 +104,7 @@ export function buildViewState(input: ViewInputs): ViewState {
     links.push(l.text ? { url, text: l.text } : { url });
   }
 
-  const best = extractCodes({ subject: m.subject, text: bodies.text, html: bodies.html, kind: m.kind })[0];
+  const best = extractCodes({ subject: m.subject, text: bodies.text, html: bodies.html, ...(m.kind === 'sms' ? { kind: m.kind } : {}) })[0];
   const code = best ? { code: best.code, reason: REASON_TEXT[best.reason] ?? best.reason } : undefined;
 
   const raw = input.raw === undefined ? undefined : cut(input.raw);
