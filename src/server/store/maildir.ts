@@ -402,7 +402,9 @@ export class MaildirStore implements Store {
             lines++;
           }
         }
-        await this.journal.append(text, lines).catch((e: unknown) => this.log('warn', `store: journal append failed (the messages are stored; the next start re-reads them): ${(e as Error).message}`));
+        // Not awaited: the journal is a cache that is never fsynced (the log is the durable
+        // record) and its appends are queued in order, so the acknowledgement need not wait.
+        void this.journal.append(text, lines).catch((e: unknown) => this.log('warn', `store: journal append failed (the messages are stored; the next start re-reads them): ${(e as Error).message}`));
         const touched = new Map<string, { domain: string; inbox: string }>();
         for (const b of batch) {
           for (const r of b.recs) {
