@@ -1,73 +1,179 @@
-// `npm start`: builds, starts the local inbox server with a few sample messages and
-// prints where to look. The server keeps running until Ctrl+C.
-import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+// `npm start`: builds, starts the local inbox server with a few sample messages (an HTML
+// email with an attachment, a sign-up email with a code, an SMS with a code) and opens VS Code
+// with the extension loaded, attached to that server:
+//   - desktop VS Code when `code` is on PATH: `code --extensionDevelopmentPath=<clone>` in a
+//     fresh profile whose settings point the extension at the server;
+//   - otherwise code-server (the integration harness's, installed on first use into
+//     ~/.cache/test-inbox/) with the extension in the workbench URL, which is printed to open.
+// Everything keeps running until Ctrl+C, which stops the server and code-server and removes
+// their temp folders.
+//
+//   npm start                              server on 2580/2525 (free ports if those are taken)
+//   npm start -- --http-port 0 --smtp-port 0
+//   npm start -- --no-editor               only the server and its samples
+//   TEST_INBOX_EDITOR=code-server npm start    code-server even when `code` is on PATH
+//   TEST_INBOX_DATA_DIR=<dir> npm start    keep the mail in <dir> (kept after Ctrl+C)
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { randomBytes } from 'node:crypto';
-import nodemailer from 'nodemailer';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { require as tsRequire } from 'tsx/cjs/api';
 
-const root = new URL('..', import.meta.url).pathname;
+/** DESIGN.md's default ports: the extension's defaults too. */
+const DEFAULT_HTTP_PORT = 2580;
+const DEFAULT_SMTP_PORT = 2525;
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const options = parseArgs(process.argv.slice(2));
 execFileSync(process.execPath, [join(root, 'esbuild.mjs')], { cwd: root, stdio: 'inherit' });
 
-const dataDir = process.env.TEST_INBOX_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'test-inbox-demo-'));
-const apiToken = randomBytes(18).toString('base64url');
-const webhookToken = randomBytes(18).toString('base64url');
-const server = spawn(process.execPath, [join(root, 'dist/cli.js'), 'serve', '--data-dir', dataDir, ...process.argv.slice(2)], {
-  env: { ...process.env, TEST_INBOX_API_TOKEN: apiToken, TEST_INBOX_WEBHOOK_TOKEN: webhookToken },
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
-const stop = () => server.kill('SIGTERM');
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
-server.on('exit', (code) => process.exit(code ?? 0));
+/** @type {typeof import('./demoServer')} */
+const demoModule = tsRequire('./demoServer.ts', import.meta.url);
+const { startDemoServer, seedSamples, DemoServerError, SAMPLES } = demoModule;
 
-const ready = await new Promise((resolve, reject) => {
-  const lines = createInterface({ input: server.stdout });
-  lines.once('line', (line) => resolve(JSON.parse(line)));
-  server.once('exit', (code) => reject(new Error(`the server exited with code ${code} before it was ready`)));
-});
+const sessionDir = mkdtempSync(join(tmpdir(), 'test-inbox-start-'));
+const keptDataDir = process.env.TEST_INBOX_DATA_DIR;
+const dataDir = keptDataDir ?? join(sessionDir, 'data');
+mkdirSync(dataDir, { recursive: true });
 
-const [smtpHost, smtpPort] = ready.smtp.split(':');
-await seed(ready.http, smtpHost, Number(smtpPort));
+/** @type {import('./demoServer').DemoServer | undefined} */
+let demo;
+/** @type {{ stop(): Promise<void> } | undefined} */
+let editor;
+let stopping = false;
+
+// Whatever ends this process (Ctrl+C, an error, the server dying) ends the server and
+// removes the temp folders; code-server's own group is ended by the harness's exit handler.
+process.on('exit', () => {
+  if (demo && demo.child.exitCode === null) demo.child.kill('SIGTERM');
+  rmSync(sessionDir, { recursive: true, force: true });
+});
+const shutdown = async (code) => {
+  if (stopping) return;
+  stopping = true;
+  process.stdout.write('\nStopping…\n');
+  await editor?.stop().catch(() => {});
+  await demo?.stop().catch(() => {});
+  process.exit(code);
+};
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+
+try {
+  demo = await startServer();
+} catch (err) {
+  fail(err);
+}
+demo.child.once('exit', (code, signal) => {
+  if (stopping) return;
+  process.stderr.write(`The local server stopped (${code ?? signal}).\n`);
+  void shutdown(code || 1);
+});
+await seedSamples(demo).catch(fail);
 
 console.log(`
-Test Inbox local server is running.
-  HTTP API   ${ready.http}   (Authorization: ${apiToken})
-  SMTP       ${ready.smtp}   (no auth, no TLS; any address@any domain)
-  Data       ${dataDir}
+Test Inbox local server is running, with sample messages.
+  HTTP API   ${demo.http}   (Authorization: ${demo.apiToken})
+  SMTP       ${demo.smtpHost}:${demo.smtpPort}   (no auth, no TLS; any address@any domain)
+  Data       ${dataDir}${keptDataDir ? '' : '   (removed on exit)'}
 
 Try:
-  curl -H 'Authorization: ${apiToken}' ${ready.http}/api/v2/domains/private/inboxes/demo
-  curl -H 'Authorization: ${apiToken}' ${ready.http}/api/v2/domains/private/inboxes/15555550123
+  curl -H 'Authorization: ${demo.apiToken}' ${demo.http}/api/v2/domains/private/inboxes/${SAMPLES.emailInbox}
+  curl -H 'Authorization: ${demo.apiToken}' ${demo.http}/api/v2/domains/private/inboxes/${SAMPLES.smsInbox}
   curl -X POST -H 'Content-Type: application/json' -d '{"from":"ci","subject":"Hello","text":"Your code is 424242"}' \\
-    ${ready.http}/api/v2/domains/${webhookToken}/webhook/demo/
+    ${demo.http}/api/v2/domains/${demo.webhookToken}/webhook/demo/
+`);
 
-Press Ctrl+C to stop.`);
+if (options.editor) {
+  try {
+    editor = await openEditor(demo);
+  } catch (err) {
+    process.stderr.write(`Could not open VS Code: ${err instanceof Error ? err.message : String(err)}\nThe server keeps running.\n`);
+  }
+}
+console.log('Press Ctrl+C to stop.');
 
-async function seed(http, host, port) {
-  const transport = nodemailer.createTransport({ host, port, secure: false, ignoreTLS: true });
-  await transport.sendMail({
-    from: 'Acme Newsletter <news@acme.test>',
-    to: 'demo@inbox.test',
-    subject: 'Your November report',
-    text: 'Your November report is attached.\n\nView online: https://acme.test/reports/11',
-    html: '<h1 style="color:#0b7">Your November report</h1><p>It is attached. <a href="https://acme.test/reports/11">View online</a>.</p>',
-    attachments: [{ filename: 'report.csv', content: 'month,signups\n2026-11,42\n', contentType: 'text/csv' }],
+/** Starts the CLI on the requested ports; falls back to free ports when the defaults are taken. */
+async function startServer() {
+  const wanted = { dataDir, httpPort: options.httpPort ?? DEFAULT_HTTP_PORT, smtpPort: options.smtpPort ?? DEFAULT_SMTP_PORT, extraArgs: options.rest };
+  try {
+    return await startDemoServer(wanted);
+  } catch (err) {
+    const defaults = options.httpPort === undefined && options.smtpPort === undefined;
+    if (!defaults || !DemoServerError.is(err, 'PORT_IN_USE')) throw err;
+    process.stderr.write(`Port ${DEFAULT_HTTP_PORT} or ${DEFAULT_SMTP_PORT} is in use (another Test Inbox window?); using free ports instead.\n`);
+    return startDemoServer({ ...wanted, httpPort: 0, smtpPort: 0 });
+  }
+}
+
+/** Desktop VS Code when `code` is on PATH (and not overridden), else code-server. */
+async function openEditor(server) {
+  const workspace = join(sessionDir, 'workspace');
+  mkdirSync(workspace, { recursive: true });
+  writeFileSync(
+    join(workspace, 'README.md'),
+    `# Test Inbox demo\n\nThe Test Inbox view (activity bar) shows the local server at ${server.http}.\nSend mail to any address at SMTP ${server.smtpHost}:${server.smtpPort}.\n`,
+  );
+  const code = process.env.TEST_INBOX_EDITOR === 'code-server' ? undefined : onPath(process.platform === 'win32' ? 'code.cmd' : 'code');
+  if (code) {
+    // A fresh profile: the extension's local.* settings are machine-scoped (user settings
+    // only), and the user's own profile is left alone.
+    const userData = join(sessionDir, 'vscode-user-data');
+    mkdirSync(join(userData, 'User'), { recursive: true });
+    writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify({ ...server.extensionSettings, 'workbench.startupEditor': 'none' }, null, 2) + '\n');
+    const child = spawn(code, [`--extensionDevelopmentPath=${root}`, '--user-data-dir', userData, '--new-window', workspace], { stdio: 'inherit', shell: process.platform === 'win32' });
+    await new Promise((resolve, reject) => {
+      child.once('error', reject);
+      child.once('exit', resolve);
+    });
+    console.log(`Opened VS Code (${code}) with the extension from ${root}; its Test Inbox view shows this server.`);
+    return { stop: async () => {} };
+  }
+  const { startCodeServer } = tsRequire('./integration/workbench.ts', import.meta.url);
+  const session = await startCodeServer({
+    workspace,
+    settings: server.extensionSettings,
+    onProgress: (message) => process.stdout.write(`[code-server] ${message}\n`),
   });
-  await transport.sendMail({
-    from: 'Acme <no-reply@acme.test>',
-    to: 'demo@inbox.test',
-    subject: 'Confirm your email address',
-    text: 'Welcome to Acme!\n\nYour verification code is 482 913.\nIt expires in 10 minutes.',
-    html: '<p>Welcome to Acme!</p><p>Your verification code is <b>482 913</b>.</p><p>It expires in 10 minutes.</p>',
+  session.serverExited.catch((err) => {
+    process.stderr.write(`${err.message}\n`);
+    void shutdown(1);
   });
-  transport.close();
-  const res = await fetch(`${http}/api/v2/domains/private/inboxes/15555550123`, {
-    method: 'POST',
-    headers: { authorization: apiToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ from: '15555550100', subject: 'SMS', text: 'Your Acme login code is 731904. Do not share it.\n\n@acme.test #731904' }),
-  });
-  if (!res.ok) throw new Error(`injecting the sample SMS failed: HTTP ${res.status} ${await res.text()}`);
+  console.log(`
+VS Code (code-server) is running with the extension loaded. Open this URL in a browser:
+
+  ${session.url}
+`);
+  return session;
+}
+
+/** The executable `name` found on PATH, or undefined. */
+function onPath(name) {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir && existsSync(join(dir, name))) return join(dir, name);
+  }
+  return undefined;
+}
+
+function parseArgs(argv) {
+  const o = { editor: true, httpPort: undefined, smtpPort: undefined, rest: [] };
+  const port = (flag, text) => {
+    if (!/^\d{1,5}$/.test(text ?? '') || Number(text) > 65535) fail(new Error(`${flag} needs a port number 0-65535 (0 picks a free one)`));
+    return Number(text);
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--no-editor') o.editor = false;
+    else if (a === '--http-port') o.httpPort = port(a, argv[++i]);
+    else if (a === '--smtp-port') o.smtpPort = port(a, argv[++i]);
+    else if (a === '--data-dir') fail(new Error('use TEST_INBOX_DATA_DIR=<dir> to choose the data folder'));
+    else o.rest.push(a);
+  }
+  return o;
+}
+
+function fail(err) {
+  process.stderr.write(`npm start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
 }

@@ -1,0 +1,119 @@
+// `npm start` as a user runs it without desktop VS Code: scripts/start.mjs builds, starts the
+// local server with the samples and code-server with the extension, and prints the URL to
+// open. The test opens that URL in Chromium, finds the samples in the tree, then sends the
+// Ctrl+C signal and checks that the server, code-server and the temp folders are gone.
+import * as assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { REPO_ROOT, SAMPLES } from '../../scripts/demoServer';
+import { chromiumPath } from '../../scripts/integration/workbench';
+import { escapeRegExp, expandRow, keepFailure, openTestInboxView, treeRow, UI_TIMEOUT_MS } from './ui';
+
+/** Build, server, samples, code-server (already installed) and a workbench load on a busy machine. */
+const TEST_TIMEOUT_MS = 240_000;
+/** npm start prints the URL once code-server listens. */
+const URL_TIMEOUT_MS = 120_000;
+/** After Ctrl+C everything stops within seconds (a file watcher of code-server may take ~5 s). */
+const EXIT_TIMEOUT_MS = 30_000;
+
+/** Resolves with the first match of `pattern` in the child's stdout so far. */
+function waitForOutput(child: ChildProcess, output: () => string, pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const m = pattern.exec(output());
+      if (!m) return false;
+      cleanup();
+      resolve(m);
+      return true;
+    };
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(new Error(`npm start exited (${code}) before printing ${pattern}:\n${output()}`));
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`npm start did not print ${pattern} within ${timeoutMs / 1000} s:\n${output()}`));
+    }, timeoutMs);
+    const cleanup = () => {
+      clearTimeout(timer);
+      child.stdout?.off('data', check);
+      child.off('exit', onExit);
+    };
+    child.stdout?.on('data', check);
+    child.once('exit', onExit);
+    check();
+  });
+}
+
+async function isListening(url: string): Promise<boolean> {
+  try {
+    await fetch(url, { signal: AbortSignal.timeout(2000) });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('e2e: npm start', function () {
+  this.timeout(TEST_TIMEOUT_MS);
+  let child: ChildProcess | undefined;
+  let browser: Browser | undefined;
+  let exited: Promise<number | null> | undefined;
+  let output = '';
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') {
+      const dir = await keepFailure(undefined, this.currentTest.title);
+      fs.writeFileSync(path.join(dir, 'npm-start.log'), output);
+      process.stderr.write(`e2e: output of npm start kept in ${dir}\n`);
+    }
+    await browser?.close().catch(() => {});
+    browser = undefined;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGINT');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, EXIT_TIMEOUT_MS).unref())]);
+    }
+    child = undefined;
+  });
+
+  it('serves the samples in code-server at the printed URL, and Ctrl+C stops everything and removes its temp folders', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, TEST_INBOX_EDITOR: 'code-server' };
+    delete env.TEST_INBOX_DATA_DIR;
+    child = spawn(process.execPath, [path.join(REPO_ROOT, 'scripts', 'start.mjs'), '--http-port', '0', '--smtp-port', '0'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const started = child;
+    exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
+
+    const [, api] = await waitForOutput(child, () => output, /HTTP API\s+(http:\/\/127\.0\.0\.1:\d+)/, URL_TIMEOUT_MS);
+    const [, dataDir] = await waitForOutput(child, () => output, /Data\s+(\S+)/, URL_TIMEOUT_MS);
+    const [url, codeServerPort] = await waitForOutput(child, () => output, /http:\/\/127\.0\.0\.1:(\d+)\/\?folder=\S+/, URL_TIMEOUT_MS);
+    const sessionDir = path.dirname(dataDir);
+    assert.ok(fs.existsSync(sessionDir), 'the session folder exists while npm start runs');
+
+    const res = await fetch(url);
+    assert.equal(res.status, 200, 'the printed URL serves the workbench');
+
+    browser = await chromium.launch({ executablePath: chromiumPath(), headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(url);
+    await openTestInboxView(page);
+    await expandRow(treeRow(page, new RegExp(`^Inbox ${SAMPLES.emailInbox}@${escapeRegExp(SAMPLES.domain)}`)));
+    await treeRow(page, new RegExp(escapeRegExp(SAMPLES.signupSubject))).waitFor({ timeout: UI_TIMEOUT_MS });
+    await treeRow(page, new RegExp(escapeRegExp(SAMPLES.reportSubject))).waitFor({ timeout: UI_TIMEOUT_MS });
+    await expandRow(treeRow(page, new RegExp(`^SMS inbox ${SAMPLES.smsInbox}`)));
+    await treeRow(page, /SMS from 15555550100/).waitFor({ timeout: UI_TIMEOUT_MS });
+    await browser.close();
+    browser = undefined;
+
+    child.kill('SIGINT');
+    const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), EXIT_TIMEOUT_MS).unref());
+    assert.notEqual(await Promise.race([exited, timeout]), 'timeout', 'npm start ends after Ctrl+C');
+    // code-server's file watcher may outlive its parent for a moment; the harness kills the group.
+    assert.equal(await isListening(`${api}/healthz`), false, 'the inbox server is stopped');
+    assert.equal(await isListening(`http://127.0.0.1:${codeServerPort}/healthz`), false, 'code-server is stopped');
+    assert.equal(fs.existsSync(sessionDir), false, 'the temp data folder is removed');
+  });
+});
