@@ -67,30 +67,19 @@ export class OrderedList {
   page(sort: 'ascending' | 'descending', skip: number, limit: number, after?: { seconds: number; counter: number }): { recs: IndexRecord[]; more: boolean } {
     const out: IndexRecord[] = [];
     let toSkip = skip;
-    if (sort === 'descending') {
-      let i = after ? this.lowerBound(after.seconds, after.counter) - 1 : this.recs.length - 1;
-      for (; i >= 0; i--) {
-        const r = this.recs[i];
-        if (r.dead) continue;
-        if (toSkip > 0) {
-          toSkip--;
-          continue;
-        }
-        if (out.length === limit) return { recs: out, more: true };
-        out.push(r);
+    const step = sort === 'descending' ? -1 : 1;
+    let i: number;
+    if (sort === 'descending') i = after ? this.lowerBound(after.seconds, after.counter) - 1 : this.recs.length - 1;
+    else i = after ? this.upperBound(after.seconds, after.counter) : 0;
+    for (; i >= 0 && i < this.recs.length; i += step) {
+      const r = this.recs[i];
+      if (r.dead) continue;
+      if (toSkip > 0) {
+        toSkip--;
+        continue;
       }
-    } else {
-      let i = after ? this.upperBound(after.seconds, after.counter) : 0;
-      for (; i < this.recs.length; i++) {
-        const r = this.recs[i];
-        if (r.dead) continue;
-        if (toSkip > 0) {
-          toSkip--;
-          continue;
-        }
-        if (out.length === limit) return { recs: out, more: true };
-        out.push(r);
-      }
+      if (out.length === limit) return { recs: out, more: true };
+      out.push(r);
     }
     return { recs: out, more: false };
   }
