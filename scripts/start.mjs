@@ -16,7 +16,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { require as tsRequire } from 'tsx/cjs/api';
 
@@ -24,7 +24,7 @@ import { require as tsRequire } from 'tsx/cjs/api';
 const DEFAULT_HTTP_PORT = 2580;
 const DEFAULT_SMTP_PORT = 2525;
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = resolvePath(fileURLToPath(new URL('..', import.meta.url)));
 const options = parseArgs(process.argv.slice(2));
 execFileSync(process.execPath, [join(root, 'esbuild.mjs')], { cwd: root, stdio: 'inherit' });
 

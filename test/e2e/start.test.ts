@@ -5,6 +5,7 @@
 import * as assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { REPO_ROOT, SAMPLES } from '../../scripts/demoServer';
@@ -63,6 +64,11 @@ describe('e2e: npm start', function () {
   let exited: Promise<number | null> | undefined;
   let output = '';
 
+  beforeEach(() => {
+    output = '';
+    exited = undefined;
+  });
+
   afterEach(async function () {
     if (this.currentTest?.state === 'failed') {
       const dir = await keepFailure(undefined, this.currentTest.title);
@@ -115,5 +121,45 @@ describe('e2e: npm start', function () {
     assert.equal(await isListening(`${api}/healthz`), false, 'the inbox server is stopped');
     assert.equal(await isListening(`http://127.0.0.1:${codeServerPort}/healthz`), false, 'code-server is stopped');
     assert.equal(fs.existsSync(sessionDir), false, 'the temp data folder is removed');
+  });
+
+  it('with `code` on PATH, launches it with the extension and a profile whose settings attach to the server', async () => {
+    // A stand-in `code` that records how it was called: this checks the launcher's command
+    // line and seeded settings, not desktop VS Code itself (not installed here).
+    const binDir = fs.mkdtempSync(path.join(os.tmpdir(), 'test-inbox-e2e-bin-'));
+    try {
+      const record = path.join(binDir, 'called.json');
+      const fake = path.join(binDir, 'code');
+      fs.writeFileSync(
+        fake,
+        `#!${process.execPath}\nconst fs = require('fs'); const a = process.argv.slice(2); const u = a[a.indexOf('--user-data-dir') + 1];\n` +
+          `fs.writeFileSync(${JSON.stringify(record)}, JSON.stringify({ args: a, settings: JSON.parse(fs.readFileSync(u + '/User/settings.json', 'utf8')) }));\n`,
+        { mode: 0o755 },
+      );
+      const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}` };
+      delete env.TEST_INBOX_EDITOR;
+      delete env.TEST_INBOX_DATA_DIR;
+      child = spawn(process.execPath, [path.join(REPO_ROOT, 'scripts', 'start.mjs'), '--http-port', '0', '--smtp-port', '0'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const started = child;
+      exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
+      child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      const [, api] = await waitForOutput(child, () => output, /HTTP API\s+(http:\/\/127\.0\.0\.1:\d+)/, URL_TIMEOUT_MS);
+      const [, smtpPort] = await waitForOutput(child, () => output, /SMTP\s+127\.0\.0\.1:(\d+)/, URL_TIMEOUT_MS);
+      await waitForOutput(child, () => output, /Opened VS Code/, URL_TIMEOUT_MS);
+
+      const called = JSON.parse(fs.readFileSync(record, 'utf8')) as { args: string[]; settings: Record<string, unknown> };
+      assert.ok(called.args.includes(`--extensionDevelopmentPath=${REPO_ROOT}`), called.args.join(' '));
+      assert.equal(called.settings['testInbox.local.httpPort'], Number(new URL(api).port));
+      assert.equal(called.settings['testInbox.local.smtpPort'], Number(smtpPort));
+      const dataFolder = String(called.settings['testInbox.local.dataFolder']);
+      assert.ok(fs.existsSync(path.join(dataFolder, 'tokens.json')), 'the data folder holds the tokens an attaching extension reads');
+
+      child.kill('SIGINT');
+      assert.equal(await exited, 0, 'Ctrl+C ends npm start cleanly');
+      assert.equal(await isListening(`${api}/healthz`), false, 'the inbox server is stopped');
+    } finally {
+      fs.rmSync(binDir, { recursive: true, force: true });
+    }
   });
 });
