@@ -12,6 +12,9 @@
 //     await wb.stop();
 //   }
 //
+// startCodeServer() is the same without the browser: it returns the workbench URL to open
+// (npm start uses it). `settings` are seeded as User and Machine settings.
+//
 // Every session gets fresh user-data, extensions, XDG and TMPDIR folders in a temp dir, a
 // free port and a fresh Chromium profile; stop() ends code-server's whole process group and
 // removes the temp dir (after copying its logs when `keepLogsIn` is given).
