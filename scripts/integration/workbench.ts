@@ -101,31 +101,18 @@ export interface CodeServerSession {
   tmpDir: string;
   /** code-server's stdout and stderr. */
   serverLog: string;
-  /** Where startWorkbench writes renderer log lines (empty for code-server alone). */
+  /** Renderer log lines received through codeAutomationLog (empty for code-server alone). */
   workbenchLog: string;
   /** Rejects when code-server exits before stop() was called. */
   serverExited: Promise<never>;
-  /** Ends code-server; copies logs to keepLogsIn first when given. */
+  /** Ends code-server (and the browser of a Workbench); copies logs to keepLogsIn first when given. */
   stop(options?: { keepLogsIn?: string }): Promise<void>;
 }
 
-export interface Workbench {
+/** A code-server session with Chromium showing its workbench; stop() ends the browser too. */
+export interface Workbench extends CodeServerSession {
   page: Page;
   browser: Browser;
-  /** The workbench URL that was opened. */
-  url: string;
-  port: number;
-  workspace: string;
-  /** Session temp dir (user data, extensions, logs). Removed by stop(). */
-  tmpDir: string;
-  /** code-server's stdout and stderr. */
-  serverLog: string;
-  /** Renderer log lines received through codeAutomationLog. */
-  workbenchLog: string;
-  /** Rejects when code-server exits before stop() was called. */
-  serverExited: Promise<never>;
-  /** Ends the browser and code-server; copies logs to keepLogsIn first when given. */
-  stop(options?: { keepLogsIn?: string }): Promise<void>;
 }
 
 /**
