@@ -32,9 +32,12 @@ const FORBIDDEN = [
   /srcset/i,
 ];
 
-/** The parts of CSS that load or run something: url() values, @import and script-era functions. */
+/**
+ * The parts of CSS that load or run something: url() values, @import and script-era functions.
+ * A name glued to a longer identifier (`--url(`, `x-image(`) is another function, as CSS tokenizes it.
+ */
 function cssActive(css: string): string {
-  return (css.match(/url\([^)]*\)|@import|expression\s*\(|(?:image-set|image|cross-fade|src)\s*\([^)]*\)/gi) ?? []).join(' ');
+  return (css.match(/(?<![\w-])url\([^)]*\)|@import|expression\s*\(|(?<![\w-])(?:image-set|image|cross-fade|src)\s*\([^)]*\)/gi) ?? []).join(' ');
 }
 
 /**
