@@ -17,7 +17,7 @@ import type { Page } from 'playwright-core';
 import { startWorkbench } from '../scripts/integration/workbench';
 import { startDemoServer } from '../scripts/demoServer';
 import { expandRow, openTestInboxView, treeRow } from '../test/e2e/ui';
-import { buildMessage, SmtpConnection } from './lib/smtp-load';
+import { buildMessage, sendOne } from './lib/smtp-load';
 import { percentile } from './lib/stats';
 
 /** Enough for a stable median and a meaningful p95 in well under a minute. */
@@ -70,20 +70,9 @@ async function seenAt(page: Page, token: string): Promise<number> {
 /** Sends one message; resolves with Date.now() at the 250 reply to its data. */
 async function sendAt(host: string, port: number, subject: string): Promise<number> {
   const to = `${INBOX}@${DOMAIN}`;
-  const message = buildMessage(MESSAGE_BYTES, 'sender@bench.test', to, subject);
-  const c = await SmtpConnection.open(host, port);
-  try {
-    await c.expect(c.command('EHLO bench.test'), 250, 'EHLO');
-    await c.expect(c.command('MAIL FROM:<sender@bench.test>'), 250, 'MAIL FROM');
-    await c.expect(c.command(`RCPT TO:<${to}>`), 250, 'RCPT TO');
-    await c.expect(c.command('DATA'), 354, 'DATA');
-    const reply = await c.data(message);
-    const at = Date.now();
-    if (reply.code !== 250) throw new Error(`the server answered ${reply.code} to the message data`);
-    return at;
-  } finally {
-    await c.quit().catch(() => {});
-  }
+  const reply = await sendOne(host, port, to, buildMessage(MESSAGE_BYTES, 'sender@bench.test', to, subject));
+  if (reply.code !== 250) throw new Error(`the server answered ${reply.code} to the message data`);
+  return reply.at;
 }
 
 /** Measures arrival latency `samples` times; resolves with the percentiles in ms. */

@@ -212,17 +212,19 @@ export class SmtpConnection {
 }
 
 /**
- * Sends one message over a fresh connection and returns the reply to the final dot.
- * Used by tests and to check a server works before loading it.
+ * Sends one message over a fresh connection and returns the reply to the final dot, with
+ * `at`, Date.now() when that reply arrived (before QUIT). Used by tests, to check a server
+ * works before loading it, and by the arrival-latency bench.
  */
-export async function sendOne(host: string, port: number, to: string, message?: Buffer): Promise<SmtpReply> {
+export async function sendOne(host: string, port: number, to: string, message?: Buffer): Promise<SmtpReply & { at: number }> {
   const c = await SmtpConnection.open(host, port);
   try {
     await c.expect(c.command('EHLO bench.test'), 250, 'EHLO');
     await c.expect(c.command('MAIL FROM:<sender@bench.test>'), 250, 'MAIL FROM');
     await c.expect(c.command(`RCPT TO:<${to}>`), 250, 'RCPT TO');
     await c.expect(c.command('DATA'), 354, 'DATA');
-    return await c.data(message ?? buildMessage(DEFAULT_MESSAGE_BYTES, 'sender@bench.test', to, 'one'));
+    const reply = await c.data(message ?? buildMessage(DEFAULT_MESSAGE_BYTES, 'sender@bench.test', to, 'one'));
+    return { ...reply, at: Date.now() };
   } finally {
     await c.quit();
   }
