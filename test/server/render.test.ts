@@ -3,25 +3,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { composeMessage } from '../../src/server/compose';
 import { getAttachment, listAttachments, renderMessage, summarize, textAndHtml } from '../../src/server/render';
 import type { MessageMeta } from '../../src/server/store/types';
-
-const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
-
-/** A multipart email as a real mail client would send it: text, HTML, a file and an inline image. */
-function anEmail(over: { subject?: string; from?: string } = {}): Promise<Buffer> {
-  return new MailComposer({
-    from: over.from ?? '"Acme Support" <support@acme.test>',
-    to: 'joe@inbox.test',
-    subject: over.subject ?? 'Welcome, Joe',
-    text: 'Hello Joe,\nyour code is 482913.\nhttps://acme.test/verify?c=482913',
-    html: '<p>Hello Joe, your code is <b>482913</b>. <a href="https://acme.test/verify?c=482913">Verify</a><img src="cid:logo@acme"></p>',
-    attachments: [
-      { filename: 'invoice ü.pdf', content: Buffer.from('%PDF-1.4 fake but bytes'), contentType: 'application/pdf' },
-      { filename: 'logo.png', content: PNG, contentType: 'image/png', cid: 'logo@acme' },
-    ],
-  })
-    .compile()
-    .build();
-}
+import { anEmail, PNG } from './api-harness';
 
 function aMeta(over: Partial<MessageMeta> = {}): MessageMeta {
   return { id: 'joe-1763776000-1', domain: 'inbox.test', inbox: 'joe', time: 1763776000123, from: '"Acme Support" <support@acme.test>', subject: 'Welcome, Joe', size: 1000, source: 'smtp', ...over };
