@@ -8,7 +8,7 @@
 //   ["m", id, domain, inbox, time, source, length]\n<raw>\n     a stored message
 //   ["x", id]\n                                                    a removed message
 
-import { promises as fs } from 'node:fs';
+import { promises as fs, writeSync, writevSync } from 'node:fs';
 import * as path from 'node:path';
 import type { MessageSource } from './types';
 
@@ -84,9 +84,10 @@ export class WriteAheadLog {
       const fh = this.requireOpen();
       const before = this.bytes;
       try {
-        const { bytesWritten } = await fh.writev(parts);
+        // Written synchronously (a page-cache copy of a few kB): the batch then waits for one
+        // thread-pool round trip, the fdatasync, instead of two.
         const total = parts.reduce((n, p) => n + p.length, 0);
-        if (bytesWritten !== total) await writeRest(fh, parts, bytesWritten);
+        writeAllSync(fh.fd, parts, total);
         this.bytes += total;
         await fh.datasync();
       } catch (e) {
@@ -137,12 +138,12 @@ export class WriteAheadLog {
   }
 }
 
-async function writeRest(fh: fs.FileHandle, parts: Buffer[], written: number): Promise<void> {
-  let rest = Buffer.concat(parts).subarray(written);
-  while (rest.length > 0) {
-    const { bytesWritten } = await fh.write(rest);
-    rest = rest.subarray(bytesWritten);
-  }
+/** writev until every byte is written (a regular file takes it in one call unless the disk is full). */
+function writeAllSync(fd: number, parts: Buffer[], total: number): void {
+  let written = writevSync(fd, parts);
+  if (written === total) return;
+  const all = Buffer.concat(parts, total);
+  while (written < total) written += writeSync(fd, all, written, total - written);
 }
 
 /** Applies the records of one generation; false when it ends in a torn or damaged record. */
