@@ -14,6 +14,10 @@ import type { MessageMeta, MessageSource } from './types';
 export const JOURNAL_FILE = '.index-journal';
 /** Journal bytes read at once on open: large enough for few reads, small enough to keep the peak memory low. */
 const JOURNAL_READ_CHUNK_BYTES = 1024 * 1024;
+/** Appended lines are written at most this often (one write for every line meanwhile): a write per delivery costs a thread-pool round trip each, and a crash in between costs only a re-parse of the files it missed. */
+export const JOURNAL_FLUSH_MS = 200;
+/** ...or as soon as this much text is waiting. */
+const JOURNAL_FLUSH_BYTES = 1024 * 1024;
 /** Journal format version written as the first line of a compacted journal. */
 const JOURNAL_VERSION = 1;
 
@@ -47,10 +51,18 @@ export class Journal {
   private fh: fs.FileHandle | undefined;
   /** Appends and compactions run one at a time, in call order. */
   private chain: Promise<unknown> = Promise.resolve();
-  /** Lines in the journal file now (for the compaction trigger). */
+  /** Lines in the journal file now, and those waiting to be written (for the compaction trigger). */
   lineCount = 0;
+  /** Lines appended since the last write. */
+  private waiting: string[] = [];
+  private waitingBytes = 0;
+  private flushTimer: NodeJS.Timeout | undefined;
 
-  constructor(readonly dir: string) {
+  /** `onError` hears about a write that failed (the journal is a cache: the store goes on). */
+  constructor(
+    readonly dir: string,
+    private readonly onError: (e: Error) => void = () => undefined,
+  ) {
     this.file = path.join(dir, JOURNAL_FILE);
   }
 
@@ -100,18 +112,36 @@ export class Journal {
     this.fh = await fs.open(this.file, 'a');
   }
 
-  /** Appends lines with one write. Not fsynced: the files on disk are the truth (see above). */
-  append(text: string, lines: number): Promise<void> {
+  /** Queues lines for the next write (within JOURNAL_FLUSH_MS). Never fsynced: the files on disk are the truth (see above). */
+  append(text: string, lines: number): void {
+    this.waiting.push(text);
+    this.waitingBytes += text.length;
+    this.lineCount += lines;
+    if (this.waitingBytes >= JOURNAL_FLUSH_BYTES) void this.flush();
+    else this.flushTimer ??= setTimeout(() => void this.flush(), JOURNAL_FLUSH_MS).unref();
+  }
+
+  /** Writes the queued lines now; resolves once they are written (or the failure was reported). */
+  flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.waiting.length === 0) return this.chain.then(() => undefined);
+    const text = this.waiting.join('');
+    this.waiting = [];
+    this.waitingBytes = 0;
     return this.enqueue(async () => {
-      if (!this.fh) return;
-      await this.fh.write(text);
-      this.lineCount += lines;
-    });
+      if (this.fh) await this.fh.write(text);
+    }).catch((e: unknown) => this.onError(e as Error));
   }
 
   /** Rewrites the journal with only the live entries (atomically: tmp file, fsync, rename). */
   compact(live: Iterable<MessageMeta>, maxCounter: number): Promise<void> {
     return this.enqueue(async () => {
+      // The snapshot below is taken now, so it covers every line still waiting.
+      clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+      this.waiting = [];
+      this.waitingBytes = 0;
       const tmp = this.file + '.tmp';
       const parts: string[] = [JSON.stringify(['v', JOURNAL_VERSION]) + '\n', counterLine(maxCounter)];
       let n = 2;
@@ -134,7 +164,8 @@ export class Journal {
     });
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    await this.flush();
     return this.enqueue(async () => {
       await this.fh?.close();
       this.fh = undefined;

@@ -180,7 +180,7 @@ export class MaildirStore implements Store {
     }
     this.log = options.log ?? (() => undefined);
     this.checkpointIntervalMs = options.checkpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS;
-    this.journal = new Journal(this.dir);
+    this.journal = new Journal(this.dir, (e) => this.log('warn', `store: journal write failed (the messages are stored; the next start re-reads them): ${e.message}`));
     this.wal = new WriteAheadLog(this.dir);
     this.events.setMaxListeners(0);
   }
@@ -397,9 +397,9 @@ export class MaildirStore implements Store {
             lines++;
           }
         }
-        // Not awaited: the journal is a cache that is never fsynced (the log is the durable
-        // record) and its appends are queued in order, so the acknowledgement need not wait.
-        void this.journal.append(text, lines).catch((e: unknown) => this.log('warn', `store: journal append failed (the messages are stored; the next start re-reads them): ${(e as Error).message}`));
+        // Not waited for: the journal is a cache that is never fsynced (the log is the durable
+        // record), written in order a little later.
+        this.journal.append(text, lines);
         const touched = new Map<string, { domain: string; inbox: string }>();
         for (const b of batch) {
           for (const r of b.recs) {
@@ -517,7 +517,7 @@ export class MaildirStore implements Store {
       }
       text += deleteLine(r.meta.id);
     });
-    await this.journal.append(text, live.length).catch((e: unknown) => this.log('warn', `store: journal append failed: ${(e as Error).message}`));
+    this.journal.append(text, live.length);
     this.maybeCompact();
   }
 
