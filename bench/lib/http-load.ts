@@ -6,8 +6,8 @@ import { percentile } from './stats';
 
 /** Requests in flight for the inject benchmark: enough to keep a server busy without queueing forever. */
 export const DEFAULT_INJECT_CONCURRENCY = 32;
-/** Keep-alive connections the inject pool opens. */
-export const DEFAULT_INJECT_CONNECTIONS = 8;
+/** A small client pool (8 connections, one request each), measured as context. */
+export const INJECT_SMALL_POOL = 8;
 
 export class HttpLoadError extends Error {
   constructor(
@@ -29,7 +29,9 @@ export interface InjectLoadOptions {
   token?: string;
   /** Path of the inject route. */
   path: string;
+  /** Requests in flight. Default DEFAULT_INJECT_CONCURRENCY. */
   concurrency?: number;
+  /** Keep-alive connections, one request in flight on each (no pipelining). Default: as many as requests in flight, so they are all at the server. */
   connections?: number;
   warmupMs: number;
   durationMs: number;
@@ -51,7 +53,7 @@ export interface InjectLoadResult {
 
 /** POSTs `{from,subject,text}` JSON as fast as the server answers; counts 2xx answers with an id. */
 export async function runInjectLoad(opts: InjectLoadOptions): Promise<InjectLoadResult> {
-  const pool = new Pool(opts.origin, { connections: opts.connections ?? DEFAULT_INJECT_CONNECTIONS, pipelining: 1 });
+  const pool = new Pool(opts.origin, { connections: opts.connections ?? opts.concurrency ?? DEFAULT_INJECT_CONCURRENCY, pipelining: 1 });
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (opts.token) headers.authorization = opts.token;
   let measuring = false;
