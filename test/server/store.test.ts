@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { parseMessageId } from '../../src/core/ids';
 import { StoreError } from '../../src/server/store/errors';
 import { decodeEncodedWords, parseIndexedHeaders } from '../../src/server/store/headers';
-import { JOURNAL_FILE } from '../../src/server/store/journal';
+import { JOURNAL_FILE, JOURNAL_FLUSH_MS } from '../../src/server/store/journal';
 import { encodeName, MaildirStore, type MaildirStoreOptions } from '../../src/server/store/maildir';
 import type { MessageMeta, RetentionOptions } from '../../src/server/store/types';
 
@@ -265,6 +265,20 @@ describe('MaildirStore', () => {
     store = reopened.store;
     assert.ok(!reopened.logs.some((l) => l.msg.includes('indexed from their headers')));
     for (const m of metas) assert.deepEqual(store.get(m.id), m);
+  });
+
+  it('writes journal lines in batches within JOURNAL_FLUSH_MS of the delivery, and all of them on close', async () => {
+    const { store } = await openStore();
+    const journalText = () => fs.readFile(path.join(dir, JOURNAL_FILE), 'utf8');
+    const [first] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    await new Promise((r) => setTimeout(r, JOURNAL_FLUSH_MS + 100));
+    assert.ok((await journalText()).includes(JSON.stringify(first.id)), 'written while the store runs');
+    const [second] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    assert.equal(await store.delete(first.id), true);
+    await store.close();
+    const text = await journalText();
+    assert.ok(text.includes(JSON.stringify(second.id)), 'the add is written on close');
+    assert.ok(text.includes(JSON.stringify(['d', first.id])), 'so is the removal');
   });
 
   it('rebuilds the index from the files when the journal is lost, keeping receipt times to the second', async () => {
