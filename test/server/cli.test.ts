@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { EXIT_PORT_IN_USE, EXIT_USAGE, parseDuration, parseServeArgs } from '../../src/server/cli';
+import { LOCK_FILE } from '../../src/server/store/lock';
 import { loadOrCreateTokens, TokensError } from '../../src/server/tokens';
 import { type Running, startCli } from './cliProcess';
 
@@ -176,6 +177,29 @@ describe('test-inbox serve (CLI)', function () {
     } finally {
       blocker.close();
     }
+  });
+
+  it('refuses a second server on the same data dir, naming the first, and starts once the first stopped', async () => {
+    const first = run(['serve', ...freePorts, '--data-dir', dataDir]);
+    await first.ready;
+    const second = run(['serve', ...freePorts, '--data-dir', dataDir]);
+    const { code } = await second.exited;
+    assert.equal(code, 1);
+    assert.equal(second.stdout(), '');
+    assert.match(second.stderr(), new RegExp(`in use by another Test Inbox server \\(process ${first.child.pid}\\)`));
+    first.child.kill('SIGTERM');
+    assert.equal((await first.exited).code, 0);
+    assert.equal(existsSync(path.join(dataDir, LOCK_FILE)), false, 'the lock is released on a clean stop');
+    const third = run(['serve', ...freePorts, '--data-dir', dataDir]);
+    await third.ready;
+    third.child.kill('SIGKILL');
+    await third.exited;
+    // A lock left by a killed server is taken over.
+    const fourth = run(['serve', ...freePorts, '--data-dir', dataDir]);
+    await fourth.ready;
+    assert.equal((await fs.readFile(path.join(dataDir, LOCK_FILE), 'utf8')).trim(), String(fourth.child.pid));
+    fourth.child.kill('SIGTERM');
+    await fourth.exited;
   });
 
   it('refuses a bad command line with a clear message and exit code 64', async () => {

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -6,6 +8,7 @@ import { parseMessageId } from '../../src/core/ids';
 import { StoreError } from '../../src/server/store/errors';
 import { decodeEncodedWords, parseIndexedHeaders } from '../../src/server/store/headers';
 import { JOURNAL_FILE, JOURNAL_FLUSH_MS } from '../../src/server/store/journal';
+import { LOCK_FILE } from '../../src/server/store/lock';
 import { encodeName, MaildirStore, type MaildirStoreOptions } from '../../src/server/store/maildir';
 import type { MessageMeta, RetentionOptions } from '../../src/server/store/types';
 
@@ -364,6 +367,28 @@ describe('MaildirStore', () => {
     store = (await reopen(store, { maxMessages: 0 })).store;
     assert.equal(store.list(undefined, '*', all).total, 200);
     for (const id of ids) assert.ok(store.get(id), id);
+  });
+
+  it('refuses a second store on the same data dir until the first is closed, and takes over a stale lock', async () => {
+    const { store } = await openStore();
+    const second = new MaildirStore({ dir });
+    await assert.rejects(second.open(), (e: unknown) => StoreError.is(e, 'LOCKED') && /in use by another Test Inbox server \(this process\)/.test(e.message));
+    await store.close();
+    assert.equal(existsSync(path.join(dir, LOCK_FILE)), false);
+
+    // Held by another live process: refused, naming it.
+    const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
+    try {
+      await fs.writeFile(path.join(dir, LOCK_FILE), `${sleeper.pid}\n`);
+      await assert.rejects(new MaildirStore({ dir }).open(), (e: unknown) => StoreError.is(e, 'LOCKED') && e.message.includes(`process ${sleeper.pid}`));
+    } finally {
+      sleeper.kill('SIGKILL');
+      await once(sleeper, 'exit');
+    }
+    // The same pid, now gone: a stale lock, taken over.
+    const reopened = (await openStore()).store;
+    assert.equal((await fs.readFile(path.join(dir, LOCK_FILE), 'utf8')).trim(), String(process.pid));
+    assert.equal(reopened.list(undefined, '*', all).total, 0);
   });
 
   it('refuses to work before open and after close', async () => {

@@ -10,7 +10,9 @@ export type StoreErrorCode =
   /** The store is not open (or already closed). */
   | 'NOT_OPEN'
   /** The file system refused a write, read or sync. */
-  | 'IO';
+  | 'IO'
+  /** Another server (or store) uses the data dir. */
+  | 'LOCKED';
 
 export class StoreError extends Error {
   readonly code: StoreErrorCode;

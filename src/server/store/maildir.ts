@@ -15,6 +15,7 @@ import { ALL_INBOXES, domainProblem, formatMessageId, inboxNameProblem, normaliz
 import { StoreError } from './errors';
 import { parseIndexedHeaders } from './headers';
 import { addLine, deleteLine, Journal } from './journal';
+import { lockDataDir } from './lock';
 import { type IndexRecord, OrderedList } from './ordered';
 import type { ListOptions, ListResult, MessageMeta, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
 import { messageRecord, type WalMessage, WriteAheadLog } from './wal';
@@ -154,6 +155,8 @@ export class MaildirStore implements Store {
   /** `sync -f` (syncfs) flushes a whole checkpoint at once; Linux only, dropped after a failure. */
   private syncfsUsable = process.platform === 'linux';
   private state: 'new' | 'opening' | 'open' | 'closed' = 'new';
+  /** Releases the data dir's lock (lock.ts); set while open. */
+  private unlock: (() => Promise<void>) | undefined;
 
   private readonly byId = new Map<string, IndexRecord>();
   private readonly all = new OrderedList();
@@ -192,6 +195,7 @@ export class MaildirStore implements Store {
     this.state = 'opening';
     try {
       await fs.mkdir(this.dir, { recursive: true });
+      this.unlock = await lockDataDir(this.dir);
       await this.replayLog();
       const journal = await this.journal.load();
       if (journal.badLines > 0) this.log('warn', `store: skipped ${journal.badLines} damaged line(s) of the index journal ${this.journal.file}`);
@@ -215,6 +219,7 @@ export class MaildirStore implements Store {
       this.log('info', `store: ${this.byId.size} message(s) in ${this.byDomain.size} domain(s) at ${this.dir}` + (parsed > 0 ? ` (${parsed} indexed from their headers)` : ''));
     } catch (e) {
       this.state = 'closed';
+      await this.unlock?.().catch(() => undefined);
       throw StoreError.is(e) ? e : new StoreError('IO', `cannot open the store at ${this.dir}: ${(e as Error).message}`, { cause: e });
     }
     this.state = 'open';
@@ -317,6 +322,7 @@ export class MaildirStore implements Store {
       await this.journal.compact(this.liveMetas(), this.counter).catch((e: unknown) => this.log('warn', `store: journal compaction failed: ${(e as Error).message}`));
     }
     await this.journal.close();
+    await this.unlock?.();
   }
 
   // ---- writes ----------------------------------------------------------------------------

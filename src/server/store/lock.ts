@@ -1,0 +1,72 @@
+// One store per data dir: `<dir>/.lock` holds the process id of the server using it. Two
+// servers on one folder (the extension's and one started in a terminal, say) would append
+// to the same log and journal and remove each other's files; the second is refused with a
+// message that names the first. A lock left by a process that is gone (a crash, SIGKILL, a
+// restarted container) is taken over.
+
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { StoreError } from './errors';
+
+/** Lock file inside the data dir; the leading dot keeps it apart from domain directories. */
+export const LOCK_FILE = '.lock';
+
+/** Data dirs this process holds, so a second store in the same process is refused too. */
+const held = new Set<string>();
+
+/** Whether a process with this id runs (EPERM: it does, under another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function holder(file: string): Promise<number | undefined> {
+  try {
+    const pid = Number((await fs.readFile(file, 'utf8')).trim());
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+function inUse(dir: string, file: string, pid: number): StoreError {
+  const who = pid === process.pid ? 'this process' : `process ${pid}`;
+  return new StoreError(
+    'LOCKED',
+    `the data dir ${dir} is in use by another Test Inbox server (${who}); stop it, or choose another data dir (if no server runs, delete ${file})`,
+  );
+}
+
+/** Takes the data dir's lock; resolves a function that releases it. Rejects with StoreError LOCKED when a live process holds it. */
+export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
+  const file = path.join(dir, LOCK_FILE);
+  if (held.has(dir)) throw inUse(dir, file, process.pid);
+  const mine = `${process.pid}\n`;
+  try {
+    await fs.writeFile(file, mine, { flag: 'wx', mode: 0o644 });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    const pid = await holder(file);
+    if (pid !== undefined && pid !== process.pid && alive(pid)) throw inUse(dir, file, pid);
+    // Stale: replace it atomically, then check that a concurrent starter did not do the same after us.
+    const tmp = `${file}.${process.pid}`;
+    await fs.writeFile(tmp, mine, { mode: 0o644 });
+    await fs.rename(tmp, file);
+    const now = await holder(file);
+    if (now !== process.pid) throw inUse(dir, file, now ?? 0);
+  }
+  held.add(dir);
+  let released = false;
+  return async () => {
+    if (released) return;
+    released = true;
+    held.delete(dir);
+    // Only our own lock: never one a later server took over.
+    if ((await holder(file).catch(() => undefined)) === process.pid) await fs.rm(file, { force: true });
+  };
+}
