@@ -382,6 +382,31 @@ function isYear(digits: string): boolean {
   return y >= 1900 && y <= 2099;
 }
 
+/** How far back identifierTail looks: longer than any real prefix of an id. */
+const IDENTIFIER_LOOKBACK = 64;
+
+/**
+ * Whether the digits at `start` end an identifier: glued by `-` or `_` to a word that mixes
+ * letters and digits (`e2e-1171283`, `build2_583920`), or by `_` to any word. A letters-only
+ * prefix joined by a hyphen (`G-284619`, Google's format) is left to the other rules.
+ */
+function identifierTail(s: string, start: number): boolean {
+  const glue = s[start - 1];
+  if (glue !== '-' && glue !== '_') return false;
+  let i = start - 1;
+  let letters = false;
+  let digits = false;
+  // Bounded, so a long run of glued numbers stays linear.
+  while (i > 0 && start - i < IDENTIFIER_LOOKBACK && /[A-Za-z0-9_-]/.test(s[i - 1])) {
+    const c = s[i - 1];
+    if (/[0-9]/.test(c)) digits = true;
+    else if (/[A-Za-z]/.test(c)) letters = true;
+    i--;
+  }
+  if (!letters && !digits) return false;
+  return glue === '_' || (letters && digits);
+}
+
 /**
  * Digit candidates: clusters of digit runs joined by single separators are classified as a
  * grouped code (`123 456`, `12-34-56`), a composite (dates, times, amounts, versions, phone
@@ -420,6 +445,8 @@ function numericCandidates(s: string, runs: Run[]): Candidate[] {
     if (group.length === 1) {
       // `+4915…` is a phone number; `(582031)` is a code in brackets.
       if (s[start - 1] === '+' || (s[start - 2] === '+' && s[start - 1] === ' ')) continue;
+      // `e2e-1171283`, `run_7_583920`: the tail of an identifier, not a code (`G-284619` still is).
+      if (identifierTail(s, start) || s[end] === '_') continue;
       if (digits[0].length >= MIN_CODE_DIGITS && digits[0].length <= MAX_CODE_DIGITS) {
         out.push({ code: digits[0], start, end, alnum: false, yearLike: isYear(digits[0]) });
       }
@@ -466,8 +493,8 @@ function alnumCandidates(s: string, runs: Run[]): Candidate[] {
     if (k === i && r.kind !== 'alnum') continue;
     if (!hasDigit || !hasLetter) continue;
     if (code.length < MIN_ALNUM_CODE || code.length > MAX_ALNUM_CODE) continue;
-    // Words glued to other word characters (non-ASCII letters) are not codes.
-    if (isLetterOrDigit(s[r.start - 1]) || isLetterOrDigit(s[end])) continue;
+    // Words glued to other word characters (non-ASCII letters, `_` of an identifier) are not codes.
+    if (isLetterOrDigit(s[r.start - 1]) || isLetterOrDigit(s[end]) || s[r.start - 1] === '_' || s[end] === '_') continue;
     out.push({ code, start: r.start, end, alnum: true, yearLike: false });
     i = k;
   }

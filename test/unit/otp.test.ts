@@ -185,6 +185,14 @@ describe('extractCodes rules', () => {
     assert.equal(bestCode({ text: 'Verification for customer number 104829 is pending.' }), undefined);
   });
 
+  it('does not take the digit tail of an identifier for a code, but keeps G-123456', () => {
+    assert.equal(bestCode({ subject: 'Your sign-in code e2e-1171283', text: 'Hello,\n\nYour verification code is 165819.\n' }), '165819');
+    assert.equal(bestCode({ text: 'Your code for build2_583920 is 771204.' }), '771204');
+    assert.equal(bestCode({ text: 'Verification code: run_583920' }), undefined);
+    assert.equal(bestCode({ kind: 'sms', text: 'G-284619 is your Google verification code.' }), '284619');
+    assert.equal(bestCode({ text: 'Your code is 482913-A.' }), '482913');
+  });
+
   it('rejects postcodes and street numbers', () => {
     for (const text of [
       'Verification team, 1600 Amphitheatre Parkway, Mountain View, CA 94043',
