@@ -284,6 +284,28 @@ describe('MaildirStore', () => {
     assert.ok(text.includes(JSON.stringify(['d', first.id])), 'so is the removal');
   });
 
+  it('compacts the journal while running without losing lines written meanwhile', async function () {
+    this.timeout(60_000);
+    let { store } = await openStore({ maxMessages: 0 });
+    const joe = { domain: 'inbox.test', inbox: 'joe' };
+    // 5,100 adds and 5,100 removals pass the compaction threshold (10,000 lines, twice the live count).
+    for (let i = 0; i < 51; i++) await Promise.all(Array.from({ length: 100 }, () => store.add([joe], anEmail(), 'smtp')));
+    const before = (await fs.stat(path.join(dir, JOURNAL_FILE))).size;
+    assert.equal(await store.clear('inbox.test', 'joe'), 5100);
+    const kept: MessageMeta[] = [];
+    for (let i = 0; i < 5; i++) kept.push(...(await store.add([{ domain: 'inbox.test', inbox: 'ann' }], anEmail({ subject: `kept ${i}` }), 'inject')));
+    // Rewritten while the store runs (not only on close): wait for it.
+    const deadline = Date.now() + 10_000;
+    while ((await fs.stat(path.join(dir, JOURNAL_FILE))).size >= before / 10) {
+      assert.ok(Date.now() < deadline, 'the journal was compacted while running');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const reopened = await reopen(store, { maxMessages: 0 });
+    store = reopened.store;
+    assert.ok(!reopened.logs.some((l) => l.msg.includes('indexed from their headers')), 'every live message has its journal line');
+    assert.deepEqual(store.list(undefined, '*', { ...all, sort: 'ascending' }).msgs, kept);
+  });
+
   it('rebuilds the index from the files when the journal is lost, keeping receipt times to the second', async () => {
     let { store } = await openStore();
     const metas: MessageMeta[] = [];
