@@ -74,6 +74,7 @@ export function describeError(e: unknown): UserFacingError {
         return { message: e.message, actions: ['changePort', 'showLog'], silent: false };
       case 'startTimeout':
       case 'startFailed':
+      case 'dataDirInUse':
         return { message: e.message, actions: ['retry', 'showLog'], silent: false };
       case 'cliMissing':
         return { message: e.message, actions: ['showLog'], silent: false };

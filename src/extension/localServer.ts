@@ -18,10 +18,16 @@ export const READY_TIMEOUT_MS = 20_000;
 export const STOP_TIMEOUT_MS = 5000;
 /** The CLI's exit code for "port already in use". */
 export const EXIT_PORT_TAKEN = 2;
+/** The CLI's exit code for "another server uses the data folder". */
+export const EXIT_DATA_DIR_IN_USE = 3;
+/** How long to wait for the server that holds the data folder to answer on the port: it may be reading a large folder (ready ≤ 2 s for 100,000 messages). */
+export const DATA_DIR_WAIT_MS = 10_000;
+/** How often to ask it meanwhile. */
+const DATA_DIR_POLL_MS = 200;
 /** Keep at most this much of the child's stderr for error messages. */
 const MAX_STDERR_KEPT = 4000;
 
-export type LocalServerErrorCode = 'portTaken' | 'cliMissing' | 'startFailed' | 'startTimeout';
+export type LocalServerErrorCode = 'portTaken' | 'dataDirInUse' | 'cliMissing' | 'startFailed' | 'startTimeout';
 
 export class LocalServerError extends Error {
   constructor(
@@ -55,6 +61,8 @@ export interface LocalServerOptions {
   webhookToken: string;
   log: Logger;
   readyTimeoutMs?: number;
+  /** Default DATA_DIR_WAIT_MS. */
+  dataDirWaitMs?: number;
 }
 
 export interface RunningServer {
@@ -157,7 +165,27 @@ export class LocalServer {
       if (LocalServerError.is(e, 'portTaken') && o.httpPort !== 0 && e.port === o.httpPort) {
         if ((await probeHealth(configuredUrl)) === 'test-inbox') return this.attach(configuredUrl);
       }
+      // ...or for the data folder, and be still reading it: wait for it to answer on the port.
+      if (LocalServerError.is(e, 'dataDirInUse')) {
+        if (o.httpPort !== 0 && (await this.awaitHealthy(configuredUrl))) return this.attach(configuredUrl);
+        throw new LocalServerError(
+          'dataDirInUse',
+          `Another Test Inbox server uses the data folder ${o.dataDir}` +
+            (o.httpPort !== 0 ? ` but does not answer on port ${o.httpPort}` : '') +
+            `. Stop it, or give this window another port and data folder. (${e.message})`,
+        );
+      }
       throw e;
+    }
+  }
+
+  /** Whether a Test Inbox server answers at `url` within dataDirWaitMs. */
+  private async awaitHealthy(url: string): Promise<boolean> {
+    const deadline = Date.now() + (this.opts.dataDirWaitMs ?? DATA_DIR_WAIT_MS);
+    for (;;) {
+      if ((await probeHealth(url)) === 'test-inbox') return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((r) => setTimeout(r, DATA_DIR_POLL_MS));
     }
   }
 
@@ -236,6 +264,8 @@ export class LocalServer {
             const which = /smtp/i.test(lastLine) ? 'SMTP' : 'HTTP';
             const port = which === 'SMTP' ? o.smtpPort : o.httpPort;
             finish(portTaken(which, port, lastLine));
+          } else if (code === EXIT_DATA_DIR_IN_USE) {
+            finish(new LocalServerError('dataDirInUse', lastLine.replace(/^test-inbox: /, '') || 'the data folder is in use'));
           } else {
             finish(new LocalServerError('startFailed', `The local server stopped while starting (exit code ${code ?? signal}): ${lastLine || 'no message'}`));
           }

@@ -7,11 +7,14 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { domainProblem, PRIVATE_DOMAIN } from '../core/ids';
 import { DEFAULT_DOMAIN, DEFAULT_HOST, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT, hostForUrl, type LogLevel, ServerStartError, startInboxServer } from './server';
+import { StoreError } from './store/errors';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
 import { loadOrCreateTokens, TokensError } from './tokens';
 
 /** Exit code when a port is taken (the extension uses it to attach to a running server). */
 export const EXIT_PORT_IN_USE = 2;
+/** Exit code when another server uses the data dir (the extension then waits for it to answer and attaches). */
+export const EXIT_DATA_DIR_IN_USE = 3;
 /** Exit code for a bad command line (sysexits EX_USAGE). */
 export const EXIT_USAGE = 64;
 /** Exit code for any other failure to start. */
@@ -42,7 +45,8 @@ Options:
                           is seconds); 0 = no limit (default ${DEFAULT_MAX_AGE_MS / 86_400_000}d)
   -h, --help              show this help
 
-Exit codes: 0 stopped by SIGINT/SIGTERM, ${EXIT_PORT_IN_USE} a port is in use, ${EXIT_USAGE} bad command line, ${EXIT_FAILURE} other failure.
+Exit codes: 0 stopped by SIGINT/SIGTERM, ${EXIT_PORT_IN_USE} a port is in use, ${EXIT_DATA_DIR_IN_USE} another server uses the data dir,
+${EXIT_USAGE} bad command line, ${EXIT_FAILURE} other failure.
 `;
 
 export class UsageError extends Error {
@@ -199,6 +203,7 @@ export async function main(argv: string[]): Promise<void> {
     });
   } catch (e) {
     if (ServerStartError.is(e, 'PORT_IN_USE')) fail(e.message, EXIT_PORT_IN_USE);
+    if (StoreError.is(e, 'LOCKED')) fail(e.message, EXIT_DATA_DIR_IN_USE);
     fail((e as Error).message, EXIT_FAILURE);
   }
 

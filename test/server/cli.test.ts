@@ -5,7 +5,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
-import { EXIT_PORT_IN_USE, EXIT_USAGE, parseDuration, parseServeArgs } from '../../src/server/cli';
+import { EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, EXIT_USAGE, parseDuration, parseServeArgs } from '../../src/server/cli';
 import { LOCK_FILE } from '../../src/server/store/lock';
 import { loadOrCreateTokens, TokensError } from '../../src/server/tokens';
 import { type Running, startCli } from './cliProcess';
@@ -184,7 +184,7 @@ describe('test-inbox serve (CLI)', function () {
     await first.ready;
     const second = run(['serve', ...freePorts, '--data-dir', dataDir]);
     const { code } = await second.exited;
-    assert.equal(code, 1);
+    assert.equal(code, EXIT_DATA_DIR_IN_USE);
     assert.equal(second.stdout(), '');
     assert.match(second.stderr(), new RegExp(`in use by another Test Inbox server \\(process ${first.child.pid}\\)`));
     first.child.kill('SIGTERM');

@@ -133,6 +133,30 @@ describe('extension local server', function () {
     }
   });
 
+  it('two windows starting at once on one port and data folder end with one server and one attached', async () => {
+    const port = await freePort();
+    const a = new LocalServer(options({ httpPort: port }));
+    const b = new LocalServer(options({ httpPort: port }));
+    servers.push(a, b);
+    const both = await Promise.all([a.start(), b.start()]);
+    assert.deepEqual(both.map((r) => r.mode).sort(), ['attached', 'started']);
+    assert.equal(both[0].http, both[1].http);
+    assert.equal([a.pid, b.pid].filter((p) => p !== undefined).length, 1, 'one server process');
+  });
+
+  it('reports dataDirInUse, naming the folder, when the server holding it does not answer on the configured port', async () => {
+    const first = new LocalServer(options());
+    servers.push(first);
+    await first.start();
+    const second = new LocalServer(options({ httpPort: await freePort(), dataDirWaitMs: 300 }));
+    servers.push(second);
+    await assert.rejects(
+      second.start(),
+      (e: unknown) => LocalServerError.is(e, 'dataDirInUse') && e.message.includes(dir) && e.message.includes(`process ${first.pid}`),
+    );
+    assert.equal(second.pid, undefined);
+  });
+
   it('says the program is missing instead of failing obscurely', async () => {
     const server = new LocalServer(options({ cliPath: path.join(dir, 'nope.js') }));
     await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'cliMissing'));
