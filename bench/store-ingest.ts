@@ -8,6 +8,7 @@
 import { MaildirStore } from '../src/server/store/maildir';
 import { buildMessage, DEFAULT_MESSAGE_BYTES } from './lib/smtp-load';
 import { percentile } from './lib/stats';
+import { counts, newWindow, runWindow } from './lib/window';
 
 async function main(): Promise<void> {
   const [dir, inFlightText, warmupText, windowText] = process.argv.slice(2);
@@ -21,29 +22,24 @@ async function main(): Promise<void> {
   const store = new MaildirStore({ dir, retention: { maxMessages: 0, maxAgeMs: 0 } });
   await store.open();
   const raw = buildMessage(DEFAULT_MESSAGE_BYTES, 'sender@bench.test', 'store@inbox.test', 'store ingest');
-  let measuring = false;
-  let stopping = false;
+  const w = newWindow();
   let added = 0;
   const latencies: number[] = [];
   const workers = Array.from({ length: inFlight }, async (_, i) => {
-    while (!stopping) {
+    while (!w.stopping) {
       const t0 = performance.now();
       await store.add([{ domain: 'inbox.test', inbox: `store${i % 8}` }], raw, 'smtp');
-      if (measuring && !stopping) {
+      if (counts(w)) {
         added++;
         latencies.push(performance.now() - t0);
       }
     }
   });
-  await new Promise((r) => setTimeout(r, warmupMs));
-  measuring = true;
-  const cpu0 = process.cpuUsage();
-  const start = performance.now();
-  await new Promise((r) => setTimeout(r, windowMs));
-  const elapsed = performance.now() - start;
-  const cpu = process.cpuUsage(cpu0);
-  stopping = true;
-  await Promise.all(workers);
+  const ownCpuMs = (): number => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+  const { windowMs: elapsed, cpuMs } = await runWindow(w, { warmupMs, durationMs: windowMs, cpuMs: ownCpuMs }, workers);
   await store.close();
   latencies.sort((a, b) => a - b);
   process.stdout.write(
@@ -51,7 +47,7 @@ async function main(): Promise<void> {
       addsPerSec: added / (elapsed / 1000),
       p50Ms: percentile(latencies, 50),
       p99Ms: percentile(latencies, 99),
-      cpuMsPerAdd: added > 0 ? (cpu.user + cpu.system) / 1000 / added : NaN,
+      cpuMsPerAdd: added > 0 ? cpuMs / added : NaN,
     }) + '\n',
   );
 }

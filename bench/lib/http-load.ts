@@ -1,8 +1,9 @@
 // HTTP load: inject throughput (many requests in flight over a keep-alive pool) and list
 // latency (sequential requests over one keep-alive connection).
 import { Client, Pool } from 'undici';
-import { cpuMs } from './procs';
+import { serverCpu } from './procs';
 import { percentile } from './stats';
+import { counts, newWindow, runWindow } from './window';
 
 /** Requests in flight for the inject benchmark: enough to keep a server busy without queueing forever. */
 export const DEFAULT_INJECT_CONCURRENCY = 32;
@@ -56,8 +57,7 @@ export async function runInjectLoad(opts: InjectLoadOptions): Promise<InjectLoad
   const pool = new Pool(opts.origin, { connections: opts.connections ?? opts.concurrency ?? DEFAULT_INJECT_CONCURRENCY, pipelining: 1 });
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (opts.token) headers.authorization = opts.token;
-  let measuring = false;
-  let stopping = false;
+  const w = newWindow();
   let ok = 0;
   let failed = 0;
   let firstError: string | undefined;
@@ -65,7 +65,7 @@ export async function runInjectLoad(opts: InjectLoadOptions): Promise<InjectLoad
   let n = 0;
 
   const worker = async () => {
-    while (!stopping) {
+    while (!w.stopping) {
       const i = ++n;
       const body = JSON.stringify({
         from: 'Bench Sender <sender@bench.test>',
@@ -79,28 +79,20 @@ export async function runInjectLoad(opts: InjectLoadOptions): Promise<InjectLoad
         if (res.statusCode < 200 || res.statusCode >= 300) throw new HttpLoadError('HTTP_STATUS', `HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
         const parsed = JSON.parse(text) as { status?: string; id?: string };
         if (parsed.status !== 'ok' || typeof parsed.id !== 'string') throw new HttpLoadError('HTTP_BODY', `unexpected answer ${text.slice(0, 200)}`);
-        if (measuring && !stopping) {
+        if (counts(w)) {
           ok++;
           latencies.push(performance.now() - t0);
         }
       } catch (e) {
         failed++;
         firstError ??= e instanceof Error ? e.message : String(e);
-        if (failed > 1000 && ok === 0) stopping = true;
+        if (failed > 1000 && ok === 0) w.stopping = true;
       }
     }
   };
 
   const workers = Array.from({ length: opts.concurrency ?? DEFAULT_INJECT_CONCURRENCY }, worker);
-  await sleep(opts.warmupMs);
-  measuring = true;
-  const start = performance.now();
-  const cpu0 = opts.serverPid ? cpuMs(opts.serverPid) : NaN;
-  await sleep(opts.durationMs);
-  const windowMs = performance.now() - start;
-  stopping = true;
-  const cpu1 = opts.serverPid ? cpuMs(opts.serverPid) : NaN;
-  await Promise.all(workers);
+  const { windowMs, cpuMs: serverCpuMs } = await runWindow(w, { warmupMs: opts.warmupMs, durationMs: opts.durationMs, cpuMs: serverCpu(opts.serverPid) }, workers);
   await pool.close();
   latencies.sort((a, b) => a - b);
   return {
@@ -111,7 +103,7 @@ export async function runInjectLoad(opts: InjectLoadOptions): Promise<InjectLoad
     latencyP50Ms: percentile(latencies, 50),
     latencyP99Ms: percentile(latencies, 99),
     windowMs,
-    serverCpuMsPerReq: ok > 0 ? (cpu1 - cpu0) / ok : NaN,
+    serverCpuMsPerReq: ok > 0 ? serverCpuMs / ok : NaN,
   };
 }
 
@@ -170,8 +162,4 @@ export async function runListLatency(opts: ListLatencyOptions): Promise<LatencyR
     maxMs: times[times.length - 1],
     requests: times.length,
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -187,6 +187,11 @@ function ticksPerSecond(): number {
  * /proc/<pid>/stat (Linux); NaN elsewhere. Unlike wall-clock rates it hardly moves when other
  * work shares the machine, so CPU per message is the steadier figure on a busy machine.
  */
+/** A CPU-time reader for the process `pid` (for a measuring window, window.ts); NaN when there is none. */
+export function serverCpu(pid: number | undefined): () => number {
+  return pid ? () => cpuMs(pid) : () => NaN;
+}
+
 export function cpuMs(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

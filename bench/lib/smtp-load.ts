@@ -3,8 +3,9 @@
 // reply (no pipelining). Only messages the server acknowledged with 250 after the final
 // dot, inside the measuring window, are counted. Works against any SMTP port.
 import * as net from 'node:net';
-import { cpuMs } from './procs';
+import { serverCpu } from './procs';
 import { percentile } from './stats';
+import { counts, newWindow, runWindow } from './window';
 
 /** Size of one generated message (headers + body) in bytes: the size the issue asks for. */
 export const DEFAULT_MESSAGE_BYTES = 4096;
@@ -235,8 +236,7 @@ export async function runSmtpLoad(opts: SmtpLoadOptions): Promise<SmtpLoadResult
   const size = opts.messageBytes ?? DEFAULT_MESSAGE_BYTES;
   const recipient = opts.recipient ?? ((i: number) => `bench${i}@inbox.test`);
   const from = 'sender@bench.test';
-  let measuring = false;
-  let stopping = false;
+  const w = newWindow();
   let acked = 0;
   let rejected = 0;
   let failedConnections = 0;
@@ -254,7 +254,7 @@ export async function runSmtpLoad(opts: SmtpLoadOptions): Promise<SmtpLoadResult
   const loops = conns.map(async ({ c, i, to }) => {
     let n = 0;
     try {
-      while (!stopping) {
+      while (!w.stopping) {
         n++;
         const message = buildMessage(size, from, to, `bench ${i}-${n}`);
         const t0 = performance.now();
@@ -275,7 +275,7 @@ export async function runSmtpLoad(opts: SmtpLoadOptions): Promise<SmtpLoadResult
             break;
           }
         }
-        if (ok && measuring && !stopping) {
+        if (ok && counts(w)) {
           acked++;
           latencies.push(performance.now() - t0);
         }
@@ -288,15 +288,7 @@ export async function runSmtpLoad(opts: SmtpLoadOptions): Promise<SmtpLoadResult
     }
   });
 
-  await sleep(opts.warmupMs);
-  measuring = true;
-  const start = performance.now();
-  const cpu0 = opts.serverPid ? cpuMs(opts.serverPid) : NaN;
-  await sleep(opts.durationMs);
-  const windowMs = performance.now() - start;
-  stopping = true;
-  const cpu1 = opts.serverPid ? cpuMs(opts.serverPid) : NaN;
-  await Promise.all(loops);
+  const { windowMs, cpuMs: serverCpuMs } = await runWindow(w, { warmupMs: opts.warmupMs, durationMs: opts.durationMs, cpuMs: serverCpu(opts.serverPid) }, loops);
 
   latencies.sort((a, b) => a - b);
   return {
@@ -308,12 +300,8 @@ export async function runSmtpLoad(opts: SmtpLoadOptions): Promise<SmtpLoadResult
     latencyP50Ms: percentile(latencies, 50),
     latencyP99Ms: percentile(latencies, 99),
     windowMs,
-    serverCpuMsPerMsg: acked > 0 ? (cpu1 - cpu0) / acked : NaN,
+    serverCpuMsPerMsg: acked > 0 ? serverCpuMs / acked : NaN,
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /**
