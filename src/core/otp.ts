@@ -397,11 +397,11 @@ function identifierTail(s: string, start: number): boolean {
   let letters = false;
   let digits = false;
   // Bounded, so a long run of glued numbers stays linear.
-  while (i > 0 && start - i < IDENTIFIER_LOOKBACK && /[A-Za-z0-9_-]/.test(s[i - 1])) {
-    const c = s[i - 1];
-    if (/[0-9]/.test(c)) digits = true;
-    else if (/[A-Za-z]/.test(c)) letters = true;
-    i--;
+  for (; i > 0 && start - i < IDENTIFIER_LOOKBACK; i--) {
+    const c = s.charCodeAt(i - 1);
+    if (isAsciiDigit(c)) digits = true;
+    else if (isAsciiAlnum(c)) letters = true;
+    else if (s[i - 1] !== '_' && s[i - 1] !== '-') break;
   }
   if (!letters && !digits) return false;
   return glue === '_' || (letters && digits);
