@@ -167,8 +167,6 @@ export class MaildirStore implements Store {
   private counter = 0;
 
   private readonly readyDirs = new Map<string, Promise<void>>();
-  /** Keys of readyDirs whose directories exist (checked without awaiting on the write path). */
-  private readonly dirsReady = new Set<string>();
   private commitQueue: CommitItem[] = [];
   private committing = false;
   private readonly inflight = new Set<Promise<unknown>>();
@@ -366,7 +364,7 @@ export class MaildirStore implements Store {
    * new/, then one log write and one fdatasync make them all durable, then they are
    * acknowledged. The files are written synchronously, between two fdatasyncs and never
    * during one: a batch of small writes costs less without a thread-pool hop each, and the
-   * event loop is held for microseconds per message (see bench/README.md).
+   * event loop is held for microseconds per message.
    */
   private async runCommits(): Promise<void> {
     this.committing = true;
@@ -424,9 +422,8 @@ export class MaildirStore implements Store {
 
   /** Creates the directories of inboxes not seen before; an item whose directory fails is rejected. */
   private async prepareDirs(items: CommitItem[]): Promise<void> {
-    const pending = items.filter((b) => b.recs.some((r) => !this.dirsReady.has(`${r.meta.domain}\n${r.meta.inbox}`)));
     await Promise.all(
-      pending.map(async (b) => {
+      items.map(async (b) => {
         try {
           for (const r of b.recs) await this.ensureInboxDir(r.meta.domain, r.meta.inbox);
         } catch (e) {
@@ -477,10 +474,7 @@ export class MaildirStore implements Store {
         for (const d of [inboxDir, path.dirname(inboxDir), this.dir]) await fsyncDir(d);
       })();
       this.readyDirs.set(key, p);
-      p.then(
-        () => this.dirsReady.add(key),
-        () => this.readyDirs.delete(key),
-      );
+      p.catch(() => this.readyDirs.delete(key));
     }
     return p;
   }
