@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { parseMessageId } from '../../src/core/ids';
 import { StoreError } from '../../src/server/store/errors';
 import { decodeEncodedWords, parseIndexedHeaders } from '../../src/server/store/headers';
-import { JOURNAL_FILE, JOURNAL_FLUSH_MS } from '../../src/server/store/journal';
+import { addLine, Journal, JOURNAL_FILE, JOURNAL_FLUSH_MS } from '../../src/server/store/journal';
 import { LOCK_FILE } from '../../src/server/store/lock';
 import { encodeName, MaildirStore, type MaildirStoreOptions } from '../../src/server/store/maildir';
 import type { MessageMeta, RetentionOptions } from '../../src/server/store/types';
@@ -510,6 +510,29 @@ describe('MaildirStore write-ahead log', () => {
     while ((await walFiles(dir)).includes('.wal-1')) await new Promise((r) => setTimeout(r, 10));
     await store.close();
     assert.deepEqual(await walFiles(dir), []);
+  });
+});
+
+describe('index journal', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-journal-'));
+  });
+  afterEach(() => fs.rm(dir, { recursive: true, force: true }));
+
+  const meta = (n: number): MessageMeta => ({ id: `joe-1763700000-${n}`, domain: 'inbox.test', inbox: 'joe', time: 1763700000000, from: 'a@b.test', subject: `s${n}`, size: 10, source: 'smtp' });
+
+  it('counts the lines appended while a compaction runs on top of the compacted ones', async () => {
+    const journal = new Journal(dir);
+    await journal.openForAppend();
+    const compacted = journal.compact([meta(1), meta(2), meta(3)], 3);
+    await new Promise((r) => setImmediate(r)); // the snapshot is taken; the rewrite is under way or done
+    journal.append(addLine(meta(4)) + addLine(meta(5)), 2);
+    await compacted;
+    assert.equal(journal.lineCount, 2 + 3 + 2, 'version and counter lines, three live, two appended');
+    await journal.close();
+    const text = await fs.readFile(path.join(dir, JOURNAL_FILE), 'utf8');
+    assert.equal(text.trim().split('\n').length, journal.lineCount);
   });
 });
 

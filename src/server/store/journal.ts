@@ -123,12 +123,8 @@ export class Journal {
 
   /** Writes the queued lines now; resolves once they are written (or the failure was reported). */
   flush(): Promise<void> {
-    clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    if (this.waiting.length === 0) return this.chain.then(() => undefined);
-    const text = this.waiting.join('');
-    this.waiting = [];
-    this.waitingBytes = 0;
+    const text = this.takeWaiting();
+    if (text === '') return this.chain.then(() => undefined);
     return this.enqueue(async () => {
       if (this.fh) await this.fh.write(text);
     }).catch((e: unknown) => this.onError(e as Error));
@@ -138,10 +134,8 @@ export class Journal {
   compact(live: Iterable<MessageMeta>, maxCounter: number): Promise<void> {
     return this.enqueue(async () => {
       // The snapshot below is taken now, so it covers every line still waiting.
-      clearTimeout(this.flushTimer);
-      this.flushTimer = undefined;
-      this.waiting = [];
-      this.waitingBytes = 0;
+      this.takeWaiting();
+      const countedBefore = this.lineCount;
       const tmp = this.file + '.tmp';
       const parts: string[] = [JSON.stringify(['v', JOURNAL_VERSION]) + '\n', counterLine(maxCounter)];
       let n = 2;
@@ -160,8 +154,19 @@ export class Journal {
       this.fh = undefined;
       await fs.rename(tmp, this.file);
       this.fh = await fs.open(this.file, 'a');
-      this.lineCount = n;
+      // ...plus the lines appended while it was written, which are still to come.
+      this.lineCount = n + (this.lineCount - countedBefore);
     });
+  }
+
+  /** The queued lines as one text ('' when none), no longer queued; cancels the pending write. */
+  private takeWaiting(): string {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const text = this.waiting.join('');
+    this.waiting = [];
+    this.waitingBytes = 0;
+    return text;
   }
 
   async close(): Promise<void> {
