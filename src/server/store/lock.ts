@@ -34,8 +34,8 @@ async function holder(file: string): Promise<number | undefined> {
   }
 }
 
-function inUse(dir: string, file: string, pid: number): StoreError {
-  const who = pid === process.pid ? 'this process' : `process ${pid}`;
+function inUse(dir: string, file: string, pid: number | undefined): StoreError {
+  const who = pid === undefined ? 'another process' : pid === process.pid ? 'this process' : `process ${pid}`;
   return new StoreError(
     'LOCKED',
     `the data dir ${dir} is in use by another Test Inbox server (${who}); stop it, or choose another data dir (if no server runs, delete ${file})`,
@@ -58,7 +58,7 @@ export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
     await fs.writeFile(tmp, mine, { mode: 0o644 });
     await fs.rename(tmp, file);
     const now = await holder(file);
-    if (now !== process.pid) throw inUse(dir, file, now ?? 0);
+    if (now !== process.pid) throw inUse(dir, file, now);
   }
   held.add(dir);
   let released = false;
