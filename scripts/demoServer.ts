@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import nodemailer from 'nodemailer';
+import { EXIT_PORT_IN_USE } from '../src/server/exitCodes';
 
 /** Repository root (this file is scripts/demoServer.ts). */
 export const REPO_ROOT = path.resolve(__dirname, '..');
@@ -18,8 +19,6 @@ export const CLI_PATH = path.join(REPO_ROOT, 'dist', 'cli.js');
 const READY_TIMEOUT_MS = 30_000;
 /** A clean shutdown takes milliseconds; after this the process is killed. */
 const STOP_TIMEOUT_MS = 5_000;
-/** The CLI's exit code for "a port is in use" (src/server/cli.ts EXIT_PORT_IN_USE). */
-export const EXIT_PORT_IN_USE = 2;
 
 /** The sample messages: what the README's screenshots and `npm start` show. */
 export const SAMPLES = {

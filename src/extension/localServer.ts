@@ -5,6 +5,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import { EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE } from '../server/exitCodes';
 import type { Logger } from './log';
 import { Emitter } from './util/emitter';
 
@@ -16,10 +17,6 @@ export const HEALTH_TIMEOUT_MS = 1500;
 export const READY_TIMEOUT_MS = 20_000;
 /** Grace period for a clean shutdown before SIGKILL. */
 export const STOP_TIMEOUT_MS = 5000;
-/** The CLI's exit code for "port already in use". */
-export const EXIT_PORT_TAKEN = 2;
-/** The CLI's exit code for "another server uses the data folder". */
-export const EXIT_DATA_DIR_IN_USE = 3;
 /** How long to wait for the server that holds the data folder to answer on the port: it may be reading a large folder (ready ≤ 2 s for 100,000 messages). */
 export const DATA_DIR_WAIT_MS = 10_000;
 /** How often to ask it meanwhile. */
@@ -260,7 +257,7 @@ export class LocalServer {
         o.log.info(`Local server exited (code ${code ?? '-'}${signal ? `, signal ${signal}` : ''}).`);
         if (!settled) {
           const lastLine = stderr.trim().split('\n').pop()?.trim() ?? '';
-          if (code === EXIT_PORT_TAKEN) {
+          if (code === EXIT_PORT_IN_USE) {
             const which = /smtp/i.test(lastLine) ? 'SMTP' : 'HTTP';
             const port = which === 'SMTP' ? o.smtpPort : o.httpPort;
             finish(portTaken(which, port, lastLine));

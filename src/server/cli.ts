@@ -7,18 +7,12 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { domainProblem, PRIVATE_DOMAIN } from '../core/ids';
 import { DEFAULT_DOMAIN, DEFAULT_HOST, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT, hostForUrl, type LogLevel, ServerStartError, startInboxServer } from './server';
+import { EXIT_DATA_DIR_IN_USE, EXIT_FAILURE, EXIT_PORT_IN_USE, EXIT_USAGE } from './exitCodes';
 import { StoreError } from './store/errors';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
 import { loadOrCreateTokens, TokensError } from './tokens';
 
-/** Exit code when a port is taken (the extension uses it to attach to a running server). */
-export const EXIT_PORT_IN_USE = 2;
-/** Exit code when another server uses the data dir (the extension then waits for it to answer and attaches). */
-export const EXIT_DATA_DIR_IN_USE = 3;
-/** Exit code for a bad command line (sysexits EX_USAGE). */
-export const EXIT_USAGE = 64;
-/** Exit code for any other failure to start. */
-export const EXIT_FAILURE = 1;
+export { EXIT_DATA_DIR_IN_USE, EXIT_FAILURE, EXIT_PORT_IN_USE, EXIT_USAGE } from './exitCodes';
 /** Env vars the extension passes tokens in (never on argv, where other users can read them). */
 export const API_TOKEN_ENV = 'TEST_INBOX_API_TOKEN';
 export const WEBHOOK_TOKEN_ENV = 'TEST_INBOX_WEBHOOK_TOKEN';
