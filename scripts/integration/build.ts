@@ -5,6 +5,7 @@
 import * as esbuild from 'esbuild';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { processAlive } from '../../src/server/store/lock';
 import { INTEGRATION_OUT, INTEGRATION_SRC, suitesDir } from './config';
 import { IntegrationError } from './errors';
 
@@ -75,14 +76,5 @@ function pruneAbandonedBuilds(): void {
     const pid = /^run-(\d+)-\d+$/.exec(name)?.[1];
     if (pid !== undefined && processAlive(Number(pid))) continue;
     fs.rmSync(path.join(INTEGRATION_OUT, name), { recursive: true, force: true });
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

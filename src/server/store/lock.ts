@@ -15,7 +15,7 @@ export const LOCK_FILE = '.lock';
 const held = new Set<string>();
 
 /** Whether a process with this id runs (EPERM: it does, under another user). */
-function alive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -52,7 +52,7 @@ export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     const pid = await holder(file);
-    if (pid !== undefined && pid !== process.pid && alive(pid)) throw inUse(dir, file, pid);
+    if (pid !== undefined && pid !== process.pid && processAlive(pid)) throw inUse(dir, file, pid);
     // Stale: replace it atomically, then check that a concurrent starter did not do the same after us.
     const tmp = `${file}.${process.pid}`;
     await fs.writeFile(tmp, mine, { mode: 0o644 });
