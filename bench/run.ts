@@ -232,7 +232,7 @@ async function main(): Promise<void> {
       details.inject = results;
       for (const inFlight of shapes) {
         log(`HTTP inject, ${inFlight} in flight: bare node:http`);
-        const load = { path: injectPath, concurrency: inFlight, connections: inFlight, warmupMs, durationMs: windowMs };
+        const load = { path: injectPath, concurrency: inFlight, warmupMs, durationMs: windowMs }; // one connection per request in flight
         const bareInject = await runInjectLoad({ ...load, origin: bare.ready.http, serverPid: bare.child.pid });
         let oursInject: Awaited<ReturnType<typeof runInjectLoad>> | undefined;
         let problem: string | undefined;
