@@ -1,47 +1,73 @@
 // Bundles the separate entry points: the extension host side, the local server CLI
 // (forked by the extension and run standalone as `test-inbox serve`), and the
 // browser-side webview script.
+//
+//   node esbuild.mjs                 development bundles in dist/, with linked source maps
+//   node esbuild.mjs --watch         the same, rebuilt on change
+//   node esbuild.mjs --production    minified bundles; maps written beside them but not
+//                                    linked (the packaging script moves them out of the VSIX)
+//
+// scripts/package.mjs imports buildBundles() for the VSIX and the server package.
 import * as esbuild from 'esbuild';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const watch = process.argv.includes('--watch');
-const production = process.argv.includes('--production');
+const ROOT = dirname(fileURLToPath(import.meta.url));
+const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
 
-/** @type {import('esbuild').BuildOptions[]} */
-const builds = [
-  {
+/** @type {Record<string, import('esbuild').BuildOptions>} */
+const ENTRIES = {
+  extension: {
     entryPoints: { extension: 'src/extension/extension.ts' },
     platform: 'node',
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
   },
-  {
+  cli: {
     entryPoints: { cli: 'src/server/cli.ts' },
     platform: 'node',
     format: 'cjs',
     target: 'node20',
     banner: { js: '#!/usr/bin/env node' },
   },
-  {
+  webview: {
     entryPoints: { webview: 'src/webview/main.ts' },
     platform: 'browser',
     format: 'iife',
     target: 'es2022',
   },
-].filter((b) => Object.values(b.entryPoints).every((p) => existsSync(p)));
-
-const common = {
-  bundle: true,
-  outdir: 'dist',
-  sourcemap: production ? false : 'linked',
-  minify: production,
-  logLevel: 'warning',
-  legalComments: 'none',
 };
 
-if (watch) {
-  for (const b of builds) await (await esbuild.context({ ...common, ...b })).watch();
-} else {
+/**
+ * Builds the named bundles (all by default) into `outdir`.
+ * @param {{ production?: boolean, outdir?: string, only?: string[], watch?: boolean }} options
+ */
+export async function buildBundles({ production = false, outdir = 'dist', only, watch = false } = {}) {
+  const builds = Object.entries(ENTRIES)
+    .filter(([name]) => !only || only.includes(name))
+    .map(([, b]) => b)
+    .filter((b) => Object.values(b.entryPoints).every((p) => existsSync(join(ROOT, p))));
+  const common = {
+    absWorkingDir: ROOT,
+    bundle: true,
+    outdir,
+    // Production: maps as separate files without a sourceMappingURL comment, so shipping the
+    // bundle without its map leaves no dangling reference.
+    sourcemap: production ? 'external' : 'linked',
+    minify: production,
+    logLevel: 'warning',
+    legalComments: 'none',
+    define: { __TEST_INBOX_VERSION__: JSON.stringify(VERSION) },
+  };
+  if (watch) {
+    for (const b of builds) await (await esbuild.context({ ...common, ...b })).watch();
+    return;
+  }
   await Promise.all(builds.map((b) => esbuild.build({ ...common, ...b })));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await buildBundles({ production: process.argv.includes('--production'), watch: process.argv.includes('--watch') });
 }

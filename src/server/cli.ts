@@ -11,6 +11,7 @@ import { EXIT_DATA_DIR_IN_USE, EXIT_FAILURE, EXIT_PORT_IN_USE, EXIT_USAGE } from
 import { StoreError } from './store/errors';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
 import { loadOrCreateTokens, TokensError } from './tokens';
+import { VERSION } from './version';
 
 export { EXIT_DATA_DIR_IN_USE, EXIT_FAILURE, EXIT_PORT_IN_USE, EXIT_USAGE } from './exitCodes';
 /** Env vars the extension passes tokens in (never on argv, where other users can read them). */
@@ -38,6 +39,7 @@ Options:
   --max-age <duration>    remove messages older than this: 90s, 30m, 12h, 7d, 2w (a bare number
                           is seconds); 0 = no limit (default ${DEFAULT_MAX_AGE_MS / 86_400_000}d)
   -h, --help              show this help
+  -v, --version           print the version
 
 Exit codes: 0 stopped by SIGINT/SIGTERM, ${EXIT_PORT_IN_USE} a port is in use, ${EXIT_DATA_DIR_IN_USE} another server uses the data dir,
 ${EXIT_USAGE} bad command line, ${EXIT_FAILURE} other failure.
@@ -82,8 +84,8 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   return xdg && path.isAbsolute(xdg) ? path.join(xdg, 'test-inbox') : path.join(os.homedir(), '.local', 'share', 'test-inbox');
 }
 
-/** The serve configuration from argv (after the command name) and env; `help` when asked for. */
-export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig | 'help' {
+/** The serve configuration from argv (after the command name) and env; `help` or `version` when asked for. */
+export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig | 'help' | 'version' {
   let parsed;
   try {
     parsed = parseArgs({
@@ -101,6 +103,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
         'max-messages': { type: 'string' },
         'max-age': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
       },
     });
   } catch (e) {
@@ -108,6 +111,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   }
   const v = parsed.values;
   if (v.help) return 'help';
+  if (v.version) return 'version';
   const [command, ...extra] = parsed.positionals;
   if (command !== 'serve') throw new UsageError(command === undefined ? 'missing command: serve' : `unknown command ${JSON.stringify(command)} (the command is serve)`);
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
@@ -148,6 +152,9 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   };
 }
 
+/** A second signal this soon after the first is the same interrupt delivered twice (see stop()). */
+const REPEAT_SIGNAL_GRACE_MS = 2_000;
+
 function stderrLog(level: LogLevel, msg: string): void {
   process.stderr.write(`${new Date().toISOString()} ${level} ${msg}\n`);
 }
@@ -158,7 +165,7 @@ function fail(message: string, code: number): never {
 }
 
 export async function main(argv: string[]): Promise<void> {
-  let config: ServeConfig | 'help';
+  let config: ServeConfig | 'help' | 'version';
   try {
     config = parseServeArgs(argv);
   } catch (e) {
@@ -167,6 +174,10 @@ export async function main(argv: string[]): Promise<void> {
   }
   if (config === 'help') {
     process.stdout.write(USAGE);
+    return;
+  }
+  if (config === 'version') {
+    process.stdout.write(`${VERSION}\n`);
     return;
   }
 
@@ -201,13 +212,18 @@ export async function main(argv: string[]): Promise<void> {
     fail((e as Error).message, EXIT_FAILURE);
   }
 
-  let stopping = false;
+  // A terminal's Ctrl+C reaches the whole process group: under `npx` (or any wrapper that
+  // forwards signals) the server gets the same interrupt twice within milliseconds. A repeat
+  // inside REPEAT_SIGNAL_GRACE_MS is that echo and is ignored; one after it is a person
+  // pressing Ctrl+C again on a stop that hangs, and exits at once.
+  let stoppingSince: number | undefined;
   const stop = (signal: string): void => {
-    if (stopping) {
+    if (stoppingSince !== undefined) {
+      if (Date.now() - stoppingSince < REPEAT_SIGNAL_GRACE_MS) return;
       stderrLog('warn', `${signal} again: exiting without waiting`);
       process.exit(EXIT_FAILURE);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     stderrLog('info', `${signal}: stopping`);
     server.close().then(
       () => process.exit(0),

@@ -239,9 +239,14 @@ describe('serve arguments', () => {
 
   it('prefers token flags over the environment', () => {
     const c = parseServeArgs(['serve', '--api-token', 'flag'], { TEST_INBOX_API_TOKEN: 'env', TEST_INBOX_WEBHOOK_TOKEN: 'wenv' });
-    assert.ok(c !== 'help');
+    assert.ok(c !== 'help' && c !== 'version');
     assert.equal(c.apiToken, 'flag');
     assert.equal(c.webhookToken, 'wenv');
+  });
+
+  it('answers --version and -v before reading anything else', () => {
+    assert.equal(parseServeArgs(['--version'], {}), 'version');
+    assert.equal(parseServeArgs(['serve', '-v'], {}), 'version');
   });
 
   it('reads durations with units, a bare number as seconds, and 0 as no limit', () => {
