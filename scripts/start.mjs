@@ -134,6 +134,10 @@ async function openEditor(server) {
   const session = await startCodeServer({
     workspace,
     settings: server.extensionSettings,
+    // For people: notifications show. The smoke-test driver (which hides every toast) is
+    // only for the test harness's payload.
+    smokeTestDriver: false,
+    linkExtension: true,
     onProgress: (message) => process.stdout.write(`[code-server] ${message}\n`),
   });
   session.serverExited.catch((err) => {

@@ -71,8 +71,26 @@ const SEED_SETTINGS: Record<string, unknown> = {
 export interface WorkbenchOptions {
   /** Folder opened in the workbench; a fresh empty temp folder when omitted. */
   workspace?: string;
-  /** Folder with the extension's package.json; the clone by default. */
+  /** Folder with the extension's package.json; the clone by default. Ignored with `vsix`. */
   extensionPath?: string;
+  /**
+   * A packaged extension to install into the session's fresh extensions folder with
+   * code-server's `--install-extension`, as a user installs it; the workbench then runs that
+   * installed copy and no development path is loaded.
+   */
+  vsix?: string;
+  /**
+   * The smoke-test driver that the test payload (extensionTestsPath) needs; it also
+   * suppresses every notification toast. On by default for the harness; `npm start` turns it
+   * off so that people see notifications.
+   */
+  smokeTestDriver?: boolean;
+  /**
+   * Links the extension folder (the clone) into the session's extensions folder, so that the
+   * workbench loads it as an installed extension without the test payload (which needs the
+   * smoke-test driver). A rebuild and a window reload pick up changes. For `npm start`.
+   */
+  linkExtension?: boolean;
   /** Compiled test entry; when set the extension host runs it and the session ends with it. */
   extensionTestsPath?: string;
   /** Extra environment for code-server and therefore the extension host. */
@@ -167,7 +185,10 @@ export function chromiumPath(): string {
  */
 export async function startCodeServer(options: WorkbenchOptions = {}): Promise<CodeServerSession> {
   const extensionPath = path.resolve(options.extensionPath ?? EXTENSION_PATH);
-  if (extensionPath === EXTENSION_PATH && !fs.existsSync(EXTENSION_MAIN)) {
+  if (options.vsix !== undefined && !fs.existsSync(options.vsix)) {
+    throw new IntegrationError('NOT_BUILT', `${options.vsix} is missing; run \`npm run package\` first.`);
+  }
+  if (options.vsix === undefined && extensionPath === EXTENSION_PATH && !fs.existsSync(EXTENSION_MAIN)) {
     throw new IntegrationError('NOT_BUILT', `${path.relative(process.cwd(), EXTENSION_MAIN)} is missing; run \`npm run build\` first.`);
   }
   const install = await ensureCodeServer(options.onProgress ?? (() => {}));
@@ -218,6 +239,19 @@ export async function startCodeServer(options: WorkbenchOptions = {}): Promise<C
       TMPDIR: dirs.tmp,
       ...options.env,
     };
+    const common = ['--user-data-dir', dirs.data, '--extensions-dir', dirs.exts];
+    if (options.vsix !== undefined) {
+      options.onProgress?.(`Installing ${path.basename(options.vsix)} into the session's extensions folder…`);
+      await installVsix(install, path.resolve(options.vsix), common, { cwd: tmpDir, env, logFile: serverLog });
+    }
+    if (options.linkExtension && options.vsix === undefined) {
+      const pkg = JSON.parse(fs.readFileSync(path.join(extensionPath, 'package.json'), 'utf8')) as { publisher: string; name: string; version: string };
+      fs.symlinkSync(extensionPath, path.join(dirs.exts, `${pkg.publisher}.${pkg.name}-${pkg.version}`), 'dir');
+    }
+    const smokeDriver = options.smokeTestDriver ?? true;
+    if (!smokeDriver && options.extensionTestsPath) {
+      throw new IntegrationError('NO_TESTS', 'extensionTestsPath needs the smoke-test driver (smokeTestDriver: true).');
+    }
     let started: { child: ChildProcess; port: number } | undefined;
     for (let attempt = 1; !started; attempt++) {
       const port = await freePort();
@@ -230,10 +264,9 @@ export async function startCodeServer(options: WorkbenchOptions = {}): Promise<C
         '--disable-workspace-trust',
         '--disable-getting-started-override',
         '--ignore-last-opened',
-        '--user-data-dir', dirs.data,
-        '--extensions-dir', dirs.exts,
+        ...common,
         // Without it the built workbench silently ignores the test payload.
-        '--vscode-option', 'enable-smoke-test-driver',
+        ...(smokeDriver ? ['--vscode-option', 'enable-smoke-test-driver'] : []),
         workspace,
       ];
       options.onProgress?.(`Starting code-server on 127.0.0.1:${port}…`);
@@ -262,7 +295,8 @@ export async function startCodeServer(options: WorkbenchOptions = {}): Promise<C
 
     // The remote authority must equal the page's host exactly.
     const remote = (p: string) => `vscode-remote://127.0.0.1:${port}${toPosix(p)}`;
-    const payload: [string, string][] = [['extensionDevelopmentPath', remote(extensionPath)]];
+    const installed = options.vsix !== undefined || options.linkExtension === true;
+    const payload: [string, string][] = installed ? [] : [['extensionDevelopmentPath', remote(extensionPath)]];
     if (options.extensionTestsPath) payload.push(['extensionTestsPath', remote(path.resolve(options.extensionTestsPath))]);
     payload.push(['skipWelcome', 'true'], ['skipReleaseNotes', 'true']);
     const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(toPosix(workspace))}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
@@ -360,6 +394,40 @@ function waitForReady(child: ChildProcess, logFile: string): Promise<void> {
       }
     });
   });
+}
+
+/** Time for code-server's CLI to unpack and register a VSIX on a busy machine. */
+const INSTALL_VSIX_TIMEOUT_MS = 120_000;
+
+/** `code-server --install-extension <vsix>` into the session's folders; throws with its output on failure. */
+async function installVsix(
+  install: { node: string; entry: string },
+  vsix: string,
+  folders: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv; logFile: string },
+): Promise<void> {
+  const child = spawn(install.node, [install.entry, ...folders, '--install-extension', vsix], { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString('utf8')));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString('utf8')));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new IntegrationError('INSTALL_FAILED', `Installing ${vsix} took over ${INSTALL_VSIX_TIMEOUT_MS / 1000} s:\n${output}`));
+    }, INSTALL_VSIX_TIMEOUT_MS);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new IntegrationError('INSTALL_FAILED', `code-server --install-extension could not run: ${err.message}`, { cause: err }));
+    });
+    child.once('exit', (c) => {
+      clearTimeout(timer);
+      resolve(c);
+    });
+  });
+  fs.appendFileSync(opts.logFile, `--install-extension ${vsix}:\n${output}\n`);
+  if (code !== 0 || !/successfully installed/i.test(output)) {
+    throw new IntegrationError('INSTALL_FAILED', `code-server --install-extension ${vsix} failed (exit ${code}):\n${output}`);
+  }
 }
 
 /** A port that was free a moment ago on 127.0.0.1. */

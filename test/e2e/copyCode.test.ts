@@ -1,10 +1,11 @@
 // Browser-level: the real workbench (code-server in headless Chromium) with the extension
-// loaded from dist/. The user's path end to end: open the Test Inbox view, mail arrives over
+// installed from its VSIX (`npm run package`) into a fresh profile, as a user installs it.
+// The user's path end to end: open the Test Inbox view, mail arrives over
 // real SMTP, the message shows up in the tree without a refresh, opening it shows the message
 // view, its "Copy" button puts the one-time code on the system clipboard.
 //
-//   npm run test:e2e      (builds first; needs Chromium and the code-server cache, see
-//                          /work/shared/VSCODE-OFFLINE-TESTS.md and scripts/integration/)
+//   npm run test:e2e      (packages first; needs Chromium and the code-server cache, see
+//                          docs/architecture.md and scripts/integration/)
 import * as assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
@@ -12,12 +13,25 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startWorkbench, type Workbench } from '../../scripts/integration/workbench';
 import { SAMPLES, seedSamples, sendMail, startDemoServer, type DemoServer } from '../../scripts/demoServer';
-import { allowClipboard, escapeRegExp, expandRow, keepFailure, messageView, openTestInboxView, readClipboard, statusBarSmtpPort, treeRow, UI_TIMEOUT_MS } from './ui';
+import {
+  allowClipboard,
+  escapeRegExp,
+  expandRow,
+  keepFailure,
+  messageView,
+  openTestInboxView,
+  readClipboard,
+  runFromPalette,
+  statusBarSmtpPort,
+  treeRow,
+  UI_TIMEOUT_MS,
+  VSIX,
+} from './ui';
 
 /** code-server start, workbench load, extension activation and a server start, on a busy 2-core machine. */
 const TEST_TIMEOUT_MS = 240_000;
 
-describe('e2e: Test Inbox in a real workbench', function () {
+describe('e2e: Test Inbox installed from its VSIX in a real workbench', function () {
   this.timeout(TEST_TIMEOUT_MS);
   let wb: Workbench | undefined;
   let dataDir: string | undefined;
@@ -39,6 +53,7 @@ describe('e2e: Test Inbox in a real workbench', function () {
     // The extension starts its own local server: free ports, a temp data folder.
     dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'test-inbox-e2e-'));
     wb = await startWorkbench({
+      vsix: VSIX,
       settings: { 'testInbox.local.httpPort': 0, 'testInbox.local.smtpPort': 0, 'testInbox.local.dataFolder': dataDir },
     });
     await allowClipboard(wb);
@@ -81,7 +96,7 @@ describe('e2e: Test Inbox in a real workbench', function () {
   it('attaches to a server already running with the samples: the SMS opens and its code is copied', async () => {
     demo = await startDemoServer();
     await seedSamples(demo);
-    wb = await startWorkbench({ settings: demo.extensionSettings });
+    wb = await startWorkbench({ vsix: VSIX, settings: demo.extensionSettings });
     await allowClipboard(wb);
     const page = wb.page;
     await openTestInboxView(page);
@@ -101,5 +116,29 @@ describe('e2e: Test Inbox in a real workbench', function () {
     await view.getByRole('button', { name: `Copy code ${SAMPLES.smsCode}` }).click();
     await view.locator('#status').filter({ hasText: `Copied code ${SAMPLES.smsCode}` }).waitFor({ timeout: UI_TIMEOUT_MS });
     assert.equal(await readClipboard(page), SAMPLES.smsCode);
+  });
+
+  it('Inject Test Message from the Command Palette lands in the tree', async () => {
+    demo = await startDemoServer();
+    wb = await startWorkbench({ vsix: VSIX, settings: demo.extensionSettings });
+    const page = wb.page;
+    await openTestInboxView(page);
+    await statusBarSmtpPort(page);
+
+    const inbox = `palette-${randomInt(1e6, 1e7)}`;
+    await runFromPalette(page, 'Test Inbox: Inject Test Message');
+    // The inbox picker takes a typed name; then From, Subject and Text keep their defaults.
+    const input = page.locator('.quick-input-widget input');
+    await page.locator('.quick-input-widget').filter({ hasText: 'Inject Test Message' }).waitFor({ timeout: UI_TIMEOUT_MS });
+    await input.fill(inbox);
+    await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: inbox }).first().waitFor({ timeout: UI_TIMEOUT_MS });
+    await page.keyboard.press('Enter');
+    for (const step of ['(1/3)', '(2/3)', '(3/3)']) {
+      await page.locator('.quick-input-widget').filter({ hasText: step }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await page.keyboard.press('Enter');
+    }
+
+    await expandRow(treeRow(page, new RegExp(`^Inbox ${escapeRegExp(inbox)}@${escapeRegExp(SAMPLES.domain)}`)));
+    await treeRow(page, /email from Test Inbox, Test message/).waitFor({ timeout: UI_TIMEOUT_MS });
   });
 });

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { REPO_ROOT, SAMPLES } from '../../scripts/demoServer';
 import { chromiumPath } from '../../scripts/integration/workbench';
-import { escapeRegExp, expandRow, keepFailure, openTestInboxView, treeRow, UI_TIMEOUT_MS } from './ui';
+import { escapeRegExp, expandRow, keepFailure, openTestInboxView, runFromPalette, treeRow, UI_TIMEOUT_MS } from './ui';
 
 /** Build, server, samples, code-server (already installed) and a workbench load on a busy machine. */
 const TEST_TIMEOUT_MS = 240_000;
@@ -111,6 +111,17 @@ describe('e2e: npm start', function () {
     await treeRow(page, new RegExp(escapeRegExp(SAMPLES.reportSubject))).waitFor({ timeout: UI_TIMEOUT_MS });
     await expandRow(treeRow(page, new RegExp(`^SMS inbox ${SAMPLES.smsInbox}`)));
     await treeRow(page, /SMS from 15555550100/).waitFor({ timeout: UI_TIMEOUT_MS });
+
+    // Notifications show as toasts for people (the test harness's smoke-test driver hides
+    // them): Wait for Next Code's progress, with its Cancel button.
+    await runFromPalette(page, 'Test Inbox: Wait for Next Code');
+    await page.locator('.quick-input-widget input').fill(SAMPLES.emailInbox);
+    await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: SAMPLES.emailInbox }).first().waitFor({ timeout: UI_TIMEOUT_MS });
+    await page.keyboard.press('Enter');
+    const toast = page.locator('.notifications-toasts .notification-toast').filter({ hasText: new RegExp(escapeRegExp(SAMPLES.emailInbox)) });
+    await toast.waitFor({ timeout: UI_TIMEOUT_MS });
+    await toast.getByRole('button', { name: 'Cancel' }).click();
+    await toast.waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
     await browser.close();
     browser = undefined;
 

@@ -12,6 +12,23 @@ export const UI_TIMEOUT_MS = 60_000;
 /** Where failed runs keep a screenshot and the session's logs (gitignored). */
 export const E2E_OUTPUT = path.resolve(__dirname, '..', '..', '.test-output', 'e2e');
 
+const REPO = path.resolve(__dirname, '..', '..');
+const manifest = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { name: string; version: string };
+/** The extension as users install it, written by `npm run package` (scripts/package.mjs). */
+export const VSIX = path.join(REPO, `${manifest.name}-${manifest.version}.vsix`);
+
+/** Runs a command from the Command Palette by its title, as a person does (F1, type, Enter). */
+export async function runFromPalette(page: Page, title: string): Promise<void> {
+  await page.locator('.monaco-workbench').click({ position: { x: 640, y: 10 } }).catch(() => undefined);
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: UI_TIMEOUT_MS });
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first();
+  await row.waitFor({ timeout: UI_TIMEOUT_MS });
+  await row.click();
+}
+
 /** Escapes text for use inside a RegExp. */
 export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
