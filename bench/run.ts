@@ -5,10 +5,13 @@
 //   npm run bench [-- --quick] [-- --only smtp,inject,list] [-- --profile]
 //
 // --quick     short windows (a smoke run; figures are noisier)
-// --only      a subset of: smtp, inject, store, list, arrival (list also measures startup and RSS;
-//             arrival: SMTP 250 → tree row in a real workbench, bench/arrival.ts)
+// --only      a subset of: smtp, inject, store, list, arrival, install (list also measures startup
+//             and RSS; arrival: SMTP 250 → tree row in a real workbench, bench/arrival.ts;
+//             install: VSIX size, activate() and view → first row of the installed VSIX,
+//             bench/install.ts)
 // --rounds N  SMTP rounds per server, best kept (default 2; interleaved to share the noise)
 // --profile   run our server with --cpu-prof into .test-output/prof/
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -21,6 +24,7 @@ import { runSmtpLoad, sendOne, DEFAULT_MESSAGE_BYTES, type SmtpLoadResult } from
 import { median } from './lib/stats';
 import { createProbe, diskProbe, pressure } from './lib/disk-probe';
 import { ARRIVAL_TARGET_MS, DEFAULT_ARRIVAL_SAMPLES, measureArrival } from './arrival';
+import { ACTIVATE_TARGET_MS, DEFAULT_INSTALL_RUNS, measureInstall, VSIX_LIMIT_KB } from './install';
 import { indexedFromHeaders, invalidateStore, prepareStore, STORE_MESSAGES, BIG_INBOX, BIG_INBOX_MESSAGES } from './lib/store-fixture';
 
 /** Parallel SMTP connections, as the issue asks. */
@@ -39,6 +43,8 @@ const LIST_WARMUP = 200;
 const LIST_LIMIT = 50;
 /** In-flight adds for the store-alone figures: the SMTP connections and the inject concurrency. */
 const STORE_IN_FLIGHT = [SMTP_CONNECTIONS, 32];
+/** Wait after the workbench loads before opening the view, so the extension host is up. */
+const HOST_SETTLE_MS = 10_000;
 /** Spawns of the server on the 100k store; the median start-up is reported. */
 const STARTUP_RUNS = 3;
 
@@ -59,7 +65,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { quick: false, only: new Set(['smtp', 'inject', 'store', 'list', 'arrival']), rounds: 2, profile: false };
+  const a: Args = { quick: false, only: new Set(['smtp', 'inject', 'store', 'list', 'arrival', 'install']), rounds: 2, profile: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') a.quick = true;
@@ -402,6 +408,42 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(running.map((r) => r.stop()));
     for (const d of tmpDirs) rmSync(d, { recursive: true, force: true });
+  }
+
+  if (args.only.has('install')) {
+    log('installed extension: packaging the VSIX, then fresh workbenches with it installed…');
+    const pack = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'package.mjs'), '--vsix-only'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    const actName = 'installed extension: activate() median';
+    const actTarget = { op: '<=' as const, value: ACTIVATE_TARGET_MS, label: `≤ ${ACTIVATE_TARGET_MS} ms` };
+    if (pack.status !== 0) {
+      figures.push(figure({ name: actName, unit: 'ms', target: actTarget, note: `npm run package failed: ${pack.stderr}` }));
+    } else {
+      try {
+        const runs = args.quick ? 1 : DEFAULT_INSTALL_RUNS;
+        const cold = await measureInstall({ runs, onProgress: log });
+        const warm = await measureInstall({ runs, settleMs: HOST_SETTLE_MS, onProgress: log });
+        const vsixTarget = { op: '<=' as const, value: VSIX_LIMIT_KB, label: `≤ ${VSIX_LIMIT_KB} KB` };
+        figures.push(
+          figure({ name: 'VSIX size', unit: 'KB', value: cold.vsixKb, target: vsixTarget }),
+          figure({ name: 'dist/extension.js in the VSIX (minified)', unit: 'KB', value: cold.extensionJsKb }),
+          figure({ name: actName, unit: 'ms', value: median([...cold.activateMs, ...warm.activateMs]), target: actTarget, note: `runs ${[...cold.activateMs, ...warm.activateMs].join(', ')} ms` }),
+          figure({
+            name: 'view opened → first tree row, window just loaded',
+            unit: 'ms',
+            value: median(cold.firstRowMs),
+            note: `runs ${cold.firstRowMs.join(', ')} ms; includes the remote extension host's own start`,
+          }),
+          figure({
+            name: `view opened → first tree row, host running (${HOST_SETTLE_MS / 1000} s after load)`,
+            unit: 'ms',
+            value: median(warm.firstRowMs),
+            note: `runs ${warm.firstRowMs.join(', ')} ms; activation, attach to the server, first listing`,
+          }),
+        );
+      } catch (e) {
+        figures.push(figure({ name: actName, unit: 'ms', target: actTarget, note: errText(e) }));
+      }
+    }
   }
 
   if (args.only.has('arrival')) {

@@ -11,6 +11,7 @@ import { randomInt } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { Frame } from 'playwright-core';
 import { startWorkbench, type Workbench } from '../../scripts/integration/workbench';
 import { SAMPLES, seedSamples, sendMail, startDemoServer, type DemoServer } from '../../scripts/demoServer';
 import {
@@ -24,6 +25,7 @@ import {
   runFromPalette,
   statusBarSmtpPort,
   treeRow,
+  E2E_OUTPUT,
   UI_TIMEOUT_MS,
   VSIX,
 } from './ui';
@@ -140,5 +142,35 @@ describe('e2e: Test Inbox installed from its VSIX in a real workbench', function
 
     await expandRow(treeRow(page, new RegExp(`^Inbox ${escapeRegExp(inbox)}@${escapeRegExp(SAMPLES.domain)}`)));
     await treeRow(page, /email from Test Inbox, Test message/).waitFor({ timeout: UI_TIMEOUT_MS });
+  });
+
+  it('shows the packaged README on the extension\'s details page, with no broken images', async () => {
+    wb = await startWorkbench({ vsix: VSIX });
+    const page = wb.page;
+    await runFromPalette(page, 'Extensions: Show Installed Extensions');
+    const entry = page.locator('.extensions-viewlet .extension-list-item').filter({ hasText: 'Test Inbox' }).first();
+    await entry.waitFor({ timeout: UI_TIMEOUT_MS });
+    await entry.click();
+    // The details page renders the README in a webview: find the frame that holds it.
+    const details = page.locator('.extension-editor');
+    await details.locator('.name', { hasText: 'Test Inbox' }).first().waitFor({ timeout: UI_TIMEOUT_MS });
+    let readme: Frame | undefined;
+    for (const deadline = Date.now() + UI_TIMEOUT_MS; !readme && Date.now() < deadline; ) {
+      for (const frame of page.frames()) {
+        if ((await frame.locator('h2', { hasText: /^Install$/ }).count().catch(() => 0)) > 0) readme = frame;
+      }
+      if (!readme) await page.waitForTimeout(250);
+    }
+    assert.ok(readme, 'the details page shows the README with its Install section');
+    await readme.locator('h2', { hasText: /^Commands$/ }).waitFor({ timeout: UI_TIMEOUT_MS });
+    // Every image on the page loaded (the packaged README has none that could not).
+    const broken = await readme.evaluate(() =>
+      Array.from(document.images)
+        .filter((img) => !(img.complete && img.naturalWidth > 0))
+        .map((img) => img.getAttribute('src') ?? '?'),
+    );
+    assert.deepEqual(broken, [], 'no broken image on the details page');
+    await fsp.mkdir(E2E_OUTPUT, { recursive: true });
+    await page.screenshot({ path: path.join(E2E_OUTPUT, 'extension-details-page.png') });
   });
 });

@@ -17,16 +17,27 @@ const manifest = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'ut
 /** The extension as users install it, written by `npm run package` (scripts/package.mjs). */
 export const VSIX = path.join(REPO, `${manifest.name}-${manifest.version}.vsix`);
 
-/** Runs a command from the Command Palette by its title, as a person does (F1, type, Enter). */
+/** How long one palette attempt waits for the command's row (commands register as the host starts). */
+const PALETTE_ATTEMPT_MS = 8_000;
+
+/** Runs a command from the Command Palette by its title, as a person does (F1, type, pick). */
 export async function runFromPalette(page: Page, title: string): Promise<void> {
-  await page.locator('.monaco-workbench').click({ position: { x: 640, y: 10 } }).catch(() => undefined);
-  await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ timeout: UI_TIMEOUT_MS });
-  await input.fill(`>${title}`);
   const row = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first();
-  await row.waitFor({ timeout: UI_TIMEOUT_MS });
-  await row.click();
+  for (const deadline = Date.now() + UI_TIMEOUT_MS; ; ) {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    await input.waitFor({ timeout: UI_TIMEOUT_MS });
+    await input.fill(`>${title}`);
+    try {
+      await row.waitFor({ timeout: PALETTE_ATTEMPT_MS });
+      await row.click();
+      return;
+    } catch (err) {
+      // Early in a session the command may not be registered yet: close and ask again.
+      if (Date.now() > deadline) throw err;
+    }
+  }
 }
 
 /** Escapes text for use inside a RegExp. */
