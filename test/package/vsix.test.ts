@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { packagedMarkdown } from '../../scripts/packagedMarkdown.mjs';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const manifest = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { name: string; version: string };
@@ -96,6 +95,12 @@ describe('the VSIX', () => {
 });
 
 describe('packagedMarkdown (the README of the VSIX)', () => {
+  // An ES module (scripts/package.mjs runs under plain Node); this suite is CommonJS.
+  let packagedMarkdown: (markdown: string) => string;
+  before(async () => {
+    ({ packagedMarkdown } = await import('../../scripts/packagedMarkdown.mjs'));
+  });
+
   it('drops a line or a table made only of local images, keeps https and data images', () => {
     const md = [
       '# T',
