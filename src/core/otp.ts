@@ -178,6 +178,11 @@ const FILLER_WORDS = new Set([
 /** Verbs that follow a code written before its keyword ("482913 is your … code"). */
 const BEFORE_VERBS = new Set(['is', 'est', 'es', 'é', 'ist', 'as', 'als', 'como', 'comme', 'to', 'zu', 'para', 'pour', 'は', 'が', '是', '为', '為', '이', '가', '는', '은']);
 
+/** Copulas by which a short text names a number: "<noun> is 123456", "123456 is your <noun>". */
+const COPULAS = new Set(['is', 'was', 'ist', 'est', 'es', 'é', 'è', 'lautet', 'هو', 'است', 'הוא', 'היא']);
+/** Words between a copula and the noun it names ("is your", "ist Ihre"). */
+const DETERMINERS = new Set(['your', 'the', 'a', 'an', 'my', 'our', 'this', 'dein', 'deine', 'ihr', 'ihre', 'votre', 'ton', 'le', 'la', 'su', 'tu', 'seu', 'sua', 'il']);
+
 /** Suffixes that make a number a quantity, a date part or an amount. */
 const UNIT_SUFFIXES = new Set([
   '%', '‰', '€', '$', '£', '¥', '円', '元', '원', '年', '月', '日', '時', '分', '秒', '点', '号', '件', '个', '人', '名', '次', '호', '번지', '년',
@@ -453,6 +458,8 @@ function numericCandidates(s: string, runs: Run[]): Candidate[] {
       continue;
     }
     const sep = seps[0];
+    // `388-941-`: a hyphen dangling at either end makes the group a fragment of a longer number.
+    if (seps.includes('-') && (s[end] === '-' || s[start - 1] === '-')) continue;
     const uniform = seps.every((x) => x === sep) && (sep === '-' || SOFT_SEPARATORS.has(sep));
     const len = digits[0].length;
     const equal = digits.every((d) => d.length === len) && len >= 2 && len <= 4;
@@ -557,6 +564,58 @@ function rejection(text: string, lower: string, c: Candidate, labels: Span[], ke
     }
   }
   return undefined;
+}
+
+// ---------------------------------------------------------------- numbers named as something else
+
+/** The word ending shortly before `at` (skipping spaces and a colon), with its start. */
+function wordBefore(lower: string, at: number): [string, number] {
+  let e = at;
+  while (e > 0 && at - e < 4 && (lower[e - 1] === ' ' || lower[e - 1] === ':' || lower[e - 1] === '\u00a0')) e--;
+  let s = e;
+  while (s > 0 && e - s < 40 && isLetterOrDigit(lower[s - 1])) s--;
+  return [lower.slice(s, e), s];
+}
+
+/** The word starting shortly after `at` (skipping spaces), with its end. */
+function wordAfter(lower: string, at: number): [string, number] {
+  let s = at;
+  while (s < lower.length && s - at < 4 && (lower[s] === ' ' || lower[s] === '\u00a0')) s++;
+  let e = s;
+  while (e < lower.length && e - s < 40 && isLetterOrDigit(lower[e])) e++;
+  return [lower.slice(s, e), e];
+}
+
+/** Keywords that are single words, looked for inside longer words ("barcode" holds "code"). */
+const KEYWORD_STEMS = WORD_KEYWORDS.filter((k) => k.length >= 3 && !/[\s-]/.test(k));
+/** Starts of compounds that still name a one-time code ("VerifyCode", "verifikasiekode", "authcode"). */
+const CODE_COMPOUND_STARTS = ['verif', 'auth', 'confirm', 'secur', 'login', 'signin', 'access', 'activ'];
+
+/**
+ * Whether a noun merely contains a keyword: "barcode", "unicode", "vscode", "codex", "footpath"
+ * hold "code" or "otp" but name something else. Compounds of a verification word stay keywords.
+ */
+function merelyContainsKeyword(word: string): boolean {
+  if (KEYWORD_STEMS.includes(word) || CODE_COMPOUND_STARTS.some((p) => word.startsWith(p))) return false;
+  return KEYWORD_STEMS.some((k) => word.includes(k));
+}
+
+/**
+ * Whether a number no keyword binds is named as something else: "your vscode is: 123456",
+ * "some barcode is 123456", "123456 is your footpath" (a copula ties it to a noun that merely
+ * contains a keyword). The sole-number rule skips it. A noun of no known language is left
+ * alone: "verifikasiekode is: 123456" may well be a code.
+ */
+function namedAsOther(lower: string, c: Candidate): boolean {
+  const [w1, w1Start] = wordBefore(lower, c.start);
+  if (COPULAS.has(w1) && merelyContainsKeyword(wordBefore(lower, w1Start)[0])) return true;
+  let [w2, at] = wordAfter(lower, c.end);
+  if (!COPULAS.has(w2)) return false;
+  for (let i = 0; i < 2; i++) {
+    [w2, at] = wordAfter(lower, at);
+    if (!DETERMINERS.has(w2)) break;
+  }
+  return merelyContainsKeyword(w2);
 }
 
 // ---------------------------------------------------------------- binding to keywords
@@ -697,6 +756,8 @@ interface Scan {
   bound: Found[];
   /** Digit codes not rejected, whatever their binding. */
   plainNumbers: string[];
+  /** Those of plainNumbers that no keyword binds and the text names as something else. */
+  namedNumbers: Set<string>;
 }
 
 function scanText(raw: string, orderBase: number): Scan {
@@ -710,14 +771,16 @@ function scanText(raw: string, orderBase: number): Scan {
   const candidates = [...numericCandidates(text, runs), ...alnumCandidates(text, runs)];
   const bound: Found[] = [];
   const plainNumbers: string[] = [];
+  const namedNumbers = new Set<string>();
   for (const c of candidates) {
     if (rejection(text, lower, c, labels, keywords, lineStarts) !== undefined) continue;
     const binding = bindToKeyword(text, c, keywords, lineStarts);
     if (c.yearLike && (!binding || binding.reason !== 'keyword')) continue;
     if (!c.alnum) plainNumbers.push(c.code);
+    if (!c.alnum && !binding && namedAsOther(lower, c)) namedNumbers.add(c.code);
     if (binding) bound.push({ code: c.code, score: binding.score, reason: binding.reason, order: orderBase + c.start });
   }
-  return { bound, plainNumbers };
+  return { bound, plainNumbers, namedNumbers };
 }
 
 /**
@@ -748,7 +811,7 @@ export function extractCodes(input: CodeSource): CodeCandidate[] {
   const shortMessage = input.kind === 'sms' || (input.kind === undefined && !input.html && bodies.length === 1 && bodies[0].trim().length <= SHORT_MESSAGE_MAX);
   if (shortMessage && bodyScans.length > 0 && found.length === 0) {
     const distinct = new Set(bodyScans[0].plainNumbers);
-    if (distinct.size === 1) found.push({ code: bodyScans[0].plainNumbers[0], score: SCORE.soleNumber, reason: 'sole-number', order: 0 });
+    if (distinct.size === 1 && !bodyScans[0].namedNumbers.has(bodyScans[0].plainNumbers[0])) found.push({ code: bodyScans[0].plainNumbers[0], score: SCORE.soleNumber, reason: 'sole-number', order: 0 });
   }
 
   const byCode = new Map<string, Found>();

@@ -136,6 +136,20 @@ describe('extractCodes rules', () => {
     assert.equal(bestCode({ text: `${text} ${'Thanks for using Acme. '.repeat(20)}`, kind: 'sms' }), '583920');
   });
 
+  it('skips a sole number named as something else by a noun that merely contains a keyword', () => {
+    for (const text of ['Your zipcode is 94107', 'My shortcode is: 73920.', 'some hotpot is 7731', '50281 is your barcode.', '61044 is the opcode']) {
+      assert.deepEqual(extractCodes({ text, kind: 'sms' }), [], text);
+    }
+    // A noun of no known language, or a compound of a verification word, may still name a code.
+    assert.equal(bestCode({ text: 'Jouw verificatiekode is: 482913', kind: 'sms' }), '482913');
+    assert.equal(bestCode({ text: 'Acme: 583920 is valid for 5 minutes.', kind: 'sms' }), '583920');
+  });
+
+  it('does not take a fragment of a longer hyphenated number for a code', () => {
+    assert.deepEqual(extractCodes({ text: '552-918-', kind: 'sms' }), []);
+    assert.deepEqual(extractCodes({ text: 'Ring -552-918 back', kind: 'sms' }), []);
+  });
+
   it('does not use the sole-number rule for a long message of unknown kind', () => {
     assert.deepEqual(extractCodes({ text: `Acme news: ${'We have news for you. '.repeat(30)} 583920 people read it.` }), []);
   });
