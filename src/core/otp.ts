@@ -4,7 +4,7 @@
 //   1. origin-bound  The last line of an SMS is `@host #code` (WebOTP / origin-bound one-time
 //                    code format, optionally followed by ` @host` or Apple's ` %host`).
 //   2. keyword       A code bound to a keyword (code, OTP, passcode, PIN, verification,
-//                    Bestätigungscode, código, 验证码, 認証番号, 인증번호…): right after it with
+//                    Bestätigungscode, código, 验证码, 認証番号, 인증번호, رمز, קוד…): right after it with
 //                    only filler between ("code is", "Code :", "验证码为"), right before it
 //                    ("482913 is your … code"), or alone on its line just below it.
 //   3. keyword-near  A digit code within a few lines of a keyword but not bound to it.
@@ -12,9 +12,14 @@
 //   5. sole-number   An SMS (or, when the kind is not given, a short body without HTML) whose
 //                    only remaining number is a 4–8 digit run.
 // Digit codes are 4–8 digits; grouped codes (`123 456`, `12 34 56`, `123-456`) are joined;
-// leading zeros are kept. Alphanumeric codes count only when bound to a keyword (rule 2).
+// leading zeros are kept. Right after a keyword with only filler between, a 9–10 digit run
+// (bank one-time passwords) is a code too.
+// A short message's only number is not a code when a copula names it by a noun that merely
+// contains a keyword ("your barcode is 123456").
+// Alphanumeric codes count only when bound to a keyword (rule 2).
 // Never codes: years, dates, times, phone numbers, money, order/invoice/ticket and similar
-// numbers, postcodes and street numbers, "card ending in 1234", `#` colours and references,
+// numbers, postcodes and street numbers, "card ending in 1234", masked cards (`603799*1234`),
+// digits glued to a word of a spaced script (`اول0000`), `#` colours and references,
 // digits in URLs, e-mail addresses and HTML attributes (HTML is reduced to its visible text).
 //
 // Pure string processing in linear time, no DOM and no Node APIs: the webview runs it too.
@@ -44,6 +49,8 @@ export interface CodeSource {
 /** Fewest and most digits of a numeric code (4-digit PINs to 8-digit bank codes). */
 export const MIN_CODE_DIGITS = 4;
 export const MAX_CODE_DIGITS = 8;
+/** Most digits of a code written right after a keyword (banks send 9–10 digit one-time passwords). */
+export const MAX_TIGHT_CODE_DIGITS = 10;
 /** Length bounds of an alphanumeric code (Steam's 5 characters to long tokens). */
 export const MIN_ALNUM_CODE = 4;
 export const MAX_ALNUM_CODE = 12;
@@ -99,10 +106,10 @@ interface Keyword {
 const WORD_KEYWORDS = [
   // English
   'code', 'codes', 'otp', 'passcode', 'pin', 'verification', 'verify', 'one-time', 'one time', '2fa', 'two-factor',
-  'authentication', 'temporary password', 'security code',
+  'authentication', 'temporary password', 'security code', 'one-time password', 'one time password',
   // German
   'bestätigungscode', 'sicherheitscode', 'verifizierungscode', 'verifikationscode', 'einmalcode', 'anmeldecode',
-  'zugangscode', 'prüfcode', 'freigabecode', 'aktivierungscode', 'einmalpasswort', 'mtan', 'smstan', 'pushtan',
+  'zugangscode', 'prüfcode', 'freigabecode', 'aktivierungscode', 'einmalpasswort', 'einmalkennwort', 'mtan', 'smstan', 'pushtan',
   // French
   'vérification', 'usage unique', 'mot de passe temporaire',
   // Spanish
@@ -111,6 +118,12 @@ const WORD_KEYWORDS = [
   'senha', 'verificação', 'senha temporária',
   // Italian, Dutch, Polish, Turkish, Russian
   'codice', 'verificatiecode', 'kod', 'kodu', 'код',
+  // Persian and Arabic (رمز: password, رمز پویا: dynamic password, رمز دوم: second password, کد تایید: confirmation code)
+  'رمز', 'رمز پویا', 'رمز پويا', 'رمز دوم', 'رمزدوم', 'کد', 'کد تایید', 'کد تأیید', 'كود', 'رمز التحقق',
+  // Hebrew (קוד: code, סיסמה: password, with the article ה or a possessive ending)
+  'קוד', 'הקוד', 'קוד אימות', 'קוד האימות', 'סיסמה', 'הסיסמה', 'סיסמא', 'סיסמתך',
+  // Greek, Georgian, Hindi
+  'κωδικός', 'κωδικό', 'კოდი', 'कोड', 'ओटीपी',
 ];
 const CJK_KEYWORDS = [
   // Chinese (simplified and traditional)
@@ -160,6 +173,8 @@ const WORD_LABELS = [
   'bestellung', 'bestellnummer', 'auftrag', 'rechnung', 'kundennummer', 'sendung', 'sendungsnummer', 'commande',
   'facture', 'dossier', 'pedido', 'factura', 'fatura', 'reserva', 'rastreio', 'postcode', 'zip', 'plz', 'cep',
   'postal', 'no.', 'nr.', 'nº', 'n°', 'art.', 'vol.', 'flight', 'store', 'route', 'bus', 'line', 'platform', 'gleis',
+  // Persian (document/reference number, account, tracking, order), Hebrew (order, account)
+  'مستند', 'حساب', 'پیگیری', 'سفارش', 'הזמנה', 'חשבון',
 ];
 const CJK_LABELS = [
   '订单', '單號', '单号', '运单', '快递', '发票', '尾号', '尾號', '卡号', '客服', '电话', '電話', '热线', '邮编', '郵遞區號',
@@ -201,6 +216,8 @@ const STREET_WORDS = new Set([
 // ---------------------------------------------------------------- text preparation
 
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+/** Letters of scripts that separate words with spaces (unlike Chinese, Japanese, Korean particles, Thai). */
+const SPACED_SCRIPT_LETTER = /[\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Armenian}\p{Script=Georgian}]/u;
 const UPPER = /\p{Lu}/u;
 const LOWER = /\p{Ll}/u;
 
@@ -355,6 +372,11 @@ interface Candidate {
   alnum: boolean;
   /** A year-like 4-digit number: only accepted when bound to a keyword. */
   yearLike: boolean;
+  /**
+   * A shape that is a code only right after a keyword with nothing but filler between
+   * ("code: 1234567890"), never by nearness or alone: a 9–10 digit run, for instance.
+   */
+  tight?: boolean;
 }
 
 interface Run {
@@ -454,6 +476,8 @@ function numericCandidates(s: string, runs: Run[]): Candidate[] {
       if (identifierTail(s, start) || s[end] === '_') continue;
       if (digits[0].length >= MIN_CODE_DIGITS && digits[0].length <= MAX_CODE_DIGITS) {
         out.push({ code: digits[0], start, end, alnum: false, yearLike: isYear(digits[0]) });
+      } else if (digits[0].length > MAX_CODE_DIGITS && digits[0].length <= MAX_TIGHT_CODE_DIGITS) {
+        out.push({ code: digits[0], start, end, alnum: false, yearLike: false, tight: true });
       }
       continue;
     }
@@ -526,6 +550,10 @@ function rejection(text: string, lower: string, c: Candidate, labels: Span[], ke
   if (before.endsWith('#') || before.endsWith('# ')) return 'reference or colour';
   // `**** 4821`, `•••• 4821`, `DE12…4711`; but `**482913**` is Markdown bold.
   if (/(?:[*•●…]|\.\.\.)\s?$/.test(before) && text[c.end] !== '*') return 'masked number';
+  // `603799*1234`: the visible head of a masked card number.
+  if (text[c.end] === '*' && isAsciiDigit(text.charCodeAt(c.end + 1))) return 'masked number';
+  // `اول0000`: digits glued to a letter of a script that spaces its words belong to that word.
+  if (!c.alnum && (SPACED_SCRIPT_LETTER.test(text[c.start - 1] ?? '') || SPACED_SCRIPT_LETTER.test(text[c.end] ?? ''))) return 'part of a word';
   const b2 = before.replace(/\s+$/, '');
   if (CURRENCY_PREFIX.has(b2[b2.length - 1] ?? '')) return 'money';
   if (/(?:^|[^a-z])(?:eur|usd|gbp|chf|brl|jpy|cny|krw|rmb)\s?$/i.test(before)) return 'money';
@@ -624,8 +652,8 @@ function wordsBetween(s: string): string[] {
   return s.split(/[\s:：,，、.。!！?？()（）[\]【】「」『』<>《》"'“”‘’*=→»|~—–-]+/u).filter((w) => w !== '');
 }
 
-/** Text between a keyword and the code after it is filler: at most one word that is not, no sentence end. */
-function fillerOnly(between: string): boolean {
+/** Text between a keyword and the code after it is filler: at most `maxOthers` words that are not, no sentence end. */
+function fillerOnly(between: string, maxOthers = 1): boolean {
   if (between.length > MAX_FILLER || between.split('\n').length > 3) return false;
   if (/[.!?](?:\s|$)|[。！？]/u.test(between)) return false;
   let others = 0;
@@ -633,7 +661,7 @@ function fillerOnly(between: string): boolean {
     if (FILLER_WORDS.has(w.toLowerCase())) continue;
     // CJK filler glued together: 为, 是, は, です, 는…
     if (/^[为為是はのを를을:]+$/u.test(w)) continue;
-    if (++others > 1) return false;
+    if (++others > maxOthers) return false;
   }
   return true;
 }
@@ -701,6 +729,13 @@ function bindToKeyword(text: string, c: Candidate, keywords: Span[], lineStarts:
   const line = lineIndexAt(lineStarts, c.start);
   const lineEnd = line + 1 < lineStarts.length ? lineStarts[line + 1] - 1 : text.length;
   const standalone = onlyWrappers(text, c.start - 1, lineStarts[line] - 1, -1) && onlyWrappers(text, c.end, lineEnd, 1);
+  if (c.tight) {
+    // Only right after a keyword, with filler words at most ("رمز 1122334455", "code: 337-1337").
+    for (const k of spansStartingIn(keywords, c.start - MAX_FILLER, c.start)) {
+      if (k.end <= c.start && fillerOnly(text.slice(k.end, c.start), 0)) take(SCORE.keywordAfter - Math.min(5, Math.floor((c.start - k.end) / 10)), 'keyword');
+    }
+    return best;
+  }
   for (const k of spansStartingIn(keywords, c.start - KEYWORD_REACH_BACK, c.end + NEAR_BEFORE_KEYWORD + 1)) {
     if (k.end <= c.start) {
       const gap = c.start - k.end;
@@ -776,8 +811,9 @@ function scanText(raw: string, orderBase: number): Scan {
     if (rejection(text, lower, c, labels, keywords, lineStarts) !== undefined) continue;
     const binding = bindToKeyword(text, c, keywords, lineStarts);
     if (c.yearLike && (!binding || binding.reason !== 'keyword')) continue;
-    if (!c.alnum) plainNumbers.push(c.code);
-    if (!c.alnum && !binding && namedAsOther(lower, c)) namedNumbers.add(c.code);
+    // A tight shape (a 10-digit account number) is not a number the sole-number rule weighs.
+    if (!c.alnum && !c.tight) plainNumbers.push(c.code);
+    if (!c.alnum && !c.tight && !binding && namedAsOther(lower, c)) namedNumbers.add(c.code);
     if (binding) bound.push({ code: c.code, score: binding.score, reason: binding.reason, order: orderBase + c.start });
   }
   return { bound, plainNumbers, namedNumbers };

@@ -150,6 +150,30 @@ describe('extractCodes rules', () => {
     assert.deepEqual(extractCodes({ text: 'Ring -552-918 back', kind: 'sms' }), []);
   });
 
+  it('reads Persian, Arabic and Hebrew password and code keywords', () => {
+    const persian = 'بانک نمونه\nخرید از فروشگاه\nمبلغ 250,000 ریال\nرمز پویا 82746193\nاعتبار تا 14:05';
+    assert.deepEqual(extractCodes({ text: persian, kind: 'sms' })[0], { code: '82746193', score: 92, reason: 'keyword' });
+    assert.equal(bestCode({ text: 'کارت: 4410\nرمزدوم: 3308172\nاعتبار: 14:05', kind: 'sms' }), '3308172');
+    assert.equal(extractCodes({ text: 'הקוד שלך: 604219. מוקד 3301', kind: 'sms' })[0].reason, 'keyword');
+    assert.equal(bestCode({ text: 'رمز التحقق 915533 صالح لمدة 5 دقائق', kind: 'sms' }), '915533');
+  });
+
+  it('accepts a 9–10 digit code only right after a keyword', () => {
+    assert.equal(bestCode({ text: 'Acme Bank one-time password: 7719026614' }), '7719026614');
+    assert.equal(bestCode({ text: 'رمز 604417725\nاعتبار 2 دقیقه', kind: 'sms' }), '604417725');
+    assert.equal(bestCode({ text: 'Your code was sent to 4155550123' }), undefined);
+    assert.equal(bestCode({ text: 'Acme: 4155550123', kind: 'sms' }), undefined);
+    // A 10-digit account number is not a number the sole-number rule weighs.
+    assert.equal(bestCode({ text: 'Account 5839201746: transfer 662190', kind: 'sms' }), '662190');
+  });
+
+  it('rejects the visible head of a masked card, digits glued to a word, and labelled Persian numbers', () => {
+    assert.equal(bestCode({ text: 'Card 603799*4411 charged 52,000. Code 771902', kind: 'sms' }), '771902');
+    assert.deepEqual(extractCodes({ text: 'بانک نمونه شعبه5521', kind: 'sms' }), []);
+    assert.deepEqual(extractCodes({ text: 'מספר ב4821 נשמר', kind: 'sms' }), []);
+    assert.deepEqual(extractCodes({ text: 'بانک نمونه\nبرداشت از حساب 1200\nمستند : 48213', kind: 'sms' }), []);
+  });
+
   it('does not use the sole-number rule for a long message of unknown kind', () => {
     assert.deepEqual(extractCodes({ text: `Acme news: ${'We have news for you. '.repeat(30)} 583920 people read it.` }), []);
   });
