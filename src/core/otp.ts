@@ -12,11 +12,14 @@
 //   5. sole-number   An SMS (or, when the kind is not given, a short body without HTML) whose
 //                    only remaining number is a 4–8 digit run.
 // Digit codes are 4–8 digits; grouped codes (`123 456`, `12 34 56`, `123-456`) are joined;
-// leading zeros are kept. Right after a keyword with only filler between, a 9–10 digit run
-// (bank one-time passwords) is a code too.
+// leading zeros are kept. Right after a keyword with only filler between (and only there),
+// these are codes too: a 9–10 digit run (bank one-time passwords), a 3+4 or 4+3 pair
+// (`337-1337`, otherwise a local phone number), equal hyphen groups running into letters
+// (`1337-1337XX` → 13371337).
 // A short message's only number is not a code when a copula names it by a noun that merely
 // contains a keyword ("your barcode is 123456").
-// Alphanumeric codes count only when bound to a keyword (rule 2).
+// Alphanumeric codes count only when bound to a keyword (rule 2), and not when they stand right
+// before it as its modifier ("858365 is your 98point6 security code": a brand).
 // Never codes: years, dates, times, phone numbers, money, order/invoice/ticket and similar
 // numbers, postcodes and street numbers, "card ending in 1234", masked cards (`603799*1234`),
 // digits glued to a word of a spaced script (`اول0000`), `#` colours and references,
@@ -468,6 +471,13 @@ function numericCandidates(s: string, runs: Run[]): Candidate[] {
     const total = digits.reduce((a, d) => a + d.length, 0);
     const start = group[0].start;
     const end = group[group.length - 1].end;
+    // `1337-1337XXX`: equal hyphen groups whose last one runs into letters; the digits are the code.
+    const tail = runs[j];
+    const tailDigits = tail && tail.kind === 'alnum' && tail.start === end + 1 && s[end] === '-' ? /^([0-9]{3,4})[A-Za-z]+$/.exec(s.slice(tail.start, tail.end))?.[1] : undefined;
+    if (tailDigits && seps.every((x) => x === '-') && digits.every((d) => d.length === tailDigits.length) && total + tailDigits.length <= MAX_CODE_DIGITS) {
+      out.push({ code: digits.join('') + tailDigits, start, end: tail.start + tailDigits.length, alnum: false, yearLike: false, tight: true });
+      continue;
+    }
     const plus = s[start - 1] === '+' || s[start - 1] === '(' || (s[start - 2] === '+' && s[start - 1] === ' ');
     if (group.length === 1) {
       // `+4915…` is a phone number; `(582031)` is a code in brackets.
@@ -490,6 +500,11 @@ function numericCandidates(s: string, runs: Run[]): Candidate[] {
     if (!plus && uniform && equal && total >= 6 && total <= MAX_CODE_DIGITS && !(sep === '-' && digits.every(isYear))) {
       out.push({ code: digits.join(''), start, end, alnum: false, yearLike: false });
       continue;
+    }
+    // `337-1337`, `1337 337`: a 3+4 or 4+3 pair is also a local phone number, so only a code right after a keyword.
+    if (!plus && uniform && group.length === 2 && total === 7 && Math.abs(digits[0].length - digits[1].length) === 1) {
+      out.push({ code: digits.join(''), start, end, alnum: false, yearLike: false, tight: true });
+      if (sep === '-') continue;
     }
     const onlySoft = seps.every((x) => SOFT_SEPARATORS.has(x));
     if (onlySoft && !plus && total <= MAX_CODE_DIGITS) {
@@ -553,7 +568,9 @@ function rejection(text: string, lower: string, c: Candidate, labels: Span[], ke
   // `603799*1234`: the visible head of a masked card number.
   if (text[c.end] === '*' && isAsciiDigit(text.charCodeAt(c.end + 1))) return 'masked number';
   // `اول0000`: digits glued to a letter of a script that spaces its words belong to that word.
-  if (!c.alnum && (SPACED_SCRIPT_LETTER.test(text[c.start - 1] ?? '') || SPACED_SCRIPT_LETTER.test(text[c.end] ?? ''))) return 'part of a word';
+  // (ASCII letters glued to digits already make one word of letters and digits, or a tail such as `1337-1337XXX`.)
+  const glued = (ch: string | undefined): boolean => ch !== undefined && ch.charCodeAt(0) > 127 && SPACED_SCRIPT_LETTER.test(ch);
+  if (!c.alnum && (glued(text[c.start - 1]) || glued(text[c.end]))) return 'part of a word';
   const b2 = before.replace(/\s+$/, '');
   if (CURRENCY_PREFIX.has(b2[b2.length - 1] ?? '')) return 'money';
   if (/(?:^|[^a-z])(?:eur|usd|gbp|chf|brl|jpy|cny|krw|rmb)\s?$/i.test(before)) return 'money';
@@ -667,12 +684,13 @@ function fillerOnly(between: string, maxOthers = 1): boolean {
 }
 
 /** Text between a code and a keyword after it starts with a verb and is short ("is your Google verification"). */
-function verbThenKeyword(between: string): boolean {
+function verbThenKeyword(between: string, alnum: boolean): boolean {
   if (between.length > MAX_VERB_GAP || between.includes('\n')) return false;
   const trimmed = between.replace(/^[\s,、，:：-]+/u, '');
   const words = trimmed.split(/[\s,、，]+/u).filter((w) => w !== '');
   if (words.length > 5) return false;
-  if (words.length === 0) return true;
+  // A word of letters and digits right before a keyword is its modifier, a brand ("your 98point6 security code").
+  if (words.length === 0) return !alnum;
   const first = words[0].toLowerCase();
   if (BEFORE_VERBS.has(first)) return true;
   // Japanese/Korean particles glued to the next word: `は、お客様の`, `를`.
@@ -754,7 +772,7 @@ function bindToKeyword(text: string, c: Candidate, keywords: Span[], lineStarts:
       }
     } else if (k.start >= c.end) {
       const gap = k.start - c.end;
-      if (gap <= MAX_VERB_GAP && verbThenKeyword(text.slice(c.end, k.start))) {
+      if (gap <= MAX_VERB_GAP && verbThenKeyword(text.slice(c.end, k.start), c.alnum)) {
         take(SCORE.keywordBefore - Math.min(5, Math.floor(gap / 10)), 'keyword');
       } else if (!c.alnum && gap <= NEAR_BEFORE_KEYWORD) {
         take(Math.max(SCORE.keywordNearMin, SCORE.keywordNear - 5 - Math.floor(gap / 4)), 'keyword-near');

@@ -116,6 +116,24 @@ describe('extractCodes rules', () => {
     assert.equal(bestCode({ subject: 'Welcome', text: 'Your member profile XK42PZ is ready. Log in any time to manage it.' }), undefined);
   });
 
+  it('joins a 3+4 or 4+3 digit pair only right after a keyword', () => {
+    assert.equal(bestCode({ text: 'Your Acme login code: 482-9137' }), '4829137');
+    assert.equal(bestCode({ text: 'Acme PIN 9137 482' }), '9137482');
+    // Written anywhere else the pair is a local phone number.
+    assert.equal(bestCode({ text: 'Acme code questions? Ring 482-9137 any day.' }), undefined);
+    assert.equal(bestCode({ text: 'Acme: ring 9137-482', kind: 'sms' }), undefined);
+  });
+
+  it('takes the digits of equal hyphen groups running into letters after a keyword', () => {
+    assert.equal(bestCode({ text: 'Acme security code: 2046-5519QZ' }), '20465519');
+    assert.equal(bestCode({ text: 'Acme security code: 204-551ab' }), '204551');
+  });
+
+  it('does not take a brand of letters and digits before the keyword for the code', () => {
+    assert.equal(bestCode({ text: '604118 is your K9cloud login code.' }), '604118');
+    assert.equal(bestCode({ text: 'Your 3Dpay security code is 771620' }), '771620');
+  });
+
   it('uses the subject when the body has no bound code', () => {
     assert.deepEqual(extractCodes({ subject: '583920', text: 'Enter the number above in the app. Sent 14 Mar 2025.' + ' More text.'.repeat(40) }), [
       { code: '583920', score: 40, reason: 'subject' },
