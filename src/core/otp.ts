@@ -19,7 +19,10 @@
 // A short message's only number is not a code when a copula names it by a noun that merely
 // contains a keyword ("your barcode is 123456").
 // Alphanumeric codes count only when bound to a keyword (rule 2), and not when they stand right
-// before it as its modifier ("858365 is your 98point6 security code": a brand).
+// before it as its modifier ("858365 is your 98point6 security code": a brand). A word of
+// letters only in one case is a code only as the value of a `keyword:` label ("code: QGFDAE";
+// lower case after a label in capitals: "PASSCODE: mifsuc"). A code written character by
+// character (`7 0 4 1 2 8`, `TAN a u 8 k u f`) is joined when it follows a keyword.
 // Never codes: years, dates, times, phone numbers, money, order/invoice/ticket and similar
 // numbers, postcodes and street numbers, "card ending in 1234", masked cards (`603799*1234`),
 // digits glued to a word of a spaced script (`اول0000`), `#` colours and references,
@@ -114,7 +117,7 @@ const WORD_KEYWORDS = [
   'bestätigungscode', 'sicherheitscode', 'verifizierungscode', 'verifikationscode', 'einmalcode', 'anmeldecode',
   'zugangscode', 'prüfcode', 'freigabecode', 'aktivierungscode', 'einmalpasswort', 'einmalkennwort', 'mtan', 'smstan', 'pushtan',
   // French
-  'vérification', 'usage unique', 'mot de passe temporaire',
+  'vérification', 'authentification', 'usage unique', 'mot de passe temporaire',
   // Spanish
   'código', 'codigo', 'clave', 'verificación', 'contraseña temporal', 'un solo uso',
   // Portuguese
@@ -219,6 +222,8 @@ const STREET_WORDS = new Set([
 // ---------------------------------------------------------------- text preparation
 
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+/** Letters of scripts written without spaces between words (Chinese, Japanese, Thai) or with glued particles (Korean). */
+const UNSPACED_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}]/u;
 /** Letters of scripts that separate words with spaces (unlike Chinese, Japanese, Korean particles, Thai). */
 const SPACED_SCRIPT_LETTER = /[\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Armenian}\p{Script=Georgian}]/u;
 const UPPER = /\p{Lu}/u;
@@ -286,11 +291,17 @@ interface Span {
   end: number;
 }
 
+/** Characters that end a word: any but letters and digits, and the letters of scripts written without spaces. */
+function wordBoundary(ch: string | undefined): boolean {
+  return !isLetterOrDigit(ch) || UNSPACED_SCRIPT.test(ch ?? '');
+}
+
 function findAll(hay: string, needle: string, word: boolean, into: Span[]): void {
   let at = hay.indexOf(needle);
   while (at >= 0) {
     const end = at + needle.length;
-    if (!word || (!isLetterOrDigit(hay[at - 1]) && (!isLetterOrDigit(needle[needle.length - 1]) || !isLetterOrDigit(hay[end])))) {
+    // `OTP密碼1234567`: a Latin keyword may touch Chinese or Japanese text without a space.
+    if (!word || (wordBoundary(hay[at - 1]) && (!isLetterOrDigit(needle[needle.length - 1]) || wordBoundary(hay[end])))) {
       into.push({ start: at, end });
     }
     at = hay.indexOf(needle, at + 1);
@@ -380,6 +391,8 @@ interface Candidate {
    * ("code: 1234567890"), never by nearness or alone: a 9–10 digit run, for instance.
    */
   tight?: boolean;
+  /** Letters only: a code only as the value of a `keyword:` label (see lettersAfterLabel). */
+  letters?: boolean;
 }
 
 interface Run {
@@ -515,6 +528,50 @@ function numericCandidates(s: string, runs: Run[]): Candidate[] {
       }
     }
     // Otherwise a phone number, date, time, amount, version or address: no candidate.
+  }
+  return out;
+}
+
+/**
+ * Words of letters only, in one case (`QGFDAE`, `mifsuc`), that could be codes: tight, and the
+ * binding asks more of them (see lettersAfterLabel).
+ */
+function letterCandidates(s: string, runs: Run[]): Candidate[] {
+  const out: Candidate[] = [];
+  for (const r of runs) {
+    if (r.kind !== 'alpha' || r.end - r.start < MIN_ALNUM_CODE || r.end - r.start > MAX_ALNUM_CODE) continue;
+    if (isLetterOrDigit(s[r.start - 1]) || isLetterOrDigit(s[r.end]) || s[r.start - 1] === '_' || s[r.end] === '_') continue;
+    const word = s.slice(r.start, r.end);
+    if (word !== word.toUpperCase() && word !== word.toLowerCase()) continue;
+    out.push({ code: word, start: r.start, end: r.end, alnum: true, yearLike: false, tight: true, letters: true });
+  }
+  return out;
+}
+
+/**
+ * Codes written character by character with a space (or hyphen) between each (`7 0 4 1 2 8`,
+ * `a u 8 k u f`), joined: tight. Letters need a digit among them; digits alone count up to
+ * MAX_CODE_DIGITS.
+ */
+function spacedCandidates(s: string, runs: Run[]): Candidate[] {
+  const out: Candidate[] = [];
+  let i = 0;
+  while (i < runs.length) {
+    if (runs[i].end - runs[i].start !== 1) { i++; continue; }
+    const sep = s[runs[i].end];
+    let j = i + 1;
+    if (sep === ' ' || sep === '-') {
+      while (j < runs.length && runs[j].end - runs[j].start === 1 && runs[j].start === runs[j - 1].end + 1 && s[runs[j - 1].end] === sep) j++;
+    }
+    const chain = runs.slice(i, j);
+    i = j;
+    const code = chain.map((r) => s[r.start]).join('');
+    const letters = /[a-z]/i.test(code);
+    if (chain.length < MIN_CODE_DIGITS || !/[0-9]/.test(code) || chain.length > (letters ? MAX_ALNUM_CODE : MAX_CODE_DIGITS)) continue;
+    const start = chain[0].start;
+    const end = chain[chain.length - 1].end;
+    if (isLetterOrDigit(s[start - 1]) || isLetterOrDigit(s[end])) continue;
+    out.push({ code, start, end, alnum: letters, yearLike: false, tight: true });
   }
   return out;
 }
@@ -734,6 +791,19 @@ function onlyWrappers(text: string, from: number, to: number, step: 1 | -1): boo
   return true;
 }
 
+/**
+ * A word of letters is a code only as the value of a label (`verification code: QGFDAE`,
+ * `验证码: QGFDAE`): a colon and nothing else between. Upper case sets it off from prose; a
+ * lower-case word counts only after a label in capitals (`PASSCODE: mifsuc`), since
+ * "code: expired" is prose.
+ */
+function lettersAfterLabel(text: string, k: Span, c: Candidate): boolean {
+  if (k.end > c.start || text.slice(k.end, c.start).trim() !== ':') return false;
+  if (c.code === c.code.toUpperCase()) return true;
+  const label = text.slice(k.start, k.end);
+  return label === label.toUpperCase() && label !== label.toLowerCase();
+}
+
 interface Binding {
   score: number;
   reason: CodeReason;
@@ -750,6 +820,7 @@ function bindToKeyword(text: string, c: Candidate, keywords: Span[], lineStarts:
   if (c.tight) {
     // Only right after a keyword, with filler words at most ("رمز 1122334455", "code: 337-1337").
     for (const k of spansStartingIn(keywords, c.start - MAX_FILLER, c.start)) {
+      if (c.letters && !lettersAfterLabel(text, k, c)) continue;
       if (k.end <= c.start && fillerOnly(text.slice(k.end, c.start), 0)) take(SCORE.keywordAfter - Math.min(5, Math.floor((c.start - k.end) / 10)), 'keyword');
     }
     return best;
@@ -821,7 +892,7 @@ function scanText(raw: string, orderBase: number): Scan {
   const runs = asciiRuns(text);
   const lineStarts = [0];
   for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
-  const candidates = [...numericCandidates(text, runs), ...alnumCandidates(text, runs)];
+  const candidates = [...numericCandidates(text, runs), ...alnumCandidates(text, runs), ...letterCandidates(text, runs), ...spacedCandidates(text, runs)];
   const bound: Found[] = [];
   const plainNumbers: string[] = [];
   const namedNumbers = new Set<string>();

@@ -134,6 +134,35 @@ describe('extractCodes rules', () => {
     assert.equal(bestCode({ text: 'Your 3Dpay security code is 771620' }), '771620');
   });
 
+  it('accepts a code of letters only as the value of a keyword label', () => {
+    assert.equal(bestCode({ text: 'Acme remote desk verification code: PLVXRT' }), 'PLVXRT');
+    assert.equal(bestCode({ text: 'Acme 安全码： KWZMPA' }), 'KWZMPA');
+    assert.equal(bestCode({ text: 'Acme Bank one-time password: HHJQWZRT Valid until: MON Mar 03' }), 'HHJQWZRT');
+    assert.equal(bestCode({ text: 'ACME BRANCH PASSCODE: zobrit' }), 'zobrit');
+    // Prose after the label, a word of mixed case, or letters with more than a colon between are not codes.
+    assert.equal(bestCode({ text: 'Your verification code: expired' }), undefined);
+    assert.equal(bestCode({ text: 'Your verification code: Pending' }), undefined);
+    assert.equal(bestCode({ text: 'Your verification code is NEEDED' }), undefined);
+    assert.equal(bestCode({ text: 'Thanks for joining ACME today.' }), undefined);
+  });
+
+  it('reads French "code d\'authentification" with a code of letters and digits', () => {
+    assert.equal(bestCode({ text: "Acme - Code d'authentification : KR7P2Q" }), 'KR7P2Q');
+  });
+
+  it('lets a Latin keyword touch Chinese or Japanese text', () => {
+    assert.equal(bestCode({ text: '【Acme銀行】OTP密碼7720931請勿告知他人' }), '7720931');
+    assert.deepEqual(extractCodes({ text: 'AcmeのPINは4419です' })[0], { code: '4419', score: 92, reason: 'keyword' });
+  });
+
+  it('joins a code written character by character after a keyword', () => {
+    assert.equal(bestCode({ text: 'Your Acme code: 5 0 9 3 1 7' }), '509317');
+    assert.equal(bestCode({ text: 'Acme signature check k 2 z P TAN q 4 w 9 x e Please confirm' }), 'q4w9xe');
+    assert.equal(bestCode({ text: 'PIN 8-1-5-5' }), '8155');
+    // Away from a keyword, spaced characters are just text.
+    assert.equal(bestCode({ text: 'Row 5 0 9 3 1 7 is ready, see you.' }), undefined);
+  });
+
   it('uses the subject when the body has no bound code', () => {
     assert.deepEqual(extractCodes({ subject: '583920', text: 'Enter the number above in the app. Sent 14 Mar 2025.' + ' More text.'.repeat(40) }), [
       { code: '583920', score: 40, reason: 'subject' },
