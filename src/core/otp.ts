@@ -10,14 +10,15 @@
 //   3. keyword-near  A digit code within a few lines of a keyword but not bound to it.
 //   4. subject       The subject's only number, when it is a 4–8 digit run.
 //   5. sole-number   An SMS (or, when the kind is not given, a short body without HTML) whose
-//                    only remaining number is a 4–8 digit run.
+//                    only remaining number is a 4–8 digit run, or which is nothing but one word
+//                    of letters and digits in one case (`7K4QW2`).
 // Digit codes are 4–8 digits; grouped codes (`123 456`, `12 34 56`, `123-456`) are joined;
 // leading zeros are kept. Right after a keyword with only filler between (and only there),
 // these are codes too: a 9–10 digit run (bank one-time passwords), a 3+4 or 4+3 pair
 // (`337-1337`, otherwise a local phone number), equal hyphen groups running into letters
 // (`1337-1337XX` → 13371337).
-// A short message's only number is not a code when a copula names it by a noun that merely
-// contains a keyword ("your barcode is 123456").
+// A short message's only number is not a code when a noun that merely contains a keyword names
+// it ("your barcode is 123456", "123456 is your footpath", "barcode 123456").
 // Alphanumeric codes count only when bound to a keyword (rule 2), and not when they stand right
 // before it as its modifier ("858365 is your 98point6 security code": a brand). A word of
 // letters only in one case is a code only as the value of a `keyword:` label ("code: QGFDAE";
@@ -155,6 +156,7 @@ const CODE_QUALIFIERS_BEFORE = new Set([
   'promo', 'promotional', 'discount', 'coupon', 'voucher', 'gift', 'referral', 'invite', 'invitation', 'qr', 'bar',
   'area', 'country', 'source', 'error', 'status', 'product', 'tracking', 'zip', 'postal', 'post', 'dress', 'swift',
   'sort', 'tax', 'reward', 'offer', 'sale', 'sales', 'redemption', 'activation', 'license', 'licence', 'access', 'door',
+  'purchase',
 ]);
 const CODE_QUALIFIERS_AFTER = new Set([
   'promo', 'promocional', 'postal', 'de barras', 'de rastreio', 'de rastreamento', 'de descuento', 'de desconto',
@@ -703,7 +705,7 @@ function merelyContainsKeyword(word: string): boolean {
 }
 
 /**
- * Whether a number no keyword binds is named as something else: "your vscode is: 123456",
+ * Whether a number no keyword binds is named as something else: "your vscode is: 123456", "barcode 123456",
  * "some barcode is 123456", "123456 is your footpath" (a copula ties it to a noun that merely
  * contains a keyword). The sole-number rule skips it. A noun of no known language is left
  * alone: "verifikasiekode is: 123456" may well be a code.
@@ -711,6 +713,9 @@ function merelyContainsKeyword(word: string): boolean {
 function namedAsOther(lower: string, c: Candidate): boolean {
   const [w1, w1Start] = wordBefore(lower, c.start);
   if (COPULAS.has(w1) && merelyContainsKeyword(wordBefore(lower, w1Start)[0])) return true;
+  // Right after such a word and a space, the number is what the word names ("barcode 123456");
+  // after a colon it may be the value of a label in an unknown language, so it is left alone.
+  if (lower[c.start - 1] === ' ' && w1Start + w1.length === c.start - 1 && merelyContainsKeyword(w1)) return true;
   let [w2, at] = wordAfter(lower, c.end);
   if (!COPULAS.has(w2)) return false;
   for (let i = 0; i < 2; i++) {
@@ -868,6 +873,9 @@ export function originBoundCode(text: string): string | undefined {
 
 // ---------------------------------------------------------------- scanning
 
+/** A whole message that is one word of letters and digits, as long as an alphanumeric code. */
+const WHOLE_MESSAGE_CODE = new RegExp(`^[A-Za-z0-9]{${MIN_ALNUM_CODE},${MAX_ALNUM_CODE}}$`);
+
 interface Found {
   code: string;
   score: number;
@@ -935,6 +943,11 @@ export function extractCodes(input: CodeSource): CodeCandidate[] {
 
   const shortMessage = input.kind === 'sms' || (input.kind === undefined && !input.html && bodies.length === 1 && bodies[0].trim().length <= SHORT_MESSAGE_MAX);
   if (shortMessage && bodyScans.length > 0 && found.length === 0) {
+    // A message that is nothing but one word of letters and digits in one case (`7K4QW2`) is that code.
+    const whole = bodies[0].trim();
+    if (WHOLE_MESSAGE_CODE.test(whole) && /[0-9]/.test(whole) && /[a-z]/i.test(whole) && (whole === whole.toUpperCase() || whole === whole.toLowerCase())) {
+      found.push({ code: whole, score: SCORE.soleNumber, reason: 'sole-number', order: 0 });
+    }
     const distinct = new Set(bodyScans[0].plainNumbers);
     if (distinct.size === 1 && !bodyScans[0].namedNumbers.has(bodyScans[0].plainNumbers[0])) found.push({ code: bodyScans[0].plainNumbers[0], score: SCORE.soleNumber, reason: 'sole-number', order: 0 });
   }

@@ -192,6 +192,24 @@ describe('extractCodes rules', () => {
     assert.equal(bestCode({ text: 'Acme: 583920 is valid for 5 minutes.', kind: 'sms' }), '583920');
   });
 
+  it('skips a sole number right after a word that merely contains a keyword, but not after a label colon', () => {
+    assert.deepEqual(extractCodes({ text: 'Promocode 55120', kind: 'sms' }), []);
+    assert.deepEqual(extractCodes({ text: 'בנקודות 48213', kind: 'sms' }), []);
+    assert.equal(bestCode({ text: 'Acme PassKode: 55120', kind: 'sms' }), '55120');
+    assert.equal(bestCode({ text: 'AuthCode 771904', kind: 'sms' }), '771904');
+  });
+
+  it('takes a short message that is nothing but one word of letters and digits in one case', () => {
+    assert.deepEqual(extractCodes({ text: ' 7K4QW2\n', kind: 'sms' }), [{ code: '7K4QW2', score: 30, reason: 'sole-number' }]);
+    assert.equal(bestCode({ text: 'q8rt2m' }), 'q8rt2m');
+    for (const text of ['Hello2you', 'WELCOME', 'Acme 7K4QW2', 'R2D2 says hi']) assert.equal(bestCode({ text }), undefined, text);
+    assert.equal(bestCode({ text: '7K4QW2', kind: 'email' }), undefined);
+  });
+
+  it('ignores purchase codes', () => {
+    assert.equal(bestCode({ text: 'Your Purchase Code is 7TQ2W' }), undefined);
+  });
+
   it('does not take a fragment of a longer hyphenated number for a code', () => {
     assert.deepEqual(extractCodes({ text: '552-918-', kind: 'sms' }), []);
     assert.deepEqual(extractCodes({ text: 'Ring -552-918 back', kind: 'sms' }), []);
