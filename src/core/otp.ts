@@ -156,7 +156,7 @@ const CODE_QUALIFIERS_BEFORE = new Set([
   'promo', 'promotional', 'discount', 'coupon', 'voucher', 'gift', 'referral', 'invite', 'invitation', 'qr', 'bar',
   'area', 'country', 'source', 'error', 'status', 'product', 'tracking', 'zip', 'postal', 'post', 'dress', 'swift',
   'sort', 'tax', 'reward', 'offer', 'sale', 'sales', 'redemption', 'activation', 'license', 'licence', 'access', 'door',
-  'purchase',
+  'purchase', 'card',
 ]);
 const CODE_QUALIFIERS_AFTER = new Set([
   'promo', 'promocional', 'postal', 'de barras', 'de rastreio', 'de rastreamento', 'de descuento', 'de desconto',
@@ -804,10 +804,18 @@ function onlyWrappers(text: string, from: number, to: number, step: 1 | -1): boo
  */
 function lettersAfterLabel(text: string, k: Span, c: Candidate): boolean {
   if (k.end > c.start || text.slice(k.end, c.start).trim() !== ':') return false;
+  // "Verification: PASSED", "2FA: ENABLED" report a state; a code follows a noun such as "code" or "password".
+  if (STATE_KEYWORDS.has(text.slice(k.start, k.end).toLowerCase())) return false;
   if (c.code === c.code.toUpperCase()) return true;
   const label = text.slice(k.start, k.end);
   return label === label.toUpperCase() && label !== label.toLowerCase();
 }
+
+/** Keywords that name a check rather than a code: after them a word of letters is a state. */
+const STATE_KEYWORDS = new Set([
+  'verification', 'verify', 'authentication', 'one-time', 'one time', '2fa', 'two-factor', 'vérification',
+  'authentification', 'verificación', 'verificação', 'usage unique', 'un solo uso',
+]);
 
 interface Binding {
   score: number;

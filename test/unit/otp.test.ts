@@ -143,6 +143,7 @@ describe('extractCodes rules', () => {
     assert.equal(bestCode({ text: 'Your verification code: expired' }), undefined);
     assert.equal(bestCode({ text: 'Your verification code: Pending' }), undefined);
     assert.equal(bestCode({ text: 'Your verification code is NEEDED' }), undefined);
+    assert.equal(bestCode({ text: 'Acme account check\nVerification: PASSED\n2FA: ENABLED' }), undefined);
     assert.equal(bestCode({ text: 'Thanks for joining ACME today.' }), undefined);
   });
 
@@ -206,8 +207,9 @@ describe('extractCodes rules', () => {
     assert.equal(bestCode({ text: '7K4QW2', kind: 'email' }), undefined);
   });
 
-  it('ignores purchase codes', () => {
+  it('ignores purchase and gift-card codes', () => {
     assert.equal(bestCode({ text: 'Your Purchase Code is 7TQ2W' }), undefined);
+    assert.equal(bestCode({ text: 'Gift card code: QWRTZPLK' }), undefined);
   });
 
   it('does not take a fragment of a longer hyphenated number for a code', () => {
