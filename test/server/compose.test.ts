@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import PostalMime from 'postal-mime';
-import { ComposeError, DUMMY_SUBJECT, composeMessage, dummyFrom, encodeQuotedPrintable, formatDate } from '../../src/server/compose';
+import { ComposeError, DUMMY_SUBJECT, composeMessage, dummyFrom, encodeQuotedPrintable, formatDate } from '../../src/server/http/compose';
 
 const aMessage = (over: Partial<Parameters<typeof composeMessage>[0]> = {}) =>
   composeMessage({ from: 'Acme <no-reply@acme.test>', subject: 'Your code', text: 'Code: 123456', inbox: 'joe', domain: 'inbox.test', source: 'inject', ...over });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { composeMessage } from '../../src/server/compose';
-import { getAttachment, listAttachments, renderMessage, summarize, textAndHtml } from '../../src/server/render';
+import { composeMessage } from '../../src/server/http/compose';
+import { getAttachment, listAttachments, renderMessage, summarize, textAndHtml } from '../../src/server/http/render';
 import type { MessageMeta } from '../../src/server/store/types';
 import { anEmail, PNG } from './api-harness';
 

@@ -8,7 +8,7 @@
 // When the payload has no `from`, the sender is `<source>@<domain>` (e.g. `webhook@inbox.test`);
 // when it has no subject, the subject is `(no subject)` (seed 4.5 rule 4).
 import { randomUUID } from 'node:crypto';
-import type { MessageSource } from './store/types';
+import type { MessageSource } from '../store/types';
 
 /** Subject used when the payload has none (seed 4.5 rule 4). */
 export const DUMMY_SUBJECT = '(no subject)';
