@@ -69,7 +69,7 @@ export async function injectMessage(ctx: ApiContext, req: Req, res: Res, rawDoma
 
 /** Composes the payload into a message, stores it durably, answers with its id. */
 export async function deliver(ctx: ApiContext, res: Res, domain: string, inbox: string, msg: InjectedMessage, source: Exclude<MessageSource, 'smtp'>): Promise<void> {
-  const raw = composeMessage({ from: msg.from, subject: msg.subject, text: msg.text, inbox, domain, source });
+  const raw = await composeMessage({ from: msg.from, subject: msg.subject, text: msg.text, inbox, domain, source });
   const [meta] = await ctx.store.add([{ domain, inbox }], raw, source);
   const body: InjectionResult = { status: 'ok', id: meta.id };
   sendJson(res, 200, body);
