@@ -15,7 +15,7 @@ export {
   type LogFn,
 } from './http';
 export { MAX_LIST_LIMIT, MAX_LIST_WAIT_SECONDS, paths } from './paths';
-export { SseParser, type SseEvent } from './sse';
+export { MAX_SSE_EVENT_CHARS, MAX_SSE_LINE_CHARS, SseParser, SseProtocolError, type SseEvent, type SseProtocolErrorCode } from './sse';
 export { STREAM_IDLE_TIMEOUT_MS, STREAM_MAX_RETRY_AFTER_MS, STREAM_RECONNECT_INITIAL_MS, STREAM_RECONNECT_MAX_MS, STREAM_STABLE_MS, type StreamOptions } from './stream';
 export {
   parseAttachments,

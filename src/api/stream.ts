@@ -7,7 +7,7 @@
 import type { Readable } from 'node:stream';
 import { ApiError, errorFromStatus, networkError, parseRetryAfter, serverMessageOf } from './errors';
 import { backoffDelay, formatMs, type Transport } from './http';
-import { SseLineTooLongError, SseParser, type SseEvent } from './sse';
+import { SseParser, SseProtocolError, type SseEvent } from './sse';
 import type { StreamHandlers, StreamState, Subscription } from './types';
 import { parseJsonText, parseStreamEvent } from './validate';
 
@@ -19,7 +19,11 @@ export const STREAM_RECONNECT_MAX_MS = 30_000;
 export const STREAM_STABLE_MS = 10_000;
 /** Longest Retry-After (429/503) honoured before reconnecting; longer asks are cut to this. */
 export const STREAM_MAX_RETRY_AFTER_MS = 5 * 60_000;
-/** The server sends `: ping` every 15 s (docs/api.md); three missed pings mean a dead connection. */
+/**
+ * The server sends `: ping` every 15 s (docs/api.md); three missed pings mean a dead connection.
+ * Measured between events (a ping ends an event without data), not between chunks, so a server
+ * that keeps sending bytes without ever ending an event times out too.
+ */
 export const STREAM_IDLE_TIMEOUT_MS = 45_000;
 
 export interface StreamOptions {
@@ -192,17 +196,19 @@ export class StreamSubscription implements Subscription {
     try {
       for await (const chunk of body as AsyncIterable<Buffer>) {
         if (this.ended) break;
-        arm();
-        for (const ev of parser.push(chunk)) this.handle(ev);
+        const ended = parser.eventsEnded;
+        const events = parser.push(chunk);
+        if (parser.eventsEnded !== ended) arm();
+        for (const ev of events) this.handle(ev);
         if (parser.lastEventId !== undefined) this.lastEventId = parser.lastEventId;
         this.serverRetryMs = parser.retryMs;
       }
       return new ApiError('network', 'The server closed the event stream.');
     } catch (e) {
       if (e instanceof StreamIdleError) {
-        return new ApiError('timeout', `The event stream sent nothing for ${formatMs(this.idleTimeoutMs)}.`);
+        return new ApiError('timeout', `The event stream completed no event for ${formatMs(this.idleTimeoutMs)}.`);
       }
-      if (e instanceof SseLineTooLongError) return new ApiError('protocol', e.message);
+      if (SseProtocolError.is(e)) return new ApiError('protocol', e.message, { cause: e });
       return networkError(e, this.transport.origin, []);
     } finally {
       clearTimeout(idle);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { HostCheck, TokenCheck, checkToken } from '../../src/server/auth';
+import { HostCheck, TokenCheck, checkToken } from '../../src/server/http/auth';
 import { createHttpApi } from '../../src/server/http';
 import { API_TOKEN, DOMAIN, WEBHOOK_TOKEN, startApi, type Harness, type Reply } from './api-harness';
 

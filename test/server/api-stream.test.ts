@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { StreamEvent } from '../../src/core/wire';
-import { StreamHub } from '../../src/server/stream';
+import { StreamHub } from '../../src/server/http/stream';
 import { API_TOKEN, DOMAIN, startApi, type Harness } from './api-harness';
 
 interface Sse {

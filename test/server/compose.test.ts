@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import PostalMime from 'postal-mime';
-import { ComposeError, DUMMY_SUBJECT, composeMessage, dummyFrom, encodeQuotedPrintable, formatDate } from '../../src/server/compose';
+import { ComposeError, DUMMY_SUBJECT, composeMessage, dummyFrom } from '../../src/server/http/compose';
 
 const aMessage = (over: Partial<Parameters<typeof composeMessage>[0]> = {}) =>
   composeMessage({ from: 'Acme <no-reply@acme.test>', subject: 'Your code', text: 'Code: 123456', inbox: 'joe', domain: 'inbox.test', source: 'inject', ...over });
@@ -11,68 +11,80 @@ function headerBlock(raw: Buffer): string {
   return s.slice(0, s.indexOf('\r\n\r\n'));
 }
 
+function bodyOf(raw: Buffer): string {
+  const s = raw.toString('utf8');
+  return s.slice(s.indexOf('\r\n\r\n') + 4);
+}
+
 describe('compose', () => {
   it('writes From, To, Subject, Date, Message-ID and a text/plain utf-8 quoted-printable body', async () => {
-    const raw = aMessage({ date: new Date(Date.UTC(2026, 10, 22, 1, 2, 3)) });
-    const head = headerBlock(raw);
-    assert.match(head, /^From: Acme <no-reply@acme\.test>\r\n/);
-    assert.match(head, /\r\nTo: joe@inbox\.test\r\n/);
-    assert.match(head, /\r\nSubject: Your code\r\n/);
-    assert.match(head, /\r\nDate: Sun, 22 Nov 2026 01:02:03 \+0000\r\n/);
-    assert.match(head, /\r\nMessage-ID: <[0-9a-f-]{36}@inbox\.test>\r\n/);
-    assert.match(head, /\r\nMIME-Version: 1\.0\r\nContent-Type: text\/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable$/);
+    const raw = await aMessage({ date: new Date(Date.UTC(2026, 10, 22, 1, 2, 3)) });
+    // Each header exactly once, each a whole line (their order is not significant, RFC 5322 3.6).
+    const lines = headerBlock(raw).split('\r\n');
+    const expected = [
+      /^From: Acme <no-reply@acme\.test>$/,
+      /^To: joe@inbox\.test$/,
+      /^Subject: Your code$/,
+      /^Date: Sun, 22 Nov 2026 01:02:03 \+0000$/,
+      /^Message-ID: <[0-9a-f-]{36}@inbox\.test>$/,
+      /^MIME-Version: 1\.0$/,
+      /^Content-Type: text\/plain; charset=utf-8$/,
+      /^Content-Transfer-Encoding: quoted-printable$/,
+    ];
+    assert.equal(lines.length, expected.length, lines.join('\n'));
+    for (const re of expected) assert.equal(lines.filter((l) => re.test(l)).length, 1, `${String(re)} in\n${lines.join('\n')}`);
     const parsed = await PostalMime.parse(raw);
     assert.equal(parsed.subject, 'Your code');
     assert.deepEqual(parsed.from, { address: 'no-reply@acme.test', name: 'Acme' });
     assert.equal(parsed.text?.trimEnd(), 'Code: 123456');
   });
 
-  it('uses only CRLF line endings, whatever the text uses', () => {
-    const s = aMessage({ text: 'a\nb\rc\r\nd' }).toString('utf8');
+  it('uses only CRLF line endings, whatever the text uses', async () => {
+    const s = (await aMessage({ text: 'a\nb\rc\r\nd' })).toString('utf8');
     assert.equal(/\r(?!\n)|(?<!\r)\n/.test(s), false);
     assert.match(s, /\r\n\r\na\r\nb\r\nc\r\nd\r\n$/);
   });
 
   it('inserts a dummy sender and subject when the payload has none (seed 4.5 rule 4)', async () => {
-    const parsed = await PostalMime.parse(composeMessage({ inbox: 'joe', domain: 'inbox.test', source: 'webhook' }));
+    const parsed = await PostalMime.parse(await composeMessage({ inbox: 'joe', domain: 'inbox.test', source: 'webhook' }));
     assert.equal(parsed.from?.address, dummyFrom('webhook', 'inbox.test'));
     assert.equal(parsed.from?.address, 'webhook@inbox.test');
     assert.equal(parsed.subject, DUMMY_SUBJECT);
-    const injected = await PostalMime.parse(composeMessage({ from: '  ', subject: '', inbox: 'joe', domain: 'x.test', source: 'inject' }));
+    const injected = await PostalMime.parse(await composeMessage({ from: '  ', subject: '', inbox: 'joe', domain: 'x.test', source: 'inject' }));
     assert.equal(injected.from?.address, 'inject@x.test');
     assert.equal(injected.subject, '(no subject)');
   });
 
   it('encodes a non-ASCII or long subject as RFC 2047 words on lines of at most 78 characters', async () => {
     const subject = 'Zoë’s verification code 🎉 ' + 'é'.repeat(120);
-    const raw = aMessage({ subject });
+    const raw = await aMessage({ subject });
     for (const line of headerBlock(raw).split('\r\n')) assert.ok(line.length <= 78, line);
-    assert.match(headerBlock(raw), /Subject: =\?UTF-8\?B\?/);
+    assert.match(headerBlock(raw), /Subject: =\?UTF-8\?[BQ]\?/);
     assert.equal((await PostalMime.parse(raw)).subject, subject);
   });
 
   it('folds a long ASCII subject at spaces instead of encoding it, and encodes a word too long for a line', async () => {
     const subject = Array.from({ length: 400 }, (_, i) => `word${i}`).join(' ');
-    const raw = aMessage({ subject });
+    const raw = await aMessage({ subject });
     assert.doesNotMatch(headerBlock(raw), /=\?UTF-8\?/);
     for (const line of headerBlock(raw).split('\r\n')) assert.ok(line.length <= 78, line);
     assert.equal((await PostalMime.parse(raw)).subject, subject);
     const unbreakable = 'x'.repeat(1200);
-    const raw2 = aMessage({ subject: unbreakable });
-    assert.match(headerBlock(raw2), /Subject: =\?UTF-8\?B\?/);
+    const raw2 = await aMessage({ subject: unbreakable });
+    assert.match(headerBlock(raw2), /Subject: =\?UTF-8\?[BQ]\?/);
     assert.equal((await PostalMime.parse(raw2)).subject, unbreakable);
   });
 
   it('cannot be made to add headers through the subject', async () => {
-    const raw = aMessage({ subject: 'hi\r\nBcc: victim@evil.test' });
+    const raw = await aMessage({ subject: 'hi\r\nBcc: victim@evil.test' });
     const parsed = await PostalMime.parse(raw);
     assert.equal(parsed.headers.some((h) => h.key === 'bcc'), false);
     assert.equal(parsed.subject, 'hi\r\nBcc: victim@evil.test');
   });
 
-  it('refuses a sender with line breaks or control characters with a typed error', () => {
-    assert.throws(
-      () => aMessage({ from: 'a@b.test\r\nBcc: victim@evil.test' }),
+  it('refuses a sender with line breaks or control characters with a typed error', async () => {
+    await assert.rejects(
+      aMessage({ from: 'a@b.test\r\nBcc: victim@evil.test' }),
       (err: unknown) => ComposeError.is(err) && err.code === 'bad_from' && /line breaks/.test(err.message),
     );
   });
@@ -86,27 +98,32 @@ describe('compose', () => {
       ['Twilio (SMS)', { name: 'Twilio (SMS)', address: '' }],
     ];
     for (const [from, expected] of cases) {
-      const parsed = await PostalMime.parse(aMessage({ from }));
+      const parsed = await PostalMime.parse(await aMessage({ from }));
       assert.deepEqual(parsed.from, expected, from);
     }
   });
 
-  it('formats dates as RFC 5322 date-time in UTC', () => {
-    assert.equal(formatDate(new Date(Date.UTC(2026, 0, 5, 9, 8, 7))), 'Mon, 5 Jan 2026 09:08:07 +0000');
+  it('formats dates as RFC 5322 date-time in UTC', async () => {
+    const raw = await aMessage({ date: new Date(Date.UTC(2026, 0, 5, 9, 8, 7)) });
+    assert.match(headerBlock(raw), /(^|\r\n)Date: Mon, 0?5 Jan 2026 09:08:07 \+0000(\r\n|$)/);
+    assert.equal((await PostalMime.parse(raw)).date, '2026-01-05T09:08:07.000Z');
   });
 
-  it('quoted-printable keeps lines within 76 characters and escapes =, trailing blanks and 8-bit bytes', () => {
-    const qp = encodeQuotedPrintable('a=b \n' + 'x'.repeat(200) + '\nü\t');
+  it('quoted-printable keeps lines within 76 characters and escapes =, trailing blanks and 8-bit bytes', async () => {
+    const text = 'a=b \n' + 'x'.repeat(200) + '\nü\t';
+    const raw = await aMessage({ text });
+    const qp = bodyOf(raw);
     for (const line of qp.split('\r\n')) assert.ok(line.length <= 76, line);
     assert.match(qp, /^a=3Db=20\r\n/);
-    assert.match(qp, /=C3=BC=09$/);
+    assert.match(qp, /=C3=BC=09(\r\n)?$/);
+    assert.equal((await PostalMime.parse(raw)).text?.replace(/\n$/, ''), text);
   });
 
   it('any text reads back unchanged after composing and parsing (property)', async () => {
     await fc.assert(
       fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ unit: 'grapheme', maxLength: 120 }), async (text, subject) => {
         const clean = text.replace(/[\u0000\r]/g, '');
-        const raw = composeMessage({ text: clean, subject, inbox: 'joe', domain: 'inbox.test', source: 'inject' });
+        const raw = await composeMessage({ text: clean, subject, inbox: 'joe', domain: 'inbox.test', source: 'inject' });
         const parsed = await PostalMime.parse(raw);
         assert.equal((parsed.text ?? '').replace(/\n$/, ''), clean.replace(/\n$/, ''));
         // Blanks at the ends of an unstructured header are not significant (RFC 5322 3.2.2).

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { composeMessage } from '../../src/server/compose';
-import { getAttachment, listAttachments, renderMessage, summarize, textAndHtml } from '../../src/server/render';
+import { composeMessage } from '../../src/server/http/compose';
+import { getAttachment, listAttachments, renderMessage, summarize, textAndHtml } from '../../src/server/http/render';
 import type { MessageMeta } from '../../src/server/store/types';
 import { anEmail, PNG } from './api-harness';
 
@@ -69,7 +69,7 @@ describe('render', () => {
   });
 
   it('uses the address as from when the sender has no display name', async () => {
-    const raw = composeMessage({ from: 'bare@x.test', inbox: 'joe', domain: 'inbox.test', source: 'inject' });
+    const raw = await composeMessage({ from: 'bare@x.test', inbox: 'joe', domain: 'inbox.test', source: 'inject' });
     const msg = await renderMessage(aMeta({ from: 'bare@x.test' }), raw, Date.now());
     assert.equal(msg.fromfull, 'bare@x.test');
     assert.ok('from' in msg);
@@ -77,7 +77,7 @@ describe('render', () => {
   });
 
   it('renders a phone inbox message as SMS (seed 2.4): parts carry only body, plus id', async () => {
-    const raw = composeMessage({ from: '+14155550100', subject: 'SMS', text: 'Your code is 123456', inbox: '14155550199', domain: 'inbox.test', source: 'webhook' });
+    const raw = await composeMessage({ from: '+14155550100', subject: 'SMS', text: 'Your code is 123456', inbox: '14155550199', domain: 'inbox.test', source: 'webhook' });
     const meta = aMeta({ id: '14155550199-1763776000-7', inbox: '14155550199', from: '+14155550100', subject: 'SMS', source: 'webhook' });
     const msg = await renderMessage(meta, raw, meta.time + 10_000);
     assert.deepEqual(msg, {
@@ -118,7 +118,7 @@ describe('render', () => {
   });
 
   it('has no parts other than text for a composed message, and no attachments', async () => {
-    const raw = composeMessage({ text: 'plain', inbox: 'joe', domain: 'inbox.test', source: 'inject' });
+    const raw = await composeMessage({ text: 'plain', inbox: 'joe', domain: 'inbox.test', source: 'inject' });
     const msg = await renderMessage(aMeta(), raw, Date.now());
     assert.equal(msg.parts.length, 1);
     assert.deepEqual(await listAttachments(raw), []);

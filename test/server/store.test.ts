@@ -542,6 +542,11 @@ describe('header indexing', () => {
     assert.deepEqual(h, { from: 'x@y.test', subject: 'a long one', date: Date.UTC(2026, 10, 21, 10) });
   });
 
+  it('reads a value folded right after the colon without the fold\'s blank', () => {
+    const h = parseIndexedHeaders(Buffer.from('Subject:\r\n a long one \r\nFrom: \r\n\tx@y.test\r\n\r\n'));
+    assert.deepEqual(h, { from: 'x@y.test', subject: 'a long one' });
+  });
+
   it('accepts bare LF line ends and missing headers', () => {
     assert.deepEqual(parseIndexedHeaders(Buffer.from('X-Other: 1\n\nbody')), { from: '', subject: '' });
   });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiError, createClient, SseParser, type InboxApi, type StreamState } from '../../src/api';
+import { ApiError, createClient, MAX_SSE_EVENT_CHARS, MAX_SSE_LINE_CHARS, SseParser, SseProtocolError, type InboxApi, type StreamState } from '../../src/api';
 import type { StreamEvent } from '../../src/core/wire';
 
 const TOKEN = 'stream-token-xyz';
@@ -58,6 +58,64 @@ describe('SSE parser', () => {
   it('ignores events without data and unknown fields', () => {
     const p = new SseParser();
     assert.deepEqual(p.push('event: message\n\nfoo: bar\ndata\n\n'), [{ event: 'message', data: '' }]);
+  });
+
+  it('fails a line longer than MAX_SSE_LINE_CHARS with a typed error, even when it comes in pieces', () => {
+    const p = new SseParser();
+    p.push('data: ');
+    const piece = 'x'.repeat(64 * 1024);
+    let fed = 6;
+    assert.throws(
+      () => {
+        for (;;) {
+          p.push(piece);
+          fed += piece.length;
+        }
+      },
+      (e: unknown) => SseProtocolError.is(e, 'SSE_LINE_TOO_LONG'),
+    );
+    // Refused on the piece that passed the cap: nothing beyond it was ever held.
+    assert.ok(fed <= MAX_SSE_LINE_CHARS && fed + piece.length > MAX_SSE_LINE_CHARS, String(fed));
+  });
+
+  it('fails an event longer than MAX_SSE_EVENT_CHARS on the line that passes it, whatever follows', () => {
+    const p = new SseParser();
+    const line = Buffer.from(`data: ${'x'.repeat(1_000_000)}\n`);
+    let accepted = 0;
+    let error: unknown;
+    for (let n = 0; n < 300 && error === undefined; n++) {
+      try {
+        assert.deepEqual(p.push(line), []);
+        accepted++;
+      } catch (e) {
+        error = e;
+      }
+    }
+    assert.ok(SseProtocolError.is(error, 'SSE_EVENT_TOO_LONG'), String(error));
+    // 300 such lines grew memory by 312 MB before; now at most MAX_SSE_EVENT_CHARS is held.
+    assert.equal(accepted, Math.floor(MAX_SSE_EVENT_CHARS / line.length));
+  });
+
+  it('measures each event on its own: a blank line starts the count again', () => {
+    const p = new SseParser();
+    const half = 'y'.repeat(700_000);
+    const event = `data: ${half}\ndata: ${half}\n\n`;
+    const events = [];
+    for (let n = 0; n < 4; n++) events.push(...p.push(event));
+    assert.ok(4 * event.length > MAX_SSE_EVENT_CHARS);
+    assert.equal(events.length, 4);
+    assert.equal(events[3].data, `${half}\n${half}`);
+    assert.equal(p.eventsEnded, 4);
+  });
+
+  it('counts a CR LF split across chunks as one line end, and a ping as an ended event', () => {
+    const p = new SseParser();
+    assert.deepEqual([...p.push('data: a\r'), ...p.push('\n'), ...p.push('data: b\r'), ...p.push('\n')], []);
+    assert.equal(p.eventsEnded, 0);
+    assert.deepEqual(p.push('\r\n'), [{ event: 'message', data: 'a\nb' }]);
+    assert.equal(p.eventsEnded, 1);
+    assert.deepEqual(p.push(': ping\n\n'), []);
+    assert.equal(p.eventsEnded, 2);
   });
 });
 
@@ -294,6 +352,94 @@ describe('push subscription', () => {
     });
     await until(() => events.length === 1, 'an event after the idle reconnect');
     assert.equal(errors[0], 'timeout');
+    sub.dispose();
+  });
+
+  it('fails the stream with a protocol error when one event grows past the cap, without reading the rest', async () => {
+    const line = `data: ${'x'.repeat(1_000_000)}\n`;
+    const offered = 300 * line.length;
+    let written = 0;
+    const base = await serve((_req, res, n) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (n > 1) {
+        res.write(frame('message', messageEvent('joe-1763776000-5')));
+        return;
+      }
+      // 300 lines of ~1 MB with no blank line, as fast as the client reads them.
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < 300 && !res.destroyed) {
+          sent++;
+          written += line.length;
+          if (!res.write(line)) return void res.once('drain', pump);
+        }
+      };
+      pump();
+    });
+    const events: StreamEvent[] = [];
+    let failure: Error | undefined;
+    const sub = client(base).subscribe('inbox.test', 'joe', {
+      onEvent: (e) => events.push(e),
+      onState: (s, err) => {
+        if (s === 'reconnecting') failure ??= err;
+      },
+    });
+    await until(() => events.length === 1, 'the event after reconnecting');
+    assert.ok(ApiError.is(failure, 'protocol'), String(failure));
+    assert.equal(failure.cause?.code, 'SSE_EVENT_TOO_LONG');
+    assert.match(failure.message, /event longer than/);
+    // The client hung up after about MAX_SSE_EVENT_CHARS; what the server got out beyond that
+    // sat in socket buffers, a few MB at most, never the 300 MB offered.
+    assert.ok(written < 32 * 1024 * 1024 && written < offered / 8, `${written} bytes written`);
+    assert.equal(events[0].msg?.id, 'joe-1763776000-5');
+    sub.dispose();
+  });
+
+  it('times out a server that keeps sending bytes but never ends an event', async () => {
+    const base = await serve((_req, res, n) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (n > 1) {
+        res.write(frame('message', messageEvent('joe-1763776000-6')));
+        return;
+      }
+      // Far more often than the idle timeout, but never a blank line.
+      const t = setInterval(() => res.write('data: a\n'), 20);
+      res.on('close', () => clearInterval(t));
+    });
+    await api?.dispose();
+    api = createClient({ baseUrl: base, apiToken: TOKEN, stream: { initialDelayMs: 20, maxDelayMs: 100, idleTimeoutMs: 200 } });
+    const events: StreamEvent[] = [];
+    const errors: string[] = [];
+    const sub = api.subscribe('inbox.test', 'joe', {
+      onEvent: (e) => events.push(e),
+      onState: (s, err) => {
+        if (s === 'reconnecting' && ApiError.is(err)) errors.push(err.code);
+      },
+    });
+    await until(() => events.length === 1, 'the event after the idle reconnect');
+    assert.deepEqual(errors, ['timeout']);
+    assert.equal(events[0].msg?.id, 'joe-1763776000-6');
+    sub.dispose();
+  });
+
+  it('keeps a quiet stream open while the server pings more often than the idle timeout', async () => {
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const t = setInterval(() => res.write(': ping\n\n'), 40);
+      const later = setTimeout(() => res.write(frame('message', messageEvent('joe-1763776000-7'))), 700);
+      res.on('close', () => {
+        clearInterval(t);
+        clearTimeout(later);
+      });
+    });
+    await api?.dispose();
+    api = createClient({ baseUrl: base, apiToken: TOKEN, stream: { initialDelayMs: 20, maxDelayMs: 100, idleTimeoutMs: 200 } });
+    const events: StreamEvent[] = [];
+    const states: StreamState[] = [];
+    const sub = api.subscribe('inbox.test', 'joe', { onEvent: (e) => events.push(e), onState: (s) => states.push(s) });
+    await until(() => events.length === 1, 'the event after 700 ms of pings');
+    assert.deepEqual(states, ['connecting', 'open']);
+    assert.equal(events[0].msg?.id, 'joe-1763776000-7');
     sub.dispose();
   });
 

@@ -40,8 +40,10 @@ export function readHeaderFields(raw: Buffer): Array<[string, string]> | undefin
     }
     const colon = line.indexOf(':');
     if (colon <= 0 || !HEADER_LINE_RE.test(line)) continue; // a stray line inside the block: ignore it, keep the rest
-    fields.push([line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()]);
+    fields.push([line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1)]);
   }
+  // Trimmed once unfolded: a value may start on the next line (`Subject:` CRLF SP `text`).
+  for (const f of fields) f[1] = f[1].trim();
   return fields;
 }
 

@@ -3,10 +3,10 @@
 // data, and a `: ping` comment every 15 s so proxies and clients notice dead connections.
 // One store subscription serves every open stream.
 import type { ServerResponse } from 'node:http';
-import { ALL_INBOXES } from '../core/ids';
-import type { StreamEvent } from '../core/wire';
+import { ALL_INBOXES } from '../../core/ids';
+import type { StreamEvent } from '../../core/wire';
 import { summarize } from './render';
-import type { MessageMeta, Store } from './store/types';
+import type { MessageMeta, Store } from '../store/types';
 
 /** Comment sent this often on every stream so idle connections are seen alive (and dead ones fail). */
 export const STREAM_PING_MS = 15_000;

@@ -14,10 +14,10 @@
 //   line breaks are removed (the visible text of the HTML when there is no text part), plus
 //   `id` so clients can address the message.
 import PostalMime from 'postal-mime';
-import { htmlToText } from '../core/html';
-import { isPhoneInbox } from '../core/ids';
-import type { AttachmentInfo, EmailMessage, EmailPart, MessageSummary, SmsMessage } from '../core/wire';
-import type { MessageMeta } from './store/types';
+import { htmlToText } from '../../core/html';
+import { isPhoneInbox } from '../../core/ids';
+import type { AttachmentInfo, EmailMessage, EmailPart, MessageSummary, SmsMessage } from '../../core/wire';
+import type { MessageMeta } from '../store/types';
 
 /** Parts deeper than this are not parsed (postal-mime default is 256; real mail rarely exceeds 10). */
 const MAX_MIME_NESTING = 64;

@@ -1,0 +1,48 @@
+// What every resource handler of the HTTP API shares: the store, the stream hub, the
+// configuration checked once by the composition in ../index.ts, and the request-input readers
+// (each throws a 400 HttpError naming the problem). Route table in docs/api.md.
+import type http from 'node:http';
+import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem, inboxNameProblem, normalizeInbox, parseMessageId } from '../../../core/ids';
+import type { Store } from '../../store/types';
+import type { TokenCheck } from '../auth';
+import { badRequest } from '../errors';
+import type { StreamHub } from '../stream';
+
+export type Query = URLSearchParams;
+export type Req = http.IncomingMessage;
+export type Res = http.ServerResponse;
+
+export interface ApiContext {
+  readonly store: Store;
+  readonly hub: StreamHub;
+  readonly webhookToken: TokenCheck;
+  /** Domain that writes to `private` go to (lowercase, checked). */
+  readonly defaultDomain: string;
+  readonly maxBody: number;
+  /** Pending long-polls: each ends its wait when called (close() calls them all). */
+  readonly polls: Set<() => void>;
+  /** True once close() began: no new long-poll starts waiting. */
+  closing(): boolean;
+}
+
+/** `private` → undefined (reads: every domain); otherwise the lowercase domain. */
+export function readDomain(raw: string): string | undefined {
+  const d = raw.toLowerCase();
+  if (d === PRIVATE_DOMAIN) return undefined;
+  const problem = domainProblem(d);
+  if (problem) throw badRequest('bad_name', `bad domain ${JSON.stringify(raw.slice(0, 100))}: ${problem}`);
+  return d;
+}
+
+export function readInbox(raw: string, allowAll: boolean, what = 'inbox'): string {
+  const problem = inboxNameProblem(raw);
+  if (problem) throw badRequest('bad_name', `bad ${what} ${JSON.stringify(raw.slice(0, 100))}: ${problem}`);
+  if (raw === ALL_INBOXES && !allowAll) throw badRequest('bad_name', `bad ${what}: "*" (every inbox) is only for reading and clearing; name one inbox`);
+  return normalizeInbox(raw);
+}
+
+export function readId(raw: string): string {
+  const id = raw.toLowerCase();
+  if (!parseMessageId(id)) throw badRequest('bad_id', `bad message id ${JSON.stringify(raw.slice(0, 100))}: it must be shaped <inbox>-<number>-<number>`);
+  return id;
+}

@@ -1,0 +1,9 @@
+// `GET /api/v2/domains`: the domains the store holds, with inbox and message counts.
+import type { DomainsResponse } from '../../../core/wire';
+import { sendJson } from '../respond';
+import type { ApiContext, Res } from './context';
+
+export function listDomains(ctx: ApiContext, res: Res): void {
+  const body: DomainsResponse = { domains: ctx.store.domains() };
+  sendJson(res, 200, body);
+}

@@ -1,0 +1,68 @@
+// One message: its rendered JSON, raw bytes, links, attachments (list and one), or DELETE.
+import { ALL_INBOXES } from '../../../core/ids';
+import { extractLinks } from '../../../core/links';
+import type { DeleteResult } from '../../../core/wire';
+import { badRequest, notFound } from '../errors';
+import { getAttachment, listAttachments, renderMessage, textAndHtml } from '../render';
+import { sendBytes, sendJson } from '../respond';
+import type { Route } from '../routes';
+import { type ApiContext, type Req, type Res, readDomain, readId, readInbox } from './context';
+
+export async function messageResource(ctx: ApiContext, req: Req, res: Res, route: Extract<Route, { kind: 'message' }>): Promise<void> {
+  const domain = readDomain(route.domain);
+  const inbox = route.inbox === undefined ? undefined : readInbox(route.inbox, true);
+  const id = readId(route.id);
+  let attachment = 0;
+  if (route.view === 'attachment') {
+    if (!/^[0-9]{1,6}$/.test(route.attachment ?? '')) throw badRequest('bad_id', 'attachment id must be a number (the attachment_id of …/attachments)');
+    attachment = Number(route.attachment);
+  }
+  const meta = ctx.store.get(id);
+  const where = inbox === undefined || inbox === ALL_INBOXES ? '' : ` in inbox ${inbox}`;
+  if (!meta || (domain !== undefined && meta.domain !== domain) || (inbox !== undefined && inbox !== ALL_INBOXES && meta.inbox !== inbox)) {
+    throw notFound(`message ${id} not found${where}`);
+  }
+  if (req.method === 'DELETE') {
+    const removed = await ctx.store.delete(id);
+    if (!removed) throw notFound(`message ${id} not found${where}`);
+    const body: DeleteResult = { status: 'ok', count: 1 };
+    sendJson(res, 200, body);
+    return;
+  }
+  const raw = await ctx.store.readRaw(id);
+  switch (route.view) {
+    case 'message':
+      sendJson(res, 200, await renderMessage(meta, raw, Date.now()));
+      return;
+    case 'raw':
+      sendBytes(res, raw, { 'content-type': 'message/rfc822' });
+      return;
+    case 'links': {
+      const links = extractLinks(await textAndHtml(raw)).map((l) => l.url);
+      sendJson(res, 200, { links });
+      return;
+    }
+    case 'attachments':
+      sendJson(res, 200, { attachments: await listAttachments(raw) });
+      return;
+    case 'attachment': {
+      const a = await getAttachment(raw, attachment);
+      if (!a) throw notFound(`message ${id} has no attachment ${attachment}`);
+      sendBytes(res, a.bytes, { 'content-type': safeContentType(a.contentType), 'content-disposition': contentDisposition(a.filename) });
+      return;
+    }
+  }
+}
+
+const MIME_TYPE_RE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i;
+
+function safeContentType(type: string): string {
+  return MIME_TYPE_RE.test(type) ? type : 'application/octet-stream';
+}
+
+/** `attachment` with an ASCII fallback name and the exact UTF-8 name (RFC 6266). */
+function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}

@@ -1,0 +1,133 @@
+// Composes an injected (seed 4.4) or webhook (seed 4.5) message into RFC 5322 MIME bytes,
+// so that every stored message is an ordinary .eml whatever way it arrived. nodemailer's
+// MailComposer writes the message (header encoding and folding, quoted-printable body); this
+// file only decides what goes in it.
+//
+// Shape of the result:
+//   From, To, Subject (RFC 2047 Q encoded-words when not plain ASCII), Date, Message-ID,
+//   MIME-Version, Content-Type: text/plain; charset=utf-8,
+//   Content-Transfer-Encoding: quoted-printable; CRLF line endings throughout.
+// When the payload has no `from`, the sender is `<source>@<domain>` (e.g. `webhook@inbox.test`);
+// when it has no subject, the subject is `(no subject)` (seed 4.5 rule 4).
+import { randomUUID } from 'node:crypto';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import type Mail from 'nodemailer/lib/mailer';
+import * as mimeFuncs from 'nodemailer/lib/mime-funcs';
+import type { MessageSource } from '../store/types';
+
+/** Subject used when the payload has none (seed 4.5 rule 4). */
+export const DUMMY_SUBJECT = '(no subject)';
+/** Header lines are folded to this length (RFC 5322 2.1.1 recommends at most 78 characters). */
+const HEADER_LINE_LENGTH = 76;
+/** Longest run of non-blank characters MailComposer may leave unencoded: longer cannot be folded onto a 78-character line. */
+const MAX_PLAIN_WORD = HEADER_LINE_LENGTH - 'Subject: '.length;
+/** Source bytes per encoded-word, as MailComposer uses: the word stays within 75 characters (RFC 2047 2). */
+const ENCODED_WORD_LENGTH = 52;
+
+export type ComposeErrorCode = 'bad_from';
+
+/** A payload that cannot become a message; the HTTP layer answers 400 with the message. */
+export class ComposeError extends Error {
+  readonly code: ComposeErrorCode;
+  constructor(code: ComposeErrorCode, message: string) {
+    super(message);
+    this.name = 'ComposeError';
+    this.code = code;
+  }
+  static is(err: unknown): err is ComposeError {
+    return err instanceof ComposeError;
+  }
+}
+
+export interface ComposeInput {
+  from?: string;
+  subject?: string;
+  text?: string;
+  /** Destination inbox (lowercase) and domain. */
+  inbox: string;
+  domain: string;
+  /** `inject` or `webhook`: names the dummy sender. */
+  source: Exclude<MessageSource, 'smtp'>;
+  /** Date header; now by default. */
+  date?: Date;
+}
+
+/** The sender written when the payload has no `from` (seed 4.5 rule 4). */
+export function dummyFrom(source: Exclude<MessageSource, 'smtp'>, domain: string): string {
+  return `${source}@${domain}`;
+}
+
+const CONTROL_RE = /[\u0000-\u001f\u007f]/;
+const PRINTABLE_ASCII_RE = /^[\u0020-\u007e]*$/;
+const NAME_ADDR_RE = /^(.*?)\s*<([^<>\s]+@[^<>\s]+)>$/;
+const BARE_ADDR_RE = /^[^\s@<>",;:()[\]\\]+@[^\s@<>",;:()[\]\\]+$/;
+/** Characters that force a display name into a quoted string (RFC 5322 3.2.3 specials). */
+const SPECIALS_RE = /[()<>[\]:;@\\,."]/;
+
+/** Why a `from` value cannot be used, or undefined. */
+export function fromProblem(from: string): string | undefined {
+  if (CONTROL_RE.test(from)) return 'from must not contain line breaks or control characters';
+  return undefined;
+}
+
+export async function composeMessage(input: ComposeInput): Promise<Buffer> {
+  const from = input.from === undefined || input.from.trim() === '' ? dummyFrom(input.source, input.domain) : input.from.trim();
+  const problem = fromProblem(from);
+  if (problem) throw new ComposeError('bad_from', problem);
+  // Blanks at the ends of a header are not significant (RFC 5322 3.2.2); they are dropped.
+  const subject = input.subject === undefined || input.subject.trim() === '' ? DUMMY_SUBJECT : input.subject.trim();
+  const mailbox = senderMailbox(from);
+  // Quoted-printable whatever the text: the stored .eml stays readable as it is.
+  const headers: Mail.Headers = { 'Content-Transfer-Encoding': 'quoted-printable' };
+  if (needsPreEncoding(subject)) {
+    const line = mimeFuncs.foldLines(`Subject: ${mimeFuncs.encodeWord(subject, 'Q', ENCODED_WORD_LENGTH)}`, HEADER_LINE_LENGTH);
+    headers.Subject = { prepared: true, value: line.slice('Subject: '.length) };
+  }
+  const composer = new MailComposer({
+    ...(mailbox ? { from: mailbox } : {}),
+    to: `${input.inbox}@${input.domain}`,
+    ...(headers.Subject ? {} : { subject }),
+    date: input.date ?? new Date(),
+    // Q encoded-words: MailComposer splits long B words between the halves of some
+    // surrogate pairs (characters outside the emoji block), which then read back as U+FFFD.
+    textEncoding: 'quoted-printable',
+    messageId: `<${randomUUID()}@${input.domain}>`,
+    headers,
+    // Every line break a CRLF: MailComposer keeps the text's own.
+    text: (input.text ?? '').replace(/\r\n|\r|\n/g, '\r\n'),
+  });
+  const built = await composer.compile().build();
+  // A sender that is no address (a phone number, a service name) is a bare phrase, which
+  // MailComposer does not write: it goes in front of the header block MailComposer wrote.
+  return mailbox ? built : Buffer.concat([Buffer.from(mimeFuncs.foldLines(`From: ${phrase(from)}`, HEADER_LINE_LENGTH) + '\r\n', 'utf8'), built]);
+}
+
+/**
+ * `Name <addr>` (the name as written, quotes removed) or a bare address as one mailbox;
+ * undefined for free text (a phone number, a service name), which is kept whole as a phrase.
+ */
+function senderMailbox(from: string): { name: string; address: string } | undefined {
+  const m = NAME_ADDR_RE.exec(from);
+  if (m) {
+    let name = m[1].trim();
+    if (name.length >= 2 && name.startsWith('"') && name.endsWith('"')) name = name.slice(1, -1).replace(/\\(.)/g, '$1');
+    return { name, address: m[2] };
+  }
+  return BARE_ADDR_RE.test(from) ? { name: '', address: from } : undefined;
+}
+
+/** Free text as a display phrase: encoded-words when not ASCII, a quoted string when it has specials. */
+function phrase(text: string): string {
+  if (!PRINTABLE_ASCII_RE.test(text)) return mimeFuncs.encodeWord(text, 'Q', ENCODED_WORD_LENGTH);
+  if (SPECIALS_RE.test(text)) return `"${text.replace(/(["\\])/g, '\\$1')}"`;
+  return text;
+}
+
+/**
+ * MailComposer encodes non-ASCII subjects and folds at blanks, but turns line breaks into
+ * blanks and leaves a word too long to fold as one over-long line. Those subjects are given
+ * to it already encoded (whole, as Q encoded-words), so they read back unchanged.
+ */
+function needsPreEncoding(subject: string): boolean {
+  return CONTROL_RE.test(subject) || subject.split(/\s+/).some((w) => w.length > MAX_PLAIN_WORD);
+}
