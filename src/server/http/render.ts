@@ -17,6 +17,7 @@ import PostalMime from 'postal-mime';
 import { htmlToText } from '../../core/html';
 import { isPhoneInbox } from '../../core/ids';
 import type { AttachmentInfo, EmailMessage, EmailPart, MessageSummary, SmsMessage } from '../../core/wire';
+import { decodeEncodedWords } from '../store/headers';
 import type { MessageMeta } from '../store/types';
 
 /** Parts deeper than this are not parsed (postal-mime default is 256; real mail rarely exceeds 10). */
@@ -72,7 +73,7 @@ function smsBody(email: PostalMime.Email): string {
 function emailShape(meta: MessageMeta, email: PostalMime.Email, now: number): EmailMessage {
   const headers: Record<string, string> = {};
   for (const h of email.headers) {
-    if (!Object.prototype.hasOwnProperty.call(headers, h.key)) headers[h.key] = decodeHeader(h.value);
+    if (!Object.prototype.hasOwnProperty.call(headers, h.key)) headers[h.key] = decodeEncodedWords(h.value);
   }
   const parts: EmailPart[] = [];
   if (email.text !== undefined) parts.push({ headers: { 'content-type': 'text/plain; charset=utf-8' }, body: email.text });
@@ -100,15 +101,6 @@ function emailShape(meta: MessageMeta, email: PostalMime.Email, now: number): Em
     time: meta.time,
     seconds_ago: secondsAgo(meta.time, now),
   };
-}
-
-function decodeHeader(value: string): string {
-  if (!value.includes('=?')) return value;
-  try {
-    return PostalMime.decodeWords(value);
-  } catch {
-    return value;
-  }
 }
 
 function attachmentBytes(a: PostalMime.Attachment): Uint8Array {
