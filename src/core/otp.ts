@@ -17,7 +17,7 @@
 // numbers, postcodes and street numbers, "card ending in 1234", `#` colours and references,
 // digits in URLs, e-mail addresses and HTML attributes (HTML is reduced to its visible text).
 //
-// Pure string processing in linear time, no DOM and no Node APIs: the webview runs it too.
+// Linear-time string processing; HTML is reduced to its visible text by html.ts (htmlparser2).
 
 import { htmlToText } from './html';
 
