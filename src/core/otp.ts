@@ -207,7 +207,8 @@ function isAsciiDigit(c: number): boolean {
   return c >= 48 && c <= 57;
 }
 
-function isAsciiAlnum(c: number): boolean {
+/** Whether a UTF-16 code unit is an ASCII letter or digit (the project's one copy of this check). */
+export function isAsciiAlnum(c: number): boolean {
   return isAsciiDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 }
 

@@ -8,7 +8,8 @@ import type { InboxApi } from '../../api/types';
 import type { AttachmentInfo } from '../../core/wire';
 import { safeLinkTarget } from '../../core/sanitize';
 import { parseWebviewMessage, type HostMessage, type TabId, type ViewState, type WebviewMessage } from '../../webview/protocol';
-import { buildViewState, contentIdOf, emailBodies, referencedContentIds, safeFileName } from './viewState';
+import { messageBodies } from '../messageText';
+import { buildViewState, contentIdOf, referencedContentIds, safeFileName } from './viewState';
 
 export const VIEW_TYPE = 'testInbox.message';
 /** Largest inline (`cid:`) image fetched to show in the HTML; bigger ones stay as placeholders. */
@@ -281,7 +282,7 @@ class MessagePanel {
   /** Fetches inline images the HTML refers to by `cid:`, within the size limits, as data: URLs. */
   private async loadInlineImages(message: Awaited<ReturnType<InboxApi['getMessage']>>, attachments: AttachmentInfo[], signal: AbortSignal): Promise<Map<string, string>> {
     const out = new Map<string, string>();
-    const html = emailBodies(message).html;
+    const html = messageBodies(message).html;
     if (!html || !html.toLowerCase().includes('cid:')) return out;
     const wanted = referencedContentIds(html);
     let total = 0;

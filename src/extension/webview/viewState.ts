@@ -6,6 +6,7 @@ import { extractCodes, type CodeReason } from '../../core/otp';
 import { extractLinks } from '../../core/links';
 import { buildSrcdoc, safeLinkTarget } from '../../core/sanitize';
 import { PRIVATE_DOMAIN } from '../../core/ids';
+import { messageBodies, messageTexts } from '../messageText';
 import { MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText } from '../../webview/protocol';
 
 /** Most characters of text or raw source sent to the view; beyond this the view says it is cut (a DOM size limit). */
@@ -34,33 +35,10 @@ export interface ViewInputs {
   inlineImages?: ReadonlyMap<string, string>;
 }
 
-export interface EmailBodies {
-  text?: string;
-  html?: string;
-}
-
 function header(headers: Record<string, string> | undefined, name: string): string | undefined {
   if (!headers) return undefined;
   for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return v;
   return undefined;
-}
-
-/** The text and HTML bodies of an email: its text/plain and text/html parts that are not attachments. */
-export function emailBodies(message: Message): EmailBodies {
-  if (message.kind === 'sms') return { text: message.parts.map((p) => p.body).join('\n') };
-  const text: string[] = [];
-  const html: string[] = [];
-  for (const part of message.parts) {
-    const type = (header(part.headers, 'content-type') ?? 'text/plain').toLowerCase().trim();
-    const disposition = (header(part.headers, 'content-disposition') ?? '').toLowerCase();
-    if (disposition.startsWith('attachment')) continue;
-    if (type.startsWith('text/html')) html.push(part.body);
-    else if (type.startsWith('text/plain') || type === '') text.push(part.body);
-  }
-  const out: EmailBodies = {};
-  if (text.length > 0) out.text = text.join('\n');
-  if (html.length > 0) out.html = html.join('\n');
-  return out;
 }
 
 function cut(s: string, max = MAX_VIEW_TEXT): ViewText {
@@ -89,7 +67,7 @@ function displayTo(inbox: string, domain: string): string {
 
 export function buildViewState(input: ViewInputs): ViewState {
   const m = input.message;
-  const bodies = emailBodies(m);
+  const bodies = messageBodies(m);
   const notes = [...(input.notes ?? [])];
 
   const extracted = extractLinks(bodies);
@@ -104,7 +82,8 @@ export function buildViewState(input: ViewInputs): ViewState {
     links.push(l.text ? { url, text: l.text } : { url });
   }
 
-  const best = extractCodes({ subject: m.subject, text: bodies.text, html: bodies.html, ...(m.kind === 'sms' ? { kind: m.kind } : {}) })[0];
+  // The same input as Copy One-Time Code, so both pick the same code.
+  const best = extractCodes(messageTexts(m))[0];
   const code = best ? { code: best.code, reason: REASON_TEXT[best.reason] ?? best.reason } : undefined;
 
   const raw = input.raw === undefined ? undefined : cut(input.raw);
