@@ -1,12 +1,13 @@
 // Host side of the message view: one webview panel per message, reused when the same
-// message is opened again. Fetches the message and its extras, sanitizes the HTML (the
-// webview never sees raw email HTML), posts a validated ViewState after the view's `ready`,
+// message is opened again. Fetches the message and its extras (inline images as data: URLs),
+// posts a validated ViewState after the view's `ready` (the view sanitizes the email HTML
+// with DOMPurify and shows it in a sandboxed frame under the CSP written here),
 // and carries out what the view asks (copy, open link after confirmation, save attachment,
 // load remote images), checking every request against what it showed.
 import * as vscode from 'vscode';
 import type { InboxApi } from '../../api/types';
 import type { AttachmentInfo } from '../../core/wire';
-import { safeLinkTarget } from '../../core/sanitize';
+import { safeLinkTarget } from '../../core/urls';
 import { parseWebviewMessage, type HostMessage, type TabId, type ViewState, type WebviewMessage } from '../../webview/protocol';
 import { messageBodies } from '../messageText';
 import { buildViewState, contentIdOf, referencedContentIds, safeFileName } from './viewState';
@@ -346,7 +347,7 @@ class MessagePanel {
             linkCount: state.links.length,
             attachmentCount: state.attachments.length,
             remoteImagesAllowed: state.html?.remoteAllowed ?? this.remoteAllowed(),
-            blockedRemoteImages: state.html?.blockedRemote ?? 0,
+            blockedRemoteImages: m.blockedRemote,
           };
         }
         return;
