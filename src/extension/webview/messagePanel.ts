@@ -8,6 +8,8 @@ import * as vscode from 'vscode';
 import type { InboxApi } from '../../api/types';
 import type { AttachmentInfo } from '../../core/wire';
 import { safeLinkTarget } from '../../core/urls';
+import { readSettings, SETTINGS_SECTION, SettingKey } from '../config/settings';
+import type { Logger } from '../log';
 import { parseWebviewMessage, type HostMessage, type TabId, type ViewState, type WebviewMessage } from '../../webview/protocol';
 import { messageBodies } from '../messageText';
 import { buildViewState, contentIdOf, referencedContentIds, safeFileName } from './viewState';
@@ -29,8 +31,9 @@ export interface MessageRef {
 export interface MessagePanelDeps {
   context: Pick<vscode.ExtensionContext, 'extensionUri'>;
   api: InboxApi;
-  log: Pick<vscode.LogOutputChannel, 'info' | 'warn' | 'error' | 'debug'>;
-  /** The `testInbox.remoteImages` setting: load remote images in every message. */
+  /** The extension's redacting log (tokens never reach the output channel). */
+  log: Logger;
+  /** The `testInbox.remoteImages` setting when the panel opened; later changes arrive through the settings listener below. */
   allowRemoteImages: boolean;
 }
 
@@ -90,12 +93,37 @@ export async function showMessage(deps: MessagePanelDeps, ref: MessageRef): Prom
   }
   const panel = new MessagePanel(deps, ref, key);
   panels.set(key, panel);
+  watchSettings();
   await panel.start();
 }
 
 /** Applies a new `testInbox.remoteImages` setting to the open panels (they re-render when it changes). */
 export function updateRemoteImagesSetting(allowRemoteImages: boolean): void {
   for (const p of panels.values()) p.updateDeps({ ...p.currentDeps(), allowRemoteImages });
+}
+
+/**
+ * Listens for `testInbox.remoteImages` changes while any message panel is open: registered
+ * with the first panel, disposed with the last, so the module needs no wiring from activate().
+ */
+let settingsListener: vscode.Disposable | undefined;
+
+function watchSettings(): void {
+  settingsListener ??= vscode.workspace.onDidChangeConfiguration((e) => {
+    if (!e.affectsConfiguration(`${SETTINGS_SECTION}.${SettingKey.remoteImages}`)) return;
+    updateRemoteImagesSetting(readSettings(vscode.workspace.getConfiguration(SETTINGS_SECTION)).settings.remoteImages);
+  });
+}
+
+function unwatchSettingsIfIdle(): void {
+  if (panels.size > 0 || !settingsListener) return;
+  settingsListener.dispose();
+  settingsListener = undefined;
+}
+
+/** For tests: whether the settings listener is registered (it is exactly while a panel is open). */
+export function watchingSettings(): boolean {
+  return settingsListener !== undefined;
 }
 
 /** Closes every message panel (extension deactivation, tests). */
@@ -429,5 +457,6 @@ class MessagePanel {
     this.disposed = true;
     this.abort?.abort();
     if (panels.get(this.key) === this) panels.delete(this.key);
+    unwatchSettingsIfIdle();
   }
 }
