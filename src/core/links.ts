@@ -9,9 +9,9 @@
 // fragment-only hrefs). Unsubscribe and tracking links are listed like any other. A URL is
 // returned as the message wrote it (references decoded, the tabs and newlines browsers
 // ignore removed); two URLs are the same when their WHATWG-normalised forms are equal.
-// Pure string processing in linear time, no DOM and no Node APIs (the webview uses it too).
+// HTML is read with htmlparser2 (see html.ts); text URLs are found in one forward scan.
 
-import { tokenizeHtml } from './html';
+import { parseHtml } from './html';
 
 export interface ExtractedLink {
   url: string;
@@ -126,7 +126,6 @@ const NO_TEXT_LINKS = new Set(['script', 'style', 'title', 'textarea', 'xmp', 'i
 
 /** Links of an HTML document in document order (anchor and area hrefs, and bare URLs in its text). */
 function htmlLinks(html: string, add: (url: string, normalized: string, text?: string) => void): void {
-  const tokens = tokenizeHtml(html);
   let anchor: { url: string; normalized: string; text: string; alt: string } | undefined;
   const closeAnchor = (): void => {
     if (!anchor) return;
@@ -134,33 +133,42 @@ function htmlLinks(html: string, add: (url: string, normalized: string, text?: s
     add(anchor.url, anchor.normalized, text === '' ? undefined : text);
     anchor = undefined;
   };
-  let skipText = false;
-  for (const t of tokens) {
-    if (t.type === 'text') {
-      if (skipText) { skipText = false; continue; }
-      if (anchor) anchor.text += t.text;
-      else for (const u of findUrlsInText(t.text)) add(u.url, u.normalized);
-      continue;
-    }
-    skipText = false;
-    if (t.type === 'end') {
-      if (t.name === 'a') closeAnchor();
-      continue;
-    }
-    if (NO_TEXT_LINKS.has(t.name)) skipText = true;
-    if (t.name === 'a' || t.name === 'area') {
-      if (t.name === 'a') closeAnchor();
-      const href = t.attrs.href;
-      if (href === undefined) continue;
-      const url = cleanHref(href);
-      const normalized = normalizedHttpUrl(url);
-      if (normalized === undefined) continue;
-      if (t.name === 'area') add(url, normalized, collapseSpace(t.attrs.alt ?? '') || undefined);
-      else anchor = { url, normalized, text: '', alt: '' };
-    } else if (t.name === 'img' && anchor) {
-      anchor.alt += ` ${t.attrs.alt ?? ''}`;
-    }
-  }
+  let noText = 0;
+  // htmlparser2 may report one run of text in pieces (around references): URLs are looked for in the whole run.
+  let run = '';
+  const flush = (): void => {
+    if (run !== '') for (const u of findUrlsInText(run)) add(u.url, u.normalized);
+    run = '';
+  };
+  parseHtml(html, {
+    open(name, attrs) {
+      flush();
+      if (NO_TEXT_LINKS.has(name)) noText++;
+      if (name === 'a' || name === 'area') {
+        if (name === 'a') closeAnchor();
+        const href = attrs.href;
+        if (href === undefined) return;
+        const url = cleanHref(href);
+        const normalized = normalizedHttpUrl(url);
+        if (normalized === undefined) return;
+        if (name === 'area') add(url, normalized, collapseSpace(attrs.alt ?? '') || undefined);
+        else anchor = { url, normalized, text: '', alt: '' };
+      } else if (name === 'img' && anchor) {
+        anchor.alt += ` ${attrs.alt ?? ''}`;
+      }
+    },
+    close(name) {
+      flush();
+      if (NO_TEXT_LINKS.has(name) && noText > 0) noText--;
+      if (name === 'a') closeAnchor();
+    },
+    text(text) {
+      if (noText > 0) return;
+      if (anchor) anchor.text += text;
+      else run += text;
+    },
+  });
+  flush();
   closeAnchor();
 }
 

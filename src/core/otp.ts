@@ -29,7 +29,7 @@
 // digits glued to a word of a spaced script (`اول0000`), `#` colours and references,
 // digits in URLs, e-mail addresses and HTML attributes (HTML is reduced to its visible text).
 //
-// Pure string processing in linear time, no DOM and no Node APIs: the webview runs it too.
+// Linear-time string processing; HTML is reduced to its visible text by html.ts (htmlparser2).
 
 import { htmlToText } from './html';
 
@@ -239,7 +239,8 @@ function isAsciiDigit(c: number): boolean {
   return c >= 48 && c <= 57;
 }
 
-function isAsciiAlnum(c: number): boolean {
+/** Whether a UTF-16 code unit is an ASCII letter or digit (the project's one copy of this check). */
+export function isAsciiAlnum(c: number): boolean {
   return isAsciiDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 }
 

@@ -1,5 +1,12 @@
-// The text, HTML and subject of a fetched message, for code extraction. Pure.
+// The one way a fetched message is split into its text and HTML bodies: used for code
+// extraction (Copy One-Time Code, Wait for Code, notifications) and by the message view, so
+// they always look at the same text. Pure, no vscode import.
 import type { Message } from '../api/types';
+
+export interface MessageBodies {
+  text?: string;
+  html?: string;
+}
 
 export interface MessageTexts {
   subject: string;
@@ -12,20 +19,37 @@ export interface MessageTexts {
   kind?: 'sms';
 }
 
-function contentType(headers: Record<string, string> | undefined): string {
-  if (!headers) return '';
-  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === 'content-type') return v.toLowerCase();
-  return '';
+function header(headers: Record<string, string> | undefined, name: string): string | undefined {
+  if (!headers) return undefined;
+  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return v;
+  return undefined;
 }
 
-export function messageTexts(m: Message): MessageTexts {
-  if (m.kind === 'sms') return { subject: m.subject ?? '', text: m.parts.map((p) => p.body).join('\n'), html: '', kind: 'sms' };
+/**
+ * The text and HTML bodies of a message: an SMS's parts as text; an email's text/plain (or
+ * untyped) and text/html parts that are not attachments, each kind joined by newlines.
+ */
+export function messageBodies(m: Message): MessageBodies {
+  if (m.kind === 'sms') return { text: m.parts.map((p) => p.body).join('\n') };
   const text: string[] = [];
   const html: string[] = [];
-  for (const p of m.parts) {
-    const ct = contentType(p.headers);
-    if (ct.startsWith('text/html')) html.push(p.body);
-    else if (ct.startsWith('text/plain') || ct === '') text.push(p.body);
+  for (const part of m.parts) {
+    const type = (header(part.headers, 'content-type') ?? '').toLowerCase().trim();
+    const disposition = (header(part.headers, 'content-disposition') ?? '').toLowerCase().trim();
+    if (disposition.startsWith('attachment')) continue;
+    if (type.startsWith('text/html')) html.push(part.body);
+    else if (type.startsWith('text/plain') || type === '') text.push(part.body);
   }
-  return { subject: m.subject ?? '', text: text.join('\n'), html: html.join('\n') };
+  const out: MessageBodies = {};
+  if (text.length > 0) out.text = text.join('\n');
+  if (html.length > 0) out.html = html.join('\n');
+  return out;
+}
+
+/** Subject and bodies of a message for code extraction. */
+export function messageTexts(m: Message): MessageTexts {
+  const b = messageBodies(m);
+  const texts: MessageTexts = { subject: m.subject ?? '', text: b.text ?? '', html: b.html ?? '' };
+  if (m.kind === 'sms') texts.kind = 'sms';
+  return texts;
 }

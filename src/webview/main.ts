@@ -1,7 +1,8 @@
 // The message view: browser-side script of the message panel (bundled to dist/webview.js).
 // DOM only: no Node, no vscode import. Every message from the host is validated before
-// use; text goes in with `textContent`, never `innerHTML`; email HTML is shown only as the
-// host-sanitized `srcdoc` of an iframe sandboxed without scripts.
+// use; text goes in with `textContent`, never `innerHTML`; email HTML is sanitized here with
+// DOMPurify (./sanitize) and shown only as the `srcdoc` of an iframe sandboxed without
+// scripts, under its own CSP and the view's.
 import {
   parseHostMessage,
   TAB_LABELS,
@@ -10,6 +11,7 @@ import {
   type ViewState,
   type WebviewMessage,
 } from './protocol';
+import { buildSrcdoc, type SrcdocResult } from './sanitize';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -152,12 +154,20 @@ function renderCode(state: ViewState): HTMLElement | undefined {
   return box;
 }
 
+/** The sanitized frame document of the state being rendered (undefined: no HTML, or it could not be sanitized). */
+let built: SrcdocResult | undefined;
+
 function renderHtmlPanel(state: ViewState, panel: HTMLElement): void {
   const html = state.html;
   if (!html) return;
-  if (html.blockedRemote > 0 && !html.remoteAllowed) {
+  if (!built) {
+    panel.append(el('p', { class: 'note' }, 'The HTML body could not be shown. The Text and Raw tabs still show the message.'));
+    return;
+  }
+  const blocked = built.blockedRemote;
+  if (blocked > 0 && !html.remoteAllowed) {
     const banner = el('div', { class: 'banner', role: 'note' });
-    banner.append(icon('shield'), el('span', {}, `${html.blockedRemote} remote image${html.blockedRemote === 1 ? '' : 's'} blocked to protect your privacy.`));
+    banner.append(icon('shield'), el('span', {}, `${blocked} remote image${blocked === 1 ? '' : 's'} blocked to protect your privacy.`));
     banner.append(button('Load remote images', 'cloud-download', () => post({ type: 'allowRemoteImages' })));
     panel.append(banner);
   }
@@ -168,7 +178,7 @@ function renderHtmlPanel(state: ViewState, panel: HTMLElement): void {
   frame.setAttribute('referrerpolicy', 'no-referrer');
   frame.setAttribute('title', 'HTML body of the message');
   frame.className = 'html-frame';
-  frame.srcdoc = html.srcdoc;
+  frame.srcdoc = built.srcdoc;
   panel.append(frame);
   if (state.links.length > 0) panel.append(el('p', { class: 'note' }, 'Links in this view do not open. Use the Links tab to open them.'));
 }
@@ -320,8 +330,19 @@ function renderTabs(state: ViewState, container: HTMLElement): void {
   select(selected, false);
 }
 
+function sanitize(state: ViewState): SrcdocResult | undefined {
+  if (!state.html) return undefined;
+  try {
+    return buildSrcdoc(state.html.source, { allowRemoteImages: state.html.remoteAllowed, inlineImages: new Map(state.html.inlineImages) });
+  } catch (e) {
+    console.warn(`Test Inbox message view could not sanitize the HTML: ${String(e)}`);
+    return undefined;
+  }
+}
+
 function render(state: ViewState): void {
   current = state;
+  built = sanitize(state);
   const r = root();
   r.replaceChildren();
   r.removeAttribute('aria-busy');
@@ -335,7 +356,7 @@ function render(state: ViewState): void {
   }
   renderTabs(state, r);
   document.title = state.header.subject || state.id;
-  post({ type: 'rendered', id: state.id, tabs: state.tabs });
+  post({ type: 'rendered', id: state.id, tabs: state.tabs, blockedRemote: built?.blockedRemote ?? 0 });
 }
 
 function handle(message: HostMessage): void {

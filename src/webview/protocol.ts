@@ -3,6 +3,8 @@
 // unions, and validated on arrival in both directions: neither side trusts what the other
 // posts. No vscode, no Node, no DOM: plain data and checks.
 
+import { isDataImageUrl } from '../core/urls';
+
 /** Tabs of the message view, in display order. */
 export const TAB_IDS = ['conversation', 'html', 'text', 'headers', 'links', 'attachments', 'raw'] as const;
 export type TabId = (typeof TAB_IDS)[number];
@@ -23,8 +25,14 @@ export const MAX_URL_LENGTH = 8192;
 export const MAX_ID_LENGTH = 128;
 /** Most attachments referenced by index in one message. */
 export const MAX_ATTACHMENT_INDEX = 10_000;
-/** Largest text field in a render message (srcdoc, raw, text): the host truncates before this. */
+/** Largest text field in a render message (HTML source, raw, text): the host truncates before this. */
 export const MAX_FIELD_LENGTH = 16 * 1024 * 1024;
+/** Largest email HTML sent to the view to be sanitized and shown; the host cuts beyond it (a rendering limit). */
+export const MAX_HTML_SOURCE = 5 * 1024 * 1024;
+/** Most inline (`cid:`) images sent with one message. */
+export const MAX_INLINE_IMAGES = 200;
+/** Longest content id of an inline image. */
+export const MAX_CONTENT_ID_LENGTH = 1024;
 
 export interface ViewHeader {
   /** Full sender (`Name <address>` for email, the number for SMS). */
@@ -54,12 +62,16 @@ export interface ViewCode {
 }
 
 export interface ViewHtml {
-  /** The sanitized document for the sandboxed iframe (built by src/core/sanitize.ts on the host). */
-  srcdoc: string;
-  /** Remote images and CSS urls held back. */
-  blockedRemote: number;
+  /**
+   * The email's HTML as received (cut at MAX_HTML_SOURCE). Untrusted: the view sanitizes it
+   * with DOMPurify (src/webview/sanitize.ts) and shows it only in a sandboxed srcdoc frame.
+   */
+  source: string;
+  /** Whether remote images may load (the setting, or the user's choice for this message). */
   remoteAllowed: boolean;
   truncated: boolean;
+  /** Inline parts the HTML refers to: `[content id (bare, lowercase), data:image/… URL]`. */
+  inlineImages: Array<[string, string]>;
 }
 
 export interface ViewText {
@@ -109,7 +121,8 @@ export type HostMessage =
 /** Webview → host. */
 export type WebviewMessage =
   | { type: 'ready' }
-  | { type: 'rendered'; id: string; tabs: TabId[] }
+  /** The view rendered a state; `blockedRemote`: remote images and CSS urls it held back. */
+  | { type: 'rendered'; id: string; tabs: TabId[]; blockedRemote: number }
   | { type: 'retry' }
   | { type: 'copyCode' }
   | { type: 'copyId' }
@@ -245,11 +258,19 @@ function viewState(v: unknown): ViewState {
   if (header.id !== state.id) throw new Invalid('state.header.id differs from state.id');
   if (o.html !== undefined) {
     const ho = obj(o.html, 'state.html');
+    const images = arr(ho, 'inlineImages', 'state.html');
+    if (images.length > MAX_INLINE_IMAGES) throw new Invalid(`state.html.inlineImages has more than ${MAX_INLINE_IMAGES} entries`);
     state.html = {
-      srcdoc: str(ho, 'srcdoc', 'state.html'),
-      blockedRemote: int(ho, 'blockedRemote', 'state.html'),
+      source: str(ho, 'source', 'state.html', MAX_HTML_SOURCE),
       remoteAllowed: bool(ho, 'remoteAllowed', 'state.html'),
       truncated: bool(ho, 'truncated', 'state.html'),
+      inlineImages: images.map((pair, i) => {
+        const w = `state.html.inlineImages[${i}]`;
+        if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') throw new Invalid(`${w} must be a [content id, data URL] pair of strings`);
+        if (pair[0].length === 0 || pair[0].length > MAX_CONTENT_ID_LENGTH) throw new Invalid(`${w} has an empty or too long content id`);
+        if (pair[1].length > MAX_FIELD_LENGTH || !isDataImageUrl(pair[1])) throw new Invalid(`${w} is not a data: image URL`);
+        return [pair[0], pair[1]] as [string, string];
+      }),
     };
   }
   if (o.text !== undefined) state.text = viewText(o.text, 'state.text');
@@ -315,7 +336,7 @@ export function parseWebviewMessage(data: unknown): Parsed<WebviewMessage> {
       case 'allowRemoteImages':
         return { type: o.type };
       case 'rendered':
-        return { type: 'rendered', id: id(o, 'rendered'), tabs: tabs(o, 'rendered') };
+        return { type: 'rendered', id: id(o, 'rendered'), tabs: tabs(o, 'rendered'), blockedRemote: int(o, 'blockedRemote', 'rendered') };
       case 'openLink': {
         const url = str(o, 'url', 'openLink', MAX_URL_LENGTH);
         if (url.length === 0) throw new Invalid('openLink.url is empty');

@@ -14,6 +14,7 @@ import nodemailer from 'nodemailer';
 import { createClient } from '../../src/api/client';
 import type { InboxApi } from '../../src/api/types';
 import { startInboxServer, type InboxServer } from '../../src/server/server';
+import { Logger } from '../../src/extension/log';
 import {
   disposeMessagePanels,
   lastRenderedMessage,
@@ -21,6 +22,7 @@ import {
   panelPhase,
   showMessage,
   simulateViewRequest,
+  watchingSettings,
   type MessagePanelDeps,
 } from '../../src/extension/webview/messagePanel';
 import { getExtension, waitFor } from './helpers';
@@ -58,11 +60,12 @@ describe('message view (webview panel)', function () {
     await new Promise<void>((resolve) => tracker.listen(0, '127.0.0.1', resolve));
     trackerUrl = `http://127.0.0.1:${(tracker.address() as AddressInfo).port}`;
     log = vscode.window.createOutputChannel('Test Inbox (message view test)', { log: true });
-    deps = { context: { extensionUri: getExtension().extensionUri }, api, log, allowRemoteImages: false };
+    deps = { context: { extensionUri: getExtension().extensionUri }, api, log: new Logger(log), allowRemoteImages: false };
   });
 
   after(async () => {
     disposeMessagePanels();
+    await vscode.workspace.getConfiguration('testInbox').update('remoteImages', undefined, vscode.ConfigurationTarget.Global);
     log?.dispose();
     await api?.dispose();
     await server?.close();
@@ -148,6 +151,34 @@ describe('message view (webview panel)', function () {
     assert.deepEqual(unexpected, [], 'only images were requested: no script, handler, refresh or stylesheet ran');
   });
 
+  it('re-renders an open panel with remote images when the testInbox.remoteImages setting is turned on', async () => {
+    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: server.smtpPort, secure: false, ignoreTLS: true });
+    await transport.sendMail({
+      from: 'News <news@acme.test>',
+      to: `ann@${DOMAIN}`,
+      subject: 'Newsletter',
+      html: `<p>Hello</p><img src="${trackerUrl}/setting.gif?m=2" width="1" height="1">`,
+    });
+    transport.close();
+    const id = await newestId('ann');
+    await showMessage(deps, { domain: 'private', inbox: 'ann', id });
+    const blocked = await waitFor(() => (lastRenderedMessage()?.id === id ? lastRenderedMessage() : undefined), { message: 'the view to confirm the newsletter', timeoutMs: 20_000 });
+    assert.equal(blocked.remoteImagesAllowed, false);
+    assert.equal(blocked.blockedRemoteImages, 1);
+    assert.equal(watchingSettings(), true, 'an open panel listens for the setting');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal(trackerHits.some((u) => u.startsWith('/setting.gif')), false, 'the image loaded before the setting allowed it');
+
+    await vscode.workspace.getConfiguration('testInbox').update('remoteImages', true, vscode.ConfigurationTarget.Global);
+    const allowed = await waitFor(() => (lastRenderedMessage()?.id === id && lastRenderedMessage()?.remoteImagesAllowed ? lastRenderedMessage() : undefined), {
+      message: 'the open panel to re-render after the setting changed',
+      timeoutMs: 20_000,
+    });
+    assert.equal(allowed.blockedRemoteImages, 0);
+    await waitFor(() => trackerHits.some((u) => u.startsWith('/setting.gif')), { message: 'the remote image to be requested once the setting allows it', timeoutMs: 20_000 });
+    await vscode.workspace.getConfiguration('testInbox').update('remoteImages', undefined, vscode.ConfigurationTarget.Global);
+  });
+
   it('renders an SMS as a conversation with its code', async () => {
     const injected = await api.inject('private', PHONE, { from: '15551234567', subject: 'SMS', text: 'Your Acme code: 7731. Do not share it.' });
     await showMessage(deps, { domain: 'private', inbox: PHONE, id: injected.id });
@@ -164,5 +195,12 @@ describe('message view (webview panel)', function () {
     await simulateViewRequest(id, { type: 'retry' });
     await waitFor(() => panelPhase(id) === 'error', { message: 'the error state after retry' });
     assert.notEqual(lastRenderedMessage()?.id, id);
+  });
+
+  it('stops listening for settings once the last panel is closed', () => {
+    assert.ok(openMessagePanels() > 0);
+    disposeMessagePanels();
+    assert.equal(openMessagePanels(), 0);
+    assert.equal(watchingSettings(), false);
   });
 });

@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import type { Message } from '../../src/api/types';
 import { bestCode } from '../../src/core/otp';
 import { messageTexts } from '../../src/extension/messageText';
+import { buildViewState } from '../../src/extension/webview/viewState';
 
 function anSms(body: string): Message {
   return { kind: 'sms', id: '15555550123-1795313258-3', fromfull: '15555550100', subject: 'SMS', parts: [{ body }], to: '15555550123', time: 1795313258219, seconds_ago: 1 };
 }
 
-function anEmail(parts: Array<{ type: string; body: string }>): Message {
+function anEmail(parts: Array<{ type: string; body: string; disposition?: string }>): Message {
   return {
     kind: 'email',
     id: 'joe-1795313258-4',
@@ -15,7 +16,7 @@ function anEmail(parts: Array<{ type: string; body: string }>): Message {
     from: 'Acme',
     headers: {},
     subject: 'Hello',
-    parts: parts.map((p) => ({ headers: { 'content-type': p.type }, body: p.body })),
+    parts: parts.map((p) => ({ headers: { 'content-type': p.type, ...(p.disposition ? { 'content-disposition': p.disposition } : {}) }, body: p.body })),
     to: 'joe',
     time: 1795313258219,
     seconds_ago: 1,
@@ -43,5 +44,21 @@ describe('message texts for code extraction', () => {
 
   it('still finds the sole number of a short plain-text email, such as an injected test message', () => {
     assert.equal(bestCode(messageTexts(anEmail([{ type: 'text/plain', body: 'Use 4821 to log in' }]))), '4821');
+  });
+
+  it('skips a text part marked as an attachment, for Copy One-Time Code and the message view alike', () => {
+    const m = anEmail([
+      { type: 'text/plain', body: 'Your verification code is 482913.' },
+      { type: 'text/plain; name="invoice.txt"', disposition: 'attachment; filename="invoice.txt"', body: 'Your code is 777111' },
+    ]);
+    assert.deepEqual(messageTexts(m), { subject: 'Hello', text: 'Your verification code is 482913.', html: '' });
+    assert.equal(bestCode(messageTexts(m)), '482913');
+    assert.equal(buildViewState({ domain: 'inbox.test', message: m, allowRemoteImages: false }).code?.code, '482913');
+    // Without the attachment marking the same part would be a body and change the answer.
+    const unmarked = anEmail([
+      { type: 'text/plain', body: 'Use the number below.' },
+      { type: 'text/plain', body: 'Your code is 777111' },
+    ]);
+    assert.equal(bestCode(messageTexts(unmarked)), '777111');
   });
 });

@@ -1,53 +1,85 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { decodeEntities, htmlToText, isHiddenElement, tokenizeHtml } from '../../src/core/html';
+import { htmlToText, isHiddenElement, parseHtml } from '../../src/core/html';
 
-describe('decodeEntities', () => {
+type Event = ['open', string, Record<string, string>] | ['close', string] | ['text', string];
+
+/** What parseHtml reports, with adjacent text joined (the parser may report one run in pieces). */
+function events(html: string): Event[] {
+  const out: Event[] = [];
+  parseHtml(html, {
+    open: (name, attrs) => out.push(['open', name, { ...attrs }]),
+    close: (name) => out.push(['close', name]),
+    text: (text) => {
+      const last = out[out.length - 1];
+      if (last?.[0] === 'text') last[1] += text;
+      else out.push(['text', text]);
+    },
+  });
+  return out;
+}
+
+function textOf(html: string): string {
+  return events(html)
+    .filter((e) => e[0] === 'text')
+    .map((e) => e[1])
+    .join('');
+}
+
+describe('parseHtml: references', () => {
   it('decodes named, decimal and hex references', () => {
-    assert.equal(decodeEntities('a &amp; b &lt;c&gt; &quot;d&quot; &#39;e&#39; &#x2F; &eacute;t&eacute; &Uuml;ber &ntilde;'), 'a & b <c> "d" \'e\' / été Über ñ');
+    assert.equal(textOf('a &amp; b &lt;c&gt; &quot;d&quot; &#39;e&#39; &#x2F; &eacute;t&eacute; &Uuml;ber &ntilde;'), 'a & b <c> "d" \'e\' / été Über ñ');
   });
 
   it('leaves unknown names and bare ampersands alone', () => {
-    assert.equal(decodeEntities('Tom & Jerry &madeup; &#; &'), 'Tom & Jerry &madeup; &#; &');
+    assert.equal(textOf('Tom & Jerry &madeup; &#; &'), 'Tom & Jerry &madeup; &#; &');
   });
 
   it('maps invalid code points to U+FFFD and 0x80–0x9F to Windows-1252', () => {
-    assert.equal(decodeEntities('&#0;&#xD800;&#x110000;&#99999999999999;'), '\ufffd\ufffd\ufffd\ufffd');
-    assert.equal(decodeEntities('&#150;&#128;&#x92;'), '–€’');
+    assert.equal(textOf('&#0;&#xD800;&#x110000;&#99999999999999;'), '\ufffd\ufffd\ufffd\ufffd');
+    assert.equal(textOf('&#150;&#128;&#x92;'), '–€’');
   });
 
   it('decodes legacy names without a semicolon in text but not before = in an attribute', () => {
-    assert.equal(decodeEntities('&copy 2024 &amp more'), '© 2024 & more');
-    assert.equal(decodeEntities('?a=1&copy=2&amp=3', true), '?a=1&copy=2&amp=3');
-    assert.equal(decodeEntities('?a=1&amp;b=2', true), '?a=1&b=2');
+    assert.equal(textOf('&copy 2024 &amp more'), '© 2024 & more');
+    const attr = (v: string): string | undefined => (events(`<a href="${v}">`)[0] as ['open', string, Record<string, string>])[2].href;
+    assert.equal(attr('?a=1&copy=2&amp=3'), '?a=1&copy=2&amp=3');
+    assert.equal(attr('?a=1&amp;b=2'), '?a=1&b=2');
   });
 });
 
-describe('tokenizeHtml', () => {
+describe('parseHtml: tags', () => {
   it('reads start tags with quoted, unquoted and valueless attributes, lowercased, first duplicate winning', () => {
-    const tokens = tokenizeHtml('<A HREF="x&amp;y" data-x=1 Hidden title=\'t\' href="ignored">hi</A>');
-    assert.deepEqual(tokens, [
-      { type: 'start', name: 'a', attrs: { href: 'x&y', 'data-x': '1', hidden: '', title: 't' }, selfClosing: false },
-      { type: 'text', text: 'hi' },
-      { type: 'end', name: 'a' },
+    assert.deepEqual(events('<A HREF="x&amp;y" data-x=1 Hidden title=\'t\' href="ignored">hi</A>'), [
+      ['open', 'a', { href: 'x&y', 'data-x': '1', hidden: '', title: 't' }],
+      ['text', 'hi'],
+      ['close', 'a'],
     ]);
   });
 
-  it('stores attributes named like Object.prototype members and ignores __proto__', () => {
-    const [t] = tokenizeHtml('<a constructor="c" toString="t" __proto__="p" href="h">');
-    assert.ok(t.type === 'start');
-    assert.deepEqual({ ...t.attrs }, { constructor: 'c', tostring: 't', href: 'h' });
-    assert.equal(Object.getPrototypeOf(t.attrs), Object.prototype);
+  it('stores attributes named like Object.prototype members without touching the prototype', () => {
+    let attrs: Record<string, string> | undefined;
+    parseHtml('<a constructor="c" toString="t" __proto__="p" href="h">', { open: (_n, a) => (attrs = a) });
+    assert.ok(attrs);
+    assert.equal(attrs.constructor, 'c');
+    assert.equal(attrs.tostring, 't');
+    assert.equal(attrs.href, 'h');
+    assert.equal(({} as Record<string, unknown>).href, undefined);
   });
 
   it('treats a < that does not open a tag as text and drops comments and doctypes', () => {
-    assert.deepEqual(tokenizeHtml('<!DOCTYPE html>1 < 2 <!-- c <b> --> 3 <3'), [{ type: 'text', text: '1 < 2 ' }, { type: 'text', text: ' 3 <3' }]);
+    assert.deepEqual(events('<!DOCTYPE html>1 < 2 <!-- c <b> --> 3 <3'), [['text', '1 < 2  3 <3']]);
   });
 
-  it('keeps script and style content as one raw text token up to the matching end tag', () => {
-    const tokens = tokenizeHtml('<style>p > a { color: red }</p></STYLE >after');
-    assert.deepEqual(tokens.map((t) => t.type), ['start', 'text', 'end', 'text']);
-    assert.deepEqual(tokens[1], { type: 'text', text: 'p > a { color: red }</p>' });
+  it('keeps script and style content as raw text up to the matching end tag', () => {
+    const e = events('<style>p > a { color: red }</p></STYLE >after');
+    assert.deepEqual(e, [['open', 'style', {}], ['text', 'p > a { color: red }</p>'], ['close', 'style'], ['text', 'after']]);
+  });
+
+  it('closes what is left open at the end, innermost first, and says so', () => {
+    const closes: Array<[string, boolean]> = [];
+    parseHtml('<div><span>x', { close: (name, _implied, atEnd) => closes.push([name, atEnd]) });
+    assert.deepEqual(closes, [['span', true], ['div', true]]);
   });
 });
 
@@ -82,6 +114,13 @@ describe('htmlToText', () => {
 
   it('keeps the content of a hidden-looking element that is never closed rather than losing the rest', () => {
     assert.equal(htmlToText('<div style="display:none">a<p>b'), 'a\nb');
+  });
+
+  it('drops the text of a script, style or title left open at the end, and of a hidden element closed early', () => {
+    assert.equal(htmlToText('<p>a</p><script>var code = 999999'), 'a');
+    assert.equal(htmlToText('<p>a</p><style>.x{color:#123456}'), 'a');
+    assert.equal(htmlToText('<p hidden>111111<p>b'), 'b');
+    assert.equal(htmlToText('<div><span style="display:none">111111</div>b'), 'b');
   });
 
   it('recognises hidden styles', () => {

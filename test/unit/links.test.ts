@@ -47,6 +47,10 @@ describe('extractLinks', () => {
     ]);
   });
 
+  it('finds a bare URL in HTML text whole when references are written inside it', () => {
+    assert.deepEqual(extractLinks({ html: '<p>Open https://x.example/c?a=1&amp;b=2&#38;c=3 now</p>' }), [{ url: 'https://x.example/c?a=1&b=2&c=3' }]);
+  });
+
   it('puts HTML links first, then links found only in the text part', () => {
     const links = extractLinks({ text: 'See https://text-only.example.com/x and https://both.example.com', html: '<a href="https://both.example.com">both</a>' });
     assert.deepEqual(links, [{ url: 'https://both.example.com', text: 'both' }, { url: 'https://text-only.example.com/x' }]);

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import {
+  MAX_HTML_SOURCE,
+  MAX_INLINE_IMAGES,
   MAX_URL_LENGTH,
   parseHostMessage,
   parseWebviewMessage,
@@ -15,7 +17,7 @@ function aViewState(overrides: Partial<ViewState> = {}): ViewState {
     kind: 'email',
     header: { from: 'Acme <no-reply@acme.test>', to: 'joe', subject: 'Your code', time: 1763776000000, id: 'joe-1763776000-1', domain: 'inbox.test' },
     tabs: ['html', 'text', 'headers', 'links', 'attachments', 'raw'],
-    html: { srcdoc: '<!DOCTYPE html><p>x</p>', blockedRemote: 1, remoteAllowed: false, truncated: false },
+    html: { source: '<p>x</p><img src="cid:logo">', remoteAllowed: false, truncated: false, inlineImages: [['logo', 'data:image/png;base64,iVBORw0KGgo=']] },
     text: { text: 'Your code is 123456', truncated: false },
     headers: [['subject', 'Your code']],
     links: [{ url: 'https://acme.test/verify', text: 'Verify' }],
@@ -97,6 +99,23 @@ describe('webview protocol: host → webview', () => {
     rejects(parseHostMessage(renderOf({ ...s, html: { ...s.html, remoteAllowed: 'yes' } })), /remoteAllowed/);
   });
 
+  it('rejects inline images that are not [content id, data: raster image URL] pairs', () => {
+    const s = aViewState();
+    const withImages = (inlineImages: unknown): unknown => renderOf({ ...s, html: { ...s.html, inlineImages } });
+    rejects(parseHostMessage(withImages(undefined)), /inlineImages must be an array/);
+    rejects(parseHostMessage(withImages([['logo', 'http://evil.test/a.png']])), /not a data: image URL/);
+    rejects(parseHostMessage(withImages([['logo', 'data:image/svg+xml;base64,PHN2Zz4=']])), /not a data: image URL/);
+    rejects(parseHostMessage(withImages([['logo', 'javascript:alert(1)']])), /not a data: image URL/);
+    rejects(parseHostMessage(withImages([['', 'data:image/png;base64,AAAA']])), /content id/);
+    rejects(parseHostMessage(withImages([['logo']])), /pair/);
+    rejects(parseHostMessage(withImages(Array.from({ length: MAX_INLINE_IMAGES + 1 }, (_, i) => [`c${i}`, 'data:image/png;base64,AAAA']))), /more than/);
+  });
+
+  it('rejects HTML source longer than the view shows', () => {
+    const s = aViewState();
+    rejects(parseHostMessage(renderOf({ ...s, html: { ...s.html, source: 'a'.repeat(MAX_HTML_SOURCE + 1) } })), /source is longer/);
+  });
+
   it('rejects links that are not {url, text?} objects', () => {
     rejects(parseHostMessage(renderOf({ ...aViewState(), links: ['https://a.test'] })), /links\[0\] must be an object/);
     rejects(parseHostMessage(renderOf({ ...aViewState(), links: [{ url: 'https://a.test', text: 5 }] })), /links\[0\]\.text/);
@@ -125,7 +144,7 @@ describe('webview protocol: webview → host', () => {
       { type: 'copyCode' },
       { type: 'copyId' },
       { type: 'allowRemoteImages' },
-      { type: 'rendered', id: 'joe-1-1', tabs: ['html', 'raw'] },
+      { type: 'rendered', id: 'joe-1-1', tabs: ['html', 'raw'], blockedRemote: 2 },
       { type: 'openLink', url: 'https://acme.test/verify' },
       { type: 'saveAttachment', index: 3 },
     ];
@@ -156,7 +175,11 @@ describe('webview protocol: webview → host', () => {
   });
 
   it('rejects rendered with unknown tabs', () => {
-    rejects(parseWebviewMessage({ type: 'rendered', id: 'a-1-1', tabs: ['html', 'x'] }), /unknown tab/);
+    rejects(parseWebviewMessage({ type: 'rendered', id: 'a-1-1', tabs: ['html', 'x'], blockedRemote: 0 }), /unknown tab/);
+  });
+
+  it('rejects rendered without a whole, non-negative count of blocked images', () => {
+    for (const blockedRemote of [undefined, -1, 1.5, '2']) rejects(parseWebviewMessage({ type: 'rendered', id: 'a-1-1', tabs: ['html'], blockedRemote }), /blockedRemote/);
   });
 });
 
@@ -196,31 +219,44 @@ describe('message view state built by the host', () => {
     return state;
   }
 
-  it('builds an email state the view accepts, with HTML sanitized and remote images blocked', () => {
-    const s = valid(buildViewState({ domain: 'inbox.test', message: anEmail(), raw: 'Subject: x\r\n\r\nbody', allowRemoteImages: false }));
+  it('builds an email state the view accepts, with the HTML as received for the view to sanitize', () => {
+    const message = anEmail();
+    const s = valid(buildViewState({ domain: 'inbox.test', message, raw: 'Subject: x\r\n\r\nbody', allowRemoteImages: false }));
     assert.deepEqual(s.tabs, ['html', 'text', 'headers', 'links', 'attachments', 'raw']);
     assert.equal(s.header.to, 'joe@inbox.test');
     assert.equal(s.header.date, 'Sat, 22 Nov 2025 01:00:00 +0000');
     assert.ok(s.html);
-    assert.doesNotMatch(s.html.srcdoc, /<script|onclick|track\.acme\.test/);
-    assert.equal(s.html.blockedRemote, 1);
+    // What the view does with it is tested in a real browser (test/browser/sanitize.test.ts).
+    assert.equal(s.html.source, message.parts[1].body);
     assert.equal(s.html.remoteAllowed, false);
+    assert.equal(s.html.truncated, false);
+    assert.deepEqual(s.html.inlineImages, []);
     assert.deepEqual(s.links, [{ url: 'https://acme.test/verify?t=1', text: 'Verify' }]);
     assert.equal(s.code?.code, '482913');
   });
 
-  it('keeps remote images in the HTML once they are allowed, and puts https: in its CSP', () => {
+  it('says when remote images are allowed', () => {
     const s = valid(buildViewState({ domain: 'inbox.test', message: anEmail(), allowRemoteImages: true }));
-    assert.match(s.html?.srcdoc ?? '', /<img src="https:\/\/track\.acme\.test\/p\.gif">/);
-    assert.match(s.html?.srcdoc ?? '', /img-src data: cid: https: http:/);
-    assert.doesNotMatch(s.html?.srcdoc ?? '', /<script/);
+    assert.equal(s.html?.remoteAllowed, true);
     assert.equal(s.tabs.includes('raw'), false, 'no raw tab without the raw source');
   });
 
-  it('inlines cid: images the host fetched', () => {
+  it('cuts HTML longer than the view shows and says so', () => {
+    const big = '<p>' + 'a'.repeat(MAX_HTML_SOURCE);
+    const s = valid(buildViewState({ domain: 'inbox.test', message: anEmail({ parts: [{ headers: { 'content-type': 'text/html' }, body: big }] }), allowRemoteImages: false }));
+    assert.equal(s.html?.truncated, true);
+    assert.equal(s.html?.source.length, MAX_HTML_SOURCE);
+  });
+
+  it('sends the inline images the host fetched, and only data: raster images', () => {
     const gif = 'data:image/gif;base64,R0lGODlhAQABAAAAACw=';
-    const s = valid(buildViewState({ domain: 'private', message: anEmail(), allowRemoteImages: false, inlineImages: new Map([['logo@acme', gif]]) }));
-    assert.ok(s.html?.srcdoc.includes(`<img src="${gif}">`));
+    const inlineImages = new Map([
+      ['logo@acme', gif],
+      ['evil', 'http://evil.test/a.png'],
+      ['svg', 'data:image/svg+xml;base64,PHN2Zz4='],
+    ]);
+    const s = valid(buildViewState({ domain: 'private', message: anEmail(), allowRemoteImages: false, inlineImages }));
+    assert.deepEqual(s.html?.inlineImages, [['logo@acme', gif]]);
     assert.equal(s.header.to, 'joe', 'the private domain is not shown as an address');
   });
 

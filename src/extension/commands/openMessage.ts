@@ -11,6 +11,6 @@ export async function run(s: Services, arg?: unknown): Promise<MessageRef | unde
   const api = await s.connection.ensure();
   await s.readState().markRead([ref.id]);
   s.model.refreshView();
-  await showMessage({ context: s.context, api, log: s.channel, allowRemoteImages: s.settings().remoteImages }, ref);
+  await showMessage({ context: s.context, api, log: s.log, allowRemoteImages: s.settings().remoteImages }, ref);
   return ref;
 }

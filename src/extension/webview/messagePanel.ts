@@ -1,14 +1,18 @@
 // Host side of the message view: one webview panel per message, reused when the same
-// message is opened again. Fetches the message and its extras, sanitizes the HTML (the
-// webview never sees raw email HTML), posts a validated ViewState after the view's `ready`,
+// message is opened again. Fetches the message and its extras (inline images as data: URLs),
+// posts a validated ViewState after the view's `ready` (the view sanitizes the email HTML
+// with DOMPurify and shows it in a sandboxed frame under the CSP written here),
 // and carries out what the view asks (copy, open link after confirmation, save attachment,
 // load remote images), checking every request against what it showed.
 import * as vscode from 'vscode';
 import type { InboxApi } from '../../api/types';
 import type { AttachmentInfo } from '../../core/wire';
-import { safeLinkTarget } from '../../core/sanitize';
+import { safeLinkTarget } from '../../core/urls';
+import { readSettings, SETTINGS_SECTION, SettingKey } from '../config/settings';
+import type { Logger } from '../log';
 import { parseWebviewMessage, type HostMessage, type TabId, type ViewState, type WebviewMessage } from '../../webview/protocol';
-import { buildViewState, contentIdOf, emailBodies, referencedContentIds, safeFileName } from './viewState';
+import { messageBodies } from '../messageText';
+import { buildViewState, contentIdOf, referencedContentIds, safeFileName } from './viewState';
 
 export const VIEW_TYPE = 'testInbox.message';
 /** Largest inline (`cid:`) image fetched to show in the HTML; bigger ones stay as placeholders. */
@@ -27,8 +31,9 @@ export interface MessageRef {
 export interface MessagePanelDeps {
   context: Pick<vscode.ExtensionContext, 'extensionUri'>;
   api: InboxApi;
-  log: Pick<vscode.LogOutputChannel, 'info' | 'warn' | 'error' | 'debug'>;
-  /** The `testInbox.remoteImages` setting: load remote images in every message. */
+  /** The extension's redacting log (tokens never reach the output channel). */
+  log: Logger;
+  /** The `testInbox.remoteImages` setting when the panel opened; later changes arrive through the settings listener below. */
   allowRemoteImages: boolean;
 }
 
@@ -88,12 +93,37 @@ export async function showMessage(deps: MessagePanelDeps, ref: MessageRef): Prom
   }
   const panel = new MessagePanel(deps, ref, key);
   panels.set(key, panel);
+  watchSettings();
   await panel.start();
 }
 
 /** Applies a new `testInbox.remoteImages` setting to the open panels (they re-render when it changes). */
 export function updateRemoteImagesSetting(allowRemoteImages: boolean): void {
   for (const p of panels.values()) p.updateDeps({ ...p.currentDeps(), allowRemoteImages });
+}
+
+/**
+ * Listens for `testInbox.remoteImages` changes while any message panel is open: registered
+ * with the first panel, disposed with the last, so the module needs no wiring from activate().
+ */
+let settingsListener: vscode.Disposable | undefined;
+
+function watchSettings(): void {
+  settingsListener ??= vscode.workspace.onDidChangeConfiguration((e) => {
+    if (!e.affectsConfiguration(`${SETTINGS_SECTION}.${SettingKey.remoteImages}`)) return;
+    updateRemoteImagesSetting(readSettings(vscode.workspace.getConfiguration(SETTINGS_SECTION)).settings.remoteImages);
+  });
+}
+
+function unwatchSettingsIfIdle(): void {
+  if (panels.size > 0 || !settingsListener) return;
+  settingsListener.dispose();
+  settingsListener = undefined;
+}
+
+/** For tests: whether the settings listener is registered (it is exactly while a panel is open). */
+export function watchingSettings(): boolean {
+  return settingsListener !== undefined;
 }
 
 /** Closes every message panel (extension deactivation, tests). */
@@ -281,7 +311,7 @@ class MessagePanel {
   /** Fetches inline images the HTML refers to by `cid:`, within the size limits, as data: URLs. */
   private async loadInlineImages(message: Awaited<ReturnType<InboxApi['getMessage']>>, attachments: AttachmentInfo[], signal: AbortSignal): Promise<Map<string, string>> {
     const out = new Map<string, string>();
-    const html = emailBodies(message).html;
+    const html = messageBodies(message).html;
     if (!html || !html.toLowerCase().includes('cid:')) return out;
     const wanted = referencedContentIds(html);
     let total = 0;
@@ -345,7 +375,7 @@ class MessagePanel {
             linkCount: state.links.length,
             attachmentCount: state.attachments.length,
             remoteImagesAllowed: state.html?.remoteAllowed ?? this.remoteAllowed(),
-            blockedRemoteImages: state.html?.blockedRemote ?? 0,
+            blockedRemoteImages: m.blockedRemote,
           };
         }
         return;
@@ -427,5 +457,6 @@ class MessagePanel {
     this.disposed = true;
     this.abort?.abort();
     if (panels.get(this.key) === this) panels.delete(this.key);
+    unwatchSettingsIfIdle();
   }
 }

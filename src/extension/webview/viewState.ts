@@ -1,12 +1,14 @@
 // Builds what the message view shows (a protocol ViewState) from a fetched message and its
 // extras. Pure: no vscode import, so it is unit-tested under Node; the panel calls it.
+// Email HTML goes to the view as received; the view sanitizes it (src/webview/sanitize.ts).
 import type { Message } from '../../api/types';
 import type { AttachmentInfo } from '../../core/wire';
 import { extractCodes, type CodeReason } from '../../core/otp';
 import { extractLinks } from '../../core/links';
-import { buildSrcdoc, safeLinkTarget } from '../../core/sanitize';
+import { isDataImageUrl, safeLinkTarget } from '../../core/urls';
 import { PRIVATE_DOMAIN } from '../../core/ids';
-import { MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText } from '../../webview/protocol';
+import { messageBodies, messageTexts } from '../messageText';
+import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText } from '../../webview/protocol';
 
 /** Most characters of text or raw source sent to the view; beyond this the view says it is cut (a DOM size limit). */
 export const MAX_VIEW_TEXT = 2 * 1024 * 1024;
@@ -34,33 +36,10 @@ export interface ViewInputs {
   inlineImages?: ReadonlyMap<string, string>;
 }
 
-export interface EmailBodies {
-  text?: string;
-  html?: string;
-}
-
 function header(headers: Record<string, string> | undefined, name: string): string | undefined {
   if (!headers) return undefined;
   for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return v;
   return undefined;
-}
-
-/** The text and HTML bodies of an email: its text/plain and text/html parts that are not attachments. */
-export function emailBodies(message: Message): EmailBodies {
-  if (message.kind === 'sms') return { text: message.parts.map((p) => p.body).join('\n') };
-  const text: string[] = [];
-  const html: string[] = [];
-  for (const part of message.parts) {
-    const type = (header(part.headers, 'content-type') ?? 'text/plain').toLowerCase().trim();
-    const disposition = (header(part.headers, 'content-disposition') ?? '').toLowerCase();
-    if (disposition.startsWith('attachment')) continue;
-    if (type.startsWith('text/html')) html.push(part.body);
-    else if (type.startsWith('text/plain') || type === '') text.push(part.body);
-  }
-  const out: EmailBodies = {};
-  if (text.length > 0) out.text = text.join('\n');
-  if (html.length > 0) out.html = html.join('\n');
-  return out;
 }
 
 function cut(s: string, max = MAX_VIEW_TEXT): ViewText {
@@ -89,7 +68,7 @@ function displayTo(inbox: string, domain: string): string {
 
 export function buildViewState(input: ViewInputs): ViewState {
   const m = input.message;
-  const bodies = emailBodies(m);
+  const bodies = messageBodies(m);
   const notes = [...(input.notes ?? [])];
 
   const extracted = extractLinks(bodies);
@@ -104,7 +83,8 @@ export function buildViewState(input: ViewInputs): ViewState {
     links.push(l.text ? { url, text: l.text } : { url });
   }
 
-  const best = extractCodes({ subject: m.subject, text: bodies.text, html: bodies.html, ...(m.kind === 'sms' ? { kind: m.kind } : {}) })[0];
+  // The same input as Copy One-Time Code, so both pick the same code.
+  const best = extractCodes(messageTexts(m))[0];
   const code = best ? { code: best.code, reason: REASON_TEXT[best.reason] ?? best.reason } : undefined;
 
   const raw = input.raw === undefined ? undefined : cut(input.raw);
@@ -152,12 +132,14 @@ export function buildViewState(input: ViewInputs): ViewState {
   const date = header(m.headers, 'date');
   if (date) state.header.date = date;
   if (bodies.html !== undefined) {
-    const inline = input.inlineImages;
-    const built = buildSrcdoc(bodies.html, {
-      allowRemoteImages: input.allowRemoteImages,
-      resolveCid: inline ? (cid) => inline.get(cid.replace(/^<|>$/g, '').toLowerCase()) : undefined,
-    });
-    state.html = { srcdoc: built.srcdoc, blockedRemote: built.blockedRemote, remoteAllowed: input.allowRemoteImages, truncated: built.truncated };
+    // Raw: the view sanitizes it with DOMPurify on the browser's parser (src/webview/sanitize.ts).
+    const truncated = bodies.html.length > MAX_HTML_SOURCE;
+    state.html = {
+      source: truncated ? bodies.html.slice(0, MAX_HTML_SOURCE) : bodies.html,
+      remoteAllowed: input.allowRemoteImages,
+      truncated,
+      inlineImages: [...(input.inlineImages ?? new Map<string, string>())].filter(([cid, url]) => cid.length > 0 && cid.length <= MAX_CONTENT_ID_LENGTH && isDataImageUrl(url)).slice(0, MAX_INLINE_IMAGES),
+    };
     tabs.push('html');
   }
   if (bodies.text !== undefined || bodies.html === undefined) {
