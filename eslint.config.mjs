@@ -25,6 +25,16 @@ export default tseslint.config(
     },
   },
   {
+    // The extension shares only the process contract with the server (docs/architecture.md).
+    files: ['src/extension/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '/server/(?!contract$)', message: 'the extension imports from src/server only the process contract (src/server/contract.ts).' }] },
+      ],
+    },
+  },
+  {
     files: ['src/webview/**'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { TOKENS_FILE } from '../../src/server/contract';
 import { startInboxServer } from '../../src/server/server';
 import { findNode, messageLabels, setSetting, useLocalServer, waitForState } from './support/state';
 
@@ -38,7 +39,7 @@ describe('Test Inbox connection to the local server', function () {
   it('attaches to a Test Inbox server already running on the port, with the tokens of its data folder', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-it-attach-'));
     const tokens = { apiToken: 'it-attach-api-4e7d1c9b2a', webhookToken: 'it-attach-wh-8f3a6b0c5d' };
-    await fs.writeFile(path.join(dir, 'tokens.json'), JSON.stringify(tokens));
+    await fs.writeFile(path.join(dir, TOKENS_FILE), JSON.stringify(tokens));
     const running = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir: dir, ...tokens, defaultDomain: 'inbox.test' });
     try {
       const inject = await fetch(`${running.httpUrl}/api/v2/domains/inbox.test/inboxes/attached`, {

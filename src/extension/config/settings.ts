@@ -1,14 +1,10 @@
 // Every `testInbox.*` setting in one typed module. No vscode import: `readSettings` takes
 // anything with a `get(key)` (a WorkspaceConfiguration in the host, a plain object in tests).
+// The local server's defaults (ports, domain) are the process contract's.
+import { DEFAULT_DOMAIN, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT } from '../../server/contract';
 
 /** The value of `testInbox.server` that selects the embedded local server. */
 export const LOCAL_SERVER = 'local';
-/** DESIGN.md: the local server's default HTTP port. */
-export const DEFAULT_HTTP_PORT = 2580;
-/** DESIGN.md: the local server's default SMTP port. */
-export const DEFAULT_SMTP_PORT = 2525;
-/** DESIGN.md: the local server's default domain. */
-export const DEFAULT_LOCAL_DOMAIN = 'inbox.test';
 /** Per inbox (the server applies it per inbox): enough history for a test session, bounded disk use. */
 export const DEFAULT_MAX_MESSAGES = 1000;
 /** A week of mail: long enough to look back at yesterday's run. */
@@ -128,7 +124,7 @@ export function readSettings(cfg: SettingsReader): { settings: Settings; problem
   }
 
   const localDomainRaw = cfg.get<unknown>(SettingKey.localDomain);
-  let localDomain = DEFAULT_LOCAL_DOMAIN;
+  let localDomain = DEFAULT_DOMAIN;
   if (typeof localDomainRaw === 'string' && localDomainRaw.trim() !== '') {
     if (DOMAIN_RE.test(localDomainRaw.trim()) && localDomainRaw.trim() !== 'private') localDomain = localDomainRaw.trim().toLowerCase();
     else problems.push({ key: full(SettingKey.localDomain), message: `"${localDomainRaw}" is not a domain name` });
