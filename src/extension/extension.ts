@@ -6,6 +6,7 @@ import { createClient } from '../api/client';
 import { ACTIVATED_LOG_PREFIX } from './activationLog';
 import { bestCode } from '../core/otp';
 import { registerCommands } from './commands';
+import * as openMessage from './commands/openMessage';
 import { ContextKey } from './config/contextKeys';
 import { TokenStore } from './config/secrets';
 import { defaultDomains, readSettings, SETTINGS_SECTION, type Settings } from './config/settings';
@@ -92,10 +93,6 @@ export function activate(context: vscode.ExtensionContext): void {
     added,
     readState: () => readState,
     view,
-    refreshTree: () => {
-      provider.refresh();
-      updateBadge();
-    },
   };
 
   async function notifyNewMail(mail: NewMail): Promise<void> {
@@ -111,14 +108,14 @@ export function activate(context: vscode.ExtensionContext): void {
       log.debug(`Could not read ${notice.summary.id} for the notification: ${errorText(e)}`);
     }
     const choice = await vscode.window.showInformationMessage(notice.text, 'Open', ...(code ? ['Copy Code'] : []));
-    if (choice === 'Open') await vscode.commands.executeCommand('testInbox.openMessage', { domain: notice.domain, inbox: notice.inbox, id: notice.summary.id });
+    if (choice === 'Open') await vscode.commands.executeCommand(openMessage.id, { domain: notice.domain, inbox: notice.inbox, id: notice.summary.id });
     else if (choice === 'Copy Code' && code) await vscode.env.clipboard.writeText(code);
   }
 
   let timeTimer: ReturnType<typeof setInterval> | undefined;
   const onVisible = (visible: boolean) => {
     live.setVisible(visible);
-    if (visible && !timeTimer) timeTimer = setInterval(() => provider.refresh(), RELATIVE_TIME_REFRESH_MS);
+    if (visible && !timeTimer) timeTimer = setInterval(() => model.refreshView(), RELATIVE_TIME_REFRESH_MS);
     else if (!visible && timeTimer) {
       clearInterval(timeTimer);
       timeTimer = undefined;
@@ -139,7 +136,7 @@ export function activate(context: vscode.ExtensionContext): void {
       dispose: connection.onDidChangeState((st) => {
         if (st.kind === 'starting') return;
         live.sync();
-        provider.refresh();
+        model.refreshView();
       }).dispose,
     },
     tokens.onDidChange((change) => {

@@ -3,6 +3,7 @@ import { webhookUrls } from '../../api/webhooks';
 import type { WebhookForm } from '../../api/types';
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
+import * as setWebhookToken from './setWebhookToken';
 
 export const id = 'testInbox.copyWebhookUrl';
 
@@ -19,7 +20,7 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
   if (!token) {
     const set = 'Set Webhook Token';
     void vscode.window.showWarningMessage(`No webhook token is set for ${s.connection.describe()}. Set the webhook token from the team settings first.`, set).then((c) => {
-      if (c === set) void vscode.commands.executeCommand('testInbox.setWebhookToken');
+      if (c === set) void vscode.commands.executeCommand(setWebhookToken.id);
     });
     return undefined;
   }

@@ -43,7 +43,6 @@ export async function run(s: Services, arg?: unknown): Promise<{ id: string; dom
         // Show it at once, whether or not a push stream announces it too.
         const listing = await api.listInbox(ref.domain, ref.inbox, { limit: 5 }, { signal });
         s.model.applyNew(ref.domain, listing.msgs);
-        s.refreshTree();
         return { id: result.id, domain: ref.domain, inbox: ref.inbox };
       } finally {
         dispose();
