@@ -2,6 +2,7 @@
 // anything with a `get(key)` (a WorkspaceConfiguration in the host, a plain object in tests).
 // The local server's defaults (ports, domain) are the process contract's.
 import { DEFAULT_DOMAIN, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT } from '../../server/contract';
+import type { InboxRef } from '../tree/state';
 
 /** The value of `testInbox.server` that selects the embedded local server. */
 export const LOCAL_SERVER = 'local';
@@ -156,4 +157,20 @@ export function defaultDomains(settings: Settings, serverDomains: string[] | und
   const out = [settings.localDomain];
   for (const d of serverDomains ?? []) if (!out.includes(d)) out.push(d);
   return out;
+}
+
+/**
+ * The domains the tree shows: the listed ones; else the defaults (with the local server's
+ * own domains) and the domain of every added inbox.
+ */
+export async function shownDomains(settings: Settings, serverDomains: () => Promise<string[]>, added: () => InboxRef[]): Promise<string[]> {
+  if (settings.domains.length > 0) return settings.domains;
+  const shown = defaultDomains(settings, settings.server.kind === 'local' ? await serverDomains() : undefined);
+  for (const r of added()) if (!shown.includes(r.domain)) shown.push(r.domain);
+  return shown;
+}
+
+/** The key per-server state (added inboxes, read marks) is kept under. */
+export function serverKey(settings: Settings): string {
+  return settings.server.kind === 'remote' ? settings.server.baseUrl : LOCAL_SERVER;
 }
