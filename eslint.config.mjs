@@ -25,7 +25,7 @@ export default tseslint.config(
     },
   },
   {
-    // The extension shares only the process contract with the server (docs/architecture.md).
+    // The extension shares only the process contract with the server: it runs the server as a child process.
     files: ['src/extension/**'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [

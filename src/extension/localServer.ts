@@ -1,4 +1,4 @@
-// The embedded local inbox server as a child process (DESIGN.md process model): fork
+// The embedded local inbox server as a child process: fork
 // dist/cli.js `serve` with ELECTRON_RUN_AS_NODE=1, or attach to a Test Inbox server that a
 // second window (or a terminal) already runs on the port. No vscode import.
 import { fork, type ChildProcess } from 'node:child_process';
@@ -8,7 +8,7 @@ import { DEFAULT_HOST, EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, parseReadyLine, s
 import type { Logger } from './log';
 import { Emitter } from './util/emitter';
 
-/** The local server only ever binds loopback (docs/architecture.md, security). */
+/** The local server only ever binds loopback: its API is for this machine only. */
 export const LOCAL_HOST = DEFAULT_HOST;
 /** A healthy server answers /healthz in milliseconds; 1.5 s allows for a busy machine. */
 export const HEALTH_TIMEOUT_MS = 1500;

@@ -2,7 +2,7 @@
 // (the extension, `npm start`, the tests, the benches) shares with the CLI about running it —
 // the flags, the environment, the defaults, the ready line, the tokens file, the exit codes.
 // No imports, on purpose: the extension may import this module from src/server and nothing
-// else, and bundling it pulls nothing of the server in. docs/architecture.md has the model.
+// else, and bundling it pulls nothing of the server in.
 
 // ---- Defaults ---------------------------------------------------------------------------
 

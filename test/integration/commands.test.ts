@@ -5,10 +5,12 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { DEFAULT_DOMAIN } from '../../src/server/contract';
 import { COMMAND_IDS } from '../../src/extension/commands';
 import { clipboard, inboxNode, messageLabels, uniqueInbox, useLocalServer, waitForState } from './support/state';
 
-const DOMAIN = 'inbox.test';
+/** The local server's default domain, which the extension's local.domain setting defaults to. */
+const DOMAIN = DEFAULT_DOMAIN;
 
 describe('Test Inbox commands', function () {
   this.timeout(60_000);
