@@ -107,8 +107,7 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
       const out: SnapshotNode[] = [];
       for (const k of kids) {
         const presented = present(k, now);
-        const c = presented.command;
-        const p: SnapshotNode = { ...presented, command: c && { command: commandFor(c.action).command, title: c.title, args: c.args ?? commandFor(c.action).args, withNode: c.withNode } };
+        const p: SnapshotNode = { ...presented, command: presented.command && snapshotCommand(presented.command) };
         if ((k.kind === 'domain' || k.kind === 'inbox') && depth < 3) p.children = await walk(k, depth + 1);
         out.push(p);
       }
@@ -127,6 +126,12 @@ export type SnapshotNode = Omit<Presentation, 'command'> & {
   command?: { command: string; title: string; args?: unknown[]; withNode?: boolean };
   children?: unknown[];
 };
+
+/** The command of a node in snapshot(): the id and arguments it runs (the node itself for `withNode`). */
+function snapshotCommand(c: NonNullable<Presentation['command']>): NonNullable<SnapshotNode['command']> {
+  const target = commandFor(c.action);
+  return { command: target.command, title: c.title, args: c.args ?? target.args, withNode: c.withNode };
+}
 
 /** The command a click on the node runs. */
 function itemCommand(node: TreeNode, c: NonNullable<Presentation['command']>): vscode.Command {
