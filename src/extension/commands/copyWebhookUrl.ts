@@ -13,7 +13,7 @@ interface Args {
   form?: WebhookForm;
 }
 
-/** Copies one of the four webhook URL forms (seed 4.5); from an inbox node it names that inbox. */
+/** Copies one of the four webhook URL forms (docs/api.md); from an inbox node it names that inbox. */
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {
   const a = (typeof arg === 'object' && arg !== null ? arg : {}) as Args;
   const token = await s.connection.webhookToken();
