@@ -1,7 +1,7 @@
 import tseslint from 'typescript-eslint';
 
 const noVscode = {
-  paths: [{ name: 'vscode', message: 'vscode is imported only under src/extension/ (DESIGN.md layering).' }],
+  paths: [{ name: 'vscode', message: 'vscode is imported only under src/extension/: api, core, server and the webview run without it.' }],
 };
 
 export default tseslint.config(
@@ -21,6 +21,16 @@ export default tseslint.config(
           ...noVscode,
           patterns: [{ group: ['**/extension/**', '**/webview/**'], message: 'api/core/server never import the extension or webview.' }],
         },
+      ],
+    },
+  },
+  {
+    // The extension shares only the process contract with the server: it runs the server as a child process.
+    files: ['src/extension/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '/server/(?!contract$)', message: 'the extension imports from src/server only the process contract (src/server/contract.ts).' }] },
       ],
     },
   },

@@ -19,6 +19,7 @@ import { startDemoServer } from '../scripts/demoServer';
 import { expandRow, openTestInboxView, treeRow } from '../test/e2e/ui';
 import { buildMessage, sendOne } from './lib/smtp-load';
 import { percentile } from './lib/stats';
+import { DEFAULT_DOMAIN } from '../src/server/contract';
 
 /** Enough for a stable median and a meaningful p95 in well under a minute. */
 export const DEFAULT_ARRIVAL_SAMPLES = 15;
@@ -31,7 +32,7 @@ const ARRIVAL_TIMEOUT_MS = 30_000;
 /** Messages sent (and shown) before measuring: the inbox row exists, caches and JIT are warm. */
 const WARMUP_MESSAGES = 2;
 const INBOX = 'arrival';
-const DOMAIN = 'inbox.test';
+const DOMAIN = DEFAULT_DOMAIN;
 
 export interface ArrivalResult {
   p50: number;

@@ -17,6 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runInjectLoad, runListLatency, DEFAULT_INJECT_CONCURRENCY, INJECT_SMALL_POOL } from './lib/http-load';
 import { ensureMaildev, MAILDEV_VERSION, startMaildev } from './lib/maildev';
+import { DEFAULT_DOMAIN } from '../src/server/contract';
 import { cliBuilt, complaints, keepEverythingArgs, REPO_ROOT, serveHelp, startOurs, type Ours } from './lib/ours';
 import { portOf, rssMb, startWithReadyLine, type Started } from './lib/procs';
 import { figure, formatTable, machine, writeJson, type Figure } from './lib/report';
@@ -171,9 +172,9 @@ async function main(): Promise<void> {
           try {
             const ours = await startOurs({ dataDir: tmp('smtp'), args: keepAll, nodeArgs: round === 1 ? nodeArgs : [] });
             try {
-              const probe = await sendOne('127.0.0.1', portOf(ours.ready.smtp), 'probe@inbox.test');
+              const probe = await sendOne('127.0.0.1', ours.ready.smtp.port, `probe@${DEFAULT_DOMAIN}`);
               if (probe.code !== 250) throw new Error(`a single message was refused: ${probe.text}`);
-              keep('ours', await load(portOf(ours.ready.smtp), ours.child.pid));
+              keep('ours', await load(ours.ready.smtp.port, ours.child.pid));
             } finally {
               await ours.stop();
               const said = complaints(ours.stderrTail());

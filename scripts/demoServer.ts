@@ -1,6 +1,6 @@
 // The local inbox server as `npm start`, the screenshots, the e2e tests and the arrival
 // bench run it: the built CLI (dist/cli.js `serve`) in a child process, with tokens it
-// generates into `<data-dir>/tokens.json` — so a VS Code window whose settings point at the
+// generates into its tokens file (`<data-dir>/tokens.json`) — so a VS Code window whose settings point at the
 // same ports and data folder ATTACHES to it (src/extension/connection.ts) — plus the sample
 // messages the README shows.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -9,7 +9,17 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import nodemailer from 'nodemailer';
-import { EXIT_PORT_IN_USE } from '../src/server/exitCodes';
+import {
+  DEFAULT_DOMAIN,
+  EXIT_PORT_IN_USE,
+  parseReadyLine,
+  type ReadyLine,
+  readTokensFile,
+  serveArgs,
+  TOKENS_FILE,
+  TokensFileProblem,
+  withoutTokensEnv,
+} from '../src/server/contract';
 
 /** Repository root (this file is scripts/demoServer.ts). */
 export const REPO_ROOT = path.resolve(__dirname, '..');
@@ -23,7 +33,7 @@ const STOP_TIMEOUT_MS = 5_000;
 /** The sample messages: what the README's screenshots and `npm start` show. */
 export const SAMPLES = {
   emailInbox: 'demo',
-  domain: 'inbox.test',
+  domain: DEFAULT_DOMAIN,
   reportSubject: 'Your November report',
   signupSubject: 'Confirm your email address',
   signupCode: '482913',
@@ -82,31 +92,34 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   }
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await fsp.mkdtemp(path.join(os.tmpdir(), 'test-inbox-demo-')));
-  const args = [CLI_PATH, 'serve', '--data-dir', dataDir, '--http-port', String(options.httpPort ?? 0), '--smtp-port', String(options.smtpPort ?? 0), ...(options.extraArgs ?? [])];
-  // No tokens in the environment: the CLI generates them into tokens.json, where an attaching extension reads them.
-  const env = { ...process.env };
-  delete env.TEST_INBOX_API_TOKEN;
-  delete env.TEST_INBOX_WEBHOOK_TOKEN;
+  const args = [CLI_PATH, ...serveArgs({ dataDir, httpPort: options.httpPort ?? 0, smtpPort: options.smtpPort ?? 0 }), ...(options.extraArgs ?? [])];
+  // No tokens in the environment: the CLI generates them into its tokens file, where an attaching extension reads them.
+  const env = withoutTokensEnv(process.env);
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-4000);
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stopChild = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+  };
   const removeOwnDir = () => (ownDir ? fsp.rm(dataDir, { recursive: true, force: true }) : Promise.resolve());
 
-  let ready: { http: string; smtp: string };
+  let ready: ReadyLine;
   try {
     ready = await new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new DemoServerError('START_FAILED', `the server did not get ready within ${READY_TIMEOUT_MS / 1000} s:\n${stderr}`)), READY_TIMEOUT_MS);
       const lines = createInterface({ input: child.stdout! });
       lines.once('line', (line) => {
         clearTimeout(timer);
-        try {
-          resolve(JSON.parse(line) as { http: string; smtp: string });
-        } catch (err) {
-          reject(new DemoServerError('START_FAILED', `unexpected first line from the server: ${line}`, { cause: err }));
-        }
+        const parsed = parseReadyLine(line);
+        if (parsed) resolve(parsed);
+        else reject(new DemoServerError('START_FAILED', `unexpected first line from the server: ${line}`));
       });
       child.once('exit', (code) => {
         clearTimeout(timer);
@@ -121,17 +134,16 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
     throw err;
   }
 
-  const tokens = JSON.parse(await fsp.readFile(path.join(dataDir, 'tokens.json'), 'utf8')) as { apiToken: string; webhookToken: string };
-  const [smtpHost, smtpPortText] = ready.smtp.split(':');
+  const tokens = await readTokensFile(path.join(dataDir, TOKENS_FILE), (f) => fsp.readFile(f, 'utf8'));
+  if (TokensFileProblem.is(tokens) || !tokens.apiToken || !tokens.webhookToken) {
+    await stopChild();
+    await removeOwnDir();
+    throw new DemoServerError('START_FAILED', `the server is ready but wrote no tokens: ${TokensFileProblem.is(tokens) ? tokens.message : 'a token is missing'}`);
+  }
+  const { host: smtpHost, port: smtpPort } = ready.smtp;
   const httpPort = Number(new URL(ready.http).port);
-  const smtpPort = Number(smtpPortText);
   const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopChild();
     await removeOwnDir();
   };
   return {

@@ -20,9 +20,10 @@ import { delimiter, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { require as tsRequire } from 'tsx/cjs/api';
 
-/** DESIGN.md's default ports: the extension's defaults too. */
-const DEFAULT_HTTP_PORT = 2580;
-const DEFAULT_SMTP_PORT = 2525;
+/** @type {typeof import('../src/server/contract')} */
+const contract = tsRequire('../src/server/contract.ts', import.meta.url);
+/** The server's default ports (the extension's defaults too). */
+const { DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT } = contract;
 
 const root = resolvePath(fileURLToPath(new URL('..', import.meta.url)));
 const options = parseArgs(process.argv.slice(2));

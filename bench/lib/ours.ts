@@ -1,18 +1,15 @@
 // Our server as users run it: the built CLI `node dist/cli.js serve …` in a child process,
 // tokens given through the environment, ready when it prints its JSON line.
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { generateToken, parseReadyLine, type ReadyLine, serveArgs, tokensEnv } from '../../src/server/contract';
 import { rssMb, startWithReadyLine, type Started } from './procs';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const CLI = path.join(REPO_ROOT, 'dist', 'cli.js');
 
-export interface ReadyLine {
-  http: string;
-  smtp: string;
-}
+export type { ReadyLine };
 
 export interface OursOptions {
   dataDir: string;
@@ -31,7 +28,7 @@ export interface Ours extends Started<ReadyLine> {
 
 /** Random tokens for one bench run; never printed. */
 export function benchTokens(): { apiToken: string; webhookToken: string } {
-  return { apiToken: randomBytes(24).toString('hex'), webhookToken: randomBytes(24).toString('hex') };
+  return { apiToken: generateToken(), webhookToken: generateToken() };
 }
 
 export function cliBuilt(): boolean {
@@ -41,7 +38,7 @@ export function cliBuilt(): boolean {
 /** `serve --help` text, or '' when the CLI does not answer it. */
 export function serveHelp(): string {
   try {
-    return execFileSync(process.execPath, [CLI, 'serve', '--help'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 });
+    return execFileSync(process.execPath, [CLI, ...serveArgs({}), '--help'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 });
   } catch (e) {
     const err = e as { stdout?: string; stderr?: string };
     return `${err.stdout ?? ''}${err.stderr ?? ''}`;
@@ -57,9 +54,9 @@ export function keepEverythingArgs(help: string): string[] {
 }
 
 export async function startOurs(opts: OursOptions, tokens = benchTokens()): Promise<Ours> {
-  const args = [...(opts.nodeArgs ?? []), CLI, 'serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', opts.dataDir, ...(opts.args ?? [])];
-  const env = { ...process.env, TEST_INBOX_API_TOKEN: tokens.apiToken, TEST_INBOX_WEBHOOK_TOKEN: tokens.webhookToken };
-  const started = await startWithReadyLine<ReadyLine>(process.execPath, args, { env, cwd: REPO_ROOT });
+  const args = [...(opts.nodeArgs ?? []), CLI, ...serveArgs({ httpPort: 0, smtpPort: 0, dataDir: opts.dataDir }), ...(opts.args ?? [])];
+  const env = { ...process.env, ...tokensEnv(tokens) };
+  const started = await startWithReadyLine<ReadyLine>(process.execPath, args, { env, cwd: REPO_ROOT }, parseReadyLine);
   const rss = rssMb(started.child.pid ?? 0);
   return { ...started, ...tokens, rssAtReadyMb: rss };
 }

@@ -58,11 +58,26 @@ function stopper(child: ChildProcess, exited: Promise<number | null>): () => Pro
   };
 }
 
+/** Any JSON value: the first-line check of processes other than ours. */
+function anyJson<R>(line: string): R | undefined {
+  try {
+    return JSON.parse(line) as R;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Spawns `command args` and resolves when it prints a line of JSON on stdout (the ready
- * line of `test-inbox serve` and of bench/ref/bare.mjs).
+ * Spawns `command args` and resolves when it prints its first line on stdout, as `parse`
+ * reads it (undefined: not a ready line). By default any JSON line, as bench/ref/bare.mjs
+ * prints; `test-inbox serve` is read with the contract's parseReadyLine (./ours.ts).
  */
-export async function startWithReadyLine<R>(command: string, args: string[], options: SpawnOptions = {}): Promise<Started<R>> {
+export async function startWithReadyLine<R>(
+  command: string,
+  args: string[],
+  options: SpawnOptions = {},
+  parse: (line: string) => R | undefined = anyJson,
+): Promise<Started<R>> {
   const t0 = performance.now();
   const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
   const { tail, exited } = attach(child);
@@ -83,11 +98,9 @@ export async function startWithReadyLine<R>(command: string, args: string[], opt
         child.stdout?.off('data', onData);
         child.stdout?.resume();
         clearTimeout(timer);
-        try {
-          resolve(JSON.parse(line) as R);
-        } catch {
-          reject(new BenchProcessError('PROC_READY_LINE', `first stdout line is not JSON: ${line.slice(0, 200)}`));
-        }
+        const ready = parse(line);
+        if (ready !== undefined) resolve(ready);
+        else reject(new BenchProcessError('PROC_READY_LINE', `first stdout line is not a ready line: ${line.slice(0, 200)}`));
       };
       child.stdout?.on('data', onData);
       void exited.then((code) => {

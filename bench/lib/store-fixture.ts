@@ -10,6 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { benchCacheDir } from './maildev';
 import { REPO_ROOT, startOurs } from './ours';
+import { DEFAULT_DOMAIN } from '../../src/server/contract';
 
 /** Messages in the store, as the issue asks. */
 export const STORE_MESSAGES = 100_000;
@@ -19,7 +20,7 @@ export const BIG_INBOX_MESSAGES = STORE_MESSAGES / 2;
 /** The other half is spread over this many inboxes (1,000 messages each). */
 const OTHER_INBOXES = 50;
 /** Domain of every address (the server's default domain). */
-const DOMAIN = 'inbox.test';
+const DOMAIN = DEFAULT_DOMAIN;
 /** Size of each stored message, as in the SMTP benchmark. */
 export const FIXTURE_MESSAGE_BYTES = 4096;
 /** Threads for the builder's fsyncs (building speed only; not a figure). */

@@ -1,19 +1,18 @@
 // Which server the extension talks to and the client for it: the embedded local server
 // (started on first use, or attached to) or a hosted URL with its token from SecretStorage.
 // No vscode import.
-import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
+import * as path from 'node:path';
 import { ApiError } from '../api/errors';
 import type { InboxApi } from '../api/types';
 import type { TokenStore } from './config/secrets';
 import type { Settings } from './config/settings';
+import { generateToken, readTokensFile, TOKENS_FILE, TokensFileProblem } from '../server/contract';
 import { ExtensionError } from './errors';
 import { errorText, type Logger } from './log';
-import { LOCAL_HOST, LocalServer, readTokensFile, type LocalServerOptions } from './localServer';
+import { LOCAL_HOST, LocalServer, type LocalServerOptions } from './localServer';
 import { Emitter } from './util/emitter';
 
-/** 24 random bytes: 192 bits, far beyond guessing, short enough to paste. */
-export const GENERATED_TOKEN_BYTES = 24;
 /** Seconds in a day, for the retention setting (days) → CLI flag (seconds). */
 const DAY_SECONDS = 86_400;
 
@@ -49,10 +48,6 @@ export interface ConnectionDeps {
 
 function stale(): ApiError {
   return new ApiError('cancelled', 'The server settings changed while connecting.');
-}
-
-export function generateToken(): string {
-  return randomBytes(GENERATED_TOKEN_BYTES).toString('base64url');
 }
 
 /** The URL local tokens are keyed by: the configured port, known before the server starts. */
@@ -224,9 +219,10 @@ export class Connection {
         await api.listDomains();
       } catch (e) {
         if (!ApiError.is(e, 'unauthorized')) throw e;
-        const file = await readTokensFile(dataDir);
-        if (!file.apiToken) {
-          throw new ApiError('unauthorized', `The Test Inbox server at ${running.http} uses another API token and its data folder has no tokens.json. Set the API token it was started with.`);
+        const file = await readTokensFile(path.join(dataDir, TOKENS_FILE), (f) => readFile(f, 'utf8'));
+        if (TokensFileProblem.is(file) || !file.apiToken) {
+          if (TokensFileProblem.is(file) && file.code !== 'TOKENS_FILE_MISSING') this.deps.log.warn(`No tokens from the data folder: ${file.message}`);
+          throw new ApiError('unauthorized', `The Test Inbox server at ${running.http} uses another API token and its data folder has no ${TOKENS_FILE}. Set the API token it was started with.`);
         }
         this.deps.log.addSecret(file.apiToken);
         this.deps.log.addSecret(file.webhookToken);

@@ -1,16 +1,15 @@
-// The embedded local inbox server as a child process (DESIGN.md process model): fork
+// The embedded local inbox server as a child process: fork
 // dist/cli.js `serve` with ELECTRON_RUN_AS_NODE=1, or attach to a Test Inbox server that a
 // second window (or a terminal) already runs on the port. No vscode import.
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE } from '../server/exitCodes';
+import { DEFAULT_HOST, EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, parseReadyLine, serveArgs, tokensEnv } from '../server/contract';
 import type { Logger } from './log';
 import { Emitter } from './util/emitter';
 
-/** The local server only ever binds loopback (DESIGN.md security). */
-export const LOCAL_HOST = '127.0.0.1';
+/** The local server only ever binds loopback: its API is for this machine only. */
+export const LOCAL_HOST = DEFAULT_HOST;
 /** A healthy server answers /healthz in milliseconds; 1.5 s allows for a busy machine. */
 export const HEALTH_TIMEOUT_MS = 1500;
 /** Start-up reads the Maildir index; 20 s covers a large data folder on a slow disk. */
@@ -91,42 +90,6 @@ export async function probeHealth(httpUrl: string, timeoutMs = HEALTH_TIMEOUT_MS
   }
 }
 
-/** The tokens a server started elsewhere wrote into its data folder. */
-export async function readTokensFile(dataDir: string): Promise<{ apiToken?: string; webhookToken?: string }> {
-  try {
-    const raw = JSON.parse(await readFile(path.join(dataDir, 'tokens.json'), 'utf8')) as Record<string, unknown>;
-    return {
-      apiToken: typeof raw.apiToken === 'string' ? raw.apiToken : undefined,
-      webhookToken: typeof raw.webhookToken === 'string' ? raw.webhookToken : undefined,
-    };
-  } catch {
-    return {};
-  }
-}
-
-/** Parses the CLI's ready line `{"http":"http://127.0.0.1:P","smtp":"127.0.0.1:P"}`. */
-export function parseReadyLine(line: string): { http: string; smtp: { host: string; port: number } } | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  if (!v || typeof v !== 'object') return undefined;
-  const { http, smtp } = v as { http?: unknown; smtp?: unknown };
-  if (typeof http !== 'string' || typeof smtp !== 'string') return undefined;
-  const m = /^(.*):(\d+)$/.exec(smtp);
-  if (!m || !/^https?:\/\//.test(http)) return undefined;
-  return { http: http.replace(/\/+$/, ''), smtp: { host: m[1], port: Number(m[2]) } };
-}
-
-export function serveArgs(o: LocalServerOptions): string[] {
-  const args = ['serve', '--host', LOCAL_HOST, '--http-port', String(o.httpPort), '--smtp-port', String(o.smtpPort), '--data-dir', o.dataDir, '--domain', o.domain];
-  if (o.maxMessages !== undefined) args.push('--max-messages', String(o.maxMessages));
-  if (o.maxAgeSeconds !== undefined) args.push('--max-age', String(o.maxAgeSeconds));
-  return args;
-}
-
 /** Owns at most one child process. */
 export class LocalServer {
   private child: ChildProcess | undefined;
@@ -197,7 +160,15 @@ export class LocalServer {
     if (!existsSync(o.cliPath)) {
       return Promise.reject(new LocalServerError('cliMissing', `The local server program is missing (${o.cliPath}). Reinstall the extension.`));
     }
-    const args = serveArgs(o);
+    const args = serveArgs({
+      host: LOCAL_HOST,
+      httpPort: o.httpPort,
+      smtpPort: o.smtpPort,
+      dataDir: o.dataDir,
+      domain: o.domain,
+      maxMessages: o.maxMessages,
+      maxAgeSeconds: o.maxAgeSeconds,
+    });
     o.log.info(`Starting the local server: ${path.basename(o.cliPath)} ${args.join(' ')}`);
     const child = fork(o.cliPath, args, {
       execPath: o.execPath ?? process.execPath,
@@ -205,8 +176,7 @@ export class LocalServer {
       env: {
         ...process.env,
         ELECTRON_RUN_AS_NODE: '1',
-        TEST_INBOX_API_TOKEN: o.apiToken,
-        TEST_INBOX_WEBHOOK_TOKEN: o.webhookToken,
+        ...tokensEnv(o),
       },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });

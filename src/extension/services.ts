@@ -7,7 +7,7 @@ import { ACTION_TITLES, describeError, type ErrorAction } from './errors';
 import { errorText, type Logger } from './log';
 import type { LiveUpdates } from './live';
 import type { InboxModel, TreeNode } from './tree/model';
-import { ACTION_COMMANDS } from './tree/present';
+import { commandFor } from './commands/actions';
 import type { AddedInboxes, ReadState } from './tree/state';
 
 export interface Services {
@@ -21,9 +21,8 @@ export interface Services {
   live: LiveUpdates;
   added(): AddedInboxes;
   readState(): ReadState;
+  /** The tree redraws (badge included) when the model changes: model.refreshView() to redraw, model.invalidate() to reload. */
   view: vscode.TreeView<TreeNode>;
-  /** Refreshes the tree and the badge. */
-  refreshTree(): void;
 }
 
 /**
@@ -41,6 +40,6 @@ export async function reportError(s: Pick<Services, 'log'>, e: unknown, what: st
 }
 
 export async function runAction(action: ErrorAction): Promise<void> {
-  const c = ACTION_COMMANDS[action];
+  const c = commandFor(action);
   await vscode.commands.executeCommand(c.command, ...(c.args ?? []));
 }

@@ -1,12 +1,13 @@
 // The status bar item: which server, its state, and a click for the quick menu.
 import * as vscode from 'vscode';
 import type { Connection, ConnectionState } from './connection';
+import * as showMenu from './commands/showMenu';
 import { describeError } from './errors';
 
 export function createStatusBar(connection: Connection): vscode.Disposable {
   const item = vscode.window.createStatusBarItem('testInbox.status', vscode.StatusBarAlignment.Left, 10);
   item.name = 'Test Inbox';
-  item.command = 'testInbox.showMenu';
+  item.command = showMenu.id;
   const update = (st: ConnectionState) => {
     item.backgroundColor = undefined;
     switch (st.kind) {

@@ -1,22 +1,32 @@
 // `test-inbox serve`: runs the local inbox server in the foreground. When ready it prints
-// exactly one JSON line on stdout, `{"http":"http://127.0.0.1:P","smtp":"127.0.0.1:P"}`;
+// exactly one JSON line on stdout, the ready line of ./contract.ts;
 // everything else goes to stderr. SIGINT/SIGTERM stop it cleanly (exit 0).
 
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { domainProblem, PRIVATE_DOMAIN } from '../core/ids';
-import { DEFAULT_DOMAIN, DEFAULT_HOST, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT, hostForUrl, type LogLevel, ServerStartError, startInboxServer } from './server';
-import { EXIT_DATA_DIR_IN_USE, EXIT_FAILURE, EXIT_PORT_IN_USE, EXIT_USAGE } from './exitCodes';
+import {
+  API_TOKEN_ENV,
+  DEFAULT_DOMAIN,
+  DEFAULT_HOST,
+  DEFAULT_HTTP_PORT,
+  DEFAULT_SMTP_PORT,
+  EXIT_DATA_DIR_IN_USE,
+  EXIT_FAILURE,
+  EXIT_PORT_IN_USE,
+  EXIT_USAGE,
+  formatReadyLine,
+  SERVE_COMMAND,
+  TOKENS_FILE,
+  WEBHOOK_TOKEN_ENV,
+} from './contract';
+import { hostForUrl, type LogLevel, ServerStartError, startInboxServer } from './server';
 import { StoreError } from './store/errors';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
 import { loadOrCreateTokens, TokensError } from './tokens';
 import { VERSION } from './version';
 
-export { EXIT_DATA_DIR_IN_USE, EXIT_FAILURE, EXIT_PORT_IN_USE, EXIT_USAGE } from './exitCodes';
-/** Env vars the extension passes tokens in (never on argv, where other users can read them). */
-export const API_TOKEN_ENV = 'TEST_INBOX_API_TOKEN';
-export const WEBHOOK_TOKEN_ENV = 'TEST_INBOX_WEBHOOK_TOKEN';
 
 const USAGE = `Usage: test-inbox serve [options]
 
@@ -32,7 +42,7 @@ Options:
   --domain <name>         domain that writes to "private" go to (default ${DEFAULT_DOMAIN})
   --api-token <token>     API token (or env ${API_TOKEN_ENV})
   --webhook-token <token> webhook token (or env ${WEBHOOK_TOKEN_ENV})
-                          Tokens not given are generated into <data-dir>/tokens.json (mode 0600)
+                          Tokens not given are generated into <data-dir>/${TOKENS_FILE} (mode 0600)
                           and shown once on stderr.
   --max-messages <n>      keep at most n messages per inbox, oldest removed first; 0 = no limit
                           (default ${DEFAULT_MAX_MESSAGES_PER_INBOX})
@@ -113,7 +123,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   if (v.help) return 'help';
   if (v.version) return 'version';
   const [command, ...extra] = parsed.positionals;
-  if (command !== 'serve') throw new UsageError(command === undefined ? 'missing command: serve' : `unknown command ${JSON.stringify(command)} (the command is serve)`);
+  if (command !== SERVE_COMMAND) throw new UsageError(command === undefined ? `missing command: ${SERVE_COMMAND}` : `unknown command ${JSON.stringify(command)} (the command is ${SERVE_COMMAND})`);
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
 
   const domain = (v.domain ?? DEFAULT_DOMAIN).toLowerCase();
@@ -236,7 +246,7 @@ export async function main(argv: string[]): Promise<void> {
   // dies, even by SIGKILL, so the server never outlives the window that started it.
   if (process.send) process.on('disconnect', () => stop('parent process gone'));
 
-  process.stdout.write(JSON.stringify({ http: server.httpUrl, smtp: `${hostForUrl(server.smtpHost)}:${server.smtpPort}` }) + '\n');
+  process.stdout.write(formatReadyLine({ http: server.httpUrl, smtp: { host: hostForUrl(server.smtpHost), port: server.smtpPort } }) + '\n');
 }
 
 if (require.main === module) {

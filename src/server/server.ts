@@ -9,14 +9,6 @@ import { MaildirStore } from './store/maildir';
 import type { RetentionOptions } from './store/types';
 import { VERSION } from './version';
 
-/** Interface bound by default: the server is for this machine only. */
-export const DEFAULT_HOST = '127.0.0.1';
-/** Default HTTP port (DESIGN.md): fixed so a second VS Code window finds a running server. */
-export const DEFAULT_HTTP_PORT = 2580;
-/** Default SMTP port: the usual unprivileged test SMTP port. */
-export const DEFAULT_SMTP_PORT = 2525;
-/** Default domain of `private` writes. `.test` is reserved (RFC 2606), so it never clashes with real mail. */
-export const DEFAULT_DOMAIN = 'inbox.test';
 /** On close, HTTP requests still running after this long are cut: a local test server should stop promptly. */
 const HTTP_CLOSE_GRACE_MS = 1000;
 

@@ -2,14 +2,10 @@
 // is used as is and never written to disk; a token not given comes from
 // `<data-dir>/tokens.json` (mode 0600), generated there on first start.
 
-import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { generateToken, readTokensFile, type SavedTokens, TOKENS_FILE, TokensFileProblem } from './contract';
 
-/** File holding generated tokens inside the data dir. */
-export const TOKENS_FILE = 'tokens.json';
-/** 24 random bytes (192 bits, 32 base64url characters): unguessable, and short enough to paste. */
-const TOKEN_BYTES = 24;
 /** Owner read/write only: the file holds secrets. */
 const TOKENS_FILE_MODE = 0o600;
 
@@ -37,17 +33,13 @@ export interface Tokens {
   file: string;
 }
 
-export function generateToken(): string {
-  return randomBytes(TOKEN_BYTES).toString('base64url');
-}
-
 /**
  * The tokens to run with: `given` wins, then the tokens file, then a newly generated token
  * (saved to the file). A damaged tokens file is an error and is never overwritten.
  */
 export async function loadOrCreateTokens(dataDir: string, given: { apiToken?: string; webhookToken?: string } = {}): Promise<Tokens> {
   const file = path.join(dataDir, TOKENS_FILE);
-  const saved = await readTokensFile(file);
+  const saved = await readSaved(file);
   const toSave = { ...saved };
   const generated: Tokens['generated'] = [];
   const pick = (key: 'apiToken' | 'webhookToken'): string => {
@@ -69,26 +61,12 @@ export async function loadOrCreateTokens(dataDir: string, given: { apiToken?: st
   return { apiToken, webhookToken, generated, file };
 }
 
-async function readTokensFile(file: string): Promise<{ apiToken?: string; webhookToken?: string }> {
-  let text: string;
-  try {
-    text = await fs.readFile(file, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new TokensError('TOKENS_IO', `cannot read ${file}: ${(e as Error).message}`, { cause: e });
-  }
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    v = undefined;
-  }
-  const obj = v as Record<string, unknown> | undefined;
-  const ok =
-    typeof obj === 'object' && obj !== null && !Array.isArray(obj) &&
-    ['apiToken', 'webhookToken'].every((k) => obj[k] === undefined || (typeof obj[k] === 'string' && (obj[k] as string).length > 0));
-  if (!ok) throw new TokensError('TOKENS_FILE_INVALID', `${file} is not a JSON object {"apiToken": "…", "webhookToken": "…"}; fix or remove it`);
-  return { apiToken: obj.apiToken as string | undefined, webhookToken: obj.webhookToken as string | undefined };
+/** The saved tokens (none when there is no file); an unreadable or damaged file is an error. */
+async function readSaved(file: string): Promise<SavedTokens> {
+  const saved = await readTokensFile(file, (f) => fs.readFile(f, 'utf8'));
+  if (!TokensFileProblem.is(saved)) return saved;
+  if (saved.code === 'TOKENS_FILE_MISSING') return {};
+  throw new TokensError(saved.code === 'TOKENS_FILE_INVALID' ? 'TOKENS_FILE_INVALID' : 'TOKENS_IO', saved.message, { cause: saved.cause });
 }
 
 async function writeTokensFile(file: string, tokens: { apiToken?: string; webhookToken?: string }): Promise<void> {

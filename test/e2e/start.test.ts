@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { REPO_ROOT, SAMPLES } from '../../scripts/demoServer';
 import { chromiumPath } from '../../scripts/integration/workbench';
+import { TOKENS_FILE } from '../../src/server/contract';
 import { escapeRegExp, expandRow, keepFailure, openTestInboxView, runFromPalette, treeRow, UI_TIMEOUT_MS } from './ui';
 
 /** Build, server, samples, code-server (already installed) and a workbench load on a busy machine. */
@@ -164,7 +165,7 @@ describe('e2e: npm start', function () {
       assert.equal(called.settings['testInbox.local.httpPort'], Number(new URL(api).port));
       assert.equal(called.settings['testInbox.local.smtpPort'], Number(smtpPort));
       const dataFolder = String(called.settings['testInbox.local.dataFolder']);
-      assert.ok(fs.existsSync(path.join(dataFolder, 'tokens.json')), 'the data folder holds the tokens an attaching extension reads');
+      assert.ok(fs.existsSync(path.join(dataFolder, TOKENS_FILE)), 'the data folder holds the tokens an attaching extension reads');
 
       child.kill('SIGINT');
       assert.equal(await exited, 0, 'Ctrl+C ends npm start cleanly');

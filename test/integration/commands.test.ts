@@ -5,9 +5,12 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { DEFAULT_DOMAIN } from '../../src/server/contract';
+import { COMMAND_IDS } from '../../src/extension/commands';
 import { clipboard, inboxNode, messageLabels, uniqueInbox, useLocalServer, waitForState } from './support/state';
 
-const DOMAIN = 'inbox.test';
+/** The local server's default domain, which the extension's local.domain setting defaults to. */
+const DOMAIN = DEFAULT_DOMAIN;
 
 describe('Test Inbox commands', function () {
   this.timeout(60_000);
@@ -32,6 +35,14 @@ describe('Test Inbox commands', function () {
     }
     const hidden = pkg.contributes.menus.commandPalette.filter((m) => m.when === 'false').map((m) => m.command);
     assert.ok(hidden.includes('testInbox._debugState') && hidden.includes('testInbox._loadMore'));
+  });
+
+  it('registers a command module for every contributed command and contributes every registered one', async () => {
+    const pkg = vscode.extensions.getExtension('test-inbox.test-inbox')!.packageJSON as { contributes: { commands: Array<{ command: string }> } };
+    assert.deepEqual([...COMMAND_IDS].sort(), pkg.contributes.commands.map((c) => c.command).sort());
+    assert.equal(new Set(COMMAND_IDS).size, COMMAND_IDS.length, 'no id registered twice');
+    const registered = new Set(await vscode.commands.getCommands(true));
+    for (const id of COMMAND_IDS) assert.ok(registered.has(id), `${id} is registered`);
   });
 
   it('Inject Test Message returns the id and the message lands in the tree', async () => {

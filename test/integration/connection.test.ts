@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { DEFAULT_DOMAIN, TOKENS_FILE } from '../../src/server/contract';
 import { startInboxServer } from '../../src/server/server';
 import { findNode, messageLabels, setSetting, useLocalServer, waitForState } from './support/state';
 
@@ -38,10 +39,10 @@ describe('Test Inbox connection to the local server', function () {
   it('attaches to a Test Inbox server already running on the port, with the tokens of its data folder', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-it-attach-'));
     const tokens = { apiToken: 'it-attach-api-4e7d1c9b2a', webhookToken: 'it-attach-wh-8f3a6b0c5d' };
-    await fs.writeFile(path.join(dir, 'tokens.json'), JSON.stringify(tokens));
-    const running = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir: dir, ...tokens, defaultDomain: 'inbox.test' });
+    await fs.writeFile(path.join(dir, TOKENS_FILE), JSON.stringify(tokens));
+    const running = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir: dir, ...tokens, defaultDomain: DEFAULT_DOMAIN });
     try {
-      const inject = await fetch(`${running.httpUrl}/api/v2/domains/inbox.test/inboxes/attached`, {
+      const inject = await fetch(`${running.httpUrl}/api/v2/domains/${DEFAULT_DOMAIN}/inboxes/attached`, {
         method: 'POST',
         headers: { authorization: tokens.apiToken, 'content-type': 'application/json' },
         body: JSON.stringify({ from: 'a@b.test', subject: 'Sent before attaching', text: 'x' }),
@@ -49,10 +50,10 @@ describe('Test Inbox connection to the local server', function () {
       assert.equal(inject.status, 200);
       await setSetting('local.dataFolder', dir);
       await setSetting('local.httpPort', running.httpPort);
-      const st = await waitForState((s) => s.connection.mode === 'attached' && messageLabels(s.tree, 'inbox.test', 'attached').length > 0, 'the attached server and its mail');
+      const st = await waitForState((s) => s.connection.mode === 'attached' && messageLabels(s.tree, DEFAULT_DOMAIN, 'attached').length > 0, 'the attached server and its mail');
       assert.equal(st.connection.baseUrl, running.httpUrl);
       assert.equal(st.localPid, undefined, 'no process of our own');
-      assert.deepEqual(messageLabels(st.tree, 'inbox.test', 'attached'), ['Sent before attaching']);
+      assert.deepEqual(messageLabels(st.tree, DEFAULT_DOMAIN, 'attached'), ['Sent before attaching']);
       // Stopping only detaches: the server belongs to someone else.
       assert.equal(await vscode.commands.executeCommand('testInbox.stopLocalServer'), 'detached');
       const health = await fetch(`${running.httpUrl}/healthz`);

@@ -3,9 +3,11 @@
 import * as assert from 'node:assert/strict';
 import nodemailer from 'nodemailer';
 import * as vscode from 'vscode';
+import { DEFAULT_DOMAIN } from '../../src/server/contract';
 import { debugState, inboxNode, messageLabels, uniqueInbox, useLocalServer, waitForState } from './support/state';
 
-const DOMAIN = 'inbox.test';
+/** The local server's default domain, which the extension's local.domain setting defaults to. */
+const DOMAIN = DEFAULT_DOMAIN;
 
 describe('Test Inbox tree', function () {
   this.timeout(60_000);

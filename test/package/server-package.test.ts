@@ -13,6 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import nodemailer from 'nodemailer';
+import { TOKENS_FILE } from '../../src/server/contract';
 
 const execFileP = promisify(execFile);
 const REPO = path.resolve(__dirname, '..', '..');
@@ -120,7 +121,7 @@ describe('the server package, installed from its tarball', function () {
     await transport.sendMail({ from: 'Shop <shop@example.test>', to: 'buyer@inbox.test', subject: 'Your code', text: 'Your sign-in code is 518204.' });
     transport.close();
 
-    const { apiToken } = JSON.parse(await fs.readFile(path.join(dataDir, 'tokens.json'), 'utf8')) as { apiToken: string };
+    const { apiToken } = JSON.parse(await fs.readFile(path.join(dataDir, TOKENS_FILE), 'utf8')) as { apiToken: string };
     const headers = { Authorization: apiToken };
     const list = (await (await fetch(`${ready.http}/api/v2/domains/inbox.test/inboxes/buyer`, { headers })).json()) as { msgs: Array<{ id: string; subject: string }> };
     assert.equal(list.msgs.length, 1);

@@ -5,7 +5,8 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
-import { EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, EXIT_USAGE, parseDuration, parseServeArgs } from '../../src/server/cli';
+import { EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, EXIT_USAGE, TOKENS_FILE, tokensEnv } from '../../src/server/contract';
+import { parseDuration, parseServeArgs } from '../../src/server/cli';
 import { LOCK_FILE } from '../../src/server/store/lock';
 import { loadOrCreateTokens, TokensError } from '../../src/server/tokens';
 import { type Running, startCli } from './cliProcess';
@@ -56,7 +57,7 @@ describe('test-inbox serve (CLI)', function () {
   it('generates tokens into tokens.json (mode 0600) and shows them once, only when newly generated', async () => {
     const first = run(['serve', ...freePorts, '--data-dir', dataDir]);
     const ready = await first.ready;
-    const file = path.join(dataDir, 'tokens.json');
+    const file = path.join(dataDir, TOKENS_FILE);
     const saved = JSON.parse(await fs.readFile(file, 'utf8')) as { apiToken: string; webhookToken: string };
     assert.equal((await fs.stat(file)).mode & 0o777, 0o600);
     assert.ok(first.stderr().includes(saved.apiToken) && first.stderr().includes(saved.webhookToken));
@@ -76,10 +77,10 @@ describe('test-inbox serve (CLI)', function () {
   });
 
   it('takes tokens from the environment without writing or showing them', async () => {
-    const r = run(['serve', ...freePorts, '--data-dir', dataDir], { TEST_INBOX_API_TOKEN: 'api-from-env-123', TEST_INBOX_WEBHOOK_TOKEN: 'wh-from-env-456' });
+    const r = run(['serve', ...freePorts, '--data-dir', dataDir], tokensEnv({ apiToken: 'api-from-env-123', webhookToken: 'wh-from-env-456' }));
     const ready = await r.ready;
     assert.equal((await fetch(`${ready.http}/api/v2/domains`, { headers: { Authorization: 'api-from-env-123' } })).status, 200);
-    assert.equal(existsSync(path.join(dataDir, 'tokens.json')), false);
+    assert.equal(existsSync(path.join(dataDir, TOKENS_FILE)), false);
     assert.ok(!r.stderr().includes('api-from-env-123') && !r.stderr().includes('wh-from-env-456'));
   });
 
@@ -120,7 +121,7 @@ describe('test-inbox serve (CLI)', function () {
   it('uses $XDG_DATA_HOME/test-inbox when no --data-dir is given', async () => {
     const r = run(['serve', ...freePorts], { XDG_DATA_HOME: dataDir });
     await r.ready;
-    assert.ok(existsSync(path.join(dataDir, 'test-inbox', 'tokens.json')));
+    assert.ok(existsSync(path.join(dataDir, 'test-inbox', TOKENS_FILE)));
   });
 
   it('stops when the process that forked it dies, even by SIGKILL', async () => {
@@ -134,7 +135,7 @@ describe('test-inbox serve (CLI)', function () {
     const { spawn } = await import('node:child_process');
     const parent = spawn(process.execPath, ['-e', parentScript, cli, 'serve', '--data-dir', dataDir, ...freePorts], {
       cwd: path.join(__dirname, '..', '..'),
-      env: { ...process.env, TEST_INBOX_API_TOKEN: 'a'.repeat(24), TEST_INBOX_WEBHOOK_TOKEN: 'b'.repeat(24) },
+      env: { ...process.env, ...tokensEnv({ apiToken: 'a'.repeat(24), webhookToken: 'b'.repeat(24) }) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(parent);
@@ -238,7 +239,7 @@ describe('serve arguments', () => {
   });
 
   it('prefers token flags over the environment', () => {
-    const c = parseServeArgs(['serve', '--api-token', 'flag'], { TEST_INBOX_API_TOKEN: 'env', TEST_INBOX_WEBHOOK_TOKEN: 'wenv' });
+    const c = parseServeArgs(['serve', '--api-token', 'flag'], tokensEnv({ apiToken: 'env', webhookToken: 'wenv' }));
     assert.ok(c !== 'help' && c !== 'version');
     assert.equal(c.apiToken, 'flag');
     assert.equal(c.webhookToken, 'wenv');
@@ -287,13 +288,13 @@ describe('tokens', () => {
   it('generates only the token that was not given, and never saves a given one', async () => {
     const t = await loadOrCreateTokens(dir, { apiToken: 'given-api' });
     assert.deepEqual(t.generated, ['webhookToken']);
-    const saved = JSON.parse(await fs.readFile(path.join(dir, 'tokens.json'), 'utf8')) as Record<string, unknown>;
+    const saved = JSON.parse(await fs.readFile(path.join(dir, TOKENS_FILE), 'utf8')) as Record<string, unknown>;
     assert.equal(saved.apiToken, undefined);
     assert.equal(saved.webhookToken, t.webhookToken);
   });
 
   it('refuses a damaged tokens file and leaves it as it was', async () => {
-    const file = path.join(dir, 'tokens.json');
+    const file = path.join(dir, TOKENS_FILE);
     await fs.writeFile(file, '{"apiToken": 42');
     await assert.rejects(loadOrCreateTokens(dir), (e: unknown) => TokensError.is(e, 'TOKENS_FILE_INVALID') && e.message.includes(file));
     assert.equal(await fs.readFile(file, 'utf8'), '{"apiToken": 42');

@@ -2,6 +2,7 @@
 // CLI and durability tests.
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
+import { SERVER_ENV_NAMES } from '../../src/server/contract';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CLI = path.join(REPO, 'src', 'server', 'cli.ts');
@@ -18,7 +19,7 @@ export interface Running {
 /** Starts `test-inbox` (the TypeScript source, through tsx) as a child process. */
 export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Running {
   const childEnv = { ...process.env, ...env };
-  for (const k of ['TEST_INBOX_API_TOKEN', 'TEST_INBOX_WEBHOOK_TOKEN']) if (!(k in env)) delete childEnv[k];
+  for (const k of SERVER_ENV_NAMES) if (!(k in env)) delete childEnv[k];
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';

@@ -12,7 +12,8 @@ import { TokenStore, type SecretStorageLike } from '../../src/extension/config/s
 import { readSettings, type Settings } from '../../src/extension/config/settings';
 import { Connection } from '../../src/extension/connection';
 import { Logger } from '../../src/extension/log';
-import { LocalServer, LocalServerError, parseReadyLine, probeHealth, type LocalServerOptions } from '../../src/extension/localServer';
+import { LocalServer, LocalServerError, probeHealth, type LocalServerOptions } from '../../src/extension/localServer';
+import { DEFAULT_DOMAIN, TOKENS_FILE } from '../../src/server/contract';
 
 const CLI = path.resolve(__dirname, '../../src/server/cli.ts');
 const EXEC_ARGV = ['--require', 'tsx/cjs'];
@@ -61,20 +62,11 @@ describe('extension local server', function () {
     httpPort: 0,
     smtpPort: 0,
     dataDir: dir,
-    domain: 'inbox.test',
+    domain: DEFAULT_DOMAIN,
     apiToken: 'api-token-local-1234',
     webhookToken: 'wh-token-local-5678',
     log: memoryLog().log,
     ...over,
-  });
-
-  it('parses the ready line and refuses anything else', () => {
-    assert.deepEqual(parseReadyLine('{"http":"http://127.0.0.1:2580","smtp":"127.0.0.1:2525"}'), {
-      http: 'http://127.0.0.1:2580',
-      smtp: { host: '127.0.0.1', port: 2525 },
-    });
-    assert.equal(parseReadyLine('listening'), undefined);
-    assert.equal(parseReadyLine('{"http":1}'), undefined);
   });
 
   it('starts the CLI as a child process and stops it', async () => {
@@ -222,7 +214,7 @@ describe('extension local server', function () {
 
     it('reads tokens.json when attaching to a server started elsewhere with other tokens', async () => {
       const httpPort = await freePort();
-      await fs.writeFile(path.join(dir, 'tokens.json'), JSON.stringify({ apiToken: 'standalone-api-1111', webhookToken: 'standalone-wh-2222' }));
+      await fs.writeFile(path.join(dir, TOKENS_FILE), JSON.stringify({ apiToken: 'standalone-api-1111', webhookToken: 'standalone-wh-2222' }));
       // Started "in a terminal": no tokens given, so it uses tokens.json.
       const standalone = new LocalServer(options({ httpPort, apiToken: '', webhookToken: '' }));
       servers.push(standalone);

@@ -1,13 +1,6 @@
 import assert from 'node:assert/strict';
-import {
-  DEFAULT_HTTP_PORT,
-  DEFAULT_LOCAL_DOMAIN,
-  DEFAULT_POLL_SECONDS,
-  DEFAULT_SMTP_PORT,
-  defaultDomains,
-  normalizeBaseUrl,
-  readSettings,
-} from '../../src/extension/config/settings';
+import { DEFAULT_POLL_SECONDS, defaultDomains, normalizeBaseUrl, readSettings } from '../../src/extension/config/settings';
+import { DEFAULT_DOMAIN, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT } from '../../src/server/contract';
 
 const reader = (values: Record<string, unknown>) => ({ get: <T>(k: string) => values[k] as T | undefined });
 
@@ -18,7 +11,7 @@ describe('extension settings', () => {
     assert.deepEqual(settings.server, { kind: 'local' });
     assert.equal(settings.httpPort, DEFAULT_HTTP_PORT);
     assert.equal(settings.smtpPort, DEFAULT_SMTP_PORT);
-    assert.equal(settings.localDomain, DEFAULT_LOCAL_DOMAIN);
+    assert.equal(settings.localDomain, DEFAULT_DOMAIN);
     assert.equal(settings.pollSeconds, DEFAULT_POLL_SECONDS);
     assert.equal(settings.remoteImages, false);
     assert.deepEqual(settings.domains, []);

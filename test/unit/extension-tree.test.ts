@@ -96,7 +96,7 @@ describe('extension tree model', function () {
     const kids = await model.inboxChildren(DOMAIN, 'signup');
     assert.deepEqual(kinds(kids), ['empty']);
     assert.match((kids[0] as { message: string }).message, /signup@inbox\.test \(SMTP 127\.0\.0\.1:2525\)/);
-    assert.equal(present(kids[0], Date.now()).command?.command, 'testInbox.injectMessage');
+    assert.equal(present(kids[0], Date.now()).command?.action, 'injectMessage');
   });
 
   it('pages an inbox with "load more" until every message is shown', async () => {
@@ -193,7 +193,7 @@ describe('extension tree model', function () {
       const e = roots[0] as { message: string; actions: string[] };
       assert.deepEqual(e.actions, ['setApiToken', 'showLog']);
       const p = present(roots[0], Date.now());
-      assert.equal(p.command?.command, 'testInbox.setApiToken');
+      assert.equal(p.command?.action, 'setApiToken');
       assert.equal(p.icon, 'error');
     } finally {
       await bad.dispose();
@@ -271,7 +271,7 @@ describe('extension tree presentation and errors', () => {
     assert.equal(p.description, 'Acme Support · 2 min ago');
     assert.match(p.accessibilityLabel ?? '', /^SMS from Acme Support/);
     assert.equal(p.contextValue, 'testInbox.message');
-    assert.equal(p.command?.command, 'testInbox.openMessage');
+    assert.equal(p.command?.action, 'openMessage');
   });
 
   it('marks added inboxes so only they offer "Remove Inbox"', () => {

@@ -3,6 +3,7 @@ import { webhookUrls } from '../../api/webhooks';
 import type { WebhookForm } from '../../api/types';
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
+import * as setWebhookToken from './setWebhookToken';
 
 export const id = 'testInbox.copyWebhookUrl';
 
@@ -12,14 +13,14 @@ interface Args {
   form?: WebhookForm;
 }
 
-/** Copies one of the four webhook URL forms (seed 4.5); from an inbox node it names that inbox. */
+/** Copies one of the four webhook URL forms (docs/api.md); from an inbox node it names that inbox. */
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {
   const a = (typeof arg === 'object' && arg !== null ? arg : {}) as Args;
   const token = await s.connection.webhookToken();
   if (!token) {
     const set = 'Set Webhook Token';
     void vscode.window.showWarningMessage(`No webhook token is set for ${s.connection.describe()}. Set the webhook token from the team settings first.`, set).then((c) => {
-      if (c === set) void vscode.commands.executeCommand('testInbox.setWebhookToken');
+      if (c === set) void vscode.commands.executeCommand(setWebhookToken.id);
     });
     return undefined;
   }

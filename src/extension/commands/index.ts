@@ -73,5 +73,5 @@ export function registerCommands(s: Services, provider: InboxTreeProvider): vsco
   return out;
 }
 
-/** Every command id, for the manifest test. */
+/** Every command id; test/integration/commands.test.ts checks it against the manifest. */
 export const COMMAND_IDS = [...COMMANDS.map((c) => c.id), debugState.id];

@@ -19,7 +19,7 @@ interface InjectArgs {
   text?: string;
 }
 
-/** Injects a message (seed 4.4) with progress and cancel; it lands in the tree. */
+/** Injects a message with progress and cancel; it lands in the tree. */
 export async function run(s: Services, arg?: unknown): Promise<{ id: string; domain: string; inbox: string } | undefined> {
   const ref = await resolveInbox(s, arg, 'Inject Test Message', { allowNew: true });
   if (!ref) return undefined;
@@ -43,7 +43,6 @@ export async function run(s: Services, arg?: unknown): Promise<{ id: string; dom
         // Show it at once, whether or not a push stream announces it too.
         const listing = await api.listInbox(ref.domain, ref.inbox, { limit: 5 }, { signal });
         s.model.applyNew(ref.domain, listing.msgs);
-        s.refreshTree();
         return { id: result.id, domain: ref.domain, inbox: ref.inbox };
       } finally {
         dispose();

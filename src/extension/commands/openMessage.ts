@@ -1,6 +1,7 @@
 import { showMessage } from '../webview/messagePanel';
 import type { Services } from '../services';
-import { resolveMessage, type MessageRef } from '../ui/pick';
+import type { MessageRef } from '../tree/state';
+import { resolveMessage } from '../ui/pick';
 
 export const id = 'testInbox.openMessage';
 
@@ -10,7 +11,7 @@ export async function run(s: Services, arg?: unknown): Promise<MessageRef | unde
   if (!ref) return undefined;
   const api = await s.connection.ensure();
   await s.readState().markRead([ref.id]);
-  s.model.refreshView();
+  s.model.refreshView(); // the message shows as read
   await showMessage({ context: s.context, api, log: s.log, allowRemoteImages: s.settings().remoteImages }, ref);
   return ref;
 }

@@ -7,5 +7,4 @@ export async function run(s: Services): Promise<void> {
   const st = s.connection.state.kind;
   if (st === 'failed' || st === 'noToken') await s.connection.reset();
   s.model.invalidate();
-  s.refreshTree();
 }

@@ -1,5 +1,13 @@
 import * as vscode from 'vscode';
 import type { Services } from '../services';
+import * as copySmtpSettings from './copySmtpSettings';
+import * as injectMessage from './injectMessage';
+import * as setApiToken from './setApiToken';
+import * as setWebhookToken from './setWebhookToken';
+import * as showLog from './showLog';
+import * as startLocalServer from './startLocalServer';
+import * as stopLocalServer from './stopLocalServer';
+import * as switchServer from './switchServer';
 
 export const id = 'testInbox.showMenu';
 
@@ -9,16 +17,16 @@ export async function run(s: Services): Promise<void> {
   const st = s.connection.state.kind;
   const items: Array<vscode.QuickPickItem & { command?: string }> = [];
   if (local) {
-    if (st === 'ready') items.push({ label: '$(debug-stop) Stop Local Server', command: 'testInbox.stopLocalServer' });
-    else items.push({ label: '$(play) Start Local Server', command: 'testInbox.startLocalServer' });
-    items.push({ label: '$(copy) Copy SMTP Settings', command: 'testInbox.copySmtpSettings' });
+    if (st === 'ready') items.push({ label: '$(debug-stop) Stop Local Server', command: stopLocalServer.id });
+    else items.push({ label: '$(play) Start Local Server', command: startLocalServer.id });
+    items.push({ label: '$(copy) Copy SMTP Settings', command: copySmtpSettings.id });
   }
   items.push(
-    { label: '$(arrow-swap) Switch Server…', command: 'testInbox.switchServer' },
-    { label: '$(key) Set API Token…', command: 'testInbox.setApiToken' },
-    { label: '$(key) Set Webhook Token…', command: 'testInbox.setWebhookToken' },
-    { label: '$(mail) Inject Test Message…', command: 'testInbox.injectMessage' },
-    { label: '$(output) Show Log', command: 'testInbox.showLog' },
+    { label: '$(arrow-swap) Switch Server…', command: switchServer.id },
+    { label: '$(key) Set API Token…', command: setApiToken.id },
+    { label: '$(key) Set Webhook Token…', command: setWebhookToken.id },
+    { label: '$(mail) Inject Test Message…', command: injectMessage.id },
+    { label: '$(output) Show Log', command: showLog.id },
   );
   const picked = await vscode.window.showQuickPick(items, { title: `Test Inbox — ${s.connection.describe()}` });
   if (picked?.command) await vscode.commands.executeCommand(picked.command);

@@ -10,7 +10,6 @@ export async function run(s: Services): Promise<{ http: string; smtp?: string } 
   }
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Starting the local inbox server…' }, () => s.connection.startLocal());
   s.model.invalidate();
-  s.refreshTree();
   const st = s.connection.state;
   if (st.kind !== 'ready') return undefined;
   return { http: st.server.baseUrl, smtp: st.server.smtp ? `${st.server.smtp.host}:${st.server.smtp.port}` : undefined };

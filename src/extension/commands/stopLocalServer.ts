@@ -7,7 +7,6 @@ export async function run(s: Services): Promise<string> {
   const result = await s.connection.stopLocal();
   s.live.sync();
   s.model.invalidate();
-  s.refreshTree();
   if (result === 'detached') void vscode.window.showInformationMessage('Disconnected. The local server belongs to another window (or a terminal) and keeps running there.');
   return result;
 }

@@ -1,14 +1,11 @@
 // Every `testInbox.*` setting in one typed module. No vscode import: `readSettings` takes
 // anything with a `get(key)` (a WorkspaceConfiguration in the host, a plain object in tests).
+// The local server's defaults (ports, domain) are the process contract's.
+import { DEFAULT_DOMAIN, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT } from '../../server/contract';
+import type { InboxRef } from '../tree/state';
 
 /** The value of `testInbox.server` that selects the embedded local server. */
 export const LOCAL_SERVER = 'local';
-/** DESIGN.md: the local server's default HTTP port. */
-export const DEFAULT_HTTP_PORT = 2580;
-/** DESIGN.md: the local server's default SMTP port. */
-export const DEFAULT_SMTP_PORT = 2525;
-/** DESIGN.md: the local server's default domain. */
-export const DEFAULT_LOCAL_DOMAIN = 'inbox.test';
 /** Per inbox (the server applies it per inbox): enough history for a test session, bounded disk use. */
 export const DEFAULT_MAX_MESSAGES = 1000;
 /** A week of mail: long enough to look back at yesterday's run. */
@@ -128,7 +125,7 @@ export function readSettings(cfg: SettingsReader): { settings: Settings; problem
   }
 
   const localDomainRaw = cfg.get<unknown>(SettingKey.localDomain);
-  let localDomain = DEFAULT_LOCAL_DOMAIN;
+  let localDomain = DEFAULT_DOMAIN;
   if (typeof localDomainRaw === 'string' && localDomainRaw.trim() !== '') {
     if (DOMAIN_RE.test(localDomainRaw.trim()) && localDomainRaw.trim() !== 'private') localDomain = localDomainRaw.trim().toLowerCase();
     else problems.push({ key: full(SettingKey.localDomain), message: `"${localDomainRaw}" is not a domain name` });
@@ -160,4 +157,20 @@ export function defaultDomains(settings: Settings, serverDomains: string[] | und
   const out = [settings.localDomain];
   for (const d of serverDomains ?? []) if (!out.includes(d)) out.push(d);
   return out;
+}
+
+/**
+ * The domains the tree shows: the listed ones; else the defaults (with the local server's
+ * own domains) and the domain of every added inbox.
+ */
+export async function shownDomains(settings: Settings, serverDomains: () => Promise<string[]>, added: () => InboxRef[]): Promise<string[]> {
+  if (settings.domains.length > 0) return settings.domains;
+  const shown = defaultDomains(settings, settings.server.kind === 'local' ? await serverDomains() : undefined);
+  for (const r of added()) if (!shown.includes(r.domain)) shown.push(r.domain);
+  return shown;
+}
+
+/** The key per-server state (added inboxes, read marks) is kept under. */
+export function serverKey(settings: Settings): string {
+  return settings.server.kind === 'remote' ? settings.server.baseUrl : LOCAL_SERVER;
 }

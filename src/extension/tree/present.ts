@@ -16,15 +16,11 @@ export const NodeContext = {
   empty: 'testInbox.empty',
 } as const;
 
-/** Command ids run by clicking a node, and the commands behind error actions. */
-export const ACTION_COMMANDS: Record<ErrorAction, { command: string; args?: unknown[] }> = {
-  setApiToken: { command: 'testInbox.setApiToken' },
-  setWebhookToken: { command: 'testInbox.setWebhookToken' },
-  showLog: { command: 'testInbox.showLog' },
-  retry: { command: 'testInbox.refresh' },
-  changePort: { command: 'workbench.action.openSettings', args: ['testInbox.local'] },
-  startLocalServer: { command: 'testInbox.startLocalServer' },
-};
+/**
+ * What clicking a node does: an error's action, or opening, loading more, injecting. The
+ * command behind each is commands/actions.ts's (this module stays free of vscode).
+ */
+export type NodeAction = ErrorAction | 'openMessage' | 'loadMore' | 'injectMessage';
 
 export interface Presentation {
   id: string;
@@ -38,7 +34,7 @@ export interface Presentation {
   iconColor?: string;
   contextValue: string;
   collapsible: 'none' | 'collapsed' | 'expanded';
-  command?: { command: string; title: string; args?: unknown[]; withNode?: boolean };
+  command?: { action: NodeAction; title: string; args?: unknown[]; withNode?: boolean };
   accessibilityLabel?: string;
 }
 
@@ -99,7 +95,7 @@ export function present(node: TreeNode, now: number): Presentation {
         iconColor: node.unread ? 'notificationsInfoIcon.foreground' : undefined,
         contextValue: NodeContext.message,
         collapsible: 'none',
-        command: { command: 'testInbox.openMessage', title: 'Open Message', withNode: true },
+        command: { action: 'openMessage', title: 'Open Message', withNode: true },
         accessibilityLabel: `${node.unread ? 'Unread ' : ''}${node.phone ? 'SMS' : 'email'} from ${sender}, ${subject}, ${when}`,
       };
     }
@@ -111,7 +107,7 @@ export function present(node: TreeNode, now: number): Presentation {
         icon: 'ellipsis',
         contextValue: NodeContext.loadMore,
         collapsible: 'none',
-        command: { command: 'testInbox._loadMore', title: 'Load More', withNode: true },
+        command: { action: 'loadMore', title: 'Load More', withNode: true },
         accessibilityLabel: `Load older messages of ${node.inbox}`,
       };
     case 'error': {
@@ -125,7 +121,7 @@ export function present(node: TreeNode, now: number): Presentation {
         iconColor: 'errorForeground',
         contextValue: NodeContext.error,
         collapsible: 'none',
-        command: first ? { command: ACTION_COMMANDS[first].command, title: ACTION_TITLES[first], args: ACTION_COMMANDS[first].args } : undefined,
+        command: first ? { action: first, title: ACTION_TITLES[first] } : undefined,
         accessibilityLabel: `Error: ${node.message}`,
       };
     }
@@ -138,7 +134,7 @@ export function present(node: TreeNode, now: number): Presentation {
         icon: 'info',
         contextValue: NodeContext.empty,
         collapsible: 'none',
-        command: { command: 'testInbox.injectMessage', title: 'Inject Test Message', args: [{ domain: node.domain, inbox: node.inbox }] },
+        command: { action: 'injectMessage', title: 'Inject Test Message', args: [{ domain: node.domain, inbox: node.inbox }] },
         accessibilityLabel: node.message,
       };
   }

@@ -2,6 +2,7 @@
 // failures become error nodes, or an empty tree with the matching welcome view.
 import * as vscode from 'vscode';
 import { ApiError } from '../../api/errors';
+import { commandFor } from '../commands/actions';
 import { ContextKey } from '../config/contextKeys';
 import type { Connection } from '../connection';
 import { describeError, ExtensionError } from '../errors';
@@ -31,16 +32,13 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   private empty = false;
   private readonly subs: vscode.Disposable[] = [];
 
+  /** The tree redraws when the model changes, and only then: model.refreshView() redraws, model.invalidate() reloads. */
   constructor(private readonly deps: ProviderDeps) {
     this.subs.push(this.changeEmitter, { dispose: deps.model.onDidChange(() => this.changeEmitter.fire()).dispose });
   }
 
   get state(): ViewState {
     return this.viewState;
-  }
-
-  refresh(): void {
-    this.changeEmitter.fire();
   }
 
   private setState(state: ViewState, empty = false): void {
@@ -101,14 +99,15 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     return empty ? [] : roots;
   }
 
-  /** The whole tree as presented (for tests and the debug command): every level expanded. */
-  async snapshot(): Promise<Array<Presentation & { children?: unknown[] }>> {
-    const walk = async (node: TreeNode | undefined, depth: number): Promise<Array<Presentation & { children?: unknown[] }>> => {
+  /** The whole tree as presented (for tests and the debug command), commands as the tree items have them; every level expanded. */
+  async snapshot(): Promise<SnapshotNode[]> {
+    const walk = async (node: TreeNode | undefined, depth: number): Promise<SnapshotNode[]> => {
       const kids = await this.getChildren(node);
       const now = Date.now();
-      const out: Array<Presentation & { children?: unknown[] }> = [];
+      const out: SnapshotNode[] = [];
       for (const k of kids) {
-        const p: Presentation & { children?: unknown[] } = { ...present(k, now) };
+        const presented = present(k, now);
+        const p: SnapshotNode = { ...presented, command: presented.command && snapshotCommand(presented.command) };
         if ((k.kind === 'domain' || k.kind === 'inbox') && depth < 3) p.children = await walk(k, depth + 1);
         out.push(p);
       }
@@ -120,6 +119,24 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   dispose(): void {
     for (const s of this.subs) s.dispose();
   }
+}
+
+/** A node of snapshot(): its presentation with the command id a click runs. */
+export type SnapshotNode = Omit<Presentation, 'command'> & {
+  command?: { command: string; title: string; args?: unknown[]; withNode?: boolean };
+  children?: unknown[];
+};
+
+/** The command of a node in snapshot(): the id and arguments it runs (the node itself for `withNode`). */
+function snapshotCommand(c: NonNullable<Presentation['command']>): NonNullable<SnapshotNode['command']> {
+  const target = commandFor(c.action);
+  return { command: target.command, title: c.title, args: c.args ?? target.args, withNode: c.withNode };
+}
+
+/** The command a click on the node runs. */
+function itemCommand(node: TreeNode, c: NonNullable<Presentation['command']>): vscode.Command {
+  const target = commandFor(c.action);
+  return { command: target.command, title: c.title, arguments: c.withNode ? [node] : (c.args ?? target.args) };
 }
 
 export function toTreeItem(node: TreeNode, p: Presentation): vscode.TreeItem {
@@ -135,7 +152,7 @@ export function toTreeItem(node: TreeNode, p: Presentation): vscode.TreeItem {
   item.tooltip = p.tooltip;
   item.iconPath = new vscode.ThemeIcon(p.icon, p.iconColor ? new vscode.ThemeColor(p.iconColor) : undefined);
   item.contextValue = p.contextValue;
-  if (p.command) item.command = { command: p.command.command, title: p.command.title, arguments: p.command.withNode ? [node] : p.command.args };
+  if (p.command) item.command = itemCommand(node, p.command);
   if (p.accessibilityLabel) item.accessibilityInformation = { label: p.accessibilityLabel };
   return item;
 }

@@ -16,6 +16,11 @@ export interface InboxRef {
   inbox: string;
 }
 
+/** One message of an inbox: what message commands and the message view act on. */
+export interface MessageRef extends InboxRef {
+  id: string;
+}
+
 export function inboxKey(ref: InboxRef): string {
   return `${ref.domain}/${ref.inbox}`;
 }

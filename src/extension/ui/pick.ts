@@ -8,8 +8,9 @@ import { checkInboxName, parseInboxInput } from '../inboxInput';
 import type { Services } from '../services';
 import type { TreeNode } from '../tree/model';
 import { senderName } from '../tree/present';
-import type { InboxRef } from '../tree/state';
+import type { InboxRef, MessageRef } from '../tree/state';
 import { relativeTime } from '../util/time';
+import { toAbortSignal } from './cancel';
 
 /** What commands accept besides a tree node. */
 export interface RefArg {
@@ -18,11 +19,8 @@ export interface RefArg {
   id?: string;
 }
 
-export interface MessageRef {
-  domain: string;
-  inbox: string;
-  id: string;
-}
+/** Messages offered when picking one of an inbox: its newest, as many as a QuickPick shows comfortably. */
+const PICK_LIMIT = 50;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null;
@@ -98,8 +96,15 @@ async function pickInbox(s: Services, title: string, allowNew: boolean): Promise
   });
 }
 
-/** A message from a node or argument, else picked from an inbox's newest messages. */
-export async function resolveMessage(s: Services, arg: unknown, title: string, token?: vscode.CancellationToken): Promise<MessageRef | undefined> {
+export interface ResolveMessageOptions {
+  /** From an inbox, take its newest message instead of asking which (Copy One-Time Code). */
+  latest?: boolean;
+  /** Cancels the listing of the inbox. */
+  token?: vscode.CancellationToken;
+}
+
+/** A message from a node or argument, else from an inbox (given, or picked) and then its newest messages (picked, or the latest). */
+export async function resolveMessage(s: Services, arg: unknown, title: string, opts: ResolveMessageOptions = {}): Promise<MessageRef | undefined> {
   if (isObject(arg)) {
     const node = arg as Partial<TreeNode> & RefArg & { summary?: MessageSummary };
     if (node.kind === 'message' && node.summary && typeof node.domain === 'string' && typeof node.inbox === 'string') {
@@ -112,18 +117,19 @@ export async function resolveMessage(s: Services, arg: unknown, title: string, t
   const ref = await resolveInbox(s, arg, title, { allowNew: false });
   if (!ref) return undefined;
   const api = await s.connection.ensure();
-  const listing = await api.listInbox(ref.domain, ref.inbox, { limit: 50 }, { signal: token ? abortOn(token) : undefined });
-  if (listing.msgs.length === 0) throw new ExtensionError('noMessage', `Inbox ${ref.inbox} has no messages.`);
+  const cancel = toAbortSignal(opts.token);
+  let listing;
+  try {
+    listing = await api.listInbox(ref.domain, ref.inbox, { limit: opts.latest ? 1 : PICK_LIMIT }, { signal: cancel.signal });
+  } finally {
+    cancel.dispose();
+  }
+  if (listing.msgs.length === 0) throw new ExtensionError('noMessage', `Inbox ${ref.inbox} has no messages${opts.latest ? ' yet' : ''}.`);
+  if (opts.latest) return { ...ref, id: listing.msgs[0].id };
   const now = Date.now();
   const picked = await vscode.window.showQuickPick(
     listing.msgs.map((m) => ({ label: m.subject || '(no subject)', description: `${senderName(m.from)} · ${relativeTime(m.time, now)}`, detail: m.id, id: m.id })),
     { title, placeHolder: `Pick a message of ${ref.inbox}` },
   );
   return picked ? { ...ref, id: picked.id } : undefined;
-}
-
-function abortOn(token: vscode.CancellationToken): AbortSignal {
-  const ac = new AbortController();
-  token.onCancellationRequested(() => ac.abort());
-  return ac.signal;
 }

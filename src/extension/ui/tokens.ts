@@ -24,7 +24,6 @@ export async function setToken(s: Services, kind: TokenKind, value: unknown): Pr
   s.log.info(`Stored the ${NAMES[kind]} for ${key}.`);
   if (kind === 'api') await s.connection.reset();
   s.model.invalidate();
-  s.refreshTree();
   if (typeof value !== 'string') void vscode.window.setStatusBarMessage(`$(check) ${NAMES[kind]} saved`, 4000);
   return true;
 }
@@ -35,6 +34,5 @@ export async function clearToken(s: Services, kind: TokenKind): Promise<boolean>
   s.log.info(`Cleared the ${NAMES[kind]} for ${key}.`);
   if (kind === 'api') await s.connection.reset();
   s.model.invalidate();
-  s.refreshTree();
   return true;
 }

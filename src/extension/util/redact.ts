@@ -1,4 +1,5 @@
 // Redaction of tokens in anything written to the log. Pure.
+import { SERVER_ENV_NAMES } from '../../server/contract';
 
 /** What a redacted secret is replaced with. */
 export const REDACTED = '***';
@@ -9,7 +10,8 @@ const PATTERNS: RegExp[] = [
   /(authorization\s*[:=]\s*"?)[^\s",}]+/gi,
   /(\b(?:token|whtoken)=)[^&\s"']+/gi,
   /("(?:apiToken|webhookToken|token|whtoken)"\s*:\s*")[^"]*/gi,
-  /(TEST_INBOX_(?:API|WEBHOOK)_TOKEN=)\S+/g,
+  // `NAME=value` of the variables the server takes its tokens from.
+  new RegExp(`((?:${SERVER_ENV_NAMES.join('|')})=)\\S+`, 'g'),
 ];
 
 export function redact(text: string, secrets: Iterable<string> = []): string {

@@ -12,6 +12,7 @@ import { readSettings, SETTINGS_SECTION, SettingKey } from '../config/settings';
 import type { Logger } from '../log';
 import { parseWebviewMessage, type HostMessage, type TabId, type ViewState, type WebviewMessage } from '../../webview/protocol';
 import { messageBodies } from '../messageText';
+import type { MessageRef } from '../tree/state';
 import { buildViewState, contentIdOf, referencedContentIds, safeFileName } from './viewState';
 
 export const VIEW_TYPE = 'testInbox.message';
@@ -21,12 +22,6 @@ export const MAX_INLINE_IMAGE_BYTES = 2 * 1024 * 1024;
 export const MAX_INLINE_TOTAL_BYTES = 8 * 1024 * 1024;
 /** Raster types shown inline; the sanitizer accepts no others as data: URLs. */
 const INLINE_IMAGE_TYPES = /^image\/(png|gif|jpe?g|webp|bmp|avif)$/i;
-
-export interface MessageRef {
-  domain: string;
-  inbox: string;
-  id: string;
-}
 
 export interface MessagePanelDeps {
   context: Pick<vscode.ExtensionContext, 'extensionUri'>;

@@ -4,6 +4,7 @@ import { promises as fs, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { DEFAULT_HTTP_PORT } from '../../../src/server/contract';
 
 export interface PresentedNode {
   id: string;
@@ -78,7 +79,7 @@ export async function useLocalServer(): Promise<DebugState & { connection: { bas
   await setSetting('local.dataFolder', dataDir);
   await setSetting('server', 'local');
   return waitForState(
-    (s) => s.connection.kind === 'ready' && s.connection.local === true && !s.connection.baseUrl?.endsWith(':2580') && s.connection.smtp !== undefined,
+    (s) => s.connection.kind === 'ready' && s.connection.local === true && !s.connection.baseUrl?.endsWith(`:${DEFAULT_HTTP_PORT}`) && s.connection.smtp !== undefined,
     'the local server on free ports',
   ) as ReturnType<typeof useLocalServer>;
 }

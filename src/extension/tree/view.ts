@@ -1,0 +1,68 @@
+// The `testInbox.inboxes` view: the tree provider in a TreeView, the unread badge, and what
+// follows the view's visibility (live updates, the redraw of relative times). The tree
+// redraws on model changes only (tree/provider.ts); this module never redraws by itself
+// except through model.refreshView().
+import * as vscode from 'vscode';
+import type { Connection } from '../connection';
+import type { LiveUpdates } from '../live';
+import type { Logger } from '../log';
+import type { InboxModel, TreeNode } from './model';
+import { InboxTreeProvider } from './provider';
+
+/** The view id contributed in package.json. */
+export const VIEW_ID = 'testInbox.inboxes';
+/** Relative times in the tree ("5 min ago") are redrawn this often while it is visible. */
+const RELATIVE_TIME_REFRESH_MS = 60_000;
+
+export interface InboxViewDeps {
+  model: InboxModel;
+  connection: Connection;
+  live: LiveUpdates;
+  log: Logger;
+}
+
+export class InboxView implements vscode.Disposable {
+  readonly provider: InboxTreeProvider;
+  readonly view: vscode.TreeView<TreeNode>;
+  private timeTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly subs: Array<{ dispose(): void }> = [];
+
+  constructor(private readonly deps: InboxViewDeps) {
+    const { model, connection, live, log } = deps;
+    this.provider = new InboxTreeProvider({ model, connection, log, onRootsLoaded: () => live.sync() });
+    this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this.provider, showCollapseAll: true });
+    this.subs.push(
+      this.provider,
+      this.view,
+      this.view.onDidChangeVisibility((e) => this.onVisible(e.visible)),
+      model.onDidChange(() => this.updateBadge()),
+      model.onDidChange(() => live.sync()),
+      connection.onDidChangeState((st) => {
+        if (st.kind === 'starting') return;
+        live.sync();
+        model.refreshView(); // the welcome view follows the connection
+      }),
+    );
+    this.onVisible(this.view.visible);
+  }
+
+  private updateBadge(): void {
+    const n = this.deps.model.unreadCount();
+    this.view.badge = n > 0 ? { value: n, tooltip: `${n} unread message${n === 1 ? '' : 's'}` } : undefined;
+  }
+
+  private onVisible(visible: boolean): void {
+    this.deps.live.setVisible(visible);
+    if (visible && !this.timeTimer) this.timeTimer = setInterval(() => this.deps.model.refreshView(), RELATIVE_TIME_REFRESH_MS);
+    else if (!visible && this.timeTimer) {
+      clearInterval(this.timeTimer);
+      this.timeTimer = undefined;
+    }
+  }
+
+  dispose(): void {
+    clearInterval(this.timeTimer);
+    this.timeTimer = undefined;
+    for (const s of this.subs.splice(0)) s.dispose();
+  }
+}

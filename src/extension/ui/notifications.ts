@@ -1,0 +1,14 @@
+// The new-mail notification (notify.ts) shown by the editor: VS Code's information message,
+// the Open Message command and the clipboard.
+import * as vscode from 'vscode';
+import * as openMessage from '../commands/openMessage';
+import type { NotifyDeps } from '../notify';
+
+export function withEditorUi(deps: Omit<NotifyDeps, 'show' | 'open' | 'copy'>): NotifyDeps {
+  return {
+    ...deps,
+    show: (text, buttons) => vscode.window.showInformationMessage(text, ...buttons),
+    open: (ref) => vscode.commands.executeCommand(openMessage.id, ref),
+    copy: (text) => vscode.env.clipboard.writeText(text),
+  };
+}

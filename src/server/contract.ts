@@ -1,0 +1,195 @@
+// The process contract of `test-inbox serve`: everything that whoever starts the server
+// (the extension, `npm start`, the tests, the benches) shares with the CLI about running it —
+// the flags, the environment, the defaults, the ready line, the tokens file, the exit codes.
+// No imports, on purpose: the extension may import this module from src/server and nothing
+// else, and bundling it pulls nothing of the server in.
+
+// ---- Defaults ---------------------------------------------------------------------------
+
+/** Interface bound by default, and the only one the extension uses: the server is for this machine only. */
+export const DEFAULT_HOST = '127.0.0.1';
+/** Default HTTP port: fixed, so that a second VS Code window finds a server already running. */
+export const DEFAULT_HTTP_PORT = 2580;
+/** Default SMTP port: the usual unprivileged test SMTP port. */
+export const DEFAULT_SMTP_PORT = 2525;
+/** Default domain of `private` writes. `.test` is reserved (RFC 2606), so it never clashes with real mail. */
+export const DEFAULT_DOMAIN = 'inbox.test';
+
+// ---- Environment ------------------------------------------------------------------------
+
+/** The API token, when not given by flag. Tokens travel in the environment, never on argv, where other users can read them. */
+export const API_TOKEN_ENV = 'TEST_INBOX_API_TOKEN';
+/** The webhook token, when not given by flag. */
+export const WEBHOOK_TOKEN_ENV = 'TEST_INBOX_WEBHOOK_TOKEN';
+/** Every TEST_INBOX_* variable the server reads. */
+export const SERVER_ENV_NAMES = [API_TOKEN_ENV, WEBHOOK_TOKEN_ENV] as const;
+
+export interface ServeTokens {
+  apiToken: string;
+  webhookToken: string;
+}
+
+/** The environment entries that hand `serve` its tokens. */
+export function tokensEnv(tokens: ServeTokens): Record<string, string> {
+  return { [API_TOKEN_ENV]: tokens.apiToken, [WEBHOOK_TOKEN_ENV]: tokens.webhookToken };
+}
+
+/** A copy of `env` without the token variables, so that `serve` uses (or generates) its tokens file. */
+export function withoutTokensEnv<T extends Record<string, string | undefined>>(env: T): T {
+  const out = { ...env };
+  for (const k of SERVER_ENV_NAMES) delete out[k];
+  return out;
+}
+
+// ---- Flags ------------------------------------------------------------------------------
+
+/** The command that runs the server. */
+export const SERVE_COMMAND = 'serve';
+
+/** What `serve` can be told on its command line; an absent field leaves the CLI's default. */
+export interface ServeFlags {
+  host?: string;
+  /** 0 picks a free port. */
+  httpPort?: number;
+  /** 0 picks a free port. */
+  smtpPort?: number;
+  dataDir?: string;
+  domain?: string;
+  /** Per inbox; 0 = no limit. */
+  maxMessages?: number;
+  /** Retention by age in seconds; 0 = no limit. */
+  maxAgeSeconds?: number;
+}
+
+/** argv for the CLI (the command and its flags) from the options; the CLI's parseServeArgs reads it back. */
+export function serveArgs(o: ServeFlags): string[] {
+  const args = [SERVE_COMMAND];
+  const add = (flag: string, v: string | number | undefined): void => {
+    if (v !== undefined) args.push(`--${flag}`, String(v));
+  };
+  add('host', o.host);
+  add('http-port', o.httpPort);
+  add('smtp-port', o.smtpPort);
+  add('data-dir', o.dataDir);
+  add('domain', o.domain);
+  add('max-messages', o.maxMessages);
+  // A bare number is seconds to --max-age.
+  add('max-age', o.maxAgeSeconds);
+  return args;
+}
+
+// ---- Ready line -------------------------------------------------------------------------
+
+/**
+ * Where a started server listens. On stdout it is one JSON line,
+ * `{"http":"http://HOST:PORT","smtp":"HOST:PORT"}`, printed once both ports listen; every
+ * other output of the server goes to stderr. An IPv6 host is in brackets in both.
+ */
+export interface ReadyLine {
+  /** Base URL of the HTTP API, no trailing slash. */
+  http: string;
+  smtp: { host: string; port: number };
+}
+
+/** The ready line, without its newline. */
+export function formatReadyLine(r: ReadyLine): string {
+  return JSON.stringify({ http: r.http, smtp: `${r.smtp.host}:${r.smtp.port}` });
+}
+
+/** The ready line's addresses, or undefined when `line` is not a ready line. */
+export function parseReadyLine(line: string): ReadyLine | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (!v || typeof v !== 'object') return undefined;
+  const { http, smtp } = v as { http?: unknown; smtp?: unknown };
+  if (typeof http !== 'string' || typeof smtp !== 'string') return undefined;
+  const m = /^(.+):(\d{1,5})$/.exec(smtp);
+  if (!m || !/^https?:\/\/[^/]/.test(http)) return undefined;
+  return { http: http.replace(/\/+$/, ''), smtp: { host: m[1], port: Number(m[2]) } };
+}
+
+// ---- Tokens -----------------------------------------------------------------------------
+
+/** File in the data dir holding the tokens `serve` generated (mode 0600). */
+export const TOKENS_FILE = 'tokens.json';
+/** 24 random bytes (192 bits, 32 base64url characters): unguessable, and short enough to paste. */
+export const TOKEN_BYTES = 24;
+
+/** A new random token. Web Crypto is a global in Node 20 (and in the extension host), so no import is needed. */
+export function generateToken(): string {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(TOKEN_BYTES));
+  return Buffer.from(bytes).toString('base64url');
+}
+
+/** The tokens a tokens file holds; either may be absent (then `serve` generates it). */
+export interface SavedTokens {
+  apiToken?: string;
+  webhookToken?: string;
+}
+
+export type TokensFileProblemCode = 'TOKENS_FILE_MISSING' | 'TOKENS_FILE_UNREADABLE' | 'TOKENS_FILE_INVALID';
+
+/** Why a tokens file gave no tokens. Returned, not thrown: each caller decides what it means. */
+export class TokensFileProblem extends Error {
+  readonly code: TokensFileProblemCode;
+  constructor(code: TokensFileProblemCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = 'TokensFileProblem';
+  }
+
+  static is(e: unknown, code?: TokensFileProblemCode): e is TokensFileProblem {
+    return e instanceof TokensFileProblem && (code === undefined || e.code === code);
+  }
+}
+
+/**
+ * The tokens in a tokens file's text. One leniency for every reader: a JSON object whose
+ * `apiToken` and `webhookToken` are each absent or a non-empty string; other keys are ignored;
+ * anything else is TOKENS_FILE_INVALID (and `serve` refuses to overwrite it).
+ */
+export function parseTokensFile(text: string, file = TOKENS_FILE): SavedTokens | TokensFileProblem {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    v = undefined;
+  }
+  const obj = v as Record<string, unknown> | undefined;
+  const fieldOk = (x: unknown): boolean => x === undefined || (typeof x === 'string' && x.length > 0);
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj) || !fieldOk(obj.apiToken) || !fieldOk(obj.webhookToken)) {
+    return new TokensFileProblem('TOKENS_FILE_INVALID', `${file} is not a JSON object {"apiToken": "…", "webhookToken": "…"}; fix or remove it`);
+  }
+  return { apiToken: obj.apiToken as string | undefined, webhookToken: obj.webhookToken as string | undefined };
+}
+
+/**
+ * Reads and parses the tokens file at `file` (`<data-dir>/TOKENS_FILE`) through the caller's
+ * `readFile`; a file that does not exist is TOKENS_FILE_MISSING, another read error
+ * TOKENS_FILE_UNREADABLE.
+ */
+export async function readTokensFile(file: string, readFile: (file: string) => Promise<string>): Promise<SavedTokens | TokensFileProblem> {
+  let text: string;
+  try {
+    text = await readFile(file);
+  } catch (e) {
+    if ((e as { code?: unknown }).code === 'ENOENT') return new TokensFileProblem('TOKENS_FILE_MISSING', `${file} does not exist`, { cause: e });
+    return new TokensFileProblem('TOKENS_FILE_UNREADABLE', `cannot read ${file}: ${(e as Error).message}`, { cause: e });
+  }
+  return parseTokensFile(text, file);
+}
+
+// ---- Exit codes -------------------------------------------------------------------------
+
+/** Any other failure to start. */
+export const EXIT_FAILURE = 1;
+/** A port is taken (the extension then attaches to a Test Inbox server on it). */
+export const EXIT_PORT_IN_USE = 2;
+/** Another server uses the data dir (the extension then waits for it to answer and attaches). */
+export const EXIT_DATA_DIR_IN_USE = 3;
+/** A bad command line (sysexits EX_USAGE). */
+export const EXIT_USAGE = 64;

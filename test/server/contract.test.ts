@@ -1,0 +1,171 @@
+// The process contract of `test-inbox serve` (src/server/contract.ts): its values are pinned
+// here, because changing one breaks servers and data folders already out there; its builders
+// and parsers are checked against the CLI's own parser and output.
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseServeArgs, type ServeConfig } from '../../src/server/cli';
+import {
+  API_TOKEN_ENV,
+  DEFAULT_DOMAIN,
+  DEFAULT_HOST,
+  DEFAULT_HTTP_PORT,
+  DEFAULT_SMTP_PORT,
+  EXIT_DATA_DIR_IN_USE,
+  EXIT_FAILURE,
+  EXIT_PORT_IN_USE,
+  EXIT_USAGE,
+  formatReadyLine,
+  generateToken,
+  parseReadyLine,
+  parseTokensFile,
+  readTokensFile,
+  serveArgs,
+  SERVER_ENV_NAMES,
+  TOKENS_FILE,
+  TokensFileProblem,
+  tokensEnv,
+  WEBHOOK_TOKEN_ENV,
+  withoutTokensEnv,
+} from '../../src/server/contract';
+import { startCli } from './cliProcess';
+
+describe('process contract', () => {
+  it('keeps the values servers and data folders already depend on', () => {
+    assert.equal(DEFAULT_HOST, '127.0.0.1');
+    assert.equal(DEFAULT_HTTP_PORT, 2580);
+    assert.equal(DEFAULT_SMTP_PORT, 2525);
+    assert.equal(DEFAULT_DOMAIN, 'inbox.test');
+    assert.equal(API_TOKEN_ENV, 'TEST_INBOX_API_TOKEN');
+    assert.equal(WEBHOOK_TOKEN_ENV, 'TEST_INBOX_WEBHOOK_TOKEN');
+    assert.equal(TOKENS_FILE, 'tokens.json');
+    assert.deepEqual([EXIT_FAILURE, EXIT_PORT_IN_USE, EXIT_DATA_DIR_IN_USE, EXIT_USAGE], [1, 2, 3, 64]);
+  });
+
+  it('the manifest defaults of the local server settings are the contract defaults', async () => {
+    const pkg = JSON.parse(await fs.readFile(path.resolve(__dirname, '../../package.json'), 'utf8')) as {
+      contributes: { configuration: { properties: Record<string, { default?: unknown }> } };
+    };
+    const props = pkg.contributes.configuration.properties;
+    assert.equal(props['testInbox.local.httpPort'].default, DEFAULT_HTTP_PORT);
+    assert.equal(props['testInbox.local.smtpPort'].default, DEFAULT_SMTP_PORT);
+    assert.equal(props['testInbox.local.domain'].default, DEFAULT_DOMAIN);
+  });
+
+  describe('serve flags', () => {
+    it('the CLI reads back what serveArgs builds', () => {
+      const flags = { host: '::1', httpPort: 0, smtpPort: 4025, dataDir: path.resolve('/tmp/ti-data'), domain: 'mail.example.test', maxMessages: 0, maxAgeSeconds: 3600 };
+      const config = parseServeArgs(serveArgs(flags), {}) as ServeConfig;
+      assert.deepEqual(config, {
+        host: '::1',
+        httpPort: 0,
+        smtpPort: 4025,
+        dataDir: flags.dataDir,
+        defaultDomain: 'mail.example.test',
+        apiToken: undefined,
+        webhookToken: undefined,
+        maxMessages: 0,
+        maxAgeMs: 3_600_000,
+      });
+    });
+
+    it('leaves out what is not given, so the CLI uses its defaults', () => {
+      assert.deepEqual(serveArgs({}), ['serve']);
+      const config = parseServeArgs(serveArgs({ dataDir: path.resolve('/tmp/ti-data') }), {}) as ServeConfig;
+      assert.equal(config.host, DEFAULT_HOST);
+      assert.equal(config.httpPort, DEFAULT_HTTP_PORT);
+      assert.equal(config.smtpPort, DEFAULT_SMTP_PORT);
+      assert.equal(config.defaultDomain, DEFAULT_DOMAIN);
+    });
+
+    it('the CLI takes its tokens from the environment tokensEnv builds, and withoutTokensEnv removes them', () => {
+      const env = tokensEnv({ apiToken: 'api-1', webhookToken: 'wh-2' });
+      const config = parseServeArgs(serveArgs({ dataDir: path.resolve('/tmp/ti-data') }), env) as ServeConfig;
+      assert.equal(config.apiToken, 'api-1');
+      assert.equal(config.webhookToken, 'wh-2');
+      const stripped = withoutTokensEnv({ ...env, PATH: '/bin' });
+      assert.deepEqual(stripped, { PATH: '/bin' });
+      assert.deepEqual(Object.keys(env).sort(), [...SERVER_ENV_NAMES].sort());
+    });
+  });
+
+  describe('ready line', () => {
+    it('parses what formatReadyLine writes, IPv6 hosts included', () => {
+      for (const r of [
+        { http: 'http://127.0.0.1:2580', smtp: { host: '127.0.0.1', port: 2525 } },
+        { http: 'http://[::1]:41000', smtp: { host: '[::1]', port: 41001 } },
+      ]) {
+        assert.deepEqual(parseReadyLine(formatReadyLine(r)), r);
+      }
+      assert.equal(formatReadyLine({ http: 'http://127.0.0.1:2580', smtp: { host: '127.0.0.1', port: 2525 } }), '{"http":"http://127.0.0.1:2580","smtp":"127.0.0.1:2525"}');
+    });
+
+    it('refuses anything else', () => {
+      for (const line of ['listening', '{"http":1}', '{"http":"http://127.0.0.1:1"}', '{"http":"ftp://x:1","smtp":"x:1"}', '{"http":"http://x:1","smtp":"x"}', 'null', '[]']) {
+        assert.equal(parseReadyLine(line), undefined, line);
+      }
+      assert.deepEqual(parseReadyLine('{"http":"http://127.0.0.1:2580/","smtp":"127.0.0.1:2525"}')?.http, 'http://127.0.0.1:2580', 'trailing slash dropped');
+    });
+
+    it('is the first line the real CLI prints', async function () {
+      this.timeout(30_000);
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-contract-'));
+      const r = startCli(serveArgs({ httpPort: 0, smtpPort: 0, dataDir: dir }), tokensEnv({ apiToken: 'api-c', webhookToken: 'wh-c' }));
+      try {
+        await r.ready;
+        const parsed = parseReadyLine(r.stdout().split('\n')[0]);
+        assert.ok(parsed, r.stdout());
+        assert.match(parsed.http, /^http:\/\/127\.0\.0\.1:\d+$/);
+        assert.equal(parsed.smtp.host, DEFAULT_HOST);
+        assert.equal((await fetch(`${parsed.http}/healthz`)).status, 200);
+      } finally {
+        r.child.kill('SIGTERM');
+        await r.exited;
+        await fs.rm(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('tokens', () => {
+    it('generates 24 random bytes as 32 base64url characters', () => {
+      const seen = new Set<string>();
+      for (let i = 0; i < 50; i++) {
+        const t = generateToken();
+        assert.match(t, /^[A-Za-z0-9_-]{32}$/);
+        assert.equal(Buffer.from(t, 'base64url').length, 24);
+        seen.add(t);
+      }
+      assert.equal(seen.size, 50);
+    });
+
+    it('parses a tokens file with one leniency: each token absent or a non-empty string, other keys ignored', () => {
+      assert.deepEqual(parseTokensFile('{"apiToken":"a","webhookToken":"w","note":1}'), { apiToken: 'a', webhookToken: 'w' });
+      assert.deepEqual(parseTokensFile('{"apiToken":"a"}'), { apiToken: 'a', webhookToken: undefined });
+      assert.deepEqual(parseTokensFile('{}'), { apiToken: undefined, webhookToken: undefined });
+      for (const bad of ['', 'not json', '[]', 'null', '"x"', '{"apiToken":""}', '{"apiToken":5}', '{"webhookToken":null}']) {
+        const p = parseTokensFile(bad, '/d/tokens.json');
+        assert.ok(TokensFileProblem.is(p, 'TOKENS_FILE_INVALID'), bad);
+        assert.match(p.message, /^\/d\/tokens\.json is not a JSON object/);
+      }
+    });
+
+    it('reads a tokens file from disk: missing, unreadable, invalid and good files', async () => {
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-contract-'));
+      const read = (f: string) => fs.readFile(f, 'utf8');
+      try {
+        const file = path.join(dir, TOKENS_FILE);
+        assert.ok(TokensFileProblem.is(await readTokensFile(file, read), 'TOKENS_FILE_MISSING'));
+        await fs.mkdir(file);
+        assert.ok(TokensFileProblem.is(await readTokensFile(file, read), 'TOKENS_FILE_UNREADABLE'));
+        await fs.rmdir(file);
+        await fs.writeFile(file, '{"apiToken":');
+        assert.ok(TokensFileProblem.is(await readTokensFile(file, read), 'TOKENS_FILE_INVALID'));
+        await fs.writeFile(file, JSON.stringify({ apiToken: 'a-1', webhookToken: 'w-1' }));
+        assert.deepEqual(await readTokensFile(file, read), { apiToken: 'a-1', webhookToken: 'w-1' });
+      } finally {
+        await fs.rm(dir, { recursive: true, force: true });
+      }
+    });
+  });
+});
