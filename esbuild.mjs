@@ -33,7 +33,7 @@ const ENTRIES = {
     banner: { js: '#!/usr/bin/env node' },
   },
   webview: {
-    entryPoints: { webview: 'src/webview/main.ts' },
+    entryPoints: { webview: 'src/webview-ui/main.ts' },
     platform: 'browser',
     format: 'iife',
     target: 'es2022',

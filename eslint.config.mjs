@@ -1,8 +1,13 @@
+// Lint, including the layer rules of docs/architecture.md ("Layers"): each folder of src/ may
+// import only what its layer allows, so a wrong import fails `npm run lint` instead of review.
 import tseslint from 'typescript-eslint';
 
-const noVscode = {
-  paths: [{ name: 'vscode', message: 'vscode is imported only under src/extension/: api, core, server and the webview run without it.' }],
-};
+const noVscode = { name: 'vscode', message: 'vscode is imported only under src/extension/: core, api, server and the webview UI run without it.' };
+
+/** One no-restricted-imports rule: forbidden module names and specifier patterns. */
+function restrict(paths, patterns) {
+  return { '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns }] };
+}
 
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', 'node_modules/**', '.test-output/**', 'media/**'] },
@@ -13,37 +18,42 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/api/**', 'src/core/**', 'src/server/**'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          ...noVscode,
-          patterns: [{ group: ['**/extension/**', '**/webview/**'], message: 'api/core/server never import the extension or webview.' }],
-        },
-      ],
-    },
+    // core: pure logic every side shares; it imports nothing of the project outside itself.
+    files: ['src/core/**'],
+    rules: restrict([noVscode], [{ regex: '^\\.\\./', message: 'src/core imports nothing of api, server, extension or webview-ui.' }]),
   },
   {
-    // The extension shares only the process contract with the server: it runs the server as a child process.
+    // api: the HTTP client; of the project only core.
+    files: ['src/api/**'],
+    rules: restrict([noVscode], [{ regex: '^\\.\\./(?!core/)', message: 'src/api imports of the project only src/core (never the server).' }]),
+  },
+  {
+    // server: the local inbox server; never the editor side.
+    files: ['src/server/**'],
+    rules: restrict([noVscode], [{ regex: '(^|/)(extension|webview-ui)(/|$)', message: 'src/server never imports the extension or the webview UI.' }]),
+  },
+  {
+    // extension: runs the server as a child process and shares only the process contract with it;
+    // of the webview UI only the message protocol.
     files: ['src/extension/**'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        { patterns: [{ regex: '/server/(?!contract$)', message: 'the extension imports from src/server only the process contract (src/server/contract.ts).' }] },
+    rules: restrict(
+      [],
+      [
+        { regex: '/server/(?!contract$)', message: 'the extension imports from src/server only the process contract (src/server/contract.ts).' },
+        { regex: '/webview-ui/(?!protocol$)', message: 'the extension imports from src/webview-ui only the protocol.' },
       ],
-    },
+    ),
   },
   {
-    files: ['src/webview/**'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          ...noVscode,
-          patterns: [{ group: ['**/server/**', '**/api/client*', 'node:*', 'undici'], message: 'the webview imports only src/core and shared protocol types.' }],
-        },
+    // webview-ui: browser code of the message view; of the project only core (and its own
+    // protocol); libraries such as DOMPurify are fine, Node and the network client are not.
+    files: ['src/webview-ui/**'],
+    rules: restrict(
+      [noVscode, { name: 'undici', message: 'the webview UI has no network client.' }],
+      [
+        { regex: '^\\.\\./(?!core/)', message: 'src/webview-ui imports of the project only src/core and its own protocol.' },
+        { regex: '^node:', message: 'the webview UI runs in a browser: no Node modules.' },
       ],
-    },
+    ),
   },
 );

@@ -81,14 +81,14 @@ export function listQuery(params: ListParams = {}): string {
 
 const enc = encodeURIComponent;
 
-/** Paths relative to the base URL. Seed operations use the seed's exact spelling. */
+/** Paths relative to the base URL. The operations of docs/api.md §4 use its exact spelling. */
 export const paths = {
   domains: (): string => '/api/v2/domains',
-  /** Seed 4.1 (`domains`, plural). */
+  /** docs/api.md §4.1 (`domains`, plural). */
   inbox: (domain: string, inbox: string): string => `/api/v2/domains/${enc(domain)}/inboxes/${enc(inbox)}`,
-  /** Seed 4.4 (`domains`, trailing slash as in the seed). */
+  /** docs/api.md §4.4 (`domains`, trailing slash as in docs/api.md §4.4). */
   inject: (domain: string, inbox: string): string => `/api/v2/domains/${enc(domain)}/inboxes/${enc(inbox)}/`,
-  /** Seed 4.2/4.3 (`domain`, singular, as in the seed's fetch samples). */
+  /** docs/api.md §4.2/§4.3 (`domain`, singular, as in docs/api.md §4.2). */
   message: (domain: string, inbox: string, id: string): string => `/api/v2/domain/${enc(domain)}/inboxes/${enc(inbox)}/messages/${enc(id)}`,
   /** Extras (links, attachments, raw, delete) use `domains` like the official SDKs. */
   messageExtra: (domain: string, inbox: string, id: string, tail = ''): string =>

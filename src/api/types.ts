@@ -42,7 +42,7 @@ export interface Attachment {
   filename: string;
 }
 
-/** The four webhook forms of seed 4.5. */
+/** The four webhook forms of docs/api.md §4.5. */
 export type WebhookForm = 'tokenInPath' | 'namedDomain' | 'privateQuery' | 'privateInboxQuery';
 
 export interface WebhookUrl {

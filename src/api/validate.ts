@@ -1,5 +1,5 @@
-// Runtime validation of every response the client reads (seed section 2 and the extras of
-// DESIGN.md). Hand-written: each reader names the field at fault (`msgs[3].time: expected
+// Runtime validation of every response the client reads (docs/api.md §2 and the extras in
+// docs/api.md). Hand-written: each reader names the field at fault (`msgs[3].time: expected
 // integer`) in an ApiError of code `protocol`. Unknown extra fields are tolerated, because
 // the hosted service sends many (`origfrom`, `size`, `stream`, `source`, `ip`, …).
 import type {
@@ -111,7 +111,7 @@ function summary(v: unknown, path: string, listingDomain: string): MessageSummar
   };
 }
 
-/** Seed 2.1 (+ `cursor` when the server says there is a next page). */
+/** docs/api.md §2.1 (+ `cursor` when the server says there is a next page). */
 export function parseListing(v: unknown): Listing {
   const o = obj(v, '');
   const domain = str(o, 'domain', '');
@@ -123,7 +123,7 @@ export function parseListing(v: unknown): Listing {
 }
 
 /**
- * Seed 2.3 / 2.4. The kind is SMS when the inbox (or the inbox of the id) is digits only,
+ * docs/api.md §2.3 / §2.4. The kind is SMS when the inbox (or the inbox of the id) is digits only,
  * or when the shape says so: no top-level `headers` and no part carrying `headers`.
  */
 export function parseMessage(v: unknown, requested: { inbox: string; id: string }): Message {
@@ -167,7 +167,7 @@ export function parseMessage(v: unknown, requested: { inbox: string; id: string 
   };
 }
 
-/** Seed 2.6. */
+/** docs/api.md §2.6. */
 export function parseInjectionResult(v: unknown): InjectionResult {
   const o = obj(v, '');
   const status = str(o, 'status', '');

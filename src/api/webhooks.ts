@@ -1,4 +1,4 @@
-// The four webhook URL forms of seed 4.5, ready to copy into a third-party system. They
+// The four webhook URL forms of docs/api.md §4.5, ready to copy into a third-party system. They
 // carry the webhook token by design (never the API token).
 //
 // Decisions for missing inputs:

@@ -5,7 +5,7 @@
 export const MAX_INBOX_LENGTH = 64;
 /** Longest domain accepted (RFC 1035 2.3.4). */
 export const MAX_DOMAIN_LENGTH = 253;
-/** The literal domain segment of the seed paths meaning "the team's private domains". */
+/** The literal domain segment of the API's paths (docs/api.md §4) meaning "the team's private domains". */
 export const PRIVATE_DOMAIN = 'private';
 /** The wildcard inbox: every inbox of a domain. */
 export const ALL_INBOXES = '*';

@@ -1,7 +1,7 @@
-// Wire shapes of the message-testing API (seed section 2), shared by the local server,
+// Wire shapes of the message-testing API (docs/api.md §2), shared by the local server,
 // the client and the webview. Types only: runtime validation lives in src/api.
 
-/** Seed 2.2: one element of `msgs` in an inbox listing. */
+/** docs/api.md §2.2: one element of `msgs` in an inbox listing. */
 export interface MessageSummary {
   subject: string;
   domain: string;
@@ -16,20 +16,20 @@ export interface MessageSummary {
   seconds_ago: number;
 }
 
-/** Seed 2.1: response of the list operation. */
+/** docs/api.md §2.1: response of the list operation. */
 export interface InboxListing {
   domain: string;
   to: string;
   msgs: MessageSummary[];
 }
 
-/** Seed 2.3: a content part of an email. */
+/** docs/api.md §2.3: a content part of an email. */
 export interface EmailPart {
   headers: Record<string, string>;
   body: string;
 }
 
-/** Seed 2.3: response of the fetch operation for an email inbox. */
+/** docs/api.md §2.3: response of the fetch operation for an email inbox. */
 export interface EmailMessage {
   fromfull: string;
   headers: Record<string, string>;
@@ -43,7 +43,7 @@ export interface EmailMessage {
   seconds_ago: number;
 }
 
-/** Seed 2.4: response of the fetch operation for a phone-number inbox. */
+/** docs/api.md §2.4: response of the fetch operation for a phone-number inbox. */
 export interface SmsMessage {
   /** Sending number. */
   fromfull: string;
@@ -55,7 +55,7 @@ export interface SmsMessage {
   seconds_ago: number;
 }
 
-/** Seed 2.5: body of an injection (4.4) or a webhook delivery (4.5). */
+/** docs/api.md §2.5: body of an injection (4.4) or a webhook delivery (4.5). */
 export interface InjectedMessage {
   from?: string;
   subject?: string;
@@ -63,18 +63,18 @@ export interface InjectedMessage {
   to?: string;
 }
 
-/** Seed 2.6: result of an injection. */
+/** docs/api.md §2.6: result of an injection. */
 export interface InjectionResult {
   status: 'ok';
   id: string;
 }
 
-/** Extra (DESIGN.md): a link found in a message, `…/messages/<id>/links`. */
+/** Extra (docs/api.md, Routes): a link found in a message, `…/messages/<id>/links`. */
 export interface LinksResponse {
   links: string[];
 }
 
-/** Extra (DESIGN.md): one attachment record, `…/messages/<id>/attachments`. */
+/** Extra (docs/api.md, Routes): one attachment record, `…/messages/<id>/attachments`. */
 export interface AttachmentInfo {
   filename: string;
   'content-type': string;

@@ -18,7 +18,7 @@ import { InboxModel } from './tree/model';
 import { AddedInboxes, ReadState } from './tree/state';
 import { InboxView } from './tree/view';
 import { withEditorUi } from './ui/notifications';
-import { disposeMessagePanels } from './webview/messagePanel';
+import { disposeMessagePanels } from './messagePanel/messagePanel';
 
 let shutdown: (() => Promise<void>) | undefined;
 

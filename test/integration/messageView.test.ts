@@ -24,7 +24,7 @@ import {
   simulateViewRequest,
   watchingSettings,
   type MessagePanelDeps,
-} from '../../src/extension/webview/messagePanel';
+} from '../../src/extension/messagePanel/messagePanel';
 import { getExtension, waitFor } from './helpers';
 
 const API_TOKEN = 'it-message-view-api-5d2c8e1f0a';

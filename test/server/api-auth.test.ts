@@ -10,7 +10,7 @@ function assertError(r: Reply, status: number, message: RegExp): void {
   assert.match(r.json.message, message);
 }
 
-describe('HTTP API: authentication, Host check and CORS (seed 5)', () => {
+describe('HTTP API: authentication, Host check and CORS (docs/api.md §5)', () => {
   let h: Harness;
   let id: string;
 

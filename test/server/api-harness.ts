@@ -137,5 +137,5 @@ export function anEmail(over: { subject?: string; from?: string; to?: string } =
     .build();
 }
 
-/** Seed 2.2 / 2.6: `<inbox>-<number>-<number>`. */
+/** docs/api.md §2.2 / §2.6: `<inbox>-<number>-<number>`. */
 export const ID_SHAPE = /^[a-z0-9!#$%&'*+=?^_`{|}~.-]+-[0-9]+-[0-9]+$/;

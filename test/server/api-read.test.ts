@@ -6,7 +6,7 @@ import { DOMAIN, ID_SHAPE, PNG, anEmail, startApi, type Harness } from './api-ha
 const SUMMARY_KEYS = ['domain', 'from', 'id', 'seconds_ago', 'subject', 'time', 'to'];
 const EMAIL_KEYS = ['from', 'fromfull', 'headers', 'id', 'parts', 'seconds_ago', 'subject', 'time', 'to'];
 
-describe('HTTP API: reading (seed 4.1–4.3 and extras)', () => {
+describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
   let h: Harness;
 
   beforeEach(async () => {
@@ -28,7 +28,7 @@ describe('HTTP API: reading (seed 4.1–4.3 and extras)', () => {
     assert.deepEqual(r.json, { service: 'test-inbox', version: '9.9.9-test', status: 'ok' });
   });
 
-  it('lists an inbox (4.1) as seed 2.1 with summaries of seed 2.2, newest first', async () => {
+  it('lists an inbox (4.1) as docs/api.md §2.1 with summaries of §2.2, newest first', async () => {
     const before = Date.now();
     const first = await inject('joe', { from: 'Acme <no-reply@acme.test>', subject: 'first', text: 'one' });
     const second = await inject('joe', { from: 'Acme <no-reply@acme.test>', subject: 'second', text: 'two' });
@@ -124,7 +124,7 @@ describe('HTTP API: reading (seed 4.1–4.3 and extras)', () => {
     assert.deepEqual(r.json.msgs.map((m: { to: string }) => m.to).sort(), ['alice', 'bob']);
   });
 
-  it('fetches an email (4.2) as seed 2.3: lowercase headers, text, html and attachment parts', async () => {
+  it('fetches an email (4.2) as docs/api.md §2.3: lowercase headers, text, html and attachment parts', async () => {
     const meta = await h.deliver('joe', await anEmail());
     const r = await h.call('GET', `/api/v2/domain/private/inboxes/joe/messages/${meta.id}`);
     assert.equal(r.status, 200);
@@ -148,7 +148,7 @@ describe('HTTP API: reading (seed 4.1–4.3 and extras)', () => {
     assert.deepEqual(Buffer.from(png.body, 'base64'), PNG);
   });
 
-  it('fetches an SMS of a phone inbox (4.3) as seed 2.4: parts carry only body', async () => {
+  it('fetches an SMS of a phone inbox (4.3) as docs/api.md §2.4: parts carry only body', async () => {
     const id = await inject('14155550100', { from: '+14155550199', subject: 'SMS', text: 'Your code is 123456' });
     const r = await h.call('GET', `/api/v2/domain/private/inboxes/14155550100/messages/${id}`);
     assert.equal(r.status, 200);

@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { DOMAIN, ID_SHAPE, WEBHOOK_TOKEN, startApi, type Harness } from './api-harness';
 
-describe('HTTP API: injection (seed 4.4) and webhooks (seed 4.5)', () => {
+describe('HTTP API: injection (docs/api.md §4.4) and webhooks (docs/api.md §4.5)', () => {
   let h: Harness;
 
   beforeEach(async () => {
@@ -25,7 +25,7 @@ describe('HTTP API: injection (seed 4.4) and webhooks (seed 4.5)', () => {
   }
 
   describe('inject (API token)', () => {
-    it('stores the message and answers seed 2.6 {status:"ok", id} once it is on disk', async () => {
+    it('stores the message and answers docs/api.md §2.6 {status:"ok", id} once it is on disk', async () => {
       const r = await h.call('POST', '/api/v2/domains/private/inboxes/joe/', { body: { from: 'QA <qa@acme.test>', subject: 'Hello', text: 'Code 777111' } });
       assert.equal(r.status, 200);
       assert.deepEqual(Object.keys(r.json).sort(), ['id', 'status']);

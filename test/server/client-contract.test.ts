@@ -197,7 +197,7 @@ describe('API client against the local server', () => {
     assert.equal(listing.msgs.length, 4);
   });
 
-  it('lets the path inbox of a webhook override the payload to (seed 4.5 rule 3)', async () => {
+  it('lets the path inbox of a webhook override the payload to (docs/api.md §4.5 rule 3)', async () => {
     const [tokenInPath] = webhookUrls(base, { token: WEBHOOK_TOKEN, inbox: 'override' });
     const r = await client.deliverWebhook(tokenInPath.url, { text: 'x', to: 'elsewhere' });
     assert.equal(parseMessageId(r.id)?.inbox, 'override');

@@ -45,7 +45,7 @@ describe('compose', () => {
     assert.match(s, /\r\n\r\na\r\nb\r\nc\r\nd\r\n$/);
   });
 
-  it('inserts a dummy sender and subject when the payload has none (seed 4.5 rule 4)', async () => {
+  it('inserts a dummy sender and subject when the payload has none (docs/api.md §4.5 rule 4)', async () => {
     const parsed = await PostalMime.parse(await composeMessage({ inbox: 'joe', domain: 'inbox.test', source: 'webhook' }));
     assert.equal(parsed.from?.address, dummyFrom('webhook', 'inbox.test'));
     assert.equal(parsed.from?.address, 'webhook@inbox.test');

@@ -24,7 +24,7 @@ describe('render', () => {
     assert.equal(summarize(meta, meta.time - 5000).seconds_ago, 0);
   });
 
-  it('renders an email as seed 2.3 with lowercase headers and text, html and attachment parts', async () => {
+  it('renders an email as docs/api.md §2.3 with lowercase headers and text, html and attachment parts', async () => {
     const meta = aMeta();
     const msg = await renderMessage(meta, await anEmail(), meta.time + 3000);
     assert.ok('headers' in msg);
@@ -76,7 +76,7 @@ describe('render', () => {
     assert.equal(msg.from, 'bare@x.test');
   });
 
-  it('renders a phone inbox message as SMS (seed 2.4): parts carry only body, plus id', async () => {
+  it('renders a phone inbox message as SMS (docs/api.md §2.4): parts carry only body, plus id', async () => {
     const raw = await composeMessage({ from: '+14155550100', subject: 'SMS', text: 'Your code is 123456', inbox: '14155550199', domain: 'inbox.test', source: 'webhook' });
     const meta = aMeta({ id: '14155550199-1763776000-7', inbox: '14155550199', from: '+14155550100', subject: 'SMS', source: 'webhook' });
     const msg = await renderMessage(meta, raw, meta.time + 10_000);

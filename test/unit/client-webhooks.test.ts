@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { ApiError, redactWebhookUrl, webhookUrls } from '../../src/api';
 
 describe('webhook URLs', () => {
-  it('gives the four forms of seed 4.5 when a domain and an inbox are named', () => {
+  it('gives the four forms of docs/api.md §4.5 when a domain and an inbox are named', () => {
     const urls = webhookUrls('http://127.0.0.1:2580/', { token: 'wh-abc', domain: 'qa.example.com', inbox: 'joe' });
     assert.deepEqual(
       urls.map((u) => [u.form, u.url]),

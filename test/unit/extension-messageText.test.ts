@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { Message } from '../../src/api/types';
 import { bestCode } from '../../src/core/otp';
 import { messageTexts } from '../../src/extension/messageText';
-import { buildViewState } from '../../src/extension/webview/viewState';
+import { buildViewState } from '../../src/extension/messagePanel/viewState';
 
 function anSms(body: string): Message {
   return { kind: 'sms', id: '15555550123-1795313258-3', fromfull: '15555550100', subject: 'SMS', parts: [{ body }], to: '15555550123', time: 1795313258219, seconds_ago: 1 };

@@ -7,9 +7,9 @@ import {
   parseWebviewMessage,
   type HostMessage,
   type ViewState,
-} from '../../src/webview/protocol';
+} from '../../src/webview-ui/protocol';
 import type { Message } from '../../src/api/types';
-import { buildViewState, contentIdOf, MAX_VIEW_TEXT, referencedContentIds, safeFileName } from '../../src/extension/webview/viewState';
+import { buildViewState, contentIdOf, MAX_VIEW_TEXT, referencedContentIds, safeFileName } from '../../src/extension/messagePanel/viewState';
 
 function aViewState(overrides: Partial<ViewState> = {}): ViewState {
   return {

@@ -1,4 +1,4 @@
-// The message view's sanitizer (src/webview/sanitize.ts), run for real: bundled with esbuild
+// The message view's sanitizer (src/webview-ui/sanitize.ts), run for real: bundled with esbuild
 // from the same module the view uses, loaded into Debian's Chromium through playwright-core.
 // Its output is re-parsed by the browser and audited there (elements, attributes, and CSS
 // through the CSSOM and as raw text); rendered outputs are also loaded into frames without
@@ -129,7 +129,7 @@ describe('message view sanitizer (DOMPurify in Chromium)', function () {
   before(async () => {
     const bundle = await esbuild.build({
       absWorkingDir: ROOT,
-      entryPoints: ['src/webview/sanitize.ts'],
+      entryPoints: ['src/webview-ui/sanitize.ts'],
       bundle: true,
       format: 'iife',
       globalName: 'TestInboxSanitize',

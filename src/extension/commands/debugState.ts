@@ -1,5 +1,5 @@
 import type { Services } from '../services';
-import { lastRenderedMessage, openMessagePanels } from '../webview/messagePanel';
+import { lastRenderedMessage, openMessagePanels } from '../messagePanel/messagePanel';
 import type { InboxTreeProvider } from '../tree/provider';
 
 export const id = 'testInbox._debugState';

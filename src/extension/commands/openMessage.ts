@@ -1,4 +1,4 @@
-import { showMessage } from '../webview/messagePanel';
+import { showMessage } from '../messagePanel/messagePanel';
 import type { Services } from '../services';
 import type { MessageRef } from '../tree/state';
 import { resolveMessage } from '../ui/pick';

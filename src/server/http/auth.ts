@@ -1,4 +1,4 @@
-// Token and Host checks of the local HTTP API (seed section 5, DESIGN.md "Security").
+// Token and Host checks of the local HTTP API (docs/api.md §5, docs/architecture.md).
 // - API token: raw `Authorization: <token>` header or `?token=`; webhook token: path segment
 //   or `?whtoken=`. The two are checked by separate TokenChecks, so neither opens the other's
 //   routes.

@@ -1,4 +1,4 @@
-// Reading and validating JSON request bodies (seed 2.5) with a size limit. A body that is
+// Reading and validating JSON request bodies (docs/api.md §2.5) with a size limit. A body that is
 // too large, not JSON, not an object or has fields of the wrong type is refused before
 // anything is written.
 import type { IncomingMessage } from 'node:http';
@@ -84,7 +84,7 @@ export function parseJsonObject(body: Buffer): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** Seed 2.5: from, subject, text and to are strings when present; other fields are ignored. */
+/** docs/api.md §2.5: from, subject, text and to are strings when present; other fields are ignored. */
 export function toInjectedMessage(obj: Record<string, unknown>): InjectedMessage {
   const out: InjectedMessage = {};
   for (const key of STRING_FIELDS) {

@@ -1,4 +1,4 @@
-// Composes an injected (seed 4.4) or webhook (seed 4.5) message into RFC 5322 MIME bytes,
+// Composes an injected (docs/api.md §4.4) or webhook (docs/api.md §4.5) message into RFC 5322 MIME bytes,
 // so that every stored message is an ordinary .eml whatever way it arrived. nodemailer's
 // MailComposer writes the message (header encoding and folding, quoted-printable body); this
 // file only decides what goes in it.
@@ -8,14 +8,14 @@
 //   MIME-Version, Content-Type: text/plain; charset=utf-8,
 //   Content-Transfer-Encoding: quoted-printable; CRLF line endings throughout.
 // When the payload has no `from`, the sender is `<source>@<domain>` (e.g. `webhook@inbox.test`);
-// when it has no subject, the subject is `(no subject)` (seed 4.5 rule 4).
+// when it has no subject, the subject is `(no subject)` (docs/api.md §4.5 rule 4).
 import { randomUUID } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type Mail from 'nodemailer/lib/mailer';
 import * as mimeFuncs from 'nodemailer/lib/mime-funcs';
 import type { MessageSource } from '../store/types';
 
-/** Subject used when the payload has none (seed 4.5 rule 4). */
+/** Subject used when the payload has none (docs/api.md §4.5 rule 4). */
 export const DUMMY_SUBJECT = '(no subject)';
 /** Header lines are folded to this length (RFC 5322 2.1.1 recommends at most 78 characters). */
 const HEADER_LINE_LENGTH = 76;
@@ -52,7 +52,7 @@ export interface ComposeInput {
   date?: Date;
 }
 
-/** The sender written when the payload has no `from` (seed 4.5 rule 4). */
+/** The sender written when the payload has no `from` (docs/api.md §4.5 rule 4). */
 export function dummyFrom(source: Exclude<MessageSource, 'smtp'>, domain: string): string {
   return `${source}@${domain}`;
 }

@@ -1,5 +1,5 @@
-// The HTTP API of the local inbox server: every endpoint of seed section 4 plus the
-// Mailinator-compatible extras of DESIGN.md (route table in docs/api.md). Codes against the
+// The HTTP API of the local inbox server: every endpoint of docs/api.md §4 plus the
+// Mailinator-compatible extras (route table in docs/api.md). Codes against the
 // Store interface only; returns a node:http server that is not listening yet. This file is the
 // composition: host check, routing, API-token check and error mapping; the resources live in
 // api/ (domains, inboxes, messages, stream, webhooks), sharing one ApiContext.

@@ -1,4 +1,4 @@
-// Turns a stored .eml into the wire shapes of the seed: the message summary (2.2, from the
+// Turns a stored .eml into the wire shapes of docs/api.md §2: the message summary (2.2, from the
 // index only, no MIME parsing), the email message (2.3) and the SMS message (2.4).
 //
 // Decisions (also in docs/api.md):
@@ -29,7 +29,7 @@ export function secondsAgo(time: number, now: number): number {
   return Math.max(0, Math.floor((now - time) / 1000));
 }
 
-/** Seed 2.2 from the index alone (the list hot path never parses MIME). */
+/** docs/api.md §2.2 from the index alone (the list hot path never parses MIME). */
 export function summarize(meta: MessageMeta, now: number): MessageSummary {
   return {
     subject: meta.subject,
@@ -46,7 +46,7 @@ function parse(raw: Buffer): Promise<PostalMime.Email> {
   return PostalMime.parse(raw, { attachmentEncoding: 'arraybuffer', maxNestingDepth: MAX_MIME_NESTING });
 }
 
-/** Email (seed 2.3) or, for a phone inbox, SMS (seed 2.4) with `id`. */
+/** Email (docs/api.md §2.3) or, for a phone inbox, SMS (docs/api.md §2.4) with `id`. */
 export async function renderMessage(meta: MessageMeta, raw: Buffer, now: number): Promise<RenderedMessage> {
   const email = await parse(raw);
   return isPhoneInbox(meta.inbox) ? smsShape(meta, email, now) : emailShape(meta, email, now);

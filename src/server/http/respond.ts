@@ -1,5 +1,5 @@
 // Response helpers: JSON bodies with safe headers. No CORS header is ever set, so browsers
-// on other origins cannot read responses (DESIGN.md "no permissive CORS").
+// on other origins cannot read responses (docs/architecture.md: no permissive CORS).
 import type { ServerResponse } from 'node:http';
 import type { ErrorBody } from '../../core/wire';
 import type { HttpError } from './errors';

@@ -1,5 +1,5 @@
-// Inbox resources: list (seed 4.1, with limit/skip/sort/cursor and the `wait` long-poll),
-// inject (seed 4.4) and clear; deliver() is shared with the webhook route.
+// Inbox resources: list (docs/api.md §4.1, with limit/skip/sort/cursor and the `wait` long-poll),
+// inject (docs/api.md §4.4) and clear; deliver() is shared with the webhook route.
 import { ALL_INBOXES, PRIVATE_DOMAIN } from '../../../core/ids';
 import type { DeleteResult, InboxListing, InjectedMessage, InjectionResult } from '../../../core/wire';
 import type { ListOptions, ListResult, MessageMeta, MessageSource } from '../../store/types';

@@ -1,4 +1,4 @@
-// Webhook delivery (seed 4.5): `POST /api/v2/domains/<token>/webhook[/<inbox>]`, or with the
+// Webhook delivery (docs/api.md §4.5): `POST /api/v2/domains/<token>/webhook[/<inbox>]`, or with the
 // token in `?whtoken=` and the domain in the path. Takes the webhook token, never the API token.
 import { checkToken } from '../auth';
 import { HttpError, badRequest } from '../errors';

@@ -10,7 +10,7 @@ import type { AttachmentInfo } from '../../core/wire';
 import { safeLinkTarget } from '../../core/urls';
 import { readSettings, SETTINGS_SECTION, SettingKey } from '../config/settings';
 import type { Logger } from '../log';
-import { parseWebviewMessage, type HostMessage, type TabId, type ViewState, type WebviewMessage } from '../../webview/protocol';
+import { parseWebviewMessage, type HostMessage, type TabId, type ViewState, type WebviewMessage } from '../../webview-ui/protocol';
 import { messageBodies } from '../messageText';
 import type { MessageRef } from '../tree/state';
 import { buildViewState, contentIdOf, referencedContentIds, safeFileName } from './viewState';

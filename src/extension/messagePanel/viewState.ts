@@ -1,6 +1,6 @@
 // Builds what the message view shows (a protocol ViewState) from a fetched message and its
 // extras. Pure: no vscode import, so it is unit-tested under Node; the panel calls it.
-// Email HTML goes to the view as received; the view sanitizes it (src/webview/sanitize.ts).
+// Email HTML goes to the view as received; the view sanitizes it (src/webview-ui/sanitize.ts).
 import type { Message } from '../../api/types';
 import type { AttachmentInfo } from '../../core/wire';
 import { extractCodes, type CodeReason } from '../../core/otp';
@@ -8,7 +8,7 @@ import { extractLinks } from '../../core/links';
 import { isDataImageUrl, safeLinkTarget } from '../../core/urls';
 import { PRIVATE_DOMAIN } from '../../core/ids';
 import { messageBodies, messageTexts } from '../messageText';
-import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText } from '../../webview/protocol';
+import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText } from '../../webview-ui/protocol';
 
 /** Most characters of text or raw source sent to the view; beyond this the view says it is cut (a DOM size limit). */
 export const MAX_VIEW_TEXT = 2 * 1024 * 1024;
@@ -132,7 +132,7 @@ export function buildViewState(input: ViewInputs): ViewState {
   const date = header(m.headers, 'date');
   if (date) state.header.date = date;
   if (bodies.html !== undefined) {
-    // Raw: the view sanitizes it with DOMPurify on the browser's parser (src/webview/sanitize.ts).
+    // Raw: the view sanitizes it with DOMPurify on the browser's parser (src/webview-ui/sanitize.ts).
     const truncated = bodies.html.length > MAX_HTML_SOURCE;
     state.html = {
       source: truncated ? bodies.html.slice(0, MAX_HTML_SOURCE) : bodies.html,
