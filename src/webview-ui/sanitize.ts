@@ -123,11 +123,18 @@ export function sanitizeEmailHtml(input: string, opts: SanitizeOptions): Sanitiz
   /** The value a declaration may keep, or undefined to drop it (counted). Works on CSSOM serializations only. */
   const cleanValue = (name: string, value: string): string | undefined => {
     const lower = value.toLowerCase();
-    if (!lower.includes('(') && !lower.includes('\\')) return value;
     const looksRemote = /\/\/|\\\\|http/.test(lower);
-    if (name.startsWith('--') || (!allowRemote && (DEFERRED.test(lower) || lower.includes('\\')))) {
-      // Custom properties and values with var()/env()/attr() or escapes keep their tokens unparsed
-      // until used: nothing in them can be checked now, so with functions or escapes they go.
+    if (name.startsWith('--')) {
+      // A custom property is an unparsed token stream that the CSSOM writes back verbatim
+      // (strings left open, at-keywords and all): nothing in it can be checked, so it goes,
+      // whatever it holds. Email clients hardly support them anyway.
+      drop(looksRemote ? 'remote' : 'unsafe');
+      return undefined;
+    }
+    if (!lower.includes('(') && !lower.includes('\\')) return value;
+    if (!allowRemote && (DEFERRED.test(lower) || lower.includes('\\'))) {
+      // Values with var()/env()/attr() or escapes keep their tokens unparsed until used:
+      // nothing in them can be checked now, so they go.
       drop(looksRemote ? 'remote' : 'unsafe');
       return undefined;
     }
@@ -159,6 +166,14 @@ export function sanitizeEmailHtml(input: string, opts: SanitizeOptions): Sanitiz
     for (let i = 0; i < style.length; i++) names.push(style.item(i));
     for (const name of names) {
       const value = style.getPropertyValue(name);
+      if (value === '') {
+        // A longhand of a shorthand written with var(): the CSSOM keeps the shorthand's text
+        // unparsed ("pending substitution") and reads each longhand as empty. Nothing in it can
+        // be checked, so every such longhand, and with them the shorthand's text, goes.
+        style.removeProperty(name);
+        drop('unsafe');
+        continue;
+      }
       const next = cleanValue(name, value);
       if (next === value) continue;
       const priority = style.getPropertyPriority(name);

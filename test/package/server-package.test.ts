@@ -6,13 +6,15 @@
 //
 //   npm run package && npm run test:package
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import nodemailer from 'nodemailer';
+import { SERVER_ENV_NAMES } from '../../src/server/contract';
+import { type Running, startServer } from '../server/cliProcess';
 import { TOKENS_FILE } from '../../src/server/contract';
 
 const execFileP = promisify(execFile);
@@ -28,34 +30,11 @@ function npm(args: string[], cwd: string): Promise<{ stdout: string; stderr: str
   return execFileP(cmd, [...pre, ...args, '--cache', path.join(cwd, '.npm-cache'), '--no-audit', '--no-fund', '--offline'], { cwd, encoding: 'utf8' });
 }
 
-interface Served {
-  child: ChildProcess;
-  ready: Promise<{ http: string; smtp: string }>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stderr(): string;
-}
-
-/** Spawns a command in its own process group (as a terminal runs a foreground job). */
-function serve(cmd: string, args: string[], cwd: string): Served {
+/** Runs a `test-inbox serve` command line in its own process group, without inherited tokens. */
+function serve(cmd: string, args: string[], cwd: string): Running {
   const env = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('TEST_INBOX_')) delete env[k];
-  const child = spawn(cmd, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  // 'close', not 'exit': the pipes close only when every process holding them (npx's child
-  // too) has ended.
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-  const ready = new Promise<{ http: string; smtp: string }>((resolve, reject) => {
-    child.stdout!.on('data', () => {
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)) as { http: string; smtp: string });
-    });
-    void exited.then(({ code }) => reject(new Error(`exited with ${code} before ready:\n${err}`)));
-  });
-  ready.catch(() => undefined);
-  return { child, ready, exited, stderr: () => err };
+  for (const k of SERVER_ENV_NAMES) delete env[k];
+  return startServer(cmd, args, { cwd, env, detached: true });
 }
 
 describe('the server package, installed from its tarball', function () {
@@ -138,7 +117,7 @@ describe('the server package, installed from its tarball', function () {
 
   for (const how of ['the installed binary', 'a wrapper forwarding a copy of the signal', 'npx'] as const) {
     it(`stops once and removes its lock on one SIGINT to the process group (${how})`, async () => {
-      let s: Served;
+      let s: Running;
       const args = ['serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', dataDir];
       if (how === 'npx') {
         // A project with the tarball installed locally, as `npm install ./test-inbox-x.y.z.tgz` leaves it.

@@ -2,7 +2,7 @@
 // CLI and durability tests.
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
-import { SERVER_ENV_NAMES } from '../../src/server/contract';
+import { parseReadyLine, SERVER_ENV_NAMES } from '../../src/server/contract';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CLI = path.join(REPO, 'src', 'server', 'cli.ts');
@@ -20,26 +20,33 @@ export interface Running {
 export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Running {
   const childEnv = { ...process.env, ...env };
   for (const k of SERVER_ENV_NAMES) if (!(k in env)) delete childEnv[k];
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  return startServer(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, env: childEnv });
+}
+
+/**
+ * Starts any command that runs `test-inbox serve` (the source through tsx, the installed
+ * binary, npx) and reads its ready line. `detached` puts it in its own process group, as a
+ * terminal runs a foreground job. `exited` waits for 'close': the pipes close only when every
+ * process holding them (a wrapper's child too) has ended.
+ */
+export function startServer(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; detached?: boolean }): Running {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: options.detached ?? false, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
   const ready = new Promise<{ http: string; smtp: string }>((resolve, reject) => {
     const check = (): void => {
       const nl = out.indexOf('\n');
       if (nl < 0) return;
-      try {
-        resolve(JSON.parse(out.slice(0, nl)) as { http: string; smtp: string });
-      } catch (e) {
-        reject(e as Error);
-      }
+      const line = out.slice(0, nl);
+      if (parseReadyLine(line)) resolve(JSON.parse(line) as { http: string; smtp: string });
+      else reject(new Error(`the first line on stdout is not a ready line: ${line}`));
     };
     child.stdout!.on('data', check);
-    void exited.then(({ code }) => reject(new Error(`exited with ${code} before ready: ${err}`)));
+    void exited.then(({ code }) => reject(new Error(`exited with ${code} before ready:\n${err}`)));
   });
   ready.catch(() => undefined);
   return { child, ready, exited, stdout: () => out, stderr: () => err };
 }
-

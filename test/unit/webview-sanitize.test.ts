@@ -56,7 +56,10 @@ window.audit = function (html, remoteOff) {
     }
     if (tag === 'style') {
       const text = el.textContent;
-      if (/@import/i.test(text)) out.push('@import in ' + text);
+      // An @import outside strings and comments (inside a quoted string it is text, as the
+      // CSSOM check below confirms for the rules themselves).
+      const tokensOnly = text.replace(/"(?:[^"\\\n]|\\[\s\S])*"|'(?:[^'\\\n]|\\[\s\S])*'|\/\*[\s\S]*?\*\//g, '');
+      if (/@import/i.test(tokensOnly)) out.push('@import in ' + text);
       if (/<\/style/i.test(text)) out.push('style text can close its element');
       window.cssFindings(text, '<style> text', remoteOff, out);
       const sheet = new CSSStyleSheet();
@@ -230,6 +233,12 @@ describe('message view sanitizer (DOMPurify in Chromium)', function () {
     ['css expression', '<div style="width:expression(alert(1))">x</div>'],
     ['image-set', '<div style="background-image:image-set(\'http://evil.test/a.png\' 1x)">x</div>'],
     ['custom property carrying a url', '<div style="--a:url(http://evil.test/v.png);background-image:var(--a)">x</div>'],
+    // Found by the CSS property below: a custom property's value is written back verbatim, an
+    // at-keyword and an open string included.
+    // Found by the CSS property below: a shorthand written with var() is kept as unparsed text
+    // while each of its longhands reads as empty.
+    ['shorthand with var() and a remote host', '<div style="background:https://evil.test/d\\\'url(var(--a">a</div><style>p{background:url(http://evil.test/s.png) var(--a)}</style>'],
+    ['custom property holding an at-keyword and an open string', '<style>div{--a:@import "}</style><div style=\'--a:@import "http://evil.test/i.css\'>x</div>'],
     ['var() fallback with an escaped url', '<div style="background-image:var(--none, u\\72l(http://evil.test/f.png))">x</div>'],
     ['@font-face src', '<style>@font-face{font-family:x;src:url(http://evil.test/f.woff)}</style>'],
     ['@media nested url', '<style>@media screen{@supports (display:grid){p{background:url(http://evil.test/m.png)}}}</style>'],
