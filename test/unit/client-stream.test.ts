@@ -423,21 +423,26 @@ describe('push subscription', () => {
   });
 
   it('keeps a quiet stream open while the server pings more often than the idle timeout', async () => {
+    // Pings 20× more often than the idle timeout: a busy CI machine delaying timers by a few
+    // hundred milliseconds cannot make the gap between two pings look idle.
+    const PING_EVERY_MS = 50;
+    const QUIET_IDLE_MS = 1_000;
     const base = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const t = setInterval(() => res.write(': ping\n\n'), 40);
-      const later = setTimeout(() => res.write(frame('message', messageEvent('joe-1763776000-7'))), 700);
+      const t = setInterval(() => res.write(': ping\n\n'), PING_EVERY_MS);
+      // Well past two idle timeouts: without the pings the stream would have been dropped.
+      const later = setTimeout(() => res.write(frame('message', messageEvent('joe-1763776000-7'))), 3 * QUIET_IDLE_MS);
       res.on('close', () => {
         clearInterval(t);
         clearTimeout(later);
       });
     });
     await api?.dispose();
-    api = createClient({ baseUrl: base, apiToken: TOKEN, stream: { initialDelayMs: 20, maxDelayMs: 100, idleTimeoutMs: 200 } });
+    api = createClient({ baseUrl: base, apiToken: TOKEN, stream: { initialDelayMs: 20, maxDelayMs: 100, idleTimeoutMs: QUIET_IDLE_MS } });
     const events: StreamEvent[] = [];
     const states: StreamState[] = [];
     const sub = api.subscribe('inbox.test', 'joe', { onEvent: (e) => events.push(e), onState: (s) => states.push(s) });
-    await until(() => events.length === 1, 'the event after 700 ms of pings');
+    await until(() => events.length === 1, 'the event after three idle timeouts of pings', 10_000);
     assert.deepEqual(states, ['connecting', 'open']);
     assert.equal(events[0].msg?.id, 'joe-1763776000-7');
     sub.dispose();

@@ -59,7 +59,8 @@ window.audit = function (html, remoteOff) {
       // An @import outside strings and comments (inside a quoted string it is text, as the
       // CSSOM check below confirms for the rules themselves).
       const tokensOnly = text.replace(/"(?:[^"\\\n]|\\[\s\S])*"|'(?:[^'\\\n]|\\[\s\S])*'|\/\*[\s\S]*?\*\//g, '');
-      if (/@import/i.test(tokensOnly)) out.push('@import in ' + text);
+      // An escaped "\@import" is an identifier (a selector), not an at-rule.
+      if (/(^|[^\\])@import/i.test(tokensOnly)) out.push('@import in ' + text);
       if (/<\/style/i.test(text)) out.push('style text can close its element');
       window.cssFindings(text, '<style> text', remoteOff, out);
       const sheet = new CSSStyleSheet();
