@@ -61,7 +61,7 @@ export class Connection {
   private server: LocalServer | undefined;
   private pending: Promise<InboxApi> | undefined;
   /** Tokens our own process was started with. */
-  private startedWith: { apiToken: string; webhookToken: string } | undefined;
+  private startedWith: { apiToken: string; webhookToken: string; twilioAuthToken: string } | undefined;
   private generation = 0;
   private readonly stateEmitter = new Emitter<ConnectionState>();
   readonly onDidChangeState = this.stateEmitter.event;
@@ -164,8 +164,14 @@ export class Connection {
       webhookToken = generateToken();
       await this.deps.tokens.set('webhook', key, webhookToken);
     }
+    let twilioAuthToken = await this.deps.tokens.get('twilio', key);
+    if (!twilioAuthToken) {
+      twilioAuthToken = generateToken();
+      await this.deps.tokens.set('twilio', key, twilioAuthToken);
+    }
     this.deps.log.addSecret(apiToken);
     this.deps.log.addSecret(webhookToken);
+    this.deps.log.addSecret(twilioAuthToken);
     const dataDir = settings.dataDir || this.deps.defaultDataDir;
     await mkdir(dataDir, { recursive: true });
     const opts: LocalServerOptions = {
@@ -180,10 +186,11 @@ export class Connection {
       maxAgeSeconds: settings.maxAgeDays * DAY_SECONDS,
       apiToken,
       webhookToken,
+      twilioAuthToken,
       log: this.deps.log,
     };
     let running = this.server?.current;
-    if (running?.mode === 'started' && (this.startedWith?.apiToken !== apiToken || this.startedWith?.webhookToken !== webhookToken)) {
+    if (running?.mode === 'started' && (this.startedWith?.apiToken !== apiToken || this.startedWith?.webhookToken !== webhookToken || this.startedWith?.twilioAuthToken !== twilioAuthToken)) {
       // Our process was started with other tokens (they were changed or cleared): restart it.
       this.deps.log.info('The tokens changed: restarting the local server with the new ones.');
       const old = this.server;
@@ -202,7 +209,7 @@ export class Connection {
         await server.stop();
         throw stale();
       }
-      this.startedWith = { apiToken, webhookToken };
+      this.startedWith = { apiToken, webhookToken, twilioAuthToken };
       server.onUnexpectedExit(({ code }) => {
         if (this.server !== server) return;
         this.server = undefined;
@@ -226,11 +233,13 @@ export class Connection {
         }
         this.deps.log.addSecret(file.apiToken);
         this.deps.log.addSecret(file.webhookToken);
+        this.deps.log.addSecret(file.twilioAuthToken);
         void api.dispose();
         api = this.deps.createApi({ baseUrl: running.http, apiToken: file.apiToken });
         await api.listDomains();
         await this.deps.tokens.set('api', key, file.apiToken);
         if (file.webhookToken) await this.deps.tokens.set('webhook', key, file.webhookToken);
+        if (file.twilioAuthToken) await this.deps.tokens.set('twilio', key, file.twilioAuthToken);
       }
     }
     return { api, server: { baseUrl: running.http, local: true, mode: running.mode, smtp: running.smtp } };
@@ -270,6 +279,11 @@ export class Connection {
     await server?.stop();
     this.setState({ kind: 'stopped' });
     return attached ? 'detached' : 'stopped';
+  }
+
+  /** The Twilio auth token of the configured server, if known. */
+  twilioAuthToken(): Promise<string | undefined> {
+    return this.deps.tokens.get('twilio', this.tokenKey());
   }
 
   /** The webhook token of the configured server, if known. */

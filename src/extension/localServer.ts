@@ -55,6 +55,7 @@ export interface LocalServerOptions {
   maxAgeSeconds?: number;
   apiToken: string;
   webhookToken: string;
+  twilioAuthToken?: string;
   log: Logger;
   readyTimeoutMs?: number;
   /** Default DATA_DIR_WAIT_MS. */

@@ -19,12 +19,13 @@ import {
   formatReadyLine,
   SERVE_COMMAND,
   TOKENS_FILE,
+  TWILIO_AUTH_TOKEN_ENV,
   WEBHOOK_TOKEN_ENV,
 } from './contract';
 import { hostForUrl, type LogLevel, ServerStartError, startInboxServer } from './server';
 import { StoreError } from './store/errors';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
-import { loadOrCreateTokens, TokensError } from './tokens';
+import { loadOrCreateTokens, type TokenName, TokensError } from './tokens';
 import { VERSION } from './version';
 
 
@@ -42,6 +43,9 @@ Options:
   --domain <name>         domain that writes to "private" go to (default ${DEFAULT_DOMAIN})
   --api-token <token>     API token (or env ${API_TOKEN_ENV})
   --webhook-token <token> webhook token (or env ${WEBHOOK_TOKEN_ENV})
+  --twilio-auth-token <token>
+                          auth token of the Twilio-compatible API and of inbound
+                          Twilio webhook signatures (or env ${TWILIO_AUTH_TOKEN_ENV})
                           Tokens not given are generated into <data-dir>/${TOKENS_FILE} (mode 0600)
                           and shown once on stderr.
   --max-messages <n>      keep at most n messages per inbox, oldest removed first; 0 = no limit
@@ -70,6 +74,7 @@ export interface ServeConfig {
   defaultDomain: string;
   apiToken?: string;
   webhookToken?: string;
+  twilioAuthToken?: string;
   maxMessages: number;
   maxAgeMs: number;
 }
@@ -110,6 +115,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
         domain: { type: 'string' },
         'api-token': { type: 'string' },
         'webhook-token': { type: 'string' },
+        'twilio-auth-token': { type: 'string' },
         'max-messages': { type: 'string' },
         'max-age': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -145,7 +151,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   }
   if (v.host !== undefined && v.host.trim() === '') throw new UsageError('--host must not be empty');
   if (v['data-dir'] !== undefined && v['data-dir'].trim() === '') throw new UsageError('--data-dir must not be empty');
-  for (const flag of ['api-token', 'webhook-token'] as const) {
+  for (const flag of ['api-token', 'webhook-token', 'twilio-auth-token'] as const) {
     if (v[flag] !== undefined && v[flag].length === 0) throw new UsageError(`--${flag} must not be empty`);
   }
 
@@ -157,10 +163,14 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     defaultDomain: domain,
     apiToken: v['api-token'] ?? (env[API_TOKEN_ENV] || undefined),
     webhookToken: v['webhook-token'] ?? (env[WEBHOOK_TOKEN_ENV] || undefined),
+    twilioAuthToken: v['twilio-auth-token'] ?? (env[TWILIO_AUTH_TOKEN_ENV] || undefined),
     maxMessages,
     maxAgeMs,
   };
 }
+
+/** How a generated token is named when it is shown once. */
+const TOKEN_TITLES: Record<TokenName, string> = { apiToken: 'API token', webhookToken: 'webhook token', twilioAuthToken: 'Twilio auth token' };
 
 /** A second signal this soon after the first is the same interrupt delivered twice (see stop()). */
 const REPEAT_SIGNAL_GRACE_MS = 2_000;
@@ -193,14 +203,14 @@ export async function main(argv: string[]): Promise<void> {
 
   let tokens;
   try {
-    tokens = await loadOrCreateTokens(config.dataDir, { apiToken: config.apiToken, webhookToken: config.webhookToken });
+    tokens = await loadOrCreateTokens(config.dataDir, { apiToken: config.apiToken, webhookToken: config.webhookToken, twilioAuthToken: config.twilioAuthToken });
   } catch (e) {
     if (TokensError.is(e)) fail(e.message, EXIT_FAILURE);
     throw e;
   }
   // Shown once, when generated; never logged again.
   for (const key of tokens.generated) {
-    process.stderr.write(`test-inbox: generated ${key === 'apiToken' ? 'API token' : 'webhook token'}: ${tokens[key]} (saved in ${tokens.file})\n`);
+    process.stderr.write(`test-inbox: generated ${TOKEN_TITLES[key]}: ${tokens[key]} (saved in ${tokens.file})\n`);
   }
 
   let server;
@@ -212,6 +222,7 @@ export async function main(argv: string[]): Promise<void> {
       dataDir: config.dataDir,
       apiToken: tokens.apiToken,
       webhookToken: tokens.webhookToken,
+      twilioAuthToken: tokens.twilioAuthToken,
       defaultDomain: config.defaultDomain,
       retention: { maxMessages: config.maxMessages, maxAgeMs: config.maxAgeMs },
       log: stderrLog,

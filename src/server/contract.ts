@@ -21,18 +21,38 @@ export const DEFAULT_DOMAIN = 'inbox.test';
 export const API_TOKEN_ENV = 'TEST_INBOX_API_TOKEN';
 /** The webhook token, when not given by flag. */
 export const WEBHOOK_TOKEN_ENV = 'TEST_INBOX_WEBHOOK_TOKEN';
+/**
+ * The Twilio auth token (password of the Twilio-compatible Messages API, key of the inbound
+ * webhook signatures), when not given by flag. Its own token: an app's `.env` holds it, never
+ * the API token that reads all mail.
+ */
+export const TWILIO_AUTH_TOKEN_ENV = 'TEST_INBOX_TWILIO_AUTH_TOKEN';
 /** Every TEST_INBOX_* variable the server reads. */
-export const SERVER_ENV_NAMES = [API_TOKEN_ENV, WEBHOOK_TOKEN_ENV] as const;
+export const SERVER_ENV_NAMES = [API_TOKEN_ENV, WEBHOOK_TOKEN_ENV, TWILIO_AUTH_TOKEN_ENV] as const;
 
 export interface ServeTokens {
   apiToken: string;
   webhookToken: string;
+  /** Absent: `serve` takes it from (or generates it into) its tokens file. */
+  twilioAuthToken?: string;
 }
 
 /** The environment entries that hand `serve` its tokens. */
 export function tokensEnv(tokens: ServeTokens): Record<string, string> {
-  return { [API_TOKEN_ENV]: tokens.apiToken, [WEBHOOK_TOKEN_ENV]: tokens.webhookToken };
+  const env: Record<string, string> = { [API_TOKEN_ENV]: tokens.apiToken, [WEBHOOK_TOKEN_ENV]: tokens.webhookToken };
+  if (tokens.twilioAuthToken !== undefined) env[TWILIO_AUTH_TOKEN_ENV] = tokens.twilioAuthToken;
+  return env;
 }
+
+// ---- Twilio-compatible API ----------------------------------------------------------------
+
+/** Path prefix of the Twilio-compatible REST API (Twilio's own API version segment). */
+export const TWILIO_API_PREFIX = '/2010-04-01';
+/**
+ * The Account SID that Copy SMS Settings hands out. The server takes any `AC` + 32 hex; this
+ * one is all zeros so that it can never be mistaken for a real account.
+ */
+export const LOCAL_TWILIO_ACCOUNT_SID = `AC${'0'.repeat(32)}`;
 
 /** A copy of `env` without the token variables, so that `serve` uses (or generates) its tokens file. */
 export function withoutTokensEnv<T extends Record<string, string | undefined>>(env: T): T {
@@ -125,10 +145,12 @@ export function generateToken(): string {
   return Buffer.from(bytes).toString('base64url');
 }
 
-/** The tokens a tokens file holds; either may be absent (then `serve` generates it). */
+/** The tokens a tokens file holds; any may be absent (then `serve` generates it). */
 export interface SavedTokens {
   apiToken?: string;
   webhookToken?: string;
+  /** The Twilio auth token (see TWILIO_AUTH_TOKEN_ENV). */
+  twilioAuthToken?: string;
 }
 
 export type TokensFileProblemCode = 'TOKENS_FILE_MISSING' | 'TOKENS_FILE_UNREADABLE' | 'TOKENS_FILE_INVALID';
@@ -149,7 +171,7 @@ export class TokensFileProblem extends Error {
 
 /**
  * The tokens in a tokens file's text. One leniency for every reader: a JSON object whose
- * `apiToken` and `webhookToken` are each absent or a non-empty string; other keys are ignored;
+ * `apiToken`, `webhookToken` and `twilioAuthToken` are each absent or a non-empty string; other keys are ignored;
  * anything else is TOKENS_FILE_INVALID (and `serve` refuses to overwrite it).
  */
 export function parseTokensFile(text: string, file = TOKENS_FILE): SavedTokens | TokensFileProblem {
@@ -161,10 +183,12 @@ export function parseTokensFile(text: string, file = TOKENS_FILE): SavedTokens |
   }
   const obj = v as Record<string, unknown> | undefined;
   const fieldOk = (x: unknown): boolean => x === undefined || (typeof x === 'string' && x.length > 0);
-  if (typeof obj !== 'object' || obj === null || Array.isArray(obj) || !fieldOk(obj.apiToken) || !fieldOk(obj.webhookToken)) {
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj) || !fieldOk(obj.apiToken) || !fieldOk(obj.webhookToken) || !fieldOk(obj.twilioAuthToken)) {
     return new TokensFileProblem('TOKENS_FILE_INVALID', `${file} is not a JSON object {"apiToken": "…", "webhookToken": "…"}; fix or remove it`);
   }
-  return { apiToken: obj.apiToken as string | undefined, webhookToken: obj.webhookToken as string | undefined };
+  const out: SavedTokens = { apiToken: obj.apiToken as string | undefined, webhookToken: obj.webhookToken as string | undefined };
+  if (obj.twilioAuthToken !== undefined) out.twilioAuthToken = obj.twilioAuthToken as string;
+  return out;
 }
 
 /**

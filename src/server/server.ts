@@ -24,6 +24,8 @@ export interface InboxServerOptions {
   dataDir: string;
   apiToken: string;
   webhookToken: string;
+  /** Password of the Twilio-compatible API and key of inbound webhook signatures; absent: that API refuses every request. */
+  twilioAuthToken?: string;
   defaultDomain: string;
   retention?: Partial<RetentionOptions>;
   /** Largest SMTP message; the SMTP default when absent. */
@@ -87,6 +89,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       store,
       apiToken: options.apiToken,
       webhookToken: options.webhookToken,
+      twilioAuthToken: options.twilioAuthToken,
       defaultDomain: options.defaultDomain,
       allowedHosts: options.allowedHosts ?? (isLoopback(options.host) ? [] : [options.host, os.hostname()]),
       version: VERSION,

@@ -252,7 +252,8 @@ function renderConversationPanel(state: ViewState, panel: HTMLElement): void {
   meta.append(el('span', { class: 'sender' }, sms.from), el('time', { datetime: new Date(sms.time).toISOString() }, formatTime(sms.time)));
   const body = el('p', { class: 'bubble-body' });
   appendHighlighted(body, sms.body, state.code?.code);
-  bubble.append(meta, body);
+  const segments = el('p', { class: 'bubble-segments' }, `${sms.segments} ${sms.segments === 1 ? 'segment' : 'segments'} · ${sms.encoding}`);
+  bubble.append(meta, body, segments);
   thread.append(bubble);
   panel.append(thread);
 }

@@ -3,6 +3,7 @@
 // unions, and validated on arrival in both directions: neither side trusts what the other
 // posts. No vscode, no Node, no DOM: plain data and checks.
 
+import type { SmsEncoding } from '../core/sms';
 import { isDataImageUrl } from '../core/urls';
 
 /** Tabs of the message view, in display order. */
@@ -90,6 +91,9 @@ export interface ViewSms {
   to: string;
   body: string;
   time: number;
+  /** How many SMS the text is sent as, and in which encoding (core/sms.ts). */
+  segments: number;
+  encoding: SmsEncoding;
 }
 
 /** Everything the view shows for one message. */
@@ -277,7 +281,16 @@ function viewState(v: unknown): ViewState {
   if (o.raw !== undefined) state.raw = viewText(o.raw, 'state.raw');
   if (o.sms !== undefined) {
     const so = obj(o.sms, 'state.sms');
-    state.sms = { from: str(so, 'from', 'state.sms', 4096), to: str(so, 'to', 'state.sms', 4096), body: str(so, 'body', 'state.sms'), time: num(so, 'time', 'state.sms') };
+    const encoding = so.encoding;
+    if (encoding !== 'GSM-7' && encoding !== 'UCS-2') throw new Invalid('state.sms.encoding must be "GSM-7" or "UCS-2"');
+    state.sms = {
+      from: str(so, 'from', 'state.sms', 4096),
+      to: str(so, 'to', 'state.sms', 4096),
+      body: str(so, 'body', 'state.sms'),
+      time: num(so, 'time', 'state.sms'),
+      segments: int(so, 'segments', 'state.sms', 1),
+      encoding,
+    };
   }
   if (o.code !== undefined) {
     const co = obj(o.code, 'state.code');

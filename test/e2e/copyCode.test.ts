@@ -115,6 +115,8 @@ describe('e2e: Test Inbox installed from its VSIX in a real workbench', function
     await sms.click();
     const view = await messageView(page, /SMS|15555550100/);
     await page.evaluate(() => navigator.clipboard.writeText('before the click'));
+    // The segment count and encoding, by the standard rules: the sample is plain GSM-7, one SMS.
+    await view.locator('.bubble-segments').filter({ hasText: /^1 segment · GSM-7$/ }).waitFor({ timeout: UI_TIMEOUT_MS });
     await view.getByRole('button', { name: `Copy code ${SAMPLES.smsCode}` }).click();
     await view.locator('#status').filter({ hasText: `Copied code ${SAMPLES.smsCode}` }).waitFor({ timeout: UI_TIMEOUT_MS });
     assert.equal(await readClipboard(page), SAMPLES.smsCode);

@@ -76,12 +76,44 @@ describe('test-inbox serve (CLI)', function () {
     assert.equal((await fetch(`${again.http}/api/v2/domains`, { headers: { Authorization: saved.apiToken } })).status, 200);
   });
 
+  it('generates a Twilio auth token of its own into tokens.json (0600); it opens the Twilio API and nothing else', async () => {
+    const r = run(['serve', ...freePorts, '--data-dir', dataDir]);
+    const ready = await r.ready;
+    const file = path.join(dataDir, TOKENS_FILE);
+    const saved = JSON.parse(await fs.readFile(file, 'utf8')) as { apiToken: string; webhookToken: string; twilioAuthToken: string };
+    assert.equal((await fs.stat(file)).mode & 0o777, 0o600);
+    assert.match(saved.twilioAuthToken, /^[A-Za-z0-9_-]{32}$/);
+    assert.ok(saved.twilioAuthToken !== saved.apiToken && saved.twilioAuthToken !== saved.webhookToken);
+    const account = `AC${'0'.repeat(32)}`;
+    const send = (token: string) =>
+      fetch(`${ready.http}/2010-04-01/Accounts/${account}/Messages.json`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from(`${account}:${token}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'To=%2B15550100199&From=%2B15550100000&Body=hi',
+      });
+    assert.equal((await send(saved.twilioAuthToken)).status, 201);
+    assert.equal((await send(saved.apiToken)).status, 401);
+    assert.equal((await fetch(`${ready.http}/api/v2/domains`, { headers: { Authorization: saved.twilioAuthToken } })).status, 403);
+  });
+
+  it('takes the Twilio auth token from --twilio-auth-token, or TEST_INBOX_TWILIO_AUTH_TOKEN, without writing it', () => {
+    const env = tokensEnv({ apiToken: 'a', webhookToken: 'w', twilioAuthToken: 'tw-env' });
+    assert.equal(env.TEST_INBOX_TWILIO_AUTH_TOKEN, 'tw-env');
+    const fromEnv = parseServeArgs(['serve'], env);
+    assert.ok(fromEnv !== 'help' && fromEnv !== 'version');
+    assert.equal(fromEnv.twilioAuthToken, 'tw-env');
+    const fromFlag = parseServeArgs(['serve', '--twilio-auth-token', 'tw-flag'], env);
+    assert.ok(fromFlag !== 'help' && fromFlag !== 'version');
+    assert.equal(fromFlag.twilioAuthToken, 'tw-flag');
+    assert.throws(() => parseServeArgs(['serve', '--twilio-auth-token', ''], {}), /must not be empty/);
+  });
+
   it('takes tokens from the environment without writing or showing them', async () => {
-    const r = run(['serve', ...freePorts, '--data-dir', dataDir], tokensEnv({ apiToken: 'api-from-env-123', webhookToken: 'wh-from-env-456' }));
+    const r = run(['serve', ...freePorts, '--data-dir', dataDir], tokensEnv({ apiToken: 'api-from-env-123', webhookToken: 'wh-from-env-456', twilioAuthToken: 'tw-from-env-789' }));
     const ready = await r.ready;
     assert.equal((await fetch(`${ready.http}/api/v2/domains`, { headers: { Authorization: 'api-from-env-123' } })).status, 200);
     assert.equal(existsSync(path.join(dataDir, TOKENS_FILE)), false);
-    assert.ok(!r.stderr().includes('api-from-env-123') && !r.stderr().includes('wh-from-env-456'));
+    assert.ok(!r.stderr().includes('api-from-env-123') && !r.stderr().includes('wh-from-env-456') && !r.stderr().includes('tw-from-env-789'));
   });
 
   it('delivers SMTP mail to name@domain and serves it over HTTP under private', async () => {
@@ -233,6 +265,7 @@ describe('serve arguments', () => {
       defaultDomain: 'inbox.test',
       apiToken: undefined,
       webhookToken: undefined,
+      twilioAuthToken: undefined,
       maxMessages: 1000,
       maxAgeMs: 7 * 86_400_000,
     });
@@ -278,15 +311,16 @@ describe('tokens', () => {
 
   it('keeps generated tokens across calls and reports them as generated only the first time', async () => {
     const a = await loadOrCreateTokens(dir);
-    assert.deepEqual(a.generated, ['apiToken', 'webhookToken']);
+    assert.deepEqual(a.generated, ['apiToken', 'webhookToken', 'twilioAuthToken']);
     const b = await loadOrCreateTokens(dir);
     assert.deepEqual(b.generated, []);
     assert.equal(b.apiToken, a.apiToken);
     assert.equal(b.webhookToken, a.webhookToken);
+    assert.equal(b.twilioAuthToken, a.twilioAuthToken);
   });
 
   it('generates only the token that was not given, and never saves a given one', async () => {
-    const t = await loadOrCreateTokens(dir, { apiToken: 'given-api' });
+    const t = await loadOrCreateTokens(dir, { apiToken: 'given-api', twilioAuthToken: 'given-twilio' });
     assert.deepEqual(t.generated, ['webhookToken']);
     const saved = JSON.parse(await fs.readFile(path.join(dir, TOKENS_FILE), 'utf8')) as Record<string, unknown>;
     assert.equal(saved.apiToken, undefined);
@@ -302,5 +336,14 @@ describe('tokens', () => {
 
   it('refuses the same token for API and webhook', async () => {
     await assert.rejects(loadOrCreateTokens(dir, { apiToken: 'same', webhookToken: 'same' }), (e: unknown) => TokensError.is(e, 'TOKENS_SAME'));
+  });
+
+  it('refuses the API token as the Twilio auth token, and keeps a given Twilio token out of the file', async () => {
+    await assert.rejects(loadOrCreateTokens(dir, { apiToken: 'same', twilioAuthToken: 'same' }), (e: unknown) => TokensError.is(e, 'TOKENS_SAME'));
+    const t = await loadOrCreateTokens(dir, { twilioAuthToken: 'given-twilio' });
+    assert.equal(t.twilioAuthToken, 'given-twilio');
+    assert.deepEqual(t.generated, ['apiToken', 'webhookToken']);
+    const saved = JSON.parse(await fs.readFile(path.join(dir, TOKENS_FILE), 'utf8')) as Record<string, unknown>;
+    assert.equal(saved.twilioAuthToken, undefined);
   });
 });

@@ -65,6 +65,7 @@ describe('process contract', () => {
         defaultDomain: 'mail.example.test',
         apiToken: undefined,
         webhookToken: undefined,
+        twilioAuthToken: undefined,
         maxMessages: 0,
         maxAgeMs: 3_600_000,
       });
@@ -80,10 +81,11 @@ describe('process contract', () => {
     });
 
     it('the CLI takes its tokens from the environment tokensEnv builds, and withoutTokensEnv removes them', () => {
-      const env = tokensEnv({ apiToken: 'api-1', webhookToken: 'wh-2' });
+      const env = tokensEnv({ apiToken: 'api-1', webhookToken: 'wh-2', twilioAuthToken: 'tw-3' });
       const config = parseServeArgs(serveArgs({ dataDir: path.resolve('/tmp/ti-data') }), env) as ServeConfig;
       assert.equal(config.apiToken, 'api-1');
       assert.equal(config.webhookToken, 'wh-2');
+      assert.equal(config.twilioAuthToken, 'tw-3');
       const stripped = withoutTokensEnv({ ...env, PATH: '/bin' });
       assert.deepEqual(stripped, { PATH: '/bin' });
       assert.deepEqual(Object.keys(env).sort(), [...SERVER_ENV_NAMES].sort());

@@ -174,12 +174,24 @@ describe('extension local server', function () {
         const api = await conn.ensure();
         const st = conn.state;
         assert.equal(st.kind, 'ready');
-        assert.deepEqual([...secrets.data.keys()].sort(), ['testInbox.apiToken:http://127.0.0.1:0', 'testInbox.webhookToken:http://127.0.0.1:0']);
+        assert.deepEqual([...secrets.data.keys()].sort(), ['testInbox.apiToken:http://127.0.0.1:0', 'testInbox.twilioAuthToken:http://127.0.0.1:0', 'testInbox.webhookToken:http://127.0.0.1:0']);
         const apiToken = secrets.data.get('testInbox.apiToken:http://127.0.0.1:0')!;
         assert.ok(apiToken.length >= 32);
         const domains = await api.listDomains();
         assert.ok(Array.isArray(domains.domains));
         assert.ok(!lines.join('\n').includes(apiToken), 'the generated token never reaches the log');
+        // The server was handed the Twilio auth token from secret storage: it opens the Twilio API.
+        const twilioToken = await conn.twilioAuthToken();
+        assert.equal(twilioToken, secrets.data.get('testInbox.twilioAuthToken:http://127.0.0.1:0'));
+        assert.ok(st.kind === 'ready');
+        const account = `AC${'0'.repeat(32)}`;
+        const sent = await fetch(`${st.server.baseUrl}/2010-04-01/Accounts/${account}/Messages.json`, {
+          method: 'POST',
+          headers: { authorization: `Basic ${Buffer.from(`${account}:${twilioToken}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'To=%2B15550100199&From=%2B15550100000&Body=hi',
+        });
+        assert.equal(sent.status, 201);
+        assert.ok(!lines.join('\n').includes(twilioToken!), 'the Twilio auth token never reaches the log');
         // The same stored tokens are used again next time.
         await conn.stopLocal();
         assert.equal(conn.state.kind, 'stopped');

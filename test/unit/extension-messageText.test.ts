@@ -61,4 +61,11 @@ describe('message texts for code extraction', () => {
     ]);
     assert.equal(bestCode(messageTexts(unmarked)), '777111');
   });
+
+  it('the SMS view state carries the segment count and encoding by the standard rules', () => {
+    const gsm = buildViewState({ domain: 'inbox.test', message: anSms('a'.repeat(161)), allowRemoteImages: false });
+    assert.deepEqual([gsm.sms?.segments, gsm.sms?.encoding], [2, 'GSM-7']);
+    const ucs = buildViewState({ domain: 'inbox.test', message: anSms('Código 123456 😀'), allowRemoteImages: false });
+    assert.deepEqual([ucs.sms?.segments, ucs.sms?.encoding], [1, 'UCS-2']);
+  });
 });

@@ -53,9 +53,12 @@ describe('webview protocol: host → webview', () => {
       tabs: ['conversation', 'links', 'raw'],
       html: undefined,
       text: undefined,
-      sms: { from: '15551234567', to: '14155550100', body: 'Code 4242', time: 1 },
+      sms: { from: '15551234567', to: '14155550100', body: 'Code 4242', time: 1, segments: 1, encoding: 'GSM-7' },
     });
     assert.equal(parseHostMessage(JSON.parse(JSON.stringify(renderOf(state)))).ok, true);
+    const badEncoding = JSON.parse(JSON.stringify(renderOf(state))) as { state: { sms: { encoding: string } } };
+    badEncoding.state.sms.encoding = 'UTF-8';
+    rejects(parseHostMessage(badEncoding), /encoding/);
   });
 
   it('rejects values that are not messages', () => {
@@ -290,7 +293,7 @@ describe('message view state built by the host', () => {
     const s = valid(buildViewState({ domain: 'private', message: anSms(), raw: 'From: 15551234567\r\n\r\nYour Acme code: 7731.', allowRemoteImages: false }));
     assert.equal(s.kind, 'sms');
     assert.deepEqual(s.tabs, ['conversation', 'links', 'raw']);
-    assert.deepEqual(s.sms, { from: '15551234567', to: '14155550100', body: 'Your Acme code: 7731. Do not share it.', time: 1763773200000 });
+    assert.deepEqual(s.sms, { from: '15551234567', to: '14155550100', body: 'Your Acme code: 7731. Do not share it.', time: 1763773200000, segments: 1, encoding: 'GSM-7' });
     assert.equal(s.code?.code, '7731');
     assert.equal(s.html, undefined);
   });

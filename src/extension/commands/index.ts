@@ -10,6 +10,7 @@ import * as clearWebhookToken from './clearWebhookToken';
 import * as copyCode from './copyCode';
 import * as copyMessageId from './copyMessageId';
 import * as copySmtpSettings from './copySmtpSettings';
+import * as copySmsSettings from './copySmsSettings';
 import * as copyWebhookUrl from './copyWebhookUrl';
 import * as debugState from './debugState';
 import * as deleteMessage from './deleteMessage';
@@ -51,6 +52,7 @@ const COMMANDS: Array<{ id: string; title: string; run: Runner }> = [
   { ...startLocalServer, title: 'Start Local Server' },
   { ...stopLocalServer, title: 'Stop Local Server' },
   { ...copySmtpSettings, title: 'Copy SMTP Settings' },
+  { ...copySmsSettings, title: 'Copy SMS Settings' },
   { ...showLog, title: 'Show Log' },
   { ...switchServer, title: 'Switch Server' },
   { ...showMenu, title: 'Test Inbox menu' },

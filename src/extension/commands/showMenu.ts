@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { Services } from '../services';
+import * as copySmsSettings from './copySmsSettings';
 import * as copySmtpSettings from './copySmtpSettings';
 import * as injectMessage from './injectMessage';
 import * as setApiToken from './setApiToken';
@@ -20,6 +21,7 @@ export async function run(s: Services): Promise<void> {
     if (st === 'ready') items.push({ label: '$(debug-stop) Stop Local Server', command: stopLocalServer.id });
     else items.push({ label: '$(play) Start Local Server', command: startLocalServer.id });
     items.push({ label: '$(copy) Copy SMTP Settings', command: copySmtpSettings.id });
+    items.push({ label: '$(device-mobile) Copy SMS Settings', command: copySmsSettings.id });
   }
   items.push(
     { label: '$(arrow-swap) Switch Server…', command: switchServer.id },

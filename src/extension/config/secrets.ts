@@ -1,21 +1,25 @@
 // Every secret key in one module. Tokens live only in the extension's SecretStorage, keyed
 // by server URL. No vscode import: the store takes anything shaped like SecretStorage.
 
-export type TokenKind = 'api' | 'webhook';
+export type TokenKind = 'api' | 'webhook' | 'twilio';
+
+/** The name each kind has in its secret key. */
+const KEY_NAMES: Record<TokenKind, string> = { api: 'apiToken', webhook: 'webhookToken', twilio: 'twilioAuthToken' };
 
 /** Prefix of every secret key, so they are recognisable in a secret-storage dump. */
 export const SECRET_PREFIX = 'testInbox';
 
 /** The secret key of a token for one server (`baseUrl` already normalised). */
 export function secretKey(kind: TokenKind, baseUrl: string): string {
-  return `${SECRET_PREFIX}.${kind === 'api' ? 'apiToken' : 'webhookToken'}:${baseUrl}`;
+  return `${SECRET_PREFIX}.${KEY_NAMES[kind]}:${baseUrl}`;
 }
 
 /** Parses a key made by `secretKey`, or undefined for someone else's key. */
 export function parseSecretKey(key: string): { kind: TokenKind; baseUrl: string } | undefined {
-  const m = /^testInbox\.(apiToken|webhookToken):(.+)$/.exec(key);
+  const m = /^testInbox\.(apiToken|webhookToken|twilioAuthToken):(.+)$/.exec(key);
   if (!m) return undefined;
-  return { kind: m[1] === 'apiToken' ? 'api' : 'webhook', baseUrl: m[2] };
+  const kind = (Object.keys(KEY_NAMES) as TokenKind[]).find((k) => KEY_NAMES[k] === m[1]);
+  return kind && { kind, baseUrl: m[2] };
 }
 
 /** The subset of vscode.SecretStorage used here. */

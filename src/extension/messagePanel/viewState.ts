@@ -1,6 +1,7 @@
 // Builds what the message view shows (a protocol ViewState) from a fetched message and its
 // extras. Pure: no vscode import, so it is unit-tested under Node; the panel calls it.
 // Email HTML goes to the view as received; the view sanitizes it (src/webview-ui/sanitize.ts).
+import { type SmsEncoding, smsSegments } from '../../core/sms';
 import type { Message } from '../../api/types';
 import type { AttachmentInfo } from '../../core/wire';
 import { extractCodes, type CodeReason } from '../../core/otp';
@@ -110,7 +111,7 @@ export function buildViewState(input: ViewInputs): ViewState {
       ],
       links,
       attachments: [],
-      sms: { from: m.fromfull, to: m.to, body: bodies.text ?? '', time: m.time },
+      sms: { from: m.fromfull, to: m.to, body: bodies.text ?? '', time: m.time, ...smsSegmentFields(bodies.text ?? '') },
       notes,
     };
     if (raw) state.raw = raw;
@@ -160,4 +161,10 @@ export function buildViewState(input: ViewInputs): ViewState {
 export function safeFileName(name: string, fallback: string): string {
   const base = (name.split(/[\\/]/).pop() ?? '').replace(/[\u0000-\u001f\u007f<>:"|?*]/g, '_').replace(/^\.+/, '').trim();
   return base.slice(0, 200) || fallback;
+}
+
+/** Segment count and encoding of an SMS text, by the standard rules (core/sms.ts). */
+function smsSegmentFields(text: string): { segments: number; encoding: SmsEncoding } {
+  const { segments, encoding } = smsSegments(text);
+  return { segments, encoding };
 }

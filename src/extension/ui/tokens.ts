@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { tokenProblem, type TokenKind } from '../config/secrets';
 import type { Services } from '../services';
 
-const NAMES: Record<TokenKind, string> = { api: 'API token', webhook: 'webhook token' };
+const NAMES: Record<TokenKind, string> = { api: 'API token', webhook: 'webhook token', twilio: 'Twilio auth token' };
 
 /** `value` (a string argument) skips the prompt, for scripts and tests. */
 export async function setToken(s: Services, kind: TokenKind, value: unknown): Promise<boolean> {

@@ -50,6 +50,8 @@ export interface ComposeInput {
   source: Exclude<MessageSource, 'smtp'>;
   /** Date header; now by default. */
   date?: Date;
+  /** Extra header fields (names `X-…`, values without line breaks), e.g. the Twilio resource's fields. */
+  extraHeaders?: Record<string, string>;
 }
 
 /** The sender written when the payload has no `from` (docs/api.md §4.5 rule 4). */
@@ -78,7 +80,7 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
   const subject = input.subject === undefined || input.subject.trim() === '' ? DUMMY_SUBJECT : input.subject.trim();
   const mailbox = senderMailbox(from);
   // Quoted-printable whatever the text: the stored .eml stays readable as it is.
-  const headers: Mail.Headers = { 'Content-Transfer-Encoding': 'quoted-printable' };
+  const headers: Mail.Headers = { ...input.extraHeaders, 'Content-Transfer-Encoding': 'quoted-printable' };
   if (needsPreEncoding(subject)) {
     const line = mimeFuncs.foldLines(`Subject: ${mimeFuncs.encodeWord(subject, 'Q', ENCODED_WORD_LENGTH)}`, HEADER_LINE_LENGTH);
     headers.Subject = { prepared: true, value: line.slice('Subject: '.length) };

@@ -20,8 +20,12 @@ import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { ComposeError } from './compose';
 import { HttpError, badRequest, notFound } from './errors';
 import { sendError, sendJson } from './respond';
-import { allowedMethods, matchRoute, parseUrl } from './routes';
+import { allowedMethods, isTwilioRoute, matchRoute, parseUrl } from './routes';
 import { StreamHub } from './stream';
+import { TWILIO_API_PREFIX } from '../contract';
+import { type TwilioContext, handleTwilio } from './twilio/api';
+import { TwilioApiError, fromHttpError, sendTwilioError } from './twilio/errors';
+import { TwilioMessages } from './twilio/store';
 
 export { HttpError } from './errors';
 export { DEFAULT_MAX_BODY_BYTES } from './body';
@@ -37,6 +41,11 @@ export interface HttpApiOptions {
   store: Store;
   apiToken: string;
   webhookToken: string;
+  /**
+   * Password of the Twilio-compatible Messages API and key of inbound Twilio webhook
+   * signatures. Absent: that API refuses every request and form webhooks go unverified.
+   */
+  twilioAuthToken?: string;
   /** Domain that writes to `private` go to. */
   defaultDomain: string;
   /** Host header values allowed besides localhost, 127.0.0.1 and [::1] (any port). */
@@ -67,10 +76,13 @@ class Api {
   /** Pending long-polls: each ends its wait when called. */
   readonly #polls = new Set<() => void>();
   readonly #ctx: ApiContext;
+  readonly #twilio: TwilioContext;
   #closing = false;
 
   constructor(o: HttpApiOptions) {
     if (o.apiToken === o.webhookToken) throw new AuthConfigError('same_tokens', 'the API token and the webhook token must differ');
+    if (o.twilioAuthToken !== undefined && o.twilioAuthToken === o.apiToken) throw new AuthConfigError('same_tokens', 'the Twilio auth token and the API token must differ');
+    const twilioToken = o.twilioAuthToken === undefined ? undefined : new TokenCheck(o.twilioAuthToken, 'Twilio auth token');
     this.#apiToken = new TokenCheck(o.apiToken, 'API token');
     const webhookToken = new TokenCheck(o.webhookToken, 'webhook token');
     const defaultDomain = o.defaultDomain.toLowerCase();
@@ -82,9 +94,11 @@ class Api {
     const maxBody = o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     if (!Number.isSafeInteger(maxBody) || maxBody < 1) throw new RangeError(`maxBodyBytes must be a whole number >= 1, got ${String(o.maxBodyBytes)}`);
     this.#hub = new StreamHub(o.store);
-    this.#ctx = { store: o.store, hub: this.#hub, webhookToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
+    const messages = new TwilioMessages(o.store);
+    this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody };
+    this.#ctx = { store: o.store, hub: this.#hub, webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
     this.server = http.createServer((req, res) => {
-      this.#handle(req, res).catch((err: unknown) => this.#fail(res, describe(req), err));
+      this.#handle(req, res).catch((err: unknown) => this.#fail(req, res, err));
     });
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#clientError(err, socket));
   }
@@ -125,37 +139,38 @@ class Api {
     socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   }
 
-  #fail(res: http.ServerResponse, what: string, err: unknown): void {
-    if (HttpError.is(err)) {
-      sendError(res, err);
+  /** Answers a failed request: Twilio's error shape under Twilio's API path, ours elsewhere. */
+  #fail(req: http.IncomingMessage, res: http.ServerResponse, err: unknown): void {
+    const twilio = (req.url ?? '').startsWith(`${TWILIO_API_PREFIX}/`);
+    if (TwilioApiError.is(err)) {
+      sendTwilioError(res, err);
       return;
     }
-    if (ComposeError.is(err)) {
-      sendError(res, badRequest('bad_field', err.message));
-      return;
-    }
+    const httpError = this.#toHttpError(describe(req), err);
+    if (twilio) sendTwilioError(res, fromHttpError(httpError));
+    else sendError(res, httpError);
+  }
+
+  #toHttpError(what: string, err: unknown): HttpError {
+    if (HttpError.is(err)) return err;
+    if (ComposeError.is(err)) return badRequest('bad_field', err.message);
     if (StoreError.is(err)) {
       switch (err.code) {
         case 'BAD_TARGET':
-          sendError(res, badRequest('bad_name', err.message));
-          return;
+          return badRequest('bad_name', err.message);
         case 'BAD_CURSOR':
-          sendError(res, badRequest('bad_param', err.message));
-          return;
+          return badRequest('bad_param', err.message);
         case 'NOT_FOUND':
-          sendError(res, notFound('message not found'));
-          return;
+          return notFound('message not found');
         case 'NOT_OPEN':
-          sendError(res, new HttpError(503, 'unavailable', 'the message store is not open'));
-          return;
+          return new HttpError(503, 'unavailable', 'the message store is not open');
         case 'IO':
           this.#log('error', `${what}: storage failed: ${err.message}`);
-          sendError(res, new HttpError(500, 'internal', 'the message store failed to read or write; see the server log'));
-          return;
+          return new HttpError(500, 'internal', 'the message store failed to read or write; see the server log');
       }
     }
     this.#log('error', `${what}: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    sendError(res, new HttpError(500, 'internal', 'internal error; see the server log'));
+    return new HttpError(500, 'internal', 'internal error; see the server log');
   }
 
   async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -178,6 +193,10 @@ class Api {
     }
     const ctx = this.#ctx;
     if (route.kind === 'webhook') return receiveWebhook(ctx, req, res, route, url.query);
+    if (isTwilioRoute(route)) {
+      if (route.kind === 'twilioUnknown') throw notFound(`The requested resource ${url.path.slice(0, 200)} was not found`);
+      return handleTwilio(this.#twilio, req, res, route, url.query);
+    }
     this.#requireApiToken(req, url.query);
     switch (route.kind) {
       case 'domains':
@@ -194,6 +213,8 @@ class Api {
         return messageResource(ctx, req, res, route);
       case 'stream':
         return openStream(ctx, res, route);
+      default:
+        throw notFound(`unknown route ${method} ${url.path}`);
     }
   }
 

@@ -2,6 +2,7 @@
 // percent-decoding, so an encoded slash or dot-dot stays inside one segment and is then
 // refused by the name checks; nothing is ever resolved against the file system here.
 // Both `/api/v2/domains/` and `/api/v2/domain/` are accepted; a trailing slash is optional.
+import { TWILIO_API_PREFIX } from '../contract';
 import { HttpError, badRequest, notFound } from './errors';
 
 /** Longest request target accepted; longer ones are not a real client (Node's header limit is 16 KB anyway). */
@@ -21,7 +22,13 @@ export type Route =
   | { kind: 'message'; domain: string; inbox?: string; id: string; view: MessageView; attachment?: string }
   | { kind: 'stream'; domain: string; inbox?: string }
   /** `first` is the webhook token (token-in-path form) or the domain (with `?whtoken=`). */
-  | { kind: 'webhook'; first: string; inbox?: string };
+  | { kind: 'webhook'; first: string; inbox?: string }
+  /** Twilio's Messages API (docs/twilio.md): list and send. */
+  | { kind: 'twilioMessages'; accountSid: string }
+  /** Twilio's Messages API: fetch one message. */
+  | { kind: 'twilioMessage'; accountSid: string; sid: string }
+  /** Any other path under Twilio's API version: a Twilio-shaped 404. */
+  | { kind: 'twilioUnknown' };
 
 export interface ParsedUrl {
   /** Percent-decoded path segments after the leading slash, trailing slash dropped. */
@@ -70,6 +77,7 @@ function messageRoute(domain: string, inbox: string | undefined, rest: string[])
 export function matchRoute(segments: string[]): Route | undefined {
   const s = segments;
   if (s.length === 1 && s[0] === 'healthz') return { kind: 'health' };
+  if (s[0] === TWILIO_API_PREFIX.slice(1)) return twilioRoute(s);
   if (s[0] !== 'api' || s[1] !== 'v2' || (s[2] !== 'domains' && s[2] !== 'domain')) return undefined;
   if (s.length === 3) return { kind: 'domains' };
   const domain = s[3];
@@ -97,6 +105,22 @@ export function matchRoute(segments: string[]): Route | undefined {
   }
 }
 
+/** `/2010-04-01/Accounts/{AccountSid}/Messages.json` and `…/Messages/{Sid}.json`. */
+function twilioRoute(s: string[]): Route {
+  if (s.length < 4 || s[1] !== 'Accounts' || s[2] === '') return { kind: 'twilioUnknown' };
+  const accountSid = s[2];
+  if (s.length === 4 && s[3] === 'Messages.json') return { kind: 'twilioMessages', accountSid };
+  if (s.length === 5 && s[3] === 'Messages' && s[4].endsWith('.json') && s[4].length > '.json'.length) {
+    return { kind: 'twilioMessage', accountSid, sid: s[4].slice(0, -'.json'.length) };
+  }
+  return { kind: 'twilioUnknown' };
+}
+
+/** True for the routes whose errors are in Twilio's shape. */
+export function isTwilioRoute(route: Route): route is Extract<Route, { kind: 'twilioMessages' | 'twilioMessage' | 'twilioUnknown' }> {
+  return route.kind === 'twilioMessages' || route.kind === 'twilioMessage' || route.kind === 'twilioUnknown';
+}
+
 /** Methods each route kind answers; anything else is 405 with `Allow`. */
 export function allowedMethods(route: Route): readonly string[] {
   switch (route.kind) {
@@ -109,6 +133,11 @@ export function allowedMethods(route: Route): readonly string[] {
     case 'inboxMessages':
     case 'webhook':
       return ['POST'];
+    case 'twilioMessages':
+      return ['GET', 'POST'];
+    case 'twilioMessage':
+    case 'twilioUnknown':
+      return ['GET'];
     case 'allInboxes':
       return ['DELETE'];
     case 'message':

@@ -7,6 +7,7 @@ import type { Store } from '../../store/types';
 import type { TokenCheck } from '../auth';
 import { badRequest } from '../errors';
 import type { StreamHub } from '../stream';
+import type { TwilioContext } from '../twilio/api';
 
 export type Query = URLSearchParams;
 export type Req = http.IncomingMessage;
@@ -16,6 +17,10 @@ export interface ApiContext {
   readonly store: Store;
   readonly hub: StreamHub;
   readonly webhookToken: TokenCheck;
+  /** The Twilio messages (inbound Twilio webhooks are stored there). */
+  readonly twilio: TwilioContext;
+  /** Key of X-Twilio-Signature on form webhooks; absent: they are not verified. */
+  readonly twilioAuthToken?: string;
   /** Domain that writes to `private` go to (lowercase, checked). */
   readonly defaultDomain: string;
   readonly maxBody: number;

@@ -69,10 +69,16 @@ export async function injectMessage(ctx: ApiContext, req: Req, res: Res, rawDoma
 
 /** Composes the payload into a message, stores it durably, answers with its id. */
 export async function deliver(ctx: ApiContext, res: Res, domain: string, inbox: string, msg: InjectedMessage, source: Exclude<MessageSource, 'smtp'>): Promise<void> {
-  const raw = await composeMessage({ from: msg.from, subject: msg.subject, text: msg.text, inbox, domain, source });
-  const [meta] = await ctx.store.add([{ domain, inbox }], raw, source);
+  const meta = await store(ctx, domain, inbox, msg, source);
   const body: InjectionResult = { status: 'ok', id: meta.id };
   sendJson(res, 200, body);
+}
+
+/** Composes the payload into a message and stores it durably; no answer is sent. */
+export async function store(ctx: ApiContext, domain: string, inbox: string, msg: InjectedMessage, source: Exclude<MessageSource, 'smtp'> = 'webhook'): Promise<MessageMeta> {
+  const raw = await composeMessage({ from: msg.from, subject: msg.subject, text: msg.text, inbox, domain, source });
+  const [meta] = await ctx.store.add([{ domain, inbox }], raw, source);
+  return meta;
 }
 
 export async function clearInbox(ctx: ApiContext, res: Res, rawDomain: string, rawInbox: string): Promise<void> {

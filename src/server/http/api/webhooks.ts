@@ -2,10 +2,16 @@
 // token in `?whtoken=` and the domain in the path. Takes the webhook token, never the API token.
 import { checkToken } from '../auth';
 import { HttpError, badRequest } from '../errors';
-import { readInjectedMessage } from '../body';
+import { readBody, readInjectedMessage } from '../body';
+import { sendBytes } from '../respond';
+import { FormError, type FormFields, field, isForm, parseForm } from '../twilio/form';
+import { verifySignature } from '../twilio/signature';
+import { ACCOUNT_SID_RE, MESSAGE_SID_RE, SMS_SUBJECT, newMessageSid } from '../twilio/store';
+import { phoneDigits } from '../../../core/sms';
+import { isPhoneInbox } from '../../../core/ids';
 import type { Route } from '../routes';
 import { type ApiContext, type Query, type Req, type Res, readDomain, readInbox } from './context';
-import { deliver } from './inboxes';
+import { deliver, store as deliverQuietly } from './inboxes';
 
 export async function receiveWebhook(ctx: ApiContext, req: Req, res: Res, route: Extract<Route, { kind: 'webhook' }>, query: Query): Promise<void> {
   // With ?whtoken= the first segment is the domain (`private` or a name); without, it is the token.
@@ -18,6 +24,7 @@ export async function receiveWebhook(ctx: ApiContext, req: Req, res: Res, route:
   const domain = tokenInQuery ? (readDomain(route.first) ?? ctx.defaultDomain) : ctx.defaultDomain;
   // Rule 3: an inbox in the path overrides `to`.
   const pathInbox = route.inbox === undefined ? undefined : readInbox(route.inbox, false);
+  if (isForm(req)) return receiveTwilioForm(ctx, req, res, domain, pathInbox);
   const msg = await readInjectedMessage(req, ctx.maxBody);
   let inbox = pathInbox;
   if (inbox === undefined) {
@@ -28,4 +35,52 @@ export async function receiveWebhook(ctx: ApiContext, req: Req, res: Res, route:
     inbox = readInbox(at > 0 ? to.slice(0, at) : to, false, 'field "to"');
   }
   await deliver(ctx, res, domain, inbox, msg, 'webhook');
+}
+
+/** The answer to Twilio: an empty TwiML document, so that Twilio sends no reply and logs no error. */
+const EMPTY_TWIML = Buffer.from('<?xml version="1.0" encoding="UTF-8"?><Response></Response>', 'utf8');
+
+/**
+ * Twilio's inbound "a message comes in" webhook: a form with `From`, `To`, `Body`,
+ * `MessageSid`, `AccountSid`, …, mapped to from / to / text. When a Twilio auth token is
+ * configured, `X-Twilio-Signature` must match (403 otherwise). Same inbox rules as JSON.
+ */
+async function receiveTwilioForm(ctx: ApiContext, req: Req, res: Res, domain: string, pathInbox: string | undefined): Promise<void> {
+  let form: FormFields;
+  try {
+    form = parseForm(await readBody(req, ctx.maxBody));
+  } catch (e) {
+    if (FormError.is(e)) throw badRequest('bad_field', `the webhook body is not a readable form: ${e.message}`);
+    throw e;
+  }
+  if (ctx.twilioAuthToken !== undefined && !verifySignature(ctx.twilioAuthToken, req, form)) {
+    throw new HttpError(403, 'forbidden', 'the X-Twilio-Signature header is missing or does not match this request and the Twilio auth token');
+  }
+  const to = field(form, 'To')?.trim() ?? '';
+  let inbox = pathInbox;
+  if (inbox === undefined) {
+    const digits = phoneDigits(to);
+    if (!isPhoneInbox(digits)) throw badRequest('bad_field', to === '' ? 'no inbox: name it in the path or send "To"' : `"To" ${JSON.stringify(to.slice(0, 64))} is not a phone number (3 to 20 digits)`);
+    inbox = digits;
+  }
+  const from = field(form, 'From')?.trim() || undefined;
+  const body = field(form, 'Body') ?? '';
+  if (from !== undefined && /[\u0000-\u001f\u007f]/.test(from)) throw badRequest('bad_field', 'from must not contain line breaks or control characters');
+  const accountSid = field(form, 'AccountSid') ?? '';
+  const messageSid = field(form, 'MessageSid') ?? field(form, 'SmsSid') ?? '';
+  if (ACCOUNT_SID_RE.test(accountSid) && !/[\u0000-\u001f\u007f]/.test(to)) {
+    await ctx.twilio.messages.add({
+      sid: MESSAGE_SID_RE.test(messageSid) && !ctx.twilio.messages.get(messageSid) ? messageSid : newMessageSid(),
+      accountSid,
+      to: to === '' ? inbox : to,
+      from,
+      direction: 'inbound',
+      body,
+      domain,
+      inbox,
+    });
+  } else {
+    await deliverQuietly(ctx, domain, inbox, { from, subject: SMS_SUBJECT, text: body });
+  }
+  sendBytes(res, EMPTY_TWIML, { 'content-type': 'text/xml; charset=utf-8' });
 }

@@ -1,0 +1,37 @@
+import * as vscode from 'vscode';
+import { LOCAL_TWILIO_ACCOUNT_SID } from '../../server/contract';
+import { ExtensionError } from '../errors';
+import type { Services } from '../services';
+
+export const id = 'testInbox.copySmsSettings';
+
+/**
+ * What an app needs to send SMS into the local server through a Twilio SDK, in `.env` form:
+ * the base URL, an Account SID and the Twilio auth token — never the API token, which reads all mail.
+ */
+export function smsSettingsText(baseUrl: string, accountSid: string, twilioAuthToken: string): string {
+  return [
+    '# Test Inbox: SMS through the Twilio-compatible API (point your Twilio client at TWILIO_API_BASE_URL)',
+    `TWILIO_API_BASE_URL=${baseUrl}`,
+    `TWILIO_ACCOUNT_SID=${accountSid}`,
+    `TWILIO_AUTH_TOKEN=${twilioAuthToken}`,
+    '',
+  ].join('\n');
+}
+
+export async function run(s: Services): Promise<string | undefined> {
+  if (!s.connection.isLocal) {
+    throw new ExtensionError('notSupported', 'A hosted server has no Twilio-compatible API; SMS settings are for the local server.');
+  }
+  await s.connection.ensure();
+  const st = s.connection.state;
+  if (st.kind !== 'ready') return undefined;
+  const token = await s.connection.twilioAuthToken();
+  if (!token) {
+    throw new ExtensionError('notSupported', 'The Twilio auth token of this server is not known: it was started elsewhere without one in its data folder. Start it from VS Code, or pass --twilio-auth-token.');
+  }
+  const text = smsSettingsText(st.server.baseUrl, LOCAL_TWILIO_ACCOUNT_SID, token);
+  await vscode.env.clipboard.writeText(text);
+  void vscode.window.setStatusBarMessage(`$(check) Copied SMS settings (${st.server.baseUrl})`, 5000);
+  return text;
+}

@@ -1,0 +1,147 @@
+// Twilio messages in the ordinary store. Each is an SMS composed into the phone inbox of the
+// digits of its `To` (readable by the inbox API and the tree like any other), carrying the
+// fields of Twilio's Message resource in X-Twilio-* header fields. The index from SID to
+// message id is built from those headers on first use and kept current by this module and
+// the store's delete events.
+import PostalMime from 'postal-mime';
+import { randomBytes } from 'node:crypto';
+import { decodeEncodedWords, readHeaderFields } from '../../store/headers';
+import type { MessageMeta, Store } from '../../store/types';
+import { composeMessage } from '../compose';
+
+/** Header fields holding the Message resource's fields. */
+export const HEADER = {
+  sid: 'X-Twilio-Message-Sid',
+  accountSid: 'X-Twilio-Account-Sid',
+  to: 'X-Twilio-To',
+  from: 'X-Twilio-From',
+  direction: 'X-Twilio-Direction',
+  messagingServiceSid: 'X-Twilio-Messaging-Service-Sid',
+} as const;
+
+/** Subject of every Twilio message: an SMS has none; the tree shows it like the sample SMS. */
+export const SMS_SUBJECT = 'SMS';
+
+export type Direction = 'outbound-api' | 'inbound';
+
+export interface TwilioRecord {
+  sid: string;
+  accountSid: string;
+  to: string;
+  /** Undefined when sent through a Messaging Service without `From`. */
+  from?: string;
+  messagingServiceSid?: string;
+  direction: Direction;
+  /** Store message id and receipt time. */
+  id: string;
+  time: number;
+}
+
+export const ACCOUNT_SID_RE = /^AC[0-9a-fA-F]{32}$/;
+export const MESSAGE_SID_RE = /^(SM|MM)[0-9a-fA-F]{32}$/;
+export const SERVICE_SID_RE = /^MG[0-9a-fA-F]{32}$/;
+
+/** A new Message SID: `SM` + 32 lowercase hex digits (128 random bits). */
+export function newMessageSid(): string {
+  return `SM${randomBytes(16).toString('hex')}`;
+}
+
+export class TwilioMessages {
+  readonly #store: Store;
+  readonly #bySid = new Map<string, TwilioRecord>();
+  #ready: Promise<void> | undefined;
+
+  constructor(store: Store) {
+    this.#store = store;
+    store.on('delete', (metas) => {
+      const gone = new Set(metas.map((m) => m.id));
+      for (const [sid, r] of this.#bySid) if (gone.has(r.id)) this.#bySid.delete(sid);
+    });
+  }
+
+  /** Builds the index from the stored messages once. */
+  ready(): Promise<void> {
+    this.#ready ??= this.#build();
+    return this.#ready;
+  }
+
+  async #build(): Promise<void> {
+    const all = this.#store.list(undefined, '*', { limit: Number.MAX_SAFE_INTEGER, skip: 0, sort: 'ascending' }).msgs;
+    for (const meta of all) {
+      if (!/^[0-9]+$/.test(meta.inbox)) continue;
+      let raw: Buffer;
+      try {
+        raw = await this.#store.readRaw(meta.id);
+      } catch {
+        continue; // deleted meanwhile
+      }
+      const rec = recordFromHeaders(meta, readHeaderFields(raw) ?? []);
+      if (rec) this.#bySid.set(rec.sid, rec);
+    }
+  }
+
+  /** Stores the SMS durably and indexes it; resolves its record. */
+  async add(input: Omit<TwilioRecord, 'id' | 'time'> & { body: string; domain: string; inbox: string }): Promise<TwilioRecord> {
+    await this.ready();
+    const extraHeaders: Record<string, string> = {
+      [HEADER.sid]: input.sid,
+      [HEADER.accountSid]: input.accountSid,
+      [HEADER.to]: input.to,
+      [HEADER.direction]: input.direction,
+    };
+    if (input.from !== undefined) extraHeaders[HEADER.from] = input.from;
+    if (input.messagingServiceSid !== undefined) extraHeaders[HEADER.messagingServiceSid] = input.messagingServiceSid;
+    const raw = await composeMessage({
+      from: input.from ?? input.messagingServiceSid,
+      subject: SMS_SUBJECT,
+      text: input.body,
+      inbox: input.inbox,
+      domain: input.domain,
+      source: input.direction === 'inbound' ? 'webhook' : 'inject',
+      extraHeaders,
+    });
+    const [meta] = await this.#store.add([{ domain: input.domain, inbox: input.inbox }], raw, input.direction === 'inbound' ? 'webhook' : 'inject');
+    const rec: TwilioRecord = {
+      sid: input.sid,
+      accountSid: input.accountSid,
+      to: input.to,
+      from: input.from,
+      messagingServiceSid: input.messagingServiceSid,
+      direction: input.direction,
+      id: meta.id,
+      time: meta.time,
+    };
+    this.#bySid.set(rec.sid, rec);
+    return rec;
+  }
+
+  get(sid: string): TwilioRecord | undefined {
+    const r = this.#bySid.get(sid);
+    return r && this.#store.get(r.id) ? r : undefined;
+  }
+
+  /** The records of an account, newest first (ties: the later id first). */
+  list(accountSid: string): TwilioRecord[] {
+    return [...this.#bySid.values()].filter((r) => r.accountSid === accountSid && this.#store.get(r.id)).sort((a, b) => b.time - a.time || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  }
+
+  /** The message's text as stored (trailing line breaks removed, as the SMS shape has it). */
+  async body(rec: TwilioRecord): Promise<string> {
+    const email = await PostalMime.parse(await this.#store.readRaw(rec.id));
+    return (email.text ?? '').replace(/\r\n/g, '\n').replace(/[\r\n]+$/, '');
+  }
+}
+
+function recordFromHeaders(meta: MessageMeta, fields: Array<[string, string]>): TwilioRecord | undefined {
+  const get = (name: string): string | undefined => {
+    const v = fields.find(([n]) => n === name.toLowerCase())?.[1];
+    return v === undefined ? undefined : decodeEncodedWords(v);
+  };
+  const sid = get(HEADER.sid);
+  const accountSid = get(HEADER.accountSid);
+  const to = get(HEADER.to);
+  const direction = get(HEADER.direction);
+  if (!sid || !MESSAGE_SID_RE.test(sid) || !accountSid || !ACCOUNT_SID_RE.test(accountSid) || to === undefined) return undefined;
+  if (direction !== 'outbound-api' && direction !== 'inbound') return undefined;
+  return { sid, accountSid, to, from: get(HEADER.from), messagingServiceSid: get(HEADER.messagingServiceSid), direction, id: meta.id, time: meta.time };
+}
