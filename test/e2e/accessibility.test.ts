@@ -170,6 +170,9 @@ describe('e2e: accessibility of the views in four themes (axe-core)', function (
       const sheet = signup.locator('iframe.html-frame');
       assert.equal(await sheet.evaluate((e) => e.classList.contains('themed')), theme.themeSetting, 'simple mail follows the theme only with the setting');
       if (theme.themeSetting) assert.match((await sheet.getAttribute('srcdoc')) ?? '', /color-scheme:dark/, 'the themed sheet is dark in High Contrast (dark)');
+      // The theme's screenshot: the code box and the email's sheet.
+      fs.mkdirSync(E2E_OUTPUT, { recursive: true });
+      await page.screenshot({ path: path.join(E2E_OUTPUT, `axe-${theme.name.replace(/\W+/g, '-')}.png`) });
       if (theme.hc) {
         const border = (await sheet.evaluate(`(() => { const s = getComputedStyle(document.querySelector('iframe.html-frame')); return [s.borderTopWidth, s.borderTopColor]; })()`)) as [string, string];
         assert.equal(border[0], '2px', 'the HTML sheet has a visible border in High Contrast');
@@ -212,8 +215,6 @@ describe('e2e: accessibility of the views in four themes (axe-core)', function (
       failures.push(...(await audit(report, `${theme.name}, Attachments tab`)));
       await selectTab(report, /^Headers/);
       failures.push(...(await audit(report, `${theme.name}, Headers tab`)));
-      fs.mkdirSync(E2E_OUTPUT, { recursive: true });
-      await page.screenshot({ path: path.join(E2E_OUTPUT, `axe-${theme.name.replace(/\W+/g, '-')}.png`) });
 
       // The SMS: its heading and its editor tab name the sender.
       await expandRow(treeRow(page, new RegExp(`^SMS inbox ${SAMPLES.smsInbox}`)));
