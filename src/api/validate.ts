@@ -97,9 +97,15 @@ function headerMap(v: unknown, path: string): Record<string, string> {
   return out;
 }
 
+/** Longest `code` accepted in a summary: core/otp.ts finds none longer than 12 characters. */
+const MAX_SUMMARY_CODE = 32;
+
 function summary(v: unknown, path: string, listingDomain: string): MessageSummary {
   const o = obj(v, path);
+  const code = optStr(o, 'code', path);
+  if (code !== undefined && (code === '' || code.length > MAX_SUMMARY_CODE || /\s/.test(code))) throw protocolError(join(path, 'code'), `a one-time code (1–${MAX_SUMMARY_CODE} characters, no spaces)`, code);
   return {
+    ...(code !== undefined ? { code } : {}),
     // The hosted service omits `subject` on messages without one and `domain` on summaries.
     subject: optStr(o, 'subject', path, ''),
     domain: optStr(o, 'domain', path, listingDomain),

@@ -14,6 +14,8 @@ export interface MessageSummary {
   /** Receipt time, ms since the Unix epoch. */
   time: number;
   seconds_ago: number;
+  /** Local server extra: the one-time code detected at ingest (core/otp.ts), when there is one. */
+  code?: string;
 }
 
 /** docs/api.md §2.1: response of the list operation. */

@@ -6,12 +6,13 @@
 import {
   parseHostMessage,
   TAB_LABELS,
+  viewTitle,
   type HostMessage,
   type TabId,
   type ViewState,
   type WebviewMessage,
 } from './protocol';
-import { buildSrcdoc, type SrcdocResult } from './sanitize';
+import { buildSrcdoc, type FrameTheme, type SrcdocResult } from './sanitize';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -102,7 +103,8 @@ function showLoading(id: string): void {
   const r = root();
   r.replaceChildren();
   r.setAttribute('aria-busy', 'true');
-  const box = el('div', { class: 'state-box', role: 'status' });
+  // Not a live region: the status line alone speaks ("Loaded: …" once the message is shown).
+  const box = el('div', { class: 'state-box' });
   box.append(icon('loading codicon-modifier-spin'), el('span', {}, `Loading message ${id}…`));
   r.append(box);
 }
@@ -130,7 +132,7 @@ function showNotice(level: 'info' | 'error', text: string): void {
 function renderHeader(state: ViewState): HTMLElement {
   const h = state.header;
   const header = el('header', { class: 'message-header' });
-  header.append(el('h1', { class: 'subject' }, h.subject || '(no subject)'));
+  header.append(el('h1', { class: 'subject' }, viewTitle(state)));
   const dl = el('dl', { class: 'fields' });
   const field = (name: string, value: string, extra?: HTMLElement): void => {
     const dd = el('dd', {}, value);
@@ -177,7 +179,7 @@ function renderHtmlPanel(state: ViewState, panel: HTMLElement): void {
   frame.setAttribute('sandbox', '');
   frame.setAttribute('referrerpolicy', 'no-referrer');
   frame.setAttribute('title', 'HTML body of the message');
-  frame.className = 'html-frame';
+  frame.className = built.themed ? 'html-frame themed' : 'html-frame';
   frame.srcdoc = built.srcdoc;
   panel.append(frame);
   if (state.links.length > 0) panel.append(el('p', { class: 'note' }, 'Links in this view do not open. Use the Links tab to open them.'));
@@ -220,7 +222,8 @@ function renderLinksPanel(state: ViewState, panel: HTMLElement): void {
     if (text && text !== url) label.append(el('div', { class: 'link-text' }, text));
     label.append(el('div', { class: 'link-url' }, url));
     li.append(label);
-    li.append(button('Open…', 'link-external', () => post({ type: 'openLink', url }), { 'aria-label': `Open link ${url}` }));
+    const name = text && text !== url ? `Open link '${text}' (${url})` : `Open link ${url}`;
+    li.append(button('Open…', 'link-external', () => post({ type: 'openLink', url }), { 'aria-label': name }));
     list.append(li);
   }
   panel.append(list);
@@ -246,7 +249,8 @@ function renderAttachmentsPanel(state: ViewState, panel: HTMLElement): void {
 function renderConversationPanel(state: ViewState, panel: HTMLElement): void {
   const sms = state.sms;
   if (!sms) return;
-  const thread = el('div', { class: 'conversation', role: 'log', 'aria-label': `SMS conversation with ${sms.from}` });
+  // A group, not a log: a log is a live region and would read the message again on each render.
+  const thread = el('div', { class: 'conversation', role: 'group', 'aria-label': `SMS conversation with ${sms.from}` });
   const bubble = el('article', { class: 'bubble', 'aria-label': `SMS from ${sms.from} at ${formatTime(sms.time)}` });
   const meta = el('div', { class: 'bubble-meta' });
   meta.append(el('span', { class: 'sender' }, sms.from), el('time', { datetime: new Date(sms.time).toISOString() }, formatTime(sms.time)));
@@ -331,10 +335,18 @@ function renderTabs(state: ViewState, container: HTMLElement): void {
   select(selected, false);
 }
 
+/** The theme's editor colours, read from the variables VS Code sets on the view's document. */
+function frameTheme(): FrameTheme {
+  const css = getComputedStyle(document.documentElement);
+  const v = (name: string): string => css.getPropertyValue(name).trim();
+  const dark = document.body.classList.contains('vscode-dark') || (document.body.classList.contains('vscode-high-contrast') && !document.body.classList.contains('vscode-high-contrast-light'));
+  return { background: v('--vscode-editor-background'), foreground: v('--vscode-editor-foreground'), link: v('--vscode-textLink-foreground'), scheme: dark ? 'dark' : 'light' };
+}
+
 function sanitize(state: ViewState): SrcdocResult | undefined {
   if (!state.html) return undefined;
   try {
-    return buildSrcdoc(state.html.source, { allowRemoteImages: state.html.remoteAllowed, inlineImages: new Map(state.html.inlineImages) });
+    return buildSrcdoc(state.html.source, { allowRemoteImages: state.html.remoteAllowed, inlineImages: new Map(state.html.inlineImages) }, state.html.themeColors ? frameTheme() : undefined);
   } catch (e) {
     console.warn(`Test Inbox message view could not sanitize the HTML: ${String(e)}`);
     return undefined;
@@ -356,7 +368,8 @@ function render(state: ViewState): void {
     r.append(n);
   }
   renderTabs(state, r);
-  document.title = state.header.subject || state.id;
+  document.title = viewTitle(state);
+  showNotice('info', `Loaded: ${viewTitle(state)}`);
   post({ type: 'rendered', id: state.id, tabs: state.tabs, blockedRemote: built?.blockedRemote ?? 0 });
 }
 

@@ -70,6 +70,8 @@ export interface ViewHtml {
   source: string;
   /** Whether remote images may load (the setting, or the user's choice for this message). */
   remoteAllowed: boolean;
+  /** Show simple mail (no backgrounds of its own) in the theme's colours (the `testInbox.themeSimpleMail` setting). */
+  themeColors?: boolean;
   truncated: boolean;
   /** Inline parts the HTML refers to: `[content id (bare, lowercase), data:image/… URL]`. */
   inlineImages: Array<[string, string]>;
@@ -268,6 +270,7 @@ function viewState(v: unknown): ViewState {
       source: str(ho, 'source', 'state.html', MAX_HTML_SOURCE),
       remoteAllowed: bool(ho, 'remoteAllowed', 'state.html'),
       truncated: bool(ho, 'truncated', 'state.html'),
+      ...(ho.themeColors !== undefined && bool(ho, 'themeColors', 'state.html') ? { themeColors: true } : {}),
       inlineImages: images.map((pair, i) => {
         const w = `state.html.inlineImages[${i}]`;
         if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') throw new Invalid(`${w} must be a [content id, data URL] pair of strings`);
@@ -361,4 +364,10 @@ export function parseWebviewMessage(data: unknown): Parsed<WebviewMessage> {
         throw new Invalid(`unknown message type ${JSON.stringify(o.type)}`);
     }
   });
+}
+
+/** The message's heading and editor tab title: an SMS names its sender, an email shows its subject. */
+export function viewTitle(state: Pick<ViewState, 'kind' | 'id' | 'header'>): string {
+  if (state.kind === 'sms') return `SMS from ${state.header.from || 'unknown sender'}`;
+  return state.header.subject || '(no subject)';
 }

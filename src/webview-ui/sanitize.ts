@@ -308,14 +308,51 @@ const SRCDOC_BASE_CSS =
 export interface SrcdocResult extends SanitizeResult {
   /** A whole document for `iframe.srcdoc`: its CSP first, no referrer, base styles, then the sanitized body. */
   srcdoc: string;
+  /** Whether the frame shows the mail in the theme's colours (asked for, and the mail is simple). */
+  themed: boolean;
 }
 
-export function buildSrcdoc(input: string, opts: SanitizeOptions): SrcdocResult {
+/** The theme's colours for simple mail (the `testInbox.themeSimpleMail` setting). */
+export interface FrameTheme {
+  background: string;
+  foreground: string;
+  link: string;
+  /** `dark` or `light`: the frame's scroll bars and form controls follow it. */
+  scheme: 'dark' | 'light';
+}
+
+/** A colour as the theme variables give it: hex or rgb()/rgba(), nothing else reaches the frame's CSS. */
+const SAFE_COLOR = /^(?:#[0-9a-f]{3,8}|rgba?\(\s*[\d.]+%?\s*(?:,\s*[\d.]+%?\s*){2,3}\))$/i;
+
+/** Whether `value` is a colour the frame's base CSS may hold. */
+export function isSafeColor(value: string): boolean {
+  return SAFE_COLOR.test(value.trim());
+}
+
+/**
+ * Simple mail sets no background of its own: no `bgcolor` or `background` attribute and no
+ * `background` in any style. Anything else keeps the white sheet it was designed on.
+ */
+export function hasOwnBackground(sanitizedBody: string): boolean {
+  const doc = new DOMParser().parseFromString(`<!DOCTYPE html><html><body>${sanitizedBody}</body></html>`, 'text/html');
+  if (doc.querySelector('[bgcolor], [background]')) return true;
+  for (const el of doc.querySelectorAll('[style]')) if (/background/i.test(el.getAttribute('style') ?? '')) return true;
+  for (const style of doc.querySelectorAll('style')) if (/background/i.test(style.textContent ?? '')) return true;
+  return false;
+}
+
+function themeCss(t: FrameTheme): string | undefined {
+  if (![t.background, t.foreground, t.link].every(isSafeColor)) return undefined;
+  return `html{color-scheme:${t.scheme}}body{background:${t.background.trim()};color:${t.foreground.trim()}}a[data-link]{color:${t.link.trim()}}`;
+}
+
+export function buildSrcdoc(input: string, opts: SanitizeOptions, theme?: FrameTheme): SrcdocResult {
   const r = sanitizeEmailHtml(input, opts);
+  const themed = theme && !hasOwnBackground(r.html) ? themeCss(theme) : undefined;
   const srcdoc =
     '<!DOCTYPE html><html><head><meta charset="utf-8">' +
     `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(srcdocCsp(opts.allowRemoteImages))}">` +
     '<meta name="referrer" content="no-referrer">' +
-    `<style>${SRCDOC_BASE_CSS}</style></head><body>${r.html}</body></html>`;
-  return { ...r, srcdoc };
+    `<style>${SRCDOC_BASE_CSS}${themed ?? ''}</style></head><body>${r.html}</body></html>`;
+  return { ...r, srcdoc, themed: themed !== undefined };
 }

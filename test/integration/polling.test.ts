@@ -30,8 +30,21 @@ describe('Test Inbox polling for servers without a stream', function () {
         return;
       }
       const up = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } }, (r) => {
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        r.pipe(res);
+        if (!/^application\/json/.test(r.headers['content-type'] ?? '')) {
+          res.writeHead(r.statusCode ?? 502, r.headers);
+          r.pipe(res);
+          return;
+        }
+        // Like the hosted API, listings carry no `code` (a local-server extra).
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { msgs?: Array<Record<string, unknown>> };
+          for (const m of body.msgs ?? []) delete m.code;
+          const headers = { ...r.headers };
+          delete headers['content-length'];
+          res.writeHead(r.statusCode ?? 502, headers).end(JSON.stringify(body));
+        });
       });
       up.on('error', () => res.writeHead(502).end());
       req.pipe(up);
@@ -67,5 +80,22 @@ describe('Test Inbox polling for servers without a stream', function () {
     const st = await waitForState((s) => findNode(s.tree, (n) => n.label === 'Found by polling') !== undefined, 'the polled message', 20_000);
     assert.equal(st.live.private, 'polling');
     assert.ok(st.badge >= 1, 'the badge counts the new mail');
+  });
+
+  it('offers Copy One-Time Code on a row once its message was opened (listings carry no code)', async () => {
+    const res = await fetch(`${server.httpUrl}/api/v2/domains/private/inboxes/coded`, {
+      method: 'POST',
+      headers: { authorization: API_TOKEN, 'content-type': 'application/json' },
+      body: JSON.stringify({ from: 'svc@poll.test', subject: 'Sign in', text: 'Your verification code is 604418.' }),
+    });
+    assert.equal(res.status, 200);
+    const { id } = (await res.json()) as { id: string };
+    let st = await waitForState((s) => findNode(s.tree, (n) => n.label === 'Sign in') !== undefined, 'the polled message', 20_000);
+    const before = findNode(st.tree, (n) => n.label === 'Sign in')!;
+    assert.equal(before.contextValue, 'testInbox.message', 'no code is known before the message was fetched');
+    await vscode.commands.executeCommand('testInbox.openMessage', { domain: 'private', inbox: 'coded', id });
+    st = await waitForState((s) => findNode(s.tree, (n) => n.label === 'Sign in')?.contextValue === 'testInbox.message.code', 'the row with its learned code', 20_000);
+    assert.match(findNode(st.tree, (n) => n.label === 'Sign in')!.accessibilityLabel ?? '', /, has code 604418$/);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 });

@@ -54,6 +54,15 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
     assert.equal(r.json.msgs[0].subject, 'second');
   });
 
+  it('adds the one-time code found at ingest to summaries that have one (a local extra, docs/api.md §2.2)', async () => {
+    const withCode = await inject('kim', { from: 'Acme <no-reply@acme.test>', subject: 'Sign in', text: 'Your verification code is 482913.' });
+    const without = await inject('kim', { from: 'Acme <no-reply@acme.test>', subject: 'Hello', text: 'Nothing here.' });
+    const r = await h.call('GET', '/api/v2/domains/private/inboxes/kim');
+    const byId = new Map<string, Record<string, unknown>>(r.json.msgs.map((m: { id: string }) => [m.id, m]));
+    assert.equal(byId.get(withCode)?.code, '482913');
+    assert.deepEqual(Object.keys(byId.get(without) ?? {}).sort(), SUMMARY_KEYS, 'no code field when there is no code');
+  });
+
   it('shapes ids as <inbox>-<number>-<number> with the inbox first', async () => {
     const id = await inject('sign-up.test+x', { text: 'x' });
     assert.match(id, /^sign-up\.test\+x-[0-9]+-[0-9]+$/);

@@ -260,6 +260,23 @@ describe('MaildirStore', () => {
     assert.ok(parseMessageId(next.id)!.counter > parseMessageId(newest.id)!.counter);
   });
 
+  it('finds the one-time code at ingest, as an email or as an SMS by inbox, and keeps it across restarts', async () => {
+    let { store } = await openStore();
+    const [email, sms] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }, { domain: 'private', inbox: '15555550123' }], anEmail({ subject: 'Sign in', body: 'Your verification code is 482913.' }), 'smtp');
+    const [none] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ subject: 'Hello', body: 'Nothing to see here.' }), 'smtp');
+    const [broken] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], Buffer.from('Subject: x\r\nContent-Type: multipart/mixed; boundary=\r\n\r\n--\r\n'), 'smtp');
+    assert.equal(email.code, '482913');
+    assert.equal(sms.code, '482913');
+    assert.equal(none.code, undefined);
+    assert.ok(store.get(broken.id), 'a message whose body cannot be read is stored all the same');
+    store = (await reopen(store)).store;
+    assert.equal(store.get(email.id)?.code, '482913');
+    assert.equal(store.get(none.id)?.code, undefined);
+    // A journal line written before codes existed still reads (the code is a trailing field).
+    assert.equal(addLine({ ...none }).includes('482913'), false);
+    assert.deepEqual(JSON.parse(addLine(email)).slice(-1), ['482913']);
+  });
+
   it('rebuilds the index from the journal without reading message files', async () => {
     let { store } = await openStore();
     const metas: MessageMeta[] = [];

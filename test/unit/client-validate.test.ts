@@ -53,6 +53,15 @@ describe('response validators', () => {
     );
   });
 
+  it('reads the optional code of a summary and rejects one that is not a code', () => {
+    const m = { subject: 's', domain: 'd', from: 'f', id: 'a-1-1', to: 'a', time: 1, seconds_ago: 0 };
+    assert.equal(parseListing({ domain: 'd', to: 'a', msgs: [{ ...m, code: '482913' }] }).msgs[0].code, '482913');
+    assert.equal('code' in parseListing({ domain: 'd', to: 'a', msgs: [m] }).msgs[0], false);
+    for (const code of [42, '', 'has space', 'x'.repeat(33)]) {
+      assert.throws(() => parseListing({ domain: 'd', to: 'a', msgs: [{ ...m, code }] }), (e: unknown) => ApiError.is(e, 'protocol') && /msgs\[0\]\.code|msgs\.0\.code/.test((e as Error).message), JSON.stringify(code));
+    }
+  });
+
   it('rejects a listing that is not an object, or whose msgs is not an array', () => {
     for (const v of [null, 42, 'x', [], { domain: 'd', to: 't', msgs: {} }]) {
       assert.throws(() => parseListing(v), (e: unknown) => ApiError.is(e, 'protocol'), JSON.stringify(v));

@@ -1,7 +1,7 @@
 // The tree model and its presentation against the real local server (in-process, port 0,
 // temp Maildir) through the real client; mail arrives by HTTP inject and by SMTP (nodemailer).
 import assert from 'node:assert/strict';
-import { promises as fs } from 'node:fs';
+import { promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
@@ -86,6 +86,37 @@ describe('extension tree model', function () {
     const p = present(msgs[0], Date.now());
     assert.equal(p.label, 'Your code');
     assert.match(p.description ?? '', /^App · just now$/);
+  });
+
+  it('says which rows have a code (found by the server at ingest) and offers Copy One-Time Code only there', async () => {
+    await api.inject(DOMAIN, 'dave', { from: 'Acme <no-reply@acme.test>', subject: 'Your sign-in code', text: 'Your verification code is 482913.' });
+    await api.inject(DOMAIN, 'dave', { from: 'Acme <no-reply@acme.test>', subject: 'Welcome', text: 'Thanks for joining.' });
+    await api.inject(DOMAIN, 'erin', { from: 'x@y.test', subject: 'hi', text: 'hello' });
+    const { model } = modelFor(api);
+    const [domain] = await model.roots();
+    assert.equal(present(domain, Date.now()).accessibilityLabel, `Domain ${DOMAIN}, 2 inboxes, 3 unread`);
+    const msgs = await model.inboxChildren(DOMAIN, 'dave');
+    const [welcome, signin] = msgs.map((n) => present(n, Date.now()));
+    assert.equal(signin.contextValue, 'testInbox.message.code');
+    assert.match(signin.accessibilityLabel ?? '', /^Unread email from Acme, Your sign-in code, just now, has code 482913$/);
+    assert.equal(signin.icon, 'key');
+    assert.equal(welcome.contextValue, 'testInbox.message');
+    assert.doesNotMatch(welcome.accessibilityLabel ?? '', /code/);
+  });
+
+  it('learns the code of a fetched message when the listing has none (hosted servers)', async () => {
+    await api.inject(DOMAIN, 'fay', { from: 'Acme <no-reply@acme.test>', subject: 'Welcome', text: 'Thanks for joining.' });
+    const { model } = modelFor(api);
+    const [row] = await model.inboxChildren(DOMAIN, 'fay');
+    assert.equal(present(row, Date.now()).contextValue, 'testInbox.message');
+    let changed = 0;
+    model.onDidChange(() => changed++);
+    model.noteCode((row as { summary: { id: string } }).summary.id, '771204');
+    model.noteCode((row as { summary: { id: string } }).summary.id, '771204');
+    assert.equal(changed, 1, 'the tree redraws once, when the code is new');
+    const [again] = await model.inboxChildren(DOMAIN, 'fay');
+    assert.equal(present(again, Date.now()).contextValue, 'testInbox.message.code');
+    assert.match(present(again, Date.now()).accessibilityLabel ?? '', /, has code 771204$/);
   });
 
   it('keeps added inboxes without mail and shows how mail gets there', async () => {
@@ -272,6 +303,23 @@ describe('extension tree presentation and errors', () => {
     assert.match(p.accessibilityLabel ?? '', /^SMS from Acme Support/);
     assert.equal(p.contextValue, 'testInbox.message');
     assert.equal(p.command?.action, 'openMessage');
+  });
+
+  it('offers Copy One-Time Code in the menus only on rows with a code; the other message actions on every message row', () => {
+    const manifest = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { contributes: { menus: Record<string, Array<{ command: string; when?: string }>> } };
+    const items = manifest.contributes.menus['view/item/context'];
+    const matches = (when: string | undefined, contextValue: string): boolean => {
+      const m = /viewItem (==|=~) (\S+)/.exec(when ?? '');
+      if (!m) return false;
+      return m[1] === '==' ? m[2] === contextValue : new RegExp(m[2].replace(/^\/|\/$/g, '')).test(contextValue);
+    };
+    const offered = (contextValue: string): string[] => items.filter((i) => matches(i.when, contextValue)).map((i) => i.command);
+    assert.ok(!offered('testInbox.message').includes('testInbox.copyCode'));
+    assert.ok(offered('testInbox.message.code').includes('testInbox.copyCode'));
+    for (const cmd of ['testInbox.openMessage', 'testInbox.copyMessageId', 'testInbox.exportEml', 'testInbox.deleteMessage']) {
+      assert.ok(offered('testInbox.message').includes(cmd), `${cmd} on a row without a code`);
+      assert.ok(offered('testInbox.message.code').includes(cmd), `${cmd} on a row with a code`);
+    }
   });
 
   it('marks added inboxes so only they offer "Remove Inbox"', () => {

@@ -5,6 +5,7 @@ import {
   MAX_URL_LENGTH,
   parseHostMessage,
   parseWebviewMessage,
+  viewTitle,
   type HostMessage,
   type ViewState,
 } from '../../src/webview-ui/protocol';
@@ -95,6 +96,19 @@ describe('webview protocol: host → webview', () => {
   it('rejects a state whose header id differs from its id', () => {
     const s = aViewState();
     rejects(parseHostMessage(renderOf({ ...s, header: { ...s.header, id: 'other-1-1' } })), /differs/);
+  });
+
+  it('carries the theme-colours choice for simple mail, and rejects a non-boolean one', () => {
+    const s = aViewState();
+    const themed = { ...s, html: { ...s.html!, themeColors: true } };
+    assert.deepEqual(parseHostMessage(renderOf(themed)), { ok: true, value: renderOf(themed) });
+    rejects(parseHostMessage(renderOf({ ...s, html: { ...s.html, themeColors: 'yes' } })), /themeColors/);
+  });
+
+  it('titles an SMS after its sender and an email after its subject', () => {
+    assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewState().header, from: '15551234567', subject: 'SMS' } }), 'SMS from 15551234567');
+    assert.equal(viewTitle(aViewState()), 'Your code');
+    assert.equal(viewTitle(aViewState({ header: { ...aViewState().header, subject: '' } })), '(no subject)');
   });
 
   it('rejects html with a non-boolean remoteAllowed', () => {
@@ -242,6 +256,11 @@ describe('message view state built by the host', () => {
     const s = valid(buildViewState({ domain: 'inbox.test', message: anEmail(), allowRemoteImages: true }));
     assert.equal(s.html?.remoteAllowed, true);
     assert.equal(s.tabs.includes('raw'), false, 'no raw tab without the raw source');
+  });
+
+  it('asks for theme colours only with the testInbox.themeSimpleMail setting', () => {
+    assert.equal(valid(buildViewState({ domain: 'inbox.test', message: anEmail(), allowRemoteImages: false, themeSimpleMail: true })).html?.themeColors, true);
+    assert.equal(valid(buildViewState({ domain: 'inbox.test', message: anEmail(), allowRemoteImages: false })).html?.themeColors, undefined);
   });
 
   it('cuts HTML longer than the view shows and says so', () => {

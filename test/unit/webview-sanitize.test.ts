@@ -391,6 +391,26 @@ describe('message view sanitizer (DOMPurify in Chromium)', function () {
     assert.deepEqual(after, before);
   });
 
+  it('shows simple mail in the theme colours when asked, keeps mail with its own backgrounds on its sheet, and takes only real colours', async () => {
+    const themed = (html: string, theme: Record<string, string>): Promise<{ srcdoc: string; themed: boolean }> =>
+      page.evaluate(
+        ([i, t]) => (window as unknown as { TestInboxSanitize: { buildSrcdoc(i: string, o: unknown, t: unknown): { srcdoc: string; themed: boolean } } }).TestInboxSanitize.buildSrcdoc(i, { allowRemoteImages: false }, t),
+        [html, theme] as const,
+      );
+    const dark = { background: '#000000', foreground: 'rgb(255, 255, 255)', link: '#21a6ff', scheme: 'dark' };
+    const simple = await themed('<p>Your code is <b>482913</b></p>', dark);
+    assert.equal(simple.themed, true);
+    assert.match(simple.srcdoc, /html\{color-scheme:dark\}body\{background:#000000;color:rgb\(255, 255, 255\)\}a\[data-link\]\{color:#21a6ff\}/);
+    for (const own of ['<table bgcolor="#eee"><tr><td>x</td></tr></table>', '<div style="background-color: #fafafa">x</div>', '<style>.x{background:red}</style><p class="x">x</p>', '<table><tr><td background="data:image/gif;base64,R0lGODlhAQABAAAAACw=">x</td></tr></table>']) {
+      const r = await themed(own, dark);
+      assert.equal(r.themed, false, own);
+      assert.doesNotMatch(r.srcdoc, /color-scheme:dark/, own);
+    }
+    const hostile = await themed('<p>x</p>', { ...dark, background: 'red}body{background:url(https://evil.test/x)' });
+    assert.equal(hostile.themed, false, 'a value that is not a plain colour never reaches the CSS');
+    assert.doesNotMatch(hostile.srcdoc, /evil/);
+  });
+
   it('puts the CSP first in the srcdoc, with remote images only when allowed', async () => {
     const blocked = await sanitize('<p>x</p>', { allowRemoteImages: false });
     assert.match(blocked.srcdoc, /^<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; style-src &#39;unsafe-inline&#39;; img-src data: cid:;/);

@@ -23,6 +23,7 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
       const code = bestCode(messageTexts(message));
       if (!code) throw new ExtensionError('noMessage', `No one-time code found in "${message.subject || ref.id}".`);
       await vscode.env.clipboard.writeText(code);
+      s.model.noteCode(ref.id, code);
       void vscode.window.setStatusBarMessage(`$(check) Copied code ${code}`, COPIED_MESSAGE_MS);
       s.log.info(`Copied the one-time code of ${ref.id}.`);
       return code;

@@ -12,6 +12,6 @@ export async function run(s: Services, arg?: unknown): Promise<MessageRef | unde
   const api = await s.connection.ensure();
   await s.readState().markRead([ref.id]);
   s.model.refreshView(); // the message shows as read
-  await showMessage({ context: s.context, api, log: s.log, allowRemoteImages: s.settings().remoteImages }, ref);
+  await showMessage({ context: s.context, api, log: s.log, allowRemoteImages: s.settings().remoteImages, themeSimpleMail: s.settings().themeSimpleMail, onCode: (id, code) => s.model.noteCode(id, code) }, ref);
   return ref;
 }

@@ -31,6 +31,7 @@ export const SettingKey = {
   maxAgeDays: 'retention.maxAgeDays',
   pollSeconds: 'pollIntervalSeconds',
   remoteImages: 'remoteImages',
+  themeSimpleMail: 'themeSimpleMail',
   notifyNewMail: 'notifyNewMail',
 } as const;
 export type SettingKey = (typeof SettingKey)[keyof typeof SettingKey];
@@ -52,6 +53,8 @@ export interface Settings {
   maxAgeDays: number;
   pollSeconds: number;
   remoteImages: boolean;
+  /** Simple HTML mail (no backgrounds of its own) in the theme's colours instead of a white sheet. */
+  themeSimpleMail: boolean;
   notifyNewMail: boolean;
 }
 
@@ -145,6 +148,7 @@ export function readSettings(cfg: SettingsReader): { settings: Settings; problem
     maxAgeDays: pick(SettingKey.maxAgeDays, intSetting(cfg.get(SettingKey.maxAgeDays), DEFAULT_MAX_AGE_DAYS, 1, 3650), DEFAULT_MAX_AGE_DAYS),
     pollSeconds: pick(SettingKey.pollSeconds, intSetting(cfg.get(SettingKey.pollSeconds), DEFAULT_POLL_SECONDS, MIN_POLL_SECONDS, MAX_POLL_SECONDS), DEFAULT_POLL_SECONDS),
     remoteImages: cfg.get<unknown>(SettingKey.remoteImages) === true,
+    themeSimpleMail: cfg.get<unknown>(SettingKey.themeSimpleMail) === true,
     notifyNewMail: cfg.get<unknown>(SettingKey.notifyNewMail) === true,
   };
   return { settings, problems };

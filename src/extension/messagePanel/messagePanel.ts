@@ -10,7 +10,7 @@ import type { AttachmentInfo } from '../../core/wire';
 import { safeLinkTarget } from '../../core/urls';
 import { readSettings, SETTINGS_SECTION, SettingKey } from '../config/settings';
 import type { Logger } from '../log';
-import { parseWebviewMessage, type HostMessage, type TabId, type ViewState, type WebviewMessage } from '../../webview-ui/protocol';
+import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewState, type WebviewMessage } from '../../webview-ui/protocol';
 import { messageBodies } from '../messageText';
 import type { MessageRef } from '../tree/state';
 import { buildViewState, contentIdOf, referencedContentIds, safeFileName } from './viewState';
@@ -30,6 +30,10 @@ export interface MessagePanelDeps {
   log: Logger;
   /** The `testInbox.remoteImages` setting when the panel opened; later changes arrive through the settings listener below. */
   allowRemoteImages: boolean;
+  /** The `testInbox.themeSimpleMail` setting; later changes arrive through the settings listener below. */
+  themeSimpleMail?: boolean;
+  /** Told the code of each message it shows (the tree marks the row and offers Copy One-Time Code). */
+  onCode?: (id: string, code: string | undefined) => void;
 }
 
 /** What the view last confirmed it rendered (test hook). */
@@ -97,16 +101,25 @@ export function updateRemoteImagesSetting(allowRemoteImages: boolean): void {
   for (const p of panels.values()) p.updateDeps({ ...p.currentDeps(), allowRemoteImages });
 }
 
+/** Applies a new `testInbox.themeSimpleMail` setting to the open panels (they re-render when it changes). */
+export function updateThemeSimpleMailSetting(themeSimpleMail: boolean): void {
+  for (const p of panels.values()) p.updateDeps({ ...p.currentDeps(), themeSimpleMail });
+}
+
 /**
- * Listens for `testInbox.remoteImages` changes while any message panel is open: registered
+ * Listens for `testInbox.remoteImages` and `testInbox.themeSimpleMail` changes while any message panel is open: registered
  * with the first panel, disposed with the last, so the module needs no wiring from activate().
  */
 let settingsListener: vscode.Disposable | undefined;
 
 function watchSettings(): void {
   settingsListener ??= vscode.workspace.onDidChangeConfiguration((e) => {
-    if (!e.affectsConfiguration(`${SETTINGS_SECTION}.${SettingKey.remoteImages}`)) return;
-    updateRemoteImagesSetting(readSettings(vscode.workspace.getConfiguration(SETTINGS_SECTION)).settings.remoteImages);
+    const remote = e.affectsConfiguration(`${SETTINGS_SECTION}.${SettingKey.remoteImages}`);
+    const theme = e.affectsConfiguration(`${SETTINGS_SECTION}.${SettingKey.themeSimpleMail}`);
+    if (!remote && !theme) return;
+    const settings = readSettings(vscode.workspace.getConfiguration(SETTINGS_SECTION)).settings;
+    if (remote) updateRemoteImagesSetting(settings.remoteImages);
+    if (theme) updateThemeSimpleMailSetting(settings.themeSimpleMail);
   });
 }
 
@@ -193,7 +206,7 @@ class MessagePanel {
   }
 
   updateDeps(deps: MessagePanelDeps): void {
-    const settingChanged = deps.allowRemoteImages !== this.deps.allowRemoteImages;
+    const settingChanged = deps.allowRemoteImages !== this.deps.allowRemoteImages || Boolean(deps.themeSimpleMail) !== Boolean(this.deps.themeSimpleMail);
     this.deps = deps;
     if (settingChanged && this.loaded) this.rerender();
   }
@@ -247,7 +260,7 @@ class MessagePanel {
 <title>Message</title>
 </head>
 <body>
-<main id="root" aria-live="polite" aria-busy="true"></main>
+<main id="root" aria-busy="true"></main>
 <div id="status" class="status" role="status" aria-live="polite"></div>
 <script nonce="${nonce}" src="${script.toString()}"></script>
 </body>
@@ -333,9 +346,10 @@ class MessagePanel {
     if (!this.loaded) return;
     this.setHtml();
     const { message, attachments, raw, notes, inline } = this.loaded;
-    this.state = buildViewState({ domain: this.ref.domain, message, attachments, raw, notes, allowRemoteImages: this.remoteAllowed(), inlineImages: inline });
-    this.panel.title = message.subject ? message.subject : this.ref.id;
+    this.state = buildViewState({ domain: this.ref.domain, message, attachments, raw, notes, allowRemoteImages: this.remoteAllowed(), themeSimpleMail: this.deps.themeSimpleMail === true, inlineImages: inline });
+    this.panel.title = this.state.kind === 'sms' || message.subject ? viewTitle(this.state) : this.ref.id;
     this.post({ type: 'render', state: this.state });
+    this.deps.onCode?.(this.ref.id, this.state.code?.code);
   }
 
   async onMessage(data: unknown): Promise<void> {

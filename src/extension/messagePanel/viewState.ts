@@ -33,6 +33,8 @@ export interface ViewInputs {
   /** Parts that failed to load, said in the view. */
   notes?: string[];
   allowRemoteImages: boolean;
+  /** The `testInbox.themeSimpleMail` setting: simple HTML mail in the theme's colours. */
+  themeSimpleMail?: boolean;
   /** `cid:` content id (without `<>`) → `data:image/…` URL of the inline part. */
   inlineImages?: ReadonlyMap<string, string>;
 }
@@ -139,6 +141,7 @@ export function buildViewState(input: ViewInputs): ViewState {
       source: truncated ? bodies.html.slice(0, MAX_HTML_SOURCE) : bodies.html,
       remoteAllowed: input.allowRemoteImages,
       truncated,
+      ...(input.themeSimpleMail ? { themeColors: true } : {}),
       inlineImages: [...(input.inlineImages ?? new Map<string, string>())].filter(([cid, url]) => cid.length > 0 && cid.length <= MAX_CONTENT_ID_LENGTH && isDataImageUrl(url)).slice(0, MAX_INLINE_IMAGES),
     };
     tabs.push('html');

@@ -12,6 +12,8 @@ import { inboxKey, type AddedInboxes, type InboxRef, type ReadState } from './st
 export const RECENT_LIMIT = 100;
 /** Messages shown per inbox before "load more": a screenful. */
 export const PAGE_SIZE = 25;
+/** Codes remembered from fetched messages: a long session's worth, bounded. */
+export const MAX_LEARNED_CODES = 2000;
 /** At most this many pages per inbox, so "load more" cannot grow the tree without bound. */
 export const MAX_PAGES = 40;
 
@@ -41,6 +43,8 @@ export interface MessageNode {
   summary: MessageSummary;
   unread: boolean;
   phone: boolean;
+  /** Its one-time code: from the listing (the local server's `code`) or learned when the message was fetched. */
+  code?: string;
 }
 export interface LoadMoreNode {
   kind: 'loadMore';
@@ -100,6 +104,8 @@ export class InboxModel {
   private readonly domainData = new Map<string, DomainData>();
   private readonly inboxData = new Map<string, InboxData>();
   private readonly changeEmitter = new Emitter<void>();
+  /** Codes of fetched messages by id (oldest forgotten first). */
+  private readonly learnedCodes = new Map<string, string>();
   /** Fires when cached data changed and the tree should re-read it. */
   readonly onDidChange = this.changeEmitter.event;
 
@@ -122,6 +128,9 @@ export class InboxModel {
     } catch (e) {
       return [errorNode('domains', e)];
     }
+    // Each domain's recent mail first (its children need it anyway): the row then says how many
+    // inboxes and unread messages it has from its first paint, for sight and for screen readers.
+    await Promise.all(this.domainList.map((d) => this.loadDomain(d)));
     const nodes: TreeNode[] = [];
     for (const domain of this.domainList) {
       const data = this.domainData.get(domain);
@@ -226,6 +235,7 @@ export class InboxModel {
       summary: m,
       unread: rs.isUnread(m),
       phone,
+      ...this.codeOf(m),
     }));
     if (data.more && data.pages < MAX_PAGES) nodes.push({ kind: 'loadMore', id: `more:${domain}/${inbox}`, domain, inbox });
     return nodes;
@@ -347,6 +357,22 @@ export class InboxModel {
   /** Inbox names known for a domain (for pickers). */
   knownInboxes(domain: string): string[] {
     return this.inboxNames(domain, this.domainData.get(domain)?.msgs ?? []);
+  }
+
+  private codeOf(m: MessageSummary): { code?: string } {
+    const code = m.code ?? this.learnedCodes.get(m.id);
+    return code ? { code } : {};
+  }
+
+  /**
+   * Records the code found in a fetched message (a hosted server's listings carry none), so its
+   * row offers Copy One-Time Code and says "has code"; redraws the tree when that changes.
+   */
+  noteCode(id: string, code: string | undefined): void {
+    if (!code || this.learnedCodes.get(id) === code) return;
+    if (this.learnedCodes.size >= MAX_LEARNED_CODES) this.learnedCodes.delete(this.learnedCodes.keys().next().value as string);
+    this.learnedCodes.set(id, code);
+    this.changeEmitter.fire();
   }
 
   /** Tells the tree that read state changed. */

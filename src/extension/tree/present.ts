@@ -11,6 +11,8 @@ export const NodeContext = {
   /** An inbox the user added (it can be removed). */
   addedInbox: 'testInbox.inbox.added',
   message: 'testInbox.message',
+  /** A message with a known one-time code (Copy One-Time Code is offered only there). */
+  messageWithCode: 'testInbox.message.code',
   loadMore: 'testInbox.loadMore',
   error: 'testInbox.error',
   empty: 'testInbox.empty',
@@ -61,7 +63,13 @@ export function present(node: TreeNode, now: number): Presentation {
         icon: 'globe',
         contextValue: NodeContext.domain,
         collapsible: 'expanded',
-        accessibilityLabel: `Domain ${node.domain}${node.unread > 0 ? `, ${node.unread} unread` : ''}`,
+        accessibilityLabel: [
+          `Domain ${node.domain}`,
+          node.inboxCount !== undefined ? (node.inboxCount === 1 ? '1 inbox' : `${node.inboxCount} inboxes`) : undefined,
+          node.unread > 0 ? `${node.unread} unread` : undefined,
+        ]
+          .filter(Boolean)
+          .join(', '),
       };
     case 'inbox':
       return {
@@ -90,13 +98,14 @@ export function present(node: TreeNode, now: number): Presentation {
         label: subject,
         bold: node.unread,
         description: `${sender} · ${when}`,
-        tooltip: `${subject}\nFrom: ${m.from}\nTo: ${m.to}\nReceived: ${absoluteTime(m.time)}\nId: ${m.id}${node.unread ? '\nUnread' : ''}`,
-        icon: node.phone ? (node.unread ? 'comment-unresolved' : 'comment') : node.unread ? 'mail' : 'mail-read',
+        tooltip: `${subject}\nFrom: ${m.from}\nTo: ${m.to}\nReceived: ${absoluteTime(m.time)}\nId: ${m.id}${node.code ? `\nCode: ${node.code}` : ''}${node.unread ? '\nUnread' : ''}`,
+        // A key marks a row with a code (Copy One-Time Code is offered there); bold and colour mark unread.
+        icon: node.code ? 'key' : node.phone ? (node.unread ? 'comment-unresolved' : 'comment') : node.unread ? 'mail' : 'mail-read',
         iconColor: node.unread ? 'notificationsInfoIcon.foreground' : undefined,
-        contextValue: NodeContext.message,
+        contextValue: node.code ? NodeContext.messageWithCode : NodeContext.message,
         collapsible: 'none',
         command: { action: 'openMessage', title: 'Open Message', withNode: true },
-        accessibilityLabel: `${node.unread ? 'Unread ' : ''}${node.phone ? 'SMS' : 'email'} from ${sender}, ${subject}, ${when}`,
+        accessibilityLabel: `${node.unread ? 'Unread ' : ''}${node.phone ? 'SMS' : 'email'} from ${sender}, ${subject}, ${when}${node.code ? `, has code ${node.code}` : ''}`,
       };
     }
     case 'loadMore':

@@ -2,6 +2,7 @@
 // failures become error nodes, or an empty tree with the matching welcome view.
 import * as vscode from 'vscode';
 import { ApiError } from '../../api/errors';
+import { isPhoneInbox } from '../../core/ids';
 import { commandFor } from '../commands/actions';
 import { ContextKey } from '../config/contextKeys';
 import type { Connection } from '../connection';
@@ -23,6 +24,8 @@ export interface ProviderDeps {
   log: Logger;
   /** Called after the root level loaded (live updates follow the shown domains). */
   onRootsLoaded(): void;
+  /** Told the first row each time the roots load with rows (the view may move focus to it). */
+  onRowsShown?(first: TreeNode): void;
 }
 
 export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
@@ -96,7 +99,24 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
       empty = children.every((list) => list.length === 0);
     }
     this.setState('ready', empty);
+    if (!empty && roots[0]) this.deps.onRowsShown?.(roots[0]);
     return empty ? [] : roots;
+  }
+
+  /**
+   * For reveal (view.ts focuses the first row): a row's parent by id, which is how the tree
+   * matches rows (TreeItem.id); domains and errors are roots.
+   */
+  getParent(node: TreeNode): TreeNode | undefined {
+    switch (node.kind) {
+      case 'domain':
+      case 'error':
+        return undefined;
+      case 'inbox':
+        return { kind: 'domain', id: `domain:${node.domain}`, domain: node.domain, unread: 0 };
+      default:
+        return { kind: 'inbox', id: `inbox:${node.domain}/${node.inbox}`, domain: node.domain, inbox: node.inbox, added: false, phone: isPhoneInbox(node.inbox), unread: 0 };
+    }
   }
 
   /** The whole tree as presented (for tests and the debug command), commands as the tree items have them; every level expanded. */

@@ -13,6 +13,11 @@ import { InboxTreeProvider } from './provider';
 export const VIEW_ID = 'testInbox.inboxes';
 /** Relative times in the tree ("5 min ago") are redrawn this often while it is visible. */
 const RELATIVE_TIME_REFRESH_MS = 60_000;
+/**
+ * Rows arriving this soon after the view was first shown are what the user opened it for:
+ * the first one takes focus (an empty tree had nothing to focus, so arrow keys did nothing).
+ */
+const FIRST_FOCUS_WINDOW_MS = 30_000;
 
 export interface InboxViewDeps {
   model: InboxModel;
@@ -25,11 +30,13 @@ export class InboxView implements vscode.Disposable {
   readonly provider: InboxTreeProvider;
   readonly view: vscode.TreeView<TreeNode>;
   private timeTimer: ReturnType<typeof setInterval> | undefined;
+  private firstShownAt: number | undefined;
+  private firstRowsSeen = false;
   private readonly subs: Array<{ dispose(): void }> = [];
 
   constructor(private readonly deps: InboxViewDeps) {
     const { model, connection, live, log } = deps;
-    this.provider = new InboxTreeProvider({ model, connection, log, onRootsLoaded: () => live.sync() });
+    this.provider = new InboxTreeProvider({ model, connection, log, onRootsLoaded: () => live.sync(), onRowsShown: (first) => this.focusFirstRow(first) });
     this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this.provider, showCollapseAll: true });
     this.subs.push(
       this.provider,
@@ -51,7 +58,25 @@ export class InboxView implements vscode.Disposable {
     this.view.badge = n > 0 ? { value: n, tooltip: `${n} unread message${n === 1 ? '' : 's'}` } : undefined;
   }
 
+  /**
+   * Once per session: when the first rows arrive while the view is shown and just opened, with
+   * no editor that could hold the keyboard, the first row takes focus.
+   */
+  private focusFirstRow(first: TreeNode): void {
+    if (this.firstRowsSeen) return;
+    this.firstRowsSeen = true;
+    const shownAt = this.firstShownAt;
+    if (!this.view.visible || shownAt === undefined || Date.now() - shownAt > FIRST_FOCUS_WINDOW_MS) return;
+    if (!vscode.window.state.focused || vscode.window.activeTextEditor) return;
+    // After getChildren has answered: the row must be in the tree before it can take focus.
+    setTimeout(() => {
+      if (!this.view.visible) return;
+      this.view.reveal(first, { focus: true, select: false }).then(undefined, (e: unknown) => this.deps.log.warn(`Tree: could not focus the first row: ${String(e)}`));
+    }, 0);
+  }
+
   private onVisible(visible: boolean): void {
+    if (visible) this.firstShownAt ??= Date.now();
     this.deps.live.setVisible(visible);
     if (visible && !this.timeTimer) this.timeTimer = setInterval(() => this.deps.model.refreshView(), RELATIVE_TIME_REFRESH_MS);
     else if (!visible && this.timeTimer) {

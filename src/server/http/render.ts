@@ -39,6 +39,7 @@ export function summarize(meta: MessageMeta, now: number): MessageSummary {
     to: meta.inbox,
     time: meta.time,
     seconds_ago: secondsAgo(meta.time, now),
+    ...(meta.code ? { code: meta.code } : {}),
   };
 }
 

@@ -8,7 +8,8 @@
 import { execFile } from 'node:child_process';
 import { promises as fs, renameSync, rmSync, writeFileSync, type Dirent } from 'node:fs';
 import * as path from 'node:path';
-import { ALL_INBOXES, domainProblem, inboxNameProblem, normalizeInbox, parseMessageId } from '../../core/ids';
+import { ALL_INBOXES, domainProblem, inboxNameProblem, isPhoneInbox, normalizeInbox, parseMessageId } from '../../core/ids';
+import { detectCode } from './code';
 import { StoreError } from './errors';
 import { parseIndexedHeaders } from './headers';
 import type { IndexRecord } from './ordered';
@@ -211,7 +212,8 @@ export class MaildirFiles {
         maxCounter = Math.max(maxCounter, p.counter);
         // The file was written at receipt; keep its time within the id's second.
         const time = Math.min(Math.max(Math.round(st.mtimeMs), p.seconds * 1000), p.seconds * 1000 + 999);
-        const rec = recordOf({ id, domain, inbox, time, from: headers.from, subject: headers.subject, size: raw.length, source: 'smtp' });
+        const code = await detectCode(raw, isPhoneInbox(inbox));
+        const rec = recordOf({ id, domain, inbox, time, from: headers.from, subject: headers.subject, size: raw.length, source: 'smtp', ...(code ? { code } : {}) });
         if (rec) parsedRecs.push(rec);
       } catch (e) {
         this.log('warn', `store: skipping ${file}: ${(e as Error).message}`);

@@ -35,7 +35,8 @@ export interface JournalState {
 }
 
 export function addLine(m: MessageMeta): string {
-  return JSON.stringify(['a', m.id, m.domain, m.inbox, m.time, m.size, m.source, m.from, m.subject]) + '\n';
+  // The code is a trailing optional field: lines written before it existed still read.
+  return JSON.stringify(m.code ? ['a', m.id, m.domain, m.inbox, m.time, m.size, m.source, m.from, m.subject, m.code] : ['a', m.id, m.domain, m.inbox, m.time, m.size, m.source, m.from, m.subject]) + '\n';
 }
 
 export function deleteLine(id: string): string {
@@ -235,17 +236,18 @@ function applyValue(state: JournalState, v: unknown, intern: (s: string) => stri
       state.entries.delete(v[1]);
       return true;
     case 'a': {
-      const [, id, domain, inbox, time, size, source, from, subject] = v as unknown[];
+      const [, id, domain, inbox, time, size, source, from, subject, code] = v as unknown[];
       if (
         typeof id !== 'string' || typeof domain !== 'string' || typeof inbox !== 'string' || typeof time !== 'number' ||
-        typeof size !== 'number' || typeof source !== 'string' || !SOURCES.has(source) || typeof from !== 'string' || typeof subject !== 'string'
+        typeof size !== 'number' || typeof source !== 'string' || !SOURCES.has(source) || typeof from !== 'string' || typeof subject !== 'string' ||
+        (code !== undefined && (typeof code !== 'string' || code === ''))
       ) {
         return false;
       }
       const n = idNumbers(id);
       if (!n) return false;
       state.maxCounter = Math.max(state.maxCounter, n.counter);
-      const meta: MessageMeta = { id, domain: intern(domain), inbox: intern(inbox), time, size, source: intern(source) as MessageSource, from, subject };
+      const meta: MessageMeta = { id, domain: intern(domain), inbox: intern(inbox), time, size, source: intern(source) as MessageSource, from, subject, ...(typeof code === 'string' ? { code } : {}) };
       state.entries.set(id, { meta, seconds: n.seconds, counter: n.counter, dead: false });
       return true;
     }

@@ -11,7 +11,8 @@
 import { EventEmitter } from 'node:events';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { ALL_INBOXES, domainProblem, formatMessageId, inboxNameProblem, normalizeInbox } from '../../core/ids';
+import { ALL_INBOXES, domainProblem, formatMessageId, inboxNameProblem, isPhoneInbox, normalizeInbox } from '../../core/ids';
+import { detectCode } from './code';
 import { type CommitItem, MaildirFiles, type StoreLog } from './durability';
 import { StoreError } from './errors';
 import { parseIndexedHeaders } from './headers';
@@ -165,15 +166,24 @@ export class MaildirStore implements Store {
       }
     }
     if (norm.length === 0) return Promise.reject(new StoreError('BAD_TARGET', 'a message needs at least one recipient inbox'));
+    return this.track(this.addNormalized(norm, raw, source));
+  }
+
+  private async addNormalized(norm: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource): Promise<MessageMeta[]> {
     const headers = parseIndexedHeaders(raw) ?? { from: '', subject: '' };
+    // The code is read once here, as an email or as an SMS (a phone inbox), for the listings.
+    const codes = new Map<boolean, string | undefined>();
+    for (const sms of new Set(norm.map((t) => isPhoneInbox(t.inbox)))) codes.set(sms, await detectCode(raw, sms));
+    if (this.state !== 'open') throw new StoreError('NOT_OPEN', 'the store is not open');
     const time = Date.now();
     const seconds = Math.floor(time / 1000);
     const recs: IndexRecord[] = norm.map(({ domain, inbox }) => {
       const counter = ++this.counter;
-      const meta: MessageMeta = { id: formatMessageId(inbox, seconds, counter), domain, inbox, time, from: headers.from, subject: headers.subject, size: raw.length, source };
+      const code = codes.get(isPhoneInbox(inbox));
+      const meta: MessageMeta = { id: formatMessageId(inbox, seconds, counter), domain, inbox, time, from: headers.from, subject: headers.subject, size: raw.length, source, ...(code ? { code } : {}) };
       return { meta, seconds, counter, dead: false };
     });
-    return this.track(this.write(recs, raw));
+    return this.write(recs, raw);
   }
 
   private write(recs: IndexRecord[], raw: Buffer): Promise<MessageMeta[]> {

@@ -20,6 +20,8 @@ export interface MessageMeta {
   /** Size of the stored .eml in bytes. */
   size: number;
   source: MessageSource;
+  /** The best one-time code (core/otp.ts), detected once at ingest; absent when there is none. */
+  code?: string;
 }
 
 export interface ListOptions {

@@ -54,7 +54,7 @@ export function inboxNode(tree: PresentedNode[], domain: string, inbox: string):
 }
 
 export function messageLabels(tree: PresentedNode[], domain: string, inbox: string): string[] {
-  return (inboxNode(tree, domain, inbox)?.children ?? []).filter((n) => n.contextValue === 'testInbox.message').map((n) => n.label);
+  return (inboxNode(tree, domain, inbox)?.children ?? []).filter((n) => /^testInbox\.message(\.code)?$/.test(n.contextValue)).map((n) => n.label);
 }
 
 const cfg = () => vscode.workspace.getConfiguration('testInbox');

@@ -1,0 +1,27 @@
+// The one-time code of a stored message, detected once at ingest (core/otp.ts) so listings can
+// carry it (docs/api.md §2.2 `code`) without parsing MIME on the list hot path.
+import PostalMime from 'postal-mime';
+import { htmlToText } from '../../core/html';
+import { bestCode } from '../../core/otp';
+
+/** Parts deeper than this are not parsed (the same bound as the message rendering). */
+const MAX_MIME_NESTING = 64;
+
+/**
+ * The best code of `raw` read as an email, or as an SMS (a phone inbox: its text, or the
+ * visible text of its HTML). Undefined when there is none or the message cannot be parsed:
+ * a code is a convenience, never a reason to refuse a message.
+ */
+export async function detectCode(raw: Buffer, sms: boolean): Promise<string | undefined> {
+  try {
+    const email = await PostalMime.parse(raw, { attachmentEncoding: 'arraybuffer', maxNestingDepth: MAX_MIME_NESTING });
+    const subject = email.subject ?? '';
+    if (sms) {
+      const text = email.text ?? (email.html !== undefined ? htmlToText(email.html) : '');
+      return bestCode({ subject, text, kind: 'sms' });
+    }
+    return bestCode({ subject, text: email.text ?? '', html: email.html ?? '' });
+  } catch {
+    return undefined;
+  }
+}
