@@ -9,7 +9,8 @@ import {
   type ViewState,
 } from '../../src/webview-ui/protocol';
 import type { Message } from '../../src/api/types';
-import { buildViewState, contentIdOf, MAX_VIEW_TEXT, referencedContentIds, safeFileName } from '../../src/extension/messagePanel/viewState';
+import { cleanFileName } from '../../src/core/fileNames';
+import { buildViewState, contentIdOf, MAX_VIEW_TEXT, referencedContentIds } from '../../src/extension/messagePanel/viewState';
 
 function aViewState(overrides: Partial<ViewState> = {}): ViewState {
   return {
@@ -280,6 +281,22 @@ describe('message view state built by the host', () => {
     assert.deepEqual(s.tabs, ['text', 'headers', 'links', 'attachments']);
   });
 
+  it('lists attachments under their cleaned names: the name shown is the name saved', () => {
+    const s = valid(
+      buildViewState({
+        domain: 'inbox.test',
+        message: anEmail({ parts: [{ headers: { 'content-type': 'text/plain' }, body: 'x' }] }),
+        allowRemoteImages: false,
+        attachments: [
+          { filename: 'invoice\u202Efdp.exe', 'content-type': 'application/octet-stream', size: 1, attachment_id: 0 },
+          { filename: 'nul.txt. ', 'content-type': 'text/plain', size: 1, attachment_id: 1 },
+          { filename: '', 'content-type': 'text/plain', size: 1, attachment_id: 2 },
+        ],
+      }),
+    );
+    assert.deepEqual(s.attachments.map((a) => a.filename), ['invoicefdp.exe', '_nul.txt', 'attachment-2']);
+  });
+
   it('shows an email with no body parts as an empty text tab and says so', () => {
     const s = valid(buildViewState({ domain: 'inbox.test', message: anEmail({ parts: [] }), allowRemoteImages: false }));
     assert.equal(s.text?.text, '');
@@ -312,10 +329,10 @@ describe('message view state built by the host', () => {
 
 describe('message panel helpers', () => {
   it('proposes attachment file names without paths or reserved characters', () => {
-    assert.equal(safeFileName('../../etc/passwd', 'x'), 'passwd');
-    assert.equal(safeFileName('C:\\Users\\me\\a<b>.pdf', 'x'), 'a_b_.pdf');
-    assert.equal(safeFileName('..', 'attachment-1'), 'attachment-1');
-    assert.equal(safeFileName('rep\u0000ort.pdf', 'x'), 'rep_ort.pdf');
+    assert.equal(cleanFileName('../../etc/passwd', 'x'), 'passwd');
+    assert.equal(cleanFileName('C:\\Users\\me\\a<b>.pdf', 'x'), 'a_b_.pdf');
+    assert.equal(cleanFileName('..', 'attachment-1'), 'attachment-1');
+    assert.equal(cleanFileName('rep\u0000ort.pdf', 'x'), 'rep_ort.pdf');
   });
 
   it('finds the content ids an HTML body refers to', () => {
