@@ -78,6 +78,10 @@ export function describeError(e: unknown): UserFacingError {
         return { message: e.message, actions: ['retry', 'showLog'], silent: false };
       case 'cliMissing':
         return { message: e.message, actions: ['showLog'], silent: false };
+      case 'notProven':
+        return { message: e.message, actions: ['changePort', 'retry', 'showLog'], silent: false };
+      case 'tokenUnknown':
+        return { message: e.message, actions: ['setApiToken', 'showLog'], silent: false };
     }
   }
   if (ExtensionError.is(e, 'noServer')) return { message: e.message, actions: ['startLocalServer', 'showLog'], silent: false };

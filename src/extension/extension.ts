@@ -17,6 +17,7 @@ import { createStatusBar } from './statusBar';
 import { InboxModel } from './tree/model';
 import { AddedInboxes, ReadState } from './tree/state';
 import { InboxView } from './tree/view';
+import { announceAttach } from './ui/attachNotice';
 import { withEditorUi } from './ui/notifications';
 import { disposeMessagePanels } from './messagePanel/messagePanel';
 
@@ -67,6 +68,7 @@ export function activate(context: vscode.ExtensionContext): void {
       else if (fx.reloadTree) model.invalidate();
     }),
     createStatusBar(connection),
+    announceAttach(connection),
     ...registerCommands(services, tree.provider),
     { dispose: () => live.dispose() },
     { dispose: disposeMessagePanels },

@@ -30,6 +30,8 @@ export interface DebugState {
   tree: PresentedNode[];
   mementos: { global: Record<string, unknown>; workspace: Record<string, unknown> };
   messageView: { openPanels: number; lastRendered: { id: string; kind: string; code?: string; tabs: string[] } | null };
+  /** Notifications, progress and status-bar messages shown lately, oldest first. */
+  shown: Array<{ where: 'info' | 'warning' | 'error' | 'progress' | 'status'; text: string }>;
 }
 
 /** Generous: a local server start on a loaded 2-core machine. */
