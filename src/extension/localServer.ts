@@ -32,6 +32,8 @@ export const READY_TIMEOUT_MS = 20_000;
 export const STOP_TIMEOUT_MS = 5000;
 /** How long to wait for the server that holds the data folder to answer on the port: it may be reading a large folder (ready ≤ 2 s for 100,000 messages). */
 export const DATA_DIR_WAIT_MS = 10_000;
+/** A starting server writes its server file within milliseconds of answering /healthz; 3 s allows for a busy machine. */
+export const PROOF_WAIT_MS = 3000;
 /** How often to ask it meanwhile. */
 const DATA_DIR_POLL_MS = 200;
 /** Keep at most this much of the child's stderr for error messages. */
@@ -73,6 +75,8 @@ export interface LocalServerOptions {
   readyTimeoutMs?: number;
   /** Default DATA_DIR_WAIT_MS. */
   dataDirWaitMs?: number;
+  /** Default PROOF_WAIT_MS. */
+  proofWaitMs?: number;
 }
 
 export interface RunningServer {
@@ -179,6 +183,20 @@ export class LocalServer {
    * Nothing but the challenge is sent before the proof: no token.
    */
   private async prove(url: string): Promise<ProvenServer> {
+    // A server answers /healthz a moment before its server file is written (both ports must
+    // listen first): ask again for a short while before refusing.
+    const deadline = Date.now() + (this.opts.proofWaitMs ?? PROOF_WAIT_MS);
+    for (;;) {
+      try {
+        return await this.proveOnce(url);
+      } catch (e) {
+        if (!LocalServerError.is(e, 'notProven') || Date.now() >= deadline) throw e;
+      }
+      await new Promise((r) => setTimeout(r, DATA_DIR_POLL_MS));
+    }
+  }
+
+  private async proveOnce(url: string): Promise<ProvenServer> {
     const o = this.opts;
     const file = path.join(o.dataDir, SERVER_FILE);
     const refuse = (why: string): LocalServerError =>
