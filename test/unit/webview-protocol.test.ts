@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import {
+  isFromHost,
   MAX_HTML_SOURCE,
   MAX_INLINE_IMAGES,
   MAX_URL_LENGTH,
@@ -324,6 +325,19 @@ describe('message view state built by the host', () => {
     const message = anEmail({ parts: [{ headers: { 'content-type': 'text/html' }, body: '<a href="javascript:alert(1)">a</a><a href="data:text/html,x">b</a><a href="https://ok.test/">c</a>' }] });
     const s = valid(buildViewState({ domain: 'inbox.test', message, allowRemoteImages: false }));
     assert.deepEqual(s.links.map((l) => l.url), ['https://ok.test/']);
+  });
+});
+
+describe('message view listener', () => {
+  it('takes messages only from a window of the view\'s own origin that is not the email frame', () => {
+    const editorFrame = {};
+    const emailFrame = {};
+    const self = { origin: 'vscode-webview://abc' };
+    assert.equal(isFromHost({ source: editorFrame, origin: 'vscode-webview://abc' }, self, [emailFrame]), true);
+    assert.equal(isFromHost({ source: emailFrame, origin: 'vscode-webview://abc' }, self, [emailFrame]), false, 'the email frame');
+    assert.equal(isFromHost({ source: editorFrame, origin: 'null' }, self, [emailFrame]), false, 'an opaque origin');
+    assert.equal(isFromHost({ source: editorFrame, origin: 'vscode-webview://other' }, self, []), false, 'another webview');
+    assert.equal(isFromHost({ source: null, origin: 'vscode-webview://abc' }, self, []), false, 'no source window (a port or worker)');
   });
 });
 
