@@ -8,6 +8,7 @@ import type { InboxApi } from '../api/types';
 import type { TokenStore } from './config/secrets';
 import type { Settings } from './config/settings';
 import { generateToken, readTokensFile, tokenDigest, TOKENS_FILE, TokensFileProblem } from '../server/contract';
+import { ConfirmedServers, REASON_TEXT, trustReasons, type TrustReason } from './config/serverTrust';
 import { ExtensionError } from './errors';
 import { errorText, type Logger } from './log';
 import { LOCAL_HOST, LocalServer, LocalServerError, type LocalServerOptions, type ProvenServer } from './localServer';
@@ -41,6 +42,8 @@ export interface ConnectionDeps {
   tokens: TokenStore;
   log: Logger;
   createApi(opts: { baseUrl: string; apiToken?: string }): InboxApi;
+  /** Confirmations of hosted URLs the workspace chose or that use plain http to another machine. */
+  trust: ConfirmedServers;
   /** dist/cli.js */
   cliPath: string;
   /** Data folder when the setting is empty. */
@@ -144,7 +147,27 @@ export class Connection {
     }
   }
 
+  /** The configured hosted URL and what it still needs the user to confirm, if anything. */
+  unconfirmed(): { baseUrl: string; reasons: TrustReason[] } | undefined {
+    const server = this.deps.settings().server;
+    if (server.kind !== 'remote') return undefined;
+    const reasons = this.deps.trust.missing(server.baseUrl, trustReasons(server));
+    return reasons.length > 0 ? { baseUrl: server.baseUrl, reasons } : undefined;
+  }
+
+  /** Records the user's confirmation of the configured URL and connects again. */
+  async confirmServer(baseUrl: string, reasons: TrustReason[]): Promise<void> {
+    await this.deps.trust.confirm(baseUrl, reasons);
+    if (this.stateValue.kind === 'failed') this.setState({ kind: 'idle' });
+    await this.reset();
+  }
+
   private async connectRemote(baseUrl: string): Promise<{ api: InboxApi; server: ServerInfo }> {
+    // Before the token is even read: nothing goes to a URL the user has not confirmed.
+    const pending = this.unconfirmed();
+    if (pending) {
+      throw new ExtensionError('unconfirmedServer', `Test Inbox has not used ${baseUrl} yet and waits for you to confirm it. ${pending.reasons.map((r) => REASON_TEXT[r]).join(' ')}`);
+    }
     const apiToken = await this.deps.tokens.get('api', baseUrl);
     this.deps.log.addSecret(apiToken);
     this.deps.log.addSecret(await this.deps.tokens.get('webhook', baseUrl));

@@ -7,6 +7,7 @@ import { ACTIVATED_LOG_PREFIX } from './activationLog';
 import { registerCommands } from './commands';
 import { TokenStore } from './config/secrets';
 import { serverKey, shownDomains } from './config/settings';
+import { ConfirmedServers } from './config/serverTrust';
 import { SettingsWatcher } from './config/watch';
 import { Connection } from './connection';
 import { LiveUpdates } from './live';
@@ -35,6 +36,7 @@ export function activate(context: vscode.ExtensionContext): void {
     settings,
     tokens,
     log,
+    trust: new ConfirmedServers(context.globalState),
     createApi: (o) => createClient({ ...o, userAgent: `test-inbox-vscode/${version}`, log: (level, msg) => log[level](msg) }),
     cliPath: context.asAbsolutePath(path.join('dist', 'cli.js')),
     defaultDataDir: path.join(context.globalStorageUri.fsPath, 'server'),

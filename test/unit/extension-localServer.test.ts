@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createClient } from '../../src/api/client';
 import { TokenStore, type SecretStorageLike } from '../../src/extension/config/secrets';
+import { ConfirmedServers, type MementoLike } from '../../src/extension/config/serverTrust';
 import { readSettings, type Settings } from '../../src/extension/config/settings';
 import { Connection } from '../../src/extension/connection';
 import { Logger } from '../../src/extension/log';
@@ -34,6 +35,11 @@ function memorySecrets(): SecretStorageLike & { data: Map<string, string> } {
     delete: async (k) => void data.delete(k),
     onDidChange: () => ({ dispose: () => undefined }),
   };
+}
+
+function memoryMemento(): MementoLike {
+  const data = new Map<string, unknown>();
+  return { get: <T>(k: string) => data.get(k) as T | undefined, update: async (k, v) => void data.set(k, v) };
 }
 
 async function freePort(): Promise<number> {
@@ -221,6 +227,7 @@ describe('extension local server', function () {
       const conn = new Connection({
         settings: () => settings,
         tokens: new TokenStore(secrets),
+        trust: new ConfirmedServers(memoryMemento()),
         log,
         createApi: (o) => createClient(o),
         cliPath: CLI,
@@ -252,7 +259,7 @@ describe('extension local server', function () {
       const secrets = memorySecrets();
       const tokens = new TokenStore(secrets);
       const settings = settingsFor({ 'local.httpPort': 0, 'local.smtpPort': 0, 'local.dataFolder': dir });
-      const conn = new Connection({ settings: () => settings, tokens, log: memoryLog().log, createApi: (o) => createClient(o), cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: dir });
+      const conn = new Connection({ settings: () => settings, tokens, trust: new ConfirmedServers(memoryMemento()), log: memoryLog().log, createApi: (o) => createClient(o), cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: dir });
       try {
         await conn.ensure();
         const firstPid = conn.localPid;
@@ -280,7 +287,7 @@ describe('extension local server', function () {
       const settings = settingsFor({ 'local.httpPort': httpPort, 'local.smtpPort': 0, 'local.dataFolder': dir });
       const sent: Array<string | undefined> = [];
       const createApi = (o: { baseUrl: string; apiToken?: string }) => (sent.push(o.apiToken), createClient(o));
-      const conn = new Connection({ settings: () => settings, tokens: new TokenStore(secrets), log: memoryLog().log, createApi, cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: dir });
+      const conn = new Connection({ settings: () => settings, tokens: new TokenStore(secrets), trust: new ConfirmedServers(memoryMemento()), log: memoryLog().log, createApi, cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: dir });
       try {
         await conn.ensure();
         const st = conn.state;
@@ -300,7 +307,7 @@ describe('extension local server', function () {
       const secrets = memorySecrets();
       const settings = settingsFor({ 'local.httpPort': running.httpPort, 'local.smtpPort': 0, 'local.dataFolder': dir });
       const sent: Array<string | undefined> = [];
-      const conn = new Connection({ settings: () => settings, tokens: new TokenStore(secrets), log: memoryLog().log, createApi: (o) => (sent.push(o.apiToken), createClient(o)), cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: other });
+      const conn = new Connection({ settings: () => settings, tokens: new TokenStore(secrets), trust: new ConfirmedServers(memoryMemento()), log: memoryLog().log, createApi: (o) => (sent.push(o.apiToken), createClient(o)), cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: other });
       try {
         await assert.rejects(conn.ensure(), (e: unknown) => LocalServerError.is(e, 'tokenUnknown') && e.message.includes(`pid ${process.pid}`));
         assert.deepEqual(sent, [], 'no client was made, so no token was sent');

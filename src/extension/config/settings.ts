@@ -38,7 +38,8 @@ export type SettingKey = (typeof SettingKey)[keyof typeof SettingKey];
 
 export const SETTINGS_SECTION = 'testInbox';
 
-export type ServerSetting = { kind: 'local' } | { kind: 'remote'; baseUrl: string };
+/** `fromWorkspace`: the URL comes from workspace (or folder) settings, not the user's: it is used only once the user confirms it. */
+export type ServerSetting = { kind: 'local' } | { kind: 'remote'; baseUrl: string; fromWorkspace?: boolean };
 
 export interface Settings {
   server: ServerSetting;
