@@ -1,7 +1,9 @@
 // Which hosted URLs wait for the user's confirmation, and a connection that sends nothing to
 // one until it is confirmed: a real HTTP server on a free port records what reaches it.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createClient } from '../../src/api/client';
 import { TokenStore, type SecretStorageLike } from '../../src/extension/config/secrets';
@@ -15,6 +17,17 @@ function memento(): MementoLike {
   const data = new Map<string, unknown>();
   return { get: <T>(k: string) => data.get(k) as T | undefined, update: async (k, v) => void data.set(k, v) };
 }
+
+describe('extension manifest: workspace trust', () => {
+  it('supports untrusted workspaces in a limited way, restricting the settings a workspace could abuse, and no virtual workspaces', () => {
+    const pkg = JSON.parse(readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8')) as {
+      capabilities?: { untrustedWorkspaces?: { supported?: unknown; restrictedConfigurations?: string[] }; virtualWorkspaces?: { supported?: unknown } };
+    };
+    assert.equal(pkg.capabilities?.untrustedWorkspaces?.supported, 'limited');
+    assert.deepEqual([...(pkg.capabilities?.untrustedWorkspaces?.restrictedConfigurations ?? [])].sort(), ['testInbox.domains', 'testInbox.remoteImages', 'testInbox.server']);
+    assert.equal(pkg.capabilities?.virtualWorkspaces?.supported, false);
+  });
+});
 
 describe('extension server trust', () => {
   it('asks for a URL the workspace chose and for plain http to another machine, not for the user\'s own https or loopback', () => {
