@@ -104,6 +104,24 @@ describe('Test Inbox security', function () {
     });
   });
 
+  describe('plain http to another machine', () => {
+    after(async () => {
+      await useLocalServer();
+    });
+
+    it('is not used until the user confirms it, and the message says the token would travel unencrypted', async () => {
+      // TEST-NET-1 (RFC 5737): no host answers there, and nothing is sent before confirmation anyway.
+      const remote = 'http://192.0.2.10:8080';
+      await setSetting('server', remote);
+      const st = await waitForState((s) => s.tokenKey === remote && findNode(s.tree, (n) => n.contextValue === 'testInbox.error') !== undefined, 'the confirmation error node');
+      const err = findNode(st.tree, (n) => n.contextValue === 'testInbox.error')!;
+      assert.match(err.tooltip ?? err.label, /unencrypted/);
+      assert.equal(err.command?.command, 'testInbox.confirmServer');
+      assert.equal(st.connection.kind, 'failed');
+      assert.match(st.connection.error ?? '', /waits for you to confirm it/, 'refused before any connection attempt, not after a network error');
+    });
+  });
+
   describe('commands called with arguments ask the user', () => {
     it('Set API Token with a token argument stores nothing when the user cancels the box', async () => {
       const before = await useLocalServer();
