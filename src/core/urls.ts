@@ -29,3 +29,17 @@ export function safeLinkTarget(raw: string): string | undefined {
   if (/[\u0000-\u001f\u007f]/.test(url)) return undefined;
   return url;
 }
+
+/** The user-info part of any URL in a text (`scheme://user:password@`). */
+const URL_USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^/?#\s@]*@/gi;
+
+/** `text` with the user name and password of every URL in it replaced by `***`, for messages and the log. */
+export function hideUrlCredentials(text: string): string {
+  return text.replace(URL_USERINFO, '$1***@');
+}
+
+/** Whether `host` (a URL's hostname) is this machine: the server never leaves it. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}

@@ -107,6 +107,8 @@ export interface HealthResponse {
   service: 'test-inbox';
   version: string;
   status: 'ok';
+  /** With `?challenge=`: HMAC-SHA256 of the challenge keyed by the server file's key (hex). */
+  proof?: string;
 }
 
 /** Every error response: the right HTTP status and this body. */

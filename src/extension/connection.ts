@@ -7,20 +7,25 @@ import { ApiError } from '../api/errors';
 import type { InboxApi } from '../api/types';
 import type { TokenStore } from './config/secrets';
 import type { Settings } from './config/settings';
-import { generateToken, readTokensFile, TOKENS_FILE, TokensFileProblem } from '../server/contract';
+import { generateToken, readTokensFile, tokenDigest, TOKENS_FILE, TokensFileProblem } from '../server/contract';
+import { ConfirmedServers, REASON_TEXT, trustReasons, type TrustReason } from './config/serverTrust';
 import { ExtensionError } from './errors';
 import { errorText, type Logger } from './log';
-import { LOCAL_HOST, LocalServer, type LocalServerOptions } from './localServer';
+import { LOCAL_HOST, LocalServer, LocalServerError, type LocalServerOptions, type ProvenServer } from './localServer';
 import { Emitter } from './util/emitter';
 
 /** Seconds in a day, for the retention setting (days) → CLI flag (seconds). */
 const DAY_SECONDS = 86_400;
+/** Owner only: the data folder holds mail, tokens.json and the server's proof file. */
+const DATA_DIR_MODE = 0o700;
 
 export interface ServerInfo {
   baseUrl: string;
   local: boolean;
   /** Local only: whether we run the process or attached to someone else's. */
   mode?: 'started' | 'attached';
+  /** Attached only: the pid its server file names. */
+  pid?: number;
   smtp?: { host: string; port: number };
 }
 
@@ -37,6 +42,8 @@ export interface ConnectionDeps {
   tokens: TokenStore;
   log: Logger;
   createApi(opts: { baseUrl: string; apiToken?: string }): InboxApi;
+  /** Confirmations of hosted URLs the workspace chose or that use plain http to another machine. */
+  trust: ConfirmedServers;
   /** dist/cli.js */
   cliPath: string;
   /** Data folder when the setting is empty. */
@@ -140,7 +147,27 @@ export class Connection {
     }
   }
 
+  /** The configured hosted URL and what it still needs the user to confirm, if anything. */
+  unconfirmed(): { baseUrl: string; reasons: TrustReason[] } | undefined {
+    const server = this.deps.settings().server;
+    if (server.kind !== 'remote') return undefined;
+    const reasons = this.deps.trust.missing(server.baseUrl, trustReasons(server));
+    return reasons.length > 0 ? { baseUrl: server.baseUrl, reasons } : undefined;
+  }
+
+  /** Records the user's confirmation of the configured URL and connects again. */
+  async confirmServer(baseUrl: string, reasons: TrustReason[]): Promise<void> {
+    await this.deps.trust.confirm(baseUrl, reasons);
+    if (this.stateValue.kind === 'failed') this.setState({ kind: 'idle' });
+    await this.reset();
+  }
+
   private async connectRemote(baseUrl: string): Promise<{ api: InboxApi; server: ServerInfo }> {
+    // Before the token is even read: nothing goes to a URL the user has not confirmed.
+    const pending = this.unconfirmed();
+    if (pending) {
+      throw new ExtensionError('unconfirmedServer', `Test Inbox has not used ${baseUrl} yet and waits for you to confirm it. ${pending.reasons.map((r) => REASON_TEXT[r]).join(' ')}`);
+    }
     const apiToken = await this.deps.tokens.get('api', baseUrl);
     this.deps.log.addSecret(apiToken);
     this.deps.log.addSecret(await this.deps.tokens.get('webhook', baseUrl));
@@ -173,7 +200,7 @@ export class Connection {
     this.deps.log.addSecret(webhookToken);
     this.deps.log.addSecret(twilioAuthToken);
     const dataDir = settings.dataDir || this.deps.defaultDataDir;
-    await mkdir(dataDir, { recursive: true });
+    await mkdir(dataDir, { recursive: true, mode: DATA_DIR_MODE });
     const opts: LocalServerOptions = {
       cliPath: this.deps.cliPath,
       execArgv: this.deps.execArgv,
@@ -219,30 +246,53 @@ export class Connection {
         this.setState({ kind: 'failed', error: new ExtensionError('noServer', `The local server stopped unexpectedly (exit code ${code ?? 'none'}). Start it again; the log may say why.`) });
       });
     }
-    let api = this.deps.createApi({ baseUrl: running.http, apiToken });
-    if (running.mode === 'attached') {
-      // Someone else started it: its tokens may be the ones in its data folder.
-      try {
-        await api.listDomains();
-      } catch (e) {
-        if (!ApiError.is(e, 'unauthorized')) throw e;
-        const file = await readTokensFile(path.join(dataDir, TOKENS_FILE), (f) => readFile(f, 'utf8'));
-        if (TokensFileProblem.is(file) || !file.apiToken) {
-          if (TokensFileProblem.is(file) && file.code !== 'TOKENS_FILE_MISSING') this.deps.log.warn(`No tokens from the data folder: ${file.message}`);
-          throw new ApiError('unauthorized', `The Test Inbox server at ${running.http} uses another API token and its data folder has no ${TOKENS_FILE}. Set the API token it was started with.`);
+    if (running.mode === 'attached' && running.proven) {
+      // Someone else started it: send only the token it proved it takes (never try one and then another).
+      ({ apiToken } = await this.tokensForAttached(running.http, running.proven, key, dataDir, { apiToken, webhookToken }));
+    }
+    const api = this.deps.createApi({ baseUrl: running.http, apiToken });
+    return { api, server: { baseUrl: running.http, local: true, mode: running.mode, smtp: running.smtp, pid: running.proven?.pid } };
+  }
+
+  /**
+   * The tokens of a proven server someone else started: ours from SecretStorage when their
+   * digests match its server file, else those of its data folder's tokens.json (saved into
+   * SecretStorage then). No match: `tokenUnknown`, and no token is sent.
+   */
+  private async tokensForAttached(url: string, proven: ProvenServer, key: string, dataDir: string, stored: { apiToken: string; webhookToken: string }): Promise<{ apiToken: string }> {
+    const matches = async (token: string | undefined, digest: string): Promise<boolean> => token !== undefined && (await tokenDigest(token)) === digest;
+    let apiToken: string | undefined = (await matches(stored.apiToken, proven.apiTokenSha256)) ? stored.apiToken : undefined;
+    const webhookOk = await matches(stored.webhookToken, proven.webhookTokenSha256);
+    if (!apiToken || !webhookOk) {
+      const file = await readTokensFile(path.join(dataDir, TOKENS_FILE), (f) => readFile(f, 'utf8'));
+      if (TokensFileProblem.is(file)) {
+        if (file.code !== 'TOKENS_FILE_MISSING') this.deps.log.warn(`No tokens from the data folder: ${file.message}`);
+      } else {
+        if (!apiToken && (await matches(file.apiToken, proven.apiTokenSha256))) {
+          apiToken = file.apiToken!;
+          this.deps.log.addSecret(apiToken);
+          await this.deps.tokens.set('api', key, apiToken);
         }
-        this.deps.log.addSecret(file.apiToken);
-        this.deps.log.addSecret(file.webhookToken);
-        this.deps.log.addSecret(file.twilioAuthToken);
-        void api.dispose();
-        api = this.deps.createApi({ baseUrl: running.http, apiToken: file.apiToken });
-        await api.listDomains();
-        await this.deps.tokens.set('api', key, file.apiToken);
-        if (file.webhookToken) await this.deps.tokens.set('webhook', key, file.webhookToken);
-        if (file.twilioAuthToken) await this.deps.tokens.set('twilio', key, file.twilioAuthToken);
+        if (!webhookOk && (await matches(file.webhookToken, proven.webhookTokenSha256))) {
+          this.deps.log.addSecret(file.webhookToken);
+          await this.deps.tokens.set('webhook', key, file.webhookToken!);
+        }
       }
     }
-    return { api, server: { baseUrl: running.http, local: true, mode: running.mode, smtp: running.smtp } };
+    // The Twilio auth token is not part of the proof; the proven server's own data folder
+    // holds it when that server generated it (a server this extension starts gets ours).
+    const saved = await readTokensFile(path.join(dataDir, TOKENS_FILE), (f) => readFile(f, 'utf8'));
+    if (!TokensFileProblem.is(saved) && saved.twilioAuthToken) {
+      this.deps.log.addSecret(saved.twilioAuthToken);
+      await this.deps.tokens.set('twilio', key, saved.twilioAuthToken);
+    }
+    if (!apiToken) {
+      throw new LocalServerError(
+        'tokenUnknown',
+        `The Test Inbox server at ${url} (pid ${proven.pid}) was started with an API token this window does not know: neither the stored one nor the one in ${TOKENS_FILE} of its data folder. Set the API token it was started with.`,
+      );
+    }
+    return { apiToken };
   }
 
   /** Drops the client (and, when asked, our local server process) and connects again on next use. */

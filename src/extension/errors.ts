@@ -4,7 +4,7 @@
 import { ApiError } from '../api/errors';
 import { LocalServerError } from './localServer';
 
-export type ErrorAction = 'setApiToken' | 'setWebhookToken' | 'showLog' | 'retry' | 'changePort' | 'startLocalServer';
+export type ErrorAction = 'setApiToken' | 'setWebhookToken' | 'showLog' | 'retry' | 'changePort' | 'startLocalServer' | 'confirmServer';
 
 /** Button labels, shared by notifications and error nodes. */
 export const ACTION_TITLES: Record<ErrorAction, string> = {
@@ -14,6 +14,7 @@ export const ACTION_TITLES: Record<ErrorAction, string> = {
   retry: 'Retry',
   changePort: 'Change Port',
   startLocalServer: 'Start Local Server',
+  confirmServer: 'Review Server',
 };
 
 export interface UserFacingError {
@@ -26,7 +27,7 @@ export interface UserFacingError {
 /** A failure of the extension itself (bad input from a prompt or a command argument). */
 export class ExtensionError extends Error {
   constructor(
-    readonly code: 'invalidInput' | 'noServer' | 'noWebhookToken' | 'noMessage' | 'notSupported',
+    readonly code: 'invalidInput' | 'noServer' | 'noWebhookToken' | 'noMessage' | 'notSupported' | 'unconfirmedServer',
     message: string,
   ) {
     super(message);
@@ -78,8 +79,13 @@ export function describeError(e: unknown): UserFacingError {
         return { message: e.message, actions: ['retry', 'showLog'], silent: false };
       case 'cliMissing':
         return { message: e.message, actions: ['showLog'], silent: false };
+      case 'notProven':
+        return { message: e.message, actions: ['changePort', 'retry', 'showLog'], silent: false };
+      case 'tokenUnknown':
+        return { message: e.message, actions: ['setApiToken', 'showLog'], silent: false };
     }
   }
+  if (ExtensionError.is(e, 'unconfirmedServer')) return { message: e.message, actions: ['confirmServer', 'showLog'], silent: false };
   if (ExtensionError.is(e, 'noServer')) return { message: e.message, actions: ['startLocalServer', 'showLog'], silent: false };
   if (ExtensionError.is(e)) return { message: e.message, actions: [], silent: false };
   const text = e instanceof Error ? e.message : String(e);

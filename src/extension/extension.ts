@@ -7,6 +7,7 @@ import { ACTIVATED_LOG_PREFIX } from './activationLog';
 import { registerCommands } from './commands';
 import { TokenStore } from './config/secrets';
 import { serverKey, shownDomains } from './config/settings';
+import { ConfirmedServers } from './config/serverTrust';
 import { SettingsWatcher } from './config/watch';
 import { Connection } from './connection';
 import { LiveUpdates } from './live';
@@ -17,6 +18,7 @@ import { createStatusBar } from './statusBar';
 import { InboxModel } from './tree/model';
 import { AddedInboxes, ReadState } from './tree/state';
 import { InboxView } from './tree/view';
+import { announceAttach } from './ui/attachNotice';
 import { withEditorUi } from './ui/notifications';
 import { disposeMessagePanels } from './messagePanel/messagePanel';
 
@@ -34,6 +36,7 @@ export function activate(context: vscode.ExtensionContext): void {
     settings,
     tokens,
     log,
+    trust: new ConfirmedServers(context.globalState),
     createApi: (o) => createClient({ ...o, userAgent: `test-inbox-vscode/${version}`, log: (level, msg) => log[level](msg) }),
     cliPath: context.asAbsolutePath(path.join('dist', 'cli.js')),
     defaultDataDir: path.join(context.globalStorageUri.fsPath, 'server'),
@@ -67,6 +70,7 @@ export function activate(context: vscode.ExtensionContext): void {
       else if (fx.reloadTree) model.invalidate();
     }),
     createStatusBar(connection),
+    announceAttach(connection),
     ...registerCommands(services, tree.provider),
     { dispose: () => live.dispose() },
     { dispose: disposeMessagePanels },

@@ -2,9 +2,23 @@
 // dist/cli.js `serve` with ELECTRON_RUN_AS_NODE=1, or attach to a Test Inbox server that a
 // second window (or a terminal) already runs on the port. No vscode import.
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { timingSafeEqual } from 'node:crypto';
+import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULT_HOST, EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, parseReadyLine, serveArgs, tokensEnv } from '../server/contract';
+import {
+  DEFAULT_HOST,
+  EXIT_DATA_DIR_IN_USE,
+  EXIT_PORT_IN_USE,
+  generateToken,
+  HEALTH_CHALLENGE_PARAM,
+  healthProof,
+  parseReadyLine,
+  readServerFile,
+  SERVER_FILE,
+  ServerFileProblem,
+  serveArgs,
+  tokensEnv,
+} from '../server/contract';
 import type { Logger } from './log';
 import { Emitter } from './util/emitter';
 
@@ -18,12 +32,14 @@ export const READY_TIMEOUT_MS = 20_000;
 export const STOP_TIMEOUT_MS = 5000;
 /** How long to wait for the server that holds the data folder to answer on the port: it may be reading a large folder (ready ≤ 2 s for 100,000 messages). */
 export const DATA_DIR_WAIT_MS = 10_000;
+/** A starting server writes its server file within milliseconds of answering /healthz; 3 s allows for a busy machine. */
+export const PROOF_WAIT_MS = 3000;
 /** How often to ask it meanwhile. */
 const DATA_DIR_POLL_MS = 200;
 /** Keep at most this much of the child's stderr for error messages. */
 const MAX_STDERR_KEPT = 4000;
 
-export type LocalServerErrorCode = 'portTaken' | 'dataDirInUse' | 'cliMissing' | 'startFailed' | 'startTimeout';
+export type LocalServerErrorCode = 'portTaken' | 'dataDirInUse' | 'cliMissing' | 'startFailed' | 'startTimeout' | 'notProven' | 'tokenUnknown';
 
 export class LocalServerError extends Error {
   constructor(
@@ -60,6 +76,8 @@ export interface LocalServerOptions {
   readyTimeoutMs?: number;
   /** Default DATA_DIR_WAIT_MS. */
   dataDirWaitMs?: number;
+  /** Default PROOF_WAIT_MS. */
+  proofWaitMs?: number;
 }
 
 export interface RunningServer {
@@ -68,6 +86,15 @@ export interface RunningServer {
   smtp: { host: string; port: number };
   /** `started`: our child process; `attached`: a server someone else runs. */
   mode: 'started' | 'attached';
+  /** Attached only: what its server file proved (pid, which tokens it takes). */
+  proven?: ProvenServer;
+}
+
+/** A server that answered the health challenge with the key of our data folder's server file. */
+export interface ProvenServer {
+  pid: number;
+  apiTokenSha256: string;
+  webhookTokenSha256: string;
 }
 
 export type HealthProbe = 'test-inbox' | 'other' | 'none';
@@ -116,7 +143,7 @@ export class LocalServer {
     const configuredUrl = `http://${LOCAL_HOST}:${o.httpPort}`;
     if (o.httpPort !== 0) {
       const probe = await probeHealth(configuredUrl);
-      if (probe === 'test-inbox') return this.attach(configuredUrl);
+      if (probe === 'test-inbox') return this.attach(configuredUrl, await this.prove(configuredUrl));
       if (probe === 'other') throw portTaken('HTTP', o.httpPort);
     }
     try {
@@ -124,11 +151,11 @@ export class LocalServer {
     } catch (e) {
       // Another window may have won the race for the port: attach to it.
       if (LocalServerError.is(e, 'portTaken') && o.httpPort !== 0 && e.port === o.httpPort) {
-        if ((await probeHealth(configuredUrl)) === 'test-inbox') return this.attach(configuredUrl);
+        if ((await probeHealth(configuredUrl)) === 'test-inbox') return this.attach(configuredUrl, await this.prove(configuredUrl));
       }
       // ...or for the data folder, and be still reading it: wait for it to answer on the port.
       if (LocalServerError.is(e, 'dataDirInUse')) {
-        if (o.httpPort !== 0 && (await this.awaitHealthy(configuredUrl))) return this.attach(configuredUrl);
+        if (o.httpPort !== 0 && (await this.awaitHealthy(configuredUrl))) return this.attach(configuredUrl, await this.prove(configuredUrl));
         throw new LocalServerError(
           'dataDirInUse',
           `Another Test Inbox server uses the data folder ${o.dataDir}` +
@@ -150,9 +177,60 @@ export class LocalServer {
     }
   }
 
-  private attach(http: string): RunningServer {
-    this.opts.log.info(`Attached to the Test Inbox server already running at ${http}.`);
-    this.running = { http, smtp: { host: LOCAL_HOST, port: this.opts.smtpPort }, mode: 'attached' };
+  /**
+   * Whether the server answering at `url` is the one our data folder's server file names: the
+   * file (ours, not readable by others) is for this URL, and the server answers a fresh
+   * challenge with the HMAC keyed by the file's key. Throws `notProven`, saying why, otherwise.
+   * Nothing but the challenge is sent before the proof: no token.
+   */
+  private async prove(url: string): Promise<ProvenServer> {
+    // A server answers /healthz a moment before its server file is written (both ports must
+    // listen first): ask again for a short while before refusing.
+    const deadline = Date.now() + (this.opts.proofWaitMs ?? PROOF_WAIT_MS);
+    for (;;) {
+      try {
+        return await this.proveOnce(url);
+      } catch (e) {
+        if (!LocalServerError.is(e, 'notProven') || Date.now() >= deadline) throw e;
+      }
+      await new Promise((r) => setTimeout(r, DATA_DIR_POLL_MS));
+    }
+  }
+
+  private async proveOnce(url: string): Promise<ProvenServer> {
+    const o = this.opts;
+    const file = path.join(o.dataDir, SERVER_FILE);
+    const refuse = (why: string): LocalServerError =>
+      new LocalServerError(
+        'notProven',
+        `A program on port ${o.httpPort} answers like a Test Inbox server, but ${why}. It may be another user's program, so no token was sent to it. Stop it, or choose another port.`,
+        o.httpPort,
+      );
+    const proof = await readServerFile(file, (f) => fs.readFile(f, 'utf8'));
+    if (ServerFileProblem.is(proof)) {
+      throw refuse(proof.code === 'SERVER_FILE_MISSING' ? `the data folder ${o.dataDir} has no ${SERVER_FILE} from a running server` : `${SERVER_FILE} in the data folder is unusable (${proof.message})`);
+    }
+    const ownProblem = await privateFileProblem(file);
+    if (ownProblem) throw refuse(`${SERVER_FILE} ${ownProblem}`);
+    if (proof.http !== url) throw refuse(`the server of the data folder ${o.dataDir} listens at ${proof.http}, not ${url}`);
+    const challenge = generateToken();
+    let answer: unknown;
+    try {
+      // No redirect is followed: the proof must come from this port.
+      const res = await fetch(`${url}/healthz?${HEALTH_CHALLENGE_PARAM}=${challenge}`, { redirect: 'error', signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
+      answer = ((await res.json()) as { proof?: unknown }).proof;
+    } catch (e) {
+      throw refuse(`it did not answer the identity check (${(e as Error).message})`);
+    }
+    const expected = Buffer.from(await healthProof(proof.key, challenge));
+    const given = Buffer.from(typeof answer === 'string' ? answer : '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw refuse(`it could not prove it is the server of the data folder ${o.dataDir}`);
+    return { pid: proof.pid, apiTokenSha256: proof.apiTokenSha256, webhookTokenSha256: proof.webhookTokenSha256 };
+  }
+
+  private attach(http: string, proven: ProvenServer): RunningServer {
+    this.opts.log.info(`Attached to the Test Inbox server already running at ${http} (pid ${proven.pid}); it proved it serves ${this.opts.dataDir}.`);
+    this.running = { http, smtp: { host: LOCAL_HOST, port: this.opts.smtpPort }, mode: 'attached', proven };
     return this.running;
   }
 
@@ -274,4 +352,13 @@ function portTaken(which: 'HTTP' | 'SMTP', port: number, detail?: string): Local
     `Port ${port} (${which}) is used by another program${detail ? ` (${detail})` : ''}. Choose another port in the settings.`,
     port,
   );
+}
+
+/** Why a secret file cannot be trusted on POSIX (another owner, or readable by others); undefined when it can. */
+async function privateFileProblem(file: string): Promise<string | undefined> {
+  if (process.platform === 'win32') return undefined; // ACLs, not modes: the profile folder is private
+  const st = await fs.stat(file);
+  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) return 'belongs to another user';
+  if ((st.mode & 0o077) !== 0) return 'is readable or writable by other users';
+  return undefined;
 }

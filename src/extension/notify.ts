@@ -2,6 +2,7 @@
 // notification per batch naming the newest message (noticeFor, pure), with Open and, when
 // the message has a one-time code, Copy Code. No vscode import: the editor's calls are passed in.
 import type { InboxApi } from '../api/types';
+import { inert } from '../core/inert';
 import { bestCode } from '../core/otp';
 import type { MessageSummary } from '../core/wire';
 import type { NewMail } from './live';
@@ -29,7 +30,7 @@ export function noticeFor(mail: NewMail, isWatched: (ref: InboxRef) => boolean):
     inbox,
     summary,
     more,
-    text: `New message in ${inbox}: ${summary.subject.trim() || '(no subject)'}${more > 0 ? ` (and ${more} more)` : ''}`,
+    text: inert`New message in ${inbox}: ${summary.subject.trim() || '(no subject)'}` + (more > 0 ? ` (and ${more} more)` : ''),
   };
 }
 

@@ -9,6 +9,8 @@ import type { LiveUpdates } from './live';
 import type { InboxModel, TreeNode } from './tree/model';
 import { commandFor } from './commands/actions';
 import type { AddedInboxes, ReadState } from './tree/state';
+import { inert } from '../core/inert';
+import { showError } from './ui/shown';
 
 export interface Services {
   context: vscode.ExtensionContext;
@@ -34,7 +36,8 @@ export async function reportError(s: Pick<Services, 'log'>, e: unknown, what: st
   if (d.silent) return;
   s.log.error(`${what} failed: ${errorText(e)}`);
   const labels = d.actions.map((a) => ACTION_TITLES[a]);
-  const choice = await vscode.window.showErrorMessage(`${what} failed. ${d.message}`, ...labels);
+  // The message may quote a subject or a server's answer: inert, so it cannot carry a link.
+  const choice = await showError(inert`${what} failed. ${d.message}`, ...labels);
   const action = d.actions.find((a) => ACTION_TITLES[a] === choice);
   if (action) await runAction(action);
 }

@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { Connection, ConnectionState } from './connection';
 import * as showMenu from './commands/showMenu';
 import { describeError } from './errors';
+import { inert } from '../core/inert';
 
 export function createStatusBar(connection: Connection): vscode.Disposable {
   const item = vscode.window.createStatusBarItem('testInbox.status', vscode.StatusBarAlignment.Left, 10);
@@ -12,7 +13,7 @@ export function createStatusBar(connection: Connection): vscode.Disposable {
     item.backgroundColor = undefined;
     switch (st.kind) {
       case 'idle':
-        item.text = connection.isLocal ? '$(inbox) Test Inbox: local' : `$(cloud) Test Inbox: ${connection.describe().replace(/^https?:\/\//, '')}`;
+        item.text = connection.isLocal ? '$(inbox) Test Inbox: local' : inert`$(cloud) Test Inbox: ${connection.describe().replace(/^https?:\/\//, '')}`;
         item.tooltip = 'Test Inbox: not connected yet. Click for the menu.';
         break;
       case 'starting':
@@ -24,7 +25,7 @@ export function createStatusBar(connection: Connection): vscode.Disposable {
           item.text = `$(inbox) Test Inbox: SMTP ${st.server.smtp?.port ?? '?'}`;
           item.tooltip = `Local server ${st.server.baseUrl}${st.server.mode === 'attached' ? ' (run by another window)' : ''}\nSMTP ${st.server.smtp?.host}:${st.server.smtp?.port}\nClick for the menu.`;
         } else {
-          item.text = `$(cloud) Test Inbox: ${st.server.baseUrl.replace(/^https?:\/\//, '')}`;
+          item.text = inert`$(cloud) Test Inbox: ${st.server.baseUrl.replace(/^https?:\/\//, '')}`;
           item.tooltip = `Hosted server ${st.server.baseUrl}\nClick for the menu.`;
         }
         break;

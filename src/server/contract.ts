@@ -1,6 +1,7 @@
 // The process contract of `test-inbox serve`: everything that whoever starts the server
 // (the extension, `npm start`, the tests, the benches) shares with the CLI about running it —
-// the flags, the environment, the defaults, the ready line, the tokens file, the exit codes.
+// the flags, the environment, the defaults, the ready line, the tokens file, the server file
+// (proof of identity), the exit codes.
 // No imports, on purpose: the extension may import this module from src/server and nothing
 // else, and bundling it pulls nothing of the server in.
 
@@ -205,6 +206,91 @@ export async function readTokensFile(file: string, readFile: (file: string) => P
     return new TokensFileProblem('TOKENS_FILE_UNREADABLE', `cannot read ${file}: ${(e as Error).message}`, { cause: e });
   }
   return parseTokensFile(text, file);
+}
+
+// ---- Proof of identity ------------------------------------------------------------------
+
+/**
+ * File in the data dir (mode 0600, written once both ports listen, removed on a clean stop)
+ * that lets whoever can read the data folder tell this server from an impostor on its port:
+ * `{"pid", "http", "smtp", "key", "apiTokenSha256", "webhookTokenSha256"}`. The `key` never
+ * travels: `GET /healthz?challenge=C` answers `proof` = HMAC-SHA256(key, C), which only the
+ * server that wrote the file can compute. The token digests tell a client which token the
+ * server takes before it sends one.
+ */
+export const SERVER_FILE = 'server.json';
+/** The query parameter of `/healthz` carrying the client's challenge. */
+export const HEALTH_CHALLENGE_PARAM = 'challenge';
+/** A challenge is a random token; anything longer than this is not one. */
+export const MAX_CHALLENGE_LENGTH = 128;
+
+export interface ServerFile {
+  pid: number;
+  /** Base URL of the HTTP API, as in the ready line. */
+  http: string;
+  /** `host:port`, as in the ready line. */
+  smtp: string;
+  /** Random, per start: the HMAC key of the health proof. */
+  key: string;
+  apiTokenSha256: string;
+  webhookTokenSha256: string;
+}
+
+export type ServerFileProblemCode = 'SERVER_FILE_MISSING' | 'SERVER_FILE_UNREADABLE' | 'SERVER_FILE_INVALID';
+
+/** Why a server file gave no proof. Returned, not thrown. */
+export class ServerFileProblem extends Error {
+  readonly code: ServerFileProblemCode;
+  constructor(code: ServerFileProblemCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = 'ServerFileProblem';
+  }
+
+  static is(e: unknown, code?: ServerFileProblemCode): e is ServerFileProblem {
+    return e instanceof ServerFileProblem && (code === undefined || e.code === code);
+  }
+}
+
+/** The server file's fields, or SERVER_FILE_INVALID. */
+export function parseServerFile(text: string, file = SERVER_FILE): ServerFile | ServerFileProblem {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    v = undefined;
+  }
+  const o = v as Record<string, unknown> | undefined;
+  const str = (x: unknown): x is string => typeof x === 'string' && x.length > 0;
+  if (typeof o !== 'object' || o === null || !Number.isInteger(o.pid) || !str(o.http) || !str(o.smtp) || !str(o.key) || !str(o.apiTokenSha256) || !str(o.webhookTokenSha256)) {
+    return new ServerFileProblem('SERVER_FILE_INVALID', `${file} is not a server file of Test Inbox`);
+  }
+  return { pid: o.pid as number, http: o.http, smtp: o.smtp, key: o.key, apiTokenSha256: o.apiTokenSha256, webhookTokenSha256: o.webhookTokenSha256 };
+}
+
+/** Reads and parses the server file at `file` (`<data-dir>/SERVER_FILE`) through the caller's `readFile`. */
+export async function readServerFile(file: string, readFile: (file: string) => Promise<string>): Promise<ServerFile | ServerFileProblem> {
+  let text: string;
+  try {
+    text = await readFile(file);
+  } catch (e) {
+    if ((e as { code?: unknown }).code === 'ENOENT') return new ServerFileProblem('SERVER_FILE_MISSING', `${file} does not exist`, { cause: e });
+    return new ServerFileProblem('SERVER_FILE_UNREADABLE', `cannot read ${file}: ${(e as Error).message}`, { cause: e });
+  }
+  return parseServerFile(text, file);
+}
+
+const hex = (buf: ArrayBuffer): string => Buffer.from(buf).toString('hex');
+
+/** SHA-256 of a token, hex: names a token in the server file without revealing it. */
+export async function tokenDigest(token: string): Promise<string> {
+  return hex(await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(token)));
+}
+
+/** The health proof for `challenge`: HMAC-SHA256 keyed by the server file's `key`, hex. */
+export async function healthProof(key: string, challenge: string): Promise<string> {
+  const k = await globalThis.crypto.subtle.importKey('raw', new TextEncoder().encode(key), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  return hex(await globalThis.crypto.subtle.sign('HMAC', k, new TextEncoder().encode(challenge)));
 }
 
 // ---- Exit codes -------------------------------------------------------------------------

@@ -2,8 +2,12 @@
 // another, all sharing the store. Used by the CLI (`test-inbox serve`), tests and benches.
 
 import type { AddressInfo } from 'node:net';
+import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
+import { generateToken, SERVER_FILE, type ServerFile, tokenDigest } from './contract';
 import { createHttpApi } from './http/index';
+import { writePrivateFile } from './privateFile';
 import { createSmtpServer } from './smtp';
 import { MaildirStore } from './store/maildir';
 import type { RetentionOptions } from './store/types';
@@ -84,8 +88,11 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   const cleanup = async (): Promise<void> => {
     for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
   };
+  // Per start: the key of the health proof, written only into the data folder (SERVER_FILE).
+  const proofKey = generateToken();
   try {
     const api = createHttpApi({
+      proofKey,
       store,
       apiToken: options.apiToken,
       webhookToken: options.webhookToken,
@@ -122,6 +129,18 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     cleanups.push(() => smtp.stop());
 
     const httpUrl = `http://${hostForUrl(options.host)}:${httpPort}`;
+    const serverFile = path.join(store.dir, SERVER_FILE);
+    const proof: ServerFile = {
+      pid: process.pid,
+      http: httpUrl,
+      smtp: `${hostForUrl(options.host)}:${smtpPort}`,
+      key: proofKey,
+      apiTokenSha256: await tokenDigest(options.apiToken),
+      webhookTokenSha256: await tokenDigest(options.webhookToken),
+    };
+    await writePrivateFile(serverFile, JSON.stringify(proof) + '\n');
+    // Removed before the store releases the data folder's lock: the next server writes its own.
+    cleanups.push(() => fs.rm(serverFile, { force: true }));
     log('info', `listening: HTTP ${httpUrl}, SMTP ${hostForUrl(options.host)}:${smtpPort}, data in ${store.dir}`);
     let closing: Promise<void> | undefined;
     return {

@@ -5,9 +5,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { generateToken, readTokensFile, type SavedTokens, TOKENS_FILE, TokensFileProblem } from './contract';
-
-/** Owner read/write only: the file holds secrets. */
-const TOKENS_FILE_MODE = 0o600;
+import { writePrivateFile } from './privateFile';
 
 export type TokensErrorCode = 'TOKENS_FILE_INVALID' | 'TOKENS_SAME' | 'TOKENS_IO';
 
@@ -78,20 +76,9 @@ async function readSaved(file: string): Promise<SavedTokens> {
 }
 
 async function writeTokensFile(file: string, tokens: SavedTokens): Promise<void> {
-  const tmp = `${file}.${process.pid}.tmp`;
   try {
-    await fs.mkdir(path.dirname(file), { recursive: true });
-    const fh = await fs.open(tmp, 'w', TOKENS_FILE_MODE);
-    try {
-      await fh.chmod(TOKENS_FILE_MODE); // in case the umask or an old tmp file widened it
-      await fh.writeFile(JSON.stringify({ apiToken: tokens.apiToken, webhookToken: tokens.webhookToken, twilioAuthToken: tokens.twilioAuthToken }, null, 2) + '\n');
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await fs.rename(tmp, file);
+    await writePrivateFile(file, JSON.stringify({ apiToken: tokens.apiToken, webhookToken: tokens.webhookToken, twilioAuthToken: tokens.twilioAuthToken }, null, 2) + '\n');
   } catch (e) {
-    await fs.rm(tmp, { force: true }).catch(() => undefined);
     throw new TokensError('TOKENS_IO', `cannot write ${file}: ${(e as Error).message}`, { cause: e });
   }
 }

@@ -4,6 +4,7 @@
 // DOMPurify (./sanitize) and shown only as the `srcdoc` of an iframe sandboxed without
 // scripts, under its own CSP and the view's.
 import {
+  isFromHost,
   parseHostMessage,
   TAB_LABELS,
   viewTitle,
@@ -389,6 +390,12 @@ function handle(message: HostMessage): void {
 }
 
 window.addEventListener('message', (event: MessageEvent) => {
+  // The email's frame (sandboxed, no scripts) must never be able to speak for the host.
+  const emailFrames = Array.from(document.querySelectorAll('iframe'), (f) => f.contentWindow);
+  if (!isFromHost(event, window, emailFrames)) {
+    console.warn('Test Inbox message view ignored a message that did not come from the editor.');
+    return;
+  }
   const parsed = parseHostMessage(event.data);
   if (!parsed.ok) {
     console.warn(`Test Inbox message view ignored a message: ${parsed.error}`);

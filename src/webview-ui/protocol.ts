@@ -318,6 +318,17 @@ function run<T>(f: () => T): Parsed<T> {
   }
 }
 
+/**
+ * Whether a `message` event in the view comes from the webview host (defence in depth, on
+ * top of parsing): the editor's frames post the host's messages into this frame with this
+ * frame's own origin as target, from a window. A message without a source window, from
+ * another origin, or from a window the view itself holds untrusted content in (the email's
+ * frame) is ignored.
+ */
+export function isFromHost(event: { source: unknown; origin: string }, self: { origin: string }, untrusted: readonly unknown[]): boolean {
+  return event.source !== null && event.origin === self.origin && !untrusted.includes(event.source);
+}
+
 /** Validates a message posted by the host; the webview ignores anything that fails. */
 export function parseHostMessage(data: unknown): Parsed<HostMessage> {
   return run((): HostMessage => {

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DEFAULT_DOMAIN } from '../../src/server/contract';
 import { COMMAND_IDS } from '../../src/extension/commands';
-import { clipboard, inboxNode, messageLabels, uniqueInbox, useLocalServer, waitForState } from './support/state';
+import { answering, clipboard, inboxNode, messageLabels, uniqueInbox, useLocalServer, waitForState } from './support/state';
 
 /** The local server's default domain, which the extension's local.domain setting defaults to. */
 const DOMAIN = DEFAULT_DOMAIN;
@@ -119,7 +119,8 @@ describe('Test Inbox commands', function () {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-eml-'));
     try {
       const target = path.join(dir, 'out.eml');
-      const written = await vscode.commands.executeCommand<string>('testInbox.exportEml', { domain: DOMAIN, inbox, id: r!.id, target });
+      // The target is only proposed: the save dialog shows it and the user accepts.
+      const written = await answering(vscode.commands.executeCommand<string>('testInbox.exportEml', { domain: DOMAIN, inbox, id: r!.id, target }));
       assert.equal(written, target);
       const eml = await fs.readFile(target, 'utf8');
       assert.match(eml, /^Subject: Exported subject\r?$/m);
@@ -180,7 +181,7 @@ describe('Test Inbox commands', function () {
   it('Refresh, Show Log and Switch Server run without error', async () => {
     await vscode.commands.executeCommand('testInbox.refresh');
     await vscode.commands.executeCommand('testInbox.showLog');
-    assert.equal(await vscode.commands.executeCommand('testInbox.switchServer', 'local'), 'local');
+    assert.equal(await answering(vscode.commands.executeCommand('testInbox.switchServer', 'local')), 'local');
     await waitForState((s) => s.connection.kind === 'ready', 'still connected');
   });
 

@@ -1,6 +1,7 @@
 // Connecting to the local server in a real extension host: a port held by another program
 // gives an error node whose action opens the port settings; a Test Inbox server already on
-// the port (another window, a terminal) is attached to with the tokens in its data folder.
+// the port (another window, a terminal) is attached to with the tokens in its data folder once
+// it proves it serves that folder; an impostor on the port gets no token.
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import http from 'node:http';
@@ -36,6 +37,34 @@ describe('Test Inbox connection to the local server', function () {
     }
   });
 
+  it('sends no token to an impostor that answers like Test Inbox on the port, and says why it does not attach', async () => {
+    const headers: http.IncomingHttpHeaders[] = [];
+    const urls: string[] = [];
+    const fake = http.createServer((req, res) => {
+      headers.push(req.headers);
+      urls.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(req.url?.startsWith('/healthz') ? '{"service":"test-inbox","version":"1","status":"ok"}' : '{"domains":[{"name":"evil.test","inboxes":1,"messages":1}]}');
+    });
+    await new Promise<void>((r) => fake.listen(0, '127.0.0.1', r));
+    const port = (fake.address() as AddressInfo).port;
+    try {
+      await setSetting('local.httpPort', port);
+      const st = await waitForState((s) => findNode(s.tree, (n) => n.contextValue === 'testInbox.error') !== undefined, 'the not-proven error node');
+      const err = findNode(st.tree, (n) => n.contextValue === 'testInbox.error')!;
+      assert.match(err.label, /answers like a Test Inbox server/);
+      assert.match(err.tooltip ?? err.label, /no token was sent/);
+      assert.equal(err.command?.command, 'workbench.action.openSettings', 'the first action changes the port');
+      assert.equal(st.connection.kind, 'failed');
+      assert.ok(urls.length > 0, 'the impostor was asked');
+      assert.ok(headers.every((h) => h.authorization === undefined), 'no request carried a token');
+      assert.ok(urls.every((u) => u.startsWith('/healthz')), 'nothing but the health check reached it');
+      assert.ok(!findNode(st.tree, (n) => n.label === 'evil.test'), 'its mail is not shown');
+    } finally {
+      await new Promise<void>((r) => fake.close(() => r()));
+      await setSetting('local.httpPort', 0);
+    }
+  });
+
   it('attaches to a Test Inbox server already running on the port, with the tokens of its data folder', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-it-attach-'));
     const tokens = { apiToken: 'it-attach-api-4e7d1c9b2a', webhookToken: 'it-attach-wh-8f3a6b0c5d' };
@@ -54,6 +83,9 @@ describe('Test Inbox connection to the local server', function () {
       assert.equal(st.connection.baseUrl, running.httpUrl);
       assert.equal(st.localPid, undefined, 'no process of our own');
       assert.deepEqual(messageLabels(st.tree, DEFAULT_DOMAIN, 'attached'), ['Sent before attaching']);
+      const told = st.shown.find((m) => m.where === 'info' && m.text.includes('did not start'));
+      assert.ok(told, 'the user is told this window did not start the server');
+      assert.ok(told.text.includes(`pid ${process.pid}`), told.text);
       // Stopping only detaches: the server belongs to someone else.
       assert.equal(await vscode.commands.executeCommand('testInbox.stopLocalServer'), 'detached');
       const health = await fetch(`${running.httpUrl}/healthz`);

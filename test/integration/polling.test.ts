@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { startInboxServer, type InboxServer } from '../../src/server/server';
-import { findNode, setSetting, useLocalServer, waitForState } from './support/state';
+import { answering, findNode, setSetting, useLocalServer, waitForState } from './support/state';
 
 const API_TOKEN = 'it-polling-api-3a9d7e1c5b';
 
@@ -55,7 +55,7 @@ describe('Test Inbox polling for servers without a stream', function () {
     await setSetting('server', proxyUrl);
     // Tokens are keyed by server URL: store it only once the extension has seen the new setting.
     await waitForState((s) => s.tokenKey === proxyUrl, 'the new server setting');
-    await vscode.commands.executeCommand('testInbox.setApiToken', API_TOKEN);
+    await answering(vscode.commands.executeCommand('testInbox.setApiToken', API_TOKEN));
   });
 
   after(async () => {

@@ -18,6 +18,14 @@ import {
   EXIT_USAGE,
   formatReadyLine,
   generateToken,
+  HEALTH_CHALLENGE_PARAM,
+  healthProof,
+  MAX_CHALLENGE_LENGTH,
+  parseServerFile,
+  readServerFile,
+  SERVER_FILE,
+  ServerFileProblem,
+  tokenDigest,
   parseReadyLine,
   parseTokensFile,
   readTokensFile,
@@ -29,6 +37,7 @@ import {
   WEBHOOK_TOKEN_ENV,
   withoutTokensEnv,
 } from '../../src/server/contract';
+import { startInboxServer } from '../../src/server/server';
 import { startCli } from './cliProcess';
 
 describe('process contract', () => {
@@ -169,5 +178,49 @@ describe('process contract', () => {
         await fs.rm(dir, { recursive: true, force: true });
       }
     });
+  });
+});
+
+describe('server file and health proof', () => {
+  it('writes a private server file naming the server and its tokens, proves its key on /healthz, and removes the file on close', async () => {
+    const dir = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-proof-')), 'data');
+    const server = await startInboxServer({ host: DEFAULT_HOST, httpPort: 0, smtpPort: 0, dataDir: dir, apiToken: 'proof-api-1234', webhookToken: 'proof-wh-5678', defaultDomain: DEFAULT_DOMAIN });
+    const file = path.join(dir, SERVER_FILE);
+    try {
+      if (process.platform !== 'win32') {
+        assert.equal((await fs.stat(file)).mode & 0o777, 0o600);
+        assert.equal((await fs.stat(dir)).mode & 0o777, 0o700, 'a new data folder is the owner\'s only');
+      }
+      const proof = await readServerFile(file, (f) => fs.readFile(f, 'utf8'));
+      assert.ok(!ServerFileProblem.is(proof));
+      assert.equal(proof.pid, process.pid);
+      assert.equal(proof.http, server.httpUrl);
+      assert.equal(proof.smtp, `${DEFAULT_HOST}:${server.smtpPort}`);
+      assert.equal(proof.apiTokenSha256, await tokenDigest('proof-api-1234'));
+      assert.equal(proof.webhookTokenSha256, await tokenDigest('proof-wh-5678'));
+      assert.ok(!JSON.stringify(proof).includes('proof-api-1234'), 'no token in the file');
+
+      const challenge = generateToken();
+      const answer = (await (await fetch(`${server.httpUrl}/healthz?${HEALTH_CHALLENGE_PARAM}=${challenge}`)).json()) as { service: string; proof?: string };
+      assert.equal(answer.service, 'test-inbox');
+      assert.equal(answer.proof, await healthProof(proof.key, challenge));
+      assert.notEqual(answer.proof, await healthProof(proof.key, generateToken()), 'a proof holds for its challenge only');
+      assert.ok(!JSON.stringify(answer).includes(proof.key), 'the key never travels');
+      const plain = (await (await fetch(`${server.httpUrl}/healthz`)).json()) as { proof?: string };
+      assert.equal(plain.proof, undefined);
+      assert.equal((await fetch(`${server.httpUrl}/healthz?${HEALTH_CHALLENGE_PARAM}=${'x'.repeat(MAX_CHALLENGE_LENGTH + 1)}`)).status, 400);
+    } finally {
+      await server.close();
+    }
+    assert.ok(ServerFileProblem.is(await readServerFile(file, (f) => fs.readFile(f, 'utf8')), 'SERVER_FILE_MISSING'), 'removed on close');
+    await fs.rm(path.dirname(dir), { recursive: true, force: true });
+  });
+
+  it('parses only a complete server file', () => {
+    assert.ok(ServerFileProblem.is(parseServerFile('{"pid":1}'), 'SERVER_FILE_INVALID'));
+    assert.ok(ServerFileProblem.is(parseServerFile('nope'), 'SERVER_FILE_INVALID'));
+    const ok = { pid: 1, http: 'http://127.0.0.1:1', smtp: '127.0.0.1:2', key: 'k', apiTokenSha256: 'a', webhookTokenSha256: 'w' };
+    assert.deepEqual(parseServerFile(JSON.stringify({ ...ok, extra: true })), ok);
+    assert.equal(SERVER_FILE, 'server.json');
   });
 });

@@ -9,11 +9,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createClient } from '../../src/api/client';
 import { TokenStore, type SecretStorageLike } from '../../src/extension/config/secrets';
+import { ConfirmedServers, type MementoLike } from '../../src/extension/config/serverTrust';
 import { readSettings, type Settings } from '../../src/extension/config/settings';
 import { Connection } from '../../src/extension/connection';
 import { Logger } from '../../src/extension/log';
 import { LocalServer, LocalServerError, probeHealth, type LocalServerOptions } from '../../src/extension/localServer';
-import { DEFAULT_DOMAIN, TOKENS_FILE } from '../../src/server/contract';
+import { DEFAULT_DOMAIN, SERVER_FILE, TOKENS_FILE } from '../../src/server/contract';
+import { startInboxServer } from '../../src/server/server';
 
 const CLI = path.resolve(__dirname, '../../src/server/cli.ts');
 const EXEC_ARGV = ['--require', 'tsx/cjs'];
@@ -33,6 +35,11 @@ function memorySecrets(): SecretStorageLike & { data: Map<string, string> } {
     delete: async (k) => void data.delete(k),
     onDidChange: () => ({ dispose: () => undefined }),
   };
+}
+
+function memoryMemento(): MementoLike {
+  const data = new Map<string, unknown>();
+  return { get: <T>(k: string) => data.get(k) as T | undefined, update: async (k, v) => void data.set(k, v) };
 }
 
 async function freePort(): Promise<number> {
@@ -154,6 +161,62 @@ describe('extension local server', function () {
     await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'cliMissing'));
   });
 
+  /** A real HTTP server on a free port that answers /healthz like Test Inbox and records every request. */
+  async function impostor(proofFor?: (challenge: string) => string): Promise<{ port: number; requests: http.IncomingHttpHeaders[]; urls: string[]; close(): Promise<void> }> {
+    const requests: http.IncomingHttpHeaders[] = [];
+    const urls: string[] = [];
+    const srv = http.createServer((req, res) => {
+      requests.push(req.headers);
+      urls.push(req.url ?? '');
+      const u = new URL(req.url ?? '/', 'http://x');
+      if (u.pathname === '/healthz') {
+        const c = u.searchParams.get('challenge');
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ service: 'test-inbox', version: '9', status: 'ok', ...(c && proofFor ? { proof: proofFor(c) } : {}) }));
+      } else res.writeHead(200, { 'content-type': 'application/json' }).end('{"domains":[]}');
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    return { port: (srv.address() as AddressInfo).port, requests, urls, close: () => new Promise<void>((r) => srv.close(() => r())) };
+  }
+
+  it('does not attach to an impostor on the port when the data folder has no proof, and sends it no token', async () => {
+    const fake = await impostor();
+    try {
+      const server = new LocalServer(options({ httpPort: fake.port }));
+      servers.push(server);
+      await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'notProven') && /no token was sent/.test(e.message) && e.message.includes(SERVER_FILE));
+      assert.ok(fake.requests.every((h) => h.authorization === undefined), 'no authorization header reached it');
+      assert.ok(fake.urls.every((u) => !u.includes('api-token-local-1234')));
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('does not attach to an impostor that answers with a wrong proof, even with a server file for its port', async () => {
+    const fake = await impostor(() => 'ab'.repeat(32));
+    try {
+      await fs.writeFile(path.join(dir, SERVER_FILE), JSON.stringify({ pid: 1, http: `http://127.0.0.1:${fake.port}`, smtp: '127.0.0.1:1', key: 'k'.repeat(32), apiTokenSha256: 'x', webhookTokenSha256: 'y' }), { mode: 0o600 });
+      const server = new LocalServer(options({ httpPort: fake.port }));
+      servers.push(server);
+      await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'notProven') && /could not prove/.test(e.message));
+      assert.ok(fake.requests.every((h) => h.authorization === undefined));
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('refuses a server file that other users can read', async () => {
+    const fake = await impostor();
+    try {
+      await fs.writeFile(path.join(dir, SERVER_FILE), JSON.stringify({ pid: 1, http: `http://127.0.0.1:${fake.port}`, smtp: '127.0.0.1:1', key: 'k', apiTokenSha256: 'x', webhookTokenSha256: 'y' }));
+      await fs.chmod(path.join(dir, SERVER_FILE), 0o644);
+      const server = new LocalServer(options({ httpPort: fake.port }));
+      servers.push(server);
+      await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'notProven') && /other users/.test(e.message));
+    } finally {
+      await fake.close();
+    }
+  });
+
   describe('connection to the local server', () => {
     const settingsFor = (over: Record<string, unknown>): Settings => readSettings({ get: <T>(k: string) => over[k] as T | undefined }).settings;
 
@@ -164,6 +227,7 @@ describe('extension local server', function () {
       const conn = new Connection({
         settings: () => settings,
         tokens: new TokenStore(secrets),
+        trust: new ConfirmedServers(memoryMemento()),
         log,
         createApi: (o) => createClient(o),
         cliPath: CLI,
@@ -207,7 +271,7 @@ describe('extension local server', function () {
       const secrets = memorySecrets();
       const tokens = new TokenStore(secrets);
       const settings = settingsFor({ 'local.httpPort': 0, 'local.smtpPort': 0, 'local.dataFolder': dir });
-      const conn = new Connection({ settings: () => settings, tokens, log: memoryLog().log, createApi: (o) => createClient(o), cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: dir });
+      const conn = new Connection({ settings: () => settings, tokens, trust: new ConfirmedServers(memoryMemento()), log: memoryLog().log, createApi: (o) => createClient(o), cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: dir });
       try {
         await conn.ensure();
         const firstPid = conn.localPid;
@@ -233,15 +297,37 @@ describe('extension local server', function () {
       await standalone.start();
       const secrets = memorySecrets();
       const settings = settingsFor({ 'local.httpPort': httpPort, 'local.smtpPort': 0, 'local.dataFolder': dir });
-      const conn = new Connection({ settings: () => settings, tokens: new TokenStore(secrets), log: memoryLog().log, createApi: (o) => createClient(o), cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: dir });
+      const sent: Array<string | undefined> = [];
+      const createApi = (o: { baseUrl: string; apiToken?: string }) => (sent.push(o.apiToken), createClient(o));
+      const conn = new Connection({ settings: () => settings, tokens: new TokenStore(secrets), trust: new ConfirmedServers(memoryMemento()), log: memoryLog().log, createApi, cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: dir });
       try {
         await conn.ensure();
         const st = conn.state;
         assert.ok(st.kind === 'ready' && st.server.mode === 'attached');
+        assert.deepEqual(sent, ['standalone-api-1111'], 'only the token the server proved it takes was ever given to a client');
         assert.equal(secrets.data.get(`testInbox.apiToken:http://127.0.0.1:${httpPort}`), 'standalone-api-1111');
         assert.equal(await conn.webhookToken(), 'standalone-wh-2222');
       } finally {
         await conn.dispose();
+      }
+    });
+
+    it('sends no token to a proven server whose token it does not know, and says which token to set', async () => {
+      const other = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-ext-'));
+      // Started with tokens given by its caller: no tokens.json in its folder.
+      const running = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir: dir, apiToken: 'elsewhere-api-3333', webhookToken: 'elsewhere-wh-4444', defaultDomain: DEFAULT_DOMAIN });
+      const secrets = memorySecrets();
+      const settings = settingsFor({ 'local.httpPort': running.httpPort, 'local.smtpPort': 0, 'local.dataFolder': dir });
+      const sent: Array<string | undefined> = [];
+      const conn = new Connection({ settings: () => settings, tokens: new TokenStore(secrets), trust: new ConfirmedServers(memoryMemento()), log: memoryLog().log, createApi: (o) => (sent.push(o.apiToken), createClient(o)), cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: other });
+      try {
+        await assert.rejects(conn.ensure(), (e: unknown) => LocalServerError.is(e, 'tokenUnknown') && e.message.includes(`pid ${process.pid}`));
+        assert.deepEqual(sent, [], 'no client was made, so no token was sent');
+        assert.equal(conn.state.kind, 'failed');
+      } finally {
+        await conn.dispose();
+        await running.close();
+        await fs.rm(other, { recursive: true, force: true });
       }
     });
   });

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createClient } from '../../src/api/client';
 import type { InboxApi } from '../../src/api/types';
+import { INERT_BREAK } from '../../src/core/inert';
 import type { MessageSummary } from '../../src/core/wire';
 import type { NewMail } from '../../src/extension/live';
 import { COPY_CODE_BUTTON, noticeFor, notifyNewMail, OPEN_BUTTON, type NotifyDeps } from '../../src/extension/notify';
@@ -28,6 +29,13 @@ describe('extension new-mail notification', () => {
 
   it('shows a placeholder for an empty subject', () => {
     assert.equal(noticeFor({ domain: 'inbox.test', msgs: [msg('signup', '  ', 1)] }, watched(['signup']))?.text, 'New message in signup: (no subject)');
+  });
+
+  it('puts a hostile subject in the notification without its link syntax', () => {
+    const text = noticeFor({ domain: 'inbox.test', msgs: [msg('signup', 'Invoice [Open](command:workbench.action.terminal.new) $(alert)', 1)] }, watched(['signup']))!.text;
+    assert.ok(!text.includes(']('), text);
+    assert.ok(!text.includes('$('), text);
+    assert.equal(text.replaceAll(INERT_BREAK, ''), 'New message in signup: Invoice [Open](command:workbench.action.terminal.new) $(alert)');
   });
 });
 

@@ -3,6 +3,17 @@ import { Logger } from '../../src/extension/log';
 import { redact, REDACTED } from '../../src/extension/util/redact';
 
 describe('extension log redaction', () => {
+  it('strips the user name and password of every URL in a log line', () => {
+    const lines: string[] = [];
+    const push = (m: string) => void lines.push(m);
+    const log = new Logger({ trace: push, debug: push, info: push, warn: push, error: push });
+    log.warn('Setting testInbox.server: "https://alice:secret@host.example/x" and ftp://bob@files.example and http://host.example/@a');
+    assert.equal(lines.length, 1);
+    assert.doesNotMatch(lines[0], /alice|secret|bob@/);
+    assert.match(lines[0], /https:\/\/\*\*\*@host\.example\/x/);
+    assert.match(lines[0], /http:\/\/host\.example\/@a/, 'an @ in the path is not user info');
+  });
+
   it('replaces known secrets wherever they appear', () => {
     assert.equal(redact('token s3cr3t-value used twice: s3cr3t-value', ['s3cr3t-value']), `token ${REDACTED} used twice: ${REDACTED}`);
   });

@@ -76,6 +76,12 @@ describe('extension settings', () => {
 
   it('refuses base URLs with credentials in them', () => {
     assert.equal(normalizeBaseUrl('https://user:pw@example.com'), undefined);
+    const { settings, problems } = readSettings({ get: <T>(k: string) => (k === 'server' ? 'https://alice:secret@inbox.example.com/api' : undefined) as T | undefined });
+    assert.deepEqual(settings.server, { kind: 'local' }, 'refused: the default is used');
+    assert.equal(problems.length, 1);
+    assert.match(problems[0].message, /user name or password/);
+    assert.ok(problems[0].message.includes('https://***@inbox.example.com/api'), problems[0].message);
+    assert.ok(!/alice|secret/.test(problems[0].message), 'the credentials are not quoted');
     assert.equal(normalizeBaseUrl('http://127.0.0.1:2580/api/'), 'http://127.0.0.1:2580/api');
   });
 });

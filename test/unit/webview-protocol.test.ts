@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import {
+  isFromHost,
   MAX_HTML_SOURCE,
   MAX_INLINE_IMAGES,
   MAX_URL_LENGTH,
@@ -10,7 +11,8 @@ import {
   type ViewState,
 } from '../../src/webview-ui/protocol';
 import type { Message } from '../../src/api/types';
-import { buildViewState, contentIdOf, MAX_VIEW_TEXT, referencedContentIds, safeFileName } from '../../src/extension/messagePanel/viewState';
+import { cleanFileName } from '../../src/core/fileNames';
+import { buildViewState, contentIdOf, MAX_VIEW_TEXT, referencedContentIds } from '../../src/extension/messagePanel/viewState';
 
 function aViewState(overrides: Partial<ViewState> = {}): ViewState {
   return {
@@ -302,6 +304,22 @@ describe('message view state built by the host', () => {
     assert.deepEqual(s.tabs, ['text', 'headers', 'links', 'attachments']);
   });
 
+  it('lists attachments under their cleaned names: the name shown is the name saved', () => {
+    const s = valid(
+      buildViewState({
+        domain: 'inbox.test',
+        message: anEmail({ parts: [{ headers: { 'content-type': 'text/plain' }, body: 'x' }] }),
+        allowRemoteImages: false,
+        attachments: [
+          { filename: 'invoice\u202Efdp.exe', 'content-type': 'application/octet-stream', size: 1, attachment_id: 0 },
+          { filename: 'nul.txt. ', 'content-type': 'text/plain', size: 1, attachment_id: 1 },
+          { filename: '', 'content-type': 'text/plain', size: 1, attachment_id: 2 },
+        ],
+      }),
+    );
+    assert.deepEqual(s.attachments.map((a) => a.filename), ['invoicefdp.exe', '_nul.txt', 'attachment-2']);
+  });
+
   it('shows an email with no body parts as an empty text tab and says so', () => {
     const s = valid(buildViewState({ domain: 'inbox.test', message: anEmail({ parts: [] }), allowRemoteImages: false }));
     assert.equal(s.text?.text, '');
@@ -332,12 +350,25 @@ describe('message view state built by the host', () => {
   });
 });
 
+describe('message view listener', () => {
+  it('takes messages only from a window of the view\'s own origin that is not the email frame', () => {
+    const editorFrame = {};
+    const emailFrame = {};
+    const self = { origin: 'vscode-webview://abc' };
+    assert.equal(isFromHost({ source: editorFrame, origin: 'vscode-webview://abc' }, self, [emailFrame]), true);
+    assert.equal(isFromHost({ source: emailFrame, origin: 'vscode-webview://abc' }, self, [emailFrame]), false, 'the email frame');
+    assert.equal(isFromHost({ source: editorFrame, origin: 'null' }, self, [emailFrame]), false, 'an opaque origin');
+    assert.equal(isFromHost({ source: editorFrame, origin: 'vscode-webview://other' }, self, []), false, 'another webview');
+    assert.equal(isFromHost({ source: null, origin: 'vscode-webview://abc' }, self, []), false, 'no source window (a port or worker)');
+  });
+});
+
 describe('message panel helpers', () => {
   it('proposes attachment file names without paths or reserved characters', () => {
-    assert.equal(safeFileName('../../etc/passwd', 'x'), 'passwd');
-    assert.equal(safeFileName('C:\\Users\\me\\a<b>.pdf', 'x'), 'a_b_.pdf');
-    assert.equal(safeFileName('..', 'attachment-1'), 'attachment-1');
-    assert.equal(safeFileName('rep\u0000ort.pdf', 'x'), 'rep_ort.pdf');
+    assert.equal(cleanFileName('../../etc/passwd', 'x'), 'passwd');
+    assert.equal(cleanFileName('C:\\Users\\me\\a<b>.pdf', 'x'), 'a_b_.pdf');
+    assert.equal(cleanFileName('..', 'attachment-1'), 'attachment-1');
+    assert.equal(cleanFileName('rep\u0000ort.pdf', 'x'), 'rep_ort.pdf');
   });
 
   it('finds the content ids an HTML body refers to', () => {

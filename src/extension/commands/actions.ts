@@ -3,6 +3,7 @@
 // cycles through the command modules (they use Services) never see a half-loaded module.
 import { SETTINGS_SECTION } from '../config/settings';
 import type { NodeAction } from '../tree/present';
+import * as confirmServer from './confirmServer';
 import * as injectMessage from './injectMessage';
 import * as loadMore from './loadMore';
 import * as openMessage from './openMessage';
@@ -42,5 +43,7 @@ export function commandFor(action: NodeAction): ActionCommand {
       return { command: OPEN_SETTINGS_COMMAND, args: [LOCAL_SETTINGS_QUERY] };
     case 'startLocalServer':
       return { command: startLocalServer.id };
+    case 'confirmServer':
+      return { command: confirmServer.id };
   }
 }

@@ -1,10 +1,12 @@
 import * as vscode from 'vscode';
+import { inert } from '../../core/inert';
 import { bestCode } from '../../core/otp';
 import { ExtensionError } from '../errors';
 import { messageTexts } from '../messageText';
 import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
 import { resolveMessage } from '../ui/pick';
+import { showStatus } from '../ui/shown';
 
 export const id = 'testInbox.copyCode';
 
@@ -24,7 +26,7 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
       if (!code) throw new ExtensionError('noMessage', `No one-time code found in "${message.subject || ref.id}".`);
       await vscode.env.clipboard.writeText(code);
       s.model.noteCode(ref.id, code);
-      void vscode.window.setStatusBarMessage(`$(check) Copied code ${code}`, COPIED_MESSAGE_MS);
+      showStatus(inert`$(check) Copied code ${code}`, COPIED_MESSAGE_MS);
       s.log.info(`Copied the one-time code of ${ref.id}.`);
       return code;
     } finally {

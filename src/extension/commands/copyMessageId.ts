@@ -1,6 +1,8 @@
 import * as vscode from 'vscode';
 import type { Services } from '../services';
+import { inert } from '../../core/inert';
 import { resolveMessage } from '../ui/pick';
+import { showStatus } from '../ui/shown';
 
 export const id = 'testInbox.copyMessageId';
 
@@ -8,6 +10,6 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
   const ref = await resolveMessage(s, arg, 'Copy Message Id');
   if (!ref) return undefined;
   await vscode.env.clipboard.writeText(ref.id);
-  void vscode.window.setStatusBarMessage(`$(check) Copied ${ref.id}`, 5000);
+  showStatus(inert`$(check) Copied ${ref.id}`, 5000);
   return ref.id;
 }

@@ -1,6 +1,7 @@
 import type { Services } from '../services';
 import { lastRenderedMessage, openMessagePanels } from '../messagePanel/messagePanel';
 import type { InboxTreeProvider } from '../tree/provider';
+import { shownTexts } from '../ui/shown';
 
 export const id = 'testInbox._debugState';
 
@@ -17,6 +18,7 @@ export async function run(s: Services, provider: InboxTreeProvider): Promise<unk
     badge: s.view.badge?.value ?? 0,
     live: s.live.describe(),
     tree,
+    shown: shownTexts(),
     messageView: { openPanels: openMessagePanels(), lastRendered: lastRenderedMessage() ?? null },
     // Everything the extension keeps outside SecretStorage, so tests can check no token is there.
     mementos: {

@@ -7,6 +7,7 @@ import * as addInbox from './addInbox';
 import * as clearApiToken from './clearApiToken';
 import * as clearInbox from './clearInbox';
 import * as clearWebhookToken from './clearWebhookToken';
+import * as confirmServer from './confirmServer';
 import * as copyCode from './copyCode';
 import * as copyMessageId from './copyMessageId';
 import * as copySmtpSettings from './copySmtpSettings';
@@ -55,6 +56,7 @@ const COMMANDS: Array<{ id: string; title: string; run: Runner }> = [
   { ...copySmsSettings, title: 'Copy SMS Settings' },
   { ...showLog, title: 'Show Log' },
   { ...switchServer, title: 'Switch Server' },
+  { ...confirmServer, title: 'Review Server' },
   { ...showMenu, title: 'Test Inbox menu' },
   { ...loadMore, title: 'Load more' },
 ] as Array<{ id: string; title: string; run: Runner }>;

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { inert } from '../../core/inert';
 import type { Services } from '../services';
 import * as copySmsSettings from './copySmsSettings';
 import * as copySmtpSettings from './copySmtpSettings';
@@ -30,6 +31,6 @@ export async function run(s: Services): Promise<void> {
     { label: '$(mail) Inject Test Message…', command: injectMessage.id },
     { label: '$(output) Show Log', command: showLog.id },
   );
-  const picked = await vscode.window.showQuickPick(items, { title: `Test Inbox — ${s.connection.describe()}` });
+  const picked = await vscode.window.showQuickPick(items, { title: inert`Test Inbox — ${s.connection.describe()}` });
   if (picked?.command) await vscode.commands.executeCommand(picked.command);
 }

@@ -1,8 +1,10 @@
 import * as vscode from 'vscode';
+import { inert } from '../../core/inert';
 import { bestCode } from '../../core/otp';
 import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
 import { resolveInbox } from '../ui/pick';
+import { reportProgress, showInfo } from '../ui/shown';
 import { waitForNextCode } from '../waitForCode';
 
 export const id = 'testInbox.waitForCode';
@@ -12,7 +14,7 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
   const ref = await resolveInbox(s, arg, 'Wait for Next Code', { allowNew: true });
   if (!ref) return undefined;
   return vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Waiting for the next code in ${ref.inbox}`, cancellable: true },
+    { location: vscode.ProgressLocation.Notification, title: inert`Waiting for the next code in ${ref.inbox}`, cancellable: true },
     async (progress, token) => {
       const { signal, dispose } = toAbortSignal(token);
       try {
@@ -24,13 +26,13 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
           signal,
           extract: bestCode,
           longPoll: s.connection.isLocal,
-          onWaiting: () => progress.report({ message: '… send it now.' }),
-          onSkipped: (m) => progress.report({ message: `"${m.subject}" had no code; still waiting…` }),
+          onWaiting: () => reportProgress(progress, '… send it now.'),
+          onSkipped: (m) => reportProgress(progress, inert`"${m.subject}" had no code; still waiting…`),
         });
         await vscode.env.clipboard.writeText(found.code);
         s.log.info(`Copied the one-time code of ${found.summary.id}.`);
         s.model.applyNew(ref.domain, [found.summary]);
-        void vscode.window.showInformationMessage(`Copied code ${found.code} from "${found.summary.subject}".`);
+        void showInfo(inert`Copied code ${found.code} from "${found.summary.subject}".`);
         return found.code;
       } finally {
         dispose();

@@ -2,6 +2,7 @@
 // anything with a `get(key)` (a WorkspaceConfiguration in the host, a plain object in tests).
 // The local server's defaults (ports, domain) are the process contract's.
 import { DEFAULT_DOMAIN, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT } from '../../server/contract';
+import { hideUrlCredentials } from '../../core/urls';
 import type { InboxRef } from '../tree/state';
 
 /** The value of `testInbox.server` that selects the embedded local server. */
@@ -38,7 +39,8 @@ export type SettingKey = (typeof SettingKey)[keyof typeof SettingKey];
 
 export const SETTINGS_SECTION = 'testInbox';
 
-export type ServerSetting = { kind: 'local' } | { kind: 'remote'; baseUrl: string };
+/** `fromWorkspace`: the URL comes from workspace (or folder) settings, not the user's: it is used only once the user confirms it. */
+export type ServerSetting = { kind: 'local' } | { kind: 'remote'; baseUrl: string; fromWorkspace?: boolean };
 
 export interface Settings {
   server: ServerSetting;
@@ -82,11 +84,19 @@ export function normalizeBaseUrl(raw: string): string | undefined {
   return `${url.protocol}//${url.host}${path}`;
 }
 
+/** Why a server URL is refused; the URL is quoted without its user name and password. */
+export function serverUrlProblem(raw: string): string | undefined {
+  if (normalizeBaseUrl(raw)) return undefined;
+  const shown = hideUrlCredentials(raw.trim());
+  if (shown !== raw.trim()) return `"${shown}" has a user name or password in it: credentials never go into a URL or a setting; set the API token instead`;
+  return `"${shown}" is neither "local" nor an http(s) URL such as https://api.mailinator.com`;
+}
+
 export function parseServer(raw: unknown): ServerSetting | string {
   if (raw === undefined || raw === null || raw === '' || raw === LOCAL_SERVER) return { kind: 'local' };
   if (typeof raw !== 'string') return 'must be "local" or an http(s) base URL';
   const baseUrl = normalizeBaseUrl(raw);
-  if (!baseUrl) return `"${raw}" is neither "local" nor an http(s) URL such as https://api.mailinator.com`;
+  if (!baseUrl) return serverUrlProblem(raw) ?? 'is not a server URL';
   return { kind: 'remote', baseUrl };
 }
 

@@ -6,7 +6,7 @@ import type { Logger } from '../log';
 import { Emitter } from '../util/emitter';
 import { settingsChangeEffects, type SettingsChangeEffects } from './changePolicy';
 import { ContextKey } from './contextKeys';
-import { readSettings, SETTINGS_SECTION, type Settings } from './settings';
+import { readSettings, SETTINGS_SECTION, SettingKey, type Settings } from './settings';
 
 export class SettingsWatcher implements vscode.Disposable {
   private value: Settings;
@@ -30,7 +30,14 @@ export class SettingsWatcher implements vscode.Disposable {
   }
 
   private load(): Settings {
-    const { settings, problems } = readSettings(vscode.workspace.getConfiguration(SETTINGS_SECTION));
+    const cfg = vscode.workspace.getConfiguration(SETTINGS_SECTION);
+    const { settings, problems } = readSettings(cfg);
+    if (settings.server.kind === 'remote') {
+      // In effect and set by the workspace (in an untrusted one VS Code ignores it: a restricted setting).
+      const i = cfg.inspect<string>(SettingKey.server);
+      const ws = i?.workspaceFolderValue ?? i?.workspaceValue;
+      if (ws !== undefined && ws === cfg.get<string>(SettingKey.server)) settings.server.fromWorkspace = true;
+    }
     for (const p of problems) this.log.warn(`Setting ${p.key}: ${p.message}; using the default.`);
     void vscode.commands.executeCommand('setContext', ContextKey.serverKind, settings.server.kind);
     return settings;

@@ -7,13 +7,15 @@
 import * as vscode from 'vscode';
 import type { InboxApi } from '../../api/types';
 import type { AttachmentInfo } from '../../core/wire';
+import { cleanFileName } from '../../core/fileNames';
+import { inertText } from '../../core/inert';
 import { safeLinkTarget } from '../../core/urls';
 import { readSettings, SETTINGS_SECTION, SettingKey } from '../config/settings';
 import type { Logger } from '../log';
 import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewState, type WebviewMessage } from '../../webview-ui/protocol';
 import { messageBodies } from '../messageText';
 import type { MessageRef } from '../tree/state';
-import { buildViewState, contentIdOf, referencedContentIds, safeFileName } from './viewState';
+import { buildViewState, contentIdOf, referencedContentIds } from './viewState';
 
 export const VIEW_TYPE = 'testInbox.message';
 /** Largest inline (`cid:`) image fetched to show in the HTML; bigger ones stay as placeholders. */
@@ -440,7 +442,7 @@ class MessagePanel {
       this.deps.log.warn(`message view: refused to save attachment ${index}: not one of the message attachments`);
       return;
     }
-    const name = safeFileName(a.filename, `attachment-${a.index}`);
+    const name = cleanFileName(a.filename, `attachment-${a.index}`);
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
     const target = await vscode.window.showSaveDialog({
       title: `Save Attachment ${name}`,
@@ -450,7 +452,7 @@ class MessagePanel {
     if (!target) return;
     const abort = new AbortController();
     const file = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Downloading ${name}…`, cancellable: true },
+      { location: vscode.ProgressLocation.Notification, title: `Downloading ${inertText(name)}…`, cancellable: true },
       (_progress, token) => {
         token.onCancellationRequested(() => abort.abort());
         return this.deps.api.downloadAttachment(this.ref.domain, this.ref.inbox, this.ref.id, a.index, { signal: abort.signal });

@@ -8,6 +8,7 @@ import { extractCodes, type CodeReason } from '../../core/otp';
 import { extractLinks } from '../../core/links';
 import { isDataImageUrl, safeLinkTarget } from '../../core/urls';
 import { PRIVATE_DOMAIN } from '../../core/ids';
+import { cleanFileName } from '../../core/fileNames';
 import { messageBodies, messageTexts } from '../messageText';
 import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText } from '../../webview-ui/protocol';
 
@@ -93,7 +94,8 @@ export function buildViewState(input: ViewInputs): ViewState {
   const raw = input.raw === undefined ? undefined : cut(input.raw);
   const attachments = (input.attachments ?? []).map((a) => ({
     index: a.attachment_id,
-    filename: a.filename || `attachment-${a.attachment_id}`,
+    // The cleaned name is what the user sees and what Save Attachment proposes: one name.
+    filename: cleanFileName(a.filename, `attachment-${a.attachment_id}`),
     contentType: a['content-type'] || 'application/octet-stream',
     size: a.size,
   }));
@@ -158,12 +160,6 @@ export function buildViewState(input: ViewInputs): ViewState {
   }
   if (code) state.code = code;
   return state;
-}
-
-/** A file name safe to propose in the save dialog: no path, no control characters. */
-export function safeFileName(name: string, fallback: string): string {
-  const base = (name.split(/[\\/]/).pop() ?? '').replace(/[\u0000-\u001f\u007f<>:"|?*]/g, '_').replace(/^\.+/, '').trim();
-  return base.slice(0, 200) || fallback;
 }
 
 /** Segment count and encoding of an SMS text, by the standard rules (core/sms.ts). */

@@ -3,11 +3,12 @@
 import * as vscode from 'vscode';
 import * as openMessage from '../commands/openMessage';
 import type { NotifyDeps } from '../notify';
+import { showInfo } from './shown';
 
 export function withEditorUi(deps: Omit<NotifyDeps, 'show' | 'open' | 'copy'>): NotifyDeps {
   return {
     ...deps,
-    show: (text, buttons) => vscode.window.showInformationMessage(text, ...buttons),
+    show: (text, buttons) => showInfo(text, ...buttons),
     open: (ref) => vscode.commands.executeCommand(openMessage.id, ref),
     copy: (text) => vscode.env.clipboard.writeText(text),
   };

@@ -2,6 +2,7 @@
 // `{ domain, inbox, id }` object); from the palette they ask with a QuickPick.
 import * as vscode from 'vscode';
 import { isPhoneInbox } from '../../core/ids';
+import { inert, inertText } from '../../core/inert';
 import type { MessageSummary } from '../../core/wire';
 import { ExtensionError } from '../errors';
 import { checkInboxName, parseInboxInput } from '../inboxInput';
@@ -128,7 +129,8 @@ export async function resolveMessage(s: Services, arg: unknown, title: string, o
   if (opts.latest) return { ...ref, id: listing.msgs[0].id };
   const now = Date.now();
   const picked = await vscode.window.showQuickPick(
-    listing.msgs.map((m) => ({ label: m.subject || '(no subject)', description: `${senderName(m.from)} · ${relativeTime(m.time, now)}`, detail: m.id, id: m.id })),
+    // Subjects and senders come from mail: inert, so no `$(icon)` renders in the picker.
+    listing.msgs.map((m) => ({ label: inertText(m.subject || '(no subject)'), description: inert`${senderName(m.from)} · ${relativeTime(m.time, now)}`, detail: inertText(m.id), id: m.id })),
     { title, placeHolder: `Pick a message of ${ref.inbox}` },
   );
   return picked ? { ...ref, id: picked.id } : undefined;

@@ -1,4 +1,5 @@
 // Redaction of tokens in anything written to the log. Pure.
+import { hideUrlCredentials } from '../../core/urls';
 import { SERVER_ENV_NAMES } from '../../server/contract';
 
 /** What a redacted secret is replaced with. */
@@ -15,7 +16,8 @@ const PATTERNS: RegExp[] = [
 ];
 
 export function redact(text: string, secrets: Iterable<string> = []): string {
-  let out = text;
+  // A URL's user name and password are secrets wherever the URL is quoted.
+  let out = hideUrlCredentials(text);
   for (const s of secrets) {
     if (s.length >= MIN_SECRET_LENGTH) out = out.split(s).join(REDACTED);
   }

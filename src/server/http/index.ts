@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem } from '../../core/ids';
 import type { HealthResponse } from '../../core/wire';
+import { HEALTH_CHALLENGE_PARAM, healthProof, MAX_CHALLENGE_LENGTH } from '../contract';
 import { StoreError } from '../store/errors';
 import type { Store } from '../store/types';
 import type { ApiContext } from './api/context';
@@ -53,6 +54,8 @@ export interface HttpApiOptions {
   version: string;
   log?: (level: LogLevel, msg: string) => void;
   maxBodyBytes?: number;
+  /** The server file's key: `/healthz?challenge=` answers its HMAC proof (contract.ts, SERVER_FILE). */
+  proofKey?: string;
 }
 
 export interface HttpApi {
@@ -71,6 +74,7 @@ class Api {
   readonly #apiToken: TokenCheck;
   readonly #hosts: HostCheck;
   readonly #version: string;
+  readonly #proofKey: string | undefined;
   readonly #log: (level: LogLevel, msg: string) => void;
   readonly #hub: StreamHub;
   /** Pending long-polls: each ends its wait when called. */
@@ -90,6 +94,7 @@ class Api {
     if (problem || defaultDomain === PRIVATE_DOMAIN) throw new TypeError(`defaultDomain ${JSON.stringify(o.defaultDomain)}: ${problem ?? 'must be a real domain'}`);
     this.#hosts = new HostCheck(o.allowedHosts);
     this.#version = o.version;
+    this.#proofKey = o.proofKey;
     this.#log = o.log ?? (() => undefined);
     const maxBody = o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     if (!Number.isSafeInteger(maxBody) || maxBody < 1) throw new RangeError(`maxBodyBytes must be a whole number >= 1, got ${String(o.maxBodyBytes)}`);
@@ -188,6 +193,11 @@ class Api {
     }
     if (route.kind === 'health') {
       const body: HealthResponse = { service: 'test-inbox', version: this.#version, status: 'ok' };
+      const challenge = url.query.get(HEALTH_CHALLENGE_PARAM);
+      if (challenge !== null) {
+        if (challenge.length === 0 || challenge.length > MAX_CHALLENGE_LENGTH) throw badRequest('bad_field', `${HEALTH_CHALLENGE_PARAM} must be 1 to ${MAX_CHALLENGE_LENGTH} characters`);
+        if (this.#proofKey) body.proof = await healthProof(this.#proofKey, challenge);
+      }
       sendJson(res, 200, body);
       return;
     }

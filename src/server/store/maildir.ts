@@ -31,6 +31,8 @@ export const DEFAULT_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 export const DEFAULT_RETENTION: RetentionOptions = { maxMessages: DEFAULT_MAX_MESSAGES_PER_INBOX, maxAgeMs: DEFAULT_MAX_AGE_MS };
 /** Sweep aged messages once a minute: age limits are in days, a minute late is fine. */
 export const RETENTION_SWEEP_INTERVAL_MS = 60_000;
+/** Owner only: the data folder holds mail and the secret files (tokens, server proof). */
+const DATA_DIR_MODE = 0o700;
 /** Compact the journal only past this many lines, so small stores never rewrite it. */
 const JOURNAL_COMPACT_MIN_LINES = 10_000;
 /** ...and only when it holds this many lines per live message (the rest are removals and removed adds). */
@@ -87,7 +89,7 @@ export class MaildirStore implements Store {
     if (this.state !== 'new') throw new StoreError('NOT_OPEN', `store ${this.dir} was already opened`);
     this.state = 'opening';
     try {
-      await fs.mkdir(this.dir, { recursive: true });
+      await fs.mkdir(this.dir, { recursive: true, mode: DATA_DIR_MODE });
       this.unlock = await lockDataDir(this.dir);
       await this.files.replayLog();
       const journal = await this.journal.load();

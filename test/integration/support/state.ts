@@ -30,6 +30,8 @@ export interface DebugState {
   tree: PresentedNode[];
   mementos: { global: Record<string, unknown>; workspace: Record<string, unknown> };
   messageView: { openPanels: number; lastRendered: { id: string; kind: string; code?: string; tabs: string[] } | null };
+  /** Notifications, progress and status-bar messages shown lately, oldest first. */
+  shown: Array<{ where: 'info' | 'warning' | 'error' | 'progress' | 'status'; text: string }>;
 }
 
 /** Generous: a local server start on a loaded 2-core machine. */
@@ -105,4 +107,32 @@ export async function clipboard(): Promise<string> {
 /** A unique inbox name per test so suites sharing one server never see each other's mail. */
 export function uniqueInbox(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e4).toString(36)}`;
+}
+
+/** How long a quick input takes to show on a loaded machine before it is answered. */
+const ANSWER_EVERY_MS = 500;
+/** Give up answering after this many tries (the command's own result then decides the test). */
+const MAX_ANSWERS = 30;
+
+/**
+ * Answers the quick input (quick pick or input box) a command opens, as a user would: `next`
+ * moves the selection down that many items and then accepts; `close` presses Escape. Repeated
+ * until the command returns (an answer given before the input shows changes nothing).
+ */
+export async function answering<T>(run: Thenable<T>, answer: { next?: number } | 'close' = {}): Promise<T> {
+  let done = false;
+  const result = Promise.resolve(run).finally(() => {
+    done = true;
+  });
+  for (let i = 0; i < MAX_ANSWERS && !done; i++) {
+    await new Promise((r) => setTimeout(r, ANSWER_EVERY_MS));
+    if (done) break;
+    if (answer === 'close') {
+      await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+      continue;
+    }
+    for (let n = 0; n < (answer.next ?? 0); n++) await vscode.commands.executeCommand('workbench.action.quickOpenSelectNext');
+    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+  }
+  return result;
 }

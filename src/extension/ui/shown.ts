@@ -1,0 +1,48 @@
+// Every notification, progress message and status-bar message the extension shows goes
+// through here: the text is built by the caller with core/inert's `inert` template (message-
+// and server-derived values cannot add links or icons), and the last few texts are kept in
+// memory for the debug state, so integration tests can check what the user was shown.
+import * as vscode from 'vscode';
+
+/** Enough to cover one test's notifications; older ones are dropped. */
+const MAX_KEPT = 40;
+
+export type ShownWhere = 'info' | 'warning' | 'error' | 'progress' | 'status';
+
+const kept: Array<{ where: ShownWhere; text: string }> = [];
+
+function keep(where: ShownWhere, text: string): void {
+  kept.push({ where, text });
+  if (kept.length > MAX_KEPT) kept.shift();
+}
+
+/** The texts shown lately, oldest first (the debug state). */
+export function shownTexts(): Array<{ where: ShownWhere; text: string }> {
+  return [...kept];
+}
+
+export function showInfo(text: string, ...buttons: string[]): Thenable<string | undefined> {
+  keep('info', text);
+  return vscode.window.showInformationMessage(text, ...buttons);
+}
+
+export function showWarning(text: string, ...buttons: string[]): Thenable<string | undefined> {
+  keep('warning', text);
+  return vscode.window.showWarningMessage(text, ...buttons);
+}
+
+export function showError(text: string, ...buttons: string[]): Thenable<string | undefined> {
+  keep('error', text);
+  return vscode.window.showErrorMessage(text, ...buttons);
+}
+
+export function showStatus(text: string, ms: number): vscode.Disposable {
+  keep('status', text);
+  return vscode.window.setStatusBarMessage(text, ms);
+}
+
+/** A progress message (the notification's second line). */
+export function reportProgress(progress: vscode.Progress<{ message?: string }>, message: string): void {
+  keep('progress', message);
+  progress.report({ message });
+}
