@@ -31,6 +31,7 @@ interface Since {
   time: number;
   /** The message `since` named, when it named one: it and everything listed after it are excluded. */
   id?: string;
+  /** How the 404 names it: ` after …`, or empty when every message counts. */
   label: string;
 }
 
@@ -81,7 +82,7 @@ export async function latestResource(ctx: ApiContext, res: Res, route: Extract<R
   if (!found) {
     const what = route.what === 'code' ? 'a one-time code' : `a ${kinds.join(' or ')} link`;
     const waited = wait > 0 ? ` (waited ${wait} s)` : '';
-    throw notFound(`no message with ${what} in inbox ${inbox}@${domain ?? PRIVATE_DOMAIN} after ${since.label}${waited}`);
+    throw notFound(`no message with ${what} in inbox ${inbox}@${domain ?? PRIVATE_DOMAIN}${since.label}${waited}`);
   }
   const { meta, body } = found;
   sendJson(res, 200, { ...body, id: meta.id, time: meta.time, subject: meta.subject, from: meta.from });
@@ -108,17 +109,17 @@ function newerId(a: string, b: string): boolean {
 }
 
 function readSince(ctx: ApiContext, raw: string | null, domain: string | undefined, inbox: string): Since {
-  if (raw === null || raw === '') return { time: -1, label: 'the first message' };
+  if (raw === null || raw === '') return { time: -1, label: '' };
   if (/^[0-9]+$/.test(raw)) {
     if (raw.length > MAX_SINCE_DIGITS) throw badRequest('bad_param', `since ${JSON.stringify(raw.slice(0, 40))} is too large for a time in milliseconds`);
-    return { time: Number(raw), label: `${new Date(Number(raw)).toISOString()} (since=${raw})` };
+    return { time: Number(raw), label: ` after ${new Date(Number(raw)).toISOString()} (since=${raw})` };
   }
   const id = raw.toLowerCase();
   const meta = parseMessageId(id) ? ctx.store.get(id) : undefined;
   if (!meta || meta.inbox !== inbox || (domain !== undefined && meta.domain !== domain)) {
     throw badRequest('bad_param', `since ${JSON.stringify(raw.slice(0, 100))} is neither a time in milliseconds nor the id of a message in inbox ${inbox}`);
   }
-  return { time: meta.time, id: meta.id, label: `message ${meta.id}` };
+  return { time: meta.time, id: meta.id, label: ` after message ${meta.id}` };
 }
 
 function readBoolean(query: Query, name: string): boolean {
