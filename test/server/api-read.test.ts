@@ -324,6 +324,18 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
     assert.deepEqual(r.json, { domain: 'private', to: 'nobody', msgs: [] });
   });
 
+  it('long-polls with a duration: wait=300ms ends empty after about that long, wait=1m answers on arrival', async () => {
+    const started = Date.now();
+    const empty = await h.call('GET', '/api/v2/domains/private/inboxes/nobody?wait=300ms');
+    assert.equal(empty.status, 200);
+    assert.deepEqual(empty.json.msgs, []);
+    assert.ok(Date.now() - started >= 250, 'the wait lasted');
+    const waiting = h.call('GET', '/api/v2/domains/private/inboxes/later?wait=1m');
+    await new Promise((r) => setTimeout(r, 100));
+    const id = await inject('later', { subject: 'arrived' });
+    assert.deepEqual((await waiting).json.msgs.map((m: { id: string }) => m.id), [id]);
+  });
+
   it('answers at once when wait is given and messages already match', async () => {
     const id = await inject('ready', { subject: 'x' });
     const r = await h.call('GET', '/api/v2/domains/private/inboxes/ready?wait=60');

@@ -13,8 +13,10 @@ import type { Store } from '../store/types';
 import type { ApiContext } from './api/context';
 import { listDomains } from './api/domains';
 import { clearInbox, injectMessage, listInbox } from './api/inboxes';
+import { latestResource } from './api/latest';
 import { messageResource } from './api/messages';
 import { openStream } from './api/stream';
+import { totpResource } from './api/totp';
 import { receiveWebhook } from './api/webhooks';
 import { AuthConfigError, HostCheck, TokenCheck, checkToken } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
@@ -223,6 +225,10 @@ class Api {
         return messageResource(ctx, req, res, route);
       case 'stream':
         return openStream(ctx, res, route);
+      case 'latest':
+        return latestResource(ctx, res, route, url.query);
+      case 'totp':
+        return totpResource(res, route.secret, url.query);
       default:
         throw notFound(`unknown route ${method} ${url.path}`);
     }

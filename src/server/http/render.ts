@@ -157,3 +157,10 @@ export async function textAndHtml(raw: Buffer): Promise<{ text?: string; html?: 
   const email = await parse(raw);
   return { text: email.text, html: email.html };
 }
+
+/** What the link kinds are read from: the text and HTML parts and the List-Unsubscribe header. */
+export async function linkSourceOf(raw: Buffer): Promise<{ text?: string; html?: string; listUnsubscribe?: string }> {
+  const email = await parse(raw);
+  const header = email.headers.find((h) => h.key === 'list-unsubscribe');
+  return { text: email.text, html: email.html, listUnsubscribe: header?.value };
+}

@@ -21,6 +21,10 @@ export type Route =
   | { kind: 'inboxMessages'; domain: string; inbox: string }
   | { kind: 'message'; domain: string; inbox?: string; id: string; view: MessageView; attachment?: string }
   | { kind: 'stream'; domain: string; inbox?: string }
+  /** GET the newest one-time code or link of an inbox (docs/api.md "Codes and links"). */
+  | { kind: 'latest'; domain: string; inbox: string; what: 'code' | 'link' }
+  /** GET the current TOTP code of a base32 secret. */
+  | { kind: 'totp'; secret: string }
   /** `first` is the webhook token (token-in-path form) or the domain (with `?whtoken=`). */
   | { kind: 'webhook'; first: string; inbox?: string }
   /** Twilio's Messages API (docs/twilio.md): list and send. */
@@ -78,6 +82,7 @@ export function matchRoute(segments: string[]): Route | undefined {
   const s = segments;
   if (s.length === 1 && s[0] === 'healthz') return { kind: 'health' };
   if (s[0] === TWILIO_API_PREFIX.slice(1)) return twilioRoute(s);
+  if (s[0] === 'api' && s[1] === 'v2' && s[2] === 'totp') return s.length === 4 ? { kind: 'totp', secret: s[3] } : undefined;
   if (s[0] !== 'api' || s[1] !== 'v2' || (s[2] !== 'domains' && s[2] !== 'domain')) return undefined;
   if (s.length === 3) return { kind: 'domains' };
   const domain = s[3];
@@ -86,6 +91,7 @@ export function matchRoute(segments: string[]): Route | undefined {
       const inbox = s[5];
       if (inbox === undefined) return { kind: 'allInboxes', domain };
       if (s.length === 6) return { kind: 'inbox', domain, inbox };
+      if (s.length === 7 && (s[6] === 'code' || s[6] === 'link')) return { kind: 'latest', domain, inbox, what: s[6] };
       if (s[6] !== 'messages') return undefined;
       if (s.length === 7) return { kind: 'inboxMessages', domain, inbox };
       return messageRoute(domain, inbox, s.slice(7));
@@ -127,6 +133,8 @@ export function allowedMethods(route: Route): readonly string[] {
     case 'health':
     case 'domains':
     case 'stream':
+    case 'latest':
+    case 'totp':
       return ['GET'];
     case 'inbox':
       return ['GET', 'POST', 'DELETE'];

@@ -1,0 +1,137 @@
+// The code and link routes for automated tests (docs/api.md "Codes and links"):
+// `…/inboxes/{I}/code` answers the one-time code of the newest message after `since`, and
+// `…/inboxes/{I}/link` its first link of a kind (core/linkKinds.ts), both waiting up to
+// `wait` for one to arrive; `delete=true` removes the message once read, so that two test
+// runs never get the same code.
+import { PRIVATE_DOMAIN, parseMessageId } from '../../../core/ids';
+import { type LinkKind, classifyLinks } from '../../../core/linkKinds';
+import type { MessageMeta } from '../../store/types';
+import { badRequest, notFound } from '../errors';
+import { linkSourceOf } from '../render';
+import { sendJson } from '../respond';
+import type { Route } from '../routes';
+import { type ApiContext, type Query, type Res, readDomain, readInbox } from './context';
+import { pollUntil, readWait } from './wait';
+
+/** Messages examined per check, newest first: a test's mail is among the latest, and this bounds the work of one request. */
+export const MAX_SCANNED_MESSAGES = 500;
+/** A `since` in ms has at most this many digits (ms until the year 33658; longer is not a time). */
+const MAX_SINCE_DIGITS = 15;
+
+/** `kind` values of the link route and the link kinds each accepts. */
+export const LINK_KIND_PARAM: Readonly<Record<string, readonly LinkKind[]>> = {
+  verify: ['verify-email'],
+  reset: ['reset-password'],
+  login: ['magic-login'],
+  any: ['verify-email', 'reset-password', 'magic-login'],
+};
+
+interface Since {
+  /** Messages at or before this time (ms) are never answered. */
+  time: number;
+  /** The message `since` named, when it named one: it and everything listed after it are excluded. */
+  id?: string;
+  /** How the 404 names it: ` after …`, or empty when every message counts. */
+  label: string;
+}
+
+interface Found<T> {
+  meta: MessageMeta;
+  body: T;
+}
+
+export async function latestResource(ctx: ApiContext, res: Res, route: Extract<Route, { kind: 'latest' }>, query: Query): Promise<void> {
+  const domain = readDomain(route.domain);
+  const inbox = readInbox(route.inbox, false);
+  const since = readSince(ctx, query.get('since'), domain, inbox);
+  const wait = readWait(query);
+  const remove = readBoolean(query, 'delete');
+  const kinds = route.what === 'link' ? readLinkKinds(query) : [];
+  /** Messages already read and found without a matching link: not parsed again on the next check. */
+  const noLink = new Set<string>();
+
+  const find = async (meta: MessageMeta): Promise<Record<string, unknown> | undefined> => {
+    if (route.what === 'code') return meta.code === undefined ? undefined : { code: meta.code };
+    if (noLink.has(meta.id)) return undefined;
+    let raw: Buffer;
+    try {
+      raw = await ctx.store.readRaw(meta.id);
+    } catch {
+      return undefined; // deleted meanwhile
+    }
+    const link = classifyLinks(await linkSourceOf(raw)).find((l) => kinds.includes(l.kind));
+    if (!link) {
+      noLink.add(meta.id);
+      return undefined;
+    }
+    return { url: link.url, kind: link.kind, text: link.text ?? '' };
+  };
+
+  const check = async (): Promise<Found<Record<string, unknown>> | undefined> => {
+    for (const meta of after(ctx, domain, inbox, since)) {
+      const body = await find(meta);
+      if (!body) continue;
+      // Claim by deleting: of two requests that found the same message, only one deletes it.
+      if (remove && !(await ctx.store.delete(meta.id))) continue;
+      return { meta, body };
+    }
+    return undefined;
+  };
+
+  const found = await pollUntil(ctx, res, domain, inbox, wait, check);
+  if (!found) {
+    const what = route.what === 'code' ? 'a one-time code' : `a ${kinds.join(' or ')} link`;
+    const waited = wait > 0 ? ` (waited ${wait} s)` : '';
+    throw notFound(`no message with ${what} in inbox ${inbox}@${domain ?? PRIVATE_DOMAIN}${since.label}${waited}`);
+  }
+  const { meta, body } = found;
+  sendJson(res, 200, { ...body, id: meta.id, time: meta.time, subject: meta.subject, from: meta.from });
+}
+
+/** The inbox's messages after `since`, newest first. */
+function after(ctx: ApiContext, domain: string | undefined, inbox: string, since: Since): MessageMeta[] {
+  const { msgs } = ctx.store.list(domain, inbox, { limit: MAX_SCANNED_MESSAGES, skip: 0, sort: 'descending' });
+  const out: MessageMeta[] = [];
+  for (const m of msgs) {
+    if (m.id === since.id || m.time < since.time || (m.time === since.time && since.id === undefined)) break;
+    // Same millisecond as the `since` message but listed before it: newer only if its counter is.
+    if (m.time === since.time && since.id !== undefined && !newerId(m.id, since.id)) continue;
+    out.push(m);
+  }
+  return out;
+}
+
+function newerId(a: string, b: string): boolean {
+  const pa = parseMessageId(a);
+  const pb = parseMessageId(b);
+  if (!pa || !pb) return false;
+  return pa.seconds !== pb.seconds ? pa.seconds > pb.seconds : pa.counter > pb.counter;
+}
+
+function readSince(ctx: ApiContext, raw: string | null, domain: string | undefined, inbox: string): Since {
+  if (raw === null || raw === '') return { time: -1, label: '' };
+  if (/^[0-9]+$/.test(raw)) {
+    if (raw.length > MAX_SINCE_DIGITS) throw badRequest('bad_param', `since ${JSON.stringify(raw.slice(0, 40))} is too large for a time in milliseconds`);
+    return { time: Number(raw), label: ` after ${new Date(Number(raw)).toISOString()} (since=${raw})` };
+  }
+  const id = raw.toLowerCase();
+  const meta = parseMessageId(id) ? ctx.store.get(id) : undefined;
+  if (!meta || meta.inbox !== inbox || (domain !== undefined && meta.domain !== domain)) {
+    throw badRequest('bad_param', `since ${JSON.stringify(raw.slice(0, 100))} is neither a time in milliseconds nor the id of a message in inbox ${inbox}`);
+  }
+  return { time: meta.time, id: meta.id, label: ` after message ${meta.id}` };
+}
+
+function readBoolean(query: Query, name: string): boolean {
+  const v = (query.get(name) ?? '').toLowerCase();
+  if (v === '' || v === 'false' || v === '0') return false;
+  if (v === 'true' || v === '1') return true;
+  throw badRequest('bad_param', `${name} must be true or false`);
+}
+
+function readLinkKinds(query: Query): readonly LinkKind[] {
+  const v = (query.get('kind') ?? 'any').toLowerCase();
+  const kinds = Object.prototype.hasOwnProperty.call(LINK_KIND_PARAM, v) ? LINK_KIND_PARAM[v] : undefined;
+  if (!kinds) throw badRequest('bad_param', `kind must be one of ${Object.keys(LINK_KIND_PARAM).join(', ')}`);
+  return kinds;
+}

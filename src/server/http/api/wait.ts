@@ -1,0 +1,68 @@
+// The `wait` parameter shared by the list route and the code/link routes, and the long-poll
+// that re-checks an inbox whenever the store reports a new message for it.
+import { ALL_INBOXES } from '../../../core/ids';
+import type { MessageMeta } from '../../store/types';
+import { badRequest } from '../errors';
+import type { ApiContext, Query, Res } from './context';
+
+/** Longest long-poll (`wait`) in seconds; longer values are cut to this (proxies and clients time out around a minute). */
+export const MAX_WAIT_SECONDS = 60;
+
+const UNIT_SECONDS: Record<string, number> = { '': 1, ms: 0.001, s: 1, m: 60 };
+/** A number of seconds, or a number with a unit: `ms`, `s` or `m` (`10s`, `1m`, `1.5m`). */
+const DURATION_RE = /^([0-9]{1,9}(?:\.[0-9]{1,9})?)(ms|s|m)?$/;
+
+/** `wait` in seconds (0 when absent), cut to MAX_WAIT_SECONDS; a 400 naming the problem when malformed. */
+export function readWait(query: Query): number {
+  const v = query.get('wait');
+  if (v === null || v === '') return 0;
+  return parseDuration(v, 'wait');
+}
+
+/** Seconds of a duration such as `30`, `10s`, `1m` or `500ms`, cut to MAX_WAIT_SECONDS. */
+export function parseDuration(raw: string, name: string): number {
+  const m = DURATION_RE.exec(raw.trim().toLowerCase());
+  if (!m) throw badRequest('bad_param', `${name} must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}, or a duration such as 10s or 1m (got ${JSON.stringify(raw.slice(0, 40))})`);
+  return Math.min(Number(m[1]) * UNIT_SECONDS[m[2] ?? ''], MAX_WAIT_SECONDS);
+}
+
+/**
+ * Runs `check` now and again after every new message of the inbox until it finds something,
+ * `seconds` pass, the client leaves, or the server closes. The store is watched before the
+ * first check, so a message that arrives while a check is running is never missed.
+ */
+export async function pollUntil<T>(ctx: ApiContext, res: Res, domain: string | undefined, inbox: string, seconds: number, check: () => T | undefined | Promise<T | undefined>): Promise<T | undefined> {
+  let arrived = false;
+  let wake: (() => void) | undefined;
+  let over = false;
+  const end = () => {
+    over = true;
+    wake?.();
+  };
+  const onMessage = (meta: MessageMeta) => {
+    if (domain !== undefined && meta.domain !== domain) return;
+    if (inbox !== ALL_INBOXES && meta.inbox !== inbox) return;
+    arrived = true;
+    wake?.();
+  };
+  ctx.store.on('message', onMessage);
+  res.on('close', end);
+  ctx.polls.add(end);
+  const timer = setTimeout(end, seconds * 1000);
+  try {
+    for (;;) {
+      arrived = false;
+      const found = await check();
+      if (found !== undefined) return found;
+      if (over || seconds <= 0 || ctx.closing()) return undefined;
+      if (!arrived) await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+      if (over && !arrived) return undefined;
+    }
+  } finally {
+    clearTimeout(timer);
+    ctx.store.off('message', onMessage);
+    res.off('close', end);
+    ctx.polls.delete(end);
+  }
+}
