@@ -193,7 +193,9 @@ describe('e2e: accessibility of the views in four themes (axe-core)', function (
 
       // The loading state, as the host posts it: no second live region, and the spinner
       // stands still under prefers-reduced-motion: reduce.
-      await newsletter.evaluate(`window.dispatchEvent(new MessageEvent('message', { data: { type: 'loading', id: 'other-1763776000-9' } }))`);
+      // It carries the view's own origin and a window as its source, as the host's messages do:
+      // the view takes messages from nowhere else.
+      await newsletter.evaluate(`window.dispatchEvent(new MessageEvent('message', { data: { type: 'loading', id: 'other-1763776000-9' }, origin: self.origin, source: window }))`);
       const spinner = newsletter.locator('.state-box .codicon-modifier-spin');
       await spinner.waitFor({ timeout: UI_TIMEOUT_MS });
       assert.deepEqual(await liveRegions(newsletter), ['status'], 'the loading box is no live region');
