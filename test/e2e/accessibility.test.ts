@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import type { Frame, Page } from 'playwright-core';
 import { startWorkbench, type Workbench } from '../../scripts/integration/workbench';
 import { SAMPLES, seedSamples, sendMail, startDemoServer, type DemoServer } from '../../scripts/demoServer';
-import { escapeRegExp, expandRow, keepFailure, openTestInboxView, runFromPalette, treeRow, E2E_OUTPUT, UI_TIMEOUT_MS, VSIX } from './ui';
+import { escapeRegExp, expandRow, endSession, openTestInboxView, runFromPalette, treeRow, E2E_OUTPUT, UI_TIMEOUT_MS, VSIX } from './ui';
 
 /** A workbench session per theme on a busy 2-core machine: start, install, four views audited. */
 const TEST_TIMEOUT_MS = 300_000;
@@ -103,13 +103,9 @@ describe('e2e: accessibility of the views in four themes (axe-core)', function (
   let demo: DemoServer | undefined;
 
   afterEach(async function () {
-    let kept: string | undefined;
-    if (this.currentTest?.state === 'failed') kept = await keepFailure(wb, this.currentTest.title);
-    await wb?.stop(kept ? { keepLogsIn: kept } : undefined);
+    await endSession(this.currentTest, wb, demo);
     wb = undefined;
-    await demo?.stop();
     demo = undefined;
-    if (kept) process.stderr.write(`e2e: screenshot and logs of the failure kept in ${kept}\n`);
   });
 
   for (const theme of THEMES) {

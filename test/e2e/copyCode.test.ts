@@ -18,7 +18,7 @@ import {
   allowClipboard,
   escapeRegExp,
   expandRow,
-  keepFailure,
+  endSession,
   messageView,
   openTestInboxView,
   readClipboard,
@@ -40,15 +40,11 @@ describe('e2e: Test Inbox installed from its VSIX in a real workbench', function
   let demo: DemoServer | undefined;
 
   afterEach(async function () {
-    let kept: string | undefined;
-    if (this.currentTest?.state === 'failed') kept = await keepFailure(wb, this.currentTest.title);
-    await wb?.stop(kept ? { keepLogsIn: kept } : undefined);
+    await endSession(this.currentTest, wb, demo);
     wb = undefined;
-    await demo?.stop();
     demo = undefined;
     if (dataDir) await fsp.rm(dataDir, { recursive: true, force: true });
     dataDir = undefined;
-    if (kept) process.stderr.write(`e2e: screenshot and logs of the failure kept in ${kept}\n`);
   });
 
   it('shows mail sent over SMTP in the open tree, opens it, and "Copy" puts its code on the clipboard', async () => {

@@ -102,6 +102,15 @@ export async function readClipboard(page: Page): Promise<string> {
   return page.evaluate(() => navigator.clipboard.readText());
 }
 
+/** Ends a test's workbench and server; a failed test first keeps a screenshot and the session's logs. */
+export async function endSession(test: Mocha.Test | undefined, wb: Workbench | undefined, server?: { stop(): Promise<void> }): Promise<void> {
+  let kept: string | undefined;
+  if (test?.state === 'failed') kept = await keepFailure(wb, test.title);
+  await wb?.stop(kept ? { keepLogsIn: kept } : undefined);
+  await server?.stop();
+  if (kept) process.stderr.write(`e2e: screenshot and logs of the failure kept in ${kept}\n`);
+}
+
 /** Keeps a screenshot and the session's logs of a failed test under .test-output/e2e/<time>-<name>/. */
 export async function keepFailure(wb: Workbench | undefined, name: string): Promise<string> {
   const dir = path.join(E2E_OUTPUT, `${new Date().toISOString().replace(/[:.]/g, '-')}-${name.replace(/[^\w-]+/g, '_').slice(0, 60)}`);
