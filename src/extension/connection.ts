@@ -263,28 +263,25 @@ export class Connection {
     const matches = async (token: string | undefined, digest: string): Promise<boolean> => token !== undefined && (await tokenDigest(token)) === digest;
     let apiToken: string | undefined = (await matches(stored.apiToken, proven.apiTokenSha256)) ? stored.apiToken : undefined;
     const webhookOk = await matches(stored.webhookToken, proven.webhookTokenSha256);
-    if (!apiToken || !webhookOk) {
-      const file = await readTokensFile(path.join(dataDir, TOKENS_FILE), (f) => readFile(f, 'utf8'));
-      if (TokensFileProblem.is(file)) {
-        if (file.code !== 'TOKENS_FILE_MISSING') this.deps.log.warn(`No tokens from the data folder: ${file.message}`);
-      } else {
-        if (!apiToken && (await matches(file.apiToken, proven.apiTokenSha256))) {
-          apiToken = file.apiToken!;
-          this.deps.log.addSecret(apiToken);
-          await this.deps.tokens.set('api', key, apiToken);
-        }
-        if (!webhookOk && (await matches(file.webhookToken, proven.webhookTokenSha256))) {
-          this.deps.log.addSecret(file.webhookToken);
-          await this.deps.tokens.set('webhook', key, file.webhookToken!);
-        }
+    // Read once: it may hold the tokens we lack, and the Twilio auth token, which is not part
+    // of the proof (a server this extension starts gets ours; one started by hand generates it).
+    const file = await readTokensFile(path.join(dataDir, TOKENS_FILE), (f) => readFile(f, 'utf8'));
+    if (TokensFileProblem.is(file)) {
+      if ((!apiToken || !webhookOk) && file.code !== 'TOKENS_FILE_MISSING') this.deps.log.warn(`No tokens from the data folder: ${file.message}`);
+    } else {
+      if (!apiToken && (await matches(file.apiToken, proven.apiTokenSha256))) {
+        apiToken = file.apiToken!;
+        this.deps.log.addSecret(apiToken);
+        await this.deps.tokens.set('api', key, apiToken);
       }
-    }
-    // The Twilio auth token is not part of the proof; the proven server's own data folder
-    // holds it when that server generated it (a server this extension starts gets ours).
-    const saved = await readTokensFile(path.join(dataDir, TOKENS_FILE), (f) => readFile(f, 'utf8'));
-    if (!TokensFileProblem.is(saved) && saved.twilioAuthToken) {
-      this.deps.log.addSecret(saved.twilioAuthToken);
-      await this.deps.tokens.set('twilio', key, saved.twilioAuthToken);
+      if (!webhookOk && (await matches(file.webhookToken, proven.webhookTokenSha256))) {
+        this.deps.log.addSecret(file.webhookToken);
+        await this.deps.tokens.set('webhook', key, file.webhookToken!);
+      }
+      if (file.twilioAuthToken) {
+        this.deps.log.addSecret(file.twilioAuthToken);
+        await this.deps.tokens.set('twilio', key, file.twilioAuthToken);
+      }
     }
     if (!apiToken) {
       throw new LocalServerError(

@@ -176,15 +176,9 @@ export class TokensFileProblem extends Error {
  * anything else is TOKENS_FILE_INVALID (and `serve` refuses to overwrite it).
  */
 export function parseTokensFile(text: string, file = TOKENS_FILE): SavedTokens | TokensFileProblem {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    v = undefined;
-  }
-  const obj = v as Record<string, unknown> | undefined;
+  const obj = jsonObject(text);
   const fieldOk = (x: unknown): boolean => x === undefined || (typeof x === 'string' && x.length > 0);
-  if (typeof obj !== 'object' || obj === null || Array.isArray(obj) || !fieldOk(obj.apiToken) || !fieldOk(obj.webhookToken) || !fieldOk(obj.twilioAuthToken)) {
+  if (!obj || !fieldOk(obj.apiToken) || !fieldOk(obj.webhookToken) || !fieldOk(obj.twilioAuthToken)) {
     return new TokensFileProblem('TOKENS_FILE_INVALID', `${file} is not a JSON object {"apiToken": "…", "webhookToken": "…"}; fix or remove it`);
   }
   const out: SavedTokens = { apiToken: obj.apiToken as string | undefined, webhookToken: obj.webhookToken as string | undefined };
@@ -198,14 +192,40 @@ export function parseTokensFile(text: string, file = TOKENS_FILE): SavedTokens |
  * TOKENS_FILE_UNREADABLE.
  */
 export async function readTokensFile(file: string, readFile: (file: string) => Promise<string>): Promise<SavedTokens | TokensFileProblem> {
+  return readContractFile(file, readFile, parseTokensFile, (missing, message, cause) =>
+    new TokensFileProblem(missing ? 'TOKENS_FILE_MISSING' : 'TOKENS_FILE_UNREADABLE', message, { cause }),
+  );
+}
+
+/** The JSON object in `text`, or undefined for anything else (bad JSON, an array, a scalar). */
+function jsonObject(text: string): Record<string, unknown> | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+/**
+ * Reads a file of the data dir through the caller's `readFile` and parses it; a read error
+ * becomes the file's own problem type (`missing` when the file does not exist).
+ */
+async function readContractFile<T, P>(
+  file: string,
+  readFile: (file: string) => Promise<string>,
+  parse: (text: string, file: string) => T | P,
+  problem: (missing: boolean, message: string, cause: unknown) => P,
+): Promise<T | P> {
   let text: string;
   try {
     text = await readFile(file);
   } catch (e) {
-    if ((e as { code?: unknown }).code === 'ENOENT') return new TokensFileProblem('TOKENS_FILE_MISSING', `${file} does not exist`, { cause: e });
-    return new TokensFileProblem('TOKENS_FILE_UNREADABLE', `cannot read ${file}: ${(e as Error).message}`, { cause: e });
+    if ((e as { code?: unknown }).code === 'ENOENT') return problem(true, `${file} does not exist`, e);
+    return problem(false, `cannot read ${file}: ${(e as Error).message}`, e);
   }
-  return parseTokensFile(text, file);
+  return parse(text, file);
 }
 
 // ---- Proof of identity ------------------------------------------------------------------
@@ -254,15 +274,9 @@ export class ServerFileProblem extends Error {
 
 /** The server file's fields, or SERVER_FILE_INVALID. */
 export function parseServerFile(text: string, file = SERVER_FILE): ServerFile | ServerFileProblem {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    v = undefined;
-  }
-  const o = v as Record<string, unknown> | undefined;
+  const o = jsonObject(text);
   const str = (x: unknown): x is string => typeof x === 'string' && x.length > 0;
-  if (typeof o !== 'object' || o === null || !Number.isInteger(o.pid) || !str(o.http) || !str(o.smtp) || !str(o.key) || !str(o.apiTokenSha256) || !str(o.webhookTokenSha256)) {
+  if (!o || !Number.isInteger(o.pid) || !str(o.http) || !str(o.smtp) || !str(o.key) || !str(o.apiTokenSha256) || !str(o.webhookTokenSha256)) {
     return new ServerFileProblem('SERVER_FILE_INVALID', `${file} is not a server file of Test Inbox`);
   }
   return { pid: o.pid as number, http: o.http, smtp: o.smtp, key: o.key, apiTokenSha256: o.apiTokenSha256, webhookTokenSha256: o.webhookTokenSha256 };
@@ -270,14 +284,9 @@ export function parseServerFile(text: string, file = SERVER_FILE): ServerFile | 
 
 /** Reads and parses the server file at `file` (`<data-dir>/SERVER_FILE`) through the caller's `readFile`. */
 export async function readServerFile(file: string, readFile: (file: string) => Promise<string>): Promise<ServerFile | ServerFileProblem> {
-  let text: string;
-  try {
-    text = await readFile(file);
-  } catch (e) {
-    if ((e as { code?: unknown }).code === 'ENOENT') return new ServerFileProblem('SERVER_FILE_MISSING', `${file} does not exist`, { cause: e });
-    return new ServerFileProblem('SERVER_FILE_UNREADABLE', `cannot read ${file}: ${(e as Error).message}`, { cause: e });
-  }
-  return parseServerFile(text, file);
+  return readContractFile(file, readFile, parseServerFile, (missing, message, cause) =>
+    new ServerFileProblem(missing ? 'SERVER_FILE_MISSING' : 'SERVER_FILE_UNREADABLE', message, { cause }),
+  );
 }
 
 const hex = (buf: ArrayBuffer): string => Buffer.from(buf).toString('hex');
