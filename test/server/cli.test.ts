@@ -6,7 +6,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, EXIT_USAGE, TOKENS_FILE, tokensEnv } from '../../src/server/contract';
-import { parseDuration, parseServeArgs } from '../../src/server/cli';
+import { parseServeArgs } from '../../src/server/cli';
+import { parseDuration } from '../../src/core/duration';
 import { LOCK_FILE } from '../../src/server/store/lock';
 import { loadOrCreateTokens, TokensError } from '../../src/server/tokens';
 import { type Running, startCli } from './cliProcess';
@@ -290,7 +291,10 @@ describe('serve arguments', () => {
     assert.equal(parseDuration('2w'), 1_209_600_000);
     assert.equal(parseDuration('0'), 0);
     assert.equal(parseDuration('-1d'), undefined);
-    assert.equal(parseDuration('1.5h'), undefined);
+    assert.equal(parseDuration('1.5h'), 5_400_000);
+    assert.equal(parseDuration('500ms'), 500);
+    assert.equal(parseDuration('7 d'), undefined);
+    assert.equal((parseServeArgs(['serve', '--max-age', '1.5d'], {}) as { maxAgeMs: number }).maxAgeMs, 129_600_000, '--max-age reads the same syntax');
   });
 
   it('refuses private as the default domain and names out of range', () => {
