@@ -162,7 +162,7 @@ function fail(message: string, code: number): never {
 
 export async function main(argv: string[]): Promise<void> {
   if (isTestCommand(argv[0])) {
-    process.exitCode = await runTestCommand(argv, { stdout: process.stdout, stderr: process.stderr, env: process.env });
+    process.exitCode = await runTestCommand(argv, { stdout: process.stdout, stderr: process.stderr });
     return;
   }
   let config: ServeConfig | 'help' | 'version';

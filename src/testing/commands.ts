@@ -49,7 +49,7 @@ interface Command {
   flags: FlagSpec;
   /** Positional arguments: their names, in order; all required. */
   args: string[];
-  run(args: string[], v: Record<string, string | boolean | undefined>, conn: ConnectionOptions, env: NodeJS.ProcessEnv): Promise<{ text: string; json: unknown }>;
+  run(args: string[], v: Record<string, string | boolean | undefined>, conn: ConnectionOptions): Promise<{ text: string; json: unknown }>;
 }
 
 const WAIT_FLAGS = { since: { type: 'string' }, wait: { type: 'string' }, delete: { type: 'boolean' } } as const satisfies FlagSpec;
@@ -173,10 +173,10 @@ function required(v: Record<string, string | boolean | undefined>, name: string)
   return s;
 }
 
+/** Where a command writes. The library reads the process's environment (the flags' twins). */
 export interface Io {
   stdout: { write(s: string): unknown };
   stderr: { write(s: string): unknown };
-  env: NodeJS.ProcessEnv;
 }
 
 /** Runs `argv` (the command first); resolves the exit code. */
@@ -211,7 +211,7 @@ export async function runTestCommand(argv: string[], io: Io): Promise<number> {
     dataDir: values['data-dir'] as string | undefined,
   };
   try {
-    const r = await cmd.run(positionals, values, conn, io.env);
+    const r = await cmd.run(positionals, values, conn);
     io.stdout.write(values.json ? `${JSON.stringify(r.json)}\n` : `${r.text}\n`);
     return 0;
   } catch (e) {
