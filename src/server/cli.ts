@@ -1,8 +1,7 @@
-// `test-inbox`: `serve` runs the local inbox server in the foreground (below); the commands for
-// tests (code, link, totp, send-sms, send-mail) are dispatched to ../testing/commands.ts.
-// `serve`: When ready it prints
-// exactly one JSON line on stdout, the ready line of ./contract.ts;
-// everything else goes to stderr. SIGINT/SIGTERM stop it cleanly (exit 0).
+// `test-inbox`. `serve` runs the local inbox server in the foreground: when ready it prints
+// exactly one JSON line on stdout, the ready line of ./contract.ts; everything else goes to
+// stderr. SIGINT/SIGTERM stop it cleanly (exit 0). The commands for tests (code, link, totp,
+// send-sms, send-mail, clear) are dispatched to ../testing/commands.ts.
 
 import * as path from 'node:path';
 import { parseDuration } from '../core/duration';
