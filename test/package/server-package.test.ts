@@ -16,6 +16,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import nodemailer from 'nodemailer';
 import { chromium, type Browser } from 'playwright-core';
 import { chromiumPath } from '../../scripts/integration/workbench';
@@ -243,7 +244,7 @@ describe('the server package, installed from its tarball', function () {
       await mailer.sendMail({ from: 'no-reply@acme.test', to: email, subject: 'Confirm your Acme account', text: 'Your Acme verification code is 999999.' });
 
       // The installed library, as the README's example imports it.
-      const { waitForCode } = require(path.join(await project(), 'node_modules', 'test-inbox')) as typeof import('../../src/testing');
+      const { waitForCode } = createRequire(path.join(await project(), 'package.json'))('test-inbox') as typeof import('../../src/testing');
       browser = await chromium.launch({ executablePath: chromiumPath(), headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
       const tab = await browser.newPage();
       await tab.goto(appUrl);
