@@ -3,12 +3,13 @@
 // (its server.json and tokens.json, read with the contract's readers). And whether the server
 // is a Test Inbox server (code and link routes, SMTP, Twilio API) or a hosted Mailinator-
 // compatible service (list and fetch only).
+import { timingSafeEqual } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ApiError, createClient, type InboxApi } from '../api';
 import { domainProblem, inboxNameProblem, normalizeInbox, PRIVATE_DOMAIN } from '../core/ids';
 import { parseDuration } from '../core/duration';
-import { API_TOKEN_ENV, DEFAULT_HOST, DEFAULT_HTTP_PORT, readServerFile, readTokensFile, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../server/contract';
+import { API_TOKEN_ENV, DEFAULT_HOST, DEFAULT_HTTP_PORT, generateToken, HEALTH_CHALLENGE_PARAM, healthProof, readServerFile, readTokensFile, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../server/contract';
 import { DATA_DIR_ENV, defaultDataDir } from '../server/dataDir';
 import { type ConnectionOptions, TestInboxError } from './types';
 
@@ -30,7 +31,7 @@ export interface Connection {
   dataDir: string;
   /** The running local server's file, when the URL is that server's. */
   serverFile?: ServerFile;
-  /** The data dir's tokens, read only for a server on this machine (never sent elsewhere). */
+  /** The data dir's tokens, used only once the server proved it is the data dir's running server. */
   savedTokens: SavedTokens;
   /** Is the server Test Inbox (true) or a hosted service (false)? Asked once, by /healthz. */
   isTestInbox(): Promise<boolean>;
@@ -56,19 +57,27 @@ export async function connect(o: ConnectionOptions, env: NodeJS.ProcessEnv = pro
   const running = ServerFileProblem.is(sf) ? undefined : sf;
   const baseUrl = (o.server || env[SERVER_ENV] || running?.http || `http://${DEFAULT_HOST}:${DEFAULT_HTTP_PORT}`).replace(/\/+$/, '');
   const local = isLoopbackUrl(baseUrl);
+  const given = o.token || env[API_TOKEN_ENV];
+  // The data dir's tokens go only to the server that proves it serves that data dir (as the
+  // extension attaches): another program on a local port gets none.
   let savedTokens: SavedTokens = {};
-  if (local) {
+  let unproven: string | undefined;
+  if (local && running) {
     const t = await readTokensFile(path.join(dataDir, TOKENS_FILE), readText);
-    if (!TokensFileProblem.is(t)) savedTokens = t;
+    if (!TokensFileProblem.is(t)) {
+      unproven = await proofProblem(baseUrl, running, path.join(dataDir, SERVER_FILE), o.signal);
+      if (unproven === undefined) savedTokens = t;
+    }
   }
-  const token = o.token || env[API_TOKEN_ENV] || savedTokens.apiToken;
+  const token = given || savedTokens.apiToken;
   const domain = (o.domain || env[DOMAIN_ENV] || PRIVATE_DOMAIN).toLowerCase();
   const dp = domain === PRIVATE_DOMAIN ? undefined : domainProblem(domain);
   if (dp) throw new TestInboxError('badInput', `domain ${JSON.stringify(domain)}: ${dp}`);
   if (!token) {
     throw new TestInboxError(
       'unauthorized',
-      `no API token for ${baseUrl}: pass --token (token option), set ${API_TOKEN_ENV}${local ? `, or start the server with the data dir ${dataDir}, whose ${TOKENS_FILE} holds it` : ''}`,
+      `no API token for ${baseUrl}: pass --token (token option) or set ${API_TOKEN_ENV}` +
+        (unproven ? `; the data dir's ${TOKENS_FILE} was not used: ${unproven}` : local ? `, or run the server with the data dir ${dataDir}, whose ${TOKENS_FILE} holds it` : ''),
     );
   }
   let api: InboxApi;
@@ -96,6 +105,36 @@ export async function connect(o: ConnectionOptions, env: NodeJS.ProcessEnv = pro
       )),
     close: () => api.dispose(),
   };
+}
+
+/** Longest wait for the identity check of a local server. */
+const PROOF_TIMEOUT_MS = 5_000;
+
+/**
+ * Why the server at `baseUrl` is not proven to be the data dir's running server, or
+ * undefined when it is: server.json names this URL, is private to its owner, and the server
+ * answers a random challenge with the HMAC of the file's key (docs/architecture.md).
+ */
+async function proofProblem(baseUrl: string, sf: ServerFile, file: string, signal: AbortSignal | undefined): Promise<string | undefined> {
+  if (sf.http.replace(/\/+$/, '') !== baseUrl) return `its server listens at ${sf.http}, not ${baseUrl}`;
+  try {
+    const st = await fs.stat(file);
+    if ((st.mode & 0o077) !== 0 || (typeof process.getuid === 'function' && st.uid !== process.getuid())) return `${SERVER_FILE} is readable by other users or not yours`;
+  } catch (e) {
+    return `cannot read ${SERVER_FILE}: ${(e as Error).message}`;
+  }
+  const challenge = generateToken();
+  let answer: unknown;
+  try {
+    const timeout = AbortSignal.timeout(PROOF_TIMEOUT_MS);
+    const res = await fetch(`${baseUrl}/healthz?${HEALTH_CHALLENGE_PARAM}=${challenge}`, { redirect: 'error', signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+    answer = ((await res.json()) as { proof?: unknown }).proof;
+  } catch (e) {
+    return `the server at ${baseUrl} did not answer the identity check (${(e as Error).message})`;
+  }
+  const expected = Buffer.from(await healthProof(sf.key, challenge));
+  const got = Buffer.from(typeof answer === 'string' ? answer : '');
+  return got.length === expected.length && timingSafeEqual(got, expected) ? undefined : `the server at ${baseUrl} could not prove it serves that data dir`;
 }
 
 /** `name` or `name@domain` → the inbox and the domain (the address's, else `fallback`). */

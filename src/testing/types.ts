@@ -11,8 +11,8 @@ export interface ConnectionOptions {
    */
   server?: string;
   /**
-   * API token. Default: env `TEST_INBOX_API_TOKEN`, else (for a server on this machine only)
-   * the `apiToken` of the data dir's `tokens.json`.
+   * API token. Default: env `TEST_INBOX_API_TOKEN`, else the `apiToken` of the data dir's
+   * `tokens.json`, sent only to the server that proves it runs on that data dir.
    */
   token?: string;
   /** Domain of the inbox: `private` (default; env `TEST_INBOX_DOMAIN`) or a domain name. An inbox given as `name@domain` names its own. */
@@ -91,8 +91,8 @@ export interface SmsOptions extends ConnectionOptions {
   /** Sender number (default `+15555550100`). */
   from?: string;
   /**
-   * The server's Twilio auth token. Default: env `TEST_INBOX_TWILIO_AUTH_TOKEN`, else (for a
-   * server on this machine) the data dir's `tokens.json`.
+   * The server's Twilio auth token. Default: env `TEST_INBOX_TWILIO_AUTH_TOKEN`, else the
+   * data dir's `tokens.json` (for its proven running server, as `token`).
    */
   twilioAuthToken?: string;
 }

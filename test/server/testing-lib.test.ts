@@ -115,6 +115,29 @@ describe('test library (waitForCode, waitForLink, totp, sendSms, sendMail, clear
     await smtpSend(`dir@${DOMAIN}`, 'Code', 'Your login code is 5150.');
     assert.equal((await waitForCode('dir', { dataDir, since, timeout: '5s' })).code, '5150');
     await assert.rejects(waitForCode('dir', { dataDir, server: 'https://inbox.example.invalid' }), (e: unknown) => TestInboxError.is(e, 'unauthorized') && /no API token for https:\/\/inbox\.example\.invalid/.test(e.message));
+    // Another program on a local port gets no token, even when it answers like the server.
+    const seen: Array<string | undefined> = [];
+    const impostor = http.createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"service":"test-inbox","version":"x","status":"ok","proof":"00"}');
+    });
+    await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(impostor.address() as AddressInfo).port}`;
+      await assert.rejects(waitForCode('dir', { dataDir, server: url }), (e: unknown) => TestInboxError.is(e, 'unauthorized') && /tokens\.json was not used: its server listens at http:\/\/127\.0\.0\.1:\d+, not/.test(e.message));
+      // The same port named in server.json but unable to prove it: still nothing sent.
+      const file = path.join(dataDir, 'server.json');
+      const real = await fs.readFile(file, 'utf8');
+      await fs.writeFile(file, JSON.stringify({ ...JSON.parse(real), http: url }), { mode: 0o600 });
+      try {
+        await assert.rejects(waitForCode('dir', { dataDir }), (e: unknown) => TestInboxError.is(e, 'unauthorized') && /could not prove it serves that data dir/.test(e.message));
+      } finally {
+        await fs.writeFile(file, real, { mode: 0o600 });
+      }
+      assert.deepEqual(seen.filter((a) => a !== undefined), [], 'no Authorization header reached the impostor');
+    } finally {
+      impostor.close();
+    }
     await assert.rejects(waitForCode('dir', { ...conn, token: 'wrong-token' }), (e: unknown) => TestInboxError.is(e, 'unauthorized'));
   });
 
