@@ -35,6 +35,18 @@ export default tseslint.config(
     rules: restrict([noVscode, noUndici], [{ regex: '(^|/)(extension|webview-ui)(/|$)', message: 'src/server never imports the extension or the webview UI.' }]),
   },
   {
+    // testing: the library for test runners and the CLI's test commands; a client of the
+    // server like any test, so of src/server only the process contract and the CLI helpers.
+    files: ['src/testing/**'],
+    rules: restrict(
+      [noVscode],
+      [
+        { regex: '(^|/)(extension|webview-ui)(/|$)', message: 'src/testing never imports the extension or the webview UI.' },
+        { regex: '/server/(?!(contract|dataDir|args)$)', message: 'src/testing imports from src/server only contract, dataDir and args: it talks to the server over HTTP and SMTP.' },
+      ],
+    ),
+  },
+  {
     // extension: runs the server as a child process and shares only the process contract with it;
     // of the webview UI only the message protocol.
     files: ['src/extension/**'],

@@ -23,6 +23,8 @@ export {
   parseDomains,
   parseHealth,
   parseInjectionResult,
+  parseLatestCode,
+  parseLatestLink,
   parseLinks,
   parseListing,
   parseMessage,

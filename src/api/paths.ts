@@ -94,6 +94,8 @@ export const paths = {
   messageExtra: (domain: string, inbox: string, id: string, tail = ''): string =>
     `/api/v2/domains/${enc(domain)}/inboxes/${enc(inbox)}/messages/${enc(id)}${tail}`,
   stream: (domain: string, inbox?: string): string => `/api/v2/domains/${enc(domain)}/stream${inbox === undefined ? '' : `/${enc(inbox)}`}`,
+  /** Local server extra: `what` is `code` or `link` (docs/api.md "Codes and links"). */
+  latest: (domain: string, inbox: string, what: 'code' | 'link'): string => `/api/v2/domains/${enc(domain)}/inboxes/${enc(inbox)}/${what}`,
   health: (): string => '/healthz',
 };
 

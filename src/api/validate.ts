@@ -9,6 +9,8 @@ import type {
   EmailPart,
   HealthResponse,
   InjectionResult,
+  LatestCode,
+  LatestLink,
   MessageSummary,
   StreamEvent,
 } from '../core/wire';
@@ -179,6 +181,26 @@ export function parseInjectionResult(v: unknown): InjectionResult {
   const status = str(o, 'status', '');
   if (status !== 'ok') throw protocolError('status', '"ok"', status);
   return { status: 'ok', id: str(o, 'id', '') };
+}
+
+/** The code route's answer (local server). */
+export function parseLatestCode(v: unknown): LatestCode {
+  const o = obj(v, '');
+  return { code: str(o, 'code', ''), id: str(o, 'id', ''), time: int(o, 'time', ''), subject: optStr(o, 'subject', '', ''), from: optStr(o, 'from', '', '') };
+}
+
+/** The link route's answer (local server). */
+export function parseLatestLink(v: unknown): LatestLink {
+  const o = obj(v, '');
+  return {
+    url: str(o, 'url', ''),
+    kind: str(o, 'kind', ''),
+    text: optStr(o, 'text', '', ''),
+    id: str(o, 'id', ''),
+    time: int(o, 'time', ''),
+    subject: optStr(o, 'subject', '', ''),
+    from: optStr(o, 'from', '', ''),
+  };
 }
 
 export function parseLinks(v: unknown): string[] {

@@ -18,6 +18,27 @@ export interface MessageSummary {
   code?: string;
 }
 
+/** Local server extra (docs/api.md "Codes and links"): answer of `…/inboxes/{I}/code`. */
+export interface LatestCode {
+  code: string;
+  id: string;
+  time: number;
+  subject: string;
+  from: string;
+}
+
+/** Local server extra: answer of `…/inboxes/{I}/link`; `kind` as core/linkKinds.ts names it. */
+export interface LatestLink {
+  url: string;
+  kind: string;
+  /** The link's visible text, empty when it has none. */
+  text: string;
+  id: string;
+  time: number;
+  subject: string;
+  from: string;
+}
+
 /** docs/api.md §2.1: response of the list operation. */
 export interface InboxListing {
   domain: string;

@@ -1,10 +1,10 @@
-// `test-inbox serve`: runs the local inbox server in the foreground. When ready it prints
-// exactly one JSON line on stdout, the ready line of ./contract.ts;
-// everything else goes to stderr. SIGINT/SIGTERM stop it cleanly (exit 0).
+// `test-inbox`. `serve` runs the local inbox server in the foreground: when ready it prints
+// exactly one JSON line on stdout, the ready line of ./contract.ts; everything else goes to
+// stderr. SIGINT/SIGTERM stop it cleanly (exit 0). The commands for tests (code, link, totp,
+// send-sms, send-mail, clear) are dispatched to ../testing/commands.ts.
 
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseDuration } from '../core/duration';
 import { domainProblem, PRIVATE_DOMAIN } from '../core/ids';
 import {
   API_TOKEN_ENV,
@@ -22,11 +22,14 @@ import {
   TWILIO_AUTH_TOKEN_ENV,
   WEBHOOK_TOKEN_ENV,
 } from './contract';
+import { type FlagSpec, parseFlags, UsageError } from './args';
+import { defaultDataDir } from './dataDir';
 import { hostForUrl, type LogLevel, ServerStartError, startInboxServer } from './server';
 import { StoreError } from './store/errors';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
-import { loadOrCreateTokens, type TokenName, TokensError } from './tokens';
+import { resolveTokens, type TokenName, TokensError } from './tokens';
 import { VERSION } from './version';
+import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_USAGE } from '../testing/commands';
 
 
 const USAGE = `Usage: test-inbox serve [options]
@@ -57,14 +60,8 @@ Options:
 
 Exit codes: 0 stopped by SIGINT/SIGTERM, ${EXIT_PORT_IN_USE} a port is in use, ${EXIT_DATA_DIR_IN_USE} another server uses the data dir,
 ${EXIT_USAGE} bad command line, ${EXIT_FAILURE} other failure.
-`;
 
-export class UsageError extends Error {
-  readonly code = 'USAGE';
-  static is(e: unknown): e is UsageError {
-    return e instanceof UsageError;
-  }
-}
+${TEST_COMMANDS_USAGE}`;
 
 export interface ServeConfig {
   host: string;
@@ -79,57 +76,35 @@ export interface ServeConfig {
   maxAgeMs: number;
 }
 
-const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
-
-export function parseDuration(text: string): number | undefined {
-  const m = /^(\d+)(ms|s|m|h|d|w)?$/.exec(text.trim());
-  if (!m) return undefined;
-  const ms = Number(m[1]) * DURATION_UNITS_MS[m[2] ?? 's'];
-  return Number.isSafeInteger(ms) ? ms : undefined;
-}
-
 function parsePort(flag: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
   if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new UsageError(`--${flag} must be a port number 0-65535 (0 picks a free one), got ${JSON.stringify(text)}`);
   return Number(text);
 }
 
-export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env.XDG_DATA_HOME;
-  return xdg && path.isAbsolute(xdg) ? path.join(xdg, 'test-inbox') : path.join(os.homedir(), '.local', 'share', 'test-inbox');
-}
+const SERVE_FLAGS = {
+  host: { type: 'string' },
+  'http-port': { type: 'string' },
+  'smtp-port': { type: 'string' },
+  'data-dir': { type: 'string' },
+  domain: { type: 'string' },
+  'api-token': { type: 'string' },
+  'webhook-token': { type: 'string' },
+  'twilio-auth-token': { type: 'string' },
+  'max-messages': { type: 'string' },
+  'max-age': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const satisfies FlagSpec;
 
 /** The serve configuration from argv (after the command name) and env; `help` or `version` when asked for. */
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig | 'help' | 'version' {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        host: { type: 'string' },
-        'http-port': { type: 'string' },
-        'smtp-port': { type: 'string' },
-        'data-dir': { type: 'string' },
-        domain: { type: 'string' },
-        'api-token': { type: 'string' },
-        'webhook-token': { type: 'string' },
-        'twilio-auth-token': { type: 'string' },
-        'max-messages': { type: 'string' },
-        'max-age': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-      },
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  const v = parsed.values;
+  const parsed = parseFlags(argv, SERVE_FLAGS);
+  const v = parsed.values as Partial<Record<keyof typeof SERVE_FLAGS, string>> & { help?: boolean; version?: boolean };
   if (v.help) return 'help';
   if (v.version) return 'version';
   const [command, ...extra] = parsed.positionals;
-  if (command !== SERVE_COMMAND) throw new UsageError(command === undefined ? `missing command: ${SERVE_COMMAND}` : `unknown command ${JSON.stringify(command)} (the command is ${SERVE_COMMAND})`);
+  if (command !== SERVE_COMMAND) throw new UsageError(command === undefined ? `missing command: ${SERVE_COMMAND}` : `unknown command ${JSON.stringify(command)} (the commands are ${SERVE_COMMAND}, ${TEST_COMMANDS.join(', ')})`);
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
 
   const domain = (v.domain ?? DEFAULT_DOMAIN).toLowerCase();
@@ -185,11 +160,15 @@ function fail(message: string, code: number): never {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  if (isTestCommand(argv[0])) {
+    process.exitCode = await runTestCommand(argv, { stdout: process.stdout, stderr: process.stderr });
+    return;
+  }
   let config: ServeConfig | 'help' | 'version';
   try {
     config = parseServeArgs(argv);
   } catch (e) {
-    if (UsageError.is(e)) fail(`${e.message}\nRun test-inbox --help for the options.`, EXIT_USAGE);
+    if (UsageError.is(e)) fail(`${e.message}\n${USAGE.slice(0, USAGE.indexOf('\n'))}\nRun test-inbox --help for the options.`, EXIT_USAGE);
     throw e;
   }
   if (config === 'help') {
@@ -201,16 +180,14 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
+  // Generated tokens are saved and shown only once the server has started: a start that
+  // fails (a port in use, the data dir in use) leaves no new token behind and prints none.
   let tokens;
   try {
-    tokens = await loadOrCreateTokens(config.dataDir, { apiToken: config.apiToken, webhookToken: config.webhookToken, twilioAuthToken: config.twilioAuthToken });
+    tokens = await resolveTokens(config.dataDir, { apiToken: config.apiToken, webhookToken: config.webhookToken, twilioAuthToken: config.twilioAuthToken });
   } catch (e) {
     if (TokensError.is(e)) fail(e.message, EXIT_FAILURE);
     throw e;
-  }
-  // Shown once, when generated; never logged again.
-  for (const key of tokens.generated) {
-    process.stderr.write(`test-inbox: generated ${TOKEN_TITLES[key]}: ${tokens[key]} (saved in ${tokens.file})\n`);
   }
 
   let server;
@@ -231,6 +208,16 @@ export async function main(argv: string[]): Promise<void> {
     if (ServerStartError.is(e, 'PORT_IN_USE')) fail(e.message, EXIT_PORT_IN_USE);
     if (StoreError.is(e, 'LOCKED')) fail(e.message, EXIT_DATA_DIR_IN_USE);
     fail((e as Error).message, EXIT_FAILURE);
+  }
+  try {
+    await tokens.save();
+  } catch (e) {
+    await server.close().catch(() => undefined);
+    fail((e as Error).message, EXIT_FAILURE);
+  }
+  // Shown once, when generated; never logged again.
+  for (const key of tokens.generated) {
+    process.stderr.write(`test-inbox: generated ${TOKEN_TITLES[key]}: ${tokens[key]} (saved in ${tokens.file})\n`);
   }
 
   // A terminal's Ctrl+C reaches the whole process group: under `npx` (or any wrapper that
