@@ -11,6 +11,7 @@ import type {
   InjectionResult,
   SmsMessage,
   StreamEvent,
+  WebhookDeliveryResult,
 } from '../core/wire';
 
 export interface CallOptions {
@@ -75,8 +76,11 @@ export interface InboxApi {
   listInbox(domain: string, inbox: string, params?: ListParams, opts?: CallOptions): Promise<Listing>;
   getMessage(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<Message>;
   inject(domain: string, inbox: string, message: InjectedMessage, opts?: CallOptions): Promise<InjectionResult>;
-  /** POSTs a webhook delivery to a URL made by `webhookUrls` (webhook token, never the API token). */
-  deliverWebhook(url: string, message: InjectedMessage, opts?: CallOptions): Promise<InjectionResult>;
+  /**
+   * POSTs a webhook delivery to a URL made by `webhookUrls` (webhook token, never the API
+   * token). `id` is absent when the server named no message (the hosted service's answer).
+   */
+  deliverWebhook(url: string, message: InjectedMessage, opts?: CallOptions): Promise<WebhookDeliveryResult>;
   getLinks(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string[]>;
   listAttachments(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<AttachmentInfo[]>;
   downloadAttachment(domain: string, inbox: string, id: string, attachmentId: number, opts?: CallOptions): Promise<Attachment>;
