@@ -19,6 +19,7 @@ import {
 } from '../../src/api';
 
 import { senderLine } from '../../src/core/sender';
+import { describeError } from '../../src/extension/errors';
 import { buildViewState } from '../../src/extension/messagePanel/viewState';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'hosted');
@@ -244,7 +245,13 @@ describe('client against a server answering like the hosted service', () => {
   it('offers Set API Token for a bare HTTP 400 (documented as "Invalid API Token")', async () => {
     const other = createClient({ baseUrl: base, apiToken: 'bare-400', retries: 0 });
     try {
-      await assert.rejects(other.listInbox('private', 'testinbox'), (e: unknown) => ApiError.is(e, 'unauthorized') && e.status === 400 && e.field === 'apiToken' && /Set a valid token/.test(e.message));
+      const err = await other.listInbox('private', 'testinbox').then(
+        () => assert.fail('a bare 400 was taken as success'),
+        (e: unknown) => e,
+      );
+      assert.ok(ApiError.is(err, 'unauthorized') && err.status === 400 && err.field === 'apiToken' && /Set a valid token/.test(err.message), String(err));
+      // What the user is offered: Set API Token first.
+      assert.deepEqual(describeError(err).actions, ['setApiToken', 'showLog']);
     } finally {
       await other.dispose();
     }
