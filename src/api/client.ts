@@ -1,7 +1,7 @@
 // The API client: one object per server (base URL + API token) implementing InboxApi for
 // our local server (docs/api.md) and the hosted service (Mailinator v2,
 // `https://api.mailinator.com`, raw `Authorization: <token>` header).
-import type { AttachmentInfo, DeleteResult, DomainsResponse, HealthResponse, InjectedMessage, InjectionResult, LatestCode, LatestLink } from '../core/wire';
+import type { AttachmentInfo, DeleteResult, DomainsResponse, HealthResponse, InjectedMessage, InjectionResult, LatestCode, LatestLink, WebhookDeliveryResult } from '../core/wire';
 import { ApiError } from './errors';
 import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, DEFAULT_USER_AGENT, DOWNLOAD_TIMEOUT_MS, MAX_DOWNLOAD_BYTES, MAX_JSON_BYTES, Transport, type HttpRequest, type LogFn } from './http';
 import { baseString, checkAttachmentId, checkDomain, checkInbox, checkMessageId, listQuery, normalizeBaseUrl, paths } from './paths';
@@ -19,6 +19,7 @@ import {
   parseLinks,
   parseListing,
   parseMessage,
+  parseWebhookDeliveryResult,
 } from './validate';
 
 /** More retries than this would only hide a broken server from the user. */
@@ -173,7 +174,7 @@ class InboxClient implements InboxApi {
     return this.json({ method: 'POST', url: this.url(paths.inject(domain, inbox)), credential: 'api', json: body, what: `inbox "${inbox}" in domain "${domain}"` }, opts, parseInjectionResult);
   }
 
-  async deliverWebhook(url: string, message: InjectedMessage, opts?: CallOptions): Promise<InjectionResult> {
+  async deliverWebhook(url: string, message: InjectedMessage, opts?: CallOptions): Promise<WebhookDeliveryResult> {
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -184,7 +185,7 @@ class InboxClient implements InboxApi {
       throw invalid('url', 'Invalid webhook URL: it must be an http(s) URL without credentials.');
     }
     const body = checkInjected(message, { checkTo: true });
-    return this.json({ method: 'POST', url: parsed.href, credential: 'webhook', json: body, what: 'webhook route at this URL' }, opts, parseInjectionResult);
+    return this.json({ method: 'POST', url: parsed.href, credential: 'webhook', json: body, what: 'webhook route at this URL' }, opts, parseWebhookDeliveryResult);
   }
 
   async getLinks(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string[]> {

@@ -161,6 +161,10 @@ export function errorFromStatus(status: number, serverMessage: string | undefine
   };
   if (status === 401 || status === 403) return unauthorized();
   if (status === 400 && serverMessage !== undefined && isTokenComplaint(serverMessage)) return unauthorized();
+  // Mailinator documents HTTP 400 as "Invalid API Token" and sends it without a reason; the
+  // local server always says why it refuses a request, so a bare 400 to a call made with the
+  // API token is that token.
+  if (status === 400 && serverMessage === undefined && ctx.credential === 'api') return unauthorized();
   if (status === 404) return new ApiError('notFound', `The server has no ${ctx.what}. It may have been deleted; refresh and try again.${said}`, base);
   if (status === 429) {
     const wait = retryAfterMs !== undefined ? ` It asks to wait ${Math.ceil(retryAfterMs / 1000)} s.` : '';

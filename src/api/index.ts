@@ -29,5 +29,6 @@ export {
   parseListing,
   parseMessage,
   parseStreamEvent,
+  parseWebhookDeliveryResult,
 } from './validate';
 export { MAX_WEBHOOK_TOKEN_LENGTH, redactWebhookUrl, webhookUrls, type WebhookUrlOptions } from './webhooks';

@@ -13,6 +13,7 @@ import type {
   LatestLink,
   SmsMessage,
   StreamEvent,
+  WebhookDeliveryResult,
 } from '../core/wire';
 
 export interface CallOptions {
@@ -90,8 +91,11 @@ export interface InboxApi {
   listInbox(domain: string, inbox: string, params?: ListParams, opts?: CallOptions): Promise<Listing>;
   getMessage(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<Message>;
   inject(domain: string, inbox: string, message: InjectedMessage, opts?: CallOptions): Promise<InjectionResult>;
-  /** POSTs a webhook delivery to a URL made by `webhookUrls` (webhook token, never the API token). */
-  deliverWebhook(url: string, message: InjectedMessage, opts?: CallOptions): Promise<InjectionResult>;
+  /**
+   * POSTs a webhook delivery to a URL made by `webhookUrls` (webhook token, never the API
+   * token). `id` is absent when the server named no message (the hosted service's answer).
+   */
+  deliverWebhook(url: string, message: InjectedMessage, opts?: CallOptions): Promise<WebhookDeliveryResult>;
   getLinks(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string[]>;
   /** Local server only: the one-time code of the newest message after `since` (404 `notFound` when none arrives within `wait`). */
   getCode(domain: string, inbox: string, params?: LatestParams, opts?: CallOptions): Promise<LatestCode>;

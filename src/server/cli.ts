@@ -18,6 +18,12 @@ import {
   EXIT_USAGE,
   formatReadyLine,
   SERVE_COMMAND,
+  SMTP_AUTH_ENV,
+  SMTP_TLS_CERT_ENV,
+  SMTP_TLS_DIR,
+  SMTP_TLS_ENV,
+  SMTP_TLS_KEY_ENV,
+  SMTPS_PORT_ENV,
   TOKENS_FILE,
   TWILIO_AUTH_TOKEN_ENV,
   WEBHOOK_TOKEN_ENV,
@@ -25,6 +31,7 @@ import {
 import { type FlagSpec, parseFlags, UsageError } from './args';
 import { defaultDataDir } from './dataDir';
 import { hostForUrl, type LogLevel, ServerStartError, startInboxServer } from './server';
+import { parseSmtpCredentials, type SmtpCredentials } from './smtpSecurity';
 import { StoreError } from './store/errors';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
 import { resolveTokens, type TokenName, TokensError } from './tokens';
@@ -55,6 +62,19 @@ Options:
                           (default ${DEFAULT_MAX_MESSAGES_PER_INBOX})
   --max-age <duration>    remove messages older than this: 90s, 30m, 12h, 7d, 2w (a bare number
                           is seconds); 0 = no limit (default ${DEFAULT_MAX_AGE_MS / 86_400_000}d)
+
+SMTP security (default: plain SMTP, no STARTTLS, any login or none accepted):
+  --smtp-tls              offer STARTTLS, with a self-signed certificate generated into
+                          <data-dir>/${SMTP_TLS_DIR}/ (or env ${SMTP_TLS_ENV}=1)
+  --smtp-tls-cert <file>  use this PEM certificate (chain) instead; implies --smtp-tls
+                          (or env ${SMTP_TLS_CERT_ENV})
+  --smtp-tls-key <file>   its PEM private key, unencrypted (or env ${SMTP_TLS_KEY_ENV})
+  --smtps-port <n>        also listen for TLS from the first byte (port-465 style) on this
+                          port, 0 picks a free one (or env ${SMTPS_PORT_ENV})
+  --smtp-auth <user:password>
+                          require this login; other credentials get 535 and mail without
+                          AUTH gets 530 (prefer env ${SMTP_AUTH_ENV}: argv is visible to
+                          other users)
   -h, --help              show this help
   -v, --version           print the version
 
@@ -74,6 +94,21 @@ export interface ServeConfig {
   twilioAuthToken?: string;
   maxMessages: number;
   maxAgeMs: number;
+  /** Offer STARTTLS (on with --smtp-tls or with a certificate of one's own). */
+  smtpTls: boolean;
+  smtpTlsCert?: string;
+  smtpTlsKey?: string;
+  /** Implicit-TLS port, when asked for. */
+  smtpsPort?: number;
+  /** Required SMTP login, when asked for. */
+  smtpAuth?: SmtpCredentials;
+}
+
+/** `1`/`true`/`yes`/`on` (any case) is true, `0`/`false`/`no`/`off`/empty false; anything else a usage error. */
+function envFlag(name: string, value: string | undefined): boolean {
+  if (value === undefined || /^(|0|false|no|off)$/i.test(value.trim())) return false;
+  if (/^(1|true|yes|on)$/i.test(value.trim())) return true;
+  throw new UsageError(`${name} must be 1 or 0 (true or false), got ${JSON.stringify(value)}`);
 }
 
 function parsePort(flag: string, text: string | undefined, fallback: number): number {
@@ -93,6 +128,11 @@ const SERVE_FLAGS = {
   'twilio-auth-token': { type: 'string' },
   'max-messages': { type: 'string' },
   'max-age': { type: 'string' },
+  'smtp-tls': { type: 'boolean' },
+  'smtp-tls-cert': { type: 'string' },
+  'smtp-tls-key': { type: 'string' },
+  'smtps-port': { type: 'string' },
+  'smtp-auth': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const satisfies FlagSpec;
@@ -100,7 +140,7 @@ const SERVE_FLAGS = {
 /** The serve configuration from argv (after the command name) and env; `help` or `version` when asked for. */
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig | 'help' | 'version' {
   const parsed = parseFlags(argv, SERVE_FLAGS);
-  const v = parsed.values as Partial<Record<keyof typeof SERVE_FLAGS, string>> & { help?: boolean; version?: boolean };
+  const v = parsed.values as Partial<Record<Exclude<keyof typeof SERVE_FLAGS, 'smtp-tls' | 'help' | 'version'>, string>> & { 'smtp-tls'?: boolean; help?: boolean; version?: boolean };
   if (v.help) return 'help';
   if (v.version) return 'version';
   const [command, ...extra] = parsed.positionals;
@@ -130,10 +170,35 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     if (v[flag] !== undefined && v[flag].length === 0) throw new UsageError(`--${flag} must not be empty`);
   }
 
+  const smtpTlsCert = v['smtp-tls-cert'] ?? (env[SMTP_TLS_CERT_ENV] || undefined);
+  const smtpTlsKey = v['smtp-tls-key'] ?? (env[SMTP_TLS_KEY_ENV] || undefined);
+  if ((smtpTlsCert === undefined) !== (smtpTlsKey === undefined)) {
+    throw new UsageError(smtpTlsCert === undefined ? '--smtp-tls-key needs --smtp-tls-cert (the certificate of that key)' : '--smtp-tls-cert needs --smtp-tls-key (the private key of that certificate)');
+  }
+  for (const [flag, file] of [['smtp-tls-cert', smtpTlsCert], ['smtp-tls-key', smtpTlsKey]] as const) {
+    if (file !== undefined && file.trim() === '') throw new UsageError(`--${flag} must not be empty`);
+  }
+  const smtpsText = v['smtps-port'] ?? (env[SMTPS_PORT_ENV] || undefined);
+  const smtpsPort = smtpsText === undefined ? undefined : parsePort('smtps-port', smtpsText, 0);
+  const smtpPort = parsePort('smtp-port', v['smtp-port'], DEFAULT_SMTP_PORT);
+  if (smtpsPort !== undefined && smtpsPort !== 0 && smtpsPort === smtpPort) throw new UsageError(`--smtps-port must differ from --smtp-port (both ${smtpPort})`);
+  let smtpAuth: SmtpCredentials | undefined;
+  const authText = v['smtp-auth'] ?? (env[SMTP_AUTH_ENV] || undefined);
+  if (authText !== undefined) {
+    const parsed = parseSmtpCredentials(authText);
+    // The value is a password: never echoed.
+    if (typeof parsed === 'string') throw new UsageError(`--smtp-auth (or ${SMTP_AUTH_ENV}): ${parsed}`);
+    smtpAuth = parsed;
+  }
+
   return {
     host: v.host ?? DEFAULT_HOST,
     httpPort: parsePort('http-port', v['http-port'], DEFAULT_HTTP_PORT),
-    smtpPort: parsePort('smtp-port', v['smtp-port'], DEFAULT_SMTP_PORT),
+    smtpPort,
+    smtpTls: v['smtp-tls'] === true || envFlag(SMTP_TLS_ENV, env[SMTP_TLS_ENV]) || smtpTlsCert !== undefined,
+    ...(smtpTlsCert !== undefined && smtpTlsKey !== undefined ? { smtpTlsCert: path.resolve(smtpTlsCert), smtpTlsKey: path.resolve(smtpTlsKey) } : {}),
+    ...(smtpsPort !== undefined ? { smtpsPort } : {}),
+    ...(smtpAuth ? { smtpAuth } : {}),
     dataDir: path.resolve(v['data-dir'] ?? defaultDataDir(env)),
     defaultDomain: domain,
     apiToken: v['api-token'] ?? (env[API_TOKEN_ENV] || undefined),
@@ -202,6 +267,8 @@ export async function main(argv: string[]): Promise<void> {
       twilioAuthToken: tokens.twilioAuthToken,
       defaultDomain: config.defaultDomain,
       retention: { maxMessages: config.maxMessages, maxAgeMs: config.maxAgeMs },
+      smtpTls: { starttls: config.smtpTls, implicitPort: config.smtpsPort, certFile: config.smtpTlsCert, keyFile: config.smtpTlsKey },
+      smtpAuth: config.smtpAuth,
       log: stderrLog,
     });
   } catch (e) {
@@ -244,7 +311,10 @@ export async function main(argv: string[]): Promise<void> {
   // dies, even by SIGKILL, so the server never outlives the window that started it.
   if (process.send) process.on('disconnect', () => stop('parent process gone'));
 
-  process.stdout.write(formatReadyLine({ http: server.httpUrl, smtp: { host: hostForUrl(server.smtpHost), port: server.smtpPort } }) + '\n');
+  const smtpHost = hostForUrl(server.smtpHost);
+  process.stdout.write(
+    formatReadyLine({ http: server.httpUrl, smtp: { host: smtpHost, port: server.smtpPort }, ...(server.smtpsPort !== undefined ? { smtps: { host: smtpHost, port: server.smtpsPort } } : {}) }) + '\n',
+  );
 }
 
 if (require.main === module) {

@@ -280,6 +280,8 @@ describe('serve arguments', () => {
       twilioAuthToken: undefined,
       maxMessages: 1000,
       maxAgeMs: 7 * 86_400_000,
+      // SMTP TLS is off unless asked for (no smtps port, no required login either).
+      smtpTls: false,
     });
   });
 

@@ -8,6 +8,7 @@ import { extractCodes, type CodeReason } from '../../core/otp';
 import { extractLinks } from '../../core/links';
 import { isDataImageUrl, safeLinkTarget } from '../../core/urls';
 import { PRIVATE_DOMAIN } from '../../core/ids';
+import { senderLine } from '../../core/sender';
 import { cleanFileName } from '../../core/fileNames';
 import { messageBodies, messageTexts } from '../messageText';
 import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText } from '../../webview-ui/protocol';
@@ -86,6 +87,16 @@ export function buildViewState(input: ViewInputs): ViewState {
     }
     links.push(l.text ? { url, text: l.text } : { url });
   }
+  // The hosted service also lists a message's links with their visible text (`clickablelinks`).
+  for (const c of m.kind === 'email' ? (m.clickablelinks ?? []) : []) {
+    const url = safeLinkTarget(c.link);
+    if (url === undefined || url.length > MAX_URL_LENGTH) continue;
+    const text = c.text.trim();
+    const known = links.find((l) => l.url === url);
+    if (known) {
+      if (!known.text && text) known.text = text;
+    } else if (links.length < MAX_VIEW_LINKS) links.push(text ? { url, text } : { url });
+  }
 
   // The same input as Copy One-Time Code, so both pick the same code.
   const best = extractCodes(messageTexts(m))[0];
@@ -127,7 +138,7 @@ export function buildViewState(input: ViewInputs): ViewState {
   const state: ViewState = {
     id: m.id,
     kind: 'email',
-    header: { from: m.fromfull || m.from, to: displayTo(m.to, input.domain), subject: m.subject, time: m.time, id: m.id, domain: input.domain },
+    header: { from: senderLine(m), to: displayTo(m.to, input.domain), subject: m.subject, time: m.time, id: m.id, domain: input.domain },
     tabs,
     headers: Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v)] as [string, string]),
     links,

@@ -1,5 +1,6 @@
 // How each tree node looks: label, description, tooltip, codicon, contextValue, command.
 // Pure, so the tree's contents are testable without a VS Code host.
+import { senderLine } from '../../core/sender';
 import { ACTION_TITLES, type ErrorAction } from '../errors';
 import { absoluteTime, relativeTime } from '../util/time';
 import type { TreeNode } from './model';
@@ -91,14 +92,14 @@ export function present(node: TreeNode, now: number): Presentation {
     case 'message': {
       const m = node.summary;
       const subject = m.subject.trim() || '(no subject)';
-      const sender = senderName(m.from) || '(unknown sender)';
+      const sender = senderName(senderLine(m)) || '(unknown sender)';
       const when = relativeTime(m.time, now);
       return {
         id: node.id,
         label: subject,
         bold: node.unread,
         description: `${sender} · ${when}`,
-        tooltip: `${subject}\nFrom: ${m.from}\nTo: ${m.to}\nReceived: ${absoluteTime(m.time)}\nId: ${m.id}${node.code ? `\nCode: ${node.code}` : ''}${node.unread ? '\nUnread' : ''}`,
+        tooltip: `${subject}\nFrom: ${senderLine(m)}\nTo: ${m.to}\nReceived: ${absoluteTime(m.time)}\nId: ${m.id}${node.code ? `\nCode: ${node.code}` : ''}${node.unread ? '\nUnread' : ''}`,
         // A key marks a row with a code (Copy One-Time Code is offered there); bold and colour mark unread.
         icon: node.code ? 'key' : node.phone ? (node.unread ? 'comment-unresolved' : 'comment') : node.unread ? 'mail' : 'mail-read',
         iconColor: node.unread ? 'notificationsInfoIcon.foreground' : undefined,
