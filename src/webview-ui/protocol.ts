@@ -3,7 +3,7 @@
 // unions, and validated on arrival in both directions: neither side trusts what the other
 // posts. No vscode, no Node, no DOM: plain data and checks.
 
-import type { SmsEncoding } from '../core/sms';
+import { isPlaceholderSmsSubject, smsTitle, type SmsEncoding } from '../core/sms';
 import { isDataImageUrl } from '../core/urls';
 
 /** Tabs of the message view, in display order. */
@@ -377,8 +377,15 @@ export function parseWebviewMessage(data: unknown): Parsed<WebviewMessage> {
   });
 }
 
-/** The message's heading and editor tab title: an SMS names its sender, an email shows its subject. */
-export function viewTitle(state: Pick<ViewState, 'kind' | 'id' | 'header'>): string {
-  if (state.kind === 'sms') return `SMS from ${state.header.from || 'unknown sender'}`;
+/**
+ * The message's heading and editor tab title: an email shows its subject; an SMS its sender and
+ * the first words of its text (of its subject when the text is not at hand and the subject is
+ * more than the placeholder "SMS").
+ */
+export function viewTitle(state: Pick<ViewState, 'kind' | 'id' | 'header'> & { sms?: Pick<ViewSms, 'body'> }): string {
+  if (state.kind === 'sms') {
+    const text = state.sms?.body ?? (isPlaceholderSmsSubject(state.header.subject) ? '' : state.header.subject);
+    return smsTitle(state.header.from, text);
+  }
   return state.header.subject || '(no subject)';
 }

@@ -109,6 +109,8 @@ describe('webview protocol: host → webview', () => {
 
   it('titles an SMS after its sender and an email after its subject', () => {
     assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewState().header, from: '15551234567', subject: 'SMS' } }), 'SMS from 15551234567');
+    assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewState().header, from: '15551234567', subject: 'SMS' }, sms: { body: 'Your Acme code: 7731. Do not share it.' } }), '15551234567: Your Acme code: 7731. Do not share it.');
+    assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewState().header, from: '15551234567', subject: 'Your code is 902114' } }), '15551234567: Your code is 902114');
     assert.equal(viewTitle(aViewState()), 'Your code');
     assert.equal(viewTitle(aViewState({ header: { ...aViewState().header, subject: '' } })), '(no subject)');
   });
