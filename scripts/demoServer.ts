@@ -196,7 +196,7 @@ export async function seedSamples(server: DemoServer): Promise<void> {
   const res = await fetch(`${server.http}/api/v2/domains/private/inboxes/${SAMPLES.smsInbox}`, {
     method: 'POST',
     headers: { authorization: server.apiToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ from: '15555550100', subject: 'SMS', text: `Your Acme login code is ${SAMPLES.smsCode}. Do not share it.\n\n@acme.test #${SAMPLES.smsCode}` }),
+    body: JSON.stringify({ from: '15555550100', text: `Your Acme login code is ${SAMPLES.smsCode}. Do not share it.\n\n@acme.test #${SAMPLES.smsCode}` }),
   });
   if (!res.ok) throw new DemoServerError('SEED_FAILED', `injecting the sample SMS failed: HTTP ${res.status} ${await res.text()}`);
 }

@@ -214,11 +214,11 @@ describe('e2e: accessibility of the views in four themes (axe-core)', function (
       await selectTab(report, /^Headers/);
       failures.push(...(await audit(report, `${theme.name}, Headers tab`)));
 
-      // The SMS: its heading and its editor tab name the sender.
+      // The SMS: its heading and its editor tab name the sender and the first words of the text.
       await expandRow(treeRow(page, new RegExp(`^SMS inbox ${SAMPLES.smsInbox}`)));
-      await treeRow(page, /SMS from 15555550100/).click();
-      const sms = await viewFrame(page, 'SMS from 15555550100');
-      await page.locator('.tabs-container .tab', { hasText: 'SMS from 15555550100' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await treeRow(page, /SMS from 15555550100, Your Acme login code/).click();
+      const sms = await viewFrame(page, '15555550100: Your Acme login code');
+      await page.locator('.tabs-container .tab', { hasText: '15555550100: Your Acme login code' }).waitFor({ timeout: UI_TIMEOUT_MS });
       assert.deepEqual(await liveRegions(sms), ['status'], 'the SMS view has no live region but the status line');
       failures.push(...(await audit(sms, `${theme.name}, SMS`)));
 
