@@ -13,7 +13,6 @@ import * as setWebhookToken from './setWebhookToken';
 export const id = 'testInbox.copyWebhookUrl';
 
 interface Args {
-  kind?: string;
   domain?: string;
   inbox?: string;
   form?: WebhookForm;
