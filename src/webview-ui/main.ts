@@ -174,7 +174,7 @@ function renderVerification(state: ViewState): HTMLElement | undefined {
   const box = el('section', { class: 'verify-box', 'aria-label': v.label });
   box.append(icon('verified'), el('span', { class: 'code-label' }, v.label));
   box.append(el('span', { class: 'verify-value', title: v.url }, v.text ? `${v.text} (${hostOf(v.url)})` : v.url));
-  box.append(button('Copy link', 'copy', () => post({ type: 'copyVerificationLink' }), { class: 'primary', 'aria-label': `Copy ${name}` }));
+  box.append(button('Copy link', 'copy', () => post({ type: 'copyVerificationLink' }), { class: 'primary', 'aria-label': `Copy link: ${name}` }));
   box.append(button('Open…', 'link-external', () => post({ type: 'openLink', url: v.url }), { 'aria-label': `Open ${name} ${v.url}` }));
   return box;
 }
