@@ -24,6 +24,7 @@ import {
 } from './contract';
 import { hostForUrl, type LogLevel, ServerStartError, startInboxServer } from './server';
 import { StoreError } from './store/errors';
+import { prepareDataDirLocked } from './store/layout';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
 import { loadOrCreateTokens, type TokenName, TokensError } from './tokens';
 import { VERSION } from './version';
@@ -199,6 +200,13 @@ export async function main(argv: string[]): Promise<void> {
   if (config === 'version') {
     process.stdout.write(`${VERSION}\n`);
     return;
+  }
+
+  // Before tokens.json is read: a data dir of an older layout may hold a domain directory by that name.
+  try {
+    await prepareDataDirLocked(config.dataDir, stderrLog);
+  } catch (e) {
+    fail(`cannot prepare the data dir ${config.dataDir}: ${(e as Error).message}`, EXIT_FAILURE);
   }
 
   let tokens;

@@ -1,4 +1,4 @@
-// The Maildir message store: one directory per inbox (`<dir>/<domain>/<inbox>/{tmp,new,cur}`),
+// The Maildir message store: one directory per inbox (`<dir>/mail/<domain>/<inbox>/{tmp,new,cur}`, layout.ts),
 // one RFC 5322 `.eml` per message. A message is acknowledged only once it is durable: its
 // bytes are in the write-ahead log and fsynced. Deliveries are group-committed: every message
 // that becomes ready while a commit is running shares the next log write and fsync. This file
@@ -17,12 +17,15 @@ import { type CommitItem, MaildirFiles, type StoreLog } from './durability';
 import { StoreError } from './errors';
 import { parseIndexedHeaders } from './headers';
 import { addLine, deleteLine, Journal } from './journal';
+import { prepareDataDir, PRIVATE_DIR_MODE } from './layout';
 import { lockDataDir } from './lock';
 import { MessageIndex } from './memoryIndex';
 import type { IndexRecord } from './ordered';
 import type { ListOptions, ListResult, MessageMeta, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
 
-export { decodeName, encodeName, WAL_CHECKPOINT_BYTES, type StoreLog } from './durability';
+export { decodeFileName as decodeName, encodeFileName as encodeName } from '../../core/fileNames';
+export { WAL_CHECKPOINT_BYTES, type StoreLog } from './durability';
+export { MAIL_DIR } from './layout';
 
 /** Keep 1,000 messages per inbox: plenty for a test run, and bounds disk and memory when a loop floods one inbox. */
 export const DEFAULT_MAX_MESSAGES_PER_INBOX = 1000;
@@ -31,8 +34,6 @@ export const DEFAULT_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 export const DEFAULT_RETENTION: RetentionOptions = { maxMessages: DEFAULT_MAX_MESSAGES_PER_INBOX, maxAgeMs: DEFAULT_MAX_AGE_MS };
 /** Sweep aged messages once a minute: age limits are in days, a minute late is fine. */
 export const RETENTION_SWEEP_INTERVAL_MS = 60_000;
-/** Owner only: the data folder holds mail and the secret files (tokens, server proof). */
-const DATA_DIR_MODE = 0o700;
 /** Compact the journal only past this many lines, so small stores never rewrite it. */
 const JOURNAL_COMPACT_MIN_LINES = 10_000;
 /** ...and only when it holds this many lines per live message (the rest are removals and removed adds). */
@@ -89,8 +90,10 @@ export class MaildirStore implements Store {
     if (this.state !== 'new') throw new StoreError('NOT_OPEN', `store ${this.dir} was already opened`);
     this.state = 'opening';
     try {
-      await fs.mkdir(this.dir, { recursive: true, mode: DATA_DIR_MODE });
+      // Owner only (0700): the data folder holds mail and the secret files (tokens, server proof).
+      await fs.mkdir(this.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
       this.unlock = await lockDataDir(this.dir);
+      await prepareDataDir(this.dir, this.log);
       await this.files.replayLog();
       const journal = await this.journal.load();
       if (journal.badLines > 0) this.log('warn', `store: skipped ${journal.badLines} damaged line(s) of the index journal ${this.journal.file}`);
