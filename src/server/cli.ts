@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { domainProblem, PRIVATE_DOMAIN } from '../core/ids';
+import { redact } from '../core/redact';
 import {
   API_TOKEN_ENV,
   DEFAULT_DOMAIN,
@@ -22,7 +23,7 @@ import {
   TWILIO_AUTH_TOKEN_ENV,
   WEBHOOK_TOKEN_ENV,
 } from './contract';
-import { hostForUrl, type LogLevel, ServerStartError, startInboxServer } from './server';
+import { hostForUrl, type LogLevel, secretForms, ServerStartError, startInboxServer } from './server';
 import { StoreError } from './store/errors';
 import { prepareDataDirLocked } from './store/layout';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
@@ -176,12 +177,15 @@ const TOKEN_TITLES: Record<TokenName, string> = { apiToken: 'API token', webhook
 /** A second signal this soon after the first is the same interrupt delivered twice (see stop()). */
 const REPEAT_SIGNAL_GRACE_MS = 2_000;
 
+/** The tokens this process knows: every line on stderr has them redacted (the one-time display of generated tokens aside). */
+const knownSecrets: string[] = [];
+
 function stderrLog(level: LogLevel, msg: string): void {
-  process.stderr.write(`${new Date().toISOString()} ${level} ${msg}\n`);
+  process.stderr.write(`${new Date().toISOString()} ${level} ${redact(msg, knownSecrets)}\n`);
 }
 
 function fail(message: string, code: number): never {
-  process.stderr.write(`test-inbox: ${message}\n`);
+  process.stderr.write(`test-inbox: ${redact(message, knownSecrets)}\n`);
   process.exit(code);
 }
 
@@ -202,6 +206,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
+  knownSecrets.push(...secretForms([config.apiToken, config.webhookToken, config.twilioAuthToken]));
   // Before tokens.json is read: a data dir of an older layout may hold a domain directory by that name.
   try {
     await prepareDataDirLocked(config.dataDir, stderrLog);
@@ -216,7 +221,8 @@ export async function main(argv: string[]): Promise<void> {
     if (TokensError.is(e)) fail(e.message, EXIT_FAILURE);
     throw e;
   }
-  // Shown once, when generated; never logged again.
+  knownSecrets.push(...secretForms([tokens.apiToken, tokens.webhookToken, tokens.twilioAuthToken]));
+  // Shown once, when generated (the person starting the server needs them); never logged again.
   for (const key of tokens.generated) {
     process.stderr.write(`test-inbox: generated ${TOKEN_TITLES[key]}: ${tokens[key]} (saved in ${tokens.file})\n`);
   }

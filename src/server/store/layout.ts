@@ -67,8 +67,7 @@ export async function prepareDataDir(dir: string, log: Log): Promise<void> {
     await migrate(dir, log);
   } else if (await exists(path.join(dir, MIGRATING_MAIL_DIR))) {
     // A migration wrote the layout file and stopped before its last rename.
-    await fs.rename(path.join(dir, MIGRATING_MAIL_DIR), mailRoot(dir));
-    await fsyncDir(dir);
+    await installMailRoot(dir, log);
   }
   // The server's own files are few: tighten them on every start (an older release or a copy may have widened them).
   for (const dent of await fs.readdir(dir, { withFileTypes: true })) {
@@ -131,9 +130,25 @@ async function migrate(dir: string, log: Log): Promise<void> {
   await tightenTree(staging);
   await fsyncDir(staging);
   await writePrivateFile(path.join(dir, LAYOUT_FILE), `${LAYOUT_VERSION}\n`);
-  await fs.rename(staging, mailRoot(dir));
-  await fsyncDir(dir);
+  await installMailRoot(dir, log);
   if (moved > 0) log('info', `store: moved ${moved} domain(s) of an older data dir into ${mailRoot(dir)}${renamed > 0 ? `, ${renamed} name(s) re-encoded` : ''}`);
+}
+
+/** Makes the migration's staging directory the mail root; merged into a mail/ that is already there (not a domain of the old layout). */
+async function installMailRoot(dir: string, log: Log): Promise<void> {
+  const staging = path.join(dir, MIGRATING_MAIL_DIR);
+  const root = mailRoot(dir);
+  if (!(await exists(root))) {
+    await fs.rename(staging, root);
+  } else {
+    for (const n of await names(staging)) {
+      if (await exists(path.join(root, n))) log('warn', `store: not migrating ${path.join(staging, n)}: ${path.join(root, n)} exists`);
+      else await fs.rename(path.join(staging, n), path.join(root, n));
+    }
+    await fs.rmdir(staging).catch((e: unknown) => log('warn', `store: ${staging} is left over from a migration: ${(e as Error).message}`));
+    await fsyncDir(root);
+  }
+  await fsyncDir(dir);
 }
 
 /** Renames `<parent>/<stem><ext>` from the layout-1 encoding to encodeFileName; answers the stem's current file name. */
