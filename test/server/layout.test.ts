@@ -152,4 +152,28 @@ describe('data dir layout', function () {
       await server.close();
     }
   });
+
+  it('tightens on start what was widened since: mail, folders, journal, lock', async () => {
+    const env = { TEST_INBOX_API_TOKEN: TOKENS.apiToken, TEST_INBOX_WEBHOOK_TOKEN: TOKENS.webhookToken, TEST_INBOX_TWILIO_AUTH_TOKEN: TOKENS.twilioAuthToken };
+    const first = serve(env);
+    const ready = await first.ready;
+    const [host, port] = ready.smtp.split(':');
+    await nodemailer.createTransport({ host, port: Number(port), secure: false, ignoreTLS: true }).sendMail({ from: 'a@example.com', to: 'joe@inbox.test', subject: 's', text: 'hi' });
+    first.child.kill('SIGTERM');
+    await first.exited;
+    // What a copy without -p, or a chmod -R, leaves behind.
+    for (const e of await modes(dataDir)) await fs.chmod(path.join(dataDir, e.rel), e.dir ? 0o755 : 0o644);
+    assert.ok((await modes(dataDir)).every((e) => e.mode === (e.dir ? 0o755 : 0o644)));
+
+    const again = serve(env);
+    await again.ready;
+    let entries = await modes(dataDir);
+    for (let i = 0; i < 50 && entries.some((e) => e.mode !== (e.dir ? 0o700 : 0o600)); i++) {
+      await new Promise((r) => setTimeout(r, 100)); // mail is tightened just after the start
+      entries = await modes(dataDir);
+    }
+    assert.ok(entries.some((e) => e.rel.endsWith('.eml')));
+    assertPrivate(entries);
+    assert.match(again.stderr(), /made \d+ file\(s\) and folder\(s\) under .* private/);
+  });
 });

@@ -175,37 +175,41 @@ function decodeLegacyName(s: string): string | undefined {
 
 // ---- modes ---------------------------------------------------------------------------------
 
-/** Sets every directory under `root` (and root) to 0700 and every file to 0600; symlinks are never followed. */
-export async function tightenTree(root: string): Promise<void> {
+/** Sets every directory under `root` (and root) to 0700 and every file to 0600; symlinks are never followed. Resolves how many entries it changed. */
+export async function tightenTree(root: string): Promise<number> {
   let level: string[] = [root];
-  await chmodIfNeeded(root, PRIVATE_DIR_MODE);
+  let changed = (await chmodIfNeeded(root, PRIVATE_DIR_MODE)) ? 1 : 0;
   while (level.length > 0) {
     const next: string[] = [];
     await mapLimit(level, TIGHTEN_CONCURRENCY, async (d) => {
       const dents = await direntsOrEmpty(d);
       await mapLimit(dents, TIGHTEN_CONCURRENCY, async (dent) => {
         const p = path.join(d, dent.name);
-        await tightenEntry(p, dent);
+        if (await tightenEntry(p, dent)) changed++;
         if (dent.isDirectory()) next.push(p);
       });
     });
     level = next;
   }
+  return changed;
 }
 
-async function tightenEntry(p: string, dent: Dirent): Promise<void> {
-  if (dent.isDirectory()) await chmodIfNeeded(p, PRIVATE_DIR_MODE);
-  else if (dent.isFile()) await chmodIfNeeded(p, PRIVATE_FILE_MODE);
+async function tightenEntry(p: string, dent: Dirent): Promise<boolean> {
+  if (dent.isDirectory()) return chmodIfNeeded(p, PRIVATE_DIR_MODE);
+  if (dent.isFile()) return chmodIfNeeded(p, PRIVATE_FILE_MODE);
   // Symlinks, sockets and the like are left alone: chmod would follow a link out of the data dir.
+  return false;
 }
 
-async function chmodIfNeeded(p: string, mode: number): Promise<void> {
+async function chmodIfNeeded(p: string, mode: number): Promise<boolean> {
   try {
     const st = await fs.lstat(p);
-    if (st.isSymbolicLink() || (st.mode & 0o777) === mode) return;
+    if (st.isSymbolicLink() || (st.mode & 0o777) === mode) return false;
     await fs.chmod(p, mode);
+    return true;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    return false;
   }
 }
 

@@ -17,7 +17,7 @@ import { type CommitItem, MaildirFiles, type StoreLog } from './durability';
 import { StoreError } from './errors';
 import { parseIndexedHeaders } from './headers';
 import { addLine, deleteLine, Journal } from './journal';
-import { prepareDataDir, PRIVATE_DIR_MODE } from './layout';
+import { mailRoot, prepareDataDir, PRIVATE_DIR_MODE, tightenTree } from './layout';
 import { lockDataDir } from './lock';
 import { MessageIndex } from './memoryIndex';
 import type { IndexRecord } from './ordered';
@@ -121,6 +121,13 @@ export class MaildirStore implements Store {
       throw StoreError.is(e) ? e : new StoreError('IO', `cannot open the store at ${this.dir}: ${(e as Error).message}`, { cause: e });
     }
     this.state = 'open';
+    // Mail someone copied in or widened since is made private again, off the start's path (new files are created 0600).
+    void this.track(
+      tightenTree(mailRoot(this.dir)).then(
+        (n) => n > 0 && this.log('info', `store: made ${n} file(s) and folder(s) under ${mailRoot(this.dir)} private (0600/0700)`),
+        (e: unknown) => this.log('warn', `store: could not make every file under ${mailRoot(this.dir)} private: ${(e as Error).message}`),
+      ),
+    );
     this.applyRetention();
     this.timer = setInterval(() => this.applyRetention(), RETENTION_SWEEP_INTERVAL_MS);
     this.timer.unref();
