@@ -327,13 +327,14 @@ export class MaildirFiles {
   }
 
   /**
-   * Removes messages for good before resolving, so that a delete that was answered survives a
-   * crash or a power cut: the removals are logged and flushed (a replay of the log does not bring
-   * the messages back), the files unlinked, and their directories fsynced (the unlinks are on disk).
+   * Removes messages. `durable`: for good before resolving, so that a delete that was answered
+   * survives a crash or a power cut: the removals are logged and flushed (a replay of the log does
+   * not bring the messages back), the files unlinked, and their directories fsynced (the unlinks
+   * are on disk). Otherwise the same without the two syncs.
    */
-  async remove(metas: MessageMeta[]): Promise<void> {
+  async remove(metas: MessageMeta[], durable: boolean): Promise<void> {
     try {
-      await this.wal.remove(metas.map((m) => m.id));
+      await this.wal.remove(metas.map((m) => m.id), durable);
     } catch (e) {
       // No record of the removal (a full disk, say): a checkpoint drops the log generation holding these messages instead.
       this.log('warn', `store: could not log a removal (${(e as Error).message}); checkpointing instead`);
@@ -349,7 +350,7 @@ export class MaildirFiles {
         if (errnoCode(e) !== 'ENOENT') this.log('warn', `store: could not remove ${file}: ${(e as Error).message}`);
       }
     });
-    await mapLimit([...dirs], FLUSH_CONCURRENCY, (d) => fsyncDir(d).catch((e: unknown) => this.log('warn', `store: could not sync ${d} after a removal: ${(e as Error).message}`)));
+    if (durable) await mapLimit([...dirs], FLUSH_CONCURRENCY, (d) => fsyncDir(d).catch((e: unknown) => this.log('warn', `store: could not sync ${d} after a removal: ${(e as Error).message}`)));
   }
 
   async read(meta: MessageMeta): Promise<Buffer> {

@@ -249,7 +249,7 @@ export class MaildirStore implements Store {
     this.assertOpen();
     const rec = this.index.record(id);
     if (!rec) return false;
-    await this.track(this.remove([rec]));
+    await this.track(this.remove([rec], 'answered'));
     return true;
   }
 
@@ -258,18 +258,23 @@ export class MaildirStore implements Store {
     const list = this.index.listFor(domain, inbox);
     if (!list) return 0;
     const recs = [...list.ascending()];
-    await this.track(this.remove(recs));
+    await this.track(this.remove(recs, 'answered'));
     return recs.length;
   }
 
-  /** Drops records from the index at once (so readers never see them again), then logs the removal and unlinks their files. */
-  private async remove(recs: IndexRecord[]): Promise<void> {
+  /**
+   * Drops records from the index at once (so readers never see them again), then logs the
+   * removal and unlinks their files. An `answered` removal (a delete someone waits for) is
+   * durable before it resolves; retention's are not synced (one that a power cut undoes is
+   * applied again on the next start).
+   */
+  private async remove(recs: IndexRecord[], kind: 'answered' | 'retention'): Promise<void> {
     const live = recs.filter((r) => !r.dead);
     if (live.length === 0) return;
     for (const r of live) this.index.remove(r);
     const metas = live.map((r) => r.meta);
     this.events.emit('delete', metas);
-    await this.files.remove(metas);
+    await this.files.remove(metas, kind === 'answered');
     let text = '';
     for (const m of metas) text += deleteLine(m.id);
     this.journal.append(text, live.length);
@@ -280,14 +285,14 @@ export class MaildirStore implements Store {
 
   private enforceCount(domain: string, inbox: string): void {
     const excess = this.index.excess(domain, inbox, this.retention.maxMessages);
-    if (excess.length > 0) void this.track(this.remove(excess));
+    if (excess.length > 0) void this.track(this.remove(excess, 'retention'));
   }
 
   private applyRetention(): void {
     if (this.state !== 'open') return;
     if (this.retention.maxAgeMs > 0) {
       const old = this.index.olderThan(Date.now() - this.retention.maxAgeMs);
-      if (old.length > 0) void this.track(this.remove(old));
+      if (old.length > 0) void this.track(this.remove(old, 'retention'));
     }
     if (this.retention.maxMessages > 0) {
       for (const { domain, inbox } of this.index.inboxKeys()) this.enforceCount(domain, inbox);

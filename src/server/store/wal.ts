@@ -100,8 +100,8 @@ export class WriteAheadLog {
     });
   }
 
-  /** Appends removal records and flushes them: a delete that was answered must not come back on replay. */
-  remove(ids: string[]): Promise<void> {
+  /** Appends removal records; `sync` flushes them (a delete that was answered must not come back on replay). */
+  remove(ids: string[], sync: boolean): Promise<void> {
     return this.enqueue(async () => {
       const fh = this.requireOpen();
       const buf = Buffer.concat(ids.map(removalRecord));
@@ -109,7 +109,7 @@ export class WriteAheadLog {
       try {
         writeAllSync(fh.fd, [buf], buf.length);
         this.bytes += buf.length;
-        await fh.datasync();
+        if (sync) await fh.datasync();
       } catch (e) {
         await fh.truncate(before).catch(() => undefined);
         this.bytes = before;
