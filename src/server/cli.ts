@@ -6,6 +6,7 @@
 import * as path from 'node:path';
 import { parseDuration } from '../core/duration';
 import { domainProblem, PRIVATE_DOMAIN } from '../core/ids';
+import { redact } from '../core/redact';
 import {
   API_TOKEN_ENV,
   DEFAULT_DOMAIN,
@@ -30,9 +31,10 @@ import {
 } from './contract';
 import { type FlagSpec, parseFlags, UsageError } from './args';
 import { defaultDataDir } from './dataDir';
-import { hostForUrl, type LogLevel, ServerStartError, startInboxServer } from './server';
+import { hostForUrl, type LogLevel, secretForms, ServerStartError, startInboxServer } from './server';
 import { parseSmtpCredentials, type SmtpCredentials } from './smtpSecurity';
 import { StoreError } from './store/errors';
+import { prepareDataDirLocked } from './store/layout';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
 import { resolveTokens, type TokenName, TokensError } from './tokens';
 import { VERSION } from './version';
@@ -215,12 +217,15 @@ const TOKEN_TITLES: Record<TokenName, string> = { apiToken: 'API token', webhook
 /** A second signal this soon after the first is the same interrupt delivered twice (see stop()). */
 const REPEAT_SIGNAL_GRACE_MS = 2_000;
 
+/** The tokens this process knows: every line on stderr has them redacted (the one-time display of generated tokens aside). */
+const knownSecrets: string[] = [];
+
 function stderrLog(level: LogLevel, msg: string): void {
-  process.stderr.write(`${new Date().toISOString()} ${level} ${msg}\n`);
+  process.stderr.write(`${new Date().toISOString()} ${level} ${redact(msg, knownSecrets)}\n`);
 }
 
 function fail(message: string, code: number): never {
-  process.stderr.write(`test-inbox: ${message}\n`);
+  process.stderr.write(`test-inbox: ${redact(message, knownSecrets)}\n`);
   process.exit(code);
 }
 
@@ -245,6 +250,14 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
+  knownSecrets.push(...secretForms([config.apiToken, config.webhookToken, config.twilioAuthToken]));
+  // Before tokens.json is read: a data dir of an older layout may hold a domain directory by that name.
+  try {
+    await prepareDataDirLocked(config.dataDir, stderrLog);
+  } catch (e) {
+    fail(`cannot prepare the data dir ${config.dataDir}: ${(e as Error).message}`, EXIT_FAILURE);
+  }
+
   // Generated tokens are saved and shown only once the server has started: a start that
   // fails (a port in use, the data dir in use) leaves no new token behind and prints none.
   let tokens;
@@ -254,6 +267,7 @@ export async function main(argv: string[]): Promise<void> {
     if (TokensError.is(e)) fail(e.message, EXIT_FAILURE);
     throw e;
   }
+  knownSecrets.push(...secretForms([tokens.apiToken, tokens.webhookToken, tokens.twilioAuthToken]));
 
   let server;
   try {

@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { encodeFileName } from '../core/fileNames';
+import { redact } from '../core/redact';
 import { generateToken, SERVER_FILE, type ServerFile, tokenDigest } from './contract';
 import { createHttpApi } from './http/index';
 import { writePrivateFile } from './privateFile';
@@ -100,8 +102,24 @@ function listenError(service: string, host: string, port: number, e: unknown): E
   return new ServerStartError('LISTEN_FAILED', `cannot listen for ${service} on ${where}: ${(e as Error).message}`, { cause: e });
 }
 
+/**
+ * The forms in which a token can reach a log line: as given, and as a file name (an inbox named
+ * like the token is stored lower-case and encoded, and the store logs paths). Case is ignored
+ * when redacting.
+ */
+export function secretForms(secrets: ReadonlyArray<string | undefined>): string[] {
+  return secrets.flatMap((s) => (s ? [s, encodeFileName(s.toLowerCase())] : []));
+}
+
+/** `log` with the given secrets (and anything shaped like a token) redacted from every line: the one gate of every log path of the server. */
+export function redactingLog(log: Log, secrets: ReadonlyArray<string | undefined>): Log {
+  const forms = secretForms(secrets);
+  return (level, msg) => log(level, redact(msg, forms));
+}
+
 export async function startInboxServer(options: InboxServerOptions): Promise<InboxServer> {
-  const log: Log = options.log ?? (() => undefined);
+  // Every component (store, HTTP, SMTP) logs through this: a name or path a sender chose may hold a token.
+  const log: Log = redactingLog(options.log ?? (() => undefined), [options.apiToken, options.webhookToken, options.twilioAuthToken]);
   const store = new MaildirStore({ dir: options.dataDir, retention: options.retention, log });
   await store.open();
   const cleanups: Array<() => Promise<void>> = [() => store.close()];

@@ -100,6 +100,8 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
           (metas) => callback(null, `${STORED_REPLY_PREFIX} ${metas.map((m) => m.id).join(' ')}`),
           (e: unknown) => {
             if (StoreError.is(e, 'BAD_TARGET')) return callback(reply(550, `5.1.3 ${e.message}`));
+            // RFC 3463 4.3.1 "mail system full": a transient failure, the sender retries once there is room.
+            if (StoreError.is(e, 'FULL')) return callback(reply(452, `4.3.1 ${e.message}`));
             log('error', `smtp: could not store a message: ${(e as Error).message}`);
             callback(reply(451, '4.3.0 could not store the message, try again later'));
           },

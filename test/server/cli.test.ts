@@ -129,7 +129,7 @@ describe('test-inbox serve (CLI)', function () {
     });
     const listing = (await (await fetch(`${ready.http}/api/v2/domains/private/inboxes/joe`, { headers: { Authorization: 'tok-a' } })).json()) as { msgs: Array<{ subject: string; id: string }> };
     assert.deepEqual(listing.msgs.map((m) => m.subject), ['Your code']);
-    assert.ok(existsSync(path.join(dataDir, 'inbox.test', 'joe', 'new', `${listing.msgs[0].id}.eml`)));
+    assert.ok(existsSync(path.join(dataDir, 'mail', 'inbox.test', 'joe', 'new', `${listing.msgs[0].id}.eml`)));
   });
 
   it('writes private injections to the --domain and keeps at most --max-messages per inbox', async () => {
@@ -147,7 +147,7 @@ describe('test-inbox serve (CLI)', function () {
     }
     r.child.kill('SIGTERM');
     await r.exited;
-    const files = (await fs.readdir(path.join(dataDir, 'example.test', 'joe', 'new'))).sort();
+    const files = (await fs.readdir(path.join(dataDir, 'mail', 'example.test', 'joe', 'new'))).sort();
     assert.deepEqual(files, ids.slice(1).map((id) => `${id}.eml`).sort());
   });
 
