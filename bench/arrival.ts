@@ -18,7 +18,7 @@ import { startWorkbench } from '../scripts/integration/workbench';
 import { startDemoServer, type DemoServer } from '../scripts/demoServer';
 import { expandRow, openTestInboxView, treeRow } from '../test/e2e/ui';
 import { buildMessage, sendOne } from './lib/smtp-load';
-import { median, percentile } from './lib/stats';
+import { median, percentile, samplesArg } from './lib/stats';
 import { createClient } from '../src/api';
 import { DEFAULT_DOMAIN } from '../src/server/contract';
 
@@ -213,9 +213,7 @@ export async function measureArrival(options: { samples?: number; onProgress?: (
 }
 
 async function main(): Promise<void> {
-  const at = process.argv.indexOf('--samples');
-  const samples = at >= 0 ? Number(process.argv[at + 1]) : DEFAULT_ARRIVAL_SAMPLES;
-  if (!Number.isInteger(samples) || samples < 1) throw new Error('--samples needs a positive whole number');
+  const samples = samplesArg(DEFAULT_ARRIVAL_SAMPLES);
   const r = await measureArrival({ samples, onProgress: (m) => process.stdout.write(`  ${m}\n`) });
   const verdict = (s: ArrivalSeries) => (s.p95 <= ARRIVAL_TARGET_MS ? 'PASS' : 'MISS');
   process.stdout.write(

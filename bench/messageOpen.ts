@@ -17,7 +17,7 @@ import { startWorkbench } from '../scripts/integration/workbench';
 import { startDemoServer, type DemoServer } from '../scripts/demoServer';
 import { expandRow, escapeRegExp, openTestInboxView, runFromPalette, treeRow, UI_TIMEOUT_MS } from '../test/e2e/ui';
 import { sendOne } from './lib/smtp-load';
-import { percentile } from './lib/stats';
+import { percentile, samplesArg } from './lib/stats';
 import { DEFAULT_DOMAIN } from '../src/server/contract';
 
 /** The issue's floor for a p95. */
@@ -128,9 +128,7 @@ export async function measureMessageOpen(options: { samples?: number; onProgress
 }
 
 async function main(): Promise<void> {
-  const at = process.argv.indexOf('--samples');
-  const samples = at >= 0 ? Number(process.argv[at + 1]) : DEFAULT_OPEN_SAMPLES;
-  if (!Number.isInteger(samples) || samples < 1) throw new Error('--samples needs a positive whole number');
+  const samples = samplesArg(DEFAULT_OPEN_SAMPLES);
   const r = await measureMessageOpen({ samples, onProgress: (m) => process.stdout.write(`  ${m}\n`) });
   process.stdout.write(
     `message open, click → rendered body: p50 ${r.p50}, p95 ${r.p95}, min ${r.min}, max ${r.max} ms; ${r.latencies.length} samples — ` +
