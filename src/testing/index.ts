@@ -1,7 +1,7 @@
 // The test library: `const { waitForCode } = require('test-inbox')` in a Playwright, Cypress or
 // Jest test. Every function opens its own connection and closes it, so there is nothing to
 // set up or dispose. Public types: ./types.ts (the package's .d.ts).
-import { parseTotpSecret } from '../core/totpSecret';
+import { parseTotpInput } from '../core/totpInput';
 import { MAX_TOTP_DIGITS, MAX_TOTP_PERIOD, MIN_TOTP_DIGITS, TOTP_ALGORITHMS, totpAt } from '../core/totp';
 import { connect, splitInbox, toTestInboxError, type Connection } from './connection';
 import { sendMailOn, sendSmsOn } from './send';
@@ -60,10 +60,11 @@ export function sendMail(options: MailOptions): Promise<MailResult> {
  * otherwise). Computed here; no server is asked.
  */
 export function totp(secret: string, options: TotpOptions = {}): TotpResult {
-  const parsed = parseTotpSecret(secret);
-  if ('problem' in parsed) throw new TestInboxError('badInput', parsed.problem);
+  const parsed = parseTotpInput(secret);
+  if (!parsed.ok) throw new TestInboxError('badInput', parsed.problem);
   const at = options.at === undefined ? Date.now() : options.at instanceof Date ? options.at.getTime() : options.at;
-  const opts = { ...parsed.options };
+  const { secret: base32, algorithm, digits, period } = parsed.value;
+  const opts = { algorithm, digits, period };
   if (options.digits !== undefined) opts.digits = options.digits;
   if (options.algorithm !== undefined) opts.algorithm = options.algorithm;
   if (options.period !== undefined) opts.period = options.period;
@@ -71,6 +72,6 @@ export function totp(secret: string, options: TotpOptions = {}): TotpResult {
   if (!TOTP_ALGORITHMS.includes(opts.algorithm)) throw new TestInboxError('badInput', `algorithm must be one of ${TOTP_ALGORITHMS.join(', ')}`);
   if (!Number.isInteger(opts.period) || opts.period < 1 || opts.period > MAX_TOTP_PERIOD) throw new TestInboxError('badInput', `period must be 1 to ${MAX_TOTP_PERIOD} seconds`);
   if (!Number.isFinite(at) || at < 0) throw new TestInboxError('badInput', 'at must be a time in ms or a Date');
-  const { code, seconds_left } = totpAt(parsed.secret, opts, at);
+  const { code, seconds_left } = totpAt(base32, opts, at);
   return { code, secondsLeft: seconds_left };
 }

@@ -117,7 +117,7 @@ describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', functi
       [['code', 'joe', '--wait', 'soon'], /timeout must be ms or a duration/],
       [['code', 'joe', '--bogus'], /unknown option --bogus/],
       [['link', 'joe', '--kind', 'bogus'], /kind must be one of verify, reset, login, any/],
-      [['totp', 'not-base32!'], /bad base32 secret/],
+      [['totp', 'not-base32!'], /Not a base32 secret/],
       [['send-sms', '--to', '+14155550100'], /--body is required/],
       [['code', 'joe', '--since', 'nobody-1-1', '--wait', '0'], /since "nobody-1-1" is neither/],
     ] as const) {
