@@ -85,7 +85,7 @@ describe('extension tree model', function () {
     assert.equal(msgs.length, 1);
     const p = present(msgs[0], Date.now());
     assert.equal(p.label, 'Your code');
-    assert.match(p.description ?? '', /^App · just now$/);
+    assert.match(p.description ?? '', /^● App · just now$/);
   });
 
   it('says which rows have a code (found by the server at ingest) and offers Copy One-Time Code only there', async () => {
@@ -156,12 +156,15 @@ describe('extension tree model', function () {
     const msgs = await model.inboxChildren(DOMAIN, 'dave');
     const first = msgs[0];
     assert.ok(first.kind === 'message' && first.unread);
-    assert.equal(present(first, Date.now()).bold, true);
+    assert.equal(present(first, Date.now()).unread, true);
+    assert.match(present(first, Date.now()).description ?? '', /^● /, 'the unread mark leads the description');
+    assert.match(present(first, Date.now()).accessibilityLabel ?? '', /^Unread /, 'a screen reader hears it');
     await read.markRead([first.summary.id]);
     assert.equal(model.unreadCount(), 1);
     const again = await model.inboxChildren(DOMAIN, 'dave');
     assert.ok(again[0].kind === 'message' && !again[0].unread);
     assert.equal(present(again[0], Date.now()).icon, 'mail-read');
+    assert.doesNotMatch(present(again[0], Date.now()).description ?? '', /●/, 'a read message has no mark');
   });
 
   it('treats mail older than the first connection as read', async () => {
