@@ -86,10 +86,15 @@ describe('Test Inbox connection to the local server', function () {
       const told = st.shown.find((m) => m.where === 'info' && m.text.includes('did not start'));
       assert.ok(told, 'the user is told this window did not start the server');
       assert.ok(told.text.includes(`pid ${process.pid}`), told.text);
-      // Stopping only detaches: the server belongs to someone else.
+      // Stopping only detaches: the server belongs to someone else, and the state shown says so.
       assert.equal(await vscode.commands.executeCommand('testInbox.stopLocalServer'), 'detached');
       const health = await fetch(`${running.httpUrl}/healthz`);
       assert.equal(health.status, 200);
+      const detached = (await waitForState((s) => s.viewState === 'detached', 'the detached view')) as typeof st & { statusBar: { text: string; tooltip: string } };
+      assert.equal(detached.connection.kind, 'detached');
+      assert.match(detached.statusBar.text, /detached/);
+      assert.ok(detached.statusBar.tooltip.includes(`process ${process.pid}`), detached.statusBar.tooltip);
+      assert.ok(detached.shown.some((m) => m.where === 'info' && m.text.startsWith('Detached; the server at') && m.text.includes(`belongs to process ${process.pid}`)), JSON.stringify(detached.shown));
       await vscode.commands.executeCommand('testInbox.startLocalServer');
     } finally {
       await setSetting('local.httpPort', 0);
