@@ -50,7 +50,7 @@ describe('Test Inbox commands', function () {
     const r = await vscode.commands.executeCommand<{ id: string; inbox: string }>('testInbox.injectMessage', { domain: DOMAIN, inbox, from: 'QA <qa@example.test>', subject: 'Hello', text: 'Code 314159' });
     assert.equal(r?.inbox, inbox);
     const st = await waitForState((s) => messageLabels(s.tree, DOMAIN, inbox).includes('Hello'), 'the injected message');
-    assert.match(inboxNode(st.tree, DOMAIN, inbox)!.children![0].description ?? '', /^QA · /);
+    assert.match(inboxNode(st.tree, DOMAIN, inbox)!.children![0].description ?? '', /^● QA · /);
   });
 
   it('Copy One-Time Code copies the code of a message, and of the latest message of an inbox', async () => {

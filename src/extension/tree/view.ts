@@ -48,7 +48,11 @@ export class InboxView implements vscode.Disposable {
 
   constructor(private readonly deps: InboxViewDeps) {
     const { model, connection, live, log } = deps;
-    this.provider = new InboxTreeProvider({ model, connection, log, onRootsLoaded: () => live.sync(), onRowsShown: (first) => this.focusFirstRow(first) });
+    this.provider = new InboxTreeProvider({ model, connection, log, onRootsLoaded: () => {
+        live.sync();
+        // Mail already there when the tree first loads counts too (a first run of `npm start`).
+        this.updateBadge();
+      }, onRowsShown: (first) => this.focusFirstRow(first) });
     this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this.provider, showCollapseAll: true });
     this.subs.push(
       this.provider,
