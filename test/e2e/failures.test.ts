@@ -65,8 +65,7 @@ describe('e2e: failure states and message panels in a real workbench', function 
     await treeRow(page, /^Domain inbox\.test, 2 inboxes, 3 unread/).waitFor({ timeout: UI_TIMEOUT_MS });
     // The activity bar's badge, seen from another view (the first run of `npm start` seeds the same samples).
     await page.locator('.activitybar [aria-label^="Explorer"]').first().click();
-    const badge = page.locator('.activitybar .action-item').filter({ has: page.locator('[aria-label^="Test Inbox"]') }).locator('.badge-content');
-    await badge.filter({ hasText: /^3$/ }).waitFor({ timeout: UI_TIMEOUT_MS });
+    await page.locator('.activitybar .badge[aria-label="Test Inbox - 3 unread messages"]').waitFor({ timeout: UI_TIMEOUT_MS });
     await openTestInboxView(page);
 
     await expandRow(treeRow(page, new RegExp(`^Inbox ${SAMPLES.emailInbox}@${escapeRegExp(SAMPLES.domain)}`)));
