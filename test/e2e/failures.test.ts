@@ -83,7 +83,7 @@ describe('e2e: failure states and message panels in a real workbench', function 
     await treeRow(page, new RegExp(`^email from .*${escapeRegExp(SAMPLES.signupSubject)}`)).waitFor({ timeout: UI_TIMEOUT_MS });
 
     // Keep Open in the panel's title: the next message gets a tab of its own.
-    await page.locator('.editor .title-actions').getByRole('button', { name: 'Keep Open' }).click();
+    await page.locator('.editor-group-container').getByRole('button', { name: 'Keep Open' }).click();
     await treeRow(page, new RegExp(`^email from .*${escapeRegExp(SAMPLES.reportSubject)}`)).click();
     await messageView(page, SAMPLES.reportSubject);
     await page.waitForFunction((n) => document.querySelectorAll('.editor .tabs-container .tab').length === n, 2, { timeout: UI_TIMEOUT_MS });
