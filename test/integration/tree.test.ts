@@ -49,7 +49,7 @@ describe('Test Inbox tree', function () {
     assert.equal(node.label, inbox);
     const msg = node.children!.find((n) => n.label === 'Order confirmed')!;
     assert.equal(msg.unread, true, 'new mail is unread');
-    assert.match(msg.description ?? '', /^Shop · /);
+    assert.match(msg.description ?? '', /^● Shop · /);
     assert.ok(st.badge > before.badge || st.badge >= 1, 'the badge counts unread mail');
   });
 
