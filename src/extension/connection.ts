@@ -35,6 +35,8 @@ export interface ServerInfo {
   /** Attached only: the pid its server file names. */
   pid?: number;
   smtp?: { host: string; port: number };
+  /** Local only: the data folder (where the SMTP TLS certificate is generated). */
+  dataDir?: string;
 }
 
 export type ConnectionState =
@@ -247,6 +249,7 @@ export class Connection {
       domain: settings.localDomain,
       maxMessages: settings.maxMessages,
       maxAgeSeconds: settings.maxAgeDays * DAY_SECONDS,
+      smtpTls: settings.smtpTls,
       log: this.deps.log,
     };
     let running = this.server?.current;
@@ -275,7 +278,7 @@ export class Connection {
     const tokens = await this.dataFolderTokens(running.http, running.proven, dataDir);
     this.localTokens = tokens;
     const api = this.deps.createApi({ baseUrl: running.http, apiToken: tokens.apiToken });
-    return { api, server: { baseUrl: running.http, local: true, mode: running.mode, smtp: running.smtp, pid: running.proven.pid } };
+    return { api, server: { baseUrl: running.http, local: true, mode: running.mode, smtp: running.smtp, pid: running.proven.pid, dataDir } };
   }
 
   /**

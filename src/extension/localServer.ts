@@ -70,6 +70,8 @@ export interface LocalServerOptions {
   maxMessages?: number;
   /** Retention by age, in seconds. */
   maxAgeSeconds?: number;
+  /** Offer STARTTLS with the data folder's self-signed certificate (`testInbox.local.smtpTls`). */
+  smtpTls?: boolean;
   /** Tokens to hand the server; absent (the extension's way): it uses its data folder's tokens file. */
   apiToken?: string;
   webhookToken?: string;
@@ -256,6 +258,7 @@ export class LocalServer {
       domain: o.domain,
       maxMessages: o.maxMessages,
       maxAgeSeconds: o.maxAgeSeconds,
+      smtpTls: o.smtpTls,
     });
     o.log.info(`Starting the local server: ${path.basename(o.cliPath)} ${args.join(' ')}`);
     const child = fork(o.cliPath, args, {

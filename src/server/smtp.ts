@@ -1,9 +1,10 @@
-// SMTP ingest: every RCPT `name@domain` delivers into inbox `name` of `domain`. Any AUTH
-// (or none) is accepted, there is no TLS, and a message is answered 250 only once every
-// recipient's copy is durable in the store. Storage is passed in (maildev style).
+// SMTP ingest: every RCPT `name@domain` delivers into inbox `name` of `domain`, and a message
+// is answered 250 only once every recipient's copy is durable in the store. Storage is passed
+// in (maildev style). TLS and AUTH (by default: no TLS, any AUTH or none) are smtpSecurity.ts's.
 
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { domainProblem, inboxNameProblem, normalizeInbox } from '../core/ids';
+import { securityOptions, type SmtpSecurity } from './smtpSecurity';
 import { StoreError } from './store/errors';
 import type { Store } from './store/types';
 
@@ -24,6 +25,8 @@ export interface SmtpServerOptions {
   port: number;
   /** Largest message accepted (advertised with SIZE, 552 beyond it). Default DEFAULT_MAX_MESSAGE_BYTES. */
   maxMessageBytes?: number;
+  /** TLS (STARTTLS or implicit) and required credentials; absent: plain SMTP, any AUTH. */
+  security?: SmtpSecurity;
   log?: (level: LogLevel, msg: string) => void;
 }
 
@@ -65,18 +68,10 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
   const server = new SMTPServer({
     banner: 'Test Inbox',
     size: maxBytes,
-    authOptional: true,
-    allowInsecureAuth: true,
-    authMethods: ['PLAIN', 'LOGIN', 'CRAM-MD5', 'XOAUTH2'],
-    disabledCommands: ['STARTTLS'],
-    hideSTARTTLS: true,
+    ...securityOptions(options.security ?? {}),
     disableReverseLookup: true,
     logger: false,
     closeTimeout: SMTP_CLOSE_GRACE_MS,
-    onAuth(auth, _session, callback) {
-      // A test server: whatever the application under test logs in with is fine.
-      callback(null, { user: auth.username ?? 'anonymous' });
-    },
     onRcptTo(address: SMTPServerAddress, _session: SMTPServerSession, callback: (err?: Error | null) => void) {
       const target = recipientTarget(address.address);
       if ('problem' in target) return callback(reply(550, `5.1.3 ${target.problem}`));
@@ -105,6 +100,8 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
           (metas) => callback(null, `${STORED_REPLY_PREFIX} ${metas.map((m) => m.id).join(' ')}`),
           (e: unknown) => {
             if (StoreError.is(e, 'BAD_TARGET')) return callback(reply(550, `5.1.3 ${e.message}`));
+            // RFC 3463 4.3.1 "mail system full": a transient failure, the sender retries once there is room.
+            if (StoreError.is(e, 'FULL')) return callback(reply(452, `4.3.1 ${e.message}`));
             log('error', `smtp: could not store a message: ${(e as Error).message}`);
             callback(reply(451, '4.3.0 could not store the message, try again later'));
           },
