@@ -4,22 +4,13 @@
 // brings the view back by itself. The samples start unread (the badge counts them), and
 // opened messages share one preview tab until one is kept.
 import * as assert from 'node:assert/strict';
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { startWorkbench, type Workbench } from '../../scripts/integration/workbench';
 import { SAMPLES, seedSamples, startDemoServer, type DemoServer } from '../../scripts/demoServer';
+import { closedPort } from '../support/ports';
 import { endSession, escapeRegExp, expandRow, messageView, openTestInboxView, treeRow, UI_TIMEOUT_MS, VSIX } from './ui';
 
 /** code-server start, workbench load, extension activation and a recovery check (≤ 15 s apart), on a busy 2-core machine. */
 const TEST_TIMEOUT_MS = 240_000;
-
-async function closedPort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as AddressInfo).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 describe('e2e: failure states and message panels in a real workbench', function () {
   this.timeout(TEST_TIMEOUT_MS);

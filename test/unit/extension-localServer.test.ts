@@ -8,47 +8,18 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createClient } from '../../src/api/client';
-import { TokenStore, type SecretStorageLike } from '../../src/extension/config/secrets';
-import { ConfirmedServers, type MementoLike } from '../../src/extension/config/serverTrust';
+import { TokenStore } from '../../src/extension/config/secrets';
+import { ConfirmedServers } from '../../src/extension/config/serverTrust';
 import { readSettings, type Settings } from '../../src/extension/config/settings';
 import { Connection } from '../../src/extension/connection';
-import { Logger } from '../../src/extension/log';
 import { LocalServer, LocalServerError, probeHealth, type LocalServerOptions } from '../../src/extension/localServer';
 import { DEFAULT_DOMAIN, SERVER_FILE, TOKENS_FILE } from '../../src/server/contract';
 import { startInboxServer } from '../../src/server/server';
+import { memoryLog, memoryMemento, memorySecrets } from '../support/memory';
+import { closedPort as freePort } from '../support/ports';
 
 const CLI = path.resolve(__dirname, '../../src/server/cli.ts');
 const EXEC_ARGV = ['--require', 'tsx/cjs'];
-
-function memoryLog(): { log: Logger; lines: string[] } {
-  const lines: string[] = [];
-  const push = (m: string) => void lines.push(m);
-  return { log: new Logger({ trace: push, debug: push, info: push, warn: push, error: push }), lines };
-}
-
-function memorySecrets(): SecretStorageLike & { data: Map<string, string> } {
-  const data = new Map<string, string>();
-  return {
-    data,
-    get: async (k) => data.get(k),
-    store: async (k, v) => void data.set(k, v),
-    delete: async (k) => void data.delete(k),
-    onDidChange: () => ({ dispose: () => undefined }),
-  };
-}
-
-function memoryMemento(): MementoLike {
-  const data = new Map<string, unknown>();
-  return { get: <T>(k: string) => data.get(k) as T | undefined, update: async (k, v) => void data.set(k, v) };
-}
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as AddressInfo).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 describe('extension local server', function () {
   this.timeout(60_000);

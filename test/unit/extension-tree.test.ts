@@ -13,18 +13,14 @@ import { describeError, ExtensionError } from '../../src/extension/errors';
 import { LocalServerError } from '../../src/extension/localServer';
 import { InboxModel, PAGE_SIZE, type TreeNode } from '../../src/extension/tree/model';
 import { present, senderName } from '../../src/extension/tree/present';
-import { AddedInboxes, MAX_READ_IDS, ReadState, type MementoLike } from '../../src/extension/tree/state';
+import { AddedInboxes, MAX_READ_IDS, ReadState } from '../../src/extension/tree/state';
 import { waitForNextCode } from '../../src/extension/waitForCode';
 import { startInboxServer, type InboxServer } from '../../src/server/server';
+import { memoryMemento as memento } from '../support/memory';
 
 const API_TOKEN = 'tree-api-token-0001';
 const WEBHOOK_TOKEN = 'tree-wh-token-0002';
 const DOMAIN = 'inbox.test';
-
-function memento(): MementoLike & { data: Map<string, unknown> } {
-  const data = new Map<string, unknown>();
-  return { data, get: <T>(k: string) => data.get(k) as T | undefined, update: async (k, v) => void data.set(k, v) };
-}
 
 function modelFor(api: InboxApi, store = memento(), baseline = 0): { model: InboxModel; added: AddedInboxes; read: ReadState } {
   const added = new AddedInboxes(store, 'local');

@@ -3,28 +3,19 @@
 // where and why, even before a token is set, and recovers by itself when the server answers.
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createClient } from '../../src/api/client';
-import { TokenStore, type SecretStorageLike } from '../../src/extension/config/secrets';
-import { ConfirmedServers, type MementoLike } from '../../src/extension/config/serverTrust';
+import { TokenStore } from '../../src/extension/config/secrets';
+import { ConfirmedServers } from '../../src/extension/config/serverTrust';
 import { readSettings } from '../../src/extension/config/settings';
 import { Connection, RECOVERY_MAX_MS, type ConnectionState } from '../../src/extension/connection';
 import { describeError, ExtensionError } from '../../src/extension/errors';
-import { Logger } from '../../src/extension/log';
 import { startInboxServer, type InboxServer } from '../../src/server/server';
+import { memoryLog, memoryMemento, memorySecrets } from '../support/memory';
+import { closedPort } from '../support/ports';
 
 const API_TOKEN = 'unreachable-api-token-1234';
-
-async function closedPort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as AddressInfo).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 function waitForKind(conn: Connection, kind: ConnectionState['kind'], timeoutMs: number): Promise<void> {
   if (conn.state.kind === kind) return Promise.resolve();
@@ -53,18 +44,15 @@ describe('extension connection to a server that cannot be reached', function () 
     await fs.rm(dir, { recursive: true, force: true });
   });
 
-  function connectionTo(baseUrl: string, data: Map<string, string>): Connection {
-    const secrets: SecretStorageLike = { get: async (k) => data.get(k), store: async (k, v) => void data.set(k, v), delete: async (k) => void data.delete(k), onDidChange: () => ({ dispose: () => undefined }) };
-    const memento: MementoLike = { get: () => undefined, update: async () => undefined };
+  function connectionTo(baseUrl: string, secrets = memorySecrets()): Connection {
     const settings = readSettings({ get: <T>(k: string) => (k === 'server' ? baseUrl : undefined) as T | undefined }).settings;
-    const push = () => undefined;
-    return new Connection({ settings: () => settings, tokens: new TokenStore(secrets), trust: new ConfirmedServers(memento), log: new Logger({ trace: push, debug: push, info: push, warn: push, error: push }), createApi: (o) => createClient(o), cliPath: 'unused', defaultDataDir: dir });
+    return new Connection({ settings: () => settings, tokens: new TokenStore(secrets), trust: new ConfirmedServers(memoryMemento()), log: memoryLog().log, createApi: (o) => createClient(o), cliPath: 'unused', defaultDataDir: dir });
   }
 
   it('says the server cannot be reached (not that it needs a token), with Retry, and recovers by itself when a server starts on the port', async () => {
     const port = await closedPort();
     const baseUrl = `http://127.0.0.1:${port}`;
-    const conn = connectionTo(baseUrl, new Map());
+    const conn = connectionTo(baseUrl);
     try {
       await assert.rejects(conn.ensure(), (e: unknown) => ExtensionError.is(e, 'unreachable') && e.message.startsWith(`The server at ${baseUrl} cannot be reached: `));
       const st = conn.state;
@@ -88,7 +76,9 @@ describe('extension connection to a server that cannot be reached', function () 
     const port = await closedPort();
     const baseUrl = `http://127.0.0.1:${port}`;
     server = await startInboxServer({ host: '127.0.0.1', httpPort: port, smtpPort: 0, dataDir: dir, apiToken: API_TOKEN, webhookToken: 'unreachable-wh-token-5678', defaultDomain: 'back.test' });
-    const conn = connectionTo(baseUrl, new Map([[`testInbox.apiToken:${baseUrl}`, API_TOKEN]]));
+    const secrets = memorySecrets();
+    await secrets.store(`testInbox.apiToken:${baseUrl}`, API_TOKEN);
+    const conn = connectionTo(baseUrl, secrets);
     try {
       const api = await conn.ensure();
       await api.listInbox('private', '*');
