@@ -3,13 +3,12 @@
 // local server, the unread mark, the preview message panel, and Inject revealing what it posted.
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DEFAULT_DOMAIN } from '../../src/server/contract';
 import { startInboxServer, type InboxServer } from '../../src/server/server';
+import { closedPort } from '../support/ports';
 import { answering, debugState, findNode, inboxNode, uniqueInbox, useLocalServer, waitForState, type DebugState } from './support/state';
 
 const API_TOKEN = 'it-unreachable-api-3e9a7c1d5b';
@@ -22,14 +21,6 @@ type Extra = DebugState & {
   messageView: DebugState['messageView'] & { panels: Array<{ id: string; kept: boolean }> };
 };
 const state = async (): Promise<Extra> => (await debugState()) as Extra;
-
-async function closedPort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as AddressInfo).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 describe('Test Inbox when things go wrong', function () {
   this.timeout(120_000);
@@ -66,12 +57,34 @@ describe('Test Inbox when things go wrong', function () {
       for (const [command, title] of [
         ['testInbox.copyCode', 'Copy One-Time Code'],
         ['testInbox.injectMessage', 'Inject Test Message'],
+        ['testInbox.copyVerificationLink', 'Copy Verification Link'],
+        // Before asking for a webhook token it has none of: that nothing listens is what is wrong.
+        ['testInbox.copyWebhookUrl', 'Copy Webhook URL'],
       ]) {
+        const before = (await state()).shown.length;
         await vscode.commands.executeCommand(command);
-        const told = (await state()).shown.filter((m) => m.where === 'error' && m.text.startsWith(`${title} failed.`)).pop();
-        assert.ok(told, `${command} said something`);
+        const after = await state();
+        const told = after.shown.filter((m) => m.where === 'error' && m.text.startsWith(`${title} failed.`)).pop();
+        assert.ok(told, `${command} said something: ${JSON.stringify(after.shown.slice(before))}`);
         assert.ok(visible(told.text).includes(`The server at ${url} cannot be reached`), told.text);
+        assert.ok(!after.shown.slice(-1)[0]?.text.includes('No webhook token'), 'no token advice for a server that is not there');
       }
+      // The agent's tools answer the same, as their error (the model reads it).
+      for (const [tool, input] of [
+        ['testInbox_listInboxes', {}],
+        ['testInbox_readNewestMessage', { inbox: 'back' }],
+        ['testInbox_getNewestCode', { inbox: 'back' }],
+        ['testInbox_getVerificationLink', { inbox: 'back' }],
+      ] as const) {
+        await assert.rejects(async () => vscode.lm.invokeTool(tool, { input, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token), (e: Error) => {
+          assert.ok(visible(e.message).includes(`The server at ${url} cannot be reached`), `${tool}: ${e.message}`);
+          return true;
+        });
+      }
+      // Copy TOTP Code computes its code here, from a secret in secret storage: it needs no server and keeps working.
+      const totp = await vscode.commands.executeCommand<{ code: string }>('testInbox.copyTotpCode', { name: 'it unreachable', secret: 'JBSWY3DPEHPK3PXP' });
+      assert.match(totp?.code ?? '', /^\d{6}$/);
+      await vscode.commands.executeCommand('testInbox.copyTotpCode', { remove: 'it unreachable' });
 
       // A token set meanwhile does not hide that nothing listens.
       assert.equal(await answering(vscode.commands.executeCommand('testInbox.setApiToken', API_TOKEN)), true);
