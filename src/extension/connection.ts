@@ -112,6 +112,8 @@ export class Connection {
   private localTokens: LocalTokens | undefined;
   private generation = 0;
   private recoveryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Our local server processes being stopped (reset, Stop Local Server): a start waits for them. */
+  private stopping: Promise<void> | undefined;
   private readonly stateEmitter = new Emitter<ConnectionState>();
   readonly onDidChangeState = this.stateEmitter.event;
 
@@ -150,6 +152,10 @@ export class Connection {
       return Promise.reject(new ExtensionError('noServer', 'The local server is stopped. Start it to see mail.'));
     }
     if (this.stateValue.kind === 'detached') return Promise.reject(detachedError(this.stateValue));
+    // Waits for the user, like "failed": setting the token (or Refresh, or another server) resets.
+    // Connecting again on every tree redraw would probe the server in a loop, since each attempt
+    // announces the state again and the view redraws on it.
+    if (this.stateValue.kind === 'noToken') return Promise.reject(noTokenError(this.stateValue.baseUrl));
     // Said at once, with Retry; the server is re-checked in the background meanwhile.
     if (this.stateValue.kind === 'unreachable') return Promise.reject(unreachableError(this.stateValue));
     // No silent retry loop after a failure: Retry (Refresh) or a settings/token change resets.
@@ -182,8 +188,11 @@ export class Connection {
       this.setState({ kind: 'ready', server });
       return watched;
     } catch (e) {
+      // Read before the generation check: a token set meanwhile resets the connection, and then
+      // this attempt must not overwrite the fresh state with "failed" (a state that sticks).
+      const noToken = ApiError.is(e, 'unauthorized') && settings.server.kind === 'remote' && !(await this.deps.tokens.get('api', settings.server.baseUrl));
       if (gen === this.generation) {
-        if (ApiError.is(e, 'unauthorized') && settings.server.kind === 'remote' && !(await this.deps.tokens.get('api', settings.server.baseUrl))) {
+        if (noToken && settings.server.kind === 'remote') {
           this.setState({ kind: 'noToken', baseUrl: settings.server.baseUrl });
         } else if (isNetworkFailure(e) || ApiError.is(e, 'timeout')) {
           this.enterUnreachable(settings.server.kind === 'remote' ? settings.server.baseUrl : localTokenKey(settings), e);
@@ -226,7 +235,7 @@ export class Connection {
     this.deps.log.addSecret(apiToken);
     this.deps.log.addSecret(await this.deps.tokens.get('webhook', baseUrl));
     if (!apiToken) {
-      throw new ApiError('unauthorized', `No API token is set for ${baseUrl}. Set the API token to see its inboxes.`);
+      throw noTokenError(baseUrl);
     }
     const api = this.deps.createApi({ baseUrl, apiToken });
     this.deps.log.info(`Using the hosted server ${baseUrl}.`);
@@ -254,6 +263,9 @@ export class Connection {
     };
     let running = this.server?.current;
     if (!running) {
+      // A process of ours still shutting down holds the data folder's lock until it exits: a
+      // start before then would find the folder in use (a tree refresh can ask while reset waits).
+      await this.stopping;
       // Settings changed meanwhile: never start a process with the old ones.
       if (gen !== this.generation) throw stale();
       const server = new LocalServer(opts);
@@ -261,7 +273,7 @@ export class Connection {
       running = await server.start();
       if (gen !== this.generation) {
         if (this.server === server) this.server = undefined;
-        await server.stop();
+        await this.stopTracked(server);
         throw stale();
       }
       server.onUnexpectedExit(({ code }) => {
@@ -348,9 +360,22 @@ export class Connection {
     if (stopServer) {
       const server = this.server;
       this.server = undefined;
-      await server?.stop();
+      await this.stopTracked(server);
     }
     if (this.stateValue.kind !== 'stopped') this.setState({ kind: 'idle' });
+  }
+
+  /** Stops our process and keeps the stop's promise meanwhile, so that no start races its exit. */
+  private async stopTracked(server: LocalServer | undefined): Promise<void> {
+    if (!server) return;
+    const stop = server.stop();
+    const all = Promise.all([this.stopping, stop]).then(() => undefined);
+    this.stopping = all;
+    try {
+      await stop;
+    } finally {
+      if (this.stopping === all) this.stopping = undefined;
+    }
   }
 
   /** Starts (or attaches to) the local server now. */
@@ -374,7 +399,7 @@ export class Connection {
     const api = this.api;
     this.api = undefined;
     await api?.dispose();
-    await server?.stop();
+    await this.stopTracked(server);
     if (running?.mode === 'attached') {
       this.setState({ kind: 'detached', baseUrl: running.http, pid: running.proven.pid });
       return 'detached';
@@ -493,6 +518,10 @@ export class Connection {
 function unreachableError(st: Extract<ConnectionState, { kind: 'unreachable' }>): ExtensionError {
   const reason = /[.!?]$/.test(st.reason) ? st.reason : `${st.reason}.`;
   return new ExtensionError('unreachable', `The server at ${st.baseUrl} cannot be reached: ${reason} Test Inbox checks again by itself.`);
+}
+
+function noTokenError(baseUrl: string): ApiError {
+  return new ApiError('unauthorized', `No API token is set for ${baseUrl}. Set the API token to see its inboxes.`);
 }
 
 function detachedError(st: Extract<ConnectionState, { kind: 'detached' }>): ExtensionError {

@@ -5,7 +5,10 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createClient } from '../../src/api/client';
+import { ApiError } from '../../src/api/errors';
 import { TokenStore } from '../../src/extension/config/secrets';
 import { ConfirmedServers } from '../../src/extension/config/serverTrust';
 import { readSettings } from '../../src/extension/config/settings';
@@ -69,6 +72,37 @@ describe('extension connection to a server that cannot be reached', function () 
       assert.equal(conn.state.kind, 'noToken');
     } finally {
       await conn.dispose();
+    }
+  });
+
+  it('waits for a token without asking the server again: each redraw of the tree would otherwise probe it in a loop', async () => {
+    const requests: string[] = [];
+    const srv = http.createServer((req, res) => {
+      requests.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"domains":[]}');
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const baseUrl = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+    const secrets = memorySecrets();
+    const conn = connectionTo(baseUrl, secrets);
+    const states: string[] = [];
+    conn.onDidChangeState((st) => states.push(st.kind));
+    try {
+      await assert.rejects(conn.ensure(), (e: unknown) => ApiError.is(e, 'unauthorized'));
+      assert.equal(conn.state.kind, 'noToken');
+      assert.deepEqual(requests, ['GET / '], 'one bare GET: something answers there');
+      for (let i = 0; i < 3; i++) await assert.rejects(conn.ensure(), (e: unknown) => ApiError.is(e, 'unauthorized') && /No API token is set/.test((e as Error).message));
+      assert.deepEqual(requests, ['GET / '], 'asked again without a token, the server is left alone');
+      assert.deepEqual(states, ['starting', 'noToken'], 'and no state is announced again (the view redraws on each)');
+      // A token set (ui/tokens.ts resets the connection then) connects.
+      await secrets.store(`testInbox.apiToken:${baseUrl}`, API_TOKEN);
+      await conn.reset();
+      await (await conn.ensure()).listDomains();
+      assert.equal(conn.state.kind, 'ready');
+      assert.ok(requests.slice(1).some((r) => r.endsWith(API_TOKEN)), 'the token is sent once set');
+    } finally {
+      await conn.dispose();
+      await new Promise<void>((r) => srv.close(() => r()));
     }
   });
 
