@@ -27,6 +27,13 @@ import { StoreError } from './store/errors';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
 import { loadOrCreateTokens, type TokenName, TokensError } from './tokens';
 import { VERSION } from './version';
+import { defaultConnectionCaps } from './limits';
+import { DEFAULT_MAX_RECIPIENTS } from './smtp';
+
+function fdCapsText(): string {
+  const c = defaultConnectionCaps();
+  return `here ${c.smtp} each for a limit of ${c.fdLimit}`;
+}
 
 
 const USAGE = `Usage: test-inbox serve [options]
@@ -52,6 +59,12 @@ Options:
                           (default ${DEFAULT_MAX_MESSAGES_PER_INBOX})
   --max-age <duration>    remove messages older than this: 90s, 30m, 12h, 7d, 2w (a bare number
                           is seconds); 0 = no limit (default ${DEFAULT_MAX_AGE_MS / 86_400_000}d)
+  --max-recipients <n>    recipients of one SMTP message; past it RCPT gets 452 4.5.3
+                          (default ${DEFAULT_MAX_RECIPIENTS})
+  --max-smtp-connections <n>
+  --max-http-connections <n>
+                          open connections at once; past it SMTP answers 421 4.3.2 and HTTP 503
+                          (default: sized from the open-file limit, ${fdCapsText()})
   -h, --help              show this help
   -v, --version           print the version
 
@@ -77,6 +90,9 @@ export interface ServeConfig {
   twilioAuthToken?: string;
   maxMessages: number;
   maxAgeMs: number;
+  maxRecipients?: number;
+  maxSmtpConnections?: number;
+  maxHttpConnections?: number;
 }
 
 const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
@@ -118,6 +134,9 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
         'twilio-auth-token': { type: 'string' },
         'max-messages': { type: 'string' },
         'max-age': { type: 'string' },
+        'max-recipients': { type: 'string' },
+        'max-smtp-connections': { type: 'string' },
+        'max-http-connections': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -166,7 +185,17 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     twilioAuthToken: v['twilio-auth-token'] ?? (env[TWILIO_AUTH_TOKEN_ENV] || undefined),
     maxMessages,
     maxAgeMs,
+    maxRecipients: parseCount('max-recipients', v['max-recipients']),
+    maxSmtpConnections: parseCount('max-smtp-connections', v['max-smtp-connections']),
+    maxHttpConnections: parseCount('max-http-connections', v['max-http-connections']),
   };
+}
+
+/** A limit of at least 1 given on the command line, or undefined (the default) when absent. */
+function parseCount(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < 1) throw new UsageError(`--${flag} must be a whole number of at least 1, got ${JSON.stringify(text)}`);
+  return Number(text);
 }
 
 /** How a generated token is named when it is shown once. */
@@ -225,6 +254,9 @@ export async function main(argv: string[]): Promise<void> {
       twilioAuthToken: tokens.twilioAuthToken,
       defaultDomain: config.defaultDomain,
       retention: { maxMessages: config.maxMessages, maxAgeMs: config.maxAgeMs },
+      maxRecipients: config.maxRecipients,
+      maxSmtpConnections: config.maxSmtpConnections,
+      maxHttpConnections: config.maxHttpConnections,
       log: stderrLog,
     });
   } catch (e) {

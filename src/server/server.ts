@@ -8,6 +8,8 @@ import * as path from 'node:path';
 import { generateToken, SERVER_FILE, type ServerFile, tokenDigest } from './contract';
 import { createHttpApi } from './http/index';
 import { writePrivateFile } from './privateFile';
+import { ByteBudget } from './budget';
+import { defaultConnectionCaps } from './limits';
 import { createSmtpServer } from './smtp';
 import { MaildirStore } from './store/maildir';
 import type { RetentionOptions } from './store/types';
@@ -34,6 +36,11 @@ export interface InboxServerOptions {
   retention?: Partial<RetentionOptions>;
   /** Largest SMTP message; the SMTP default when absent. */
   maxMessageBytes?: number;
+  /** Recipients of one SMTP message; the SMTP default when absent. */
+  maxRecipients?: number;
+  /** Open SMTP / HTTP connections at once; absent: sized from the file-descriptor limit (limits.ts). */
+  maxSmtpConnections?: number;
+  maxHttpConnections?: number;
   /** Extra Host header values the HTTP API accepts (besides the loopback names). */
   allowedHosts?: string[];
   log?: Log;
@@ -90,6 +97,11 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   };
   // Per start: the key of the health proof, written only into the data folder (SERVER_FILE).
   const proofKey = generateToken();
+  const caps = defaultConnectionCaps();
+  const maxSmtpConnections = options.maxSmtpConnections ?? caps.smtp;
+  const maxHttpConnections = options.maxHttpConnections ?? caps.http;
+  // One budget for the message bytes every SMTP and HTTP connection holds in memory at once.
+  const budget = new ByteBudget();
   try {
     const api = createHttpApi({
       proofKey,
@@ -100,6 +112,8 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       defaultDomain: options.defaultDomain,
       allowedHosts: options.allowedHosts ?? (isLoopback(options.host) ? [] : [options.host, os.hostname()]),
       version: VERSION,
+      maxConnections: maxHttpConnections,
+      budget,
       log,
     });
     await new Promise<void>((resolve, reject) => {
@@ -122,7 +136,17 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     });
     const httpPort = (api.server.address() as AddressInfo).port;
 
-    const smtp = createSmtpServer({ store, host: options.host, port: options.smtpPort, maxMessageBytes: options.maxMessageBytes, log });
+    const smtp = createSmtpServer({
+      store,
+      host: options.host,
+      port: options.smtpPort,
+      maxMessageBytes: options.maxMessageBytes,
+      maxRecipients: options.maxRecipients,
+      maxConnections: maxSmtpConnections,
+      spoolDir: store.spoolDir,
+      budget,
+      log,
+    });
     const { port: smtpPort } = await smtp.start().catch((e: unknown) => {
       throw listenError('SMTP', options.host, options.smtpPort, e);
     });
@@ -142,6 +166,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     // Removed before the store releases the data folder's lock: the next server writes its own.
     cleanups.push(() => fs.rm(serverFile, { force: true }));
     log('info', `listening: HTTP ${httpUrl}, SMTP ${hostForUrl(options.host)}:${smtpPort}, data in ${store.dir}`);
+    log('info', `connection caps: SMTP ${maxSmtpConnections}, HTTP ${maxHttpConnections} (file-descriptor limit ${caps.fdLimit}${caps.fdLimitSource === 'fallback' ? ', assumed' : ''})`);
     let closing: Promise<void> | undefined;
     return {
       httpUrl,

@@ -37,6 +37,8 @@ const DATA_DIR_MODE = 0o700;
 const JOURNAL_COMPACT_MIN_LINES = 10_000;
 /** ...and only when it holds this many lines per live message (the rest are removals and removed adds). */
 const JOURNAL_COMPACT_RATIO = 2;
+/** Folder (in the data dir) where message bodies too large for memory are written while they arrive; never indexed, emptied on open. */
+export const SPOOL_DIR_NAME = '.spool';
 /** Checkpoint this often while the log holds anything: the kernel writes dirty pages back about this often anyway. */
 export const WAL_CHECKPOINT_INTERVAL_MS = 2000;
 
@@ -50,6 +52,8 @@ export interface MaildirStoreOptions {
 
 export class MaildirStore implements Store {
   readonly dir: string;
+  /** Where the SMTP server spools large bodies while they arrive (src/server/spool.ts). */
+  readonly spoolDir: string;
   readonly retention: RetentionOptions;
   private readonly log: StoreLog;
   private readonly checkpointIntervalMs: number;
@@ -72,6 +76,7 @@ export class MaildirStore implements Store {
 
   constructor(options: MaildirStoreOptions) {
     this.dir = path.resolve(options.dir);
+    this.spoolDir = path.join(this.dir, SPOOL_DIR_NAME);
     this.retention = { ...DEFAULT_RETENTION, ...options.retention };
     for (const [k, v] of Object.entries(this.retention)) {
       if (!Number.isInteger(v) || v < 0) throw new RangeError(`retention.${k} must be a whole number >= 0, got ${String(v)}`);
@@ -91,6 +96,8 @@ export class MaildirStore implements Store {
     try {
       await fs.mkdir(this.dir, { recursive: true, mode: DATA_DIR_MODE });
       this.unlock = await lockDataDir(this.dir);
+      // Bodies a crash left half-received were never acknowledged.
+      await fs.rm(this.spoolDir, { recursive: true, force: true });
       await this.files.replayLog();
       const journal = await this.journal.load();
       if (journal.badLines > 0) this.log('warn', `store: skipped ${journal.badLines} damaged line(s) of the index journal ${this.journal.file}`);
