@@ -27,11 +27,11 @@ import { StoreError } from './store/errors';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
 import { loadOrCreateTokens, type TokenName, TokensError } from './tokens';
 import { VERSION } from './version';
-import { defaultConnectionCaps } from './limits';
+import { defaultConnectionCaps, readSoftFdLimit } from './limits';
 import { DEFAULT_MAX_RECIPIENTS } from './smtp';
 
 function fdCapsText(): string {
-  const c = defaultConnectionCaps();
+  const c = defaultConnectionCaps(readSoftFdLimit());
   return `here ${c.smtp} each for a limit of ${c.fdLimit}`;
 }
 

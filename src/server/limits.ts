@@ -44,7 +44,7 @@ export interface ConnectionCaps {
 }
 
 /** Default caps: the descriptors left after RESERVED_FDS and the refusal share, split evenly between SMTP and HTTP. */
-export function defaultConnectionCaps(fdLimit: number | undefined = readSoftFdLimit()): ConnectionCaps {
+export function defaultConnectionCaps(fdLimit: number | undefined): ConnectionCaps {
   const limit = fdLimit ?? FALLBACK_FD_LIMIT;
   const usable = Math.max(0, Math.min(limit, 1 << 20) - RESERVED_FDS) * (1 - REFUSAL_SHARE);
   const each = Math.max(MIN_CAP, Math.floor(usable / 2));

@@ -9,7 +9,7 @@ import { generateToken, SERVER_FILE, type ServerFile, tokenDigest } from './cont
 import { createHttpApi } from './http/index';
 import { writePrivateFile } from './privateFile';
 import { ByteBudget } from './budget';
-import { defaultConnectionCaps } from './limits';
+import { defaultConnectionCaps, readSoftFdLimit } from './limits';
 import { createSmtpServer } from './smtp';
 import { MaildirStore } from './store/maildir';
 import type { RetentionOptions } from './store/types';
@@ -97,7 +97,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   };
   // Per start: the key of the health proof, written only into the data folder (SERVER_FILE).
   const proofKey = generateToken();
-  const caps = defaultConnectionCaps();
+  const caps = defaultConnectionCaps(readSoftFdLimit());
   const maxSmtpConnections = options.maxSmtpConnections ?? caps.smtp;
   const maxHttpConnections = options.maxHttpConnections ?? caps.http;
   // One budget for the message bytes every SMTP and HTTP connection holds in memory at once.

@@ -89,7 +89,9 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
   const log = options.log ?? (() => undefined);
   const deliveries = new Set<Promise<unknown>>();
   let boundPort: number | undefined;
-  /** Every accepted socket, refused ones included until they close: each holds a file descriptor. */
+  /** Sessions let in (under the cap), until they close. */
+  const admitted = new Set<string>();
+  /** Open sockets by remote address, so a refused session's socket can be cut if its client lingers. */
   const sockets = new Map<string, Socket>();
   const socketKey = (address: string | undefined, port: number | undefined): string => `${address ?? ''}|${port ?? ''}`;
 
@@ -105,11 +107,17 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
     logger: false,
     closeTimeout: SMTP_CLOSE_GRACE_MS,
     onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void) {
-      if (sockets.size <= maxConnections) return callback();
+      if (admitted.size < maxConnections) {
+        admitted.add(session.id);
+        return callback();
+      }
       // Closed by smtp-server after the reply; a client that keeps its end open is cut soon after.
       const socket = sockets.get(socketKey(session.remoteAddress, session.remotePort));
       if (socket) setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();
       callback(reply(421, `4.3.2 too many connections (${maxConnections} open), try again in a moment`));
+    },
+    onClose(session: SMTPServerSession) {
+      admitted.delete(session.id);
     },
     onAuth(auth, _session, callback) {
       // A test server: whatever the application under test logs in with is fine.

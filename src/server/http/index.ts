@@ -47,7 +47,7 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** How often Node checks the two timeouts above (its default, 30 s, would let a trickle run a minute). */
 const TIMEOUT_CHECK_MS = 1_000;
 /** A connection past the cap is answered 503 on its first request; one that sends none is closed after this. */
-const OVER_CAP_LINGER_MS = 2_000;
+const OVER_CAP_LINGER_MS = 1_000;
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
