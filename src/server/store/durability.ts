@@ -6,7 +6,7 @@
 // a readdir of every inbox. Knows nothing of the in-memory index (memoryIndex.ts) or events:
 // the store facade (maildir.ts) composes the two.
 import { execFile } from 'node:child_process';
-import { promises as fs, renameSync, rmSync, writeFileSync, type Dirent } from 'node:fs';
+import { promises as fs, linkSync, renameSync, rmSync, writeFileSync, type Dirent } from 'node:fs';
 import * as path from 'node:path';
 import { ALL_INBOXES, domainProblem, inboxNameProblem, isPhoneInbox, normalizeInbox, parseMessageId } from '../../core/ids';
 import { detectCode } from './code';
@@ -14,7 +14,7 @@ import { StoreError } from './errors';
 import { parseIndexedHeaders } from './headers';
 import type { IndexRecord } from './ordered';
 import type { MessageMeta } from './types';
-import { messageRecord, type WalMessage, WriteAheadLog } from './wal';
+import { linkRecord, messageRecord, type WalMessage, WriteAheadLog } from './wal';
 
 /** Checkpoint once the log holds this much: bounds the replay work after a crash. */
 export const WAL_CHECKPOINT_BYTES = 32 * 1024 * 1024;
@@ -37,6 +37,9 @@ export interface CommitItem {
   resolve: () => void;
   reject: (e: unknown) => void;
 }
+
+/** link() errors that mean "this file system has no hard links" (FAT, some network shares), not a failed write. */
+const LINK_UNSUPPORTED = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS', 'EMLINK']);
 
 const SAFE_NAME_CHAR = /[a-z0-9._+=-]/;
 
@@ -78,6 +81,8 @@ export class MaildirFiles {
   /** `sync -f` (syncfs) flushes a whole checkpoint at once; Linux only, dropped after a failure. */
   private syncfsUsable = process.platform === 'linux';
   private readonly readyDirs = new Map<string, Promise<void>>();
+  /** Recipients of one message share one file through hard links; dropped where the file system refuses them. */
+  private linksUsable = true;
 
   constructor(
     readonly dir: string,
@@ -239,8 +244,12 @@ export class MaildirFiles {
     const parts: Buffer[] = [];
     const files: string[] = [];
     for (const b of batch) {
+      // One copy of the bytes per message, however many recipients: the first record carries
+      // them, the others name it (and their files are hard links of the first, materialize()).
+      const first = b.recs[0].meta;
       for (const r of b.recs) {
-        parts.push(...messageRecord(r.meta, b.raw));
+        if (r === b.recs[0]) parts.push(...messageRecord(r.meta, b.raw));
+        else parts.push(linkRecord(r.meta, first.id));
         files.push(this.pathOf(r.meta, 'new'));
       }
     }
@@ -275,18 +284,35 @@ export class MaildirFiles {
     );
   }
 
-  /** Writes an item's files to tmp/ and renames them into new/; on failure removes what it made and rejects the item. */
+  /**
+   * Writes an item's first file to tmp/ and renames it into new/; every further recipient's file
+   * is a hard link of that one (a file system without hard links gets a copy). On failure
+   * removes what it made and rejects the item.
+   */
   private materialize(b: CommitItem): boolean {
     if (b.failed) return false;
     const made: string[] = [];
+    let first: string | undefined;
     try {
       for (const r of b.recs) {
+        const final = this.pathOf(r.meta, 'new');
+        if (first !== undefined && this.linksUsable) {
+          try {
+            linkSync(first, final);
+            made.push(final);
+            continue;
+          } catch (e) {
+            if (!LINK_UNSUPPORTED.has(errnoCode(e) ?? '')) throw e;
+            this.linksUsable = false;
+            this.log('info', `store: hard links are not available here (${(e as Error).message}); each recipient gets a copy`);
+          }
+        }
         const tmp = this.pathOf(r.meta, 'tmp');
         made.push(tmp);
         writeFileSync(tmp, b.raw, { flag: 'wx', mode: 0o644 });
-        const final = this.pathOf(r.meta, 'new');
         renameSync(tmp, final);
         made.push(final);
+        first ??= final;
       }
       return true;
     } catch (e) {
