@@ -43,6 +43,8 @@ export interface EmailMessage {
   id: string;
   time: number;
   seconds_ago: number;
+  /** Present when the server could read the message only in part (broken or hostile MIME); `raw` has it whole. */
+  notice?: string;
 }
 
 /** docs/api.md §2.4: response of the fetch operation for a phone-number inbox. */

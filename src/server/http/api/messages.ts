@@ -38,16 +38,18 @@ export async function messageResource(ctx: ApiContext, req: Req, res: Res, route
       sendBytes(res, raw, { 'content-type': 'message/rfc822' });
       return;
     case 'links': {
-      const links = extractLinks(await textAndHtml(raw)).map((l) => l.url);
-      sendJson(res, 200, { links });
+      const source = await textAndHtml(raw);
+      const links = extractLinks(source).map((l) => l.url);
+      sendJson(res, 200, source.notice === undefined ? { links } : { links, notice: source.notice });
       return;
     }
     case 'attachments':
-      sendJson(res, 200, { attachments: await listAttachments(raw) });
+      sendJson(res, 200, await listAttachments(raw));
       return;
     case 'attachment': {
       const a = await getAttachment(raw, attachment);
       if (!a) throw notFound(`message ${id} has no attachment ${attachment}`);
+      if ('notice' in a) throw notFound(`message ${id} has no readable attachment ${attachment}: ${a.notice}`);
       sendBytes(res, a.bytes, { 'content-type': safeContentType(a.contentType), 'content-disposition': contentDisposition(a.filename) });
       return;
     }
