@@ -100,14 +100,22 @@ export async function measureBigMail(ours: Ours): Promise<Figure[]> {
   let peak = idle;
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(pid))), RSS_SAMPLE_MS);
   log(`bigmail: ${BIG_MESSAGES} × ${BIG_MESSAGE_BYTES / 1024 / 1024} MB over SMTP at once`);
-  const codes = await Promise.all(Array.from({ length: BIG_MESSAGES }, () => sendBig(ours.ready.smtp.port, `big@${DEFAULT_DOMAIN}`, message).catch(() => 0)));
+  let firstError: string | undefined;
+  const codes = await Promise.all(
+    Array.from({ length: BIG_MESSAGES }, () =>
+      sendBig(ours.ready.smtp.port, `big@${DEFAULT_DOMAIN}`, message).catch((e: Error) => {
+        firstError ??= e.message;
+        return 0;
+      }),
+    ),
+  );
   clearInterval(sampler);
   peak = Math.max(peak, rssMb(pid));
   const accepted = codes.filter((c) => c === 250).length;
   log(`bigmail: ${accepted}/${BIG_MESSAGES} accepted; waiting ${SETTLE_MS / 1000} s`);
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   const after = rssMb(pid);
-  const note = `idle ${idle.toFixed(0)} MB; ${accepted}/${BIG_MESSAGES} answered 250`;
+  const note = `idle ${idle.toFixed(0)} MB; ${accepted}/${BIG_MESSAGES} answered 250${firstError ? `; first failure: ${firstError}` : ''}`;
   return [
     figure({ name: `RSS rise at the peak, ${BIG_MESSAGES} × 24 MB over SMTP`, unit: 'MB', value: peak - idle, target: { op: '<=', value: 100, label: '≤ 100 MB' }, note }),
     figure({ name: `RSS over idle ${SETTLE_MS / 1000} s after them`, unit: 'MB', value: after - idle, target: { op: '<=', value: 20, label: '≤ 20 MB' } }),

@@ -3,8 +3,8 @@
 // first served, while others hold the rest; a request larger than the whole budget waits
 // until it is alone. Memory then stays bounded however many senders arrive at once.
 
-/** 64 MiB: two 25 MB messages, or thousands of small ones, at a time. */
-export const DEFAULT_BUDGET_BYTES = 64 * 1024 * 1024;
+/** 32 MiB: one 25 MB message and room for many small ones at a time; peak memory of big mail stays within ~100 MB. */
+export const DEFAULT_BUDGET_BYTES = 32 * 1024 * 1024;
 
 export type Release = () => void;
 

@@ -28,6 +28,7 @@ import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/mail
 import { loadOrCreateTokens, type TokenName, TokensError } from './tokens';
 import { VERSION } from './version';
 import { defaultConnectionCaps, readSoftFdLimit } from './limits';
+import { isMimeWorker, serveMimeJobs } from './http/mimePool';
 import { DEFAULT_MAX_RECIPIENTS } from './smtp';
 
 function fdCapsText(): string {
@@ -292,6 +293,9 @@ export async function main(argv: string[]): Promise<void> {
   process.stdout.write(formatReadyLine({ http: server.httpUrl, smtp: { host: hostForUrl(server.smtpHost), port: server.smtpPort } }) + '\n');
 }
 
-if (require.main === module) {
+if (isMimeWorker()) {
+  // This bundle started as a MIME worker thread of its own server (http/mimePool.ts).
+  serveMimeJobs();
+} else if (require.main === module) {
   main(process.argv.slice(2)).catch((e: unknown) => fail(`unexpected error: ${(e as Error).stack ?? String(e)}`, EXIT_FAILURE));
 }

@@ -23,6 +23,7 @@ import { AuthConfigError, HostCheck, TokenCheck, checkToken } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { ComposeError } from './compose';
 import { HttpError, badRequest, notFound } from './errors';
+import { MimePool } from './mimePool';
 import { sendError, sendJson } from './respond';
 import { allowedMethods, isTwilioRoute, matchRoute, parseUrl } from './routes';
 import { StreamHub } from './stream';
@@ -98,6 +99,7 @@ class Api {
   readonly #proofKey: string | undefined;
   readonly #log: (level: LogLevel, msg: string) => void;
   readonly #hub: StreamHub;
+  readonly #mime = new MimePool();
   /** Pending long-polls: each ends its wait when called. */
   readonly #polls = new Set<() => void>();
   readonly #ctx: ApiContext;
@@ -128,7 +130,7 @@ class Api {
     this.#hub = new StreamHub(o.store);
     const messages = new TwilioMessages(o.store);
     this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody };
-    this.#ctx = { store: o.store, hub: this.#hub, webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
+    this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
     this.#budget = o.budget ?? new ByteBudget();
     this.#maxBody = maxBody;
     this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;
@@ -171,6 +173,7 @@ class Api {
   async close(): Promise<void> {
     this.#closing = true;
     this.#hub.close();
+    void this.#mime.close();
     for (const end of [...this.#polls]) end();
     if (!this.server.listening) return;
     await new Promise<void>((resolve) => {
