@@ -32,6 +32,13 @@ const ENTRIES = {
     target: 'node20',
     banner: { js: '#!/usr/bin/env node' },
   },
+  // The test library of the server's npm package (`require('test-inbox')`); not in the VSIX.
+  lib: {
+    entryPoints: { lib: 'src/testing/index.ts' },
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+  },
   webview: {
     entryPoints: { webview: 'src/webview-ui/main.ts' },
     platform: 'browser',

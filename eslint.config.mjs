@@ -3,6 +3,8 @@
 import tseslint from 'typescript-eslint';
 
 const noVscode = { name: 'vscode', message: 'vscode is imported only under src/extension/: core, api, server and the webview UI run without it.' };
+/** undici stays a dev dependency (bench/): bundled, it is most of the extension's size. */
+const noUndici = { name: 'undici', message: "use the runtime's fetch (Node's built-in undici, proxy-aware in VS Code): the undici package is a dev dependency for bench/ only." };
 
 /** One no-restricted-imports rule: forbidden module names and specifier patterns. */
 function restrict(paths, patterns) {
@@ -25,19 +27,31 @@ export default tseslint.config(
   {
     // api: the HTTP client; of the project only core.
     files: ['src/api/**'],
-    rules: restrict([noVscode], [{ regex: '^\\.\\./(?!core/)', message: 'src/api imports of the project only src/core (never the server).' }]),
+    rules: restrict([noVscode, noUndici], [{ regex: '^\\.\\./(?!core/)', message: 'src/api imports of the project only src/core (never the server).' }]),
   },
   {
     // server: the local inbox server; never the editor side.
     files: ['src/server/**'],
-    rules: restrict([noVscode], [{ regex: '(^|/)(extension|webview-ui)(/|$)', message: 'src/server never imports the extension or the webview UI.' }]),
+    rules: restrict([noVscode, noUndici], [{ regex: '(^|/)(extension|webview-ui)(/|$)', message: 'src/server never imports the extension or the webview UI.' }]),
+  },
+  {
+    // testing: the library for test runners and the CLI's test commands; a client of the
+    // server like any test, so of src/server only the process contract and the CLI helpers.
+    files: ['src/testing/**'],
+    rules: restrict(
+      [noVscode],
+      [
+        { regex: '(^|/)(extension|webview-ui)(/|$)', message: 'src/testing never imports the extension or the webview UI.' },
+        { regex: '/server/(?!(contract|dataDir|args)$)', message: 'src/testing imports from src/server only contract, dataDir and args: it talks to the server over HTTP and SMTP.' },
+      ],
+    ),
   },
   {
     // extension: runs the server as a child process and shares only the process contract with it;
     // of the webview UI only the message protocol.
     files: ['src/extension/**'],
     rules: restrict(
-      [],
+      [noUndici],
       [
         { regex: '/server/(?!contract$)', message: 'the extension imports from src/server only the process contract (src/server/contract.ts).' },
         { regex: '/webview-ui/(?!protocol$)', message: 'the extension imports from src/webview-ui only the protocol.' },

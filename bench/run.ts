@@ -5,11 +5,13 @@
 //   npm run bench [-- --quick] [-- --only smtp,inject,list] [-- --profile]
 //
 // --quick     short windows (a smoke run; figures are noisier)
-// --only      a subset of: smtp, inject, store, list, arrival, install, bigmail, stall, recipients
-//             (list also measures startup and RSS; arrival: SMTP 250 → tree row in a real
-//             workbench, bench/arrival.ts; install: VSIX size, activate() and view → first row
-//             of the installed VSIX, bench/install.ts; bigmail, stall, recipients: issue 14's
-//             hostile-load figures, bench/harden.ts)
+// --only      a subset of: smtp, inject, store, list, arrival, install, open, heap, bigmail, stall,
+//             recipients (list also measures startup and RSS; arrival: SMTP 250 → tree row in a
+//             real workbench, bench/arrival.ts; install: VSIX size, activate() and view → first
+//             row of the installed VSIX, bench/install.ts; open: click on a message row → body
+//             rendered in its panel, bench/messageOpen.ts; heap: the extension host's heap growth
+//             with 10,000 messages listed, bench/extensionHeap.ts; bigmail, stall, recipients:
+//             issue 14's hostile-load figures, bench/harden.ts)
 // --rounds N  SMTP rounds per server, best kept (default 2; interleaved to share the noise)
 // --profile   run our server with --cpu-prof into .test-output/prof/
 import { spawnSync } from 'node:child_process';
@@ -25,7 +27,9 @@ import { figure, formatTable, machine, writeJson, type Figure } from './lib/repo
 import { runSmtpLoad, sendOne, DEFAULT_MESSAGE_BYTES, type SmtpLoadResult } from './lib/smtp-load';
 import { median } from './lib/stats';
 import { createProbe, diskProbe, pressure } from './lib/disk-probe';
-import { ARRIVAL_TARGET_MS, DEFAULT_ARRIVAL_SAMPLES, measureArrival } from './arrival';
+import { ARRIVAL_TARGET_MS, DEFAULT_ARRIVAL_SAMPLES, describeSeries, measureArrival, SPACED_GAP_MS } from './arrival';
+import { DEFAULT_OPEN_SAMPLES, measureMessageOpen, OPEN_TARGET_MS } from './messageOpen';
+import { HEAP_MESSAGES, HEAP_TARGET_MB, measureExtensionHeap } from './extensionHeap';
 import { ACTIVATE_TARGET_MS, DEFAULT_INSTALL_RUNS, measureInstall, VSIX_LIMIT_KB } from './install';
 import { HARDEN_FIGURES, measureHarden } from './harden';
 import { indexedFromHeaders, invalidateStore, prepareStore, STORE_MESSAGES, BIG_INBOX, BIG_INBOX_MESSAGES } from './lib/store-fixture';
@@ -68,7 +72,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { quick: false, only: new Set(['smtp', 'inject', 'store', 'list', 'arrival', 'install', ...HARDEN_FIGURES]), rounds: 2, profile: false };
+  const a: Args = { quick: false, only: new Set(['smtp', 'inject', 'store', 'list', 'arrival', 'install', 'open', 'heap', ...HARDEN_FIGURES]), rounds: 2, profile: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') a.quick = true;
@@ -463,14 +467,63 @@ async function main(): Promise<void> {
 
   if (args.only.has('arrival')) {
     // After the load servers are gone: the workbench and Chromium need the cores.
-    log('arrival latency: SMTP 250 → tree row in the DOM (code-server + Chromium)…');
-    const name = 'arrival latency p50 (SMTP 250 → tree row, push)';
-    const target = { op: '<=' as const, value: ARRIVAL_TARGET_MS, label: `≤ ${ARRIVAL_TARGET_MS} ms` };
+    log('arrival latency: SMTP 250 → stream event (Node client), then → tree row in the DOM (code-server + Chromium)…');
+    const target = { op: '<=' as const, value: ARRIVAL_TARGET_MS, label: `p95 ≤ ${ARRIVAL_TARGET_MS} ms` };
+    const names = {
+      hop: 'push hop p95 (SMTP 250 → stream event, Node client)',
+      backToBack: 'arrival p95 (SMTP 250 → tree row), back-to-back',
+      spaced: `arrival p95 (SMTP 250 → tree row), ${SPACED_GAP_MS} ms apart`,
+    };
     try {
-      const r = await measureArrival({ samples: args.quick ? 5 : DEFAULT_ARRIVAL_SAMPLES, onProgress: log });
-      figures.push(figure({ name, unit: 'ms', value: r.p50, target, note: `p95 ${r.p95 ?? '—'} ms, min ${r.min} ms, max ${r.max} ms, ${r.samples} samples` }));
+      const r = await measureArrival({ samples: args.quick ? 10 : DEFAULT_ARRIVAL_SAMPLES, onProgress: log });
+      details.arrival = r;
+      figures.push(
+        figure({ name: names.hop, unit: 'ms', value: r.pushHop.p95, note: `${describeSeries(r.pushHop)}; context: the server and the stream's socket alone` }),
+        figure({
+          name: names.backToBack,
+          unit: 'ms',
+          value: r.backToBack.p95,
+          target,
+          note: `${describeSeries(r.backToBack)}; each message sent as soon as the previous row showed, so it lands inside VS Code's 200 ms tree-refresh window opened by the previous one (bench/README.md)`,
+        }),
+        figure({ name: names.spaced, unit: 'ms', value: r.spaced.p95, target, note: `${describeSeries(r.spaced)}; each message sent ${SPACED_GAP_MS} ms after the previous row showed` }),
+      );
+    } catch (e) {
+      figures.push(figure({ name: names.backToBack, unit: 'ms', target, note: errText(e) }));
+    }
+  }
+
+  if (args.only.has('open')) {
+    log('message panel: click on a row → body rendered (code-server + Chromium)…');
+    const name = 'open a message, click → rendered body p95';
+    const target = { op: '<=' as const, value: OPEN_TARGET_MS, label: `p95 ≤ ${OPEN_TARGET_MS} ms` };
+    try {
+      const r = await measureMessageOpen({ samples: args.quick ? 10 : DEFAULT_OPEN_SAMPLES, onProgress: log });
+      details.messageOpen = r;
+      figures.push(figure({ name, unit: 'ms', value: r.p95, target, note: `p50 ${r.p50}, min ${r.min}, max ${r.max} ms; ${r.latencies.length} samples; HTML sign-up email, a new panel each time` }));
     } catch (e) {
       figures.push(figure({ name, unit: 'ms', target, note: errText(e) }));
+    }
+  }
+
+  if (args.only.has('heap')) {
+    log(`extension host heap: ${HEAP_MESSAGES.toLocaleString('en-US')} messages listed with Load more (code-server + Chromium)…`);
+    const name = `extension host heap growth, ${HEAP_MESSAGES.toLocaleString('en-US')} messages listed`;
+    const target = { op: '<=' as const, value: HEAP_TARGET_MB, label: `≤ ${HEAP_TARGET_MB} MB` };
+    try {
+      const r = await measureExtensionHeap({ onProgress: log });
+      details.extensionHeap = r;
+      figures.push(
+        figure({
+          name,
+          unit: 'MB',
+          value: r.growthMb,
+          target,
+          note: `${r.beforeMb.toFixed(1)} → ${r.afterMb.toFixed(1)} MB after full GCs; ${r.listed} messages in the tree after ${r.loadMoreCalls} × Load more`,
+        }),
+      );
+    } catch (e) {
+      figures.push(figure({ name, unit: 'MB', target, note: errText(e) }));
     }
   }
 

@@ -37,6 +37,8 @@ export const SAMPLES = {
   reportSubject: 'Your November report',
   signupSubject: 'Confirm your email address',
   signupCode: '482913',
+  /** The signup mail's verification link (the message view marks it; Copy Verification Link copies it). */
+  signupLink: 'https://acme.test/verify-email?token=q7Xr2mK4',
   smsInbox: '15555550123',
   smsCode: '731904',
 } as const;
@@ -190,13 +192,13 @@ export async function seedSamples(server: DemoServer): Promise<void> {
     from: 'Acme <no-reply@acme.test>',
     to,
     subject: SAMPLES.signupSubject,
-    text: `Welcome to Acme!\n\nYour verification code is ${SAMPLES.signupCode.slice(0, 3)} ${SAMPLES.signupCode.slice(3)}.\nIt expires in 10 minutes.`,
-    html: `<p>Welcome to Acme!</p><p>Your verification code is <b>${SAMPLES.signupCode.slice(0, 3)} ${SAMPLES.signupCode.slice(3)}</b>.</p><p>It expires in 10 minutes.</p>`,
+    text: `Welcome to Acme!\n\nYour verification code is ${SAMPLES.signupCode.slice(0, 3)} ${SAMPLES.signupCode.slice(3)}.\nIt expires in 10 minutes.\n\nOr confirm your email address: ${SAMPLES.signupLink}`,
+    html: `<p>Welcome to Acme!</p><p>Your verification code is <b>${SAMPLES.signupCode.slice(0, 3)} ${SAMPLES.signupCode.slice(3)}</b>.</p><p>It expires in 10 minutes.</p><p>Or <a href="${SAMPLES.signupLink}">confirm your email address</a>.</p>`,
   });
   const res = await fetch(`${server.http}/api/v2/domains/private/inboxes/${SAMPLES.smsInbox}`, {
     method: 'POST',
     headers: { authorization: server.apiToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ from: '15555550100', subject: 'SMS', text: `Your Acme login code is ${SAMPLES.smsCode}. Do not share it.\n\n@acme.test #${SAMPLES.smsCode}` }),
+    body: JSON.stringify({ from: '15555550100', text: `Your Acme login code is ${SAMPLES.smsCode}. Do not share it.\n\n@acme.test #${SAMPLES.smsCode}` }),
   });
   if (!res.ok) throw new DemoServerError('SEED_FAILED', `injecting the sample SMS failed: HTTP ${res.status} ${await res.text()}`);
 }

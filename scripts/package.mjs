@@ -4,8 +4,10 @@
 //                               (out/package/vsix) that holds production bundles, the manifest,
 //                               a README for the extension's details page, CHANGELOG, LICENSE
 //                               and media; .vscodeignore decides what of it ships.
-//   test-inbox-<version>.tgz    the server as an npm package (bin `test-inbox`), staged from
-//                               packages/server/ with the bundled CLI; no runtime dependencies.
+//   test-inbox-<version>.tgz    the server as an npm package (bin `test-inbox`, and the test
+//                               library `require('test-inbox')` with its .d.ts), staged from
+//                               packages/server/ with the bundled CLI and library; no runtime
+//                               dependencies.
 //   test-inbox-<version>-sourcemaps/   the production bundles' source maps, kept beside the
 //                               artifacts for debugging and shipped in neither.
 //
@@ -61,7 +63,7 @@ function moveMaps(dir, target) {
 async function packageVsix() {
   const stage = ARTIFACTS.vsixStage;
   fs.mkdirSync(stage, { recursive: true });
-  await buildBundles({ production: true, outdir: path.join(stage, 'dist') });
+  await buildBundles({ production: true, outdir: path.join(stage, 'dist'), only: ['extension', 'cli', 'webview'] });
   // The maps stay in the stage so that .vscodeignore is what keeps them out (as it must for
   // anyone running vsce at the root); copies go beside the artifacts.
   fs.mkdirSync(ARTIFACTS.sourcemaps, { recursive: true });
@@ -86,12 +88,43 @@ async function packageVsix() {
   return listed;
 }
 
+/**
+ * The library's type declarations: tsc emits them for src/testing/index.ts, and the two files
+ * of its public surface ship (lib.d.ts, types.d.ts). They must import nothing else: a
+ * reference to another module of the project would dangle in the package.
+ */
+function emitLibraryTypes(stage) {
+  const out = path.join(STAGE, 'dts');
+  const config = path.join(STAGE, 'tsconfig.dts.json');
+  fs.writeFileSync(
+    config,
+    JSON.stringify({
+      extends: path.join(ROOT, 'tsconfig.json'),
+      compilerOptions: { noEmit: false, declaration: true, emitDeclarationOnly: true, outDir: out, rootDir: path.join(ROOT, 'src'), types: ['node'] },
+      include: [],
+      files: [path.join(ROOT, 'src', 'testing', 'index.ts')],
+    }),
+  );
+  run(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', config], ROOT);
+  const shipped = { 'lib.d.ts': 'index.d.ts', 'types.d.ts': 'types.d.ts' };
+  for (const [to, from] of Object.entries(shipped)) {
+    const text = fs.readFileSync(path.join(out, 'testing', from), 'utf8');
+    for (const m of text.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)) {
+      if (m[1] !== './types') fail(`${from} of the library's declarations imports ${m[1]}: its public types must be declared in src/testing/types.ts`);
+    }
+    fs.writeFileSync(path.join(stage, to), text);
+  }
+  fs.rmSync(out, { recursive: true, force: true });
+  fs.rmSync(config, { force: true });
+}
+
 async function packageServer() {
   const stage = ARTIFACTS.serverStage;
   fs.mkdirSync(stage, { recursive: true });
-  await buildBundles({ production: true, outdir: stage, only: ['cli'] });
+  await buildBundles({ production: true, outdir: stage, only: ['cli', 'lib'] });
   moveMaps(stage, ARTIFACTS.sourcemaps);
   fs.chmodSync(path.join(stage, 'cli.js'), 0o755);
+  emitLibraryTypes(stage);
   const template = JSON.parse(fs.readFileSync(path.join(ROOT, 'packages', 'server', 'package.json'), 'utf8'));
   fs.writeFileSync(path.join(stage, 'package.json'), JSON.stringify({ ...template, version }, null, 2) + '\n');
   fs.copyFileSync(path.join(ROOT, 'packages', 'server', 'README.md'), path.join(stage, 'README.md'));
@@ -115,7 +148,8 @@ async function main() {
   }
   if (only !== 'vsix') {
     await packageServer();
-    lines.push(`${path.basename(ARTIFACTS.tarball)}  ${kb(fs.statSync(ARTIFACTS.tarball).size)}  (cli.js ${kb(fs.statSync(path.join(ARTIFACTS.serverStage, 'cli.js')).size)})`);
+    const size = (f) => kb(fs.statSync(path.join(ARTIFACTS.serverStage, f)).size);
+    lines.push(`${path.basename(ARTIFACTS.tarball)}  ${kb(fs.statSync(ARTIFACTS.tarball).size)}  (cli.js ${size('cli.js')}, lib.js ${size('lib.js')})`);
   }
   lines.push(`source maps: ${path.relative(ROOT, ARTIFACTS.sourcemaps)}/`);
   process.stdout.write(lines.join('\n') + '\n');

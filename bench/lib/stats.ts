@@ -13,3 +13,11 @@ export function percentile(sorted: readonly number[], p: number): number {
 export function median(values: readonly number[]): number {
   return percentile([...values].sort((a, b) => a - b), 50);
 }
+
+/** `--samples N` from the command line (a positive whole number), else `fallback`. */
+export function samplesArg(fallback: number): number {
+  const at = process.argv.indexOf('--samples');
+  const samples = at >= 0 ? Number(process.argv[at + 1]) : fallback;
+  if (!Number.isInteger(samples) || samples < 1) throw new Error('--samples needs a positive whole number');
+  return samples;
+}

@@ -1,12 +1,12 @@
 // The API client: one object per server (base URL + API token) implementing InboxApi for
 // our local server (docs/api.md) and the hosted service (Mailinator v2,
 // `https://api.mailinator.com`, raw `Authorization: <token>` header).
-import type { AttachmentInfo, DeleteResult, DomainsResponse, HealthResponse, InjectedMessage, InjectionResult } from '../core/wire';
+import type { AttachmentInfo, DeleteResult, DomainsResponse, HealthResponse, InjectedMessage, InjectionResult, LatestCode, LatestLink, WebhookDeliveryResult } from '../core/wire';
 import { ApiError } from './errors';
 import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, DEFAULT_USER_AGENT, DOWNLOAD_TIMEOUT_MS, MAX_DOWNLOAD_BYTES, MAX_JSON_BYTES, Transport, type HttpRequest, type LogFn } from './http';
 import { baseString, checkAttachmentId, checkDomain, checkInbox, checkMessageId, listQuery, normalizeBaseUrl, paths } from './paths';
 import { StreamSubscription, type StreamOptions } from './stream';
-import type { Attachment, CallOptions, InboxApi, ListParams, Listing, Message, StreamHandlers, Subscription } from './types';
+import type { Attachment, CallOptions, InboxApi, LatestParams, LinkKindParam, ListParams, Listing, Message, StreamHandlers, Subscription } from './types';
 import {
   parseAttachments,
   parseDeleteResult,
@@ -14,9 +14,12 @@ import {
   parseHealth,
   parseInjectionResult,
   parseJsonText,
+  parseLatestCode,
+  parseLatestLink,
   parseLinks,
   parseListing,
   parseMessage,
+  parseWebhookDeliveryResult,
 } from './validate';
 
 /** More retries than this would only hide a broken server from the user. */
@@ -171,7 +174,7 @@ class InboxClient implements InboxApi {
     return this.json({ method: 'POST', url: this.url(paths.inject(domain, inbox)), credential: 'api', json: body, what: `inbox "${inbox}" in domain "${domain}"` }, opts, parseInjectionResult);
   }
 
-  async deliverWebhook(url: string, message: InjectedMessage, opts?: CallOptions): Promise<InjectionResult> {
+  async deliverWebhook(url: string, message: InjectedMessage, opts?: CallOptions): Promise<WebhookDeliveryResult> {
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -182,12 +185,40 @@ class InboxClient implements InboxApi {
       throw invalid('url', 'Invalid webhook URL: it must be an http(s) URL without credentials.');
     }
     const body = checkInjected(message, { checkTo: true });
-    return this.json({ method: 'POST', url: parsed.href, credential: 'webhook', json: body, what: 'webhook route at this URL' }, opts, parseInjectionResult);
+    return this.json({ method: 'POST', url: parsed.href, credential: 'webhook', json: body, what: 'webhook route at this URL' }, opts, parseWebhookDeliveryResult);
   }
 
   async getLinks(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string[]> {
     this.checkMessageArgs(domain, inbox, id);
     return this.json({ method: 'GET', url: this.url(paths.messageExtra(domain, inbox, id, '/links')), credential: 'api', what: `message ${id}` }, opts, parseLinks);
+  }
+
+  getCode(domain: string, inbox: string, params?: LatestParams, opts?: CallOptions): Promise<LatestCode> {
+    return this.latest(domain, inbox, 'code', params ?? {}, opts, parseLatestCode);
+  }
+
+  getLink(domain: string, inbox: string, params?: LatestParams & { kind?: LinkKindParam }, opts?: CallOptions): Promise<LatestLink> {
+    return this.latest(domain, inbox, 'link', params ?? {}, opts, parseLatestLink);
+  }
+
+  private async latest<T>(domain: string, inbox: string, what: 'code' | 'link', params: LatestParams & { kind?: LinkKindParam }, opts: CallOptions | undefined, parse: (v: unknown) => T): Promise<T> {
+    checkDomain(domain);
+    checkInbox(inbox, { allowAll: false });
+    const q = new URLSearchParams();
+    if (params.since !== undefined) {
+      if (typeof params.since === 'number' && !(Number.isSafeInteger(params.since) && params.since >= 0)) throw invalid('since', 'since must be a time in ms since the epoch or a message id.');
+      if (typeof params.since === 'string') checkMessageId(params.since);
+      q.set('since', String(params.since));
+    }
+    if (params.wait !== undefined) {
+      if (!Number.isFinite(params.wait) || params.wait < 0) throw invalid('wait', 'wait must be a number of seconds, 0 or more.');
+      q.set('wait', `${Math.round(params.wait * 1000)}ms`);
+    }
+    if (params.delete) q.set('delete', 'true');
+    if (params.kind !== undefined) q.set('kind', params.kind);
+    const query = q.size > 0 ? `?${q.toString()}` : '';
+    const minTimeoutMs = params.wait ? params.wait * 1000 + LONG_POLL_MARGIN_MS : undefined;
+    return this.json({ method: 'GET', url: this.url(paths.latest(domain, inbox, what) + query), credential: 'api', what: `inbox "${inbox}" in domain "${domain}"`, minTimeoutMs }, opts, parse);
   }
 
   async listAttachments(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<AttachmentInfo[]> {

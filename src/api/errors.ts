@@ -161,6 +161,10 @@ export function errorFromStatus(status: number, serverMessage: string | undefine
   };
   if (status === 401 || status === 403) return unauthorized();
   if (status === 400 && serverMessage !== undefined && isTokenComplaint(serverMessage)) return unauthorized();
+  // Mailinator documents HTTP 400 as "Invalid API Token" and sends it without a reason; the
+  // local server always says why it refuses a request, so a bare 400 to a call made with the
+  // API token is that token.
+  if (status === 400 && serverMessage === undefined && ctx.credential === 'api') return unauthorized();
   if (status === 404) return new ApiError('notFound', `The server has no ${ctx.what}. It may have been deleted; refresh and try again.${said}`, base);
   if (status === 429) {
     const wait = retryAfterMs !== undefined ? ` It asks to wait ${Math.ceil(retryAfterMs / 1000)} s.` : '';
@@ -170,6 +174,13 @@ export function errorFromStatus(status: number, serverMessage: string | undefine
   if (status >= 500) return new ApiError('server', `The server failed (HTTP ${status}). Try again, or check the server's log.${said}`, base);
   return new ApiError('badRequest', `The server refused the request (HTTP ${status}).${said || ' Check the input and the server URL.'}`, base);
 }
+
+/**
+ * `fetch` refuses the Fetch standard's "bad ports" (ports of other protocols: 25, 6000, 10080…)
+ * with this message and no code; the client names it with a code of its own.
+ */
+const FETCH_BAD_PORT_MESSAGE = 'bad port';
+const BAD_PORT = 'BAD_PORT';
 
 /** Network error codes worth naming to the user, with what they usually mean. */
 const NETWORK_HINTS: Record<string, string> = {
@@ -182,33 +193,46 @@ const NETWORK_HINTS: Record<string, string> = {
   ENETUNREACH: 'the network is unreachable. Check the network',
   UND_ERR_SOCKET: 'the connection was closed unexpectedly. Try again',
   UND_ERR_CLOSED: 'the connection was closed. Try again',
+  UND_ERR_CONNECT_TIMEOUT: 'the connection could not be opened in time. Check the network and the server URL',
+  UND_ERR_HEADERS_TIMEOUT: 'the server took too long to answer. Try again',
+  UND_ERR_BODY_TIMEOUT: 'the server stopped sending. Try again',
+  [BAD_PORT]: 'fetch refuses this port, reserved for another protocol (such as 6000 or 10080). Run the server on another port',
   CERT_HAS_EXPIRED: 'its TLS certificate has expired',
   DEPTH_ZERO_SELF_SIGNED_CERT: 'its TLS certificate is self-signed',
   UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'its TLS certificate cannot be verified',
 };
 
-/** Extracts a network code (ECONNREFUSED…) from an error or its cause chain. */
-export function networkCodeOf(err: unknown): string | undefined {
+/**
+ * The error of the chain (`err`, `err.cause`, …) that names the failure, and its code.
+ * `fetch` rejects with `TypeError('fetch failed')` (or `'terminated'` when a body breaks)
+ * whose `cause` is the system error (ECONNREFUSED…) or an undici error (UND_ERR_SOCKET…),
+ * itself sometimes wrapping the system error: the system code is preferred.
+ */
+function networkSourceOf(err: unknown): { code?: string; error: unknown } {
   let e: unknown = err;
+  let undiciFound: { code: string; error: unknown } | undefined;
   for (let depth = 0; depth < 5 && typeof e === 'object' && e !== null; depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && code !== 'UND_ERR_ABORTED') {
-      if (NETWORK_HINTS[code] || /^E[A-Z]+$/.test(code)) return code;
-      if (depth === 0 && code.startsWith('UND_ERR')) {
-        // undici wraps the system error; prefer the system code when there is one.
-        const inner = networkCodeOf((e as { cause?: unknown }).cause);
-        return inner ?? code;
-      }
+      if (code.startsWith('UND_ERR')) undiciFound ??= { code, error: e };
+      else if (NETWORK_HINTS[code] || /^E[A-Z]+$/.test(code)) return { code, error: e };
+    } else if (code === undefined && (e as { message?: unknown }).message === FETCH_BAD_PORT_MESSAGE) {
+      return { code: BAD_PORT, error: e };
     }
     e = (e as { cause?: unknown }).cause;
   }
-  return undefined;
+  return undiciFound ?? { error: err };
+}
+
+/** Extracts a network code (ECONNREFUSED…) from an error or its cause chain. */
+export function networkCodeOf(err: unknown): string | undefined {
+  return networkSourceOf(err).code;
 }
 
 export function networkError(err: unknown, origin: string, secrets: ReadonlyArray<string | undefined>): ApiError {
-  const code = networkCodeOf(err);
+  const { code, error } = networkSourceOf(err);
   const hint = code ? NETWORK_HINTS[code] ?? `the connection failed (${code})` : 'the connection failed';
-  const raw = err instanceof Error ? err : new Error(String(err));
+  const raw = error instanceof Error ? error : err instanceof Error ? err : new Error(String(err));
   return new ApiError('network', `Could not reach the server at ${origin}: ${hint}.`, {
     cause: { name: raw.name, code, message: redact(raw.message, secrets) },
   });

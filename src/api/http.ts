@@ -1,10 +1,11 @@
-// The client's transport: one undici Agent (keep-alive pool) per client, a time budget per
-// call, cancellation through AbortSignal, and retries with jittered exponential backoff for
-// idempotent reads only. Every failure leaves here as an ApiError; no token is ever put in
-// a URL, a log line or an error.
-import { Agent } from 'undici';
-import type { IncomingHttpHeaders } from 'undici/types/header';
-import type { Readable } from 'node:stream';
+// The client's transport: the runtime's own `fetch` (Node's built-in undici, whose global
+// pool keeps connections alive; in VS Code's extension host the same fetch also goes through
+// the user's proxy settings), a time budget per call, cancellation through AbortSignal, and
+// retries with jittered exponential backoff for idempotent reads only. Redirects are not
+// followed. Every failure leaves here as an ApiError; no token is ever put in a URL, a log
+// line or an error.
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { ApiError, errorFromStatus, networkError, parseRetryAfter, redact, serverMessageOf } from './errors';
 import type { CallOptions } from './types';
 import { redactWebhookUrl } from './webhooks';
@@ -19,12 +20,6 @@ export const RETRY_BASE_DELAY_MS = 250;
 export const RETRY_MAX_DELAY_MS = 5_000;
 /** A Retry-After longer than this is not waited for: the call fails as rateLimited and the caller decides. */
 export const MAX_RETRY_AFTER_MS = 30_000;
-/** Idle keep-alive sockets are closed after this; below Node's server default (5 s) so a reused socket is never one the server is closing. */
-export const KEEP_ALIVE_TIMEOUT_MS = 4_000;
-/** Upper bound on a server-suggested keep-alive. */
-export const KEEP_ALIVE_MAX_TIMEOUT_MS = 60_000;
-/** Sockets per origin: a few push streams plus parallel reads of a tree view. */
-export const MAX_CONNECTIONS_PER_ORIGIN = 16;
 /** Largest JSON body read: a 500-message listing is well below 1 MiB. */
 export const MAX_JSON_BYTES = 16 * 1024 * 1024;
 /** Budget of a download (attachment, raw source) when the caller gives none: 64 MiB over a slow link. */
@@ -65,21 +60,45 @@ export interface HttpRequest {
   defaultTimeoutMs?: number;
 }
 
+/** Response headers by lower-case name (repeated headers joined with `, `, as fetch does). */
+export type ResponseHeaders = Record<string, string>;
+
 export interface HttpResponse {
   status: number;
-  headers: IncomingHttpHeaders;
+  headers: ResponseHeaders;
   body: Buffer;
 }
 
 export interface StreamResponse {
   status: number;
-  headers: IncomingHttpHeaders;
+  headers: ResponseHeaders;
   body: Readable;
 }
 
-function header(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
+function headersOf(res: Response): ResponseHeaders {
+  return Object.fromEntries(res.headers);
+}
+
+/**
+ * Reads a fetch body up to `limit` bytes (decoded bytes: fetch undoes a content-encoding).
+ * Past the limit the body is cancelled, which closes its connection, and `over` is set;
+ * `bytes` then holds the chunks before the one that passed it.
+ */
+async function readLimited(body: ReadableStream<Uint8Array> | null, limit: number): Promise<{ bytes: Buffer; over: boolean }> {
+  if (body === null) return { bytes: Buffer.alloc(0), over: false };
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { bytes: Buffer.concat(chunks), over: false };
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      return { bytes: Buffer.concat(chunks), over: true };
+    }
+    chunks.push(value);
+  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -119,18 +138,11 @@ export function cancelledError(): ApiError {
 type AbortWhy = 'cancelled' | 'timeout' | 'disposed';
 
 export class Transport {
-  readonly agent: Agent;
   /** Every call in flight, with how to abort it. */
   private readonly active = new Map<AbortController, (why: AbortWhy) => void>();
   private disposed = false;
 
-  constructor(private readonly options: TransportOptions) {
-    this.agent = new Agent({
-      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-      keepAliveMaxTimeout: KEEP_ALIVE_MAX_TIMEOUT_MS,
-      connections: MAX_CONNECTIONS_PER_ORIGIN,
-    });
-  }
+  constructor(private readonly options: TransportOptions) {}
 
   /** Where the server is, for messages (no credentials). */
   get origin(): string {
@@ -217,7 +229,7 @@ export class Transport {
           }
           if (res.status >= 300 && res.status < 400) {
             // Not followed: a redirect would resend the token to wherever it points.
-            const location = header(res.headers, 'location');
+            const location = res.headers.location;
             const where = location ? ` to ${redactWebhookUrl(this.redact(location))}` : '';
             throw new ApiError('badRequest', `The server redirects${where} (HTTP ${res.status}). Use the address it redirects to as the server URL (https instead of http?).`, {
               status: res.status,
@@ -225,7 +237,7 @@ export class Transport {
           }
           const text = res.body.toString('utf8');
           const serverMessage = serverMessageOf(text);
-          failure = errorFromStatus(res.status, serverMessage === undefined ? undefined : this.redact(serverMessage), parseRetryAfter(header(res.headers, 'retry-after')), {
+          failure = errorFromStatus(res.status, serverMessage === undefined ? undefined : this.redact(serverMessage), parseRetryAfter(res.headers['retry-after']), {
             what: req.what,
             credential: req.credential,
             hasToken: !!this.options.apiToken,
@@ -273,36 +285,26 @@ export class Transport {
       body = JSON.stringify(req.json);
       extra['content-type'] = 'application/json';
     }
-    const res = await this.agent.request({
-      origin: url.origin,
-      path: `${url.pathname}${url.search}`,
+    const res = await fetch(url, {
       method: req.method,
       headers: this.headers(req.credential, req.accept, extra),
       body,
       signal,
-      // The call's own budget (AbortController above) bounds the time; undici's would only race it.
-      headersTimeout: 0,
-      bodyTimeout: 0,
+      // Not followed: a redirect would resend the token to wherever it points (request() reports it).
+      redirect: 'manual',
     });
-    const ok = res.statusCode >= 200 && res.statusCode < 300;
+    const ok = res.status >= 200 && res.status < 300;
     const limit = ok ? req.maxBytes : MAX_ERROR_BODY_BYTES;
-    const declared = Number(header(res.headers, 'content-length'));
+    // Content-Length counts encoded bytes; the limit counts what is read, so only an unencoded length is checked up front.
+    const declared = res.headers.has('content-encoding') ? NaN : Number(res.headers.get('content-length') ?? NaN);
     if (ok && Number.isFinite(declared) && declared > limit) {
-      res.body.destroy();
-      throw new ApiError('protocol', `The server sent ${declared} bytes, more than the ${limit} this client reads.`, { status: res.statusCode, field: 'response' });
+      await res.body?.cancel().catch(() => undefined);
+      throw new ApiError('protocol', `The server sent ${declared} bytes, more than the ${limit} this client reads.`, { status: res.status, field: 'response' });
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) {
-        res.body.destroy();
-        if (!ok) break; // an error body only needs its start
-        throw new ApiError('protocol', `The server sent more than the ${limit} bytes this client reads.`, { status: res.statusCode, field: 'response' });
-      }
-      chunks.push(chunk);
-    }
-    return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) };
+    const { bytes, over } = await readLimited(res.body, limit);
+    // An error body only needs its start.
+    if (over && ok) throw new ApiError('protocol', `The server sent more than the ${limit} bytes this client reads.`, { status: res.status, field: 'response' });
+    return { status: res.status, headers: headersOf(res), body: bytes };
   }
 
   /**
@@ -312,7 +314,6 @@ export class Transport {
    */
   async openStream(url: string, signal: AbortSignal, connectTimeoutMs: number, extraHeaders: Record<string, string> = {}): Promise<StreamResponse> {
     if (this.disposed) throw new ApiError('cancelled', 'The client was disposed.');
-    const u = new URL(url);
     const ac = new AbortController();
     let why: AbortWhy | undefined;
     const abort = (w: AbortWhy): void => {
@@ -325,22 +326,23 @@ export class Transport {
     const timer = setTimeout(() => abort('timeout'), connectTimeoutMs);
     this.active.set(ac, abort);
     try {
-      const res = await this.agent.request({
-        origin: u.origin,
-        path: `${u.pathname}${u.search}`,
+      const res = await fetch(url, {
         method: 'GET',
-        headers: this.headers('api', 'text/event-stream', { 'cache-control': 'no-cache', ...extraHeaders }),
+        // identity: events are read as they come; a compressing server or proxy could hold them back.
+        headers: this.headers('api', 'text/event-stream', { 'cache-control': 'no-cache', 'accept-encoding': 'identity', ...extraHeaders }),
         signal: ac.signal,
-        headersTimeout: 0,
-        bodyTimeout: 0,
+        redirect: 'manual',
       });
       clearTimeout(timer);
+      const body = res.body === null ? Readable.from([]) : Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>);
       // From here the body lives as long as the caller's signal; the controller stays tracked for dispose().
-      res.body.once('close', () => {
+      body.once('close', () => {
         signal.removeEventListener('abort', onAbort);
         this.active.delete(ac);
+        // Ends the request too, so the connection is closed rather than left streaming to nobody.
+        ac.abort();
       });
-      return { status: res.statusCode, headers: res.headers, body: res.body };
+      return { status: res.status, headers: headersOf(res), body };
     } catch (e) {
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
@@ -373,12 +375,14 @@ export class Transport {
     return { what, credential: 'api', hasToken: !!this.options.apiToken, origin: this.options.origin };
   }
 
-  /** Aborts every call in flight (they fail as cancelled) and closes the pool. */
+  /**
+   * Aborts every call in flight (they fail as cancelled) and every open stream. The pool is the
+   * runtime's: its idle keep-alive connections close by themselves after a few seconds.
+   */
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
     for (const abort of this.active.values()) abort('disposed');
     this.active.clear();
-    await this.agent.destroy().catch(() => undefined);
   }
 }

@@ -23,9 +23,12 @@ export {
   parseDomains,
   parseHealth,
   parseInjectionResult,
+  parseLatestCode,
+  parseLatestLink,
   parseLinks,
   parseListing,
   parseMessage,
   parseStreamEvent,
+  parseWebhookDeliveryResult,
 } from './validate';
 export { MAX_WEBHOOK_TOKEN_LENGTH, redactWebhookUrl, webhookUrls, type WebhookUrlOptions } from './webhooks';

@@ -1,7 +1,7 @@
 // Input checks and path building. Every name is checked with src/core/ids.ts before a
 // request is made (an invalid one is an ApiError `invalidInput`, no network call), and
 // every path segment is encoded.
-import { ALL_INBOXES, domainProblem, inboxNameProblem, parseMessageId } from '../core/ids';
+import { ALL_INBOXES, domainProblem, inboxNameProblem, MAX_MESSAGE_ID_LENGTH, messageIdProblem } from '../core/ids';
 import { ApiError } from './errors';
 import type { ListParams } from './types';
 
@@ -11,8 +11,6 @@ export const MAX_LIST_LIMIT = 500;
 export const MAX_LIST_WAIT_SECONDS = 60;
 /** Longest cursor accepted: cursors are message ids or opaque hosted tokens, never this long. */
 export const MAX_CURSOR_LENGTH = 1024;
-/** Longest message id accepted: an inbox name plus two 12-digit numbers, with margin. */
-export const MAX_MESSAGE_ID_LENGTH = 128;
 
 function invalid(field: string, message: string): ApiError {
   return new ApiError('invalidInput', message, { field });
@@ -36,11 +34,15 @@ export function checkInbox(inbox: string, options: { allowAll: boolean }): strin
   return inbox;
 }
 
+/**
+ * A message id as a server listed it. Ids are opaque: the hosted service's do not follow the
+ * local server's `<inbox>-<number>-<number>` (e.g. `bill-1770915939-0125389591012`), so any id
+ * that stays inside its (encoded) path segment is accepted.
+ */
 export function checkMessageId(id: string): string {
   if (typeof id !== 'string') throw invalid('id', 'The message id must be a string.');
-  if (id.length > MAX_MESSAGE_ID_LENGTH || parseMessageId(id) === undefined) {
-    throw invalid('id', `Invalid message id "${id.slice(0, MAX_MESSAGE_ID_LENGTH)}": expected <inbox>-<number>-<number>.`);
-  }
+  const problem = messageIdProblem(id);
+  if (problem) throw invalid('id', `Invalid message id "${id.slice(0, MAX_MESSAGE_ID_LENGTH).replace(/[\u0000-\u001f\u007f]/g, '?')}": ${problem}.`);
   return id;
 }
 
@@ -81,19 +83,26 @@ export function listQuery(params: ListParams = {}): string {
 
 const enc = encodeURIComponent;
 
-/** Paths relative to the base URL. The operations of docs/api.md §4 use its exact spelling. */
+/**
+ * Paths relative to the base URL, in the forms of Mailinator's OpenAPI description
+ * (manybrain/mailinatordocs `openapi/mailinator-api.yaml`), its official SDKs and its
+ * documented "HTTP Request" lines: always `domains` (plural), inject at `…/messages`. The
+ * local server accepts these and the older spellings (`domain`, inject without `/messages`).
+ */
 export const paths = {
   domains: (): string => '/api/v2/domains',
-  /** docs/api.md §4.1 (`domains`, plural). */
+  /** docs/api.md §4.1. */
   inbox: (domain: string, inbox: string): string => `/api/v2/domains/${enc(domain)}/inboxes/${enc(inbox)}`,
-  /** docs/api.md §4.4 (`domains`, trailing slash as in docs/api.md §4.4). */
-  inject: (domain: string, inbox: string): string => `/api/v2/domains/${enc(domain)}/inboxes/${enc(inbox)}/`,
-  /** docs/api.md §4.2/§4.3 (`domain`, singular, as in docs/api.md §4.2). */
-  message: (domain: string, inbox: string, id: string): string => `/api/v2/domain/${enc(domain)}/inboxes/${enc(inbox)}/messages/${enc(id)}`,
-  /** Extras (links, attachments, raw, delete) use `domains` like the official SDKs. */
+  /** docs/api.md §4.4 (OpenAPI `postMessage`). */
+  inject: (domain: string, inbox: string): string => `/api/v2/domains/${enc(domain)}/inboxes/${enc(inbox)}/messages`,
+  /** docs/api.md §4.2/§4.3 (OpenAPI `getInboxMessage`). */
+  message: (domain: string, inbox: string, id: string): string => `/api/v2/domains/${enc(domain)}/inboxes/${enc(inbox)}/messages/${enc(id)}`,
+  /** Extras (links, attachments, raw, delete) on the message's path. */
   messageExtra: (domain: string, inbox: string, id: string, tail = ''): string =>
     `/api/v2/domains/${enc(domain)}/inboxes/${enc(inbox)}/messages/${enc(id)}${tail}`,
   stream: (domain: string, inbox?: string): string => `/api/v2/domains/${enc(domain)}/stream${inbox === undefined ? '' : `/${enc(inbox)}`}`,
+  /** Local server extra: `what` is `code` or `link` (docs/api.md "Codes and links"). */
+  latest: (domain: string, inbox: string, what: 'code' | 'link'): string => `/api/v2/domains/${enc(domain)}/inboxes/${enc(inbox)}/${what}`,
   health: (): string => '/healthz',
 };
 

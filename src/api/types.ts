@@ -9,8 +9,11 @@ import type {
   InboxListing,
   InjectedMessage,
   InjectionResult,
+  LatestCode,
+  LatestLink,
   SmsMessage,
   StreamEvent,
+  WebhookDeliveryResult,
 } from '../core/wire';
 
 export interface CallOptions {
@@ -27,6 +30,19 @@ export interface ListParams {
   /** Long-poll: wait up to this many seconds for a message when none matches. */
   wait?: number;
 }
+
+/** Parameters of the local server's code and link routes (docs/api.md "Codes and links"). */
+export interface LatestParams {
+  /** Only messages after this: a time in ms since the epoch, or a message id of the inbox. */
+  since?: number | string;
+  /** Long-poll up to this many seconds (the server cuts it to 60). */
+  wait?: number;
+  /** Delete the answered message, so that no other run reads it. */
+  delete?: boolean;
+}
+
+/** `kind` of the link route. */
+export type LinkKindParam = 'verify' | 'reset' | 'login' | 'any';
 
 /** A listing; `cursor` is present when the server says there is a next page. */
 export type Listing = InboxListing & { cursor?: string };
@@ -75,9 +91,16 @@ export interface InboxApi {
   listInbox(domain: string, inbox: string, params?: ListParams, opts?: CallOptions): Promise<Listing>;
   getMessage(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<Message>;
   inject(domain: string, inbox: string, message: InjectedMessage, opts?: CallOptions): Promise<InjectionResult>;
-  /** POSTs a webhook delivery to a URL made by `webhookUrls` (webhook token, never the API token). */
-  deliverWebhook(url: string, message: InjectedMessage, opts?: CallOptions): Promise<InjectionResult>;
+  /**
+   * POSTs a webhook delivery to a URL made by `webhookUrls` (webhook token, never the API
+   * token). `id` is absent when the server named no message (the hosted service's answer).
+   */
+  deliverWebhook(url: string, message: InjectedMessage, opts?: CallOptions): Promise<WebhookDeliveryResult>;
   getLinks(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string[]>;
+  /** Local server only: the one-time code of the newest message after `since` (404 `notFound` when none arrives within `wait`). */
+  getCode(domain: string, inbox: string, params?: LatestParams, opts?: CallOptions): Promise<LatestCode>;
+  /** Local server only: the first link of `kind` in the newest message after `since` that has one. */
+  getLink(domain: string, inbox: string, params?: LatestParams & { kind?: LinkKindParam }, opts?: CallOptions): Promise<LatestLink>;
   listAttachments(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<AttachmentInfo[]>;
   downloadAttachment(domain: string, inbox: string, id: string, attachmentId: number, opts?: CallOptions): Promise<Attachment>;
   getRaw(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string>;

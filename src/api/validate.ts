@@ -4,13 +4,17 @@
 // the hosted service sends many (`origfrom`, `size`, `stream`, `source`, `ip`, …).
 import type {
   AttachmentInfo,
+  ClickableLink,
   DeleteResult,
   DomainsResponse,
   EmailPart,
   HealthResponse,
   InjectionResult,
+  LatestCode,
+  LatestLink,
   MessageSummary,
   StreamEvent,
+  WebhookDeliveryResult,
 } from '../core/wire';
 import { isPhoneInbox, parseMessageId } from '../core/ids';
 import type { Listing, Message } from './types';
@@ -97,6 +101,36 @@ function headerMap(v: unknown, path: string): Record<string, string> {
   return out;
 }
 
+/**
+ * An extra field of the hosted service that the client keeps but does not depend on: taken
+ * when it is a non-empty string, ignored otherwise (a change of its type must not make a whole
+ * listing unreadable).
+ */
+function extraStr(o: Rec, key: string): string | undefined {
+  const v = o[key];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** The hosted service's sender fields (`fromfull`, `origfrom`) and `ip`, where present. */
+function senderExtras(o: Rec, keys: ReadonlyArray<'fromfull' | 'origfrom' | 'ip'>): Partial<Record<'fromfull' | 'origfrom' | 'ip', string>> {
+  const out: Partial<Record<'fromfull' | 'origfrom' | 'ip', string>> = {};
+  for (const k of keys) {
+    const v = extraStr(o, k);
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
+}
+
+/** The hosted service's `clickablelinks: [{link, text}]`; entries without a string `link` are skipped. */
+function clickableLinks(v: unknown): ClickableLink[] | undefined {
+  if (!Array.isArray(v)) return undefined;
+  const out: ClickableLink[] = [];
+  for (const l of v) {
+    if (isRec(l) && typeof l.link === 'string' && l.link !== '') out.push({ link: l.link, text: typeof l.text === 'string' ? l.text : '' });
+  }
+  return out;
+}
+
 /** Longest `code` accepted in a summary: core/otp.ts finds none longer than 12 characters. */
 const MAX_SUMMARY_CODE = 32;
 
@@ -114,6 +148,7 @@ function summary(v: unknown, path: string, listingDomain: string): MessageSummar
     to: str(o, 'to', path),
     time: int(o, 'time', path),
     seconds_ago: int(o, 'seconds_ago', path),
+    ...senderExtras(o, ['fromfull', 'origfrom', 'ip']),
   };
 }
 
@@ -152,6 +187,8 @@ export function parseMessage(v: unknown, requested: { inbox: string; id: string 
       seconds_ago: int(o, 'seconds_ago', ''),
     };
   }
+  const ttl = o.ttl;
+  const links = clickableLinks(o.clickablelinks);
   return {
     kind: 'email',
     fromfull: str(o, 'fromfull', ''),
@@ -170,6 +207,9 @@ export function parseMessage(v: unknown, requested: { inbox: string; id: string 
     id: str(o, 'id', ''),
     time: int(o, 'time', ''),
     seconds_ago: int(o, 'seconds_ago', ''),
+    ...senderExtras(o, ['origfrom', 'ip']),
+    ...(typeof ttl === 'number' && Number.isSafeInteger(ttl) ? { ttl } : {}),
+    ...(links !== undefined ? { clickablelinks: links } : {}),
   };
 }
 
@@ -179,6 +219,38 @@ export function parseInjectionResult(v: unknown): InjectionResult {
   const status = str(o, 'status', '');
   if (status !== 'ok') throw protocolError('status', '"ok"', status);
   return { status: 'ok', id: str(o, 'id', '') };
+}
+
+/** The code route's answer (local server). */
+export function parseLatestCode(v: unknown): LatestCode {
+  const o = obj(v, '');
+  return { code: str(o, 'code', ''), id: str(o, 'id', ''), time: int(o, 'time', ''), subject: optStr(o, 'subject', '', ''), from: optStr(o, 'from', '', '') };
+}
+
+/** The link route's answer (local server). */
+export function parseLatestLink(v: unknown): LatestLink {
+  const o = obj(v, '');
+  return {
+    url: str(o, 'url', ''),
+    kind: str(o, 'kind', ''),
+    text: optStr(o, 'text', '', ''),
+    id: str(o, 'id', ''),
+    time: int(o, 'time', ''),
+    subject: optStr(o, 'subject', '', ''),
+    from: optStr(o, 'from', '', ''),
+  };
+}
+
+/**
+ * A webhook delivery's answer (§2.6 shape). An empty or missing `id` is left out: the hosted
+ * service answers `{"id":"","status":"ok"}`, which names no message to open.
+ */
+export function parseWebhookDeliveryResult(v: unknown): WebhookDeliveryResult {
+  const o = obj(v, '');
+  const status = str(o, 'status', '');
+  if (status !== 'ok') throw protocolError('status', '"ok"', status);
+  const id = optStr(o, 'id', '');
+  return id === undefined || id === '' ? { status: 'ok' } : { status: 'ok', id };
 }
 
 export function parseLinks(v: unknown): string[] {

@@ -58,3 +58,60 @@ export function cleanFileName(name: string, fallback: string): string {
   }
   return s || fallback;
 }
+
+// ---- Names the store gives to files ---------------------------------------------------------
+//
+// The one mapping from a name a sender chooses (a domain, an inbox, a message id) to a file or
+// directory name, and back. Its output is the same file on every system VS Code runs on:
+//   - only `[a-z0-9._+=-]` stays as it is; every other UTF-8 byte becomes `%HH` (upper-case hex),
+//     so no character Windows forbids (`<>:"/\|?*`, controls), no space and no non-ASCII
+//     character (which macOS and Windows fold or normalise) reaches the file system;
+//   - upper-case letters are escaped too, so two names never map to names that differ only in
+//     case (case-insensitive file systems: macOS and Windows defaults);
+//   - a Windows device name (`con`, `nul`, `aux`, `prn`, `com0`–`com9`, `lpt0`–`lpt9`), alone or
+//     with any extension, gets its first letter escaped (`con.txt` → `%63on.txt`);
+//   - a leading dot (hidden files, `.` and `..`) and a trailing dot (Windows drops it) are escaped.
+// decodeFileName accepts exactly what encodeFileName produces, so the mapping round-trips and a
+// file name has one meaning.
+
+const KEPT_BYTE = /^[a-z0-9._+=-]$/;
+/** Windows device names: the part before the first dot, in any case. */
+const DEVICE_STEM = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])$/;
+
+const hexByte = (b: number): string => '%' + b.toString(16).toUpperCase().padStart(2, '0');
+
+/** The file-system name of `name` (any string); see above. The empty string stays empty. */
+export function encodeFileName(name: string): string {
+  const parts: string[] = [];
+  for (const b of encoder.encode(name)) {
+    const c = String.fromCharCode(b);
+    parts.push(KEPT_BYTE.test(c) ? c : hexByte(b));
+  }
+  const last = parts.length - 1;
+  if (parts[0] === '.') parts[0] = hexByte(0x2e);
+  if (last > 0 && parts[last] === '.') parts[last] = hexByte(0x2e);
+  const dot = parts.indexOf('.');
+  if (DEVICE_STEM.test(parts.slice(0, dot < 0 ? parts.length : dot).join(''))) parts[0] = hexByte(parts[0].charCodeAt(0));
+  return parts.join('');
+}
+
+const ESCAPED_FILE_NAME = /^(?:[a-z0-9._+=-]|%[0-9A-F]{2})*$/;
+
+/** The name whose file-system name is `fileName`, or undefined when encodeFileName never produces `fileName`. */
+export function decodeFileName(fileName: string): string | undefined {
+  if (!ESCAPED_FILE_NAME.test(fileName)) return undefined;
+  const bytes: number[] = [];
+  for (let i = 0; i < fileName.length; ) {
+    if (fileName[i] === '%') {
+      bytes.push(parseInt(fileName.slice(i + 1, i + 3), 16));
+      i += 3;
+    } else bytes.push(fileName.charCodeAt(i++));
+  }
+  let name: string;
+  try {
+    name = new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array(bytes));
+  } catch {
+    return undefined;
+  }
+  return encodeFileName(name) === fileName ? name : undefined;
+}

@@ -14,6 +14,12 @@ const INBOX_RE = /^[a-z0-9!#$%&'*+=?^_`{|}~.-]+$/i;
 const DOMAIN_RE = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 const PHONE_RE = /^[0-9]{3,20}$/;
 const ID_RE = /^(.+)-([0-9]{1,12})-([0-9]{1,12})$/;
+/**
+ * Longest message id a client accepts. The ids this server makes are an inbox name (≤ 64)
+ * and two numbers; the hosted service's are longer (`bill-1770915939-0125389591012`) and its
+ * API calls them opaque strings, so the limit only keeps a URL sane.
+ */
+export const MAX_MESSAGE_ID_LENGTH = 256;
 
 /** Why an inbox name is not acceptable, or undefined when it is. Names are compared lowercase. */
 export function inboxNameProblem(name: string): string | undefined {
@@ -53,6 +59,19 @@ export interface ParsedMessageId {
   inbox: string;
   seconds: number;
   counter: number;
+}
+
+/**
+ * Why a message id named by a server cannot be put into a request path, or undefined when
+ * it can. Ids are opaque (the hosted service's do not follow this server's shape), so only
+ * what could leave its path segment is refused: `/`, `\`, `.` and `..`, control characters.
+ */
+export function messageIdProblem(id: string): string | undefined {
+  if (id.length === 0) return 'message id is empty';
+  if (id.length > MAX_MESSAGE_ID_LENGTH) return `message id is longer than ${MAX_MESSAGE_ID_LENGTH} characters`;
+  if (id === '.' || id === '..' || id.includes('/') || id.includes('\\')) return 'message id must not be a path';
+  if (/[\u0000-\u001f\u007f]/.test(id)) return 'message id contains control characters';
+  return undefined;
 }
 
 /** Parses `<inbox>-<epochSeconds>-<counter>`; the inbox may itself contain hyphens. */

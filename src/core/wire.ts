@@ -16,6 +16,37 @@ export interface MessageSummary {
   seconds_ago: number;
   /** Local server extra: the one-time code detected at ingest (core/otp.ts), when there is one. */
   code?: string;
+  /**
+   * Hosted service: the sender's address. Real hosted listings carry only the display name in
+   * `from` (`WOMANIZER`) and the address here (`news@mail.womanizer.com`); core/sender.ts
+   * joins them for display.
+   */
+  fromfull?: string;
+  /** Hosted service: the From header as received, `Name <address>`. */
+  origfrom?: string;
+  /** Hosted service: the IP address of the sending server. */
+  ip?: string;
+}
+
+/** Local server extra (docs/api.md "Codes and links"): answer of `…/inboxes/{I}/code`. */
+export interface LatestCode {
+  code: string;
+  id: string;
+  time: number;
+  subject: string;
+  from: string;
+}
+
+/** Local server extra: answer of `…/inboxes/{I}/link`; `kind` as core/linkKinds.ts names it. */
+export interface LatestLink {
+  url: string;
+  kind: string;
+  /** The link's visible text, empty when it has none. */
+  text: string;
+  id: string;
+  time: number;
+  subject: string;
+  from: string;
 }
 
 /** docs/api.md §2.1: response of the list operation. */
@@ -45,6 +76,21 @@ export interface EmailMessage {
   seconds_ago: number;
   /** Present when the server could read the message only in part (broken or hostile MIME); `raw` has it whole. */
   notice?: string;
+  /** Hosted service: the From header as received, `Name <address>` (its `fromfull` is then the bare address). */
+  origfrom?: string;
+  /** Hosted service: the IP address of the sending server. */
+  ip?: string;
+  /** Hosted service: when the message expires, ms since the epoch. */
+  ttl?: number;
+  /** Hosted service: the links of the message with their visible text. */
+  clickablelinks?: ClickableLink[];
+}
+
+/** Hosted service: one element of a message's `clickablelinks`. */
+export interface ClickableLink {
+  link: string;
+  /** The link's visible text; empty when it has none. */
+  text: string;
 }
 
 /** docs/api.md §2.4: response of the fetch operation for a phone-number inbox. */
@@ -71,6 +117,16 @@ export interface InjectedMessage {
 export interface InjectionResult {
   status: 'ok';
   id: string;
+}
+
+/**
+ * Result of a webhook delivery (docs/api.md §4.5): §2.6, but `id` is absent when the server
+ * named none. The hosted service answers `{"id":"","status":"ok"}`, and an empty id is no
+ * message to open.
+ */
+export interface WebhookDeliveryResult {
+  status: 'ok';
+  id?: string;
 }
 
 /** Extra (docs/api.md, Routes): a link found in a message, `…/messages/<id>/links`. */

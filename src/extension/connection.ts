@@ -27,6 +27,8 @@ export interface ServerInfo {
   /** Attached only: the pid its server file names. */
   pid?: number;
   smtp?: { host: string; port: number };
+  /** Local only: the data folder (where the SMTP TLS certificate is generated). */
+  dataDir?: string;
 }
 
 export type ConnectionState =
@@ -211,6 +213,7 @@ export class Connection {
       domain: settings.localDomain,
       maxMessages: settings.maxMessages,
       maxAgeSeconds: settings.maxAgeDays * DAY_SECONDS,
+      smtpTls: settings.smtpTls,
       apiToken,
       webhookToken,
       twilioAuthToken,
@@ -251,7 +254,7 @@ export class Connection {
       ({ apiToken } = await this.tokensForAttached(running.http, running.proven, key, dataDir, { apiToken, webhookToken }));
     }
     const api = this.deps.createApi({ baseUrl: running.http, apiToken });
-    return { api, server: { baseUrl: running.http, local: true, mode: running.mode, smtp: running.smtp, pid: running.proven?.pid } };
+    return { api, server: { baseUrl: running.http, local: true, mode: running.mode, smtp: running.smtp, pid: running.proven?.pid, dataDir } };
   }
 
   /**

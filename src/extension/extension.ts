@@ -18,6 +18,7 @@ import { createStatusBar } from './statusBar';
 import { InboxModel } from './tree/model';
 import { AddedInboxes, ReadState } from './tree/state';
 import { InboxView } from './tree/view';
+import { registerTools } from './tools';
 import { announceAttach } from './ui/attachNotice';
 import { withEditorUi } from './ui/notifications';
 import { disposeMessagePanels } from './messagePanel/messagePanel';
@@ -72,6 +73,7 @@ export function activate(context: vscode.ExtensionContext): void {
     createStatusBar(connection),
     announceAttach(connection),
     ...registerCommands(services, tree.provider),
+    ...registerTools(services),
     { dispose: () => live.dispose() },
     { dispose: disposeMessagePanels },
     { dispose: () => model.dispose() },

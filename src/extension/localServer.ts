@@ -69,6 +69,8 @@ export interface LocalServerOptions {
   maxMessages?: number;
   /** Retention by age, in seconds. */
   maxAgeSeconds?: number;
+  /** Offer STARTTLS with the data folder's self-signed certificate (`testInbox.local.smtpTls`). */
+  smtpTls?: boolean;
   apiToken: string;
   webhookToken: string;
   twilioAuthToken?: string;
@@ -247,6 +249,7 @@ export class LocalServer {
       domain: o.domain,
       maxMessages: o.maxMessages,
       maxAgeSeconds: o.maxAgeSeconds,
+      smtpTls: o.smtpTls,
     });
     o.log.info(`Starting the local server: ${path.basename(o.cliPath)} ${args.join(' ')}`);
     const child = fork(o.cliPath, args, {

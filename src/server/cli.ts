@@ -1,11 +1,12 @@
-// `test-inbox serve`: runs the local inbox server in the foreground. When ready it prints
-// exactly one JSON line on stdout, the ready line of ./contract.ts;
-// everything else goes to stderr. SIGINT/SIGTERM stop it cleanly (exit 0).
+// `test-inbox`. `serve` runs the local inbox server in the foreground: when ready it prints
+// exactly one JSON line on stdout, the ready line of ./contract.ts; everything else goes to
+// stderr. SIGINT/SIGTERM stop it cleanly (exit 0). The commands for tests (code, link, totp,
+// send-sms, send-mail, clear) are dispatched to ../testing/commands.ts.
 
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseDuration } from '../core/duration';
 import { domainProblem, PRIVATE_DOMAIN } from '../core/ids';
+import { redact } from '../core/redact';
 import {
   API_TOKEN_ENV,
   DEFAULT_DOMAIN,
@@ -18,14 +19,24 @@ import {
   EXIT_USAGE,
   formatReadyLine,
   SERVE_COMMAND,
+  SMTP_AUTH_ENV,
+  SMTP_TLS_CERT_ENV,
+  SMTP_TLS_DIR,
+  SMTP_TLS_ENV,
+  SMTP_TLS_KEY_ENV,
+  SMTPS_PORT_ENV,
   TOKENS_FILE,
   TWILIO_AUTH_TOKEN_ENV,
   WEBHOOK_TOKEN_ENV,
 } from './contract';
-import { hostForUrl, type LogLevel, ServerStartError, startInboxServer } from './server';
+import { type FlagSpec, parseFlags, UsageError } from './args';
+import { defaultDataDir } from './dataDir';
+import { hostForUrl, type LogLevel, secretForms, ServerStartError, startInboxServer } from './server';
+import { parseSmtpCredentials, type SmtpCredentials } from './smtpSecurity';
 import { StoreError } from './store/errors';
+import { prepareDataDirLocked } from './store/layout';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
-import { loadOrCreateTokens, type TokenName, TokensError } from './tokens';
+import { resolveTokens, type TokenName, TokensError } from './tokens';
 import { VERSION } from './version';
 import { defaultConnectionCaps, readSoftFdLimit } from './limits';
 import { isMimeWorker, serveMimeJobs } from './http/mimePool';
@@ -35,6 +46,7 @@ function fdCapsText(): string {
   const c = defaultConnectionCaps(readSoftFdLimit());
   return `here ${c.smtp} each for a limit of ${c.fdLimit}`;
 }
+import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_USAGE } from '../testing/commands';
 
 
 const USAGE = `Usage: test-inbox serve [options]
@@ -66,19 +78,26 @@ Options:
   --max-http-connections <n>
                           open connections at once; past it SMTP answers 421 4.3.2 and HTTP 503
                           (default: sized from the open-file limit, ${fdCapsText()})
+
+SMTP security (default: plain SMTP, no STARTTLS, any login or none accepted):
+  --smtp-tls              offer STARTTLS, with a self-signed certificate generated into
+                          <data-dir>/${SMTP_TLS_DIR}/ (or env ${SMTP_TLS_ENV}=1)
+  --smtp-tls-cert <file>  use this PEM certificate (chain) instead; implies --smtp-tls
+                          (or env ${SMTP_TLS_CERT_ENV})
+  --smtp-tls-key <file>   its PEM private key, unencrypted (or env ${SMTP_TLS_KEY_ENV})
+  --smtps-port <n>        also listen for TLS from the first byte (port-465 style) on this
+                          port, 0 picks a free one (or env ${SMTPS_PORT_ENV})
+  --smtp-auth <user:password>
+                          require this login; other credentials get 535 and mail without
+                          AUTH gets 530 (prefer env ${SMTP_AUTH_ENV}: argv is visible to
+                          other users)
   -h, --help              show this help
   -v, --version           print the version
 
 Exit codes: 0 stopped by SIGINT/SIGTERM, ${EXIT_PORT_IN_USE} a port is in use, ${EXIT_DATA_DIR_IN_USE} another server uses the data dir,
 ${EXIT_USAGE} bad command line, ${EXIT_FAILURE} other failure.
-`;
 
-export class UsageError extends Error {
-  readonly code = 'USAGE';
-  static is(e: unknown): e is UsageError {
-    return e instanceof UsageError;
-  }
-}
+${TEST_COMMANDS_USAGE}`;
 
 export interface ServeConfig {
   host: string;
@@ -94,15 +113,21 @@ export interface ServeConfig {
   maxRecipients?: number;
   maxSmtpConnections?: number;
   maxHttpConnections?: number;
+  /** Offer STARTTLS (on with --smtp-tls or with a certificate of one's own). */
+  smtpTls: boolean;
+  smtpTlsCert?: string;
+  smtpTlsKey?: string;
+  /** Implicit-TLS port, when asked for. */
+  smtpsPort?: number;
+  /** Required SMTP login, when asked for. */
+  smtpAuth?: SmtpCredentials;
 }
 
-const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
-
-export function parseDuration(text: string): number | undefined {
-  const m = /^(\d+)(ms|s|m|h|d|w)?$/.exec(text.trim());
-  if (!m) return undefined;
-  const ms = Number(m[1]) * DURATION_UNITS_MS[m[2] ?? 's'];
-  return Number.isSafeInteger(ms) ? ms : undefined;
+/** `1`/`true`/`yes`/`on` (any case) is true, `0`/`false`/`no`/`off`/empty false; anything else a usage error. */
+function envFlag(name: string, value: string | undefined): boolean {
+  if (value === undefined || /^(|0|false|no|off)$/i.test(value.trim())) return false;
+  if (/^(1|true|yes|on)$/i.test(value.trim())) return true;
+  throw new UsageError(`${name} must be 1 or 0 (true or false), got ${JSON.stringify(value)}`);
 }
 
 function parsePort(flag: string, text: string | undefined, fallback: number): number {
@@ -111,45 +136,37 @@ function parsePort(flag: string, text: string | undefined, fallback: number): nu
   return Number(text);
 }
 
-export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env.XDG_DATA_HOME;
-  return xdg && path.isAbsolute(xdg) ? path.join(xdg, 'test-inbox') : path.join(os.homedir(), '.local', 'share', 'test-inbox');
-}
+const SERVE_FLAGS = {
+  host: { type: 'string' },
+  'http-port': { type: 'string' },
+  'smtp-port': { type: 'string' },
+  'data-dir': { type: 'string' },
+  domain: { type: 'string' },
+  'api-token': { type: 'string' },
+  'webhook-token': { type: 'string' },
+  'twilio-auth-token': { type: 'string' },
+  'max-messages': { type: 'string' },
+  'max-age': { type: 'string' },
+  'max-recipients': { type: 'string' },
+  'max-smtp-connections': { type: 'string' },
+  'max-http-connections': { type: 'string' },
+  'smtp-tls': { type: 'boolean' },
+  'smtp-tls-cert': { type: 'string' },
+  'smtp-tls-key': { type: 'string' },
+  'smtps-port': { type: 'string' },
+  'smtp-auth': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const satisfies FlagSpec;
 
 /** The serve configuration from argv (after the command name) and env; `help` or `version` when asked for. */
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig | 'help' | 'version' {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        host: { type: 'string' },
-        'http-port': { type: 'string' },
-        'smtp-port': { type: 'string' },
-        'data-dir': { type: 'string' },
-        domain: { type: 'string' },
-        'api-token': { type: 'string' },
-        'webhook-token': { type: 'string' },
-        'twilio-auth-token': { type: 'string' },
-        'max-messages': { type: 'string' },
-        'max-age': { type: 'string' },
-        'max-recipients': { type: 'string' },
-        'max-smtp-connections': { type: 'string' },
-        'max-http-connections': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-      },
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  const v = parsed.values;
+  const parsed = parseFlags(argv, SERVE_FLAGS);
+  const v = parsed.values as Partial<Record<Exclude<keyof typeof SERVE_FLAGS, 'smtp-tls' | 'help' | 'version'>, string>> & { 'smtp-tls'?: boolean; help?: boolean; version?: boolean };
   if (v.help) return 'help';
   if (v.version) return 'version';
   const [command, ...extra] = parsed.positionals;
-  if (command !== SERVE_COMMAND) throw new UsageError(command === undefined ? `missing command: ${SERVE_COMMAND}` : `unknown command ${JSON.stringify(command)} (the command is ${SERVE_COMMAND})`);
+  if (command !== SERVE_COMMAND) throw new UsageError(command === undefined ? `missing command: ${SERVE_COMMAND}` : `unknown command ${JSON.stringify(command)} (the commands are ${SERVE_COMMAND}, ${TEST_COMMANDS.join(', ')})`);
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
 
   const domain = (v.domain ?? DEFAULT_DOMAIN).toLowerCase();
@@ -175,10 +192,35 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     if (v[flag] !== undefined && v[flag].length === 0) throw new UsageError(`--${flag} must not be empty`);
   }
 
+  const smtpTlsCert = v['smtp-tls-cert'] ?? (env[SMTP_TLS_CERT_ENV] || undefined);
+  const smtpTlsKey = v['smtp-tls-key'] ?? (env[SMTP_TLS_KEY_ENV] || undefined);
+  if ((smtpTlsCert === undefined) !== (smtpTlsKey === undefined)) {
+    throw new UsageError(smtpTlsCert === undefined ? '--smtp-tls-key needs --smtp-tls-cert (the certificate of that key)' : '--smtp-tls-cert needs --smtp-tls-key (the private key of that certificate)');
+  }
+  for (const [flag, file] of [['smtp-tls-cert', smtpTlsCert], ['smtp-tls-key', smtpTlsKey]] as const) {
+    if (file !== undefined && file.trim() === '') throw new UsageError(`--${flag} must not be empty`);
+  }
+  const smtpsText = v['smtps-port'] ?? (env[SMTPS_PORT_ENV] || undefined);
+  const smtpsPort = smtpsText === undefined ? undefined : parsePort('smtps-port', smtpsText, 0);
+  const smtpPort = parsePort('smtp-port', v['smtp-port'], DEFAULT_SMTP_PORT);
+  if (smtpsPort !== undefined && smtpsPort !== 0 && smtpsPort === smtpPort) throw new UsageError(`--smtps-port must differ from --smtp-port (both ${smtpPort})`);
+  let smtpAuth: SmtpCredentials | undefined;
+  const authText = v['smtp-auth'] ?? (env[SMTP_AUTH_ENV] || undefined);
+  if (authText !== undefined) {
+    const parsed = parseSmtpCredentials(authText);
+    // The value is a password: never echoed.
+    if (typeof parsed === 'string') throw new UsageError(`--smtp-auth (or ${SMTP_AUTH_ENV}): ${parsed}`);
+    smtpAuth = parsed;
+  }
+
   return {
     host: v.host ?? DEFAULT_HOST,
     httpPort: parsePort('http-port', v['http-port'], DEFAULT_HTTP_PORT),
-    smtpPort: parsePort('smtp-port', v['smtp-port'], DEFAULT_SMTP_PORT),
+    smtpPort,
+    smtpTls: v['smtp-tls'] === true || envFlag(SMTP_TLS_ENV, env[SMTP_TLS_ENV]) || smtpTlsCert !== undefined,
+    ...(smtpTlsCert !== undefined && smtpTlsKey !== undefined ? { smtpTlsCert: path.resolve(smtpTlsCert), smtpTlsKey: path.resolve(smtpTlsKey) } : {}),
+    ...(smtpsPort !== undefined ? { smtpsPort } : {}),
+    ...(smtpAuth ? { smtpAuth } : {}),
     dataDir: path.resolve(v['data-dir'] ?? defaultDataDir(env)),
     defaultDomain: domain,
     apiToken: v['api-token'] ?? (env[API_TOKEN_ENV] || undefined),
@@ -205,21 +247,28 @@ const TOKEN_TITLES: Record<TokenName, string> = { apiToken: 'API token', webhook
 /** A second signal this soon after the first is the same interrupt delivered twice (see stop()). */
 const REPEAT_SIGNAL_GRACE_MS = 2_000;
 
+/** The tokens this process knows: every line on stderr has them redacted (the one-time display of generated tokens aside). */
+const knownSecrets: string[] = [];
+
 function stderrLog(level: LogLevel, msg: string): void {
-  process.stderr.write(`${new Date().toISOString()} ${level} ${msg}\n`);
+  process.stderr.write(`${new Date().toISOString()} ${level} ${redact(msg, knownSecrets)}\n`);
 }
 
 function fail(message: string, code: number): never {
-  process.stderr.write(`test-inbox: ${message}\n`);
+  process.stderr.write(`test-inbox: ${redact(message, knownSecrets)}\n`);
   process.exit(code);
 }
 
 export async function main(argv: string[]): Promise<void> {
+  if (isTestCommand(argv[0])) {
+    process.exitCode = await runTestCommand(argv, { stdout: process.stdout, stderr: process.stderr });
+    return;
+  }
   let config: ServeConfig | 'help' | 'version';
   try {
     config = parseServeArgs(argv);
   } catch (e) {
-    if (UsageError.is(e)) fail(`${e.message}\nRun test-inbox --help for the options.`, EXIT_USAGE);
+    if (UsageError.is(e)) fail(`${e.message}\n${USAGE.slice(0, USAGE.indexOf('\n'))}\nRun test-inbox --help for the options.`, EXIT_USAGE);
     throw e;
   }
   if (config === 'help') {
@@ -231,17 +280,24 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
+  knownSecrets.push(...secretForms([config.apiToken, config.webhookToken, config.twilioAuthToken]));
+  // Before tokens.json is read: a data dir of an older layout may hold a domain directory by that name.
+  try {
+    await prepareDataDirLocked(config.dataDir, stderrLog);
+  } catch (e) {
+    fail(`cannot prepare the data dir ${config.dataDir}: ${(e as Error).message}`, EXIT_FAILURE);
+  }
+
+  // Generated tokens are saved and shown only once the server has started: a start that
+  // fails (a port in use, the data dir in use) leaves no new token behind and prints none.
   let tokens;
   try {
-    tokens = await loadOrCreateTokens(config.dataDir, { apiToken: config.apiToken, webhookToken: config.webhookToken, twilioAuthToken: config.twilioAuthToken });
+    tokens = await resolveTokens(config.dataDir, { apiToken: config.apiToken, webhookToken: config.webhookToken, twilioAuthToken: config.twilioAuthToken });
   } catch (e) {
     if (TokensError.is(e)) fail(e.message, EXIT_FAILURE);
     throw e;
   }
-  // Shown once, when generated; never logged again.
-  for (const key of tokens.generated) {
-    process.stderr.write(`test-inbox: generated ${TOKEN_TITLES[key]}: ${tokens[key]} (saved in ${tokens.file})\n`);
-  }
+  knownSecrets.push(...secretForms([tokens.apiToken, tokens.webhookToken, tokens.twilioAuthToken]));
 
   let server;
   try {
@@ -258,12 +314,24 @@ export async function main(argv: string[]): Promise<void> {
       maxRecipients: config.maxRecipients,
       maxSmtpConnections: config.maxSmtpConnections,
       maxHttpConnections: config.maxHttpConnections,
+      smtpTls: { starttls: config.smtpTls, implicitPort: config.smtpsPort, certFile: config.smtpTlsCert, keyFile: config.smtpTlsKey },
+      smtpAuth: config.smtpAuth,
       log: stderrLog,
     });
   } catch (e) {
     if (ServerStartError.is(e, 'PORT_IN_USE')) fail(e.message, EXIT_PORT_IN_USE);
     if (StoreError.is(e, 'LOCKED')) fail(e.message, EXIT_DATA_DIR_IN_USE);
     fail((e as Error).message, EXIT_FAILURE);
+  }
+  try {
+    await tokens.save();
+  } catch (e) {
+    await server.close().catch(() => undefined);
+    fail((e as Error).message, EXIT_FAILURE);
+  }
+  // Shown once, when generated; never logged again.
+  for (const key of tokens.generated) {
+    process.stderr.write(`test-inbox: generated ${TOKEN_TITLES[key]}: ${tokens[key]} (saved in ${tokens.file})\n`);
   }
 
   // A terminal's Ctrl+C reaches the whole process group: under `npx` (or any wrapper that
@@ -290,7 +358,10 @@ export async function main(argv: string[]): Promise<void> {
   // dies, even by SIGKILL, so the server never outlives the window that started it.
   if (process.send) process.on('disconnect', () => stop('parent process gone'));
 
-  process.stdout.write(formatReadyLine({ http: server.httpUrl, smtp: { host: hostForUrl(server.smtpHost), port: server.smtpPort } }) + '\n');
+  const smtpHost = hostForUrl(server.smtpHost);
+  process.stdout.write(
+    formatReadyLine({ http: server.httpUrl, smtp: { host: smtpHost, port: server.smtpPort }, ...(server.smtpsPort !== undefined ? { smtps: { host: smtpHost, port: server.smtpsPort } } : {}) }) + '\n',
+  );
 }
 
 if (isMimeWorker()) {

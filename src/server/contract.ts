@@ -28,8 +28,31 @@ export const WEBHOOK_TOKEN_ENV = 'TEST_INBOX_WEBHOOK_TOKEN';
  * the API token that reads all mail.
  */
 export const TWILIO_AUTH_TOKEN_ENV = 'TEST_INBOX_TWILIO_AUTH_TOKEN';
-/** Every TEST_INBOX_* variable the server reads. */
+/** The tokens' TEST_INBOX_* variables (the SMTP variables below are not tokens). */
 export const SERVER_ENV_NAMES = [API_TOKEN_ENV, WEBHOOK_TOKEN_ENV, TWILIO_AUTH_TOKEN_ENV] as const;
+
+/** `--smtp-tls` when set to `1` or `true`: offer STARTTLS. */
+export const SMTP_TLS_ENV = 'TEST_INBOX_SMTP_TLS';
+/** `--smtp-tls-cert`: PEM certificate (chain) file. */
+export const SMTP_TLS_CERT_ENV = 'TEST_INBOX_SMTP_TLS_CERT';
+/** `--smtp-tls-key`: PEM private key file. */
+export const SMTP_TLS_KEY_ENV = 'TEST_INBOX_SMTP_TLS_KEY';
+/** `--smtps-port`: the implicit-TLS port. */
+export const SMTPS_PORT_ENV = 'TEST_INBOX_SMTPS_PORT';
+/** `--smtp-auth user:password`. A password belongs here rather than on argv, where other users can read it. */
+export const SMTP_AUTH_ENV = 'TEST_INBOX_SMTP_AUTH';
+
+// ---- SMTP TLS files -----------------------------------------------------------------------
+
+/**
+ * Folder in the data dir holding the generated self-signed SMTP certificate. Its leading dot
+ * keeps it apart from the domain folders (a domain name never starts with a dot).
+ */
+export const SMTP_TLS_DIR = '.tls';
+/** The generated certificate (PEM, readable: clients are given it to trust). */
+export const SMTP_TLS_CERT_FILE = 'smtp-cert.pem';
+/** The generated private key (PEM, mode 0600). */
+export const SMTP_TLS_KEY_FILE = 'smtp-key.pem';
 
 export interface ServeTokens {
   apiToken: string;
@@ -80,6 +103,8 @@ export interface ServeFlags {
   maxMessages?: number;
   /** Retention by age in seconds; 0 = no limit. */
   maxAgeSeconds?: number;
+  /** Offer STARTTLS with the data folder's self-signed certificate. */
+  smtpTls?: boolean;
 }
 
 /** argv for the CLI (the command and its flags) from the options; the CLI's parseServeArgs reads it back. */
@@ -96,6 +121,7 @@ export function serveArgs(o: ServeFlags): string[] {
   add('max-messages', o.maxMessages);
   // A bare number is seconds to --max-age.
   add('max-age', o.maxAgeSeconds);
+  if (o.smtpTls) args.push('--smtp-tls');
   return args;
 }
 
@@ -104,17 +130,20 @@ export function serveArgs(o: ServeFlags): string[] {
 /**
  * Where a started server listens. On stdout it is one JSON line,
  * `{"http":"http://HOST:PORT","smtp":"HOST:PORT"}`, printed once both ports listen; every
- * other output of the server goes to stderr. An IPv6 host is in brackets in both.
+ * other output of the server goes to stderr. An IPv6 host is in brackets in both. With an
+ * implicit-TLS port it also has `"smtps":"HOST:PORT"`.
  */
 export interface ReadyLine {
   /** Base URL of the HTTP API, no trailing slash. */
   http: string;
   smtp: { host: string; port: number };
+  /** The implicit-TLS SMTP listener (`--smtps-port`), when there is one. */
+  smtps?: { host: string; port: number };
 }
 
 /** The ready line, without its newline. */
 export function formatReadyLine(r: ReadyLine): string {
-  return JSON.stringify({ http: r.http, smtp: `${r.smtp.host}:${r.smtp.port}` });
+  return JSON.stringify({ http: r.http, smtp: `${r.smtp.host}:${r.smtp.port}`, ...(r.smtps ? { smtps: `${r.smtps.host}:${r.smtps.port}` } : {}) });
 }
 
 /** The ready line's addresses, or undefined when `line` is not a ready line. */
@@ -126,11 +155,14 @@ export function parseReadyLine(line: string): ReadyLine | undefined {
     return undefined;
   }
   if (!v || typeof v !== 'object') return undefined;
-  const { http, smtp } = v as { http?: unknown; smtp?: unknown };
+  const { http, smtp, smtps } = v as { http?: unknown; smtp?: unknown; smtps?: unknown };
   if (typeof http !== 'string' || typeof smtp !== 'string') return undefined;
   const m = /^(.+):(\d{1,5})$/.exec(smtp);
   if (!m || !/^https?:\/\/[^/]/.test(http)) return undefined;
-  return { http: http.replace(/\/+$/, ''), smtp: { host: m[1], port: Number(m[2]) } };
+  const ready: ReadyLine = { http: http.replace(/\/+$/, ''), smtp: { host: m[1], port: Number(m[2]) } };
+  const t = typeof smtps === 'string' ? /^(.+):(\d{1,5})$/.exec(smtps) : null;
+  if (t) ready.smtps = { host: t[1], port: Number(t[2]) };
+  return ready;
 }
 
 // ---- Tokens -----------------------------------------------------------------------------

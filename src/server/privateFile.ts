@@ -9,7 +9,7 @@ export const PRIVATE_FILE_MODE = 0o600;
 export async function writePrivateFile(file: string, text: string): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;
   try {
-    await fs.mkdir(path.dirname(file), { recursive: true });
+    await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
     const fh = await fs.open(tmp, 'w', PRIVATE_FILE_MODE);
     try {
       await fh.chmod(PRIVATE_FILE_MODE); // in case the umask or an old tmp file widened it

@@ -5,12 +5,16 @@ import type { AddressInfo } from 'node:net';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { encodeFileName } from '../core/fileNames';
+import { redact } from '../core/redact';
 import { generateToken, SERVER_FILE, type ServerFile, tokenDigest } from './contract';
 import { createHttpApi } from './http/index';
 import { writePrivateFile } from './privateFile';
 import { ByteBudget } from './budget';
 import { defaultConnectionCaps, readSoftFdLimit } from './limits';
-import { createSmtpServer } from './smtp';
+import { createSmtpServer, type InboxSmtpServer } from './smtp';
+import type { SmtpCredentials, SmtpSecurity } from './smtpSecurity';
+import { loadOrCreateSelfSigned, loadOwnTlsFiles, type SmtpTlsMaterial } from './tls/material';
 import { MaildirStore } from './store/maildir';
 import type { RetentionOptions } from './store/types';
 import { VERSION } from './version';
@@ -43,7 +47,21 @@ export interface InboxServerOptions {
   maxHttpConnections?: number;
   /** Extra Host header values the HTTP API accepts (besides the loopback names). */
   allowedHosts?: string[];
+  /** SMTP TLS; absent: plain SMTP only (the default). */
+  smtpTls?: SmtpTlsOptions;
+  /** Credentials SMTP clients must log in with; absent: any AUTH, or none, is accepted. */
+  smtpAuth?: SmtpCredentials;
   log?: Log;
+}
+
+export interface SmtpTlsOptions {
+  /** Offer STARTTLS on the SMTP port. */
+  starttls: boolean;
+  /** A port for TLS from the first byte (port-465 style); 0 picks a free one; absent: none. */
+  implicitPort?: number;
+  /** The user's PEM certificate and key; both or neither. Neither: the data folder's self-signed pair. */
+  certFile?: string;
+  keyFile?: string;
 }
 
 export interface InboxServer {
@@ -51,6 +69,10 @@ export interface InboxServer {
   httpUrl: string;
   smtpHost: string;
   smtpPort: number;
+  /** The implicit-TLS SMTP port, when one was asked for. */
+  smtpsPort?: number;
+  /** The certificate SMTP TLS presents, when TLS is on (clients are told to trust this file). */
+  smtpTlsCertFile?: string;
   httpPort: number;
   store: MaildirStore;
   close(): Promise<void>;
@@ -87,8 +109,24 @@ function listenError(service: string, host: string, port: number, e: unknown): E
   return new ServerStartError('LISTEN_FAILED', `cannot listen for ${service} on ${where}: ${(e as Error).message}`, { cause: e });
 }
 
+/**
+ * The forms in which a token can reach a log line: as given, and as a file name (an inbox named
+ * like the token is stored lower-case and encoded, and the store logs paths). Case is ignored
+ * when redacting.
+ */
+export function secretForms(secrets: ReadonlyArray<string | undefined>): string[] {
+  return secrets.flatMap((s) => (s ? [s, encodeFileName(s.toLowerCase())] : []));
+}
+
+/** `log` with the given secrets (and anything shaped like a token) redacted from every line: the one gate of every log path of the server. */
+export function redactingLog(log: Log, secrets: ReadonlyArray<string | undefined>): Log {
+  const forms = secretForms(secrets);
+  return (level, msg) => log(level, redact(msg, forms));
+}
+
 export async function startInboxServer(options: InboxServerOptions): Promise<InboxServer> {
-  const log: Log = options.log ?? (() => undefined);
+  // Every component (store, HTTP, SMTP) logs through this: a name or path a sender chose may hold a token.
+  const log: Log = redactingLog(options.log ?? (() => undefined), [options.apiToken, options.webhookToken, options.twilioAuthToken]);
   const store = new MaildirStore({ dir: options.dataDir, retention: options.retention, log });
   await store.open();
   const cleanups: Array<() => Promise<void>> = [() => store.close()];
@@ -136,21 +174,41 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     });
     const httpPort = (api.server.address() as AddressInfo).port;
 
-    const smtp = createSmtpServer({
-      store,
-      host: options.host,
-      port: options.smtpPort,
-      maxMessageBytes: options.maxMessageBytes,
-      maxRecipients: options.maxRecipients,
-      maxConnections: maxSmtpConnections,
-      spoolDir: store.spoolDir,
-      budget,
-      log,
+    // TLS material once the store holds the data folder's lock: no two servers generate at once.
+    const tls = options.smtpTls;
+    let material: SmtpTlsMaterial | undefined;
+    if (tls && (tls.starttls || tls.implicitPort !== undefined)) {
+      const note = (msg: string): void => log('info', msg);
+      material = tls.certFile !== undefined && tls.keyFile !== undefined ? await loadOwnTlsFiles(tls.certFile, tls.keyFile, note) : await loadOrCreateSelfSigned(store.dir, options.host, note);
+    }
+    const security = (mode: 'starttls' | 'implicit' | undefined): SmtpSecurity => ({
+      ...(material && mode ? { tls: { mode, key: material.key, cert: material.cert } } : {}),
+      ...(options.smtpAuth ? { credentials: options.smtpAuth } : {}),
     });
-    const { port: smtpPort } = await smtp.start().catch((e: unknown) => {
-      throw listenError('SMTP', options.host, options.smtpPort, e);
-    });
-    cleanups.push(() => smtp.stop());
+    // SMTP and SMTPS share one connection cap: both draw on the same file descriptors.
+    const smtpSessions = new Set<string>();
+    const listen = async (service: 'SMTP' | 'SMTPS', port: number, mode: 'starttls' | 'implicit' | undefined): Promise<number> => {
+      const server: InboxSmtpServer = createSmtpServer({
+        store,
+        host: options.host,
+        port,
+        maxMessageBytes: options.maxMessageBytes,
+        maxRecipients: options.maxRecipients,
+        maxConnections: maxSmtpConnections,
+        admitted: smtpSessions,
+        spoolDir: store.spoolDir,
+        budget,
+        security: security(mode),
+        log,
+      });
+      const bound = await server.start().catch((e: unknown) => {
+        throw listenError(service, options.host, port, e);
+      });
+      cleanups.push(() => server.stop());
+      return bound.port;
+    };
+    const smtpPort = await listen('SMTP', options.smtpPort, tls?.starttls ? 'starttls' : undefined);
+    const smtpsPort = tls?.implicitPort !== undefined ? await listen('SMTPS', tls.implicitPort, 'implicit') : undefined;
 
     const httpUrl = `http://${hostForUrl(options.host)}:${httpPort}`;
     const serverFile = path.join(store.dir, SERVER_FILE);
@@ -165,7 +223,13 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     await writePrivateFile(serverFile, JSON.stringify(proof) + '\n');
     // Removed before the store releases the data folder's lock: the next server writes its own.
     cleanups.push(() => fs.rm(serverFile, { force: true }));
-    log('info', `listening: HTTP ${httpUrl}, SMTP ${hostForUrl(options.host)}:${smtpPort}, data in ${store.dir}`);
+    const smtpNotes = [
+      tls?.starttls ? 'STARTTLS' : undefined,
+      smtpsPort !== undefined ? `implicit TLS on ${hostForUrl(options.host)}:${smtpsPort}` : undefined,
+      material ? `certificate ${material.certFile}${material.selfSigned ? ' (self-signed)' : ''}` : undefined,
+      options.smtpAuth ? 'login required' : undefined,
+    ].filter(Boolean);
+    log('info', `listening: HTTP ${httpUrl}, SMTP ${hostForUrl(options.host)}:${smtpPort}${smtpNotes.length ? ` (${smtpNotes.join(', ')})` : ''}, data in ${store.dir}`);
     log('info', `connection caps: SMTP ${maxSmtpConnections}, HTTP ${maxHttpConnections} (file-descriptor limit ${caps.fdLimit}${caps.fdLimitSource === 'fallback' ? ', assumed' : ''})`);
     let closing: Promise<void> | undefined;
     return {
@@ -173,6 +237,8 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       httpPort,
       smtpHost: options.host,
       smtpPort,
+      ...(smtpsPort !== undefined ? { smtpsPort } : {}),
+      ...(material ? { smtpTlsCertFile: material.certFile } : {}),
       store,
       close: () => (closing ??= cleanup()),
     };

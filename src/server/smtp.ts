@@ -1,6 +1,6 @@
-// SMTP ingest: every RCPT `name@domain` delivers into inbox `name` of `domain`. Any AUTH
-// (or none) is accepted, there is no TLS, and a message is answered 250 only once every
-// recipient's copy is durable in the store. Storage is passed in (maildev style).
+// SMTP ingest: every RCPT `name@domain` delivers into inbox `name` of `domain`, and a message
+// is answered 250 only once every recipient's copy is durable in the store. Storage is passed
+// in (maildev style). TLS and AUTH (by default: no TLS, any AUTH or none) are smtpSecurity.ts's.
 
 import { promises as fs } from 'node:fs';
 import type { Socket } from 'node:net';
@@ -11,6 +11,7 @@ import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMT
 import { domainProblem, inboxNameProblem, normalizeInbox } from '../core/ids';
 import { ByteBudget } from './budget';
 import { SpoolingSink } from './spool';
+import { securityOptions, type SmtpSecurity } from './smtpSecurity';
 import { StoreError } from './store/errors';
 import type { Store } from './store/types';
 
@@ -41,10 +42,14 @@ export interface SmtpServerOptions {
   maxRecipients?: number;
   /** Open connections at once; past it a new one is answered 421 4.3.2 and closed. Default DEFAULT_MAX_SMTP_CONNECTIONS. */
   maxConnections?: number;
+  /** Sessions counted against maxConnections; pass one set to listeners (SMTP and SMTPS) that share a cap. */
+  admitted?: Set<string>;
   /** Where bodies too large to keep in memory are written while they arrive (spool.ts); default a private folder made under the OS temp folder at start. */
   spoolDir?: string;
   /** Message bytes held in memory at once, shared with the HTTP API (budget.ts). */
   budget?: ByteBudget;
+  /** TLS (STARTTLS or implicit) and required credentials; absent: plain SMTP, any AUTH. */
+  security?: SmtpSecurity;
   log?: (level: LogLevel, msg: string) => void;
 }
 
@@ -89,8 +94,8 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
   const log = options.log ?? (() => undefined);
   const deliveries = new Set<Promise<unknown>>();
   let boundPort: number | undefined;
-  /** Sessions let in (under the cap), until they close. */
-  const admitted = new Set<string>();
+  /** Sessions let in (under the cap), until they close; shared by the listeners that share the cap. */
+  const admitted = options.admitted ?? new Set<string>();
   /** Open sockets by remote address, so a refused session's socket can be cut if its client lingers. */
   const sockets = new Map<string, Socket>();
   const socketKey = (address: string | undefined, port: number | undefined): string => `${address ?? ''}|${port ?? ''}`;
@@ -98,11 +103,7 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
   const server = new SMTPServer({
     banner: 'Test Inbox',
     size: maxBytes,
-    authOptional: true,
-    allowInsecureAuth: true,
-    authMethods: ['PLAIN', 'LOGIN', 'CRAM-MD5', 'XOAUTH2'],
-    disabledCommands: ['STARTTLS'],
-    hideSTARTTLS: true,
+    ...securityOptions(options.security ?? {}),
     disableReverseLookup: true,
     logger: false,
     closeTimeout: SMTP_CLOSE_GRACE_MS,
@@ -118,10 +119,6 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
     },
     onClose(session: SMTPServerSession) {
       admitted.delete(session.id);
-    },
-    onAuth(auth, _session, callback) {
-      // A test server: whatever the application under test logs in with is fine.
-      callback(null, { user: auth.username ?? 'anonymous' });
     },
     onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
       if (session.envelope.rcptTo.length >= maxRecipients) return callback(reply(452, `4.5.3 too many recipients: at most ${maxRecipients} per message, send the rest in another`));
@@ -173,6 +170,8 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
         return `${STORED_REPLY_PREFIX} ${metas.map((m) => m.id).join(' ')}`;
       } catch (e) {
         if (StoreError.is(e, 'BAD_TARGET')) throw reply(550, `5.1.3 ${e.message}`);
+        // RFC 3463 4.3.1 "mail system full": a transient failure, the sender retries once there is room.
+        if (StoreError.is(e, 'FULL')) throw reply(452, `4.3.1 ${e.message}`);
         log('error', `smtp: could not store a message: ${(e as Error).message}`);
         throw reply(451, '4.3.0 could not store the message, try again later');
       }

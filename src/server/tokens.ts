@@ -35,11 +35,19 @@ export interface Tokens {
   file: string;
 }
 
+/** Tokens resolved but not yet saved: `save()` writes the generated ones to the tokens file. */
+export interface PendingTokens extends Tokens {
+  /** Writes the generated tokens (nothing when none was generated). Call once the server owns the data dir. */
+  save(): Promise<void>;
+}
+
 /**
- * The tokens to run with: `given` wins, then the tokens file, then a newly generated token
- * (saved to the file). A damaged tokens file is an error and is never overwritten.
+ * The tokens to run with: `given` wins, then the tokens file, then a newly generated token.
+ * A generated token is only saved by `save()`, so a start that fails (a port in use, the data
+ * dir in use) leaves the tokens file as it was. A damaged tokens file is an error and is never
+ * overwritten.
  */
-export async function loadOrCreateTokens(dataDir: string, given: Partial<Record<TokenName, string>> = {}): Promise<Tokens> {
+export async function resolveTokens(dataDir: string, given: Partial<Record<TokenName, string>> = {}): Promise<PendingTokens> {
   const file = path.join(dataDir, TOKENS_FILE);
   const saved = await readSaved(file);
   const toSave = { ...saved };
@@ -63,8 +71,17 @@ export async function loadOrCreateTokens(dataDir: string, given: Partial<Record<
   if (twilioAuthToken === apiToken) {
     throw new TokensError('TOKENS_SAME', "the Twilio auth token must differ from the API token: it goes into apps' settings, the API token reads all mail");
   }
-  if (generated.length > 0) await writeTokensFile(file, toSave);
-  return { apiToken, webhookToken, twilioAuthToken, generated, file };
+  const save = async (): Promise<void> => {
+    if (generated.length > 0) await writeTokensFile(file, toSave);
+  };
+  return { apiToken, webhookToken, twilioAuthToken, generated, file, save };
+}
+
+/** resolveTokens, saving the generated tokens at once. */
+export async function loadOrCreateTokens(dataDir: string, given: Partial<Record<TokenName, string>> = {}): Promise<Tokens> {
+  const { save, ...tokens } = await resolveTokens(dataDir, given);
+  await save();
+  return tokens;
 }
 
 /** The saved tokens (none when there is no file); an unreadable or damaged file is an error. */

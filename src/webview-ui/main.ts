@@ -157,6 +157,28 @@ function renderCode(state: ViewState): HTMLElement | undefined {
   return box;
 }
 
+/** The host of a URL, to name a link that has no text. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host || url;
+  } catch {
+    return url;
+  }
+}
+
+/** The link the message asks the reader to click (confirm, sign in, reset), with Copy and Open. */
+function renderVerification(state: ViewState): HTMLElement | undefined {
+  const v = state.verification;
+  if (!v) return undefined;
+  const name = v.label.toLowerCase();
+  const box = el('section', { class: 'verify-box', 'aria-label': v.label });
+  box.append(icon('verified'), el('span', { class: 'code-label' }, v.label));
+  box.append(el('span', { class: 'verify-value', title: v.url }, v.text ? `${v.text} (${hostOf(v.url)})` : v.url));
+  box.append(button('Copy link', 'copy', () => post({ type: 'copyVerificationLink' }), { class: 'primary', 'aria-label': `Copy link: ${name}` }));
+  box.append(button('Open…', 'link-external', () => post({ type: 'openLink', url: v.url }), { 'aria-label': `Open ${name} ${v.url}` }));
+  return box;
+}
+
 /** The sanitized frame document of the state being rendered (undefined: no HTML, or it could not be sanitized). */
 let built: SrcdocResult | undefined;
 
@@ -217,13 +239,18 @@ function renderLinksPanel(state: ViewState, panel: HTMLElement): void {
   }
   panel.append(el('p', { class: 'note' }, 'Links open in your browser after you confirm the full address.'));
   const list = el('ul', { class: 'item-list' });
+  const marked = state.verification;
   for (const { url, text } of state.links) {
-    const li = el('li');
+    const isMarked = marked?.url === url;
+    const li = el('li', isMarked ? { class: 'link-verification' } : {});
     const label = el('div', { class: 'url' });
+    // Marked in words, not colour alone: the badge is read before the link.
+    if (isMarked) label.append(el('div', { class: 'link-badge' }, marked.label));
     if (text && text !== url) label.append(el('div', { class: 'link-text' }, text));
     label.append(el('div', { class: 'link-url' }, url));
     li.append(label);
-    const name = text && text !== url ? `Open link '${text}' (${url})` : `Open link ${url}`;
+    const what = isMarked ? marked.label.toLowerCase() : 'link';
+    const name = text && text !== url ? `Open ${what} '${text}' (${url})` : `Open ${what} ${url}`;
     li.append(button('Open…', 'link-external', () => post({ type: 'openLink', url }), { 'aria-label': name }));
     list.append(li);
   }
@@ -363,6 +390,8 @@ function render(state: ViewState): void {
   r.append(renderHeader(state));
   const code = renderCode(state);
   if (code) r.append(code);
+  const verification = renderVerification(state);
+  if (verification) r.append(verification);
   for (const note of state.notes) {
     const n = el('div', { class: 'banner warning', role: 'note' });
     n.append(icon('warning'), el('span', {}, note));
@@ -370,7 +399,7 @@ function render(state: ViewState): void {
   }
   renderTabs(state, r);
   document.title = viewTitle(state);
-  showNotice('info', `Loaded: ${viewTitle(state)}`);
+  showNotice('info', `Loaded: ${viewTitle(state)}${state.verification ? `. It has a ${state.verification.label.toLowerCase()}.` : ''}`);
   post({ type: 'rendered', id: state.id, tabs: state.tabs, blockedRemote: built?.blockedRemote ?? 0 });
 }
 

@@ -3,7 +3,7 @@
 // unions, and validated on arrival in both directions: neither side trusts what the other
 // posts. No vscode, no Node, no DOM: plain data and checks.
 
-import type { SmsEncoding } from '../core/sms';
+import { isPlaceholderSmsSubject, smsTitle, type SmsEncoding } from '../core/sms';
 import { isDataImageUrl } from '../core/urls';
 
 /** Tabs of the message view, in display order. */
@@ -98,6 +98,20 @@ export interface ViewSms {
   encoding: SmsEncoding;
 }
 
+/** Kinds of link a flow continues with (src/extension/verificationLink.ts chooses one). */
+export const VERIFICATION_KINDS = ['verify-email', 'magic-login', 'reset-password'] as const;
+export type ViewVerificationKind = (typeof VERIFICATION_KINDS)[number];
+
+/** The link the message asks the reader to click to go on (confirm the address, sign in, reset), marked in the view. */
+export interface ViewVerification {
+  /** One of the state's links. */
+  url: string;
+  text?: string;
+  kind: ViewVerificationKind;
+  /** How the view names it: "Verification link", "Sign-in link", "Password reset link". */
+  label: string;
+}
+
 /** Everything the view shows for one message. */
 export interface ViewState {
   id: string;
@@ -113,6 +127,7 @@ export interface ViewState {
   raw?: ViewText;
   sms?: ViewSms;
   code?: ViewCode;
+  verification?: ViewVerification;
   /** Parts that could not be loaded (links, attachments, raw), said in the view instead of failing it. */
   notes: string[];
 }
@@ -131,6 +146,7 @@ export type WebviewMessage =
   | { type: 'rendered'; id: string; tabs: TabId[]; blockedRemote: number }
   | { type: 'retry' }
   | { type: 'copyCode' }
+  | { type: 'copyVerificationLink' }
   | { type: 'copyId' }
   | { type: 'openLink'; url: string }
   | { type: 'saveAttachment'; index: number }
@@ -301,6 +317,18 @@ function viewState(v: unknown): ViewState {
     if (code.length === 0) throw new Invalid('state.code.code is empty');
     state.code = { code, reason: str(co, 'reason', 'state.code', 1024) };
   }
+  if (o.verification !== undefined) {
+    const w = 'state.verification';
+    const vo = obj(o.verification, w);
+    const kind = vo.kind;
+    if (!(VERIFICATION_KINDS as readonly unknown[]).includes(kind)) throw new Invalid(`${w}.kind must be one of ${VERIFICATION_KINDS.join(', ')}`);
+    const url = str(vo, 'url', w, MAX_URL_LENGTH);
+    if (!state.links.some((l) => l.url === url)) throw new Invalid(`${w}.url is not one of the state's links`);
+    const verification: ViewVerification = { url, kind: kind as ViewVerificationKind, label: str(vo, 'label', w, 64) };
+    const text = optStr(vo, 'text', w);
+    if (text !== undefined) verification.text = text;
+    state.verification = verification;
+  }
   // Every tab must have what it shows.
   if (state.tabs.includes('html') && !state.html) throw new Invalid('state.tabs has html but state.html is missing');
   if (state.tabs.includes('text') && !state.text) throw new Invalid('state.tabs has text but state.text is missing');
@@ -359,6 +387,7 @@ export function parseWebviewMessage(data: unknown): Parsed<WebviewMessage> {
       case 'ready':
       case 'retry':
       case 'copyCode':
+      case 'copyVerificationLink':
       case 'copyId':
       case 'allowRemoteImages':
         return { type: o.type };
@@ -377,8 +406,15 @@ export function parseWebviewMessage(data: unknown): Parsed<WebviewMessage> {
   });
 }
 
-/** The message's heading and editor tab title: an SMS names its sender, an email shows its subject. */
-export function viewTitle(state: Pick<ViewState, 'kind' | 'id' | 'header'>): string {
-  if (state.kind === 'sms') return `SMS from ${state.header.from || 'unknown sender'}`;
+/**
+ * The message's heading and editor tab title: an email shows its subject; an SMS its sender and
+ * the first words of its text (of its subject when the text is not at hand and the subject is
+ * more than the placeholder "SMS").
+ */
+export function viewTitle(state: Pick<ViewState, 'kind' | 'id' | 'header'> & { sms?: Pick<ViewSms, 'body'> }): string {
+  if (state.kind === 'sms') {
+    const text = state.sms?.body ?? (isPlaceholderSmsSubject(state.header.subject) ? '' : state.header.subject);
+    return smsTitle(state.header.from, text);
+  }
   return state.header.subject || '(no subject)';
 }

@@ -59,6 +59,9 @@ describe('SMS through the Twilio-compatible API', function () {
     const node = inboxNode(st.tree, DEFAULT_DOMAIN, digits)!;
     assert.equal(node.icon, 'device-mobile');
     const msg = node.children![0];
+    // Titled by its first words, with the sender beside them: never a row of "SMS".
+    assert.equal(msg.label, 'Your Acme login code is 604219. Do not share it.');
+    assert.match(msg.description ?? '', /^\+15550100000 · /);
     // The server found its code at ingest: the row offers Copy One-Time Code and says the code.
     assert.equal(msg.contextValue, 'testInbox.message.code');
     await vscode.env.clipboard.writeText('before');

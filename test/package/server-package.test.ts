@@ -3,6 +3,9 @@
 // its `test-inbox` binary run for real — --version, --help, and a serve with a real SMTP
 // send, an HTTP list and a fetch. And Ctrl+C as a terminal sends it: one SIGINT to the
 // whole process group, also under `npx`, stops the server once, cleanly, lock removed.
+// The commands for tests (code, totp) from the installed binary; the library from the
+// installed package: typed for a TypeScript consumer, loadable from CJS and ESM, and the
+// README's Playwright flow (sign up, wait for the code, enter it) in the real Chromium.
 //
 //   npm run package && npm run test:package
 import assert from 'node:assert/strict';
@@ -12,8 +15,12 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import http from 'node:http';
+import { createRequire } from 'node:module';
 import nodemailer from 'nodemailer';
-import { SERVER_ENV_NAMES } from '../../src/server/contract';
+import { chromium, type Browser } from 'playwright-core';
+import { chromiumPath } from '../../scripts/integration/workbench';
+import { EXIT_USAGE, SERVER_ENV_NAMES } from '../../src/server/contract';
 import { type Running, startServer } from '../server/cliProcess';
 import { TOKENS_FILE } from '../../src/server/contract';
 
@@ -75,11 +82,12 @@ describe('the server package, installed from its tarball', function () {
   it('installs only its own files: no dependencies, a bin, and a manifest that names Node 20.18', async () => {
     const installed = path.join(prefix, 'lib', 'node_modules', 'test-inbox');
     const files = (await fs.readdir(installed)).sort();
-    assert.deepEqual(files, ['LICENSE', 'README.md', 'cli.js', 'package.json']);
+    assert.deepEqual(files, ['LICENSE', 'README.md', 'cli.js', 'lib.d.ts', 'lib.js', 'package.json', 'types.d.ts']);
     const pkg = JSON.parse(await fs.readFile(path.join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
     assert.equal(pkg.version, manifest.version);
     assert.equal(pkg.dependencies, undefined);
     assert.deepEqual(pkg.engines, { node: '>=20.18.1' });
+    assert.deepEqual(pkg.exports, { '.': { types: './lib.d.ts', default: './lib.js' }, './package.json': './package.json' });
     assert.ok(existsSync(bin()), 'the bin link exists');
   });
 
@@ -113,6 +121,145 @@ describe('the server package, installed from its tarball', function () {
 
     process.kill(-s.child.pid!, 'SIGTERM');
     assert.deepEqual(await s.exited, { code: 0, signal: null });
+  });
+
+  /** A project with the tarball installed as a dependency, as `npm install ./test-inbox-x.y.z.tgz` leaves it. */
+  async function project(): Promise<string> {
+    const dir = path.join(prefix, 'consumer');
+    if (!existsSync(path.join(dir, 'node_modules', 'test-inbox'))) {
+      await fs.mkdir(dir, { recursive: true });
+      await fs.writeFile(path.join(dir, 'package.json'), '{"name":"consumer","private":true}\n');
+      await npm(['install', TARBALL], dir);
+    }
+    return dir;
+  }
+
+  /** Env for the test commands: no inherited TEST_INBOX_* variable, then `extra`. */
+  function commandEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {};
+    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TEST_INBOX_')) env[k] = v;
+    return { ...env, ...extra };
+  }
+
+  function runBin(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      execFile(bin(), args, { env, encoding: 'utf8' }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr }));
+    });
+  }
+
+  it('runs the commands for tests: code prints only the code, exits 1 on a timeout and 64 on a usage error; totp', async () => {
+    const s = serve(bin(), ['serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', dataDir], prefix);
+    live.push(s.child);
+    const ready = await s.ready;
+    const env = commandEnv({ TEST_INBOX_DATA_DIR: dataDir });
+    const since = String(Date.now());
+    const [host, port] = ready.smtp.split(':');
+    const transport = nodemailer.createTransport({ host, port: Number(port), secure: false, ignoreTLS: true });
+    await transport.sendMail({ from: 'shop@example.test', to: 'buyer@inbox.test', subject: 'Your code', text: 'Your sign-in code is 518204.' });
+    transport.close();
+    assert.deepEqual(await runBin(['code', 'buyer@inbox.test', '--since', since, '--wait', '10s'], env), { code: 0, stdout: '518204\n', stderr: '' });
+    const late = await runBin(['code', 'buyer', '--since', 'now', '--wait', '300ms'], env);
+    assert.equal(late.code, 1);
+    assert.equal(late.stdout, '');
+    assert.match(late.stderr, /no message with a one-time code arrived/);
+    const usage = await runBin(['code'], env);
+    assert.equal(usage.code, EXIT_USAGE);
+    assert.match(usage.stderr, /missing <inbox>\nUsage: test-inbox code/);
+    const totp = await runBin(['totp', 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ', '--digits', '8'], env);
+    assert.match(totp.stdout, /^\d{8}\n$/);
+    process.kill(-s.child.pid!, 'SIGTERM');
+    await s.exited;
+  });
+
+  it('exports a typed library: a TypeScript consumer type-checks against its .d.ts; CJS and ESM load it', async () => {
+    const dir = await project();
+    await fs.writeFile(
+      path.join(dir, 'consumer.ts'),
+      [
+        "import { totp, waitForCode, TestInboxError, type CodeResult, type WaitOptions } from 'test-inbox';",
+        "const options: WaitOptions = { since: 'now', timeout: '30s', domain: 'inbox.test' };",
+        'export async function code(): Promise<string> {',
+        "  const r: CodeResult = await waitForCode('joe', options);",
+        '  return r.code;',
+        '}',
+        "export const now: string = totp('JBSWY3DPEHPK3PXP').code;",
+        "export const isTimeout = (e: unknown): boolean => TestInboxError.is(e, 'timeout');",
+        '// @ts-expect-error the inbox is a string: the declarations are real types, not any',
+        'waitForCode(42);',
+        '',
+      ].join('\n'),
+    );
+    const tsc = path.join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
+    const flags = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--typeRoots', path.join(REPO, 'node_modules', '@types')];
+    await execFileP(process.execPath, [tsc, ...flags, 'consumer.ts'], { cwd: dir, encoding: 'utf8' }).catch((e: { stdout?: string }) => assert.fail(`tsc: ${e.stdout}`));
+    const seed = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
+    const script = `console.log(JSON.stringify(lib.totp('${seed}', { digits: 8, at: 59000 })), typeof lib.waitForCode, typeof lib.sendSms, typeof lib.clearInbox, typeof lib.waitForLink)`;
+    const cjs = await execFileP(process.execPath, ['-e', `const lib = require('test-inbox'); ${script}`], { cwd: dir, encoding: 'utf8' });
+    const esm = await execFileP(process.execPath, ['--input-type=module', '-e', `import * as lib from 'test-inbox'; ${script}`], { cwd: dir, encoding: 'utf8' });
+    for (const out of [cjs.stdout, esm.stdout]) assert.equal(out, '{"code":"94287082","secondsLeft":1} function function function function\n');
+  });
+
+  describe('the README Playwright flow, in the real Chromium', () => {
+    let browser: Browser | undefined;
+    let app: http.Server | undefined;
+    after(async () => {
+      await browser?.close();
+      await new Promise((resolve) => (app ? app.close(resolve) : resolve(undefined)));
+    });
+
+    it('signs up on a page whose server sends real SMTP mail, waits for the code with the installed library, enters it', async () => {
+      const s = serve(bin(), ['serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', dataDir], prefix);
+      live.push(s.child);
+      const ready = await s.ready;
+      const [smtpHost, smtpPort] = ready.smtp.split(':');
+      const mailer = nodemailer.createTransport({ host: smtpHost, port: Number(smtpPort), secure: false, ignoreTLS: true });
+      // A tiny sign-up app: it mails a fresh 6-digit code to the address and checks it.
+      const issued = new Map<string, string>();
+      const page = (body: string): string => `<!doctype html><html><head><title>Acme</title></head><body>${body}</body></html>`;
+      app = http.createServer((req, res) => {
+        let data = '';
+        req.on('data', (c: Buffer) => (data += c.toString('utf8')));
+        req.on('end', () => {
+          const form = new URLSearchParams(data);
+          const send = (html: string): void => void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page(html));
+          if (req.method === 'POST' && req.url === '/signup') {
+            const email = form.get('email') ?? '';
+            const code = String(100_000 + Math.floor(Math.random() * 900_000));
+            issued.set(email, code);
+            mailer.sendMail({ from: 'Acme <no-reply@acme.test>', to: email, subject: 'Confirm your Acme account', text: `Your Acme verification code is ${code}.` }).then(
+              () => send(`<form method="post" action="/verify"><input type="hidden" name="email" value="${email}"><label>Code <input id="code" name="code"></label><button>Verify</button></form>`),
+              (e: Error) => void res.writeHead(500).end(e.message),
+            );
+          } else if (req.method === 'POST' && req.url === '/verify') {
+            send(issued.get(form.get('email') ?? '') === form.get('code') ? '<h1>Welcome to Acme</h1>' : '<h1>Wrong code</h1>');
+          } else {
+            send('<form method="post" action="/signup"><label>Email <input id="email" name="email"></label><button>Sign up</button></form>');
+          }
+        });
+      });
+      await new Promise<void>((resolve) => app!.listen(0, '127.0.0.1', resolve));
+      const appUrl = `http://127.0.0.1:${(app.address() as net.AddressInfo).port}`;
+      const email = `new-user@inbox.test`;
+      // A previous run's mail to the same address: `since` must keep the test from reading it.
+      await mailer.sendMail({ from: 'no-reply@acme.test', to: email, subject: 'Confirm your Acme account', text: 'Your Acme verification code is 999999.' });
+
+      // The installed library, as the README's example imports it.
+      const { waitForCode } = createRequire(path.join(await project(), 'package.json'))('test-inbox') as typeof import('../../src/testing');
+      browser = await chromium.launch({ executablePath: chromiumPath(), headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+      const tab = await browser.newPage();
+      await tab.goto(appUrl);
+      const since = Date.now();
+      await tab.fill('#email', email);
+      await tab.click('text=Sign up');
+      const { code } = await waitForCode(email, { since, dataDir, timeout: '30s' });
+      assert.equal(code, issued.get(email));
+      await tab.fill('#code', code);
+      await tab.click('text=Verify');
+      assert.equal(await tab.textContent('h1'), 'Welcome to Acme');
+      mailer.close();
+      process.kill(-s.child.pid!, 'SIGTERM');
+      await s.exited;
+    });
   });
 
   for (const how of ['the installed binary', 'a wrapper forwarding a copy of the signal', 'npx'] as const) {

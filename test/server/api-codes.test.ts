@@ -165,7 +165,7 @@ describe('HTTP API: code, link and TOTP routes', () => {
       ['/api/v2/domains/private/inboxes/.bad/code', /bad inbox ".bad"/],
       ['/api/v2/domains/private/inboxes/*/code', /name one inbox/],
       ['/api/v2/domains/private/inboxes/joe/code?wait=forever', /wait must be a number of seconds/],
-      ['/api/v2/domains/private/inboxes/joe/link?wait=5h', /wait must be a number of seconds/],
+      ['/api/v2/domains/private/inboxes/joe/link?wait=5x', /wait must be a number of seconds/],
       ['/api/v2/domains/private/inboxes/joe/code?since=yesterday', /since "yesterday" is neither a time in milliseconds nor the id of a message in inbox joe/],
       [`/api/v2/domains/private/inboxes/ann/code?since=${latestId('joe')}`, /neither a time in milliseconds nor the id of a message in inbox ann/],
       ['/api/v2/domains/private/inboxes/joe/code?delete=maybe', /delete must be true or false/],

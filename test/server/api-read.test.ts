@@ -171,6 +171,15 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
     assert.equal(listed.json.msgs[0].from, '+14155550199');
   });
 
+  it('names an SMS injected without a subject by its first words; an email keeps "(no subject)"', async () => {
+    await inject('14155550177', { from: '+14155550199', text: 'Your Acme login code is 604219. Do not share it with anyone, not even us.' });
+    const sms = await h.call('GET', '/api/v2/domains/private/inboxes/14155550177');
+    assert.equal(sms.json.msgs[0].subject, 'Your Acme login code is 604219. Do not share…');
+    await inject('no-subject-mail', { from: 'a@b.test', text: 'Your Acme login code is 604219.' });
+    const mail = await h.call('GET', '/api/v2/domains/private/inboxes/no-subject-mail');
+    assert.equal(mail.json.msgs[0].subject, '(no subject)');
+  });
+
   it('serves an email sent over real SMTP (nodemailer) through list, fetch, links and attachments', async () => {
     const smtp = createSmtpServer({ store: h.store, host: '127.0.0.1', port: 0 });
     const { port } = await smtp.start();

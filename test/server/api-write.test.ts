@@ -32,7 +32,7 @@ describe('HTTP API: injection (docs/api.md §4.4) and webhooks (docs/api.md §4.
       assert.equal(r.json.status, 'ok');
       assert.match(r.json.id, ID_SHAPE);
       // Durable before the answer: the .eml is already in new/ of the inbox directory.
-      assert.equal(readdirSync(path.join(h.dir, DOMAIN, 'joe', 'new')).length, 1);
+      assert.equal(readdirSync(path.join(h.dir, 'mail', DOMAIN, 'joe', 'new')).length, 1);
       const meta = h.store.get(r.json.id);
       assert.equal(meta?.source, 'inject');
       const m = await fetchMessage('joe', r.json.id);

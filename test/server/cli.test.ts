@@ -6,7 +6,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, EXIT_USAGE, TOKENS_FILE, tokensEnv } from '../../src/server/contract';
-import { parseDuration, parseServeArgs, UsageError } from '../../src/server/cli';
+import { parseServeArgs } from '../../src/server/cli';
+import { UsageError } from '../../src/server/args';
+import { parseDuration } from '../../src/core/duration';
 import { LOCK_FILE } from '../../src/server/store/lock';
 import { loadOrCreateTokens, TokensError } from '../../src/server/tokens';
 import { type Running, startCli } from './cliProcess';
@@ -128,7 +130,7 @@ describe('test-inbox serve (CLI)', function () {
     });
     const listing = (await (await fetch(`${ready.http}/api/v2/domains/private/inboxes/joe`, { headers: { Authorization: 'tok-a' } })).json()) as { msgs: Array<{ subject: string; id: string }> };
     assert.deepEqual(listing.msgs.map((m) => m.subject), ['Your code']);
-    assert.ok(existsSync(path.join(dataDir, 'inbox.test', 'joe', 'new', `${listing.msgs[0].id}.eml`)));
+    assert.ok(existsSync(path.join(dataDir, 'mail', 'inbox.test', 'joe', 'new', `${listing.msgs[0].id}.eml`)));
   });
 
   it('writes private injections to the --domain and keeps at most --max-messages per inbox', async () => {
@@ -146,7 +148,7 @@ describe('test-inbox serve (CLI)', function () {
     }
     r.child.kill('SIGTERM');
     await r.exited;
-    const files = (await fs.readdir(path.join(dataDir, 'example.test', 'joe', 'new'))).sort();
+    const files = (await fs.readdir(path.join(dataDir, 'mail', 'example.test', 'joe', 'new'))).sort();
     assert.deepEqual(files, ids.slice(1).map((id) => `${id}.eml`).sort());
   });
 
@@ -195,7 +197,7 @@ describe('test-inbox serve (CLI)', function () {
     assert.equal(alive(), false, 'the server outlived its parent');
   });
 
-  it('reports a port in use in one line and exits 2', async () => {
+  it('reports a port in use in one line and exits 2, generating and showing no token', async () => {
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const port = (blocker.address() as net.AddressInfo).port;
@@ -204,9 +206,11 @@ describe('test-inbox serve (CLI)', function () {
       const { code } = await r.exited;
       assert.equal(code, EXIT_PORT_IN_USE);
       assert.equal(r.stdout(), '');
-      const lines = r.stderr().trim().split('\n').filter((l) => l.startsWith('test-inbox:') && !l.includes('generated'));
-      assert.equal(lines.length, 1);
+      const lines = r.stderr().trim().split('\n').filter((l) => l.startsWith('test-inbox:'));
+      assert.equal(lines.length, 1, r.stderr());
       assert.match(lines[0], new RegExp(`HTTP port 127\\.0\\.0\\.1:${port} is already in use`));
+      assert.doesNotMatch(r.stderr(), /generated|token/i, 'no token is generated or shown by a start that fails');
+      assert.equal(existsSync(path.join(dataDir, TOKENS_FILE)), false, 'no tokens file is written by a start that fails');
     } finally {
       blocker.close();
     }
@@ -240,8 +244,17 @@ describe('test-inbox serve (CLI)', function () {
       const r = run([...args, '--data-dir', dataDir]);
       const { code } = await r.exited;
       assert.equal(code, EXIT_USAGE, args.join(' '));
-      assert.match(r.stderr(), /^test-inbox: .+\nRun test-inbox --help/, args.join(' '));
+      assert.match(r.stderr(), /^test-inbox: .+\nUsage: test-inbox serve \[options\]\nRun test-inbox --help/, args.join(' '));
     }
+  });
+
+  it('names an unknown option in its own words, not node:util\'s', async () => {
+    const r = run(['serve', '--bogus', '--data-dir', dataDir]);
+    assert.equal((await r.exited).code, EXIT_USAGE);
+    assert.equal(r.stderr(), 'test-inbox: unknown option --bogus\nUsage: test-inbox serve [options]\nRun test-inbox --help for the options.\n');
+    const noValue = run(['serve', '--data-dir', dataDir, '--http-port']);
+    assert.equal((await noValue.exited).code, EXIT_USAGE);
+    assert.match(noValue.stderr(), /^test-inbox: --http-port needs a value\n/);
   });
 
   it('prints the options with --help and exits 0', async () => {
@@ -271,6 +284,8 @@ describe('serve arguments', () => {
       maxRecipients: undefined,
       maxSmtpConnections: undefined,
       maxHttpConnections: undefined,
+      // SMTP TLS is off unless asked for (no smtps port, no required login either).
+      smtpTls: false,
     });
   });
 
@@ -302,7 +317,10 @@ describe('serve arguments', () => {
     assert.equal(parseDuration('2w'), 1_209_600_000);
     assert.equal(parseDuration('0'), 0);
     assert.equal(parseDuration('-1d'), undefined);
-    assert.equal(parseDuration('1.5h'), undefined);
+    assert.equal(parseDuration('1.5h'), 5_400_000);
+    assert.equal(parseDuration('500ms'), 500);
+    assert.equal(parseDuration('7 d'), undefined);
+    assert.equal((parseServeArgs(['serve', '--max-age', '1.5d'], {}) as { maxAgeMs: number }).maxAgeMs, 129_600_000, '--max-age reads the same syntax');
   });
 
   it('refuses private as the default domain and names out of range', () => {

@@ -190,6 +190,7 @@ describe('API client against the local server', () => {
     for (const u of urls) {
       const r = await client.deliverWebhook(u.url, { from: 'twilio', subject: u.form, text: `via ${u.form}`, to: 'hooks' });
       assert.equal(r.status, 'ok', u.form);
+      assert.ok(r.id, `the local server names the delivered message (${u.form})`);
       const msg = await client.getMessage('private', 'hooks', r.id);
       assert.equal(msg.subject, u.form);
     }
@@ -200,6 +201,7 @@ describe('API client against the local server', () => {
   it('lets the path inbox of a webhook override the payload to (docs/api.md §4.5 rule 3)', async () => {
     const [tokenInPath] = webhookUrls(base, { token: WEBHOOK_TOKEN, inbox: 'override' });
     const r = await client.deliverWebhook(tokenInPath.url, { text: 'x', to: 'elsewhere' });
+    assert.ok(r.id, 'the local server names the delivered message');
     assert.equal(parseMessageId(r.id)?.inbox, 'override');
     const msg = await client.getMessage('private', 'override', r.id);
     assert.ok(msg.subject.length > 0, 'a dummy subject is inserted');

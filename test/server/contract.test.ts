@@ -64,7 +64,7 @@ describe('process contract', () => {
 
   describe('serve flags', () => {
     it('the CLI reads back what serveArgs builds', () => {
-      const flags = { host: '::1', httpPort: 0, smtpPort: 4025, dataDir: path.resolve('/tmp/ti-data'), domain: 'mail.example.test', maxMessages: 0, maxAgeSeconds: 3600 };
+      const flags = { host: '::1', httpPort: 0, smtpPort: 4025, dataDir: path.resolve('/tmp/ti-data'), domain: 'mail.example.test', maxMessages: 0, maxAgeSeconds: 3600, smtpTls: true };
       const config = parseServeArgs(serveArgs(flags), {}) as ServeConfig;
       assert.deepEqual(config, {
         host: '::1',
@@ -80,6 +80,7 @@ describe('process contract', () => {
         maxRecipients: undefined,
         maxSmtpConnections: undefined,
         maxHttpConnections: undefined,
+        smtpTls: true,
       });
     });
 
@@ -109,6 +110,7 @@ describe('process contract', () => {
       for (const r of [
         { http: 'http://127.0.0.1:2580', smtp: { host: '127.0.0.1', port: 2525 } },
         { http: 'http://[::1]:41000', smtp: { host: '[::1]', port: 41001 } },
+        { http: 'http://127.0.0.1:2580', smtp: { host: '127.0.0.1', port: 2525 }, smtps: { host: '127.0.0.1', port: 2465 } },
       ]) {
         assert.deepEqual(parseReadyLine(formatReadyLine(r)), r);
       }

@@ -149,13 +149,13 @@ describe('SMTP ingest', () => {
 
   it('answers 451 when the store cannot keep the message and leaves no partial copy', async () => {
     await start();
-    await fs.writeFile(path.join(dir, 'blocked.test'), 'a file where a domain directory would go');
+    await fs.writeFile(path.join(dir, 'mail', 'blocked.test'), 'a file where a domain directory would go');
     await assert.rejects(
       transport().sendMail({ from: 'a@acme.test', to: ['joe@ok.test', 'ann@blocked.test'], subject: 's', text: 't' }),
       (e: { responseCode?: number }) => e.responseCode === 451,
     );
     assert.equal(store.list(undefined, '*', all).total, 0);
-    assert.deepEqual(await fs.readdir(path.join(dir, 'ok.test', 'joe', 'new')), []);
+    assert.deepEqual(await fs.readdir(path.join(dir, 'mail', 'ok.test', 'joe', 'new')), []);
   });
 
   it('accepts any AUTH credentials, and no AUTH at all', async () => {

@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseMessageId } from '../../src/core/ids';
 import { StoreError } from '../../src/server/store/errors';
+import { messageFileOf } from '../../src/server/store/layout';
 import { decodeEncodedWords, parseIndexedHeaders } from '../../src/server/store/headers';
 import { addLine, Journal, JOURNAL_FILE, JOURNAL_FLUSH_MS } from '../../src/server/store/journal';
 import { LOCK_FILE } from '../../src/server/store/lock';
@@ -66,10 +67,10 @@ describe('MaildirStore', () => {
     const { store } = await openStore();
     const raw = anEmail({ subject: 'Hello' });
     const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], raw, 'smtp');
-    const file = path.join(dir, 'inbox.test', 'joe', 'new', `${meta.id}.eml`);
+    const file = path.join(dir, 'mail', 'inbox.test', 'joe', 'new', `${meta.id}.eml`);
     assert.deepEqual(await fs.readFile(file), raw);
-    assert.deepEqual(await fs.readdir(path.join(dir, 'inbox.test', 'joe', 'tmp')), []);
-    assert.ok(existsSync(path.join(dir, 'inbox.test', 'joe', 'cur')));
+    assert.deepEqual(await fs.readdir(path.join(dir, 'mail', 'inbox.test', 'joe', 'tmp')), []);
+    assert.ok(existsSync(path.join(dir, 'mail', 'inbox.test', 'joe', 'cur')));
     assert.deepEqual(await store.readRaw(meta.id), raw);
     assert.equal(meta.size, raw.length);
     assert.equal(meta.source, 'smtp');
@@ -134,7 +135,7 @@ describe('MaildirStore', () => {
     await store.add([{ domain: 'two.test', inbox: 'ann' }], anEmail(), 'smtp');
     assert.equal(a.domain, 'one.test');
     assert.equal(a.inbox, 'joe');
-    assert.ok(existsSync(path.join(dir, 'one.test', 'joe', 'new', `${a.id}.eml`)));
+    assert.ok(existsSync(path.join(dir, 'mail', 'one.test', 'joe', 'new', `${a.id}.eml`)));
     assert.deepEqual(store.list(undefined, 'JOE', all).msgs.map((m) => m.id), [b.id, a.id]);
     assert.equal(store.list('two.test', '*', all).total, 2);
     assert.equal(store.list(undefined, '*', all).total, 3);
@@ -176,7 +177,7 @@ describe('MaildirStore', () => {
     ]) {
       await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'ok' }, target], anEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'BAD_TARGET'), JSON.stringify(target));
     }
-    assert.deepEqual((await fs.readdir(dir)).filter((f) => !f.startsWith('.')), [], 'no domain directory was made');
+    assert.deepEqual(await fs.readdir(path.join(dir, 'mail')), [], 'no domain directory was made');
     assert.equal(store.list(undefined, '*', all).total, 0);
   });
 
@@ -185,21 +186,21 @@ describe('MaildirStore', () => {
     const [meta] = await store.add([{ domain: 'inbox.test', inbox: "a*b|c?d'e" }], anEmail(), 'smtp');
     const inboxDir = encodeName("a*b|c?d'e");
     assert.ok(!/[*|?']/.test(inboxDir));
-    assert.ok(existsSync(path.join(dir, 'inbox.test', inboxDir, 'new')));
+    assert.ok(existsSync(path.join(dir, 'mail', 'inbox.test', inboxDir, 'new')));
     const again = (await reopen(store)).store;
     assert.equal(again.get(meta.id)?.inbox, "a*b|c?d'e");
   });
 
   it('leaves no copy at all when one of the recipients cannot be stored', async () => {
     const { store } = await openStore();
-    await fs.writeFile(path.join(dir, 'blocked.test'), 'a file where a domain directory would go');
+    await fs.writeFile(path.join(dir, 'mail', 'blocked.test'), 'a file where a domain directory would go');
     await assert.rejects(
       store.add([{ domain: 'ok.test', inbox: 'joe' }, { domain: 'blocked.test', inbox: 'ann' }], anEmail(), 'smtp'),
       (e: unknown) => StoreError.is(e, 'IO'),
     );
     assert.equal(store.list(undefined, '*', all).total, 0);
-    assert.deepEqual(await fs.readdir(path.join(dir, 'ok.test', 'joe', 'new')), []);
-    assert.deepEqual(await fs.readdir(path.join(dir, 'ok.test', 'joe', 'tmp')), []);
+    assert.deepEqual(await fs.readdir(path.join(dir, 'mail', 'ok.test', 'joe', 'new')), []);
+    assert.deepEqual(await fs.readdir(path.join(dir, 'mail', 'ok.test', 'joe', 'tmp')), []);
     const again = (await reopen(store)).store;
     assert.equal(again.list(undefined, '*', all).total, 0);
   });
@@ -245,7 +246,7 @@ describe('MaildirStore', () => {
     assert.equal(await store.clear('inbox.test', '*'), 1);
     assert.deepEqual(store.domains().map((d) => d.name), ['other.test']);
     assert.equal(await store.clear(undefined, '*'), 1);
-    assert.deepEqual(await fs.readdir(path.join(dir, 'other.test', 'joe', 'new')), []);
+    assert.deepEqual(await fs.readdir(path.join(dir, 'mail', 'other.test', 'joe', 'new')), []);
   });
 
   it('keeps ids unique across restarts, even when the newest message was deleted', async () => {
@@ -349,14 +350,14 @@ describe('MaildirStore', () => {
     const [good] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
     const [gone] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
     await store.close();
-    const newDir = path.join(dir, 'inbox.test', 'joe', 'new');
+    const newDir = path.join(dir, 'mail', 'inbox.test', 'joe', 'new');
     await fs.unlink(path.join(newDir, `${gone.id}.eml`)); // journal line without a file
     await fs.writeFile(path.join(newDir, 'joe-1763700000-999999.eml'), Buffer.from([0, 1, 2, 3, 255, 254])); // no header block
     await fs.writeFile(path.join(newDir, 'notes.txt'), 'foreign');
     await fs.writeFile(path.join(newDir, 'ann-1763700000-5.eml'), anEmail()); // belongs to another inbox
-    await fs.mkdir(path.join(dir, 'Not A Domain!'));
-    await fs.mkdir(path.join(dir, 'inbox.test', '..%2Fx'));
-    await fs.writeFile(path.join(dir, 'inbox.test', 'joe', 'tmp', 'half-written.eml'), 'From: x');
+    await fs.mkdir(path.join(dir, 'mail', 'Not A Domain!'));
+    await fs.mkdir(path.join(dir, 'mail', 'inbox.test', '..%2Fx'));
+    await fs.writeFile(path.join(dir, 'mail', 'inbox.test', 'joe', 'tmp', 'half-written.eml'), 'From: x');
     await fs.appendFile(path.join(dir, JOURNAL_FILE), '["a","torn');
     const reopened = await openStore();
     store = reopened.store;
@@ -365,7 +366,7 @@ describe('MaildirStore', () => {
     for (const expected of ['joe-1763700000-999999.eml', 'notes.txt', 'ann-1763700000-5.eml', 'Not A Domain!', '..%2Fx', 'damaged line']) {
       assert.ok(warnings.includes(expected), `warns about ${expected}:\n${warnings}`);
     }
-    assert.deepEqual(await fs.readdir(path.join(dir, 'inbox.test', 'joe', 'tmp')), [], 'unacknowledged tmp files are removed');
+    assert.deepEqual(await fs.readdir(path.join(dir, 'mail', 'inbox.test', 'joe', 'tmp')), [], 'unacknowledged tmp files are removed');
     assert.ok(existsSync(path.join(newDir, 'notes.txt')), 'foreign files are left alone');
   });
 
@@ -379,7 +380,7 @@ describe('MaildirStore', () => {
     assert.deepEqual(store.list('inbox.test', 'joe', { ...all, sort: 'ascending' }).msgs.map((m) => m.id), ids.slice(2));
     assert.deepEqual(removed, ids.slice(0, 2));
     await store.close();
-    assert.deepEqual((await fs.readdir(path.join(dir, 'inbox.test', 'joe', 'new'))).sort(), ids.slice(2).map((id) => `${id}.eml`).sort());
+    assert.deepEqual((await fs.readdir(path.join(dir, 'mail', 'inbox.test', 'joe', 'new'))).sort(), ids.slice(2).map((id) => `${id}.eml`).sort());
   });
 
   it('removes messages older than the age limit on open', async () => {
@@ -387,13 +388,13 @@ describe('MaildirStore', () => {
     const [fresh] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
     await store.close();
     const oldSeconds = Math.floor(Date.now() / 1000) - 8 * 24 * 3600;
-    const oldFile = path.join(dir, 'inbox.test', 'joe', 'new', `joe-${oldSeconds}-1.eml`);
+    const oldFile = path.join(dir, 'mail', 'inbox.test', 'joe', 'new', `joe-${oldSeconds}-1.eml`);
     await fs.writeFile(oldFile, anEmail());
     await fs.utimes(oldFile, oldSeconds, oldSeconds);
     store = (await openStore({ maxAgeMs: 7 * 24 * 3600 * 1000 })).store;
     await store.close(); // waits for the retention sweep
     assert.equal(existsSync(oldFile), false);
-    assert.ok(existsSync(path.join(dir, 'inbox.test', 'joe', 'new', `${fresh.id}.eml`)));
+    assert.ok(existsSync(path.join(dir, 'mail', 'inbox.test', 'joe', 'new', `${fresh.id}.eml`)));
   });
 
   it('acknowledges many concurrent adds with distinct ids, all found after a restart', async () => {
@@ -485,8 +486,8 @@ describe('MaildirStore write-ahead log', () => {
     const [lost] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], a, 'smtp');
     const [cut] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], b, 'inject');
     const image = await crashImage();
-    const lostFile = path.join(image, 'inbox.test', 'joe', 'new', `${lost.id}.eml`);
-    const cutFile = path.join(image, 'inbox.test', 'joe', 'new', `${cut.id}.eml`);
+    const lostFile = path.join(image, 'mail', 'inbox.test', 'joe', 'new', `${lost.id}.eml`);
+    const cutFile = path.join(image, 'mail', 'inbox.test', 'joe', 'new', `${cut.id}.eml`);
     await fs.rm(lostFile);
     await fs.truncate(cutFile, 100);
     const { store: after, logs } = await openAt(image);
@@ -511,16 +512,16 @@ describe('MaildirStore write-ahead log', () => {
     assert.equal(stats[0].nlink, 50);
     // A crash that lost every file: each recipient comes back from the one logged copy.
     const image = await crashImage();
-    for (const m of metas) await fs.rm(path.join(image, 'inbox.test', m.inbox, 'new', `${m.id}.eml`));
+    for (const m of metas) await fs.rm(messageFileOf(image, m));
     const { store: after, logs } = await openAt(image);
     for (const m of metas) {
-      assert.deepEqual(await fs.readFile(path.join(image, 'inbox.test', m.inbox, 'new', `${m.id}.eml`)), raw, m.id);
+      assert.deepEqual(await fs.readFile(messageFileOf(image, m)), raw, m.id);
       assert.equal(after.get(m.id)?.subject, 'fan-out');
     }
     assert.ok(logs.some((l) => l.msg.includes('restored 50 acknowledged message(s)')), JSON.stringify(logs));
     // Deleting one recipient's copy leaves the others.
     await after.delete(metas[0].id);
-    assert.deepEqual(await fs.readFile(path.join(image, 'inbox.test', 'r1', 'new', `${metas[1].id}.eml`)), raw);
+    assert.deepEqual(await fs.readFile(messageFileOf(image, metas[1])), raw);
   });
 
   it('does not bring back a message removed after it was acknowledged', async () => {
@@ -538,7 +539,7 @@ describe('MaildirStore write-ahead log', () => {
     const image = await crashImage();
     const [wal] = await walFiles(image);
     await fs.appendFile(path.join(image, wal), '["m","joe-1-999","inbox.test","joe",1,"smtp",5000]\nFrom: half');
-    await fs.rm(path.join(image, 'inbox.test', 'joe', 'new', `${m.id}.eml`));
+    await fs.rm(path.join(image, 'mail', 'inbox.test', 'joe', 'new', `${m.id}.eml`));
     const { store: after, logs } = await openAt(image);
     assert.ok(after.get(m.id));
     assert.equal(after.get('joe-1-999'), undefined);

@@ -53,6 +53,8 @@ describe('Twilio Messages API (server, real HTTP, official SDK)', () => {
 
     const listing = await h.call('GET', '/api/v2/domains/private/inboxes/15550100199');
     assert.equal(listing.json.msgs.length, 1);
+    // An SMS has no subject: its first words name it in listings, so the tree never shows a row of "SMS".
+    assert.equal(listing.json.msgs[0].subject, 'Your code is 482913');
     const sms = await h.call('GET', `/api/v2/domains/private/inboxes/15550100199/messages/${listing.json.msgs[0].id}`);
     assert.equal(sms.json.parts[0].body, 'Your code is 482913');
     assert.equal(sms.json.fromfull, '+15550100000');

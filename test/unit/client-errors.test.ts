@@ -294,6 +294,28 @@ describe('API client errors', () => {
     assert.equal(err.code, 'network');
     assert.match(err.message, /nothing is listening/);
     assert.equal(err.cause?.code, 'ECONNREFUSED');
+    // The cause is the system error fetch wraps, not its generic "fetch failed".
+    assert.match(err.cause?.message ?? '', /ECONNREFUSED/);
+  });
+
+  it('maps a body cut short by the server to network and retries the GET', async () => {
+    srv = await startServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"domains":[');
+      setTimeout(() => req.socket.destroy(), 20);
+    });
+    const err = await rejection(clientFor(srv.base, { retries: 1 }).listDomains());
+    assert.equal(err.code, 'network');
+    assert.match(err.message, /closed unexpectedly|reset/);
+    assert.equal(srv.hits.length, 2);
+  });
+
+  it('says why fetch refuses a port reserved for another protocol, without connecting', async () => {
+    // 10080 is one of the Fetch standard's "bad ports"; fetch fails before any connection.
+    const err = await rejection(clientFor('http://127.0.0.1:10080', { retries: 0 }).listDomains());
+    assert.equal(err.code, 'network');
+    assert.match(err.message, /refuses this port/);
+    assert.equal(err.cause?.code, 'BAD_PORT');
   });
 
   it('names the field of a response with the wrong shape', async () => {
@@ -378,7 +400,7 @@ describe('API client errors', () => {
       [() => api.listInbox('private', 'joe', { skip: -1 }), 'skip'],
       [() => api.listInbox('private', 'joe', { wait: 61 }), 'wait'],
       [() => api.listInbox('private', 'joe', { sort: 'sideways' as 'ascending' }), 'sort'],
-      [() => api.getMessage('private', 'joe', 'not-an-id'), 'id'],
+      [() => api.getMessage('private', 'joe', '../not-an-id'), 'id'],
       [() => api.getMessage('private', '+14155550100', 'x-1-2'), 'inbox'],
       [() => api.inject('private', '*', { text: 'x' }), 'inbox'],
       [() => api.inject('private', 'joe', { text: 42 as unknown as string }), 'text'],

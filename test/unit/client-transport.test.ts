@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { createClient, type InboxApi } from '../../src/api';
 
 describe('API client transport', () => {
@@ -32,7 +33,7 @@ describe('API client transport', () => {
     });
     client = createClient({ baseUrl: base, apiToken: 't0ken-abc' });
     for (let i = 0; i < 20; i++) await client.listDomains();
-    // undici's pool may open a second socket while the first is still being released; never one per call.
+    // fetch's pool may open a second socket while the first is still being released; never one per call.
     assert.ok(connections() <= 2, `${connections()} connections for 20 calls`);
   });
 
@@ -83,4 +84,45 @@ describe('API client transport', () => {
     assert.equal(att.filename, 'attachment-0');
     assert.equal(att.contentType, 'application/octet-stream');
   });
+
+  it('reads a gzip-compressed answer and checks its decoded size', async () => {
+    const body = JSON.stringify({ domains: [{ name: 'inbox.test', messages: 2, inboxes: 1 }] });
+    let acceptEncoding: string | undefined;
+    const { base } = await serve((req, res) => {
+      acceptEncoding = req.headers['accept-encoding'];
+      const zipped = gzipSync(body);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': zipped.length });
+      res.end(zipped);
+    });
+    client = createClient({ baseUrl: base });
+    const domains = await client.listDomains();
+    assert.match(acceptEncoding ?? '', /gzip/);
+    assert.deepEqual(domains.domains.map((d) => d.name), ['inbox.test']);
+  });
+
+  it('closes the push stream connection when the subscription is disposed', async () => {
+    let streamClosed = false;
+    let opened = false;
+    const { base } = await serve((req, res) => {
+      // The stream asks for an unencoded body, so each event is handed over as it arrives.
+      assert.equal(req.headers['accept-encoding'], 'identity');
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': ping\n\n');
+      opened = true;
+      res.on('close', () => (streamClosed = true));
+    });
+    client = createClient({ baseUrl: base });
+    const sub = client.subscribe('inbox.test', 'joe', { onEvent: () => undefined });
+    await waitFor(() => opened && sub.state === 'open', 'stream open');
+    sub.dispose();
+    await waitFor(() => streamClosed, 'the server to see the stream connection close');
+  });
 });
+
+async function waitFor(cond: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -15,6 +15,15 @@ describe('extension settings', () => {
     assert.equal(settings.pollSeconds, DEFAULT_POLL_SECONDS);
     assert.equal(settings.remoteImages, false);
     assert.deepEqual(settings.domains, []);
+    assert.equal(settings.smtpTls, false, 'SMTP TLS is off unless asked for');
+  });
+
+  it('turns SMTP STARTTLS on only for a true local.smtpTls, and the manifest agrees on the default', async () => {
+    assert.equal(readSettings(reader({ 'local.smtpTls': true })).settings.smtpTls, true);
+    assert.equal(readSettings(reader({ 'local.smtpTls': 'yes' })).settings.smtpTls, false);
+    const { readFile } = await import('node:fs/promises');
+    const pkg = JSON.parse(await readFile(require.resolve('../../package.json'), 'utf8')) as { contributes: { configuration: { properties: Record<string, { default?: unknown; type?: string }> } } };
+    assert.deepEqual(pkg.contributes.configuration.properties['testInbox.local.smtpTls'], { ...pkg.contributes.configuration.properties['testInbox.local.smtpTls'], type: 'boolean', default: false });
   });
 
   it('reads a hosted server URL and normalises it', () => {

@@ -295,9 +295,21 @@ describe('extension tree presentation and errors', () => {
     assert.equal(senderName('plain@y.test'), 'plain@y.test');
   });
 
+  it('titles an SMS by its first words, with the sender beside them, never just "SMS"', () => {
+    const text = 'Your Acme login code is 604219. Do not share it with anyone, not even us.';
+    const p = present({ kind: 'message', id: 'message:y', domain: DOMAIN, inbox: '15551234567', summary: { ...summary, from: '+15550100000', subject: text }, unread: false, phone: true }, now);
+    assert.equal(p.label, 'Your Acme login code is 604219. Do not share…');
+    assert.equal(p.description, '+15550100000 · 2 min ago');
+    assert.match(p.accessibilityLabel ?? '', /^SMS from \+15550100000, Your Acme login code is 604219/);
+    // Stored before SMS had titles, or injected with the placeholder: named by the sender.
+    for (const subject of ['SMS', '', '(no subject)']) {
+      assert.equal(present({ kind: 'message', id: 'message:z', domain: DOMAIN, inbox: '15551234567', summary: { ...summary, from: '+15550100000', subject }, unread: false, phone: true }, now).label, 'SMS from +15550100000');
+    }
+  });
+
   it('shows an SMS message with its own icon, a placeholder subject and an accessible label', () => {
     const p = present({ kind: 'message', id: 'message:x', domain: DOMAIN, inbox: '15551234567', summary, unread: false, phone: true }, now);
-    assert.equal(p.label, '(no subject)');
+    assert.equal(p.label, 'SMS from Acme Support');
     assert.equal(p.icon, 'comment');
     assert.equal(p.description, 'Acme Support · 2 min ago');
     assert.match(p.accessibilityLabel ?? '', /^SMS from Acme Support/);

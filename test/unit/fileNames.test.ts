@@ -2,7 +2,7 @@
 // Save Attachment. Examples for each gap, then properties over arbitrary names.
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { cleanFileName, MAX_FILE_NAME_BYTES } from '../../src/core/fileNames';
+import { cleanFileName, decodeFileName, encodeFileName, MAX_FILE_NAME_BYTES } from '../../src/core/fileNames';
 
 const utf8 = (s: string): number => Buffer.byteLength(s, 'utf8');
 const FALLBACK = 'attachment-1';
@@ -71,6 +71,72 @@ describe('cleanFileName', () => {
         assert.ok(out.endsWith(ext));
         assert.ok((stem + ext).startsWith(out.slice(0, -ext.length)), 'a prefix of the stem');
       }),
+    );
+  });
+});
+
+// encodeFileName: the store's mapping from domains, inboxes and message ids to file names.
+// Only Linux runs here, so the rules of Windows and macOS file systems are checked on the
+// mapping itself.
+const WINDOWS_FORBIDDEN = /[<>:"/\\|?*\u0000-\u001f]/;
+const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(\..*)?$/i;
+
+/** What Windows, macOS and Linux all take as one distinct file name. */
+function assertPortable(out: string): void {
+  assert.doesNotMatch(out, WINDOWS_FORBIDDEN, 'no character Windows forbids');
+  assert.doesNotMatch(out, WINDOWS_DEVICE, 'not a Windows device name');
+  assert.doesNotMatch(out, /[. ]$/, 'no trailing dot or space (Windows drops them)');
+  assert.doesNotMatch(out, /^\./, 'not hidden, not . or ..');
+  assert.match(out, /^[\x21-\x7e]*$/, 'ASCII only: nothing a file system folds or normalises');
+}
+
+describe('encodeFileName / decodeFileName', () => {
+  it('keeps plain lower-case names as they are', () => {
+    for (const n of ['inbox.test', 'joe', 'a-b_c+d=e.f', 'joe-1700000000-42']) assert.equal(encodeFileName(n), n);
+  });
+
+  it('escapes Windows device names with any extension, in any case', () => {
+    assert.equal(encodeFileName('con'), '%63on');
+    assert.equal(encodeFileName('nul.tar.gz'), '%6Eul.tar.gz');
+    assert.equal(encodeFileName('com1.example'), '%63om1.example');
+    assert.equal(encodeFileName('lpt9'), '%6Cpt9');
+    assert.equal(encodeFileName('CON'), '%43%4F%4E');
+    assert.equal(encodeFileName('console'), 'console');
+    for (const n of ['con', 'CON', 'Aux.txt', 'nul.', 'com¹', 'conin$', 'prn .x']) assertPortable(encodeFileName(n));
+  });
+
+  it('escapes trailing dots and spaces, leading dots, and characters Windows forbids', () => {
+    assert.equal(encodeFileName('a.'), 'a%2E');
+    assert.equal(encodeFileName('a '), 'a%20');
+    assert.equal(encodeFileName('.hidden'), '%2Ehidden');
+    assert.equal(encodeFileName('..'), '%2E%2E');
+    assert.equal(encodeFileName('a*b|c?d\'e'), 'a%2Ab%7Cc%3Fd%27e');
+    assert.equal(encodeFileName('a/b\\c:d'), 'a%2Fb%5Cc%3Ad');
+  });
+
+  it('never maps two names to file names that differ only in case', () => {
+    assert.notEqual(encodeFileName('Joe').toLowerCase(), encodeFileName('joe').toLowerCase());
+    assert.equal(encodeFileName('é'), '%C3%A9', 'UTF-8 bytes, so NFC and NFD forms stay distinct names');
+    assert.notEqual(encodeFileName('e\u0301'), encodeFileName('é'));
+  });
+
+  it('rejects file names it never produces', () => {
+    for (const f of ['con', 'a.', '.x', 'A', '%2e', '%G1', '%C3', 'a%2', 'tokens json', '%41%2E'.slice(0, 4), '%61']) assert.equal(decodeFileName(f), undefined, f);
+  });
+
+  it('property: round-trips, is portable, and stays distinct under case folding', () => {
+    const names = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 40 }),
+      fc.string({ unit: fc.constantFrom('a', 'C', 'o', 'n', 'u', 'l', '1', '.', ' ', '%', '*', 'é', 'E\u0301', '👍', 'com', 'nul', 'lpt', 'aux'), maxLength: 8 }),
+    );
+    fc.assert(
+      fc.property(names, names, (a, b) => {
+        const ea = encodeFileName(a);
+        assert.equal(decodeFileName(ea), a, 'round-trips');
+        if (a !== '') assertPortable(ea);
+        if (a !== b) assert.notEqual(ea.toLowerCase(), encodeFileName(b).toLowerCase(), 'distinct on a case-insensitive file system');
+      }),
+      { numRuns: 5000 },
     );
   });
 });

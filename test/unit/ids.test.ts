@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { formatMessageId, inboxNameProblem, isPhoneInbox, parseMessageId } from '../../src/core/ids';
+import { formatMessageId, inboxNameProblem, isPhoneInbox, MAX_MESSAGE_ID_LENGTH, messageIdProblem, parseMessageId } from '../../src/core/ids';
 
 describe('ids', () => {
   it('parses a message id whose inbox contains hyphens', () => {
@@ -9,6 +9,14 @@ describe('ids', () => {
 
   it('rejects ids that are not <inbox>-<number>-<number>', () => {
     for (const bad of ['', 'abc', 'abc-1', 'abc-x-1', '../x-1-2', '-1-2']) assert.equal(parseMessageId(bad), undefined, bad);
+  });
+
+  it('accepts every message id a server may list that stays inside one path segment', () => {
+    for (const ok of ['bill-1770915939-0125389591012', 'joe-1-2', 'opaque token 7', 'ü-1', 'x'.repeat(MAX_MESSAGE_ID_LENGTH)]) assert.equal(messageIdProblem(ok), undefined, ok);
+    assert.match(messageIdProblem('') ?? '', /empty/);
+    assert.match(messageIdProblem('x'.repeat(MAX_MESSAGE_ID_LENGTH + 1)) ?? '', /longer/);
+    for (const path of ['..', '.', 'a/b', 'a\\b']) assert.match(messageIdProblem(path) ?? '', /path/, path);
+    assert.match(messageIdProblem('a\nb') ?? '', /control/);
   });
 
   it('names the problem with a bad inbox name', () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { phoneDigits, smsSegments } from '../../src/core/sms';
+import { firstWords, isPlaceholderSmsSubject, phoneDigits, smsSegments, smsSubject, smsTitle } from '../../src/core/sms';
 
 describe('core/sms: GSM-7 / UCS-2 segments', () => {
   it('plain GSM-7 text: 160 septets in one segment, then 153 per segment', () => {
@@ -47,5 +47,39 @@ describe('core/sms: GSM-7 / UCS-2 segments', () => {
     assert.equal(phoneDigits('+1 (555) 010-0199'), '15550100199');
     assert.equal(phoneDigits('+44.20.7946.0000'), '442079460000');
     assert.equal(phoneDigits('abc'), '');
+  });
+});
+
+describe('core/sms: titles', () => {
+  it('keeps a short text whole, on one line', () => {
+    assert.equal(firstWords('  Your code\n is   123456  '), 'Your code is 123456');
+    assert.equal(firstWords(''), '');
+  });
+
+  it('cuts a long text at a word boundary with an ellipsis, within the limit', () => {
+    const t = firstWords('Your Acme login code is 604219. Do not share it with anyone, not even us.');
+    assert.equal(t, 'Your Acme login code is 604219. Do not share…');
+    assert.ok(Array.from(t).length <= 48);
+    assert.equal(firstWords('one two three four', 10), 'one two…');
+  });
+
+  it('cuts one overlong word mid-word, and counts characters, not UTF-16 units', () => {
+    assert.equal(firstWords('x'.repeat(100), 10), `${'x'.repeat(9)}…`);
+    const emoji = firstWords('🔐'.repeat(60), 10);
+    assert.equal(Array.from(emoji).length, 10);
+    assert.ok(!/[\ud800-\udbff]…$/.test(emoji), 'no lone surrogate before the ellipsis');
+  });
+
+  it('titles an SMS by sender and first words; without text, by sender alone', () => {
+    assert.equal(smsTitle('+15550100000', 'Your code is 123456'), '+15550100000: Your code is 123456');
+    assert.equal(smsTitle('+15550100000', '  '), 'SMS from +15550100000');
+    assert.equal(smsTitle('', 'hi'), 'unknown sender: hi');
+  });
+
+  it('stores the first words as the subject, "SMS" for an empty text; the placeholders are recognised', () => {
+    assert.equal(smsSubject('Your code is 123456'), 'Your code is 123456');
+    assert.equal(smsSubject(''), 'SMS');
+    for (const s of ['SMS', 'sms', ' ', '(no subject)']) assert.ok(isPlaceholderSmsSubject(s), s);
+    assert.ok(!isPlaceholderSmsSubject('Your code is 123456'));
   });
 });

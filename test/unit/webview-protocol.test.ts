@@ -109,6 +109,8 @@ describe('webview protocol: host → webview', () => {
 
   it('titles an SMS after its sender and an email after its subject', () => {
     assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewState().header, from: '15551234567', subject: 'SMS' } }), 'SMS from 15551234567');
+    assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewState().header, from: '15551234567', subject: 'SMS' }, sms: { body: 'Your Acme code: 7731. Do not share it.' } }), '15551234567: Your Acme code: 7731. Do not share it.');
+    assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewState().header, from: '15551234567', subject: 'Your code is 902114' } }), '15551234567: Your code is 902114');
     assert.equal(viewTitle(aViewState()), 'Your code');
     assert.equal(viewTitle(aViewState({ header: { ...aViewState().header, subject: '' } })), '(no subject)');
   });
@@ -237,6 +239,31 @@ describe('message view state built by the host', () => {
     assert.equal(r.ok, true, r.ok ? '' : r.error);
     return state;
   }
+
+  it('marks the verification link (not the tracker or the List-Unsubscribe link) and the view accepts it', () => {
+    const verify = 'https://app.acme.test/email/verify?token=Zx81Qk';
+    const html = `<a href="https://click.acme.test/ls/click?upn=1">Offers</a> <a href="${verify}">E-Mail-Adresse bestätigen</a> <a href="https://acme.test/u/1">Abmelden</a>`;
+    const message = anEmail({ headers: { 'list-unsubscribe': '<https://acme.test/u/1>' }, parts: [{ headers: { 'content-type': 'text/html' }, body: html }] });
+    const s = valid(buildViewState({ domain: 'inbox.test', message, allowRemoteImages: false }));
+    assert.deepEqual(s.verification, { url: verify, text: 'E-Mail-Adresse bestätigen', kind: 'verify-email', label: 'Verification link' });
+    assert.equal(s.links.length, 3, 'every link is still listed');
+    // A sign-in link is offered when there is no verify link; an SMS's link too.
+    const login = valid(buildViewState({ domain: 'private', message: anSms({ parts: [{ body: 'Sign in: https://acme.test/magic-link?t=9' }] }), allowRemoteImages: false }));
+    assert.equal(login.verification?.kind, 'magic-login');
+    assert.equal(login.verification?.label, 'Sign-in link');
+    assert.equal(valid(buildViewState({ domain: 'private', message: anSms(), allowRemoteImages: false })).verification, undefined);
+  });
+
+  it('refuses a marked verification link that is not one of the state\'s links, or of an unknown kind', () => {
+    const base = aViewState({ links: [{ url: 'https://a.test/verify' }] });
+    const bad = [
+      { ...base, verification: { url: 'https://evil.test/', kind: 'verify-email', label: 'Verification link' } },
+      { ...base, verification: { url: 'https://a.test/verify', kind: 'pay-now', label: 'x' } },
+    ];
+    for (const state of bad) assert.equal(parseHostMessage({ type: 'render', state }).ok, false);
+    assert.equal(parseHostMessage({ type: 'render', state: { ...base, verification: { url: 'https://a.test/verify', kind: 'verify-email', label: 'Verification link' } } }).ok, true);
+    assert.deepEqual(parseWebviewMessage({ type: 'copyVerificationLink' }), { ok: true, value: { type: 'copyVerificationLink' } });
+  });
 
   it('builds an email state the view accepts, with the HTML as received for the view to sanitize', () => {
     const message = anEmail();

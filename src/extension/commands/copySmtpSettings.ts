@@ -1,16 +1,20 @@
+import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { SMTP_TLS_CERT_FILE, SMTP_TLS_DIR } from '../../server/contract';
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
 
 export const id = 'testInbox.copySmtpSettings';
 
-/** The settings an app under test needs to send mail into the local server. */
-export function smtpSettingsText(host: string, port: number, domain: string): string {
+/** The settings an app under test needs to send mail into the local server; `tlsCertFile` when it offers STARTTLS. */
+export function smtpSettingsText(host: string, port: number, domain: string, tlsCertFile?: string): string {
   return [
     `SMTP host: ${host}`,
     `SMTP port: ${port}`,
-    'Security: none (plain SMTP, no STARTTLS)',
-    'Authentication: none',
+    tlsCertFile
+      ? `Security: STARTTLS (self-signed certificate ${tlsCertFile}: trust that file, or turn off certificate verification in the app)`
+      : 'Security: none (plain SMTP, no STARTTLS)',
+    'Authentication: none (any user name and password are accepted)',
     `Recipients: any address @${domain} (the part before @ names the inbox)`,
     `SMTP_URL=smtp://${host}:${port}`,
   ].join('\n');
@@ -23,7 +27,9 @@ export async function run(s: Services): Promise<string | undefined> {
   await s.connection.ensure();
   const st = s.connection.state;
   if (st.kind !== 'ready' || !st.server.smtp) return undefined;
-  const text = smtpSettingsText(st.server.smtp.host, st.server.smtp.port, s.settings().localDomain);
+  const settings = s.settings();
+  const certFile = settings.smtpTls && st.server.dataDir ? path.join(st.server.dataDir, SMTP_TLS_DIR, SMTP_TLS_CERT_FILE) : undefined;
+  const text = smtpSettingsText(st.server.smtp.host, st.server.smtp.port, settings.localDomain, certFile);
   await vscode.env.clipboard.writeText(text);
   void vscode.window.setStatusBarMessage(`$(check) Copied SMTP settings (${st.server.smtp.host}:${st.server.smtp.port})`, 5000);
   return text;

@@ -1,8 +1,13 @@
 import * as vscode from 'vscode';
 import { webhookUrls } from '../../api/webhooks';
 import type { WebhookForm } from '../../api/types';
+import { PRIVATE_DOMAIN } from '../../core/ids';
+import { inertText } from '../../core/inert';
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
+import { resolveInbox } from '../ui/pick';
+import { pickDomain } from '../ui/pickDomain';
+import { showInfo } from '../ui/shown';
 import * as setWebhookToken from './setWebhookToken';
 
 export const id = 'testInbox.copyWebhookUrl';
@@ -13,9 +18,26 @@ interface Args {
   form?: WebhookForm;
 }
 
-/** Copies one of the four webhook URL forms (docs/api.md); from an inbox node it names that inbox. */
+/** The four forms of docs/api.md §4.5, in the order the picker offers them, and what each must name. */
+export const WEBHOOK_FORMS: ReadonlyArray<{ form: WebhookForm; label: string; detail: string; needs: 'inbox' | 'domain' | 'nothing' }> = [
+  { form: 'tokenInPath', label: 'Token in path, inbox in path', detail: '/api/v2/domains/<token>/webhook/<inbox>/ — writes to the default domain', needs: 'inbox' },
+  { form: 'namedDomain', label: 'Named domain, token in query', detail: '/api/v2/domains/<domain>/webhook/?whtoken=<token> — the inbox comes from the payload\'s "to"', needs: 'domain' },
+  { form: 'privateQuery', label: 'Private domain, token in query', detail: '/api/v2/domains/private/webhook/?whtoken=<token> — the inbox comes from the payload\'s "to"', needs: 'nothing' },
+  { form: 'privateInboxQuery', label: 'Private domain, inbox in path, token in query', detail: '/api/v2/domains/private/webhook/<inbox>?whtoken=<token>', needs: 'inbox' },
+];
+
+function isForm(v: unknown): v is WebhookForm {
+  return WEBHOOK_FORMS.some((f) => f.form === v);
+}
+
+/**
+ * Copies one of the four webhook URL forms. From an inbox or domain node it offers the forms
+ * for that inbox or domain; from the palette it offers all four and then asks for the inbox or
+ * the domain the chosen form names.
+ */
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {
   const a = (typeof arg === 'object' && arg !== null ? arg : {}) as Args;
+  if (a.form !== undefined && !isForm(a.form)) throw new ExtensionError('invalidInput', `"${String(a.form)}" is not a webhook URL form (${WEBHOOK_FORMS.map((f) => f.form).join(', ')}).`);
   const token = await s.connection.webhookToken();
   if (!token) {
     const set = 'Set Webhook Token';
@@ -27,18 +49,36 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
   await s.connection.ensure();
   const st = s.connection.state;
   const base = st.kind === 'ready' ? st.server.baseUrl : s.connection.tokenKey();
-  const urls = webhookUrls(base, { token, domain: a.domain, inbox: typeof a.inbox === 'string' ? a.inbox : undefined });
-  let chosen = a.form ? urls.find((u) => u.form === a.form) : undefined;
-  if (a.form && !chosen) throw new ExtensionError('invalidInput', `The webhook form "${a.form}" needs ${a.form === 'namedDomain' ? 'a named domain' : 'an inbox'}.`);
-  if (!chosen) {
+  let inbox = typeof a.inbox === 'string' && a.inbox !== '' ? a.inbox : undefined;
+  let domain = typeof a.domain === 'string' && a.domain !== '' ? a.domain : undefined;
+
+  let form = a.form;
+  if (!form) {
+    const preview = webhookUrls(base, { token, domain, inbox });
     const picked = await vscode.window.showQuickPick(
-      urls.map((u) => ({ label: u.label, detail: u.url.replace(encodeURIComponent(token), '<webhook token>'), u })),
-      { title: 'Copy Webhook URL', placeHolder: a.inbox ? `Webhook URL forms for inbox ${a.inbox}` : 'Pick a webhook URL form' },
+      WEBHOOK_FORMS.map((f) => {
+        const url = preview.find((u) => u.form === f.form)?.url;
+        const asks = f.needs === 'inbox' && inbox === undefined ? ' (asks for the inbox)' : f.needs === 'domain' && (domain === undefined || domain.toLowerCase() === PRIVATE_DOMAIN) ? ' (asks for the domain)' : '';
+        return { label: f.label + asks, detail: url ? url.replace(encodeURIComponent(token), '<webhook token>') : f.detail, form: f.form };
+      }),
+      { title: 'Copy Webhook URL', placeHolder: inbox ? `Webhook URL forms for inbox ${inbox}` : 'Pick a webhook URL form' },
     );
-    chosen = picked?.u;
+    if (!picked) return undefined;
+    form = picked.form;
   }
-  if (!chosen) return undefined;
+  const needs = WEBHOOK_FORMS.find((f) => f.form === form)!.needs;
+  if (needs === 'inbox' && inbox === undefined) {
+    const ref = await resolveInbox(s, undefined, `Copy Webhook URL: the inbox the webhook writes to`);
+    if (!ref) return undefined;
+    inbox = ref.inbox;
+  }
+  if (needs === 'domain' && (domain === undefined || domain.toLowerCase() === PRIVATE_DOMAIN)) {
+    domain = await pickDomain(s, 'Copy Webhook URL: the domain the webhook writes to');
+    if (!domain) return undefined;
+  }
+  const chosen = webhookUrls(base, { token, domain, inbox }).find((u) => u.form === form);
+  if (!chosen) throw new ExtensionError('invalidInput', `The webhook form "${form}" needs ${needs === 'domain' ? 'a named domain' : 'an inbox'}.`);
   await vscode.env.clipboard.writeText(chosen.url);
-  void vscode.window.showInformationMessage(`Copied the webhook URL (${chosen.label}). It contains the webhook token.`);
+  void showInfo(inertText(`Copied the webhook URL (${chosen.label}). It contains the webhook token.`));
   return chosen.url;
 }

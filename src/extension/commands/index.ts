@@ -12,6 +12,8 @@ import * as copyCode from './copyCode';
 import * as copyMessageId from './copyMessageId';
 import * as copySmtpSettings from './copySmtpSettings';
 import * as copySmsSettings from './copySmsSettings';
+import * as copyTotpCode from './copyTotpCode';
+import * as copyVerificationLink from './copyVerificationLink';
 import * as copyWebhookUrl from './copyWebhookUrl';
 import * as debugState from './debugState';
 import * as deleteMessage from './deleteMessage';
@@ -41,6 +43,8 @@ const COMMANDS: Array<{ id: string; title: string; run: Runner }> = [
   { ...injectMessage, title: 'Inject Test Message' },
   { ...copyWebhookUrl, title: 'Copy Webhook URL' },
   { ...copyCode, title: 'Copy One-Time Code' },
+  { ...copyVerificationLink, title: 'Copy Verification Link' },
+  { ...copyTotpCode, title: 'Copy TOTP Code' },
   { ...waitForCode, title: 'Wait for Next Code' },
   { ...copyMessageId, title: 'Copy Message Id' },
   { ...deleteMessage, title: 'Delete Message' },

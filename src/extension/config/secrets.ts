@@ -67,3 +67,90 @@ export class TokenStore {
     });
   }
 }
+
+/** The one secret that holds the named TOTP secrets of Copy TOTP Code… (a JSON object, name → secret and parameters). */
+export const TOTP_SECRETS_KEY = `${SECRET_PREFIX}.totpSecrets`;
+/** Longest name of a TOTP secret. */
+export const MAX_TOTP_NAME_LENGTH = 100;
+/** Most named TOTP secrets kept: a picker, not a vault. */
+export const MAX_TOTP_SECRETS = 200;
+
+/** A stored TOTP secret: base32, with the parameters of its otpauth URI (or the defaults). */
+export interface StoredTotpSecret {
+  secret: string;
+  algorithm: 'SHA1' | 'SHA256' | 'SHA512';
+  digits: number;
+  period: number;
+}
+
+/** Why a name for a TOTP secret is not acceptable, or undefined. */
+export function totpNameProblem(name: string): string | undefined {
+  const n = name.trim();
+  if (n === '') return 'Give the secret a name.';
+  if (n.length > MAX_TOTP_NAME_LENGTH) return `The name is longer than ${MAX_TOTP_NAME_LENGTH} characters.`;
+  if (/[\u0000-\u001f\u007f]/.test(n)) return 'The name contains control characters.';
+  return undefined;
+}
+
+function isStored(v: unknown): v is StoredTotpSecret {
+  const o = v as Partial<StoredTotpSecret> | null;
+  return (
+    typeof o === 'object' && o !== null && typeof o.secret === 'string' && /^[A-Z2-7]+$/.test(o.secret) &&
+    (o.algorithm === 'SHA1' || o.algorithm === 'SHA256' || o.algorithm === 'SHA512') && Number.isInteger(o.digits) && Number.isInteger(o.period)
+  );
+}
+
+/** Named TOTP secrets in SecretStorage. Entries that do not parse are skipped, never thrown on. */
+export class TotpSecretStore {
+  constructor(private readonly secrets: SecretStorageLike) {}
+
+  private async read(): Promise<Map<string, StoredTotpSecret>> {
+    const raw = await this.secrets.get(TOTP_SECRETS_KEY);
+    const out = new Map<string, StoredTotpSecret>();
+    if (!raw) return out;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      return out;
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return out;
+    for (const [name, v] of Object.entries(parsed as Record<string, unknown>)) {
+      if (isStored(v) && !totpNameProblem(name)) out.set(name, { secret: v.secret, algorithm: v.algorithm, digits: v.digits, period: v.period });
+    }
+    return out;
+  }
+
+  private async write(all: Map<string, StoredTotpSecret>): Promise<void> {
+    if (all.size === 0) await this.secrets.delete(TOTP_SECRETS_KEY);
+    else await this.secrets.store(TOTP_SECRETS_KEY, JSON.stringify(Object.fromEntries(all)));
+  }
+
+  /** The names, sorted. */
+  async names(): Promise<string[]> {
+    return [...(await this.read()).keys()].sort((a, b) => a.localeCompare(b));
+  }
+
+  async get(name: string): Promise<StoredTotpSecret | undefined> {
+    return (await this.read()).get(name);
+  }
+
+  /** Adds or replaces the secret of a name. */
+  async set(name: string, secret: StoredTotpSecret): Promise<void> {
+    const problem = totpNameProblem(name);
+    if (problem) throw new Error(problem);
+    const all = await this.read();
+    const key = name.trim();
+    if (!all.has(key) && all.size >= MAX_TOTP_SECRETS) throw new Error(`At most ${MAX_TOTP_SECRETS} TOTP secrets are kept; remove one first.`);
+    all.set(key, { secret: secret.secret, algorithm: secret.algorithm, digits: secret.digits, period: secret.period });
+    await this.write(all);
+  }
+
+  /** Removes a name; true when it was there. */
+  async remove(name: string): Promise<boolean> {
+    const all = await this.read();
+    const had = all.delete(name);
+    if (had) await this.write(all);
+    return had;
+  }
+}

@@ -28,6 +28,7 @@ export const SettingKey = {
   smtpPort: 'local.smtpPort',
   localDomain: 'local.domain',
   dataDir: 'local.dataFolder',
+  smtpTls: 'local.smtpTls',
   maxMessages: 'retention.maxMessages',
   maxAgeDays: 'retention.maxAgeDays',
   pollSeconds: 'pollIntervalSeconds',
@@ -51,6 +52,8 @@ export interface Settings {
   localDomain: string;
   /** Empty: the extension's global storage folder. */
   dataDir: string;
+  /** The local server offers STARTTLS (self-signed certificate in the data folder). */
+  smtpTls: boolean;
   maxMessages: number;
   maxAgeDays: number;
   pollSeconds: number;
@@ -154,6 +157,7 @@ export function readSettings(cfg: SettingsReader): { settings: Settings; problem
     smtpPort: pick(SettingKey.smtpPort, intSetting(cfg.get(SettingKey.smtpPort), DEFAULT_SMTP_PORT, 0, MAX_PORT), DEFAULT_SMTP_PORT),
     localDomain,
     dataDir,
+    smtpTls: cfg.get<unknown>(SettingKey.smtpTls) === true,
     maxMessages: pick(SettingKey.maxMessages, intSetting(cfg.get(SettingKey.maxMessages), DEFAULT_MAX_MESSAGES, 1, 1_000_000), DEFAULT_MAX_MESSAGES),
     maxAgeDays: pick(SettingKey.maxAgeDays, intSetting(cfg.get(SettingKey.maxAgeDays), DEFAULT_MAX_AGE_DAYS, 1, 3650), DEFAULT_MAX_AGE_DAYS),
     pollSeconds: pick(SettingKey.pollSeconds, intSetting(cfg.get(SettingKey.pollSeconds), DEFAULT_POLL_SECONDS, MIN_POLL_SECONDS, MAX_POLL_SECONDS), DEFAULT_POLL_SECONDS),

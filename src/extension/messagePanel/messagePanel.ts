@@ -44,6 +44,8 @@ export interface RenderedMessage {
   kind: 'email' | 'sms';
   tabs: TabId[];
   code?: string;
+  /** The link marked as the verification (sign-in, reset) link. */
+  verificationLink?: string;
   linkCount: number;
   attachmentCount: number;
   remoteImagesAllowed: boolean;
@@ -58,6 +60,11 @@ let lastRendered: RenderedMessage | undefined;
 /** For tests: the message the view last confirmed rendering (after its `rendered` reply). */
 export function lastRenderedMessage(): RenderedMessage | undefined {
   return lastRendered;
+}
+
+/** The message of the message panel that is active (focused editor), if any: commands run from the palette act on it. */
+export function activeMessageRef(): MessageRef | undefined {
+  return [...panels.values()].find((p) => p.panel.active)?.ref;
 }
 
 /** For tests and the host: the open panel of a message, if any. */
@@ -383,6 +390,7 @@ class MessagePanel {
             kind: state.kind,
             tabs: m.tabs,
             ...(state.code ? { code: state.code.code } : {}),
+            ...(state.verification ? { verificationLink: state.verification.url } : {}),
             linkCount: state.links.length,
             attachmentCount: state.attachments.length,
             remoteImagesAllowed: state.html?.remoteAllowed ?? this.remoteAllowed(),
@@ -397,6 +405,11 @@ class MessagePanel {
         if (!state?.code) return;
         await vscode.env.clipboard.writeText(state.code.code);
         this.notice('info', `Copied code ${state.code.code}`);
+        return;
+      case 'copyVerificationLink':
+        if (!state?.verification) return;
+        await vscode.env.clipboard.writeText(state.verification.url);
+        this.notice('info', `Copied the ${state.verification.label.toLowerCase()}`);
         return;
       case 'copyId':
         await vscode.env.clipboard.writeText(this.ref.id);

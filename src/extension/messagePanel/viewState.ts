@@ -5,12 +5,13 @@ import { type SmsEncoding, smsSegments } from '../../core/sms';
 import type { Message } from '../../api/types';
 import type { AttachmentInfo } from '../../core/wire';
 import { extractCodes, type CodeReason } from '../../core/otp';
-import { extractLinks } from '../../core/links';
 import { isDataImageUrl, safeLinkTarget } from '../../core/urls';
 import { PRIVATE_DOMAIN } from '../../core/ids';
+import { senderLine } from '../../core/sender';
 import { cleanFileName } from '../../core/fileNames';
 import { messageBodies, messageTexts } from '../messageText';
-import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText } from '../../webview-ui/protocol';
+import { type KindedLink, kindedLinks, pickVerificationLink, VERIFICATION_KIND_LABELS } from '../verificationLink';
+import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText, type ViewVerification } from '../../webview-ui/protocol';
 
 /** Most characters of text or raw source sent to the view; beyond this the view says it is cut (a DOM size limit). */
 export const MAX_VIEW_TEXT = 2 * 1024 * 1024;
@@ -75,8 +76,9 @@ export function buildViewState(input: ViewInputs): ViewState {
   const bodies = messageBodies(m);
   const notes = [...(input.notes ?? [])];
 
-  const extracted = extractLinks(bodies);
+  const extracted = kindedLinks(m);
   const links: ViewLink[] = [];
+  const shown: KindedLink[] = [];
   for (const l of extracted) {
     const url = safeLinkTarget(l.url);
     if (url === undefined || url.length > MAX_URL_LENGTH) continue;
@@ -85,7 +87,21 @@ export function buildViewState(input: ViewInputs): ViewState {
       break;
     }
     links.push(l.text ? { url, text: l.text } : { url });
+    shown.push({ ...l, url });
   }
+  // The hosted service also lists a message's links with their visible text (`clickablelinks`).
+  for (const c of m.kind === 'email' ? (m.clickablelinks ?? []) : []) {
+    const url = safeLinkTarget(c.link);
+    if (url === undefined || url.length > MAX_URL_LENGTH) continue;
+    const text = c.text.trim();
+    const known = links.find((l) => l.url === url);
+    if (known) {
+      if (!known.text && text) known.text = text;
+    } else if (links.length < MAX_VIEW_LINKS) links.push(text ? { url, text } : { url });
+  }
+  // The same choice as Copy Verification Link, among the links the view lists.
+  const found = pickVerificationLink(shown);
+  const verification: ViewVerification | undefined = found ? { ...found, label: VERIFICATION_KIND_LABELS[found.kind] } : undefined;
 
   // The same input as Copy One-Time Code, so both pick the same code.
   const best = extractCodes(messageTexts(m))[0];
@@ -120,6 +136,7 @@ export function buildViewState(input: ViewInputs): ViewState {
     };
     if (raw) state.raw = raw;
     if (code) state.code = code;
+    if (verification) state.verification = verification;
     return state;
   }
 
@@ -127,7 +144,7 @@ export function buildViewState(input: ViewInputs): ViewState {
   const state: ViewState = {
     id: m.id,
     kind: 'email',
-    header: { from: m.fromfull || m.from, to: displayTo(m.to, input.domain), subject: m.subject, time: m.time, id: m.id, domain: input.domain },
+    header: { from: senderLine(m), to: displayTo(m.to, input.domain), subject: m.subject, time: m.time, id: m.id, domain: input.domain },
     tabs,
     headers: Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v)] as [string, string]),
     links,
@@ -159,6 +176,7 @@ export function buildViewState(input: ViewInputs): ViewState {
     tabs.push('raw');
   }
   if (code) state.code = code;
+  if (verification) state.verification = verification;
   return state;
 }
 

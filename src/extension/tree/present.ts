@@ -1,5 +1,7 @@
 // How each tree node looks: label, description, tooltip, codicon, contextValue, command.
 // Pure, so the tree's contents are testable without a VS Code host.
+import { senderLine } from '../../core/sender';
+import { firstWords, isPlaceholderSmsSubject } from '../../core/sms';
 import { ACTION_TITLES, type ErrorAction } from '../errors';
 import { absoluteTime, relativeTime } from '../util/time';
 import type { TreeNode } from './model';
@@ -90,15 +92,16 @@ export function present(node: TreeNode, now: number): Presentation {
       };
     case 'message': {
       const m = node.summary;
-      const subject = m.subject.trim() || '(no subject)';
-      const sender = senderName(m.from) || '(unknown sender)';
+      const sender = senderName(senderLine(m)) || '(unknown sender)';
+      // An SMS has no subject of its own: its first words (the local server stores them as the subject, as the hosted service does).
+      const subject = node.phone ? (isPlaceholderSmsSubject(m.subject) ? `SMS from ${sender}` : firstWords(m.subject)) : m.subject.trim() || '(no subject)';
       const when = relativeTime(m.time, now);
       return {
         id: node.id,
         label: subject,
         bold: node.unread,
         description: `${sender} · ${when}`,
-        tooltip: `${subject}\nFrom: ${m.from}\nTo: ${m.to}\nReceived: ${absoluteTime(m.time)}\nId: ${m.id}${node.code ? `\nCode: ${node.code}` : ''}${node.unread ? '\nUnread' : ''}`,
+        tooltip: `${subject}\nFrom: ${senderLine(m)}\nTo: ${m.to}\nReceived: ${absoluteTime(m.time)}\nId: ${m.id}${node.code ? `\nCode: ${node.code}` : ''}${node.unread ? '\nUnread' : ''}`,
         // A key marks a row with a code (Copy One-Time Code is offered there); bold and colour mark unread.
         icon: node.code ? 'key' : node.phone ? (node.unread ? 'comment-unresolved' : 'comment') : node.unread ? 'mail' : 'mail-read',
         iconColor: node.unread ? 'notificationsInfoIcon.foreground' : undefined,

@@ -10,6 +10,7 @@ import { describeError, ExtensionError } from '../errors';
 import { errorText, type Logger } from '../log';
 import type { InboxModel, TreeNode } from './model';
 import { present, type Presentation } from './present';
+import { RefreshPacer } from './refreshPacer';
 
 export type ViewState = 'idle' | 'starting' | 'ready' | 'noToken' | 'stopped' | 'unreachable' | 'failed';
 
@@ -35,9 +36,12 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   private empty = false;
   private readonly subs: vscode.Disposable[] = [];
 
+  /** Paces the redraws to VS Code's 200 ms coalescing of tree changes (refreshPacer.ts). */
+  private readonly pacer = new RefreshPacer(() => this.changeEmitter.fire());
+
   /** The tree redraws when the model changes, and only then: model.refreshView() redraws, model.invalidate() reloads. */
   constructor(private readonly deps: ProviderDeps) {
-    this.subs.push(this.changeEmitter, { dispose: deps.model.onDidChange(() => this.changeEmitter.fire()).dispose });
+    this.subs.push(this.changeEmitter, this.pacer, { dispose: deps.model.onDidChange(() => this.pacer.request()).dispose });
   }
 
   get state(): ViewState {

@@ -16,6 +16,8 @@ export type HttpErrorCode =
   | 'unsupported_media_type'
   | 'misdirected'
   | 'unavailable'
+  /** 507: the disk of the data dir is full. */
+  | 'insufficient_storage'
   | 'internal';
 
 export class HttpError extends Error {

@@ -236,6 +236,9 @@ class Api {
           return notFound('message not found');
         case 'NOT_OPEN':
           return new HttpError(503, 'unavailable', 'the message store is not open');
+        case 'FULL':
+          this.#log('warn', `${what}: ${err.message}`);
+          return new HttpError(507, 'insufficient_storage', err.message);
         case 'IO':
           this.#log('error', `${what}: storage failed: ${err.message}`);
           return new HttpError(500, 'internal', 'the message store failed to read or write; see the server log');

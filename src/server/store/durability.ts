@@ -1,17 +1,20 @@
 // Durability of the Maildir store: one RFC 5322 `.eml` per message under
-// `<dir>/<domain>/<inbox>/{tmp,new,cur}`, written to tmp/ and renamed into new/, made durable
-// by the write-ahead log (wal.ts) before it is acknowledged. Checkpoints flush the .eml files
-// (syncfs, or one fsync per file where that is unavailable) and drop the log generation.
+// `<dir>/mail/<domain>/<inbox>/{tmp,new,cur}` (layout.ts), written to tmp/ and renamed into new/,
+// made durable by the write-ahead log (wal.ts) before it is acknowledged. Checkpoints fsync the
+// .eml files written since the last one (a bounded number at once) and drop the log generation.
+// A full disk is StoreError FULL; a delete is durable before it is answered.
 // Recovery on open replays what a crash left in the log and reconciles the index journal with
 // a readdir of every inbox. Knows nothing of the in-memory index (memoryIndex.ts) or events:
 // the store facade (maildir.ts) composes the two.
-import { execFile } from 'node:child_process';
 import { promises as fs, linkSync, renameSync, rmSync, writeFileSync, type Dirent } from 'node:fs';
 import * as path from 'node:path';
+import { decodeFileName } from '../../core/fileNames';
 import { ALL_INBOXES, domainProblem, inboxNameProblem, isPhoneInbox, normalizeInbox, parseMessageId } from '../../core/ids';
+import { PRIVATE_FILE_MODE } from '../privateFile';
 import { detectCode } from './code';
 import { StoreError } from './errors';
 import { parseIndexedHeaders } from './headers';
+import { fsyncDir, inboxDirOf, mailRoot, mapLimit, messageFileOf, PRIVATE_DIR_MODE } from './layout';
 import type { IndexRecord } from './ordered';
 import type { MessageMeta } from './types';
 import { linkRecord, messageRecord, type WalMessage, WriteAheadLog } from './wal';
@@ -20,10 +23,8 @@ import { linkRecord, messageRecord, type WalMessage, WriteAheadLog } from './wal
 export const WAL_CHECKPOINT_BYTES = 32 * 1024 * 1024;
 /** Files read or directories listed at once on open: enough to overlap I/O without exhausting file descriptors. */
 const OPEN_CONCURRENCY = 32;
-/** Files fsynced at once by a checkpoint without syncfs. */
+/** Files fsynced at once by a checkpoint: enough to keep the disk's queue full, few enough to leave file descriptors and threads to the rest. */
 const FLUSH_CONCURRENCY = 16;
-/** A syncfs (`sync -f`) that takes longer than this is given up on and the files are fsynced one by one. */
-const SYNCFS_TIMEOUT_MS = 60_000;
 
 type LogLevel = 'info' | 'warn' | 'error';
 export type StoreLog = (level: LogLevel, msg: string) => void;
@@ -41,36 +42,22 @@ export interface CommitItem {
 /** link() errors that mean "this file system has no hard links" (FAT, some network shares), not a failed write. */
 const LINK_UNSUPPORTED = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS', 'EMLINK']);
 
-const SAFE_NAME_CHAR = /[a-z0-9._+=-]/;
-
-/** File-system form of a (lowercase, validated) name: characters outside `[a-z0-9._+=-]` become `%XX`, so `*`, `?`, `|` and friends never reach the file system raw. */
-export function encodeName(name: string): string {
-  let out = '';
-  for (const c of name) out += SAFE_NAME_CHAR.test(c) ? c : '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0');
-  return out;
-}
-
-const PLAIN_NAME = /^[a-z0-9._+=-]+$/;
-
-/** Inverse of encodeName, or undefined when `s` is not something encodeName produces. */
-export function decodeName(s: string): string | undefined {
-  if (PLAIN_NAME.test(s)) return s;
-  let decoded: string;
-  try {
-    decoded = s.replace(/%([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
-  } catch {
-    return undefined;
-  }
-  return encodeName(decoded) === s ? decoded : undefined;
-}
-
 function recordOf(meta: MessageMeta): IndexRecord | undefined {
   const p = parseMessageId(meta.id);
   return p && { meta, seconds: p.seconds, counter: p.counter, dead: false };
 }
 
+/** Errors of a file system with no room left (or the user's quota spent). */
+const NO_SPACE = new Set(['ENOSPC', 'EDQUOT']);
+
+export function isNoSpace(e: unknown): boolean {
+  return NO_SPACE.has(errnoCode(e) ?? '') || StoreError.is(e, 'FULL');
+}
+
 function storeFailure(e: unknown): StoreError {
-  return StoreError.is(e) ? e : new StoreError('IO', `could not store the message: ${(e as Error).message}`, { cause: e });
+  if (StoreError.is(e)) return e;
+  if (isNoSpace(e)) return new StoreError('FULL', 'the disk of the data dir is full; the message was not stored (delete messages or free space, then try again)', { cause: e });
+  return new StoreError('IO', `could not store the message: ${(e as Error).message}`, { cause: e });
 }
 
 export class MaildirFiles {
@@ -78,8 +65,6 @@ export class MaildirFiles {
   /** Files committed to the current log generation, to flush at the next checkpoint. */
   private unflushed: string[] = [];
   private checkpointRun: Promise<void> | undefined;
-  /** `sync -f` (syncfs) flushes a whole checkpoint at once; Linux only, dropped after a failure. */
-  private syncfsUsable = process.platform === 'linux';
   private readonly readyDirs = new Map<string, Promise<void>>();
   /** Recipients of one message share one file through hard links; dropped where the file system refuses them. */
   private linksUsable = true;
@@ -93,7 +78,7 @@ export class MaildirFiles {
 
   /** Where a message's file lives (in `new/`, or `tmp/` while being written). */
   pathOf(meta: Pick<MessageMeta, 'domain' | 'inbox' | 'id'>, sub: 'tmp' | 'new' = 'new'): string {
-    return path.join(this.dir, encodeName(meta.domain), encodeName(meta.inbox), sub, encodeName(meta.id) + '.eml');
+    return messageFileOf(this.dir, meta, sub);
   }
 
   // ---- recovery --------------------------------------------------------------------------
@@ -146,20 +131,20 @@ export class MaildirFiles {
     const unknown: Array<{ domain: string; inbox: string; id: string; file: string }> = [];
     const inboxDirs: Array<{ domain: string; inbox: string; dir: string }> = [];
 
-    for (const dent of await readdirOrEmpty(this.dir)) {
-      if (dent.name.startsWith('.') || !dent.isDirectory()) continue; // the journal, the log, tokens.json and other files of the data dir
-      const domain = dent.name;
-      if (domain !== domain.toLowerCase() || domainProblem(domain)) {
-        this.log('warn', `store: skipping ${path.join(this.dir, domain)}: not a domain directory`);
+    const root = mailRoot(this.dir);
+    for (const dent of await readdirOrEmpty(root)) {
+      const domain = decodeFileName(dent.name);
+      if (!dent.isDirectory() || domain === undefined || domain !== domain.toLowerCase() || domainProblem(domain)) {
+        this.log('warn', `store: skipping ${path.join(root, dent.name)}: not a domain directory`);
         continue;
       }
-      for (const idir of await readdirOrEmpty(path.join(this.dir, domain))) {
-        const inbox = decodeName(idir.name);
+      for (const idir of await readdirOrEmpty(path.join(root, dent.name))) {
+        const inbox = decodeFileName(idir.name);
         if (!idir.isDirectory() || inbox === undefined || inbox === ALL_INBOXES || inbox !== normalizeInbox(inbox) || inboxNameProblem(inbox)) {
-          this.log('warn', `store: skipping ${path.join(this.dir, domain, idir.name)}: not an inbox directory`);
+          this.log('warn', `store: skipping ${path.join(root, dent.name, idir.name)}: not an inbox directory`);
           continue;
         }
-        inboxDirs.push({ domain, inbox, dir: path.join(this.dir, domain, idir.name) });
+        inboxDirs.push({ domain, inbox, dir: path.join(root, dent.name, idir.name) });
       }
     }
 
@@ -178,7 +163,7 @@ export class MaildirFiles {
         return;
       }
       for (const name of files) {
-        const id = name.endsWith('.eml') ? decodeName(name.slice(0, -4)) : undefined;
+        const id = name.endsWith('.eml') ? decodeFileName(name.slice(0, -4)) : undefined;
         const known = id === undefined ? undefined : journal.get(id);
         if (known && known.meta.domain === domain && known.meta.inbox === inbox) {
           known.dead = false;
@@ -239,7 +224,25 @@ export class MaildirFiles {
    */
   async commit(queued: CommitItem[]): Promise<CommitItem[]> {
     await this.prepareDirs(queued);
-    const batch = queued.filter((b) => this.materialize(b));
+    const batch: CommitItem[] = [];
+    const full: CommitItem[] = [];
+    for (const b of queued) {
+      if (b.failed) continue;
+      const e = this.materialize(b);
+      if (e === undefined) batch.push(b);
+      else if (isNoSpace(e)) full.push(b);
+      else b.reject(storeFailure(e));
+    }
+    if (full.length > 0) {
+      // Until a checkpoint, every message sits on disk twice (its file and its log record): a
+      // checkpoint gives the log's copies back, then the messages that found no room are tried once more.
+      await this.checkpoint();
+      for (const b of full) {
+        const e = this.materialize(b);
+        if (e === undefined) batch.push(b);
+        else b.reject(storeFailure(e));
+      }
+    }
     if (batch.length === 0) return [];
     const parts: Buffer[] = [];
     const files: string[] = [];
@@ -258,9 +261,14 @@ export class MaildirFiles {
     try {
       await this.wal.commit(parts);
     } catch (e) {
-      for (const f of files) rmQuietly(f);
-      for (const b of batch) b.reject(storeFailure(e));
-      return [];
+      // No room for the log's copy: the files themselves are made durable instead (an fsync each).
+      const durable = isNoSpace(e) && (await this.flush(files).then(() => true, () => false));
+      if (!durable) {
+        for (const f of files) rmQuietly(f);
+        for (const b of batch) b.reject(storeFailure(e));
+        return [];
+      }
+      void this.checkpoint();
     }
     return batch;
   }
@@ -287,10 +295,9 @@ export class MaildirFiles {
   /**
    * Writes an item's first file to tmp/ and renames it into new/; every further recipient's file
    * is a hard link of that one (a file system without hard links gets a copy). On failure
-   * removes what it made and rejects the item.
+   * removes what it made and answers the error.
    */
-  private materialize(b: CommitItem): boolean {
-    if (b.failed) return false;
+  private materialize(b: CommitItem): unknown {
     const made: string[] = [];
     let first: string | undefined;
     try {
@@ -309,16 +316,15 @@ export class MaildirFiles {
         }
         const tmp = this.pathOf(r.meta, 'tmp');
         made.push(tmp);
-        writeFileSync(tmp, b.raw, { flag: 'wx', mode: 0o644 });
+        writeFileSync(tmp, b.raw, { flag: 'wx', mode: PRIVATE_FILE_MODE });
         renameSync(tmp, final);
         made.push(final);
         first ??= final;
       }
-      return true;
+      return undefined;
     } catch (e) {
       for (const f of made) rmQuietly(f);
-      b.reject(storeFailure(e));
-      return false;
+      return e ?? new Error('write failed');
     }
   }
 
@@ -327,7 +333,7 @@ export class MaildirFiles {
     let p = this.readyDirs.get(key);
     if (!p) {
       p = (async () => {
-        const inboxDir = path.join(this.dir, encodeName(domain), encodeName(inbox));
+        const inboxDir = inboxDirOf(this.dir, domain, inbox);
         let existed = true;
         try {
           await fs.access(path.join(inboxDir, 'new'));
@@ -336,9 +342,9 @@ export class MaildirFiles {
           existed = false;
         }
         if (existed) return;
-        for (const sub of ['tmp', 'new', 'cur']) await fs.mkdir(path.join(inboxDir, sub), { recursive: true });
+        for (const sub of ['tmp', 'new', 'cur']) await fs.mkdir(path.join(inboxDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE });
         // New directory entries are durable only once their parents are synced.
-        for (const d of [inboxDir, path.dirname(inboxDir), this.dir]) await fsyncDir(d);
+        for (const d of [inboxDir, path.dirname(inboxDir), mailRoot(this.dir)]) await fsyncDir(d);
       })();
       this.readyDirs.set(key, p);
       p.catch(() => this.readyDirs.delete(key));
@@ -346,17 +352,31 @@ export class MaildirFiles {
     return p;
   }
 
-  /** Logs the removals (so a replay after a crash does not bring the messages back), then unlinks their files. */
-  async remove(metas: MessageMeta[]): Promise<void> {
-    await this.wal.remove(metas.map((m) => m.id)).catch((e: unknown) => this.log('warn', `store: could not log a removal: ${(e as Error).message}`));
+  /**
+   * Removes messages. `durable`: for good before resolving, so that a delete that was answered
+   * survives a crash or a power cut: the removals are logged and flushed (a replay of the log does
+   * not bring the messages back), the files unlinked, and their directories fsynced (the unlinks
+   * are on disk). Otherwise the same without the two syncs.
+   */
+  async remove(metas: MessageMeta[], durable: boolean): Promise<void> {
+    try {
+      await this.wal.remove(metas.map((m) => m.id), durable);
+    } catch (e) {
+      // No record of the removal (a full disk, say): a checkpoint drops the log generation holding these messages instead.
+      this.log('warn', `store: could not log a removal (${(e as Error).message}); checkpointing instead`);
+      await this.checkpoint();
+    }
+    const dirs = new Set<string>();
     await mapLimit(metas, OPEN_CONCURRENCY, async (m) => {
       const file = this.pathOf(m, 'new');
       try {
         await fs.unlink(file);
+        dirs.add(path.dirname(file));
       } catch (e) {
         if (errnoCode(e) !== 'ENOENT') this.log('warn', `store: could not remove ${file}: ${(e as Error).message}`);
       }
     });
+    if (durable) await mapLimit([...dirs], FLUSH_CONCURRENCY, (d) => fsyncDir(d).catch((e: unknown) => this.log('warn', `store: could not sync ${d} after a removal: ${(e as Error).message}`)));
   }
 
   async read(meta: MessageMeta): Promise<Buffer> {
@@ -370,19 +390,11 @@ export class MaildirFiles {
 
   // ---- checkpoints -----------------------------------------------------------------------
 
-  /** Makes the given files (and everything else written so far) durable. */
+  /** Makes the given files and their directory entries durable: only the store's own files, FLUSH_CONCURRENCY at a time (portable; no syncfs of the whole file system). */
   private async flush(files: string[]): Promise<void> {
-    if (this.syncfsUsable) {
-      try {
-        await syncfs(this.dir);
-        return;
-      } catch (e) {
-        this.syncfsUsable = false;
-        this.log('info', `store: sync -f is not available (${(e as Error).message}); checkpoints fsync each file`);
-      }
-    }
     await mapLimit(files, FLUSH_CONCURRENCY, fsyncFile);
-    await Promise.all([...new Set(files.map((f) => path.dirname(f)))].map((d) => fsyncDir(d).catch((e: unknown) => (errnoCode(e) === 'ENOENT' ? undefined : Promise.reject(e)))));
+    const dirs = [...new Set(files.map((f) => path.dirname(f)))];
+    await mapLimit(dirs, FLUSH_CONCURRENCY, (d) => fsyncDir(d).catch((e: unknown) => (errnoCode(e) === 'ENOENT' ? undefined : Promise.reject(e))));
   }
 
   /** Flushes the files of the current log generation, then drops it. Never rejects: a failure is logged and the log kept. */
@@ -416,18 +428,6 @@ function errnoCode(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | undefined)?.code;
 }
 
-async function fsyncDir(dir: string): Promise<void> {
-  const fh = await fs.open(dir, 'r');
-  try {
-    await fh.sync();
-  } catch (e) {
-    // Some file systems (and Windows) cannot fsync a directory; the rename is as durable as they allow.
-    if (!['EINVAL', 'EPERM', 'EISDIR', 'ENOTSUP', 'EBADF'].includes(errnoCode(e) ?? '')) throw e;
-  } finally {
-    await fh.close();
-  }
-}
-
 async function fsyncFile(file: string): Promise<void> {
   let fh: fs.FileHandle;
   try {
@@ -441,21 +441,6 @@ async function fsyncFile(file: string): Promise<void> {
   } finally {
     await fh.close();
   }
-}
-
-function syncfs(dir: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    execFile('sync', ['-f', dir], { timeout: SYNCFS_TIMEOUT_MS }, (e) => (e ? reject(e) : resolve()));
-  });
-}
-
-/** Runs `fn` over the items with at most `limit` running at once. */
-async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await fn(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 /** Removes a file if it is there; used to undo a delivery that failed, where a second failure changes nothing. */
@@ -487,7 +472,7 @@ async function readdirOrEmpty(dir: string): Promise<Dirent[]> {
 
 /** Writes a new file and flushes it to disk before resolving; its mtime records the receipt time. */
 async function writeDurably(file: string, data: Buffer, time: number): Promise<void> {
-  const fh = await fs.open(file, 'wx', 0o644);
+  const fh = await fs.open(file, 'wx', PRIVATE_FILE_MODE);
   try {
     await fh.writeFile(data);
     await fh.utimes(time / 1000, time / 1000);

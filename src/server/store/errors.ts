@@ -11,6 +11,8 @@ export type StoreErrorCode =
   | 'NOT_OPEN'
   /** The file system refused a write, read or sync. */
   | 'IO'
+  /** The disk of the data dir is full (ENOSPC, EDQUOT): nothing was stored; reads still work. */
+  | 'FULL'
   /** Another server (or store) uses the data dir. */
   | 'LOCKED';
 

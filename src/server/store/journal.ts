@@ -7,6 +7,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { PRIVATE_FILE_MODE } from '../privateFile';
 import type { IndexRecord } from './ordered';
 import type { MessageMeta, MessageSource } from './types';
 
@@ -110,7 +111,7 @@ export class Journal {
   }
 
   async openForAppend(): Promise<void> {
-    this.fh = await fs.open(this.file, 'a');
+    this.fh = await fs.open(this.file, 'a', PRIVATE_FILE_MODE);
   }
 
   /** Queues lines for the next write (within JOURNAL_FLUSH_MS). Never fsynced: the files on disk are the truth (see above). */
@@ -144,7 +145,7 @@ export class Journal {
         parts.push(addLine(m));
         n++;
       }
-      const fh = await fs.open(tmp, 'w');
+      const fh = await fs.open(tmp, 'w', PRIVATE_FILE_MODE);
       try {
         await fh.writeFile(parts.join(''));
         await fh.datasync();
@@ -154,7 +155,7 @@ export class Journal {
       await this.fh?.close();
       this.fh = undefined;
       await fs.rename(tmp, this.file);
-      this.fh = await fs.open(this.file, 'a');
+      this.fh = await fs.open(this.file, 'a', PRIVATE_FILE_MODE);
       // ...plus the lines appended while it was written, which are still to come.
       this.lineCount = n + (this.lineCount - countedBefore);
     });

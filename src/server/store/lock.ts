@@ -6,6 +6,7 @@
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { PRIVATE_FILE_MODE } from '../privateFile';
 import { StoreError } from './errors';
 
 /** Lock file inside the data dir; the leading dot keeps it apart from domain directories. */
@@ -48,14 +49,14 @@ export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   if (held.has(dir)) throw inUse(dir, file, process.pid);
   const mine = `${process.pid}\n`;
   try {
-    await fs.writeFile(file, mine, { flag: 'wx', mode: 0o644 });
+    await fs.writeFile(file, mine, { flag: 'wx', mode: PRIVATE_FILE_MODE });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     const pid = await holder(file);
     if (pid !== undefined && pid !== process.pid && processAlive(pid)) throw inUse(dir, file, pid);
     // Stale: replace it atomically, then check that a concurrent starter did not do the same after us.
     const tmp = `${file}.${process.pid}`;
-    await fs.writeFile(tmp, mine, { mode: 0o644 });
+    await fs.writeFile(tmp, mine, { mode: PRIVATE_FILE_MODE });
     await fs.rename(tmp, file);
     const now = await holder(file);
     if (now !== process.pid) throw inUse(dir, file, now);

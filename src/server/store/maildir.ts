@@ -1,4 +1,4 @@
-// The Maildir message store: one directory per inbox (`<dir>/<domain>/<inbox>/{tmp,new,cur}`),
+// The Maildir message store: one directory per inbox (`<dir>/mail/<domain>/<inbox>/{tmp,new,cur}`, layout.ts),
 // one RFC 5322 `.eml` per message. A message is acknowledged only once it is durable: its
 // bytes are in the write-ahead log and fsynced. Deliveries are group-committed: every message
 // that becomes ready while a commit is running shares the next log write and fsync. This file
@@ -17,12 +17,15 @@ import { type CommitItem, MaildirFiles, type StoreLog } from './durability';
 import { StoreError } from './errors';
 import { parseIndexedHeaders } from './headers';
 import { addLine, deleteLine, Journal } from './journal';
+import { mailRoot, prepareDataDir, PRIVATE_DIR_MODE, tightenTree } from './layout';
 import { lockDataDir } from './lock';
 import { MessageIndex } from './memoryIndex';
 import type { IndexRecord } from './ordered';
 import type { ListOptions, ListResult, MessageMeta, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
 
-export { decodeName, encodeName, WAL_CHECKPOINT_BYTES, type StoreLog } from './durability';
+export { decodeFileName as decodeName, encodeFileName as encodeName } from '../../core/fileNames';
+export { WAL_CHECKPOINT_BYTES, type StoreLog } from './durability';
+export { MAIL_DIR } from './layout';
 
 /** Keep 1,000 messages per inbox: plenty for a test run, and bounds disk and memory when a loop floods one inbox. */
 export const DEFAULT_MAX_MESSAGES_PER_INBOX = 1000;
@@ -31,8 +34,6 @@ export const DEFAULT_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 export const DEFAULT_RETENTION: RetentionOptions = { maxMessages: DEFAULT_MAX_MESSAGES_PER_INBOX, maxAgeMs: DEFAULT_MAX_AGE_MS };
 /** Sweep aged messages once a minute: age limits are in days, a minute late is fine. */
 export const RETENTION_SWEEP_INTERVAL_MS = 60_000;
-/** Owner only: the data folder holds mail and the secret files (tokens, server proof). */
-const DATA_DIR_MODE = 0o700;
 /** Compact the journal only past this many lines, so small stores never rewrite it. */
 const JOURNAL_COMPACT_MIN_LINES = 10_000;
 /** ...and only when it holds this many lines per live message (the rest are removals and removed adds). */
@@ -94,8 +95,10 @@ export class MaildirStore implements Store {
     if (this.state !== 'new') throw new StoreError('NOT_OPEN', `store ${this.dir} was already opened`);
     this.state = 'opening';
     try {
-      await fs.mkdir(this.dir, { recursive: true, mode: DATA_DIR_MODE });
+      // Owner only (0700): the data folder holds mail and the secret files (tokens, server proof).
+      await fs.mkdir(this.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
       this.unlock = await lockDataDir(this.dir);
+      await prepareDataDir(this.dir, this.log);
       // Bodies a crash left half-received were never acknowledged.
       await fs.rm(this.spoolDir, { recursive: true, force: true });
       await this.files.replayLog();
@@ -125,6 +128,13 @@ export class MaildirStore implements Store {
       throw StoreError.is(e) ? e : new StoreError('IO', `cannot open the store at ${this.dir}: ${(e as Error).message}`, { cause: e });
     }
     this.state = 'open';
+    // Mail someone copied in or widened since is made private again, off the start's path (new files are created 0600).
+    void this.track(
+      tightenTree(mailRoot(this.dir)).then(
+        (n) => n > 0 && this.log('info', `store: made ${n} file(s) and folder(s) under ${mailRoot(this.dir)} private (0600/0700)`),
+        (e: unknown) => this.log('warn', `store: could not make every file under ${mailRoot(this.dir)} private: ${(e as Error).message}`),
+      ),
+    );
     this.applyRetention();
     this.timer = setInterval(() => this.applyRetention(), RETENTION_SWEEP_INTERVAL_MS);
     this.timer.unref();
@@ -246,7 +256,7 @@ export class MaildirStore implements Store {
     this.assertOpen();
     const rec = this.index.record(id);
     if (!rec) return false;
-    await this.track(this.remove([rec]));
+    await this.track(this.remove([rec], 'answered'));
     return true;
   }
 
@@ -255,18 +265,23 @@ export class MaildirStore implements Store {
     const list = this.index.listFor(domain, inbox);
     if (!list) return 0;
     const recs = [...list.ascending()];
-    await this.track(this.remove(recs));
+    await this.track(this.remove(recs, 'answered'));
     return recs.length;
   }
 
-  /** Drops records from the index at once (so readers never see them again), then logs the removal and unlinks their files. */
-  private async remove(recs: IndexRecord[]): Promise<void> {
+  /**
+   * Drops records from the index at once (so readers never see them again), then logs the
+   * removal and unlinks their files. An `answered` removal (a delete someone waits for) is
+   * durable before it resolves; retention's are not synced (one that a power cut undoes is
+   * applied again on the next start).
+   */
+  private async remove(recs: IndexRecord[], kind: 'answered' | 'retention'): Promise<void> {
     const live = recs.filter((r) => !r.dead);
     if (live.length === 0) return;
     for (const r of live) this.index.remove(r);
     const metas = live.map((r) => r.meta);
     this.events.emit('delete', metas);
-    await this.files.remove(metas);
+    await this.files.remove(metas, kind === 'answered');
     let text = '';
     for (const m of metas) text += deleteLine(m.id);
     this.journal.append(text, live.length);
@@ -277,14 +292,14 @@ export class MaildirStore implements Store {
 
   private enforceCount(domain: string, inbox: string): void {
     const excess = this.index.excess(domain, inbox, this.retention.maxMessages);
-    if (excess.length > 0) void this.track(this.remove(excess));
+    if (excess.length > 0) void this.track(this.remove(excess, 'retention'));
   }
 
   private applyRetention(): void {
     if (this.state !== 'open') return;
     if (this.retention.maxAgeMs > 0) {
       const old = this.index.olderThan(Date.now() - this.retention.maxAgeMs);
-      if (old.length > 0) void this.track(this.remove(old));
+      if (old.length > 0) void this.track(this.remove(old, 'retention'));
     }
     if (this.retention.maxMessages > 0) {
       for (const { domain, inbox } of this.index.inboxKeys()) this.enforceCount(domain, inbox);

@@ -12,6 +12,7 @@
 
 import { promises as fs, writeSync, writevSync } from 'node:fs';
 import * as path from 'node:path';
+import { PRIVATE_FILE_MODE } from '../privateFile';
 import type { MessageSource } from './types';
 
 /** Log files are `<dir>/.wal-<generation>`; the dot keeps them apart from domain directories. */
@@ -82,7 +83,7 @@ export class WriteAheadLog {
   /** Starts writing generation `generation`. */
   async start(generation: number): Promise<void> {
     this.generation = generation;
-    this.fh = await fs.open(this.fileOf(generation), 'a');
+    this.fh = await fs.open(this.fileOf(generation), 'a', PRIVATE_FILE_MODE);
     this.bytes = 0;
   }
 
@@ -107,12 +108,21 @@ export class WriteAheadLog {
     });
   }
 
-  /** Appends removal records; not flushed (a lost removal at worst brings a deleted message back after a power cut). */
-  remove(ids: string[]): Promise<void> {
+  /** Appends removal records; `sync` flushes them (a delete that was answered must not come back on replay). */
+  remove(ids: string[], sync: boolean): Promise<void> {
     return this.enqueue(async () => {
+      const fh = this.requireOpen();
       const buf = Buffer.concat(ids.map(removalRecord));
-      await this.requireOpen().write(buf);
-      this.bytes += buf.length;
+      const before = this.bytes;
+      try {
+        writeAllSync(fh.fd, [buf], buf.length);
+        this.bytes += buf.length;
+        if (sync) await fh.datasync();
+      } catch (e) {
+        await fh.truncate(before).catch(() => undefined);
+        this.bytes = before;
+        throw e;
+      }
     });
   }
 

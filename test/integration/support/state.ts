@@ -29,7 +29,7 @@ export interface DebugState {
   live: Record<string, string>;
   tree: PresentedNode[];
   mementos: { global: Record<string, unknown>; workspace: Record<string, unknown> };
-  messageView: { openPanels: number; lastRendered: { id: string; kind: string; code?: string; tabs: string[] } | null };
+  messageView: { openPanels: number; lastRendered: { id: string; kind: string; code?: string; verificationLink?: string; tabs: string[] } | null };
   /** Notifications, progress and status-bar messages shown lately, oldest first. */
   shown: Array<{ where: 'info' | 'warning' | 'error' | 'progress' | 'status'; text: string }>;
 }

@@ -1,6 +1,7 @@
 // Inbox resources: list (docs/api.md §4.1, with limit/skip/sort/cursor and the `wait` long-poll),
 // inject (docs/api.md §4.4) and clear; deliver() is shared with the webhook route.
-import { PRIVATE_DOMAIN } from '../../../core/ids';
+import { isPhoneInbox, PRIVATE_DOMAIN } from '../../../core/ids';
+import { smsSubject } from '../../../core/sms';
 import type { DeleteResult, InboxListing, InjectedMessage, InjectionResult } from '../../../core/wire';
 import type { ListOptions, MessageMeta, MessageSource } from '../../store/types';
 import { readInjectedMessage } from '../body';
@@ -53,7 +54,9 @@ export async function deliver(ctx: ApiContext, res: Res, domain: string, inbox: 
 
 /** Composes the payload into a message and stores it durably; no answer is sent. */
 export async function store(ctx: ApiContext, domain: string, inbox: string, msg: InjectedMessage, source: Exclude<MessageSource, 'smtp'> = 'webhook'): Promise<MessageMeta> {
-  const raw = await composeMessage({ from: msg.from, subject: msg.subject, text: msg.text, inbox, domain, source });
+  // An SMS (a phone inbox) sent without a subject is named by its first words, as Twilio's routes do.
+  const subject = isPhoneInbox(inbox) && (msg.subject === undefined || msg.subject.trim() === '') && msg.text ? smsSubject(msg.text) : msg.subject;
+  const raw = await composeMessage({ from: msg.from, subject, text: msg.text, inbox, domain, source });
   const [meta] = await ctx.store.add([{ domain, inbox }], raw, source);
   return meta;
 }

@@ -1,5 +1,6 @@
 // The `wait` parameter shared by the list route and the code/link routes, and the long-poll
 // that re-checks an inbox whenever the store reports a new message for it.
+import { DURATION_HINT, parseDuration } from '../../../core/duration';
 import { ALL_INBOXES } from '../../../core/ids';
 import type { MessageMeta } from '../../store/types';
 import { badRequest } from '../errors';
@@ -8,22 +9,18 @@ import type { ApiContext, Query, Res } from './context';
 /** Longest long-poll (`wait`) in seconds; longer values are cut to this (proxies and clients time out around a minute). */
 export const MAX_WAIT_SECONDS = 60;
 
-const UNIT_SECONDS: Record<string, number> = { '': 1, ms: 0.001, s: 1, m: 60 };
-/** A number of seconds, or a number with a unit: `ms`, `s` or `m` (`10s`, `1m`, `1.5m`). */
-const DURATION_RE = /^([0-9]{1,9}(?:\.[0-9]{1,9})?)(ms|s|m)?$/;
-
 /** `wait` in seconds (0 when absent), cut to MAX_WAIT_SECONDS; a 400 naming the problem when malformed. */
 export function readWait(query: Query): number {
   const v = query.get('wait');
   if (v === null || v === '') return 0;
-  return parseDuration(v, 'wait');
+  return waitSeconds(v, 'wait');
 }
 
-/** Seconds of a duration such as `30`, `10s`, `1m` or `500ms`, cut to MAX_WAIT_SECONDS. */
-export function parseDuration(raw: string, name: string): number {
-  const m = DURATION_RE.exec(raw.trim().toLowerCase());
-  if (!m) throw badRequest('bad_param', `${name} must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}, or a duration such as 10s or 1m (got ${JSON.stringify(raw.slice(0, 40))})`);
-  return Math.min(Number(m[1]) * UNIT_SECONDS[m[2] ?? ''], MAX_WAIT_SECONDS);
+/** Seconds of a duration (core/duration.ts: `30`, `10s`, `1m`, `500ms`), cut to MAX_WAIT_SECONDS. */
+export function waitSeconds(raw: string, name: string): number {
+  const ms = parseDuration(raw);
+  if (ms === undefined) throw badRequest('bad_param', `${name} must be ${DURATION_HINT}, at most ${MAX_WAIT_SECONDS} s (got ${JSON.stringify(raw.slice(0, 40))})`);
+  return Math.min(ms / 1000, MAX_WAIT_SECONDS);
 }
 
 /**

@@ -6,8 +6,8 @@ import { readBody, readInjectedMessage } from '../body';
 import { sendBytes } from '../respond';
 import { FormError, type FormFields, field, isForm, parseForm } from '../twilio/form';
 import { verifySignature } from '../twilio/signature';
-import { ACCOUNT_SID_RE, MESSAGE_SID_RE, SMS_SUBJECT, newMessageSid } from '../twilio/store';
-import { phoneDigits } from '../../../core/sms';
+import { ACCOUNT_SID_RE, MESSAGE_SID_RE, newMessageSid } from '../twilio/store';
+import { phoneDigits, smsSubject } from '../../../core/sms';
 import { isPhoneInbox } from '../../../core/ids';
 import type { Route } from '../routes';
 import { type ApiContext, type Query, type Req, type Res, readDomain, readInbox } from './context';
@@ -80,7 +80,7 @@ async function receiveTwilioForm(ctx: ApiContext, req: Req, res: Res, domain: st
       inbox,
     });
   } else {
-    await deliverQuietly(ctx, domain, inbox, { from, subject: SMS_SUBJECT, text: body });
+    await deliverQuietly(ctx, domain, inbox, { from, subject: smsSubject(body), text: body });
   }
   sendBytes(res, EMPTY_TWIML, { 'content-type': 'text/xml; charset=utf-8' });
 }

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { decodeEncodedWords, readHeaderFields } from '../../store/headers';
 import type { MessageMeta, Store } from '../../store/types';
 import { composeMessage } from '../compose';
+import { smsSubject } from '../../../core/sms';
 
 /** Header fields holding the Message resource's fields. */
 export const HEADER = {
@@ -19,7 +20,7 @@ export const HEADER = {
   messagingServiceSid: 'X-Twilio-Messaging-Service-Sid',
 } as const;
 
-/** Subject of every Twilio message: an SMS has none; the tree shows it like the sample SMS. */
+/** Subject of an SMS without text (an SMS has no subject; see smsSubject in core/sms.ts). */
 export const SMS_SUBJECT = 'SMS';
 
 export type Direction = 'outbound-api' | 'inbound';
@@ -93,7 +94,8 @@ export class TwilioMessages {
     if (input.messagingServiceSid !== undefined) extraHeaders[HEADER.messagingServiceSid] = input.messagingServiceSid;
     const raw = await composeMessage({
       from: input.from ?? input.messagingServiceSid,
-      subject: SMS_SUBJECT,
+      // An SMS has no subject: its first words stand in, so listings and the tree name it (as the hosted service does).
+      subject: smsSubject(input.body),
       text: input.body,
       inbox: input.inbox,
       domain: input.domain,

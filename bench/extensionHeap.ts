@@ -1,0 +1,178 @@
+// The extension host's heap with 10,000 messages listed in the Test Inbox tree, in a real
+// workbench (code-server in headless Chromium) attached to a local server.
+//
+//   node --import tsx bench/extensionHeap.ts [--collapsed]     (run `npm run build` first)
+//
+// How it is measured: the server holds 10,000 messages across INBOXES inboxes. The workbench
+// runs a small driver inside the extension host (the extensionTestsPath entry written below):
+// it answers the bench over a loopback HTTP port with the host's heap after two full garbage
+// collections, and runs commands. The bench opens the view and expands every inbox by clicking
+// its row (so the workbench fetches the rows, as when a person looks at them), reads the heap,
+// then lists each inbox to its end with the "Load more…" command, checks the tree holds all
+// 10,000 messages, lets the tree settle, and reads the heap again. The figure is the growth.
+// The heap is the whole extension host's (the built-in extensions are idle meanwhile).
+import { promises as fsp } from 'node:fs';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { startWorkbench } from '../scripts/integration/workbench';
+import { startDemoServer } from '../scripts/demoServer';
+import { expandRow, openTestInboxView, treeRow, UI_TIMEOUT_MS } from '../test/e2e/ui';
+import { sendMany } from './lib/smtp-load';
+import { DEFAULT_DOMAIN } from '../src/server/contract';
+import { MAX_PAGES, PAGE_SIZE } from '../src/extension/tree/model';
+
+/** The issue's figure: messages listed across inboxes. */
+export const HEAP_MESSAGES = 10_000;
+/** Inboxes holding them: each is listed to the tree's cap of MAX_PAGES pages. */
+const INBOXES = HEAP_MESSAGES / (MAX_PAGES * PAGE_SIZE);
+/** The issue's target (issue 16, point 6): heap growth. */
+export const HEAP_TARGET_MB = 30;
+/** Small messages: the tree lists summaries; the bodies stay on the server. */
+const MESSAGE_BYTES = 1024;
+/** After the last page, time for the paced redraw and the workbench's fetch of the rows. */
+const SETTLE_MS = 3_000;
+/** Waits for the driver's port file. */
+const DRIVER_TIMEOUT_MS = 60_000;
+
+export interface HeapResult {
+  beforeMb: number;
+  afterMb: number;
+  growthMb: number;
+  listed: number;
+  loadMoreCalls: number;
+}
+
+/** The driver run inside the extension host (plain CommonJS: the host loads it as is). */
+const DRIVER = `
+const vscode = require('vscode');
+const http = require('http');
+const v8 = require('v8');
+const vm = require('vm');
+const fs = require('fs');
+exports.run = () => new Promise((resolve) => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc');
+  const read = (req) => new Promise((ok) => { let s = ''; req.on('data', (c) => (s += c)); req.on('end', () => ok(s)); });
+  const server = http.createServer(async (req, res) => {
+    try {
+      let out = {};
+      if (req.url === '/heap') {
+        gc(); gc();
+        out = { heapUsed: process.memoryUsage().heapUsed };
+      } else if (req.url === '/command') {
+        const body = JSON.parse(await read(req));
+        out = { result: await vscode.commands.executeCommand(body.id, ...(body.args || [])) };
+      } else if (req.url === '/done') {
+        setTimeout(() => { server.close(); resolve(); }, 10);
+      }
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(out));
+    } catch (e) {
+      res.statusCode = 500;
+      res.end(JSON.stringify({ message: String((e && e.stack) || e) }));
+    }
+  });
+  server.listen(0, '127.0.0.1', () => fs.writeFileSync(process.env.TEST_INBOX_BENCH_DRIVER_PORT, String(server.address().port)));
+});
+`;
+
+async function waitForFile(file: string, timeoutMs: number): Promise<string> {
+  for (const deadline = Date.now() + timeoutMs; ; ) {
+    const text = await fsp.readFile(file, 'utf8').catch(() => '');
+    if (text) return text;
+    if (Date.now() > deadline) throw new Error(`the extension-host driver did not start within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+interface SnapshotRow {
+  id?: string;
+  children?: SnapshotRow[];
+}
+
+/**
+ * `expand: false` leaves the inboxes collapsed: the extension's model holds the 10,000 messages
+ * but the workbench asks for no rows, which splits the figure into the model's share and the
+ * tree items' (the extension host keeps a TreeItem and its node for every row fetched).
+ */
+export async function measureExtensionHeap(options: { expand?: boolean; onProgress?: (message: string) => void } = {}): Promise<HeapResult> {
+  const say = options.onProgress ?? (() => {});
+  const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'test-inbox-bench-heap-'));
+  const demo = await startDemoServer();
+  try {
+    const inboxes = Array.from({ length: INBOXES }, (_, i) => `heap${i}`);
+    say(`heap: storing ${HEAP_MESSAGES.toLocaleString('en-US')} messages in ${INBOXES} inboxes`);
+    await sendMany(demo.smtpHost, demo.smtpPort, 8, HEAP_MESSAGES, (i) => `${inboxes[i % INBOXES]}@${DEFAULT_DOMAIN}`, MESSAGE_BYTES);
+    const entry = path.join(tmp, 'driver.js');
+    const portFile = path.join(tmp, 'driver.port');
+    fs.writeFileSync(entry, DRIVER);
+    const wb = await startWorkbench({
+      settings: demo.extensionSettings,
+      viewport: { width: 1400, height: 1000 },
+      smokeTestDriver: true,
+      extensionTestsPath: entry,
+      env: { TEST_INBOX_BENCH_DRIVER_PORT: portFile },
+    });
+    try {
+      const driver = `http://127.0.0.1:${(await waitForFile(portFile, DRIVER_TIMEOUT_MS)).trim()}`;
+      const call = async <T>(route: string, body?: unknown): Promise<T> => {
+        const res = await fetch(driver + route, { method: body === undefined ? 'GET' : 'POST', body: body === undefined ? undefined : JSON.stringify(body) });
+        const json = (await res.json()) as T & { message?: string };
+        if (!res.ok) throw new Error(`driver ${route}: ${json.message}`);
+        return json;
+      };
+      const heapMb = async () => (await call<{ heapUsed: number }>('/heap')).heapUsed / 1024 / 1024;
+      const page = wb.page;
+      await openTestInboxView(page);
+      // From the last row up, so expanding one does not move the rows still to click.
+      await treeRow(page, new RegExp(`^Inbox ${inboxes[0]}@`)).waitFor({ timeout: UI_TIMEOUT_MS });
+      const labels = await page.locator('.sidebar').getByRole('treeitem', { name: /^Inbox heap\d+@/ }).evaluateAll((rows) => rows.map((r) => r.getAttribute('aria-label') ?? ''));
+      const shownOrder = labels.map((l) => /^Inbox (heap\d+)@/.exec(l)?.[1]).filter((x): x is string => x !== undefined);
+      if (shownOrder.length !== INBOXES) throw new Error(`the tree shows ${shownOrder.length} of the ${INBOXES} inboxes`);
+      if (options.expand !== false) for (const inbox of shownOrder.reverse()) await expandRow(treeRow(page, new RegExp(`^Inbox ${inbox}@`)));
+      await page.waitForTimeout(SETTLE_MS);
+      const beforeMb = await heapMb();
+      say(`heap: ${beforeMb.toFixed(1)} MB with every inbox expanded (first page each)`);
+
+      let loadMoreCalls = 0;
+      const state = await call<{ result: { tree: SnapshotRow[] } }>('/command', { id: 'testInbox._debugState' });
+      const domain = (state.result.tree[0]?.id ?? '').replace(/^domain:/, '');
+      if (!domain) throw new Error('the tree shows no domain');
+      for (const inbox of inboxes) {
+        for (let p = 1; p < MAX_PAGES; p++) {
+          await call('/command', { id: 'testInbox._loadMore', args: [{ kind: 'loadMore', id: `more:${domain}/${inbox}`, domain, inbox }] });
+          loadMoreCalls++;
+        }
+        say(`heap: ${inbox} listed to its end (${loadMoreCalls} × Load more)`);
+      }
+      await page.waitForTimeout(SETTLE_MS);
+      const after = await call<{ result: { tree: SnapshotRow[] } }>('/command', { id: 'testInbox._debugState' });
+      const listed = (after.result.tree[0]?.children ?? []).reduce((n, inbox) => n + (inbox.children ?? []).filter((m) => m.id?.startsWith('msg:') || m.id?.startsWith('message:')).length, 0);
+      const afterMb = await heapMb();
+      await call('/done');
+      return { beforeMb, afterMb, growthMb: afterMb - beforeMb, listed, loadMoreCalls };
+    } finally {
+      await wb.stop();
+    }
+  } finally {
+    await demo.stop();
+    await fsp.rm(tmp, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const expand = !process.argv.includes('--collapsed');
+  const r = await measureExtensionHeap({ expand, onProgress: (m) => process.stdout.write(`  ${m}\n`) });
+  process.stdout.write(
+    `extension host heap${expand ? '' : ' (inboxes collapsed: the model only)'}: ${r.beforeMb.toFixed(1)} → ${r.afterMb.toFixed(1)} MB, growth ${r.growthMb.toFixed(1)} MB with ${r.listed} messages listed ` +
+      `(${r.loadMoreCalls} × Load more) — target ≤ ${HEAP_TARGET_MB} MB: ${r.growthMb <= HEAP_TARGET_MB ? 'PASS' : 'MISS'}\n`,
+  );
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === __filename) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`extension heap: FAILED: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,144 @@
+// Opening a message: from the click on its tree row to its body rendered in the message
+// panel, in a real workbench (code-server in headless Chromium) attached to a local server.
+//
+//   node --import tsx bench/messageOpen.ts [--samples N]     (run `npm run build` first)
+//
+// How it is measured: inboxes of PER_INBOX hold `samples` HTML messages (a sign-up email with a unique
+// token in its HTML body). For each, a capture listener in the workbench page records the
+// page's Date.now() at the row's click event; Playwright then waits for the token inside the
+// panel's sandboxed email frame (webview iframe → #active-frame → the email's srcdoc iframe)
+// and Node takes Date.now() when it is found. Same clock on both sides; the detection adds up
+// to one animation frame and a CDP round trip, so the figure is an upper bound. The panel is
+// closed between samples (outside the figure), so every sample opens a new one.
+import { randomBytes } from 'node:crypto';
+import * as path from 'node:path';
+import type { Page } from 'playwright-core';
+import { startWorkbench } from '../scripts/integration/workbench';
+import { startDemoServer, type DemoServer } from '../scripts/demoServer';
+import { expandRow, escapeRegExp, openTestInboxView, runFromPalette, treeRow, UI_TIMEOUT_MS } from '../test/e2e/ui';
+import { sendOne } from './lib/smtp-load';
+import { percentile, samplesArg } from './lib/stats';
+import { DEFAULT_DOMAIN } from '../src/server/contract';
+
+/** The issue's floor for a p95. */
+export const DEFAULT_OPEN_SAMPLES = 40;
+/** The issue's target (issue 16, point 6): p95 from the click to the rendered body. */
+export const OPEN_TARGET_MS = 150;
+/** Opens before measuring: the first panel of a session loads the webview's scripts. */
+const WARMUP_OPENS = 2;
+/** Messages per inbox: fewer than a page (25), so every row is listed and in view once its inbox is expanded. */
+const PER_INBOX = 20;
+
+export interface OpenResult {
+  /** Latencies in ms, in the order taken. */
+  latencies: number[];
+  p50: number;
+  p95: number;
+  min: number;
+  max: number;
+}
+
+/** A sign-up email: text and HTML alternatives, the HTML with a table, a button and `token`. */
+function htmlMessage(to: string, subject: string, token: string): Buffer {
+  const boundary = `b${randomBytes(6).toString('hex')}`;
+  const html =
+    '<!doctype html><html><body style="font-family:sans-serif">' +
+    `<table width="600" cellpadding="8"><tr><td><h2>Welcome aboard</h2><p>Confirm your address to finish signing up.</p>` +
+    `<p>Your code: <b>482913</b></p><p><a href="https://example.test/confirm?t=${token}">Confirm email</a></p>` +
+    `<p id="token">${token}</p>` +
+    '<p style="color:#888">You received this because someone signed up with this address.</p></td></tr></table></body></html>';
+  const text = `Welcome aboard\r\nYour code: 482913\r\nhttps://example.test/confirm?t=${token}\r\n${token}\r\n`;
+  return Buffer.from(
+    `From: Bench Sender <sender@bench.test>\r\nTo: <${to}>\r\nSubject: ${subject}\r\n` +
+      `Date: ${new Date().toUTCString().replace('GMT', '+0000')}\r\nMessage-ID: <${token}@bench.test>\r\nMIME-Version: 1.0\r\n` +
+      `Content-Type: multipart/alternative; boundary="${boundary}"\r\n\r\n` +
+      `--${boundary}\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${text}\r\n` +
+      `--${boundary}\r\nContent-Type: text/html; charset=utf-8\r\n\r\n${html}\r\n` +
+      `--${boundary}--\r\n`,
+    'utf8',
+  );
+}
+
+/** Clicks the row of `subject` and resolves with ms from the click event to `token` in the email frame. */
+async function openOnce(page: Page, subject: string, token: string): Promise<number> {
+  await page.evaluate(`(() => {
+    window.__openClickAt = undefined;
+    if (window.__openClickListener) return;
+    window.__openClickListener = true;
+    document.addEventListener('click', () => { window.__openClickAt = Date.now(); }, true);
+  })()`);
+  await treeRow(page, new RegExp(escapeRegExp(subject))).click({ timeout: UI_TIMEOUT_MS });
+  const email = page.frameLocator('iframe.webview').last().frameLocator('#active-frame').frameLocator('iframe').first();
+  await email.locator('#token', { hasText: token }).waitFor({ state: 'attached', timeout: UI_TIMEOUT_MS });
+  const shown = Date.now();
+  const clicked = (await page.evaluate('window.__openClickAt')) as number | undefined;
+  if (typeof clicked !== 'number') throw new Error('the click on the row was not seen by the page');
+  return shown - clicked;
+}
+
+async function closeEditors(page: Page): Promise<void> {
+  await runFromPalette(page, 'View: Close All Editors');
+  await page.locator('iframe.webview').first().waitFor({ state: 'detached', timeout: 5_000 }).catch(() => {});
+}
+
+/** Seeds the inbox, then opens `samples` messages one at a time. */
+export async function measureMessageOpen(options: { samples?: number; onProgress?: (message: string) => void } = {}): Promise<OpenResult> {
+  const samples = options.samples ?? DEFAULT_OPEN_SAMPLES;
+  const say = options.onProgress ?? (() => {});
+  const demo: DemoServer = await startDemoServer();
+  try {
+    const runId = randomBytes(4).toString('hex');
+    const mails: Array<{ inbox: string; subject: string; token: string }> = [];
+    for (let i = 0; i < WARMUP_OPENS + samples; i++) {
+      const inbox = `open${Math.floor(i / PER_INBOX)}`;
+      const to = `${inbox}@${DEFAULT_DOMAIN}`;
+      const mail = { inbox, subject: `Confirm ${runId} n${i} ok`, token: `tok${runId}x${i}` };
+      const reply = await sendOne(demo.smtpHost, demo.smtpPort, to, htmlMessage(to, mail.subject, mail.token));
+      if (reply.code !== 250) throw new Error(`the server answered ${reply.code} to message ${i}`);
+      mails.push(mail);
+    }
+    const wb = await startWorkbench({ settings: demo.extensionSettings, viewport: { width: 1400, height: 1000 } });
+    try {
+      const page = wb.page;
+      await openTestInboxView(page);
+      const latencies: number[] = [];
+      let expanded: string | undefined;
+      for (let i = 0; i < mails.length; i++) {
+        if (mails[i].inbox !== expanded) {
+          // One inbox open at a time, so its rows are all in view.
+          if (expanded) await treeRow(page, new RegExp(`^Inbox ${expanded}@`)).click({ timeout: UI_TIMEOUT_MS });
+          expanded = mails[i].inbox;
+          await expandRow(treeRow(page, new RegExp(`^Inbox ${expanded}@`)));
+        }
+        const ms = await openOnce(page, mails[i].subject, mails[i].token);
+        if (i >= WARMUP_OPENS) {
+          latencies.push(ms);
+          say(`open ${i - WARMUP_OPENS + 1}/${samples}: ${ms} ms`);
+        }
+        await closeEditors(page);
+      }
+      const sorted = [...latencies].sort((a, b) => a - b);
+      return { latencies, p50: percentile(sorted, 50), p95: percentile(sorted, 95), min: sorted[0], max: sorted[sorted.length - 1] };
+    } finally {
+      await wb.stop();
+    }
+  } finally {
+    await demo.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const samples = samplesArg(DEFAULT_OPEN_SAMPLES);
+  const r = await measureMessageOpen({ samples, onProgress: (m) => process.stdout.write(`  ${m}\n`) });
+  process.stdout.write(
+    `message open, click → rendered body: p50 ${r.p50}, p95 ${r.p95}, min ${r.min}, max ${r.max} ms; ${r.latencies.length} samples — ` +
+      `p95 target ≤ ${OPEN_TARGET_MS} ms: ${r.p95 <= OPEN_TARGET_MS ? 'PASS' : 'MISS'}\n`,
+  );
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === __filename) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`message open: FAILED: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,47 @@
+import * as vscode from 'vscode';
+import { inert } from '../../core/inert';
+import { activeMessageRef } from '../messagePanel/messagePanel';
+import type { Services } from '../services';
+import { toAbortSignal } from '../ui/cancel';
+import { resolveMessage } from '../ui/pick';
+import { showInfo, showStatus } from '../ui/shown';
+import { verificationLinkOf } from '../verificationLink';
+
+export const id = 'testInbox.copyVerificationLink';
+
+/** How long the status bar confirms the copy. */
+const COPIED_MESSAGE_MS = 5000;
+
+/** Whether a command argument names a message or an inbox (a tree row or `{ domain, inbox, id }`). */
+function namesMessage(arg: unknown): boolean {
+  return typeof arg === 'object' && arg !== null && typeof (arg as { inbox?: unknown }).inbox === 'string';
+}
+
+/**
+ * Copies the link a message asks the reader to click to confirm an address (else to sign in,
+ * else to reset a password): of a message row, of the message panel in front, or of the newest
+ * message of a picked inbox. A message without one is said as information, not as a failure.
+ */
+export async function run(s: Services, arg?: unknown): Promise<string | undefined> {
+  return vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Looking for a verification link…', cancellable: true }, async (_p, token) => {
+    // From the palette or the panel's title bar (which passes no message): the panel in front, if any.
+    const ref = (namesMessage(arg) ? undefined : activeMessageRef()) ?? (await resolveMessage(s, arg, 'Copy Verification Link (latest message)', { latest: true, token }));
+    if (!ref) return undefined;
+    const { signal, dispose } = toAbortSignal(token);
+    try {
+      const api = await s.connection.ensure();
+      const message = await api.getMessage(ref.domain, ref.inbox, ref.id, { signal });
+      const link = verificationLinkOf(message);
+      if (!link) {
+        void showInfo(inert`No verification, sign-in or password reset link in "${message.subject || ref.id}".`);
+        return undefined;
+      }
+      await vscode.env.clipboard.writeText(link.url);
+      showStatus(inert`$(check) Copied the ${link.kind === 'verify-email' ? 'verification' : link.kind === 'magic-login' ? 'sign-in' : 'password reset'} link`, COPIED_MESSAGE_MS);
+      s.log.info(`Copied the ${link.kind} link of ${ref.id}.`);
+      return link.url;
+    } finally {
+      dispose();
+    }
+  });
+}

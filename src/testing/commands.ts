@@ -1,0 +1,226 @@
+// The CLI's commands for tests (`test-inbox code|link|totp|send-sms|send-mail|clear`): each
+// reads its flags, calls the library (./index.ts) and prints only the answer on stdout, so that
+// `CODE=$(test-inbox code joe --since now)` works; messages go to stderr. src/server/cli.ts
+// dispatches here.
+import { type FlagSpec, parseFlags, UsageError } from '../server/args';
+import { API_TOKEN_ENV, EXIT_USAGE, TWILIO_AUTH_TOKEN_ENV } from '../server/contract';
+import { DATA_DIR_ENV } from '../server/dataDir';
+import { DOMAIN_ENV, SERVER_ENV, SMTP_ENV } from './connection';
+import { clearInbox, sendMail, sendSms, totp, waitForCode, waitForLink } from './index';
+import { type ConnectionOptions, type LinkKindOption, TestInboxError, type TestInboxErrorCode } from './types';
+
+/** Nothing arrived before the wait ended. */
+export const EXIT_TIMEOUT = 1;
+/** The server cannot be reached, failed, or lacks what the command needs (sysexits EX_UNAVAILABLE). */
+export const EXIT_UNAVAILABLE = 69;
+/** No API token, or one the server refuses (sysexits EX_NOPERM). */
+export const EXIT_NO_PERMISSION = 77;
+
+const EXIT_BY_CODE: Record<TestInboxErrorCode, number> = {
+  timeout: EXIT_TIMEOUT,
+  badInput: EXIT_USAGE,
+  unauthorized: EXIT_NO_PERMISSION,
+  unreachable: EXIT_UNAVAILABLE,
+  unsupported: EXIT_UNAVAILABLE,
+  server: EXIT_UNAVAILABLE,
+  cancelled: EXIT_UNAVAILABLE,
+};
+
+const CONNECTION_FLAGS = {
+  server: { type: 'string' },
+  token: { type: 'string' },
+  domain: { type: 'string' },
+  'data-dir': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies FlagSpec;
+
+const CONNECTION_HELP = `Server options (each with an environment twin):
+  --server <url>        Test Inbox server or hosted service (${SERVER_ENV}; default: the
+                        running local server of the data dir, else http://127.0.0.1:2580)
+  --token <token>       API token (${API_TOKEN_ENV}; default: the data dir's tokens.json, for a
+                        server on this machine). Prefer the variable: argv is visible to others.
+  --domain <name>       domain of the inbox (${DOMAIN_ENV}; default private)
+  --data-dir <path>     the local server's data dir (${DATA_DIR_ENV})
+  --json                print the whole answer as JSON`;
+
+interface Command {
+  usage: string;
+  flags: FlagSpec;
+  /** Positional arguments: their names, in order; all required. */
+  args: string[];
+  run(args: string[], v: Record<string, string | boolean | undefined>, conn: ConnectionOptions): Promise<{ text: string; json: unknown }>;
+}
+
+const WAIT_FLAGS = { since: { type: 'string' }, wait: { type: 'string' }, delete: { type: 'boolean' } } as const satisfies FlagSpec;
+const WAIT_HELP = `  --since now|<ms>|<id> only messages after this: now, a time in ms, or a message id
+                        (default: every message counts)
+  --wait <duration>     how long to wait, e.g. 30s or 2m (default 60s)
+  --delete              delete the message once read`;
+
+const COMMANDS: Record<string, Command> = {
+  code: {
+    usage: `Usage: test-inbox code <inbox>[@domain] [--since now|<id>] [--wait 60s] [options]
+
+Prints the one-time code of the newest message of the inbox after --since, waiting for it.
+${WAIT_HELP}`,
+    flags: WAIT_FLAGS,
+    args: ['inbox'],
+    run: async ([inbox], v, conn) => {
+      const r = await waitForCode(inbox, { ...conn, since: v.since as string | undefined, timeout: v.wait as string | undefined, delete: v.delete === true });
+      return { text: r.code, json: r };
+    },
+  },
+  link: {
+    usage: `Usage: test-inbox link <inbox>[@domain] [--kind verify|reset|login|any] [--since now|<id>] [--wait 60s] [options]
+
+Prints the verification (or reset, or sign-in) link of the newest such message after --since.
+  --kind <kind>         verify, reset, login or any (default any)
+${WAIT_HELP}`,
+    flags: { ...WAIT_FLAGS, kind: { type: 'string' } },
+    args: ['inbox'],
+    run: async ([inbox], v, conn) => {
+      const r = await waitForLink(inbox, { ...conn, since: v.since as string | undefined, timeout: v.wait as string | undefined, delete: v.delete === true, kind: v.kind as LinkKindOption | undefined });
+      return { text: r.url, json: r };
+    },
+  },
+  totp: {
+    usage: `Usage: test-inbox totp <secret> [--digits 6] [--algorithm SHA1] [--period 30] [--json]
+
+Prints the TOTP code an authenticator app shows now for a base32 secret or an otpauth:// URI.
+Computed here; no server is asked. Quote a URI: it holds & and ?.`,
+    flags: { digits: { type: 'string' }, algorithm: { type: 'string' }, period: { type: 'string' } },
+    args: ['secret'],
+    run: async ([secret], v) => {
+      const whole = (name: string): number | undefined => {
+        const s = v[name] as string | undefined;
+        if (s === undefined) return undefined;
+        if (!/^[0-9]{1,6}$/.test(s)) throw new UsageError(`--${name} must be a whole number (got ${JSON.stringify(s)})`);
+        return Number(s);
+      };
+      const algorithm = (v.algorithm as string | undefined)?.toUpperCase().replace('-', '') as 'SHA1' | undefined;
+      const r = totp(secret, { digits: whole('digits'), period: whole('period'), algorithm });
+      return { text: r.code, json: r };
+    },
+  },
+  'send-sms': {
+    usage: `Usage: test-inbox send-sms --to <number> --body <text> [--from <number>] [options]
+
+Sends an SMS through the server's Twilio-compatible API (auth: ${TWILIO_AUTH_TOKEN_ENV}, else
+the data dir's tokens.json). It lands in the inbox of the digits of --to. Prints its SID.`,
+    flags: { to: { type: 'string' }, body: { type: 'string' }, from: { type: 'string' } },
+    args: [],
+    run: async (_a, v, conn) => {
+      const r = await sendSms({ ...conn, to: required(v, 'to'), body: required(v, 'body'), from: v.from as string | undefined });
+      return { text: r.sid, json: r };
+    },
+  },
+  'send-mail': {
+    usage: `Usage: test-inbox send-mail --to <address> [--from <address>] [--subject <s>] [--text <t>] [--html <h>] [--smtp host:port] [options]
+
+Sends an email over SMTP to a Test Inbox server (--smtp or ${SMTP_ENV}; default: the running
+local server's SMTP port, else 127.0.0.1:2525); to a hosted service, injects it through the API.
+Prints the Message-ID (SMTP) or the message id (inject).`,
+    flags: { to: { type: 'string' }, from: { type: 'string' }, subject: { type: 'string' }, text: { type: 'string' }, html: { type: 'string' }, smtp: { type: 'string' } },
+    args: [],
+    run: async (_a, v, conn) => {
+      const r = await sendMail({
+        ...conn,
+        to: required(v, 'to'),
+        from: v.from as string | undefined,
+        subject: v.subject as string | undefined,
+        text: v.text as string | undefined,
+        html: v.html as string | undefined,
+        smtp: v.smtp as string | undefined,
+      });
+      return { text: r.id, json: r };
+    },
+  },
+  clear: {
+    usage: `Usage: test-inbox clear <inbox>[@domain] [options]
+
+Deletes every message of the inbox. Prints how many were deleted.`,
+    flags: {},
+    args: ['inbox'],
+    run: async ([inbox], _v, conn) => {
+      const count = await clearInbox(inbox, conn);
+      return { text: String(count), json: { count } };
+    },
+  },
+};
+
+export const TEST_COMMANDS = Object.keys(COMMANDS);
+
+/** The commands' overview in `test-inbox --help`. */
+export const TEST_COMMANDS_USAGE = `Commands for tests (test-inbox <command> --help for each):
+  code <inbox>          print the newest one-time code, waiting for it
+  link <inbox>          print the newest verification, reset or sign-in link
+  totp <secret>         print the current TOTP code of a secret or otpauth:// URI
+  send-sms              send an SMS through the Twilio-compatible API
+  send-mail             send an email over SMTP
+  clear <inbox>         delete every message of an inbox
+Exit codes: 0 ok, ${EXIT_TIMEOUT} nothing arrived in time, ${EXIT_USAGE} bad command line or input, ${EXIT_UNAVAILABLE} the server cannot
+be reached or failed, ${EXIT_NO_PERMISSION} no API token or a refused one.
+`;
+
+export function isTestCommand(name: string | undefined): boolean {
+  return name !== undefined && Object.prototype.hasOwnProperty.call(COMMANDS, name);
+}
+
+function required(v: Record<string, string | boolean | undefined>, name: string): string {
+  const s = v[name];
+  if (typeof s !== 'string' || s === '') throw new UsageError(`--${name} is required`);
+  return s;
+}
+
+/** Where a command writes. The library reads the process's environment (the flags' twins). */
+export interface Io {
+  stdout: { write(s: string): unknown };
+  stderr: { write(s: string): unknown };
+}
+
+/** Runs `argv` (the command first); resolves the exit code. */
+export async function runTestCommand(argv: string[], io: Io): Promise<number> {
+  const [name, ...rest] = argv;
+  const cmd = COMMANDS[name];
+  const usageFail = (message: string): number => {
+    io.stderr.write(`test-inbox ${name}: ${message}\n${cmd.usage.slice(0, cmd.usage.indexOf('\n'))}\nRun test-inbox ${name} --help for the options.\n`);
+    return EXIT_USAGE;
+  };
+  let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseFlags(rest, { ...CONNECTION_FLAGS, ...cmd.flags }));
+    if (values.help) {
+      io.stdout.write(`${cmd.usage}\n\n${name === 'totp' ? '' : `${CONNECTION_HELP}\n\n`}${TEST_COMMANDS_USAGE}`);
+      return 0;
+    }
+    if (positionals.length < cmd.args.length) throw new UsageError(`missing ${cmd.args.slice(positionals.length).map((a) => `<${a}>`).join(' ')}`);
+    if (positionals.length > cmd.args.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[cmd.args.length])}`);
+    for (const flag of ['server', 'token', 'domain', 'data-dir'] as const) {
+      if (values[flag] === '') throw new UsageError(`--${flag} must not be empty`);
+    }
+  } catch (e) {
+    if (UsageError.is(e)) return usageFail(e.message);
+    throw e;
+  }
+  const conn: ConnectionOptions = {
+    server: values.server as string | undefined,
+    token: values.token as string | undefined,
+    domain: values.domain as string | undefined,
+    dataDir: values['data-dir'] as string | undefined,
+  };
+  try {
+    const r = await cmd.run(positionals, values, conn);
+    io.stdout.write(values.json ? `${JSON.stringify(r.json)}\n` : `${r.text}\n`);
+    return 0;
+  } catch (e) {
+    if (UsageError.is(e)) return usageFail(e.message);
+    if (TestInboxError.is(e)) {
+      if (e.code === 'badInput') return usageFail(e.message);
+      io.stderr.write(`test-inbox ${name}: ${e.message}\n`);
+      return EXIT_BY_CODE[e.code];
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,139 @@
+// The CLI's commands for tests (`test-inbox code|link|totp|send-sms|send-mail|clear`) against
+// the real local server on port 0: stdout holds only the answer, messages go to stderr, and
+// the exit codes are the documented ones. The first case runs the CLI as a child process (from
+// the source, through tsx); the others call its dispatcher in this process, which is the same
+// code without a Node start per command. test/package runs the installed binary.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import nodemailer from 'nodemailer';
+import { EXIT_USAGE } from '../../src/server/contract';
+import { type InboxServer, startInboxServer } from '../../src/server/server';
+import { loadOrCreateTokens } from '../../src/server/tokens';
+import { EXIT_NO_PERMISSION, EXIT_TIMEOUT, runTestCommand } from '../../src/testing/commands';
+
+const REPO = path.resolve(__dirname, '..', '..');
+const CLI = path.join(REPO, 'src', 'server', 'cli.ts');
+const DOMAIN = 'inbox.test';
+
+export interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a `test-inbox` command line (`bin` with `pre` arguments) to its end. */
+export function runCommand(bin: string, pre: string[], args: string[], env: NodeJS.ProcessEnv): Promise<Ran> {
+  return new Promise((resolve) => {
+    execFile(bin, [...pre, ...args], { cwd: REPO, env, encoding: 'utf8' }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** The environment of a command: no inherited TEST_INBOX_* variable, then `extra`. */
+export function cleanEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TEST_INBOX_')) env[k] = v;
+  return { ...env, ...extra };
+}
+
+describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+  let server: InboxServer;
+  let env: NodeJS.ProcessEnv;
+  const spawned = (args: string[]): Promise<Ran> => runCommand(process.execPath, ['--import', 'tsx', CLI], args, env);
+  /** In this process, with the data dir as a flag (the library reads this process's environment). */
+  async function cli(args: string[]): Promise<Ran> {
+    let stdout = '';
+    let stderr = '';
+    const code = await runTestCommand([...args, '--data-dir', dataDir], { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } });
+    return { code, stdout, stderr };
+  }
+
+  before(async () => {
+    for (const k of Object.keys(process.env)) if (k.startsWith('TEST_INBOX_')) delete process.env[k];
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-clicmd-'));
+    const tokens = await loadOrCreateTokens(dataDir);
+    server = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir, ...tokens, defaultDomain: DOMAIN });
+    // Only the data dir: the commands find the server (server.json) and the tokens (tokens.json) there.
+    env = cleanEnv({ TEST_INBOX_DATA_DIR: dataDir });
+  });
+
+  after(async () => {
+    await server?.close();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('code prints only the newest code after --since, and exits 1 with a message on stderr when none arrives', async () => {
+    const t = nodemailer.createTransport({ host: server.smtpHost, port: server.smtpPort, secure: false, ignoreTLS: true });
+    await t.sendMail({ from: 'shop@example.test', to: `joe@${DOMAIN}`, subject: 'Old', text: 'Your verification code is 111111.' });
+    const since = String(Date.now());
+    await new Promise((r) => setTimeout(r, 5));
+    const waiting = spawned(['code', 'joe', '--since', since, '--wait', '20s']);
+    await new Promise((r) => setTimeout(r, 1500));
+    await t.sendMail({ from: 'shop@example.test', to: `joe@${DOMAIN}`, subject: 'New', text: 'Your verification code is 222222.' });
+    t.close();
+    const r = await waiting;
+    assert.deepEqual(r, { code: 0, stdout: '222222\n', stderr: '' });
+
+    const json = await cli(['code', `joe@${DOMAIN}`, '--json', '--wait', '0']);
+    assert.equal(json.code, 0);
+    assert.deepEqual(Object.keys(JSON.parse(json.stdout) as object).sort(), ['code', 'from', 'id', 'subject', 'time']);
+
+    const timeout = await spawned(['code', 'joe', '--since', 'now', '--wait', '500ms']);
+    assert.equal(timeout.code, EXIT_TIMEOUT);
+    assert.equal(timeout.stdout, '');
+    assert.match(timeout.stderr, /^test-inbox code: no message with a one-time code arrived in joe@private after .* within 0\.5 s\n$/);
+  });
+
+  it('link, send-mail, send-sms, totp and clear print only their answer', async () => {
+    const since = String(Date.now());
+    const sent = await cli(['send-mail', '--to', 'ann', '--subject', 'Confirm', '--html', '<a href="https://app.example.test/confirm?t=7">Confirm your email</a>']);
+    assert.equal(sent.code, 0, sent.stderr);
+    assert.match(sent.stdout, /^<[^>]+@test-inbox>\n$/);
+    const link = await cli(['link', 'ann', '--kind', 'verify', '--since', since, '--wait', '5s']);
+    assert.deepEqual(link, { code: 0, stdout: 'https://app.example.test/confirm?t=7\n', stderr: '' });
+
+    const sms = await cli(['send-sms', '--to', '+14155550199', '--body', 'Acme: 4321 is your code']);
+    assert.equal(sms.code, 0, sms.stderr);
+    assert.match(sms.stdout, /^SM[0-9a-f]{32}\n$/);
+    assert.equal((await cli(['code', '14155550199', '--since', since, '--wait', '5s'])).stdout, '4321\n');
+
+    const seed = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
+    const code = await cli(['totp', `otpauth://totp/Acme:joe?secret=${seed}&issuer=Acme`]);
+    assert.equal(code.code, 0);
+    assert.match(code.stdout, /^\d{6}\n$/);
+
+    assert.deepEqual(await cli(['clear', 'ann']), { code: 0, stdout: '1\n', stderr: '' });
+  });
+
+  it('exits 64 with the usage line on a bad command line or bad input, and 77 without a token', async () => {
+    for (const [args, message] of [
+      [['code'], /missing <inbox>/],
+      [['code', 'joe', '--wait', 'soon'], /timeout must be ms or a duration/],
+      [['code', 'joe', '--bogus'], /unknown option --bogus/],
+      [['link', 'joe', '--kind', 'bogus'], /kind must be one of verify, reset, login, any/],
+      [['totp', 'not-base32!'], /Not a base32 secret/],
+      [['send-sms', '--to', '+14155550100'], /--body is required/],
+      [['code', 'joe', '--since', 'nobody-1-1', '--wait', '0'], /since "nobody-1-1" is neither/],
+    ] as const) {
+      const r = await cli([...args]);
+      assert.equal(r.code, EXIT_USAGE, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stdout, '');
+      assert.match(r.stderr, message, args.join(' '));
+      assert.match(r.stderr, new RegExp(`\\nUsage: test-inbox ${args[0]} .*\\nRun test-inbox ${args[0]} --help for the options\\.\\n$`), args.join(' '));
+    }
+    const help = await cli(['code', '--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /^Usage: test-inbox code <inbox>\[@domain\]/);
+    assert.match(help.stdout, /TEST_INBOX_API_TOKEN/);
+
+    const noToken = await cli(['code', 'joe', '--server', 'https://inbox.example.invalid']);
+    assert.equal(noToken.code, EXIT_NO_PERMISSION);
+    assert.match(noToken.stderr, /no API token for https:\/\/inbox\.example\.invalid/);
+  });
+});
