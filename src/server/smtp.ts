@@ -13,7 +13,8 @@ import { ByteBudget } from './budget';
 import { SpoolingSink } from './spool';
 import { securityOptions, type SmtpSecurity } from './smtpSecurity';
 import { StoreError } from './store/errors';
-import type { Store } from './store/types';
+import { CODE_SCAN_MAX_BYTES } from './store/code';
+import type { MessageBody, Store } from './store/types';
 
 /** 25 MB: the message size limit of the large mail providers, so anything real senders produce fits. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
@@ -158,9 +159,10 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
         const t = recipientTarget(rcpt.address);
         if (!('problem' in t)) targets.push(t);
       }
-      let raw: Buffer;
+      let raw: MessageBody;
       try {
-        raw = await body.bytes();
+        // A spooled body stays in its file: the store links it into place (store/types.ts FileBody).
+        raw = await body.body(CODE_SCAN_MAX_BYTES);
       } catch (e) {
         log('warn', `smtp: reading a spooled message failed: ${(e as Error).message}`);
         throw reply(451, '4.3.0 could not read the message, try again');

@@ -1,14 +1,16 @@
 // Receiving one message body without holding it in memory (issue 14 point 4). The first bytes
 // stay in memory while the shared ByteBudget has room and the message is small; past
 // SPOOL_THRESHOLD_BYTES, or when the budget is taken, the body goes to a file of its own in
-// the spool folder (mode 0600, removed once the message is stored). The body is read back
-// whole only when it is stored, holding budget for its size meanwhile, so the bytes in
-// memory across all connections stay within the budget.
+// the spool folder (mode 0600, removed once the message is stored). A spooled body is never
+// read back whole: the store links the spool file into place (store/types.ts FileBody) and
+// reads only its head, holding budget for that meanwhile, so the bytes in memory across all
+// connections stay within the budget.
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import type { ByteBudget, Release } from './budget';
+import type { MessageBody } from './store/types';
 
 /** Bodies up to 256 KB stay in memory (the spool costs a file create and a read); larger ones go to disk. */
 export const SPOOL_THRESHOLD_BYTES = 256 * 1024;
@@ -21,8 +23,11 @@ export interface ReceivedBody {
   readonly size: number;
   /** True when the body went to a spool file. */
   readonly spooled: boolean;
-  /** The whole body; the budget stays held until dispose(). */
-  bytes(): Promise<Buffer>;
+  /**
+   * What the store takes: the bytes when they are in memory, else the spool file with its first
+   * `headBytes` (the budget for those stays held until dispose()). The file stays until dispose().
+   */
+  body(headBytes: number): Promise<MessageBody>;
   /** Releases the budget and removes the spool file; safe to call more than once. */
   dispose(): Promise<void>;
 }
@@ -122,19 +127,33 @@ export class SpoolingSink extends Writable {
     return {
       size,
       spooled,
-      bytes: async () => {
+      body: async (headBytes: number) => {
         if (!spooled) {
           const chunks = this.chunks;
           // The concatenated copy replaces the chunks: one copy at a time, still within the budget held for them.
           this.chunks = [];
           return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, this.memBytes);
         }
-        this.held.push(await this.o.budget.take(size));
+        const headSize = Math.min(headBytes, size);
+        this.held.push(await this.o.budget.take(headSize));
         if (disposed) {
           this.releaseHeld();
           throw new Error('the message was disposed of while it waited');
         }
-        return fs.readFile(this.filePath!);
+        const file = this.filePath!;
+        const fh = await fs.open(file, 'r');
+        try {
+          const head = Buffer.alloc(headSize);
+          let got = 0;
+          while (got < headSize) {
+            const { bytesRead } = await fh.read(head, got, headSize - got, got);
+            if (bytesRead === 0) break;
+            got += bytesRead;
+          }
+          return { file, size, head: head.subarray(0, got) };
+        } finally {
+          await fh.close();
+        }
       },
       dispose: async () => {
         disposed = true;

@@ -38,7 +38,7 @@ describe('byte budget and spool', () => {
     await pipeline(Readable.from([Buffer.from('a'.repeat(500))]), small);
     const smallBody = small.received();
     assert.equal(smallBody.spooled, false);
-    assert.equal((await smallBody.bytes()).toString(), 'a'.repeat(500));
+    assert.equal((await smallBody.body(100)).toString(), 'a'.repeat(500));
     await smallBody.dispose();
 
     const chunks = Array.from({ length: 10 }, (_, i) => Buffer.alloc(300, 65 + i));
@@ -49,8 +49,14 @@ describe('byte budget and spool', () => {
     const [file] = await fs.readdir(dir);
     assert.equal((await fs.stat(path.join(dir, file))).mode & 0o777, 0o600);
     assert.equal(budget.inUse, 0, 'a spooled body holds no budget until it is read');
-    assert.deepEqual(await body.bytes(), Buffer.concat(chunks));
-    assert.equal(budget.inUse, 3000);
+    // The store gets the file and its head, never the whole body in memory.
+    const stored = await body.body(1000);
+    assert.ok(!Buffer.isBuffer(stored));
+    assert.equal(stored.file, path.join(dir, file));
+    assert.equal(stored.size, 3000);
+    assert.deepEqual(stored.head, Buffer.concat(chunks).subarray(0, 1000));
+    assert.deepEqual(await fs.readFile(stored.file), Buffer.concat(chunks));
+    assert.equal(budget.inUse, 1000, 'only the head is held');
     await body.dispose();
     assert.equal(budget.inUse, 0);
     assert.deepEqual(await fs.readdir(dir), []);

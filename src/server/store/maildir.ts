@@ -21,7 +21,7 @@ import { mailRoot, prepareDataDir, PRIVATE_DIR_MODE, tightenTree } from './layou
 import { lockDataDir } from './lock';
 import { MessageIndex } from './memoryIndex';
 import type { IndexRecord } from './ordered';
-import type { ListOptions, ListResult, MessageMeta, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
+import type { ListOptions, ListResult, MessageBody, MessageMeta, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
 
 export { decodeFileName as decodeName, encodeFileName as encodeName } from '../../core/fileNames';
 export { WAL_CHECKPOINT_BYTES, type StoreLog } from './durability';
@@ -169,7 +169,7 @@ export class MaildirStore implements Store {
 
   // ---- writes ----------------------------------------------------------------------------
 
-  add(targets: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource): Promise<MessageMeta[]> {
+  add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource): Promise<MessageMeta[]> {
     if (this.state !== 'open') return Promise.reject(new StoreError('NOT_OPEN', 'the store is not open'));
     const seen = new Set<string>();
     const norm: Array<{ domain: string; inbox: string }> = [];
@@ -185,10 +185,13 @@ export class MaildirStore implements Store {
       }
     }
     if (norm.length === 0) return Promise.reject(new StoreError('BAD_TARGET', 'a message needs at least one recipient inbox'));
-    return this.track(this.addNormalized(norm, raw, source));
+    return this.track(this.addNormalized(norm, body, source));
   }
 
-  private async addNormalized(norm: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource): Promise<MessageMeta[]> {
+  private async addNormalized(norm: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource): Promise<MessageMeta[]> {
+    // A body in a file is indexed from its head: headers and the code's scan window (code.ts).
+    const raw = Buffer.isBuffer(body) ? body : body.head;
+    const size = Buffer.isBuffer(body) ? body.length : body.size;
     const headers = parseIndexedHeaders(raw) ?? { from: '', subject: '' };
     // The code is read once here, as an email or as an SMS (a phone inbox), for the listings.
     const codes = new Map<boolean, string | undefined>();
@@ -199,13 +202,13 @@ export class MaildirStore implements Store {
     const recs: IndexRecord[] = norm.map(({ domain, inbox }) => {
       const counter = ++this.counter;
       const code = codes.get(isPhoneInbox(inbox));
-      const meta: MessageMeta = { id: formatMessageId(inbox, seconds, counter), domain, inbox, time, from: headers.from, subject: headers.subject, size: raw.length, source, ...(code ? { code } : {}) };
+      const meta: MessageMeta = { id: formatMessageId(inbox, seconds, counter), domain, inbox, time, from: headers.from, subject: headers.subject, size, source, ...(code ? { code } : {}) };
       return { meta, seconds, counter, dead: false };
     });
-    return this.write(recs, raw);
+    return this.write(recs, body);
   }
 
-  private write(recs: IndexRecord[], raw: Buffer): Promise<MessageMeta[]> {
+  private write(recs: IndexRecord[], raw: MessageBody): Promise<MessageMeta[]> {
     return new Promise<void>((resolve, reject) => {
       this.commitQueue.push({ recs, raw, resolve, reject });
       if (!this.committing) void this.runCommits();
