@@ -5,12 +5,13 @@
 //   npm run bench [-- --quick] [-- --only smtp,inject,list] [-- --profile]
 //
 // --quick     short windows (a smoke run; figures are noisier)
-// --only      a subset of: smtp, inject, store, list, arrival, install, open, heap (list also measures startup
-//             and RSS; arrival: SMTP 250 → tree row in a real workbench, bench/arrival.ts;
-//             install: VSIX size, activate() and view → first row of the installed VSIX,
-//             bench/install.ts; open: click on a message row → body rendered in its panel,
-//             bench/messageOpen.ts; heap: the extension host's heap growth with 10,000
-//             messages listed, bench/extensionHeap.ts)
+// --only      a subset of: smtp, inject, store, list, arrival, install, open, heap, bigmail, stall,
+//             recipients (list also measures startup and RSS; arrival: SMTP 250 → tree row in a
+//             real workbench, bench/arrival.ts; install: VSIX size, activate() and view → first
+//             row of the installed VSIX, bench/install.ts; open: click on a message row → body
+//             rendered in its panel, bench/messageOpen.ts; heap: the extension host's heap growth
+//             with 10,000 messages listed, bench/extensionHeap.ts; bigmail, stall, recipients:
+//             issue 14's hostile-load figures, bench/harden.ts)
 // --rounds N  SMTP rounds per server, best kept (default 2; interleaved to share the noise)
 // --profile   run our server with --cpu-prof into .test-output/prof/
 import { spawnSync } from 'node:child_process';
@@ -30,6 +31,7 @@ import { ARRIVAL_TARGET_MS, DEFAULT_ARRIVAL_SAMPLES, describeSeries, measureArri
 import { DEFAULT_OPEN_SAMPLES, measureMessageOpen, OPEN_TARGET_MS } from './messageOpen';
 import { HEAP_MESSAGES, HEAP_TARGET_MB, measureExtensionHeap } from './extensionHeap';
 import { ACTIVATE_TARGET_MS, DEFAULT_INSTALL_RUNS, measureInstall, VSIX_LIMIT_KB } from './install';
+import { HARDEN_FIGURES, measureHarden } from './harden';
 import { indexedFromHeaders, invalidateStore, prepareStore, STORE_MESSAGES, BIG_INBOX, BIG_INBOX_MESSAGES } from './lib/store-fixture';
 
 /** Parallel SMTP connections, as the issue asks. */
@@ -70,7 +72,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { quick: false, only: new Set(['smtp', 'inject', 'store', 'list', 'arrival', 'install', 'open', 'heap']), rounds: 2, profile: false };
+  const a: Args = { quick: false, only: new Set(['smtp', 'inject', 'store', 'list', 'arrival', 'install', 'open', 'heap', ...HARDEN_FIGURES]), rounds: 2, profile: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') a.quick = true;
@@ -409,6 +411,18 @@ async function main(): Promise<void> {
           note: rssAfterList !== undefined ? `RSS after the list run: ${rssAfterList.toFixed(0)} MB` : undefined,
         }),
       );
+    }
+    // ---- issue 14: big messages, a huge message's links, one message to many recipients ----
+    for (const name of HARDEN_FIGURES) {
+      if (!args.only.has(name) || !haveOurs) continue;
+      const ours = await startOurs({ dataDir: tmp(name), args: [...keepAll, ...(help.includes('--max-recipients') ? ['--max-recipients', '1000'] : [])] });
+      try {
+        figures.push(...(await measureHarden(name, ours)));
+      } catch (e) {
+        figures.push(figure({ name, unit: '', note: errText(e) }));
+      } finally {
+        await ours.stop();
+      }
     }
   } finally {
     await Promise.all(running.map((r) => r.stop()));

@@ -4,7 +4,8 @@
 //   <data>/mail/<domain>/<inbox>/{tmp,new,cur}/<id>.eml   mail, every name through encodeFileName
 //   <data>/<anything else>                                 the server's own files: .lock, .layout,
 //                                                          .wal-N, .index-journal, tokens.json,
-//                                                          server.json, and whatever comes later
+//                                                          server.json, .spool/ (SMTP bodies while
+//                                                          they arrive), and whatever comes later
 //
 // Until layout 2 (release 0.2.0) domains were directories beside the server's files, so an
 // address like x@tokens.json made a directory where the tokens file belongs. A data dir of that

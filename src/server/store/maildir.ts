@@ -21,7 +21,7 @@ import { mailRoot, prepareDataDir, PRIVATE_DIR_MODE, tightenTree } from './layou
 import { lockDataDir } from './lock';
 import { MessageIndex } from './memoryIndex';
 import type { IndexRecord } from './ordered';
-import type { ListOptions, ListResult, MessageMeta, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
+import type { ListOptions, ListResult, MessageBody, MessageMeta, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
 
 export { decodeFileName as decodeName, encodeFileName as encodeName } from '../../core/fileNames';
 export { WAL_CHECKPOINT_BYTES, type StoreLog } from './durability';
@@ -38,6 +38,8 @@ export const RETENTION_SWEEP_INTERVAL_MS = 60_000;
 const JOURNAL_COMPACT_MIN_LINES = 10_000;
 /** ...and only when it holds this many lines per live message (the rest are removals and removed adds). */
 const JOURNAL_COMPACT_RATIO = 2;
+/** Folder (in the data dir) where message bodies too large for memory are written while they arrive; never indexed, emptied on open. */
+export const SPOOL_DIR_NAME = '.spool';
 /** Checkpoint this often while the log holds anything: the kernel writes dirty pages back about this often anyway. */
 export const WAL_CHECKPOINT_INTERVAL_MS = 2000;
 
@@ -51,6 +53,8 @@ export interface MaildirStoreOptions {
 
 export class MaildirStore implements Store {
   readonly dir: string;
+  /** Where the SMTP server spools large bodies while they arrive (src/server/spool.ts). */
+  readonly spoolDir: string;
   readonly retention: RetentionOptions;
   private readonly log: StoreLog;
   private readonly checkpointIntervalMs: number;
@@ -73,6 +77,7 @@ export class MaildirStore implements Store {
 
   constructor(options: MaildirStoreOptions) {
     this.dir = path.resolve(options.dir);
+    this.spoolDir = path.join(this.dir, SPOOL_DIR_NAME);
     this.retention = { ...DEFAULT_RETENTION, ...options.retention };
     for (const [k, v] of Object.entries(this.retention)) {
       if (!Number.isInteger(v) || v < 0) throw new RangeError(`retention.${k} must be a whole number >= 0, got ${String(v)}`);
@@ -94,6 +99,8 @@ export class MaildirStore implements Store {
       await fs.mkdir(this.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
       this.unlock = await lockDataDir(this.dir);
       await prepareDataDir(this.dir, this.log);
+      // Bodies a crash left half-received were never acknowledged.
+      await fs.rm(this.spoolDir, { recursive: true, force: true });
       await this.files.replayLog();
       const journal = await this.journal.load();
       if (journal.badLines > 0) this.log('warn', `store: skipped ${journal.badLines} damaged line(s) of the index journal ${this.journal.file}`);
@@ -162,7 +169,7 @@ export class MaildirStore implements Store {
 
   // ---- writes ----------------------------------------------------------------------------
 
-  add(targets: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource): Promise<MessageMeta[]> {
+  add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource): Promise<MessageMeta[]> {
     if (this.state !== 'open') return Promise.reject(new StoreError('NOT_OPEN', 'the store is not open'));
     const seen = new Set<string>();
     const norm: Array<{ domain: string; inbox: string }> = [];
@@ -178,10 +185,13 @@ export class MaildirStore implements Store {
       }
     }
     if (norm.length === 0) return Promise.reject(new StoreError('BAD_TARGET', 'a message needs at least one recipient inbox'));
-    return this.track(this.addNormalized(norm, raw, source));
+    return this.track(this.addNormalized(norm, body, source));
   }
 
-  private async addNormalized(norm: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource): Promise<MessageMeta[]> {
+  private async addNormalized(norm: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource): Promise<MessageMeta[]> {
+    // A body in a file is indexed from its head: headers and the code's scan window (code.ts).
+    const raw = Buffer.isBuffer(body) ? body : body.head;
+    const size = Buffer.isBuffer(body) ? body.length : body.size;
     const headers = parseIndexedHeaders(raw) ?? { from: '', subject: '' };
     // The code is read once here, as an email or as an SMS (a phone inbox), for the listings.
     const codes = new Map<boolean, string | undefined>();
@@ -192,13 +202,13 @@ export class MaildirStore implements Store {
     const recs: IndexRecord[] = norm.map(({ domain, inbox }) => {
       const counter = ++this.counter;
       const code = codes.get(isPhoneInbox(inbox));
-      const meta: MessageMeta = { id: formatMessageId(inbox, seconds, counter), domain, inbox, time, from: headers.from, subject: headers.subject, size: raw.length, source, ...(code ? { code } : {}) };
+      const meta: MessageMeta = { id: formatMessageId(inbox, seconds, counter), domain, inbox, time, from: headers.from, subject: headers.subject, size, source, ...(code ? { code } : {}) };
       return { meta, seconds, counter, dead: false };
     });
-    return this.write(recs, raw);
+    return this.write(recs, body);
   }
 
-  private write(recs: IndexRecord[], raw: Buffer): Promise<MessageMeta[]> {
+  private write(recs: IndexRecord[], raw: MessageBody): Promise<MessageMeta[]> {
     return new Promise<void>((resolve, reject) => {
       this.commitQueue.push({ recs, raw, resolve, reject });
       if (!this.committing) void this.runCommits();

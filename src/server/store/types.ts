@@ -57,6 +57,21 @@ export interface RetentionOptions {
   maxAgeMs: number;
 }
 
+/**
+ * A message body already written to a file (an SMTP spool file, spool.ts): the store links it
+ * into place (or copies it file to file) instead of reading it into memory. `head` is its first
+ * bytes, at least the header block as far as CODE_SCAN_MAX_BYTES (code.ts), for the index.
+ * The caller removes `file` once add() settled.
+ */
+export interface FileBody {
+  file: string;
+  size: number;
+  head: Buffer;
+}
+
+/** The bytes of a message: in memory, or in a file of the data folder's file system. */
+export type MessageBody = Buffer | FileBody;
+
 export interface Store {
   /** Rebuilds the index from disk. Damaged or foreign files are skipped with a warning. */
   open(): Promise<void>;
@@ -65,9 +80,9 @@ export interface Store {
   /**
    * Stores one RFC 5322 message into each (domain, inbox) target. Resolves only when
    * every copy is durable (written, fsynced, renamed into new/). All or nothing: on
-   * failure no copy remains visible.
+   * failure no copy remains visible. A FileBody is never read into memory whole.
    */
-  add(targets: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource): Promise<MessageMeta[]>;
+  add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource): Promise<MessageMeta[]>;
 
   /** Messages of an inbox, or of every inbox of the domain when `inbox` is `*`. `domain` undefined = every domain. */
   list(domain: string | undefined, inbox: string, options: ListOptions): ListResult;
