@@ -5,12 +5,14 @@
 //   npm run bench [-- --quick] [-- --only smtp,inject,list] [-- --profile]
 //
 // --quick     short windows (a smoke run; figures are noisier)
-// --only      a subset of: smtp, inject, store, list, arrival, install, open, heap (list also measures startup
+// --only      a subset of: smtp, inject, fsync, store, list, arrival, install, open, heap (list also measures startup
 //             and RSS; arrival: SMTP 250 → tree row in a real workbench, bench/arrival.ts;
 //             install: VSIX size, activate() and view → first row of the installed VSIX,
 //             bench/install.ts; open: click on a message row → body rendered in its panel,
 //             bench/messageOpen.ts; heap: the extension host's heap growth with 10,000
 //             messages listed, bench/extensionHeap.ts)
+//             fsync: another process's fdatasync latency idle, during our ingest, and during our
+//             ingest beside a `sync -f` loop (issue 16 point 3; bench/lib/fsync-latency.ts)
 // --rounds N  SMTP rounds per server, best kept (default 2; interleaved to share the noise)
 // --store S   the fixture store of the list rows: 100k (default) or 1m (a million messages, with
 //             its own targets: ready, RSS, list, SMTP ingest into it vs an empty store, and the
@@ -29,6 +31,7 @@ import { figure, formatTable, machine, writeJson, type Figure } from './lib/repo
 import { runSmtpLoad, sendOne, DEFAULT_MESSAGE_BYTES, type SmtpLoadResult } from './lib/smtp-load';
 import { median } from './lib/stats';
 import { createProbe, diskProbe, pressure } from './lib/disk-probe';
+import { runFsyncProbe, syncfsLoop, type FsyncLatency } from './lib/fsync-latency';
 import { ARRIVAL_TARGET_MS, DEFAULT_ARRIVAL_SAMPLES, describeSeries, measureArrival, SPACED_GAP_MS } from './arrival';
 import { DEFAULT_OPEN_SAMPLES, measureMessageOpen, OPEN_TARGET_MS } from './messageOpen';
 import { HEAP_MESSAGES, HEAP_TARGET_MB, measureExtensionHeap } from './extensionHeap';
@@ -74,6 +77,8 @@ const TARGET_1M = {
   /** SMTP ingest into the full store within 10 % of the empty store's. */
   ingestOfEmpty: 0.9,
 };
+/** The old checkpoint's period: `sync -f` of the data dir's file system this often. */
+const SYNCFS_EVERY_MS = 2_000;
 /** Inboxes of the retention flood, and what retention keeps of each. */
 const FLOOD_INBOXES = 4;
 const FLOOD_KEEP = 1000;
@@ -99,7 +104,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { store: DEFAULT_STORE_SPEC, quick: false, only: new Set(['smtp', 'inject', 'store', 'list', 'arrival', 'install', 'open', 'heap']), rounds: 2, profile: false };
+  const a: Args = { store: DEFAULT_STORE_SPEC, quick: false, only: new Set(['smtp', 'inject', 'fsync', 'store', 'list', 'arrival', 'install', 'open', 'heap']), rounds: 2, profile: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') a.quick = true;
@@ -320,6 +325,55 @@ async function main(): Promise<void> {
           }),
         );
       }
+    }
+
+    // ---- another program's fsync latency during our ingest (issue 16 point 3) ---------------
+    if (args.only.has('fsync') && haveOurs) {
+      const probeMs = windowMs;
+      const shapes: Array<{ key: 'idle' | 'ours' | 'oursSyncfs'; label: string }> = [
+        { key: 'idle', label: 'idle (no ingest)' },
+        { key: 'ours', label: 'during our SMTP ingest' },
+        { key: 'oursSyncfs', label: `during our SMTP ingest + sync -f every ${SYNCFS_EVERY_MS / 1000} s (the old checkpoint)` },
+      ];
+      const got: Partial<Record<(typeof shapes)[number]['key'], FsyncLatency>> = {};
+      const problems: string[] = [];
+      for (const { key, label } of shapes) {
+        log(`other process's 4 KB write + fdatasync: ${label}`);
+        try {
+          if (key === 'idle') {
+            got[key] = await runFsyncProbe(tmp('fsync-probe'), probeMs);
+            continue;
+          }
+          const dataDir = tmp('fsync-ours');
+          const ours = await startOurs({ dataDir, args: keepAll });
+          const stopSyncfs = key === 'oursSyncfs' ? syncfsLoop(dataDir, SYNCFS_EVERY_MS) : undefined;
+          try {
+            const load = runSmtpLoad({ host: '127.0.0.1', port: ours.ready.smtp.port, connections: SMTP_CONNECTIONS, warmupMs, durationMs: probeMs + 1000, serverPid: ours.child.pid });
+            await new Promise((r) => setTimeout(r, warmupMs));
+            got[key] = await runFsyncProbe(tmp('fsync-probe'), probeMs);
+            const r = await load;
+            if (r.firstError) problems.push(`${key}: ${r.firstError}`);
+          } finally {
+            await stopSyncfs?.();
+            await ours.stop();
+          }
+        } catch (e) {
+          problems.push(`${key}: ${errText(e)}`);
+        }
+      }
+      details.fsyncLatency = { ...got, problems };
+      const desc = (l?: FsyncLatency) => (l ? `p50 ${l.p50Ms.toFixed(1)} ms, max ${l.maxMs.toFixed(0)} ms, ${l.samples} samples` : 'not measured');
+      figures.push(
+        figure({ name: "other process's fsync p99, idle", unit: 'ms', value: got.idle?.p99Ms, note: `context: ${desc(got.idle)}` }),
+        figure({
+          name: "other process's fsync p99, during our SMTP ingest",
+          unit: 'ms',
+          value: got.ours?.p99Ms,
+          reference: { name: `with sync -f every ${SYNCFS_EVERY_MS / 1000} s (before)`, value: got.oursSyncfs?.p99Ms },
+          target: got.oursSyncfs ? { op: '<=', value: got.oursSyncfs.p99Ms, label: '≤ before' } : undefined,
+          note: [`ours: ${desc(got.ours)}; before: ${desc(got.oursSyncfs)}`, ...problems].join('; '),
+        }),
+      );
     }
 
     // ---- the store alone (no protocol in front) -------------------------------------------
