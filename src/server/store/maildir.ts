@@ -104,12 +104,15 @@ export class MaildirStore implements Store {
       if (journal.badLines > 0) this.log('warn', `store: skipped ${journal.badLines} damaged line(s) of the index journal ${this.journal.file}`);
       // Journal records start dead; the scan revives those whose file is there, and those of the
       // inboxes the index snapshot vouches for (snapshot.ts).
-      const journalCounts = new Map<string, number>();
+      const perDomain = new Map<string, Map<string, number>>();
       for (const r of journal.entries.values()) {
         r.dead = true;
-        const key = `${r.meta.domain}\n${r.meta.inbox}`;
-        journalCounts.set(key, (journalCounts.get(key) ?? 0) + 1);
+        let d = perDomain.get(r.meta.domain);
+        if (!d) perDomain.set(r.meta.domain, (d = new Map()));
+        d.set(r.meta.inbox, (d.get(r.meta.inbox) ?? 0) + 1);
       }
+      const journalCounts = new Map<string, number>();
+      for (const [domain, inboxes] of perDomain) for (const [inbox, n] of inboxes) journalCounts.set(`${domain}\n${inbox}`, n);
       const { snapshot, problem } = await loadSnapshot(this.dir);
       if (problem) this.log('warn', `store: not using the index snapshot (every inbox is listed): ${problem}`);
       const trust = snapshot && ((inboxes: Array<{ domain: string; inbox: string }>) => trustedInboxes(this.dir, snapshot, inboxes, journalCounts));
