@@ -12,7 +12,7 @@ import { EventEmitter } from 'node:events';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ALL_INBOXES, domainProblem, formatMessageId, inboxNameProblem, isPhoneInbox, normalizeInbox } from '../../core/ids';
-import { detectCode } from './code';
+import { codeOfParts, detectCode } from './code';
 import { type CommitItem, MaildirFiles, type StoreLog } from './durability';
 import { StoreError } from './errors';
 import { parseIndexedHeaders } from './headers';
@@ -22,7 +22,7 @@ import { lockDataDir } from './lock';
 import { MessageIndex } from './memoryIndex';
 import { loadSnapshot, trustedInboxes, writeSnapshot } from './snapshot';
 import type { IndexRecord } from './ordered';
-import type { ListOptions, ListResult, MessageMeta, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
+import type { ListOptions, ListResult, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
 
 export { decodeFileName as decodeName, encodeFileName as encodeName } from '../../core/fileNames';
 export { WAL_CHECKPOINT_BYTES, type StoreLog } from './durability';
@@ -201,7 +201,7 @@ export class MaildirStore implements Store {
 
   // ---- writes ----------------------------------------------------------------------------
 
-  add(targets: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource): Promise<MessageMeta[]> {
+  add(targets: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]> {
     if (this.state !== 'open') return Promise.reject(new StoreError('NOT_OPEN', 'the store is not open'));
     const seen = new Set<string>();
     const norm: Array<{ domain: string; inbox: string }> = [];
@@ -217,14 +217,14 @@ export class MaildirStore implements Store {
       }
     }
     if (norm.length === 0) return Promise.reject(new StoreError('BAD_TARGET', 'a message needs at least one recipient inbox'));
-    return this.track(this.addNormalized(norm, raw, source));
+    return this.track(this.addNormalized(norm, raw, source, parts));
   }
 
-  private async addNormalized(norm: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource): Promise<MessageMeta[]> {
+  private async addNormalized(norm: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource, parts: MessageParts | undefined): Promise<MessageMeta[]> {
     const headers = parseIndexedHeaders(raw) ?? { from: '', subject: '' };
     // The code is read once here, as an email or as an SMS (a phone inbox), for the listings.
     const codes = new Map<boolean, string | undefined>();
-    for (const sms of new Set(norm.map((t) => isPhoneInbox(t.inbox)))) codes.set(sms, await detectCode(raw, sms));
+    for (const sms of new Set(norm.map((t) => isPhoneInbox(t.inbox)))) codes.set(sms, parts ? codeOfParts(parts, sms) : await detectCode(raw, sms));
     if (this.state !== 'open') throw new StoreError('NOT_OPEN', 'the store is not open');
     const time = Date.now();
     const seconds = Math.floor(time / 1000);
