@@ -3,6 +3,7 @@
 import PostalMime from 'postal-mime';
 import { htmlToText } from '../../core/html';
 import { bestCode } from '../../core/otp';
+import type { MessageParts } from './types';
 
 /** Parts deeper than this are not parsed (the same bound as the message rendering). */
 const MAX_MIME_NESTING = 64;
@@ -31,4 +32,13 @@ export async function detectCode(raw: Buffer, sms: boolean): Promise<string | un
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The same code read from a message's parts when the caller composed it itself (an injected or
+ * webhook message: its decoded subject and plain text are known), without parsing the MIME it
+ * made again; a tenth of the server's CPU per injected message went to that parse.
+ */
+export function codeOfParts(parts: MessageParts, sms: boolean): string | undefined {
+  return sms ? bestCode({ subject: parts.subject, text: parts.text, kind: 'sms' }) : bestCode({ subject: parts.subject, text: parts.text, html: '' });
 }

@@ -29,6 +29,9 @@ const FLUSH_CONCURRENCY = 16;
 type LogLevel = 'info' | 'warn' | 'error';
 export type StoreLog = (level: LogLevel, msg: string) => void;
 
+/** Answers the inboxes (`<domain>\n<inbox>`) whose journal entries are taken without listing their files. */
+export type TrustInboxes = (inboxes: Array<{ domain: string; inbox: string }>) => Promise<Set<string>>;
+
 /** One delivery waiting for the group commit. */
 export interface CommitItem {
   recs: IndexRecord[];
@@ -129,7 +132,7 @@ export class MaildirFiles {
    * there is revived (`dead = false`), a file the journal does not know is indexed from its
    * headers (returned in `parsedRecs`). Leftovers in tmp/ (never acknowledged) are removed.
    */
-  async scan(journal: Map<string, IndexRecord>): Promise<{ parsedRecs: IndexRecord[]; maxCounter: number }> {
+  async scan(journal: Map<string, IndexRecord>, trust?: TrustInboxes): Promise<{ parsedRecs: IndexRecord[]; maxCounter: number; trusted: Set<string> }> {
     const unknown: Array<{ domain: string; inbox: string; id: string; file: string }> = [];
     const inboxDirs: Array<{ domain: string; inbox: string; dir: string }> = [];
 
@@ -150,7 +153,21 @@ export class MaildirFiles {
       }
     }
 
+    // Inboxes the index snapshot vouches for (snapshot.ts) keep their journal entries unlisted.
+    const trusted = trust ? await trust(inboxDirs) : new Set<string>();
+    if (trusted.size > 0) {
+      // By domain, then inbox: no key string built per entry of a million-entry journal.
+      const byDomain = new Map<string, Set<string>>();
+      for (const key of trusted) {
+        const [domain, inbox] = key.split('\n');
+        let set = byDomain.get(domain);
+        if (!set) byDomain.set(domain, (set = new Set()));
+        set.add(inbox);
+      }
+      for (const r of journal.values()) if (byDomain.get(r.meta.domain)?.has(r.meta.inbox)) r.dead = false;
+    }
     await mapLimit(inboxDirs, OPEN_CONCURRENCY, async ({ domain, inbox, dir }) => {
+      if (trusted.has(`${domain}\n${inbox}`)) return;
       let files: string[];
       try {
         // Files left in tmp/ were never acknowledged: remove them.
@@ -211,7 +228,7 @@ export class MaildirFiles {
         this.log('warn', `store: skipping ${file}: ${(e as Error).message}`);
       }
     });
-    return { parsedRecs, maxCounter };
+    return { parsedRecs, maxCounter, trusted };
   }
 
   // ---- writes ----------------------------------------------------------------------------

@@ -24,6 +24,12 @@ export interface MessageMeta {
   code?: string;
 }
 
+/** The decoded subject and plain text of a message its caller composed (inject, webhook). */
+export interface MessageParts {
+  subject: string;
+  text: string;
+}
+
 export interface ListOptions {
   /** At most this many (default and cap decided by the HTTP layer). */
   limit: number;
@@ -80,9 +86,11 @@ export interface Store {
   /**
    * Stores one RFC 5322 message into each (domain, inbox) target. Resolves only when
    * every copy is durable (written, fsynced, renamed into new/). All or nothing: on
-   * failure no copy remains visible. A FileBody is never read into memory whole.
+   * failure no copy remains visible. A FileBody is never read into memory whole. `parts`: the
+   * message's decoded subject and text when the caller composed it itself, so its code is read
+   * from them (code.ts codeOfParts).
    */
-  add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource): Promise<MessageMeta[]>;
+  add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]>;
 
   /** Messages of an inbox, or of every inbox of the domain when `inbox` is `*`. `domain` undefined = every domain. */
   list(domain: string | undefined, inbox: string, options: ListOptions): ListResult;
