@@ -7,11 +7,12 @@ export const id = 'testInbox.openMessage';
 
 /** Opens a message in the message view and marks it read. */
 export async function run(s: Services, arg?: unknown): Promise<MessageRef | undefined> {
+  const requestedAt = Date.now();
   const ref = await resolveMessage(s, arg, 'Open Message');
   if (!ref) return undefined;
   const api = await s.connection.ensure();
   await s.readState().markRead([ref.id]);
   s.model.refreshView(); // the message shows as read
-  await showMessage({ context: s.context, api, log: s.log, allowRemoteImages: s.settings().remoteImages, themeSimpleMail: s.settings().themeSimpleMail, onCode: (id, code) => s.model.noteCode(id, code) }, ref);
+  await showMessage({ context: s.context, api, log: s.log, allowRemoteImages: s.settings().remoteImages, themeSimpleMail: s.settings().themeSimpleMail, onCode: (id, code) => s.model.noteCode(id, code), requestedAt }, ref);
   return ref;
 }

@@ -12,7 +12,7 @@ import { inertText } from '../../core/inert';
 import { safeLinkTarget } from '../../core/urls';
 import { readSettings, SETTINGS_SECTION, SettingKey } from '../config/settings';
 import type { Logger } from '../log';
-import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewState, type WebviewMessage } from '../../webview-ui/protocol';
+import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewState, type ViewTiming, type WebviewMessage } from '../../webview-ui/protocol';
 import { messageBodies } from '../messageText';
 import type { MessageRef } from '../tree/state';
 import { buildViewState, contentIdOf, referencedContentIds } from './viewState';
@@ -36,6 +36,24 @@ export interface MessagePanelDeps {
   themeSimpleMail?: boolean;
   /** Told the code of each message it shows (the tree marks the row and offers Copy One-Time Code). */
   onCode?: (id: string, code: string | undefined) => void;
+  /** When the open was asked for (the command's start; Date.now()), for the open timing. */
+  requestedAt?: number;
+}
+
+/**
+ * When each step of showing a message happened (Date.now(); the host and the view share the
+ * clock): asked for, panel created, its document set, message fetched (with its extras), the
+ * view's script ready, the state posted, then the view's own steps. For the debug state and the
+ * message-open bench; absent steps did not happen in this open (a reused view has no new document).
+ */
+export interface OpenTiming extends Partial<ViewTiming> {
+  requested: number;
+  panel?: number;
+  html?: number;
+  fetchStart?: number;
+  fetched?: number;
+  ready?: number;
+  posted?: number;
 }
 
 /** What the view last confirmed it rendered (test hook). */
@@ -50,6 +68,8 @@ export interface RenderedMessage {
   attachmentCount: number;
   remoteImagesAllowed: boolean;
   blockedRemoteImages: number;
+  /** The steps of the open that showed it. */
+  timing?: OpenTiming;
 }
 
 const panels = new Map<string, MessagePanel>();
@@ -90,16 +110,17 @@ function panelKey(api: InboxApi, ref: MessageRef): string {
 
 /** Opens the message in its panel (or reveals it) and loads it. Resolves once loading has started. */
 export async function showMessage(deps: MessagePanelDeps, ref: MessageRef): Promise<void> {
+  const requested = deps.requestedAt ?? Date.now();
   const key = panelKey(deps.api, ref);
   const existing = panels.get(key);
   if (existing) {
     existing.updateDeps(deps);
     existing.panel.reveal(undefined, false);
     // Opening a message whose panel shows an error is a retry.
-    if (existing.phase() === 'error') await existing.reload();
+    if (existing.phase() === 'error') await existing.reload(requested);
     return;
   }
-  const panel = new MessagePanel(deps, ref, key);
+  const panel = new MessagePanel(deps, ref, key, requested);
   panels.set(key, panel);
   watchSettings();
   await panel.start();
@@ -183,13 +204,16 @@ class MessagePanel {
   private abort: AbortController | undefined;
   private disposed = false;
   private htmlRemote: boolean | undefined;
+  private timing: OpenTiming;
 
   constructor(
     deps: MessagePanelDeps,
     readonly ref: MessageRef,
     private readonly key: string,
+    requested = Date.now(),
   ) {
     this.deps = deps;
+    this.timing = { requested };
     const root = deps.context.extensionUri;
     this.panel = vscode.window.createWebviewPanel(
       VIEW_TYPE,
@@ -202,6 +226,7 @@ class MessagePanel {
         localResourceRoots: [vscode.Uri.joinPath(root, 'dist'), vscode.Uri.joinPath(root, 'media')],
       },
     );
+    this.timing.panel = Date.now();
     this.panel.onDidDispose(() => this.dispose());
     this.panel.webview.onDidReceiveMessage((data: unknown) => void this.onMessage(data));
   }
@@ -220,7 +245,8 @@ class MessagePanel {
     if (settingChanged && this.loaded) this.rerender();
   }
 
-  reload(): Promise<void> {
+  reload(requested = Date.now()): Promise<void> {
+    this.timing = { requested };
     return this.load();
   }
 
@@ -274,11 +300,17 @@ class MessagePanel {
 <script nonce="${nonce}" src="${script.toString()}"></script>
 </body>
 </html>`;
+    this.timing.html = Date.now();
   }
 
   private post(message: HostMessage): void {
     this.lastPosted = message;
-    if (this.ready && !this.disposed) void this.panel.webview.postMessage(message);
+    if (this.ready && !this.disposed) this.send(message);
+  }
+
+  private send(message: HostMessage): void {
+    if (message.type === 'render') this.timing.posted = Date.now();
+    void this.panel.webview.postMessage(message);
   }
 
   private notice(level: 'info' | 'error', text: string): void {
@@ -292,6 +324,7 @@ class MessagePanel {
     const { api, log } = this.deps;
     const { domain, inbox, id } = this.ref;
     this.post({ type: 'loading', id });
+    this.timing.fetchStart = Date.now();
     try {
       const message = await api.getMessage(domain, inbox, id, { signal: abort.signal });
       const notes: string[] = [];
@@ -313,6 +346,7 @@ class MessagePanel {
       ]);
       const inline = await this.loadInlineImages(message, attachments ?? [], abort.signal);
       if (abort.signal.aborted || this.disposed) return;
+      this.timing.fetched = Date.now();
       this.loaded = { message, attachments, raw, notes, inline };
       this.rerender();
     } catch (e) {
@@ -381,7 +415,8 @@ class MessagePanel {
     switch (m.type) {
       case 'ready':
         this.ready = true;
-        if (this.lastPosted) void this.panel.webview.postMessage(this.lastPosted);
+        this.timing.ready = Date.now();
+        if (this.lastPosted) this.send(this.lastPosted);
         return;
       case 'rendered':
         if (state && m.id === state.id) {
@@ -395,6 +430,7 @@ class MessagePanel {
             attachmentCount: state.attachments.length,
             remoteImagesAllowed: state.html?.remoteAllowed ?? this.remoteAllowed(),
             blockedRemoteImages: m.blockedRemote,
+            timing: { ...this.timing, ...m.timing },
           };
         }
         return;
