@@ -11,8 +11,10 @@ export async function run(s: Services, arg?: unknown): Promise<MessageRef | unde
   const ref = await resolveMessage(s, arg, 'Open Message');
   if (!ref) return undefined;
   const api = await s.connection.ensure();
+  // The panel and the fetch start first; saving the read mark (a round trip to the workbench) runs beside them.
+  const shown = showMessage({ context: s.context, api, log: s.log, allowRemoteImages: s.settings().remoteImages, themeSimpleMail: s.settings().themeSimpleMail, onCode: (id, code) => s.model.noteCode(id, code), requestedAt }, ref);
   await s.readState().markRead([ref.id]);
   s.model.refreshView(); // the message shows as read
-  await showMessage({ context: s.context, api, log: s.log, allowRemoteImages: s.settings().remoteImages, themeSimpleMail: s.settings().themeSimpleMail, onCode: (id, code) => s.model.noteCode(id, code), requestedAt }, ref);
+  await shown;
   return ref;
 }
