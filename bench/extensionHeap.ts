@@ -1,7 +1,10 @@
 // The extension host's heap with 10,000 messages listed in the Test Inbox tree, in a real
 // workbench (code-server in headless Chromium) attached to a local server.
 //
-//   node --import tsx bench/extensionHeap.ts [--collapsed]     (run `npm run build` first)
+//   node --import tsx bench/extensionHeap.ts [--collapsed] [--snapshots DIR]     (run `npm run build` first)
+//
+// --snapshots writes before.heapsnapshot and after.heapsnapshot of the extension host into DIR
+// (bench/heap-summary.ts sums them up by constructor).
 //
 // How it is measured: the server holds 10,000 messages across INBOXES inboxes. The workbench
 // runs a small driver inside the extension host (the extensionTestsPath entry written below):
@@ -12,7 +15,6 @@
 // 10,000 messages, lets the tree settle, and reads the heap again. The figure is the growth.
 // The heap is the whole extension host's (the built-in extensions are idle meanwhile).
 import { promises as fsp } from 'node:fs';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startWorkbench } from '../scripts/integration/workbench';
@@ -21,6 +23,7 @@ import { expandRow, openTestInboxView, treeRow, UI_TIMEOUT_MS } from '../test/e2
 import { sendMany } from './lib/smtp-load';
 import { DEFAULT_DOMAIN } from '../src/server/contract';
 import { MAX_PAGES, PAGE_SIZE } from '../src/extension/tree/model';
+import { writeHostDriver } from './lib/hostDriver';
 
 /** The issue's figure: messages listed across inboxes. */
 export const HEAP_MESSAGES = 10_000;
@@ -32,8 +35,6 @@ export const HEAP_TARGET_MB = 30;
 const MESSAGE_BYTES = 1024;
 /** After the last page, time for the paced redraw and the workbench's fetch of the rows. */
 const SETTLE_MS = 3_000;
-/** Waits for the driver's port file. */
-const DRIVER_TIMEOUT_MS = 60_000;
 
 export interface HeapResult {
   beforeMb: number;
@@ -41,49 +42,6 @@ export interface HeapResult {
   growthMb: number;
   listed: number;
   loadMoreCalls: number;
-}
-
-/** The driver run inside the extension host (plain CommonJS: the host loads it as is). */
-const DRIVER = `
-const vscode = require('vscode');
-const http = require('http');
-const v8 = require('v8');
-const vm = require('vm');
-const fs = require('fs');
-exports.run = () => new Promise((resolve) => {
-  v8.setFlagsFromString('--expose-gc');
-  const gc = vm.runInNewContext('gc');
-  const read = (req) => new Promise((ok) => { let s = ''; req.on('data', (c) => (s += c)); req.on('end', () => ok(s)); });
-  const server = http.createServer(async (req, res) => {
-    try {
-      let out = {};
-      if (req.url === '/heap') {
-        gc(); gc();
-        out = { heapUsed: process.memoryUsage().heapUsed };
-      } else if (req.url === '/command') {
-        const body = JSON.parse(await read(req));
-        out = { result: await vscode.commands.executeCommand(body.id, ...(body.args || [])) };
-      } else if (req.url === '/done') {
-        setTimeout(() => { server.close(); resolve(); }, 10);
-      }
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify(out));
-    } catch (e) {
-      res.statusCode = 500;
-      res.end(JSON.stringify({ message: String((e && e.stack) || e) }));
-    }
-  });
-  server.listen(0, '127.0.0.1', () => fs.writeFileSync(process.env.TEST_INBOX_BENCH_DRIVER_PORT, String(server.address().port)));
-});
-`;
-
-async function waitForFile(file: string, timeoutMs: number): Promise<string> {
-  for (const deadline = Date.now() + timeoutMs; ; ) {
-    const text = await fsp.readFile(file, 'utf8').catch(() => '');
-    if (text) return text;
-    if (Date.now() > deadline) throw new Error(`the extension-host driver did not start within ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 interface SnapshotRow {
@@ -96,7 +54,7 @@ interface SnapshotRow {
  * but the workbench asks for no rows, which splits the figure into the model's share and the
  * tree items' (the extension host keeps a TreeItem and its node for every row fetched).
  */
-export async function measureExtensionHeap(options: { expand?: boolean; onProgress?: (message: string) => void } = {}): Promise<HeapResult> {
+export async function measureExtensionHeap(options: { expand?: boolean; snapshotDir?: string; onProgress?: (message: string) => void } = {}): Promise<HeapResult> {
   const say = options.onProgress ?? (() => {});
   const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'test-inbox-bench-heap-'));
   const demo = await startDemoServer();
@@ -104,25 +62,22 @@ export async function measureExtensionHeap(options: { expand?: boolean; onProgre
     const inboxes = Array.from({ length: INBOXES }, (_, i) => `heap${i}`);
     say(`heap: storing ${HEAP_MESSAGES.toLocaleString('en-US')} messages in ${INBOXES} inboxes`);
     await sendMany(demo.smtpHost, demo.smtpPort, 8, HEAP_MESSAGES, (i) => `${inboxes[i % INBOXES]}@${DEFAULT_DOMAIN}`, MESSAGE_BYTES);
-    const entry = path.join(tmp, 'driver.js');
-    const portFile = path.join(tmp, 'driver.port');
-    fs.writeFileSync(entry, DRIVER);
+    const driverFiles = writeHostDriver(tmp);
     const wb = await startWorkbench({
       settings: demo.extensionSettings,
       viewport: { width: 1400, height: 1000 },
       smokeTestDriver: true,
-      extensionTestsPath: entry,
-      env: { TEST_INBOX_BENCH_DRIVER_PORT: portFile },
+      extensionTestsPath: driverFiles.entry,
+      env: driverFiles.env,
     });
     try {
-      const driver = `http://127.0.0.1:${(await waitForFile(portFile, DRIVER_TIMEOUT_MS)).trim()}`;
-      const call = async <T>(route: string, body?: unknown): Promise<T> => {
-        const res = await fetch(driver + route, { method: body === undefined ? 'GET' : 'POST', body: body === undefined ? undefined : JSON.stringify(body) });
-        const json = (await res.json()) as T & { message?: string };
-        if (!res.ok) throw new Error(`driver ${route}: ${json.message}`);
-        return json;
+      const driver = await driverFiles.connect();
+      const heapMb = () => driver.heapMb();
+      const snapshot = async (name: string) => {
+        if (!options.snapshotDir) return;
+        await fsp.mkdir(options.snapshotDir, { recursive: true });
+        say(`heap: snapshot ${await driver.snapshot(path.resolve(options.snapshotDir, name))}`);
       };
-      const heapMb = async () => (await call<{ heapUsed: number }>('/heap')).heapUsed / 1024 / 1024;
       const page = wb.page;
       await openTestInboxView(page);
       // From the last row up, so expanding one does not move the rows still to click.
@@ -134,23 +89,27 @@ export async function measureExtensionHeap(options: { expand?: boolean; onProgre
       await page.waitForTimeout(SETTLE_MS);
       const beforeMb = await heapMb();
       say(`heap: ${beforeMb.toFixed(1)} MB with every inbox expanded (first page each)`);
+      await snapshot('before.heapsnapshot');
 
       let loadMoreCalls = 0;
-      const state = await call<{ result: { tree: SnapshotRow[] } }>('/command', { id: 'testInbox._debugState' });
-      const domain = (state.result.tree[0]?.id ?? '').replace(/^domain:/, '');
+      const state = await driver.command<{ tree: SnapshotRow[] }>('testInbox._debugState');
+      const domain = (state.tree[0]?.id ?? '').replace(/^domain:/, '');
       if (!domain) throw new Error('the tree shows no domain');
       for (const inbox of inboxes) {
         for (let p = 1; p < MAX_PAGES; p++) {
-          await call('/command', { id: 'testInbox._loadMore', args: [{ kind: 'loadMore', id: `more:${domain}/${inbox}`, domain, inbox }] });
+          await driver.command('testInbox._loadMore', { kind: 'loadMore', id: `more:${domain}/${inbox}`, domain, inbox });
           loadMoreCalls++;
         }
         say(`heap: ${inbox} listed to its end (${loadMoreCalls} × Load more)`);
       }
       await page.waitForTimeout(SETTLE_MS);
-      const after = await call<{ result: { tree: SnapshotRow[] } }>('/command', { id: 'testInbox._debugState' });
-      const listed = (after.result.tree[0]?.children ?? []).reduce((n, inbox) => n + (inbox.children ?? []).filter((m) => m.id?.startsWith('msg:') || m.id?.startsWith('message:')).length, 0);
+      // The heap first: the debug state's answer (the whole tree, 10,000 rows) leaves buffers and
+      // strings in the host that two GCs do not always free, which added up to ~15 MB.
       const afterMb = await heapMb();
-      await call('/done');
+      await snapshot('after.heapsnapshot');
+      const after = await driver.command<{ tree: SnapshotRow[] }>('testInbox._debugState');
+      const listed = (after.tree[0]?.children ?? []).reduce((n, inbox) => n + (inbox.children ?? []).filter((m) => m.id?.startsWith('msg:') || m.id?.startsWith('message:')).length, 0);
+      await driver.done();
       return { beforeMb, afterMb, growthMb: afterMb - beforeMb, listed, loadMoreCalls };
     } finally {
       await wb.stop();
@@ -163,7 +122,9 @@ export async function measureExtensionHeap(options: { expand?: boolean; onProgre
 
 async function main(): Promise<void> {
   const expand = !process.argv.includes('--collapsed');
-  const r = await measureExtensionHeap({ expand, onProgress: (m) => process.stdout.write(`  ${m}\n`) });
+  const at = process.argv.indexOf('--snapshots');
+  const snapshotDir = at > 0 ? process.argv[at + 1] : undefined;
+  const r = await measureExtensionHeap({ expand, snapshotDir, onProgress: (m) => process.stdout.write(`  ${m}\n`) });
   process.stdout.write(
     `extension host heap${expand ? '' : ' (inboxes collapsed: the model only)'}: ${r.beforeMb.toFixed(1)} → ${r.afterMb.toFixed(1)} MB, growth ${r.growthMb.toFixed(1)} MB with ${r.listed} messages listed ` +
       `(${r.loadMoreCalls} × Load more) — target ≤ ${HEAP_TARGET_MB} MB: ${r.growthMb <= HEAP_TARGET_MB ? 'PASS' : 'MISS'}\n`,

@@ -11,6 +11,7 @@ import {
   type HostMessage,
   type TabId,
   type ViewState,
+  type ViewTiming,
   type WebviewMessage,
 } from './protocol';
 import { buildSrcdoc, type FrameTheme, type SrcdocResult } from './sanitize';
@@ -26,6 +27,8 @@ declare function acquireVsCodeApi(): VsCodeApi;
 /** How long a notice ("Copied") stays before the status line clears. */
 const NOTICE_MS = 4000;
 
+/** When this script started (the view's document and its resources have loaded by then). */
+const scriptStartedAt = Date.now();
 const vscode = acquireVsCodeApi();
 let current: ViewState | undefined;
 let noticeTimer: ReturnType<typeof setTimeout> | undefined;
@@ -381,9 +384,10 @@ function sanitize(state: ViewState): SrcdocResult | undefined {
   }
 }
 
-function render(state: ViewState): void {
+function render(state: ViewState, received: number): void {
   current = state;
   built = sanitize(state);
+  const sanitized = Date.now();
   const r = root();
   r.replaceChildren();
   r.removeAttribute('aria-busy');
@@ -400,16 +404,17 @@ function render(state: ViewState): void {
   renderTabs(state, r);
   document.title = viewTitle(state);
   showNotice('info', `Loaded: ${viewTitle(state)}${state.verification ? `. It has a ${state.verification.label.toLowerCase()}.` : ''}`);
-  post({ type: 'rendered', id: state.id, tabs: state.tabs, blockedRemote: built?.blockedRemote ?? 0 });
+  const timing: ViewTiming = { script: scriptStartedAt, received, sanitized, built: Date.now() };
+  post({ type: 'rendered', id: state.id, tabs: state.tabs, blockedRemote: built?.blockedRemote ?? 0, timing });
 }
 
-function handle(message: HostMessage): void {
+function handle(message: HostMessage, received: number): void {
   switch (message.type) {
     case 'loading':
       if (!current || current.id !== message.id) showLoading(message.id);
       return;
     case 'render':
-      return render(message.state);
+      return render(message.state, received);
     case 'error':
       current = undefined;
       return showError(message.message, message.retryable);
@@ -419,6 +424,7 @@ function handle(message: HostMessage): void {
 }
 
 window.addEventListener('message', (event: MessageEvent) => {
+  const received = Date.now();
   // The email's frame (sandboxed, no scripts) must never be able to speak for the host.
   const emailFrames = Array.from(document.querySelectorAll('iframe'), (f) => f.contentWindow);
   if (!isFromHost(event, window, emailFrames)) {
@@ -430,7 +436,7 @@ window.addEventListener('message', (event: MessageEvent) => {
     console.warn(`Test Inbox message view ignored a message: ${parsed.error}`);
     return;
   }
-  handle(parsed.value);
+  handle(parsed.value, received);
 });
 
 post({ type: 'ready' });

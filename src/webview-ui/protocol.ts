@@ -139,11 +139,23 @@ export type HostMessage =
   | { type: 'error'; id: string; message: string; retryable: boolean }
   | { type: 'notice'; level: 'info' | 'error'; text: string };
 
+/**
+ * When the view did each step of showing a state (Date.now() in the view, the host's clock
+ * too): its script started, the state arrived, the HTML was sanitized, the DOM was built.
+ * For the debug state and the message-open bench.
+ */
+export interface ViewTiming {
+  script: number;
+  received: number;
+  sanitized: number;
+  built: number;
+}
+
 /** Webview → host. */
 export type WebviewMessage =
   | { type: 'ready' }
   /** The view rendered a state; `blockedRemote`: remote images and CSS urls it held back. */
-  | { type: 'rendered'; id: string; tabs: TabId[]; blockedRemote: number }
+  | { type: 'rendered'; id: string; tabs: TabId[]; blockedRemote: number; timing?: ViewTiming }
   | { type: 'retry' }
   | { type: 'copyCode' }
   | { type: 'copyVerificationLink' }
@@ -391,8 +403,14 @@ export function parseWebviewMessage(data: unknown): Parsed<WebviewMessage> {
       case 'copyId':
       case 'allowRemoteImages':
         return { type: o.type };
-      case 'rendered':
-        return { type: 'rendered', id: id(o, 'rendered'), tabs: tabs(o, 'rendered'), blockedRemote: int(o, 'blockedRemote', 'rendered') };
+      case 'rendered': {
+        const rendered: WebviewMessage = { type: 'rendered', id: id(o, 'rendered'), tabs: tabs(o, 'rendered'), blockedRemote: int(o, 'blockedRemote', 'rendered') };
+        if (o.timing !== undefined) {
+          const t = obj(o.timing, 'rendered.timing');
+          rendered.timing = { script: num(t, 'script', 'rendered.timing'), received: num(t, 'received', 'rendered.timing'), sanitized: num(t, 'sanitized', 'rendered.timing'), built: num(t, 'built', 'rendered.timing') };
+        }
+        return rendered;
+      }
       case 'openLink': {
         const url = str(o, 'url', 'openLink', MAX_URL_LENGTH);
         if (url.length === 0) throw new Invalid('openLink.url is empty');

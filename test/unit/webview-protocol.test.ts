@@ -195,6 +195,14 @@ describe('webview protocol: webview → host', () => {
     }
   });
 
+  it('accepts the view\'s timing of a render and rejects a timing that is not four numbers', () => {
+    const timing = { script: 1, received: 2, sanitized: 3, built: 4 };
+    const ok = parseWebviewMessage({ type: 'rendered', id: 'a-1-1', tabs: ['html'], blockedRemote: 0, timing });
+    assert.deepEqual(ok, { ok: true, value: { type: 'rendered', id: 'a-1-1', tabs: ['html'], blockedRemote: 0, timing } });
+    rejects(parseWebviewMessage({ type: 'rendered', id: 'a-1-1', tabs: ['html'], blockedRemote: 0, timing: { ...timing, built: 'x' } }), /timing\.built/);
+    rejects(parseWebviewMessage({ type: 'rendered', id: 'a-1-1', tabs: ['html'], blockedRemote: 0, timing: [1, 2] }), /timing/);
+  });
+
   it('rejects rendered with unknown tabs', () => {
     rejects(parseWebviewMessage({ type: 'rendered', id: 'a-1-1', tabs: ['html', 'x'], blockedRemote: 0 }), /unknown tab/);
   });

@@ -11,15 +11,14 @@ export const id = 'testInbox.openMessage';
  * in a kept panel of its own (Open in New Panel).
  */
 export async function run(s: Services, arg?: unknown, opts: { keep?: boolean } = {}): Promise<MessageRef | undefined> {
+  const requestedAt = Date.now();
   const ref = await resolveMessage(s, arg, opts.keep ? 'Open in New Panel' : 'Open Message');
   if (!ref) return undefined;
   const api = await s.connection.ensure();
+  // The panel and the fetch start first; saving the read mark (a round trip to the workbench) runs beside them.
+  const shown = showMessage({ context: s.context, api, log: s.log, allowRemoteImages: s.settings().remoteImages, themeSimpleMail: s.settings().themeSimpleMail, onCode: (id, code) => s.model.noteCode(id, code), requestedAt }, ref, { keep: opts.keep === true });
   await s.readState().markRead([ref.id]);
   s.model.refreshView(); // the message shows as read
-  await showMessage(
-    { context: s.context, api, log: s.log, allowRemoteImages: s.settings().remoteImages, themeSimpleMail: s.settings().themeSimpleMail, onCode: (id, code) => s.model.noteCode(id, code) },
-    ref,
-    { keep: opts.keep === true },
-  );
+  await shown;
   return ref;
 }

@@ -14,7 +14,7 @@ import { inertText } from '../../core/inert';
 import { safeLinkTarget } from '../../core/urls';
 import { readSettings, SETTINGS_SECTION, SettingKey } from '../config/settings';
 import type { Logger } from '../log';
-import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewState, type WebviewMessage } from '../../webview-ui/protocol';
+import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewState, type ViewTiming, type WebviewMessage } from '../../webview-ui/protocol';
 import { messageBodies } from '../messageText';
 import type { MessageRef } from '../tree/state';
 import { buildViewState, contentIdOf, referencedContentIds } from './viewState';
@@ -38,6 +38,24 @@ export interface MessagePanelDeps {
   themeSimpleMail?: boolean;
   /** Told the code of each message it shows (the tree marks the row and offers Copy One-Time Code). */
   onCode?: (id: string, code: string | undefined) => void;
+  /** When the open was asked for (the command's start; Date.now()), for the open timing. */
+  requestedAt?: number;
+}
+
+/**
+ * When each step of showing a message happened (Date.now(); the host and the view share the
+ * clock): asked for, panel created, its document set, message fetched (with its extras), the
+ * view's script ready, the state posted, then the view's own steps. For the debug state and the
+ * message-open bench; absent steps did not happen in this open (a reused view has no new document).
+ */
+export interface OpenTiming extends Partial<ViewTiming> {
+  requested: number;
+  panel?: number;
+  html?: number;
+  fetchStart?: number;
+  fetched?: number;
+  ready?: number;
+  posted?: number;
 }
 
 /** What the view last confirmed it rendered (test hook). */
@@ -52,6 +70,8 @@ export interface RenderedMessage {
   attachmentCount: number;
   remoteImagesAllowed: boolean;
   blockedRemoteImages: number;
+  /** The steps of the open that showed it. */
+  timing?: OpenTiming;
 }
 
 const panels = new Map<string, MessagePanel>();
@@ -113,6 +133,7 @@ function panelKey(api: InboxApi, ref: MessageRef): string {
  * with `keep`, the message gets (or its panel becomes) a kept panel.
  */
 export async function showMessage(deps: MessagePanelDeps, ref: MessageRef, opts: { keep?: boolean } = {}): Promise<void> {
+  const requested = deps.requestedAt ?? Date.now();
   const key = panelKey(deps.api, ref);
   const existing = panels.get(key);
   if (existing) {
@@ -120,7 +141,7 @@ export async function showMessage(deps: MessagePanelDeps, ref: MessageRef, opts:
     if (opts.keep) existing.keep();
     existing.panel.reveal(undefined, false);
     // Opening a message whose panel shows an error is a retry.
-    if (existing.phase() === 'error') await existing.reload();
+    if (existing.phase() === 'error') await existing.reload(requested);
     return;
   }
   if (!opts.keep && previewPanel) {
@@ -128,10 +149,10 @@ export async function showMessage(deps: MessagePanelDeps, ref: MessageRef, opts:
     panels.delete(reused.key);
     panels.set(key, reused);
     reused.panel.reveal(undefined, false);
-    await reused.show(deps, ref, key);
+    await reused.show(deps, ref, key, requested);
     return;
   }
-  const panel = new MessagePanel(deps, ref, key, opts.keep === true);
+  const panel = new MessagePanel(deps, ref, key, opts.keep === true, requested);
   panels.set(key, panel);
   if (!panel.kept) previewPanel = panel;
   watchSettings();
@@ -216,14 +237,17 @@ class MessagePanel {
   private abort: AbortController | undefined;
   private disposed = false;
   private htmlRemote: boolean | undefined;
+  private timing: OpenTiming;
 
   constructor(
     deps: MessagePanelDeps,
     public ref: MessageRef,
     public key: string,
     public kept = false,
+    requested = Date.now(),
   ) {
     this.deps = deps;
+    this.timing = { requested };
     const root = deps.context.extensionUri;
     this.panel = vscode.window.createWebviewPanel(
       VIEW_TYPE,
@@ -236,6 +260,7 @@ class MessagePanel {
         localResourceRoots: [vscode.Uri.joinPath(root, 'dist'), vscode.Uri.joinPath(root, 'media')],
       },
     );
+    this.timing.panel = Date.now();
     this.panel.onDidDispose(() => this.dispose());
     this.panel.onDidChangeViewState((e) => {
       if (e.webviewPanel.active) this.publishKept();
@@ -257,8 +282,9 @@ class MessagePanel {
   }
 
   /** Shows another message in this (unkept) panel, as a preview editor does. */
-  async show(deps: MessagePanelDeps, ref: MessageRef, key: string): Promise<void> {
+  async show(deps: MessagePanelDeps, ref: MessageRef, key: string, requested = Date.now()): Promise<void> {
     this.abort?.abort();
+    this.timing = { requested };
     this.deps = deps;
     this.ref = ref;
     this.key = key;
@@ -283,7 +309,8 @@ class MessagePanel {
     if (settingChanged && this.loaded) this.rerender();
   }
 
-  reload(): Promise<void> {
+  reload(requested = Date.now()): Promise<void> {
+    this.timing = { requested };
     return this.load();
   }
 
@@ -337,11 +364,17 @@ class MessagePanel {
 <script nonce="${nonce}" src="${script.toString()}"></script>
 </body>
 </html>`;
+    this.timing.html = Date.now();
   }
 
   private post(message: HostMessage): void {
     this.lastPosted = message;
-    if (this.ready && !this.disposed) void this.panel.webview.postMessage(message);
+    if (this.ready && !this.disposed) this.send(message);
+  }
+
+  private send(message: HostMessage): void {
+    if (message.type === 'render') this.timing.posted = Date.now();
+    void this.panel.webview.postMessage(message);
   }
 
   private notice(level: 'info' | 'error', text: string): void {
@@ -355,6 +388,7 @@ class MessagePanel {
     const { api, log } = this.deps;
     const { domain, inbox, id } = this.ref;
     this.post({ type: 'loading', id });
+    this.timing.fetchStart = Date.now();
     try {
       const message = await api.getMessage(domain, inbox, id, { signal: abort.signal });
       const notes: string[] = [];
@@ -376,6 +410,7 @@ class MessagePanel {
       ]);
       const inline = await this.loadInlineImages(message, attachments ?? [], abort.signal);
       if (abort.signal.aborted || this.disposed) return;
+      this.timing.fetched = Date.now();
       this.loaded = { message, attachments, raw, notes, inline };
       this.rerender();
     } catch (e) {
@@ -444,7 +479,8 @@ class MessagePanel {
     switch (m.type) {
       case 'ready':
         this.ready = true;
-        if (this.lastPosted) void this.panel.webview.postMessage(this.lastPosted);
+        this.timing.ready = Date.now();
+        if (this.lastPosted) this.send(this.lastPosted);
         return;
       case 'rendered':
         if (state && m.id === state.id) {
@@ -458,6 +494,7 @@ class MessagePanel {
             attachmentCount: state.attachments.length,
             remoteImagesAllowed: state.html?.remoteAllowed ?? this.remoteAllowed(),
             blockedRemoteImages: m.blockedRemote,
+            timing: { ...this.timing, ...m.timing },
           };
         }
         return;

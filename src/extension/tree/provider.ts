@@ -166,6 +166,16 @@ function itemCommand(node: TreeNode, c: NonNullable<Presentation['command']>): v
   return { command: target.command, title: c.title, arguments: c.withNode ? [node] : (c.args ?? target.args) };
 }
 
+/** One ThemeIcon per icon and colour, shared by every row that shows it (10,000 rows held 10,000 copies). */
+const themeIcons = new Map<string, vscode.ThemeIcon>();
+
+function themeIcon(icon: string, color: string | undefined): vscode.ThemeIcon {
+  const key = `${icon}\n${color ?? ''}`;
+  let t = themeIcons.get(key);
+  if (!t) themeIcons.set(key, (t = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined)));
+  return t;
+}
+
 export function toTreeItem(node: TreeNode, p: Presentation): vscode.TreeItem {
   const collapsible =
     p.collapsible === 'expanded'
@@ -177,7 +187,7 @@ export function toTreeItem(node: TreeNode, p: Presentation): vscode.TreeItem {
   item.id = p.id;
   item.description = p.description;
   item.tooltip = p.tooltip;
-  item.iconPath = new vscode.ThemeIcon(p.icon, p.iconColor ? new vscode.ThemeColor(p.iconColor) : undefined);
+  item.iconPath = themeIcon(p.icon, p.iconColor);
   item.contextValue = p.contextValue;
   if (p.command) item.command = itemCommand(node, p.command);
   if (p.accessibilityLabel) item.accessibilityInformation = { label: p.accessibilityLabel };
