@@ -681,14 +681,18 @@ async function main(): Promise<void> {
 
   if (args.only.has('open')) {
     log('message panel: click on a row → body rendered (code-server + Chromium)…');
-    const name = 'open a message, click → rendered body p95';
+    const names = { newPanel: 'open a message, click → rendered body p95, new panel', preview: 'open a message, click → rendered body p95, preview panel reused' };
     const target = { op: '<=' as const, value: OPEN_TARGET_MS, label: `p95 ≤ ${OPEN_TARGET_MS} ms` };
     try {
-      const r = await measureMessageOpen({ samples: args.quick ? 10 : DEFAULT_OPEN_SAMPLES, onProgress: log });
-      details.messageOpen = r;
-      figures.push(figure({ name, unit: 'ms', value: r.p95, target, note: `p50 ${r.p50}, min ${r.min}, max ${r.max} ms; ${r.latencies.length} samples; HTML sign-up email, a new panel each time` }));
+      const both = await measureMessageOpen({ samples: args.quick ? 10 : DEFAULT_OPEN_SAMPLES, onProgress: log });
+      details.messageOpen = both;
+      for (const k of ['newPanel', 'preview'] as const) {
+        const r = both[k];
+        const how = k === 'newPanel' ? 'a new panel each time (the panel closed between samples)' : 'each message replaces the last in the preview panel';
+        figures.push(figure({ name: names[k], unit: 'ms', value: r.p95, target, note: `p50 ${r.p50}, min ${r.min}, max ${r.max} ms; ${r.latencies.length} samples; HTML sign-up email, ${how}` }));
+      }
     } catch (e) {
-      figures.push(figure({ name, unit: 'ms', target, note: errText(e) }));
+      for (const name of Object.values(names)) figures.push(figure({ name, unit: 'ms', target, note: errText(e) }));
     }
   }
 
