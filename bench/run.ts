@@ -40,8 +40,14 @@ import { ACTIVATE_TARGET_MS, DEFAULT_INSTALL_RUNS, measureInstall, VSIX_LIMIT_KB
 import { HARDEN_FIGURES, measureHarden } from './harden';
 import { indexedFromHeaders, invalidateStore, prepareStore, BIG_INBOX, DEFAULT_STORE_SPEC, STORE_SPECS, type StoreSpec } from './lib/store-fixture';
 
-/** Parallel SMTP connections, as the issue asks. */
+/** Parallel SMTP connections, as the issue asks (the main SMTP series, and the one every other SMTP load uses). */
 const SMTP_CONNECTIONS = 8;
+/** SMTP ingest series against MailDev (issue 16 point 1): connections and the ratio to reach. */
+const SMTP_SERIES: ReadonlyArray<{ connections: number; ofMaildev: number }> = [
+  { connections: SMTP_CONNECTIONS, ofMaildev: 1.5 },
+  { connections: 1, ofMaildev: 1.0 },
+  { connections: 64, ofMaildev: 1.5 },
+];
 /** A file creation slower than this says the disk is recovering from mass deletions (it is ~20 µs otherwise). */
 const SLOW_CREATE_US = 100;
 /** Warm-up before counting, so JIT and pools settle. */
@@ -62,8 +68,7 @@ const HOST_SETTLE_MS = 10_000;
 const STARTUP_RUNS = 3;
 
 /** Targets of issue 2 on the 2-core machine. */
-const TARGET: { smtpOfCeiling: number; injectOfBare: number; listP50Ms: number; listP99Ms?: number; readyMs: number; rssMb: number } = {
-  smtpOfCeiling: 0.8,
+const TARGET: { injectOfBare: number; listP50Ms: number; listP99Ms?: number; readyMs: number; rssMb: number } = {
   /** Issue 16 point 2: HTTP inject, 32 in flight, against the bare node:http reference of the same run. */
   injectOfBare: 0.35,
   listP50Ms: 2,
@@ -190,6 +195,11 @@ async function main(): Promise<void> {
         log(`MailDev ${MAILDEV_VERSION} is not available: ${errText(e)}`);
         details.maildevProblem = errText(e);
       }
+      const smtpDetails: Record<number, unknown> = {};
+      details.smtp = smtpDetails;
+      for (const series of SMTP_SERIES) {
+      const conns = series.connections;
+      const main = conns === SMTP_CONNECTIONS;
       const best: Record<'bare' | 'maildev' | 'ours', SmtpLoadResult | undefined> = { bare: undefined, maildev: undefined, ours: undefined };
       const problems: Record<string, string> = {};
       const all: Record<string, number[]> = {};
@@ -199,14 +209,14 @@ async function main(): Promise<void> {
         if (r.firstError) problems[who] ??= r.firstError;
       };
       const load = (port: number, serverPid: number | undefined) =>
-        runSmtpLoad({ host: '127.0.0.1', port, connections: SMTP_CONNECTIONS, warmupMs, durationMs: windowMs, messageBytes: DEFAULT_MESSAGE_BYTES, serverPid });
+        runSmtpLoad({ host: '127.0.0.1', port, connections: conns, warmupMs, durationMs: windowMs, messageBytes: DEFAULT_MESSAGE_BYTES, serverPid });
 
       for (let round = 1; round <= args.rounds; round++) {
-        log(`SMTP round ${round}/${args.rounds}: bare smtp-server`);
+        log(`SMTP ${conns} conns, round ${round}/${args.rounds}: bare smtp-server`);
         keep('bare', await load(portOf(bare.ready.smtp), bare.child.pid));
 
         if (maildevBin) {
-          log(`SMTP round ${round}/${args.rounds}: MailDev ${MAILDEV_VERSION}`);
+          log(`SMTP ${conns} conns, round ${round}/${args.rounds}: MailDev ${MAILDEV_VERSION}`);
           try {
             const md = await startMaildev(maildevBin, tmp('maildev'));
             try {
@@ -220,9 +230,9 @@ async function main(): Promise<void> {
         }
 
         if (haveOurs) {
-          log(`SMTP round ${round}/${args.rounds}: ours`);
+          log(`SMTP ${conns} conns, round ${round}/${args.rounds}: ours`);
           try {
-            const ours = await startOurs({ dataDir: tmp('smtp'), args: keepAll, nodeArgs: round === 1 ? nodeArgs : [] });
+            const ours = await startOurs({ dataDir: tmp('smtp'), args: keepAll, nodeArgs: round === 1 && main ? nodeArgs : [] });
             try {
               const probe = await sendOne('127.0.0.1', ours.ready.smtp.port, `probe@${DEFAULT_DOMAIN}`);
               if (probe.code !== 250) throw new Error(`a single message was refused: ${probe.text}`);
@@ -237,31 +247,32 @@ async function main(): Promise<void> {
           }
         }
       }
-      details.smtp = { connections: SMTP_CONNECTIONS, messageBytes: DEFAULT_MESSAGE_BYTES, warmupMs, windowMs, rounds: args.rounds, msgsPerSecEachRound: all, best, problems };
+      smtpDetails[conns] = { connections: conns, messageBytes: DEFAULT_MESSAGE_BYTES, warmupMs, windowMs, rounds: args.rounds, msgsPerSecEachRound: all, best, problems };
       const note = (who: string) => (problems[who] ? `${who}: ${problems[who]}` : undefined);
       const md = best.maildev?.msgsPerSec;
       const ceiling = best.bare?.msgsPerSec;
       figures.push(
         figure({
-          name: `SMTP ingest, ${DEFAULT_MESSAGE_BYTES / 1024} KB, ${SMTP_CONNECTIONS} conns`,
+          name: `SMTP ingest, ${DEFAULT_MESSAGE_BYTES / 1024} KB, ${conns} conn${conns === 1 ? '' : 's'}`,
           unit: 'msg/s',
           value: best.ours?.msgsPerSec,
           reference: { name: `MailDev ${MAILDEV_VERSION}`, value: md },
-          target: md === undefined ? undefined : { op: '>=', value: md, label: '≥ MailDev' },
+          target: md === undefined ? undefined : { op: '>=', value: md * series.ofMaildev, label: `≥ ${series.ofMaildev}× MailDev` },
           note: [note('ours'), note('oursLog'), note('maildev')].filter(Boolean).join('; ') || undefined,
         }),
         figure({
-          name: 'SMTP ingest vs bare smtp-server',
+          name: `SMTP ingest vs bare smtp-server, ${conns} conn${conns === 1 ? '' : 's'}`,
           unit: 'msg/s',
           value: best.ours?.msgsPerSec,
           reference: { name: 'bare (discards)', value: ceiling },
-          target: ceiling === undefined ? undefined : { op: '>=', value: ceiling * TARGET.smtpOfCeiling, label: `≥ ${TARGET.smtpOfCeiling * 100} % of bare` },
           note:
             ceiling && best.ours
               ? `ours = ${((best.ours.msgsPerSec / ceiling) * 100).toFixed(0)} % of bare; best of ${args.rounds} interleaved rounds, each round: ` +
                 Object.entries(all).map(([who, v]) => `${who} ${v.join('/')}`).join(', ')
               : note('bare'),
         }),
+      );
+      if (main) figures.push(
         figure({
           name: 'SMTP ack latency p50 (MAIL→250)',
           unit: 'ms',
@@ -279,6 +290,7 @@ async function main(): Promise<void> {
               : undefined,
         }),
       );
+      }
     }
 
     // ---- HTTP inject -------------------------------------------------------------------
