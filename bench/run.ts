@@ -10,7 +10,8 @@
 //             install: VSIX size, activate() and view → first row of the installed VSIX,
 //             bench/install.ts; open: click on a message row → body rendered in its panel,
 //             bench/messageOpen.ts; heap: the extension host's heap growth with 10,000
-//             messages listed, bench/extensionHeap.ts)
+//             messages listed, bench/extensionHeap.ts); and, only when named, team: 1, 2 and 3
+//             processes on one PostgreSQL beside the Maildir store, list with 1M rows (bench/team.ts)
 // --rounds N  SMTP rounds per server, best kept (default 2; interleaved to share the noise)
 // --profile   run our server with --cpu-prof into .test-output/prof/
 import { spawnSync } from 'node:child_process';
@@ -30,6 +31,7 @@ import { ARRIVAL_TARGET_MS, DEFAULT_ARRIVAL_SAMPLES, describeSeries, measureArri
 import { DEFAULT_OPEN_SAMPLES, measureMessageOpen, OPEN_TARGET_MS } from './messageOpen';
 import { HEAP_MESSAGES, HEAP_TARGET_MB, measureExtensionHeap } from './extensionHeap';
 import { ACTIVATE_TARGET_MS, DEFAULT_INSTALL_RUNS, measureInstall, VSIX_LIMIT_KB } from './install';
+import { measureTeam } from './team';
 import { indexedFromHeaders, invalidateStore, prepareStore, STORE_MESSAGES, BIG_INBOX, BIG_INBOX_MESSAGES } from './lib/store-fixture';
 
 /** Parallel SMTP connections, as the issue asks. */
@@ -489,6 +491,16 @@ async function main(): Promise<void> {
       figures.push(figure({ name, unit: 'ms', value: r.p95, target, note: `p50 ${r.p50}, min ${r.min}, max ${r.max} ms; ${r.latencies.length} samples; HTML sign-up email, a new panel each time` }));
     } catch (e) {
       figures.push(figure({ name, unit: 'ms', target, note: errText(e) }));
+    }
+  }
+
+  if (args.only.has('team') && haveOurs) {
+    try {
+      const r = await measureTeam({ warmupMs, windowMs, listRequests: args.quick ? 300 : LIST_REQUESTS, listWarmup: args.quick ? 50 : LIST_WARMUP, args: keepAll, log });
+      figures.push(...r.figures);
+      details.team = r.details;
+    } catch (e) {
+      figures.push(figure({ name: 'team: PostgreSQL store', unit: 'msg/s', note: errText(e) }));
     }
   }
 
