@@ -1,4 +1,5 @@
-// The 100,000-message data dir of the list and start-up benchmarks. Built once with the
+// The fixture data dirs of the list and start-up benchmarks: 100,000 messages (the default)
+// or a million (`--store 1m`). Built once with the
 // store's own API in a child process (bench/build-store.ts: the same durable writes and
 // index journal as the server's), checked by starting the real server on it, cached outside
 // the repository keyed by the store's source (its on-disk format), and handed to each run
@@ -12,13 +13,26 @@ import { benchCacheDir } from './maildev';
 import { REPO_ROOT, startOurs } from './ours';
 import { DEFAULT_DOMAIN } from '../../src/server/contract';
 
-/** Messages in the store, as the issue asks. */
-export const STORE_MESSAGES = 100_000;
 /** The inbox the list benchmark reads: half of the store. */
 export const BIG_INBOX = 'big';
-export const BIG_INBOX_MESSAGES = STORE_MESSAGES / 2;
-/** The other half is spread over this many inboxes (1,000 messages each). */
-const OTHER_INBOXES = 50;
+
+/** A fixture store: half its messages in the big inbox, the other half in inboxes of 1,000 each. */
+export interface StoreSpec {
+  /** `100k` or `1m`, as given to `--store`. */
+  name: string;
+  messages: number;
+  bigInboxMessages: number;
+  /** Inboxes holding the other half (1,000 messages each). */
+  otherInboxes: number;
+  /** Written file by file without the store's fsyncs (build-store.ts --direct): a million durable adds take over an hour here. */
+  direct?: boolean;
+}
+
+export const STORE_SPECS: Record<string, StoreSpec> = {
+  '100k': { name: '100k', messages: 100_000, bigInboxMessages: 50_000, otherInboxes: 50 },
+  '1m': { name: '1m', messages: 1_000_000, bigInboxMessages: 500_000, otherInboxes: 500, direct: true },
+};
+export const DEFAULT_STORE_SPEC = STORE_SPECS['100k'];
 /** Domain of every address (the server's default domain). */
 const DOMAIN = DEFAULT_DOMAIN;
 /** Size of each stored message, as in the SMTP benchmark. */
@@ -35,14 +49,16 @@ export interface PreparedStore {
 }
 
 /** Recipient of message i: every other message into the big inbox. */
-export function fixtureRecipient(i: number): string {
-  return i % 2 === 0 ? `${BIG_INBOX}@${DOMAIN}` : `user${(i >> 1) % OTHER_INBOXES}@${DOMAIN}`;
+export function fixtureRecipient(i: number, otherInboxes: number): string {
+  return i % 2 === 0 ? `${BIG_INBOX}@${DOMAIN}` : `user${Math.floor(i / 2) % otherInboxes}@${DOMAIN}`;
 }
 
 /** Key of the on-disk format: the store's source files and this builder's version. */
-export function storeKey(): string {
+export function storeKey(spec: StoreSpec = DEFAULT_STORE_SPEC): string {
   const h = createHash('sha256');
-  h.update(`fixture ${FIXTURE_VERSION} ${STORE_MESSAGES} ${FIXTURE_MESSAGE_BYTES}\n`);
+  // The 100k key is what it was before sizes existed, so its cache stays valid.
+  h.update(`fixture ${FIXTURE_VERSION} ${spec.messages} ${FIXTURE_MESSAGE_BYTES}\n`);
+  if (spec.otherInboxes !== 50) h.update(`other inboxes ${spec.otherInboxes}${spec.direct ? ' direct' : ''}\n`);
   const storeDir = path.join(REPO_ROOT, 'src', 'server', 'store');
   const files = existsSync(storeDir) ? readdirSync(storeDir).filter((f) => f.endsWith('.ts')).sort() : [];
   for (const f of files) {
@@ -62,14 +78,14 @@ export function indexedFromHeaders(stderr: string): number {
 }
 
 /** Marks the cached store stale, so the next run rebuilds it. */
-export function invalidateStore(): void {
-  rmSync(path.join(benchCacheDir(), 'stores', `store-${storeKey()}`, 'complete.json'), { force: true });
+export function invalidateStore(spec: StoreSpec = DEFAULT_STORE_SPEC): void {
+  rmSync(path.join(benchCacheDir(), 'stores', `store-${storeKey(spec)}`, 'complete.json'), { force: true });
 }
 
-async function build(dataDir: string, keepAll: string[], log: (l: string) => void): Promise<void> {
+async function build(spec: StoreSpec, dataDir: string, keepAll: string[], log: (l: string) => void): Promise<void> {
   const script = path.join(REPO_ROOT, 'bench', 'build-store.ts');
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, dataDir, String(STORE_MESSAGES)], {
+    const child = spawn(process.execPath, ['--import', 'tsx', script, dataDir, String(spec.messages), String(spec.otherInboxes), ...(spec.direct ? ['--direct'] : [])], {
       cwd: REPO_ROOT,
       env: { ...process.env, UV_THREADPOOL_SIZE: BUILD_THREADPOOL },
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -89,15 +105,15 @@ async function build(dataDir: string, keepAll: string[], log: (l: string) => voi
     const res = await fetch(`${ours.ready.http}/api/v2/domains`, { headers: { authorization: ours.apiToken } });
     const body = (await res.json()) as { domains?: Array<{ messages: number }> };
     const total = (body.domains ?? []).reduce((a, d) => a + d.messages, 0);
-    if (total !== STORE_MESSAGES) throw new Error(`the server sees ${total} messages in the built store, not ${STORE_MESSAGES}`);
+    if (total !== spec.messages) throw new Error(`the server sees ${total} messages in the built store, not ${spec.messages}`);
   } finally {
     await ours.stop();
   }
 }
 
 /** The cached store (built when missing) copied for one run. */
-export async function prepareStore(log: (l: string) => void, keepAll: string[]): Promise<PreparedStore> {
-  const key = storeKey();
+export async function prepareStore(log: (l: string) => void, keepAll: string[], spec: StoreSpec = DEFAULT_STORE_SPEC): Promise<PreparedStore> {
+  const key = storeKey(spec);
   const root = path.join(benchCacheDir(), 'stores');
   const cacheDir = path.join(root, `store-${key}`);
   const data = path.join(cacheDir, 'data');
@@ -106,20 +122,34 @@ export async function prepareStore(log: (l: string) => void, keepAll: string[]):
   let buildSeconds: number | undefined;
   if (!existsSync(marker)) {
     cached = false;
-    // Only one store is kept: older formats are removed.
-    if (existsSync(root)) for (const d of readdirSync(root)) rmSync(path.join(root, d), { recursive: true, force: true });
+    // One store per size is kept: older formats of this size are removed.
+    if (existsSync(root)) for (const d of readdirSync(root)) if (sizeOf(path.join(root, d)) === spec.messages) rmSync(path.join(root, d), { recursive: true, force: true });
     const building = `${cacheDir}.building`;
     mkdirSync(path.join(building, 'data'), { recursive: true });
-    log(`building the ${STORE_MESSAGES.toLocaleString('en-US')}-message store with the store API into ${building} (cached for later runs)`);
+    writeFileSync(path.join(building, 'size.json'), JSON.stringify({ messages: spec.messages }) + '\n');
+    log(`building the ${spec.messages.toLocaleString('en-US')}-message store with the store API into ${building} (cached for later runs)`);
     const t0 = Date.now();
-    await build(path.join(building, 'data'), keepAll, log);
+    await build(spec, path.join(building, 'data'), keepAll, log);
     buildSeconds = (Date.now() - t0) / 1000;
-    writeFileSync(path.join(building, 'complete.json'), JSON.stringify({ key, messages: STORE_MESSAGES, builtAt: new Date().toISOString(), buildSeconds }) + '\n');
+    writeFileSync(path.join(building, 'complete.json'), JSON.stringify({ key, messages: spec.messages, builtAt: new Date().toISOString(), buildSeconds }) + '\n');
     renameSync(building, cacheDir);
   }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'test-inbox-bench-store-'));
   copyStore(data, dir);
-  return { dir, info: { key, cached, buildSeconds, messages: STORE_MESSAGES } };
+  return { dir, info: { key, cached, buildSeconds, messages: spec.messages } };
+}
+
+/** Messages of a cached store folder (its size.json, or its complete.json; stores from before sizes are 100k). */
+function sizeOf(dir: string): number {
+  for (const f of ['size.json', 'complete.json']) {
+    try {
+      const n = (JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as { messages?: unknown }).messages;
+      if (typeof n === 'number') return n;
+    } catch {
+      // absent or damaged: try the next
+    }
+  }
+  return DEFAULT_STORE_SPEC.messages;
 }
 
 /**

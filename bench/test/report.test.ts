@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { figure, formatTable } from '../lib/report';
 import { median, percentile } from '../lib/stats';
-import { copyStore, fixtureRecipient, BIG_INBOX, BIG_INBOX_MESSAGES, STORE_MESSAGES } from '../lib/store-fixture';
+import { copyStore, fixtureRecipient, BIG_INBOX, STORE_SPECS } from '../lib/store-fixture';
 
 describe('bench report helpers', () => {
   it('takes nearest-rank percentiles of a sorted array', () => {
@@ -45,10 +45,18 @@ describe('bench report helpers', () => {
     assert.match(t, /\* list p50: slow/);
   });
 
-  it('puts half of the fixture store into the big inbox', () => {
-    let big = 0;
-    for (let i = 0; i < STORE_MESSAGES; i++) if (fixtureRecipient(i).startsWith(`${BIG_INBOX}@`)) big++;
-    assert.equal(big, BIG_INBOX_MESSAGES);
+  it('puts half of each fixture store into the big inbox and the rest 1,000 per inbox', () => {
+    for (const spec of Object.values(STORE_SPECS)) {
+      const counts = new Map<string, number>();
+      for (let i = 0; i < spec.messages; i++) {
+        const to = fixtureRecipient(i, spec.otherInboxes);
+        counts.set(to, (counts.get(to) ?? 0) + 1);
+      }
+      const big = [...counts].find(([to]) => to.startsWith(`${BIG_INBOX}@`))?.[1];
+      assert.equal(big, spec.bigInboxMessages, spec.name);
+      assert.equal(counts.size, spec.otherInboxes + 1, spec.name);
+      for (const [to, n] of counts) if (!to.startsWith(`${BIG_INBOX}@`)) assert.equal(n, 1000, `${spec.name} ${to}`);
+    }
   });
 
   it('copies a store with message files linked and every other file copied', () => {

@@ -74,6 +74,8 @@ export interface EmailMessage {
   id: string;
   time: number;
   seconds_ago: number;
+  /** Present when the server could read the message only in part (broken or hostile MIME); `raw` has it whole. */
+  notice?: string;
   /** Hosted service: the From header as received, `Name <address>` (its `fromfull` is then the bare address). */
   origfrom?: string;
   /** Hosted service: the IP address of the sending server. */

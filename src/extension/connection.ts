@@ -1,23 +1,31 @@
 // Which server the extension talks to and the client for it: the embedded local server
 // (started on first use, or attached to) or a hosted URL with its token from SecretStorage.
 // No vscode import.
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { ApiError } from '../api/errors';
-import type { InboxApi } from '../api/types';
+import { ApiError, networkError } from '../api/errors';
+import type { InboxApi, StreamHandlers } from '../api/types';
 import type { TokenStore } from './config/secrets';
 import type { Settings } from './config/settings';
 import { generateToken, readTokensFile, tokenDigest, TOKENS_FILE, TokensFileProblem } from '../server/contract';
 import { ConfirmedServers, REASON_TEXT, trustReasons, type TrustReason } from './config/serverTrust';
 import { ExtensionError } from './errors';
 import { errorText, type Logger } from './log';
-import { LOCAL_HOST, LocalServer, LocalServerError, type LocalServerOptions, type ProvenServer } from './localServer';
+import { LOCAL_HOST, LocalServer, LocalServerError, probeHealth, type LocalServerOptions, type ProvenServer } from './localServer';
 import { Emitter } from './util/emitter';
 
 /** Seconds in a day, for the retention setting (days) → CLI flag (seconds). */
 const DAY_SECONDS = 86_400;
 /** Owner only: the data folder holds mail, tokens.json and the server's proof file. */
 const DATA_DIR_MODE = 0o700;
+/** Owner only, like the server's own tokens file. */
+const TOKENS_FILE_MODE = 0o600;
+/** A server that answers at all answers a bare GET within this. */
+export const REACHABILITY_TIMEOUT_MS = 5000;
+/** First re-check of a server that cannot be reached: soon, since a restart takes seconds. */
+export const RECOVERY_FIRST_MS = 2000;
+/** Re-checks slow down to at most this: cheap for a server that stays away, still quick to notice its return. */
+export const RECOVERY_MAX_MS = 15_000;
 
 export interface ServerInfo {
   baseUrl: string;
@@ -37,7 +45,38 @@ export type ConnectionState =
   | { kind: 'ready'; server: ServerInfo }
   | { kind: 'noToken'; baseUrl: string }
   | { kind: 'stopped' }
+  /** Stop Local Server on a server another process runs: we let go of it; it keeps running. */
+  | { kind: 'detached'; baseUrl: string; pid?: number }
+  /** Nothing answers at the server's address; re-checked by itself until it answers again. */
+  | { kind: 'unreachable'; baseUrl: string; reason: string; error: unknown }
   | { kind: 'failed'; error: unknown };
+
+/** The tokens of the local server, read from its data folder after it proved it is that folder's server. */
+interface LocalTokens {
+  apiToken: string;
+  webhookToken?: string;
+  twilioAuthToken?: string;
+}
+
+/** Whether a failure means that nothing answers at the server's address (as opposed to an answer we did not like). */
+export function isNetworkFailure(e: unknown): boolean {
+  return ApiError.is(e, 'network');
+}
+
+/**
+ * Whether anything answers HTTP at `baseUrl`: a bare GET with no token (it goes only to a URL
+ * the user chose and confirmed). Any answer counts; undefined when it answered, else why not.
+ */
+export async function unreachableReason(baseUrl: string, timeoutMs = REACHABILITY_TIMEOUT_MS): Promise<ApiError | undefined> {
+  try {
+    const res = await fetch(`${baseUrl}/`, { redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    await res.body?.cancel();
+    return undefined;
+  } catch (e) {
+    if ((e as { name?: string }).name === 'TimeoutError') return new ApiError('timeout', `The server at ${baseUrl} did not answer within ${Math.round(timeoutMs / 1000)} s.`);
+    return networkError(e, baseUrl, []);
+  }
+}
 
 export interface ConnectionDeps {
   settings(): Settings;
@@ -69,9 +108,12 @@ export class Connection {
   private api: InboxApi | undefined;
   private server: LocalServer | undefined;
   private pending: Promise<InboxApi> | undefined;
-  /** Tokens our own process was started with. */
-  private startedWith: { apiToken: string; webhookToken: string; twilioAuthToken: string } | undefined;
+  /** The local server's tokens, from its data folder (never from SecretStorage). */
+  private localTokens: LocalTokens | undefined;
   private generation = 0;
+  private recoveryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Our local server processes being stopped (reset, Stop Local Server): a start waits for them. */
+  private stopping: Promise<void> | undefined;
   private readonly stateEmitter = new Emitter<ConnectionState>();
   readonly onDidChangeState = this.stateEmitter.event;
 
@@ -82,6 +124,7 @@ export class Connection {
   }
 
   private setState(s: ConnectionState): void {
+    if (s.kind !== 'unreachable') this.stopRecovery();
     this.stateValue = s;
     this.stateEmitter.fire(s);
   }
@@ -108,6 +151,13 @@ export class Connection {
     if (this.stateValue.kind === 'stopped') {
       return Promise.reject(new ExtensionError('noServer', 'The local server is stopped. Start it to see mail.'));
     }
+    if (this.stateValue.kind === 'detached') return Promise.reject(detachedError(this.stateValue));
+    // Waits for the user, like "failed": setting the token (or Refresh, or another server) resets.
+    // Connecting again on every tree redraw would probe the server in a loop, since each attempt
+    // announces the state again and the view redraws on it.
+    if (this.stateValue.kind === 'noToken') return Promise.reject(noTokenError(this.stateValue.baseUrl));
+    // Said at once, with Retry; the server is re-checked in the background meanwhile.
+    if (this.stateValue.kind === 'unreachable') return Promise.reject(unreachableError(this.stateValue));
     // No silent retry loop after a failure: Retry (Refresh) or a settings/token change resets.
     if (this.stateValue.kind === 'failed') return Promise.reject(this.stateValue.error);
     if (!this.pending) {
@@ -133,13 +183,20 @@ export class Connection {
         void api.dispose();
         throw stale();
       }
-      this.api = api;
+      const watched = this.watch(api, gen);
+      this.api = watched;
       this.setState({ kind: 'ready', server });
-      return api;
+      return watched;
     } catch (e) {
+      // Read before the generation check: a token set meanwhile resets the connection, and then
+      // this attempt must not overwrite the fresh state with "failed" (a state that sticks).
+      const noToken = ApiError.is(e, 'unauthorized') && settings.server.kind === 'remote' && !(await this.deps.tokens.get('api', settings.server.baseUrl));
       if (gen === this.generation) {
-        if (ApiError.is(e, 'unauthorized') && settings.server.kind === 'remote' && !(await this.deps.tokens.get('api', settings.server.baseUrl))) {
+        if (noToken && settings.server.kind === 'remote') {
           this.setState({ kind: 'noToken', baseUrl: settings.server.baseUrl });
+        } else if (isNetworkFailure(e) || ApiError.is(e, 'timeout')) {
+          this.enterUnreachable(settings.server.kind === 'remote' ? settings.server.baseUrl : localTokenKey(settings), e);
+          throw unreachableError(this.stateValue as Extract<ConnectionState, { kind: 'unreachable' }>);
         } else {
           this.deps.log.error(`Connecting to ${this.describe()} failed: ${errorText(e)}`);
           this.setState({ kind: 'failed', error: e });
@@ -170,11 +227,15 @@ export class Connection {
     if (pending) {
       throw new ExtensionError('unconfirmedServer', `Test Inbox has not used ${baseUrl} yet and waits for you to confirm it. ${pending.reasons.map((r) => REASON_TEXT[r]).join(' ')}`);
     }
+    // Whether anything answers there, before a token is asked for or sent: a missing token must
+    // not hide that nothing listens.
+    const away = await unreachableReason(baseUrl);
+    if (away) throw away;
     const apiToken = await this.deps.tokens.get('api', baseUrl);
     this.deps.log.addSecret(apiToken);
     this.deps.log.addSecret(await this.deps.tokens.get('webhook', baseUrl));
     if (!apiToken) {
-      throw new ApiError('unauthorized', `No API token is set for ${baseUrl}. Set the API token to see its inboxes.`);
+      throw noTokenError(baseUrl);
     }
     const api = this.deps.createApi({ baseUrl, apiToken });
     this.deps.log.info(`Using the hosted server ${baseUrl}.`);
@@ -182,27 +243,11 @@ export class Connection {
   }
 
   private async connectLocal(settings: Settings, gen: number): Promise<{ api: InboxApi; server: ServerInfo }> {
-    const key = localTokenKey(settings);
-    let apiToken = await this.deps.tokens.get('api', key);
-    let webhookToken = await this.deps.tokens.get('webhook', key);
-    if (!apiToken) {
-      apiToken = generateToken();
-      await this.deps.tokens.set('api', key, apiToken);
-    }
-    if (!webhookToken) {
-      webhookToken = generateToken();
-      await this.deps.tokens.set('webhook', key, webhookToken);
-    }
-    let twilioAuthToken = await this.deps.tokens.get('twilio', key);
-    if (!twilioAuthToken) {
-      twilioAuthToken = generateToken();
-      await this.deps.tokens.set('twilio', key, twilioAuthToken);
-    }
-    this.deps.log.addSecret(apiToken);
-    this.deps.log.addSecret(webhookToken);
-    this.deps.log.addSecret(twilioAuthToken);
     const dataDir = settings.dataDir || this.deps.defaultDataDir;
     await mkdir(dataDir, { recursive: true, mode: DATA_DIR_MODE });
+    await this.prepareTokensFile(localTokenKey(settings), dataDir);
+    // No tokens are handed over: `serve` takes them from the data folder's tokens file, the one
+    // place the local server's tokens live.
     const opts: LocalServerOptions = {
       cliPath: this.deps.cliPath,
       execArgv: this.deps.execArgv,
@@ -214,32 +259,23 @@ export class Connection {
       maxMessages: settings.maxMessages,
       maxAgeSeconds: settings.maxAgeDays * DAY_SECONDS,
       smtpTls: settings.smtpTls,
-      apiToken,
-      webhookToken,
-      twilioAuthToken,
       log: this.deps.log,
     };
     let running = this.server?.current;
-    if (running?.mode === 'started' && (this.startedWith?.apiToken !== apiToken || this.startedWith?.webhookToken !== webhookToken || this.startedWith?.twilioAuthToken !== twilioAuthToken)) {
-      // Our process was started with other tokens (they were changed or cleared): restart it.
-      this.deps.log.info('The tokens changed: restarting the local server with the new ones.');
-      const old = this.server;
-      this.server = undefined;
-      await old?.stop();
-      running = undefined;
-    }
     if (!running) {
-      // Settings or tokens changed meanwhile: never start a process with the old ones.
+      // A process of ours still shutting down holds the data folder's lock until it exits: a
+      // start before then would find the folder in use (a tree refresh can ask while reset waits).
+      await this.stopping;
+      // Settings changed meanwhile: never start a process with the old ones.
       if (gen !== this.generation) throw stale();
       const server = new LocalServer(opts);
       this.server = server;
       running = await server.start();
       if (gen !== this.generation) {
         if (this.server === server) this.server = undefined;
-        await server.stop();
+        await this.stopTracked(server);
         throw stale();
       }
-      this.startedWith = { apiToken, webhookToken, twilioAuthToken };
       server.onUnexpectedExit(({ code }) => {
         if (this.server !== server) return;
         this.server = undefined;
@@ -249,96 +285,217 @@ export class Connection {
         this.setState({ kind: 'failed', error: new ExtensionError('noServer', `The local server stopped unexpectedly (exit code ${code ?? 'none'}). Start it again; the log may say why.`) });
       });
     }
-    if (running.mode === 'attached' && running.proven) {
-      // Someone else started it: send only the token it proved it takes (never try one and then another).
-      ({ apiToken } = await this.tokensForAttached(running.http, running.proven, key, dataDir, { apiToken, webhookToken }));
-    }
-    const api = this.deps.createApi({ baseUrl: running.http, apiToken });
-    return { api, server: { baseUrl: running.http, local: true, mode: running.mode, smtp: running.smtp, pid: running.proven?.pid, dataDir } };
+    // Started here or elsewhere, the server proved it is the data folder's (LocalServer.start):
+    // only now are the folder's tokens read, and only the one it takes is ever sent.
+    const tokens = await this.dataFolderTokens(running.http, running.proven, dataDir);
+    this.localTokens = tokens;
+    const api = this.deps.createApi({ baseUrl: running.http, apiToken: tokens.apiToken });
+    return { api, server: { baseUrl: running.http, local: true, mode: running.mode, smtp: running.smtp, pid: running.proven.pid, dataDir } };
   }
 
   /**
-   * The tokens of a proven server someone else started: ours from SecretStorage when their
-   * digests match its server file, else those of its data folder's tokens.json (saved into
-   * SecretStorage then). No match: `tokenUnknown`, and no token is sent.
+   * The tokens of a proven local server from its data folder's tokens file, checked against
+   * the digests its server file names. No match: `tokenUnknown`, and no token is sent.
    */
-  private async tokensForAttached(url: string, proven: ProvenServer, key: string, dataDir: string, stored: { apiToken: string; webhookToken: string }): Promise<{ apiToken: string }> {
+  private async dataFolderTokens(url: string, proven: ProvenServer, dataDir: string): Promise<LocalTokens> {
     const matches = async (token: string | undefined, digest: string): Promise<boolean> => token !== undefined && (await tokenDigest(token)) === digest;
-    let apiToken: string | undefined = (await matches(stored.apiToken, proven.apiTokenSha256)) ? stored.apiToken : undefined;
-    const webhookOk = await matches(stored.webhookToken, proven.webhookTokenSha256);
-    // Read once: it may hold the tokens we lack, and the Twilio auth token, which is not part
-    // of the proof (a server this extension starts gets ours; one started by hand generates it).
     const file = await readTokensFile(path.join(dataDir, TOKENS_FILE), (f) => readFile(f, 'utf8'));
-    if (TokensFileProblem.is(file)) {
-      if ((!apiToken || !webhookOk) && file.code !== 'TOKENS_FILE_MISSING') this.deps.log.warn(`No tokens from the data folder: ${file.message}`);
-    } else {
-      if (!apiToken && (await matches(file.apiToken, proven.apiTokenSha256))) {
-        apiToken = file.apiToken!;
-        this.deps.log.addSecret(apiToken);
-        await this.deps.tokens.set('api', key, apiToken);
-      }
-      if (!webhookOk && (await matches(file.webhookToken, proven.webhookTokenSha256))) {
-        this.deps.log.addSecret(file.webhookToken);
-        await this.deps.tokens.set('webhook', key, file.webhookToken!);
-      }
-      if (file.twilioAuthToken) {
-        this.deps.log.addSecret(file.twilioAuthToken);
-        await this.deps.tokens.set('twilio', key, file.twilioAuthToken);
-      }
-    }
-    if (!apiToken) {
+    if (TokensFileProblem.is(file) || !(await matches(file.apiToken, proven.apiTokenSha256))) {
       throw new LocalServerError(
         'tokenUnknown',
-        `The Test Inbox server at ${url} (pid ${proven.pid}) was started with an API token this window does not know: neither the stored one nor the one in ${TOKENS_FILE} of its data folder. Set the API token it was started with.`,
+        `The Test Inbox server at ${url} (pid ${proven.pid}) was started with an API token that is not in ${TOKENS_FILE} of its data folder ${dataDir}` +
+          (TokensFileProblem.is(file) ? ` (${file.message})` : '') +
+          `, so this window cannot use it. Start that server without --api-token (it then uses the folder's tokens), or stop it and let Test Inbox start its own.`,
       );
     }
-    return { apiToken };
+    const apiToken = file.apiToken!;
+    this.deps.log.addSecret(apiToken);
+    const webhookToken = (await matches(file.webhookToken, proven.webhookTokenSha256)) ? file.webhookToken : undefined;
+    this.deps.log.addSecret(webhookToken);
+    this.deps.log.addSecret(file.twilioAuthToken);
+    return { apiToken, webhookToken, twilioAuthToken: file.twilioAuthToken };
+  }
+
+  /**
+   * Makes sure the data folder has its tokens file before the server starts, so that `serve`
+   * never generates (and prints) a token: written here, owner-only, when missing. Its tokens
+   * are told to the log's redaction at once; they are sent only after the server's proof.
+   * Earlier versions kept the local tokens in SecretStorage and handed them to the server: they
+   * become the file's tokens when it has none yet (webhook URLs and Twilio settings already
+   * copied keep working) and are removed from SecretStorage either way.
+   */
+  private async prepareTokensFile(key: string, dataDir: string): Promise<void> {
+    const stored = { apiToken: await this.deps.tokens.get('api', key), webhookToken: await this.deps.tokens.get('webhook', key), twilioAuthToken: await this.deps.tokens.get('twilio', key) };
+    for (const t of Object.values(stored)) this.deps.log.addSecret(t);
+    const file = path.join(dataDir, TOKENS_FILE);
+    const existing = await readTokensFile(file, (f) => readFile(f, 'utf8'));
+    if (!TokensFileProblem.is(existing)) {
+      for (const t of Object.values(existing)) this.deps.log.addSecret(t as string | undefined);
+    } else if (existing.code === 'TOKENS_FILE_MISSING') {
+      const usable = stored.apiToken && stored.webhookToken && stored.apiToken !== stored.webhookToken && stored.twilioAuthToken !== stored.apiToken;
+      const tokens = usable ? { ...stored, twilioAuthToken: stored.twilioAuthToken ?? generateToken() } : { apiToken: generateToken(), webhookToken: generateToken(), twilioAuthToken: generateToken() };
+      for (const t of Object.values(tokens)) this.deps.log.addSecret(t);
+      try {
+        // `wx`: never over a tokens file that appeared meanwhile (another window's server).
+        await writeFile(file, JSON.stringify(tokens, null, 2) + '\n', { flag: 'wx', mode: TOKENS_FILE_MODE });
+        this.deps.log.info(usable ? `Moved the local server's tokens from secret storage into ${file}.` : `Generated the local server's tokens into ${file}.`);
+      } catch (e) {
+        if ((e as { code?: unknown }).code !== 'EEXIST') throw e;
+      }
+    }
+    // A damaged file is left alone: the server refuses to start and says why.
+    if (stored.apiToken || stored.webhookToken || stored.twilioAuthToken) {
+      for (const kind of ['api', 'webhook', 'twilio'] as const) await this.deps.tokens.clear(kind, key);
+    }
   }
 
   /** Drops the client (and, when asked, our local server process) and connects again on next use. */
   async reset(stopServer = false): Promise<void> {
     this.generation++;
     this.pending = undefined;
+    this.stopRecovery();
     const api = this.api;
     this.api = undefined;
     await api?.dispose();
     if (stopServer) {
       const server = this.server;
       this.server = undefined;
-      await server?.stop();
+      await this.stopTracked(server);
     }
     if (this.stateValue.kind !== 'stopped') this.setState({ kind: 'idle' });
   }
 
+  /** Stops our process and keeps the stop's promise meanwhile, so that no start races its exit. */
+  private async stopTracked(server: LocalServer | undefined): Promise<void> {
+    if (!server) return;
+    const stop = server.stop();
+    const all = Promise.all([this.stopping, stop]).then(() => undefined);
+    this.stopping = all;
+    try {
+      await stop;
+    } finally {
+      if (this.stopping === all) this.stopping = undefined;
+    }
+  }
+
   /** Starts (or attaches to) the local server now. */
   async startLocal(): Promise<InboxApi> {
-    if (this.stateValue.kind === 'stopped' || this.stateValue.kind === 'failed') this.setState({ kind: 'idle' });
+    const k = this.stateValue.kind;
+    if (k === 'stopped' || k === 'failed' || k === 'detached' || k === 'unreachable') this.setState({ kind: 'idle' });
     return this.ensure();
   }
 
-  /** Stops our local server process; the tree shows "stopped" until it is started again. */
+  /**
+   * Stops our local server process; the tree shows "stopped" until it is started again. A
+   * server another process runs is not ours to stop: we let go of it and say whose it is
+   * ("detached"), so the state shown matches what keeps running.
+   */
   async stopLocal(): Promise<'stopped' | 'detached'> {
     this.generation++;
     this.pending = undefined;
     const server = this.server;
     this.server = undefined;
-    const attached = server?.current?.mode === 'attached';
+    const running = server?.current;
     const api = this.api;
     this.api = undefined;
     await api?.dispose();
-    await server?.stop();
+    await this.stopTracked(server);
+    if (running?.mode === 'attached') {
+      this.setState({ kind: 'detached', baseUrl: running.http, pid: running.proven.pid });
+      return 'detached';
+    }
     this.setState({ kind: 'stopped' });
-    return attached ? 'detached' : 'stopped';
+    return 'stopped';
   }
 
-  /** The Twilio auth token of the configured server, if known. */
-  twilioAuthToken(): Promise<string | undefined> {
+  /** The client, reporting to the connection: a call that finds nobody at the server's address makes the state `unreachable`. */
+  private watch(api: InboxApi, gen: number): InboxApi {
+    const noteFailure = (e: unknown): void => {
+      if (gen !== this.generation || this.stateValue.kind !== 'ready' || !isNetworkFailure(e)) return;
+      this.enterUnreachable(this.stateValue.server.baseUrl, e);
+    };
+    return new Proxy(api, {
+      get: (target, prop, receiver) => {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (typeof value !== 'function' || prop === 'dispose') return value;
+        if (prop === 'subscribe') {
+          return (domain: string, inbox: string | undefined, handlers: StreamHandlers) =>
+            target.subscribe(domain, inbox, {
+              ...handlers,
+              onState: (state, error) => {
+                if (state === 'reconnecting' && error) noteFailure(error);
+                handlers.onState?.(state, error);
+              },
+            });
+        }
+        return (...args: unknown[]) => {
+          const result: unknown = (value as (...a: unknown[]) => unknown).apply(target, args);
+          if (result instanceof Promise) result.catch(noteFailure);
+          return result;
+        };
+      },
+    });
+  }
+
+  /** Nobody answers at `baseUrl`: says so, drops the client and re-checks by itself, more slowly each time. */
+  private enterUnreachable(baseUrl: string, error: unknown): void {
+    this.generation++;
+    this.pending = undefined;
+    const api = this.api;
+    this.api = undefined;
+    void api?.dispose();
+    // A server another process ran may come back as a different one: prove it again then.
+    if (this.server?.current?.mode === 'attached') this.server = undefined;
+    // "Could not reach the server at X: connection refused." → "connection refused": the URL is said once.
+    const reason = (error instanceof Error ? error.message : String(error)).replace(/^Could not reach the server at \S+: /, '');
+    this.deps.log.warn(`${baseUrl} cannot be reached: ${errorText(error)}. Checking again in ${RECOVERY_FIRST_MS / 1000} s.`);
+    this.setState({ kind: 'unreachable', baseUrl, reason, error });
+    this.scheduleRecovery(RECOVERY_FIRST_MS);
+  }
+
+  private scheduleRecovery(delayMs: number): void {
+    this.stopRecovery();
+    const timer = setTimeout(() => void this.checkRecovery(delayMs), delayMs);
+    timer.unref?.();
+    this.recoveryTimer = timer;
+  }
+
+  private stopRecovery(): void {
+    if (this.recoveryTimer) clearTimeout(this.recoveryTimer);
+    this.recoveryTimer = undefined;
+  }
+
+  private async checkRecovery(lastDelayMs: number): Promise<void> {
+    const st = this.stateValue;
+    if (st.kind !== 'unreachable') return;
+    const gen = this.generation;
+    const back = this.isLocal ? (await probeHealth(st.baseUrl)) === 'test-inbox' : (await unreachableReason(st.baseUrl)) === undefined;
+    if (gen !== this.generation || this.stateValue !== st) return;
+    if (!back) {
+      this.scheduleRecovery(Math.min(lastDelayMs * 2, RECOVERY_MAX_MS));
+      return;
+    }
+    this.deps.log.info(`${st.baseUrl} answers again: reconnecting.`);
+    // idle: the tree reloads and connects (and proves a local server again).
+    this.setState({ kind: 'idle' });
+  }
+
+  /** The Twilio auth token of the configured server, if known (the local server's from its data folder, connecting first). */
+  async twilioAuthToken(): Promise<string | undefined> {
+    if (this.isLocal) return (await this.localTokensNow()).twilioAuthToken;
     return this.deps.tokens.get('twilio', this.tokenKey());
   }
 
-  /** The webhook token of the configured server, if known. */
-  webhookToken(): Promise<string | undefined> {
+  /** The webhook token of the configured server, if known (the local server's from its data folder, connecting first). */
+  async webhookToken(): Promise<string | undefined> {
+    if (this.isLocal) return (await this.localTokensNow()).webhookToken;
     return this.deps.tokens.get('webhook', this.tokenKey());
+  }
+
+  private async localTokensNow(): Promise<LocalTokens> {
+    await this.ensure();
+    if (!this.localTokens) throw new ExtensionError('noServer', 'The local server is not connected.');
+    return this.localTokens;
   }
 
   /** pid of our child process, for the debug state. */
@@ -348,6 +505,7 @@ export class Connection {
 
   async dispose(): Promise<void> {
     this.generation++;
+    this.stopRecovery();
     const api = this.api;
     this.api = undefined;
     await api?.dispose();
@@ -355,4 +513,17 @@ export class Connection {
     this.server = undefined;
     this.stateEmitter.dispose();
   }
+}
+
+function unreachableError(st: Extract<ConnectionState, { kind: 'unreachable' }>): ExtensionError {
+  const reason = /[.!?]$/.test(st.reason) ? st.reason : `${st.reason}.`;
+  return new ExtensionError('unreachable', `The server at ${st.baseUrl} cannot be reached: ${reason} Test Inbox checks again by itself.`);
+}
+
+function noTokenError(baseUrl: string): ApiError {
+  return new ApiError('unauthorized', `No API token is set for ${baseUrl}. Set the API token to see its inboxes.`);
+}
+
+function detachedError(st: Extract<ConnectionState, { kind: 'detached' }>): ExtensionError {
+  return new ExtensionError('noServer', `Detached from the local server at ${st.baseUrl}: it belongs to process ${st.pid ?? '?'} and keeps running. Start Local Server attaches again.`);
 }

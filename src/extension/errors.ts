@@ -4,7 +4,7 @@
 import { ApiError } from '../api/errors';
 import { LocalServerError } from './localServer';
 
-export type ErrorAction = 'setApiToken' | 'setWebhookToken' | 'showLog' | 'retry' | 'changePort' | 'startLocalServer' | 'confirmServer';
+export type ErrorAction = 'setApiToken' | 'setWebhookToken' | 'showLog' | 'retry' | 'changePort' | 'startLocalServer' | 'confirmServer' | 'switchServer';
 
 /** Button labels, shared by notifications and error nodes. */
 export const ACTION_TITLES: Record<ErrorAction, string> = {
@@ -15,6 +15,7 @@ export const ACTION_TITLES: Record<ErrorAction, string> = {
   changePort: 'Change Port',
   startLocalServer: 'Start Local Server',
   confirmServer: 'Review Server',
+  switchServer: 'Switch Server',
 };
 
 export interface UserFacingError {
@@ -27,7 +28,7 @@ export interface UserFacingError {
 /** A failure of the extension itself (bad input from a prompt or a command argument). */
 export class ExtensionError extends Error {
   constructor(
-    readonly code: 'invalidInput' | 'noServer' | 'noWebhookToken' | 'noMessage' | 'notSupported' | 'unconfirmedServer',
+    readonly code: 'invalidInput' | 'noServer' | 'noWebhookToken' | 'noMessage' | 'notSupported' | 'unconfirmedServer' | 'unreachable',
     message: string,
   ) {
     super(message);
@@ -82,9 +83,11 @@ export function describeError(e: unknown): UserFacingError {
       case 'notProven':
         return { message: e.message, actions: ['changePort', 'retry', 'showLog'], silent: false };
       case 'tokenUnknown':
-        return { message: e.message, actions: ['setApiToken', 'showLog'], silent: false };
+        // The local server's token comes from its data folder only: nothing to set here.
+        return { message: e.message, actions: ['retry', 'showLog'], silent: false };
     }
   }
+  if (ExtensionError.is(e, 'unreachable')) return { message: e.message, actions: ['retry', 'showLog', 'switchServer'], silent: false };
   if (ExtensionError.is(e, 'unconfirmedServer')) return { message: e.message, actions: ['confirmServer', 'showLog'], silent: false };
   if (ExtensionError.is(e, 'noServer')) return { message: e.message, actions: ['startLocalServer', 'showLog'], silent: false };
   if (ExtensionError.is(e)) return { message: e.message, actions: [], silent: false };

@@ -6,7 +6,7 @@ import { createClient } from '../api/client';
 import { ACTIVATED_LOG_PREFIX } from './activationLog';
 import { registerCommands } from './commands';
 import { TokenStore } from './config/secrets';
-import { serverKey, shownDomains } from './config/settings';
+import { LOCAL_SERVER, serverKey, shownDomains } from './config/settings';
 import { ConfirmedServers } from './config/serverTrust';
 import { SettingsWatcher } from './config/watch';
 import { Connection } from './connection';
@@ -42,7 +42,9 @@ export function activate(context: vscode.ExtensionContext): void {
     cliPath: context.asAbsolutePath(path.join('dist', 'cli.js')),
     defaultDataDir: path.join(context.globalStorageUri.fsPath, 'server'),
   });
-  let readState = new ReadState(context.globalState, serverKey(settings()), Date.now());
+  // The local server's mail all starts unread (tree/state.ts).
+  const newReadState = () => new ReadState(context.globalState, serverKey(settings()), Date.now(), { allUnread: serverKey(settings()) === LOCAL_SERVER });
+  let readState = newReadState();
   const added = () => new AddedInboxes(context.globalState, serverKey(settings()));
   const model = new InboxModel({
     api: () => connection.ensure(),
@@ -62,10 +64,10 @@ export function activate(context: vscode.ExtensionContext): void {
     tree,
     // Another window (or a command here) changed the API token: reconnect with it.
     tokens.onDidChange((c) => {
-      if (c.kind === 'api' && c.baseUrl === connection.tokenKey()) void connection.reset().then(() => model.invalidate());
+      if (c.kind === 'api' && !connection.isLocal && c.baseUrl === connection.tokenKey()) void connection.reset().then(() => model.invalidate());
     }),
     config.onDidChange((fx) => {
-      if (fx.resetReadState) readState = new ReadState(context.globalState, serverKey(settings()), Date.now());
+      if (fx.resetReadState) readState = newReadState();
       if (fx.restartPollTimer) live.restartTimer();
       if (fx.reconnect) void connection.reset(true).then(() => model.invalidate());
       else if (fx.reloadTree) model.invalidate();

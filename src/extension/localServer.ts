@@ -18,6 +18,7 @@ import {
   ServerFileProblem,
   serveArgs,
   tokensEnv,
+  withoutTokensEnv,
 } from '../server/contract';
 import type { Logger } from './log';
 import { Emitter } from './util/emitter';
@@ -71,8 +72,9 @@ export interface LocalServerOptions {
   maxAgeSeconds?: number;
   /** Offer STARTTLS with the data folder's self-signed certificate (`testInbox.local.smtpTls`). */
   smtpTls?: boolean;
-  apiToken: string;
-  webhookToken: string;
+  /** Tokens to hand the server; absent (the extension's way): it uses its data folder's tokens file. */
+  apiToken?: string;
+  webhookToken?: string;
   twilioAuthToken?: string;
   log: Logger;
   readyTimeoutMs?: number;
@@ -88,8 +90,8 @@ export interface RunningServer {
   smtp: { host: string; port: number };
   /** `started`: our child process; `attached`: a server someone else runs. */
   mode: 'started' | 'attached';
-  /** Attached only: what its server file proved (pid, which tokens it takes). */
-  proven?: ProvenServer;
+  /** What its server file proved (pid, which tokens it takes): asked of every server, ours too, before any token is read or sent. */
+  proven: ProvenServer;
 }
 
 /** A server that answered the health challenge with the key of our data folder's server file. */
@@ -149,7 +151,14 @@ export class LocalServer {
       if (probe === 'other') throw portTaken('HTTP', o.httpPort);
     }
     try {
-      return await this.spawn();
+      const started = await this.spawn();
+      try {
+        started.proven = await this.prove(started.http);
+      } catch (e) {
+        await this.stop();
+        throw e;
+      }
+      return started;
     } catch (e) {
       // Another window may have won the race for the port: attach to it.
       if (LocalServerError.is(e, 'portTaken') && o.httpPort !== 0 && e.port === o.httpPort) {
@@ -256,9 +265,10 @@ export class LocalServer {
       execPath: o.execPath ?? process.execPath,
       execArgv: o.execArgv ?? [],
       env: {
-        ...process.env,
+        // Tokens of the extension host's own environment never reach the server.
+        ...withoutTokensEnv(process.env),
         ELECTRON_RUN_AS_NODE: '1',
-        ...tokensEnv(o),
+        ...(o.apiToken && o.webhookToken ? tokensEnv({ apiToken: o.apiToken, webhookToken: o.webhookToken, twilioAuthToken: o.twilioAuthToken }) : {}),
       },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
@@ -288,7 +298,8 @@ export class LocalServer {
           if (!line) continue;
           const ready = settled ? undefined : parseReadyLine(line);
           if (ready) {
-            this.running = { ...ready, mode: 'started' };
+            // Proven by start() before anyone reads a token; the pid is our child's until then.
+            this.running = { ...ready, mode: 'started', proven: { pid: child.pid ?? 0, apiTokenSha256: '', webhookTokenSha256: '' } };
             o.log.info(`Local server ready: HTTP ${ready.http}, SMTP ${ready.smtp.host}:${ready.smtp.port} (pid ${child.pid}).`);
             finish(this.running);
           } else o.log.info(`[server] ${line}`);

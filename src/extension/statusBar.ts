@@ -5,6 +5,13 @@ import * as showMenu from './commands/showMenu';
 import { describeError } from './errors';
 import { inert } from '../core/inert';
 
+/** What the item shows now, for the debug state (tests): text, tooltip and background colour id. */
+let shown: { text: string; tooltip: string; background?: string } | undefined;
+
+export function statusBarShown(): typeof shown {
+  return shown;
+}
+
 export function createStatusBar(connection: Connection): vscode.Disposable {
   const item = vscode.window.createStatusBarItem('testInbox.status', vscode.StatusBarAlignment.Left, 10);
   item.name = 'Test Inbox';
@@ -38,6 +45,15 @@ export function createStatusBar(connection: Connection): vscode.Disposable {
         item.text = '$(debug-stop) Test Inbox: stopped';
         item.tooltip = 'The local server is stopped. Click for the menu.';
         break;
+      case 'detached':
+        item.text = '$(debug-disconnect) Test Inbox: detached';
+        item.tooltip = inert`Detached from the local server at ${st.baseUrl}. It belongs to process ${String(st.pid ?? '?')} (another window or a terminal) and keeps running. Click for the menu.`;
+        break;
+      case 'unreachable':
+        item.text = '$(warning) Test Inbox: unreachable';
+        item.tooltip = inert`The server at ${st.baseUrl} cannot be reached: ${st.reason}\nTest Inbox checks again by itself. Click for the menu.`;
+        item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+        break;
       case 'failed':
         item.text = '$(warning) Test Inbox';
         item.tooltip = `${describeError(st.error).message}\nClick for the menu.`;
@@ -45,6 +61,7 @@ export function createStatusBar(connection: Connection): vscode.Disposable {
         break;
     }
     item.accessibilityInformation = { label: `${item.text.replace(/\$\([^)]+\)\s*/g, '')}. ${item.tooltip}` };
+    shown = { text: item.text, tooltip: String(item.tooltip), background: item.backgroundColor?.id };
   };
   update(connection.state);
   const sub = connection.onDidChangeState(update);

@@ -40,6 +40,14 @@ import { prepareDataDirLocked } from './store/layout';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
 import { resolveTokens, type TokenName, TokensError } from './tokens';
 import { VERSION } from './version';
+import { defaultConnectionCaps, readSoftFdLimit } from './limits';
+import { isMimeWorker, serveMimeJobs } from './http/mimePool';
+import { DEFAULT_MAX_RECIPIENTS } from './smtp';
+
+function fdCapsText(): string {
+  const c = defaultConnectionCaps(readSoftFdLimit());
+  return `here ${c.smtp} each for a limit of ${c.fdLimit}`;
+}
 import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_USAGE } from '../testing/commands';
 
 
@@ -69,6 +77,12 @@ Options:
                           (default ${DEFAULT_MAX_MESSAGES_PER_INBOX})
   --max-age <duration>    remove messages older than this: 90s, 30m, 12h, 7d, 2w (a bare number
                           is seconds); 0 = no limit (default ${DEFAULT_MAX_AGE_MS / 86_400_000}d)
+  --max-recipients <n>    recipients of one SMTP message; past it RCPT gets 452 4.5.3
+                          (default ${DEFAULT_MAX_RECIPIENTS})
+  --max-smtp-connections <n>
+  --max-http-connections <n>
+                          open connections at once; past it SMTP answers 421 4.3.2 and HTTP 503
+                          (default: sized from the open-file limit, ${fdCapsText()})
 
 SMTP security (default: plain SMTP, no STARTTLS, any login or none accepted):
   --smtp-tls              offer STARTTLS, with a self-signed certificate generated into
@@ -104,6 +118,9 @@ export interface ServeConfig {
   twilioAuthToken?: string;
   maxMessages: number;
   maxAgeMs: number;
+  maxRecipients?: number;
+  maxSmtpConnections?: number;
+  maxHttpConnections?: number;
   /** Offer STARTTLS (on with --smtp-tls or with a certificate of one's own). */
   smtpTls: boolean;
   smtpTlsCert?: string;
@@ -139,6 +156,9 @@ const SERVE_FLAGS = {
   'twilio-auth-token': { type: 'string' },
   'max-messages': { type: 'string' },
   'max-age': { type: 'string' },
+  'max-recipients': { type: 'string' },
+  'max-smtp-connections': { type: 'string' },
+  'max-http-connections': { type: 'string' },
   'smtp-tls': { type: 'boolean' },
   'smtp-tls-cert': { type: 'string' },
   'smtp-tls-key': { type: 'string' },
@@ -219,6 +239,9 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     twilioAuthToken: v['twilio-auth-token'] ?? (env[TWILIO_AUTH_TOKEN_ENV] || undefined),
     maxMessages,
     maxAgeMs,
+    maxRecipients: parseCount('max-recipients', v['max-recipients']),
+    maxSmtpConnections: parseCount('max-smtp-connections', v['max-smtp-connections']),
+    maxHttpConnections: parseCount('max-http-connections', v['max-http-connections']),
   };
 }
 
@@ -236,6 +259,13 @@ function readStore(flag: string | undefined, envValue: string | undefined): stri
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new UsageError(`${where} must be "maildir" or a postgres:// URL, got a ${url.protocol} URL`);
   return text.trim();
+}
+
+/** A limit of at least 1 given on the command line, or undefined (the default) when absent. */
+function parseCount(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < 1) throw new UsageError(`--${flag} must be a whole number of at least 1, got ${JSON.stringify(text)}`);
+  return Number(text);
 }
 
 /** How a generated token is named when it is shown once. */
@@ -320,6 +350,9 @@ export async function main(argv: string[]): Promise<void> {
       twilioAuthToken: tokens.twilioAuthToken,
       defaultDomain: config.defaultDomain,
       retention: { maxMessages: config.maxMessages, maxAgeMs: config.maxAgeMs },
+      maxRecipients: config.maxRecipients,
+      maxSmtpConnections: config.maxSmtpConnections,
+      maxHttpConnections: config.maxHttpConnections,
       smtpTls: { starttls: config.smtpTls, implicitPort: config.smtpsPort, certFile: config.smtpTlsCert, keyFile: config.smtpTlsKey },
       smtpAuth: config.smtpAuth,
       log: stderrLog,
@@ -371,6 +404,9 @@ export async function main(argv: string[]): Promise<void> {
   );
 }
 
-if (require.main === module) {
+if (isMimeWorker()) {
+  // This bundle started as a MIME worker thread of its own server (http/mimePool.ts).
+  serveMimeJobs();
+} else if (require.main === module) {
   main(process.argv.slice(2)).catch((e: unknown) => fail(`unexpected error: ${(e as Error).stack ?? String(e)}`, EXIT_FAILURE));
 }

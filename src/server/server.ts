@@ -10,6 +10,8 @@ import { redact } from '../core/redact';
 import { generateToken, SERVER_FILE, type ServerFile, tokenDigest } from './contract';
 import { createHttpApi } from './http/index';
 import { writePrivateFile } from './privateFile';
+import { ByteBudget } from './budget';
+import { defaultConnectionCaps, readSoftFdLimit } from './limits';
 import { createSmtpServer, type InboxSmtpServer } from './smtp';
 import type { SmtpCredentials, SmtpSecurity } from './smtpSecurity';
 import { loadOrCreateSelfSigned, loadOwnTlsFiles, type SmtpTlsMaterial } from './tls/material';
@@ -41,6 +43,11 @@ export interface InboxServerOptions {
   retention?: Partial<RetentionOptions>;
   /** Largest SMTP message; the SMTP default when absent. */
   maxMessageBytes?: number;
+  /** Recipients of one SMTP message; the SMTP default when absent. */
+  maxRecipients?: number;
+  /** Open SMTP / HTTP connections at once; absent: sized from the file-descriptor limit (limits.ts). */
+  maxSmtpConnections?: number;
+  maxHttpConnections?: number;
   /** Extra Host header values the HTTP API accepts (besides the loopback names). */
   allowedHosts?: string[];
   /** SMTP TLS; absent: plain SMTP only (the default). */
@@ -135,6 +142,11 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   };
   // Per start: the key of the health proof, written only into the data folder (SERVER_FILE).
   const proofKey = generateToken();
+  const caps = defaultConnectionCaps(readSoftFdLimit());
+  const maxSmtpConnections = options.maxSmtpConnections ?? caps.smtp;
+  const maxHttpConnections = options.maxHttpConnections ?? caps.http;
+  // One budget for the message bytes every SMTP and HTTP connection holds in memory at once.
+  const budget = new ByteBudget();
   try {
     const api = createHttpApi({
       proofKey,
@@ -145,6 +157,8 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       defaultDomain: options.defaultDomain,
       allowedHosts: options.allowedHosts ?? (isLoopback(options.host) ? [] : [options.host, os.hostname()]),
       version: VERSION,
+      maxConnections: maxHttpConnections,
+      budget,
       log,
     });
     await new Promise<void>((resolve, reject) => {
@@ -178,8 +192,24 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       ...(material && mode ? { tls: { mode, key: material.key, cert: material.cert } } : {}),
       ...(options.smtpAuth ? { credentials: options.smtpAuth } : {}),
     });
+    // SMTP and SMTPS share one connection cap: both draw on the same file descriptors.
+    const smtpSessions = new Set<string>();
     const listen = async (service: 'SMTP' | 'SMTPS', port: number, mode: 'starttls' | 'implicit' | undefined): Promise<number> => {
-      const server: InboxSmtpServer = createSmtpServer({ store, host: options.host, port, maxMessageBytes: options.maxMessageBytes, security: security(mode), log });
+      const server: InboxSmtpServer = createSmtpServer({
+        store,
+        host: options.host,
+        port,
+        maxMessageBytes: options.maxMessageBytes,
+        maxRecipients: options.maxRecipients,
+        maxConnections: maxSmtpConnections,
+        admitted: smtpSessions,
+        // The Maildir store links a spool file into place, so it lies on the data folder's file system; the
+        // PostgreSQL store copies it into the database piece by piece, so SMTP's own private temp folder serves.
+        ...(store instanceof MaildirStore ? { spoolDir: store.spoolDir } : {}),
+        budget,
+        security: security(mode),
+        log,
+      });
       const bound = await server.start().catch((e: unknown) => {
         throw listenError(service, options.host, port, e);
       });
@@ -209,6 +239,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       options.smtpAuth ? 'login required' : undefined,
     ].filter(Boolean);
     log('info', `listening: HTTP ${httpUrl}, SMTP ${hostForUrl(options.host)}:${smtpPort}${smtpNotes.length ? ` (${smtpNotes.join(', ')})` : ''}, data in ${store instanceof PostgresStore ? store.where : dataDir}`);
+    log('info', `connection caps: SMTP ${maxSmtpConnections}, HTTP ${maxHttpConnections} (file-descriptor limit ${caps.fdLimit}${caps.fdLimitSource === 'fallback' ? ', assumed' : ''})`);
     let closing: Promise<void> | undefined;
     return {
       httpUrl,

@@ -2,16 +2,30 @@
 // is answered 250 only once every recipient's copy is durable in the store. Storage is passed
 // in (maildev style). TLS and AUTH (by default: no TLS, any AUTH or none) are smtpSecurity.ts's.
 
+import { promises as fs } from 'node:fs';
+import type { Socket } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { domainProblem, inboxNameProblem, normalizeInbox } from '../core/ids';
+import { ByteBudget } from './budget';
+import { SpoolingSink } from './spool';
 import { securityOptions, type SmtpSecurity } from './smtpSecurity';
 import { StoreError } from './store/errors';
-import type { Store } from './store/types';
+import { CODE_SCAN_MAX_BYTES } from './store/code';
+import type { MessageBody, Store } from './store/types';
 
 /** 25 MB: the message size limit of the large mail providers, so anything real senders produce fits. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
 /** On stop, connections still open after this long are told 421 and closed: a local test server should stop promptly. */
 export const SMTP_CLOSE_GRACE_MS = 1000;
+/** Recipients of one message: RFC 5321 §4.5.3.1.8 asks servers to take at least 100; more is refused with 452 4.5.3. */
+export const DEFAULT_MAX_RECIPIENTS = 100;
+/** Default cap on open SMTP connections when the composition gives none (server.ts sizes it from the file-descriptor limit). */
+export const DEFAULT_MAX_SMTP_CONNECTIONS = 256;
+/** A connection refused past the cap is closed this long after its 421, if the client does not close it first. */
+const REFUSED_LINGER_MS = 1000;
 /** Answer text after a successful delivery; the stored ids follow it. */
 export const STORED_REPLY_PREFIX = 'OK: stored as';
 
@@ -25,6 +39,16 @@ export interface SmtpServerOptions {
   port: number;
   /** Largest message accepted (advertised with SIZE, 552 beyond it). Default DEFAULT_MAX_MESSAGE_BYTES. */
   maxMessageBytes?: number;
+  /** Recipients of one message; past it RCPT is answered 452 4.5.3. Default DEFAULT_MAX_RECIPIENTS. */
+  maxRecipients?: number;
+  /** Open connections at once; past it a new one is answered 421 4.3.2 and closed. Default DEFAULT_MAX_SMTP_CONNECTIONS. */
+  maxConnections?: number;
+  /** Sessions counted against maxConnections; pass one set to listeners (SMTP and SMTPS) that share a cap. */
+  admitted?: Set<string>;
+  /** Where bodies too large to keep in memory are written while they arrive (spool.ts); default a private folder made under the OS temp folder at start. */
+  spoolDir?: string;
+  /** Message bytes held in memory at once, shared with the HTTP API (budget.ts). */
+  budget?: ByteBudget;
   /** TLS (STARTTLS or implicit) and required credentials; absent: plain SMTP, any AUTH. */
   security?: SmtpSecurity;
   log?: (level: LogLevel, msg: string) => void;
@@ -61,9 +85,21 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
   const { store } = options;
   const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   if (!Number.isInteger(maxBytes) || maxBytes <= 0) throw new RangeError(`maxMessageBytes must be a positive whole number, got ${String(maxBytes)}`);
+  const maxRecipients = options.maxRecipients ?? DEFAULT_MAX_RECIPIENTS;
+  if (!Number.isSafeInteger(maxRecipients) || maxRecipients < 1) throw new RangeError(`maxRecipients must be a whole number >= 1, got ${String(maxRecipients)}`);
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_SMTP_CONNECTIONS;
+  if (!Number.isSafeInteger(maxConnections) || maxConnections < 1) throw new RangeError(`maxConnections must be a whole number >= 1, got ${String(maxConnections)}`);
+  const budget = options.budget ?? new ByteBudget();
+  let spoolDir = options.spoolDir;
+  let ownSpoolDir: string | undefined;
   const log = options.log ?? (() => undefined);
   const deliveries = new Set<Promise<unknown>>();
   let boundPort: number | undefined;
+  /** Sessions let in (under the cap), until they close; shared by the listeners that share the cap. */
+  const admitted = options.admitted ?? new Set<string>();
+  /** Open sockets by remote address, so a refused session's socket can be cut if its client lingers. */
+  const sockets = new Map<string, Socket>();
+  const socketKey = (address: string | undefined, port: number | undefined): string => `${address ?? ''}|${port ?? ''}`;
 
   const server = new SMTPServer({
     banner: 'Test Inbox',
@@ -72,51 +108,86 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
     disableReverseLookup: true,
     logger: false,
     closeTimeout: SMTP_CLOSE_GRACE_MS,
-    onRcptTo(address: SMTPServerAddress, _session: SMTPServerSession, callback: (err?: Error | null) => void) {
+    onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void) {
+      if (admitted.size < maxConnections) {
+        admitted.add(session.id);
+        return callback();
+      }
+      // Closed by smtp-server after the reply; a client that keeps its end open is cut soon after.
+      const socket = sockets.get(socketKey(session.remoteAddress, session.remotePort));
+      if (socket) setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();
+      callback(reply(421, `4.3.2 too many connections (${maxConnections} open), try again in a moment`));
+    },
+    onClose(session: SMTPServerSession) {
+      admitted.delete(session.id);
+    },
+    onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
+      if (session.envelope.rcptTo.length >= maxRecipients) return callback(reply(452, `4.5.3 too many recipients: at most ${maxRecipients} per message, send the rest in another`));
       const target = recipientTarget(address.address);
       if ('problem' in target) return callback(reply(550, `5.1.3 ${target.problem}`));
       callback();
     },
     onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) {
-      const chunks: Buffer[] = [];
-      let failed = false;
-      stream.on('data', (chunk: Buffer) => {
-        if (!stream.sizeExceeded) chunks.push(chunk);
-      });
-      stream.on('error', (e: Error) => {
-        failed = true;
-        log('warn', `smtp: reading a message failed: ${e.message}`);
-        callback(reply(451, '4.3.0 could not read the message, try again'));
-      });
-      stream.on('end', () => {
-        if (failed) return;
-        if (stream.sizeExceeded) return callback(reply(552, `5.3.4 message exceeds the fixed maximum message size of ${maxBytes} bytes`));
-        const targets: Array<{ domain: string; inbox: string }> = [];
-        for (const rcpt of session.envelope.rcptTo) {
-          const t = recipientTarget(rcpt.address);
-          if (!('problem' in t)) targets.push(t);
-        }
-        const delivery = store.add(targets, Buffer.concat(chunks), 'smtp').then(
-          (metas) => callback(null, `${STORED_REPLY_PREFIX} ${metas.map((m) => m.id).join(' ')}`),
-          (e: unknown) => {
-            if (StoreError.is(e, 'BAD_TARGET')) return callback(reply(550, `5.1.3 ${e.message}`));
-            // RFC 3463 4.3.1 "mail system full": a transient failure, the sender retries once there is room.
-            if (StoreError.is(e, 'FULL')) return callback(reply(452, `4.3.1 ${e.message}`));
-            log('error', `smtp: could not store a message: ${(e as Error).message}`);
-            callback(reply(451, '4.3.0 could not store the message, try again later'));
-          },
-        );
-        deliveries.add(delivery);
-        void delivery.finally(() => deliveries.delete(delivery));
-      });
+      const delivery = receive(stream, session).then(
+        (message) => callback(null, message),
+        (e: unknown) => callback(e as Error),
+      );
+      deliveries.add(delivery);
+      void delivery.finally(() => deliveries.delete(delivery));
     },
   });
+  server.server.on('connection', (socket: Socket) => {
+    const key = socketKey(socket.remoteAddress, socket.remotePort);
+    sockets.set(key, socket);
+    socket.once('close', () => sockets.delete(key));
+  });
+
+  /** Streams the body into a spool sink (spool.ts), then stores it; resolves the reply text or rejects with an SMTP reply. */
+  async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
+    const sink = new SpoolingSink({ budget, dir: spoolDir!, maxBytes });
+    try {
+      await pipeline(stream, sink);
+    } catch (e) {
+      log('warn', `smtp: reading a message failed: ${(e as Error).message}`);
+      throw reply(451, '4.3.0 could not read the message, try again');
+    }
+    const body = sink.received();
+    try {
+      if (stream.sizeExceeded) throw reply(552, `5.3.4 message exceeds the fixed maximum message size of ${maxBytes} bytes`);
+      const targets: Array<{ domain: string; inbox: string }> = [];
+      for (const rcpt of session.envelope.rcptTo) {
+        const t = recipientTarget(rcpt.address);
+        if (!('problem' in t)) targets.push(t);
+      }
+      let raw: MessageBody;
+      try {
+        // A spooled body stays in its file: the store links it into place (store/types.ts FileBody).
+        raw = await body.body(CODE_SCAN_MAX_BYTES);
+      } catch (e) {
+        log('warn', `smtp: reading a spooled message failed: ${(e as Error).message}`);
+        throw reply(451, '4.3.0 could not read the message, try again');
+      }
+      try {
+        const metas = await store.add(targets, raw, 'smtp');
+        return `${STORED_REPLY_PREFIX} ${metas.map((m) => m.id).join(' ')}`;
+      } catch (e) {
+        if (StoreError.is(e, 'BAD_TARGET')) throw reply(550, `5.1.3 ${e.message}`);
+        // RFC 3463 4.3.1 "mail system full": a transient failure, the sender retries once there is room.
+        if (StoreError.is(e, 'FULL')) throw reply(452, `4.3.1 ${e.message}`);
+        log('error', `smtp: could not store a message: ${(e as Error).message}`);
+        throw reply(451, '4.3.0 could not store the message, try again later');
+      }
+    } finally {
+      await body.dispose();
+    }
+  }
 
   return {
     get port() {
       return boundPort;
     },
-    start() {
+    async start() {
+      if (spoolDir === undefined) spoolDir = ownSpoolDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-spool-'));
       return new Promise((resolve, reject) => {
         const onError = (e: Error): void => reject(e);
         server.once('error', onError);
@@ -132,6 +203,7 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
     async stop() {
       if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
       while (deliveries.size > 0) await Promise.allSettled([...deliveries]);
+      if (ownSpoolDir) await fs.rm(ownSpoolDir, { recursive: true, force: true });
     },
   };
 }

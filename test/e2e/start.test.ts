@@ -107,6 +107,8 @@ describe('e2e: npm start', function () {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(url);
     await openTestInboxView(page);
+    // A first run: the seeded samples start unread (the view's badge counts them too).
+    await treeRow(page, new RegExp(`^Domain ${escapeRegExp(SAMPLES.domain)}, 2 inboxes, 3 unread`)).waitFor({ timeout: UI_TIMEOUT_MS });
     await expandRow(treeRow(page, new RegExp(`^Inbox ${SAMPLES.emailInbox}@${escapeRegExp(SAMPLES.domain)}`)));
     await treeRow(page, new RegExp(escapeRegExp(SAMPLES.signupSubject))).waitFor({ timeout: UI_TIMEOUT_MS });
     await treeRow(page, new RegExp(escapeRegExp(SAMPLES.reportSubject))).waitFor({ timeout: UI_TIMEOUT_MS });

@@ -47,7 +47,8 @@ export function escapeRegExp(text: string): string {
 
 /** Opens the Test Inbox view container and waits until its tree (or welcome view) is shown. */
 export async function openTestInboxView(page: Page): Promise<void> {
-  await page.locator('.activitybar [aria-label^="Test Inbox"]').first().click({ timeout: UI_TIMEOUT_MS });
+  // The whole activity bar entry: its unread badge ("Test Inbox - 3 unread messages") sits over a corner of the icon.
+  await page.locator('.activitybar .action-item').filter({ has: page.locator('[aria-label^="Test Inbox"]') }).first().click({ timeout: UI_TIMEOUT_MS });
   await page.locator('.sidebar .title-label').filter({ hasText: /Test Inbox/i }).waitFor({ timeout: UI_TIMEOUT_MS });
 }
 

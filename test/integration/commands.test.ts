@@ -50,7 +50,7 @@ describe('Test Inbox commands', function () {
     const r = await vscode.commands.executeCommand<{ id: string; inbox: string }>('testInbox.injectMessage', { domain: DOMAIN, inbox, from: 'QA <qa@example.test>', subject: 'Hello', text: 'Code 314159' });
     assert.equal(r?.inbox, inbox);
     const st = await waitForState((s) => messageLabels(s.tree, DOMAIN, inbox).includes('Hello'), 'the injected message');
-    assert.match(inboxNode(st.tree, DOMAIN, inbox)!.children![0].description ?? '', /^QA · /);
+    assert.match(inboxNode(st.tree, DOMAIN, inbox)!.children![0].description ?? '', /^● QA · /);
   });
 
   it('Copy One-Time Code copies the code of a message, and of the latest message of an inbox', async () => {
@@ -155,11 +155,11 @@ describe('Test Inbox commands', function () {
   it('Open Message shows it in the message view and marks it read', async () => {
     const inbox = uniqueInbox('cmd-open');
     const r = await vscode.commands.executeCommand<{ id: string }>('testInbox.injectMessage', { domain: DOMAIN, inbox, subject: 'Open me', text: 'Your code is 808080' });
-    await waitForState((s) => inboxNode(s.tree, DOMAIN, inbox)?.children?.[0]?.bold === true, 'the unread message');
+    await waitForState((s) => inboxNode(s.tree, DOMAIN, inbox)?.children?.[0]?.unread === true, 'the unread message');
     await vscode.commands.executeCommand('testInbox.openMessage', { domain: DOMAIN, inbox, id: r!.id });
     const st = await waitForState((s) => s.messageView.lastRendered?.id === r!.id, 'the message view to render the message');
     assert.equal(st.messageView.lastRendered?.code, '808080');
-    assert.notEqual(inboxNode(st.tree, DOMAIN, inbox)!.children![0].bold, true, 'opened mail is read');
+    assert.notEqual(inboxNode(st.tree, DOMAIN, inbox)!.children![0].unread, true, 'opened mail is read');
     const tab = vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.includes('testInbox.message'));
     assert.ok(tab, 'a message view tab is open');
   });

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DEFAULT_DOMAIN, TOKENS_FILE } from '../../src/server/contract';
 import { startInboxServer } from '../../src/server/server';
-import { findNode, messageLabels, setSetting, useLocalServer, waitForState } from './support/state';
+import { debugState, findNode, messageLabels, setSetting, useLocalServer, waitForState } from './support/state';
 
 describe('Test Inbox connection to the local server', function () {
   this.timeout(60_000);
@@ -86,13 +86,43 @@ describe('Test Inbox connection to the local server', function () {
       const told = st.shown.find((m) => m.where === 'info' && m.text.includes('did not start'));
       assert.ok(told, 'the user is told this window did not start the server');
       assert.ok(told.text.includes(`pid ${process.pid}`), told.text);
-      // Stopping only detaches: the server belongs to someone else.
+      // Stopping only detaches: the server belongs to someone else, and the state shown says so.
       assert.equal(await vscode.commands.executeCommand('testInbox.stopLocalServer'), 'detached');
       const health = await fetch(`${running.httpUrl}/healthz`);
       assert.equal(health.status, 200);
+      const detached = (await waitForState((s) => s.viewState === 'detached', 'the detached view')) as typeof st & { statusBar: { text: string; tooltip: string } };
+      assert.equal(detached.connection.kind, 'detached');
+      assert.match(detached.statusBar.text, /detached/);
+      assert.ok(detached.statusBar.tooltip.includes(`process ${process.pid}`), detached.statusBar.tooltip);
+      assert.ok(detached.shown.some((m) => m.where === 'info' && m.text.startsWith('Detached; the server at') && m.text.includes(`belongs to process ${process.pid}`)), JSON.stringify(detached.shown));
       await vscode.commands.executeCommand('testInbox.startLocalServer');
     } finally {
       await setSetting('local.httpPort', 0);
+      await running.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('Copy Webhook URL on a local server started with a webhook token of its own says so, and does not send the user to Set Webhook Token', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-it-ownwh-'));
+    const apiToken = 'it-ownwh-api-5c2e9a7d1b';
+    await fs.writeFile(path.join(dir, TOKENS_FILE), JSON.stringify({ apiToken, webhookToken: 'it-ownwh-file-3b8d0f6a2c' }));
+    // Someone ran `serve --webhook-token …` on that folder: the folder's file does not name it.
+    const running = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir: dir, apiToken, webhookToken: 'it-ownwh-flag-9e1c4a7b3d', defaultDomain: DEFAULT_DOMAIN });
+    try {
+      await setSetting('local.dataFolder', dir);
+      await setSetting('local.httpPort', running.httpPort);
+      await waitForState((s) => s.connection.kind === 'ready' && s.connection.mode === 'attached' && s.connection.baseUrl === running.httpUrl, 'the attached server');
+      assert.equal(await vscode.commands.executeCommand('testInbox.copyWebhookUrl', { form: 'privateQuery' }), undefined, 'nothing copied');
+      const st = await debugState();
+      const told = st.shown.filter((m) => m.where === 'warning').pop();
+      assert.ok(told, JSON.stringify(st.shown));
+      assert.ok(told.text.startsWith(`The local server at ${running.httpUrl} (pid ${process.pid}) was started with a webhook token that is not in ${TOKENS_FILE} of its data folder ${dir}`), told.text);
+      assert.match(told.text, /Start that server without --webhook-token/);
+      assert.doesNotMatch(told.text, /Set the webhook token/);
+      assert.ok(!JSON.stringify(st).includes('it-ownwh-flag-9e1c4a7b3d'), 'the server\'s own token is nowhere');
+    } finally {
+      await useLocalServer();
       await running.close();
       await fs.rm(dir, { recursive: true, force: true });
     }

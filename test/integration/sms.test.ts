@@ -61,7 +61,8 @@ describe('SMS through the Twilio-compatible API', function () {
     const msg = node.children![0];
     // Titled by its first words, with the sender beside them: never a row of "SMS".
     assert.equal(msg.label, 'Your Acme login code is 604219. Do not share it.');
-    assert.match(msg.description ?? '', /^\+15550100000 · /);
+    // Unread (the ● mark, tree/present.ts UNREAD_MARK), then the sender.
+    assert.match(msg.description ?? '', /^● \+15550100000 · /);
     // The server found its code at ingest: the row offers Copy One-Time Code and says the code.
     assert.equal(msg.contextValue, 'testInbox.message.code');
     await vscode.env.clipboard.writeText('before');

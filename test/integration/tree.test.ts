@@ -48,8 +48,8 @@ describe('Test Inbox tree', function () {
     const node = inboxNode(st.tree, DOMAIN, inbox)!;
     assert.equal(node.label, inbox);
     const msg = node.children!.find((n) => n.label === 'Order confirmed')!;
-    assert.equal(msg.bold, true, 'new mail is unread');
-    assert.match(msg.description ?? '', /^Shop · /);
+    assert.equal(msg.unread, true, 'new mail is unread');
+    assert.match(msg.description ?? '', /^● Shop · /);
     assert.ok(st.badge > before.badge || st.badge >= 1, 'the badge counts unread mail');
   });
 

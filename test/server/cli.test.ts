@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, EXIT_USAGE, TOKENS_FILE, tokensEnv } from '../../src/server/contract';
 import { parseServeArgs } from '../../src/server/cli';
+import { UsageError } from '../../src/server/args';
 import { parseDuration } from '../../src/core/duration';
 import { LOCK_FILE } from '../../src/server/store/lock';
 import { loadOrCreateTokens, TokensError } from '../../src/server/tokens';
@@ -280,9 +281,21 @@ describe('serve arguments', () => {
       twilioAuthToken: undefined,
       maxMessages: 1000,
       maxAgeMs: 7 * 86_400_000,
+      maxRecipients: undefined,
+      maxSmtpConnections: undefined,
+      maxHttpConnections: undefined,
       // SMTP TLS is off unless asked for (no smtps port, no required login either).
       smtpTls: false,
     });
+  });
+
+  it('reads the recipient and connection limits, refusing anything but a whole number of at least 1', () => {
+    const c = parseServeArgs(['serve', '--max-recipients', '5', '--max-smtp-connections', '20', '--max-http-connections', '30'], {});
+    assert.ok(c !== 'help' && c !== 'version');
+    assert.deepEqual([c.maxRecipients, c.maxSmtpConnections, c.maxHttpConnections], [5, 20, 30]);
+    for (const bad of ['0', '1.5', 'many', '']) {
+      assert.throws(() => parseServeArgs(['serve', '--max-recipients', bad], {}), (e: unknown) => UsageError.is(e) && /--max-recipients must be a whole number/.test((e as Error).message));
+    }
   });
 
   it('prefers token flags over the environment', () => {

@@ -77,6 +77,9 @@ describe('process contract', () => {
         twilioAuthToken: undefined,
         maxMessages: 0,
         maxAgeMs: 3_600_000,
+        maxRecipients: undefined,
+        maxSmtpConnections: undefined,
+        maxHttpConnections: undefined,
         smtpTls: true,
       });
     });

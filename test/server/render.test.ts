@@ -100,7 +100,8 @@ describe('render', () => {
 
   it('lists attachments with 0-based ids and returns their exact bytes', async () => {
     const raw = await anEmail();
-    const list = await listAttachments(raw);
+    const { attachments: list, notice } = await listAttachments(raw);
+    assert.equal(notice, undefined);
     assert.deepEqual(list.map((a) => a.attachment_id), [0, 1]);
     assert.deepEqual(
       list.map((a) => [a.filename, a['content-type'], a.size]).sort(),
@@ -112,6 +113,7 @@ describe('render', () => {
     const logoInfo = list.find((a) => a.filename === 'logo.png');
     assert.equal(logoInfo?.['content-id'], '<logo@acme>');
     const logo = await getAttachment(raw, logoInfo?.attachment_id ?? -1);
+    assert.ok(!logo || !('notice' in logo));
     assert.deepEqual(Buffer.from(logo?.bytes ?? []), PNG);
     assert.equal(logo?.contentType, 'image/png');
     assert.equal(await getAttachment(raw, 2), undefined);
@@ -121,7 +123,7 @@ describe('render', () => {
     const raw = await composeMessage({ text: 'plain', inbox: 'joe', domain: 'inbox.test', source: 'inject' });
     const msg = await renderMessage(aMeta(), raw, Date.now());
     assert.equal(msg.parts.length, 1);
-    assert.deepEqual(await listAttachments(raw), []);
+    assert.deepEqual(await listAttachments(raw), { attachments: [] });
     assert.deepEqual(await textAndHtml(raw), { text: 'plain\n', html: undefined });
   });
 });

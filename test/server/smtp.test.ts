@@ -4,7 +4,9 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
+import { buildMessage } from '../../bench/lib/smtp-load';
 import { createSmtpServer, type InboxSmtpServer, STORED_REPLY_PREFIX } from '../../src/server/smtp';
+import { SPOOL_THRESHOLD_BYTES } from '../../src/server/spool';
 import type { Store } from '../../src/server/store/types';
 import { makeStore, ON_MAILDIR } from './api-harness';
 
@@ -57,10 +59,10 @@ describe('SMTP ingest', () => {
   let smtp: InboxSmtpServer;
   let port: number;
 
-  async function start(maxMessageBytes?: number): Promise<void> {
+  async function start(maxMessageBytes?: number, spoolDir?: string): Promise<void> {
     store = await makeStore(dir, () => undefined);
     await store.open();
-    smtp = createSmtpServer({ store, host: '127.0.0.1', port: 0, maxMessageBytes });
+    smtp = createSmtpServer({ store, host: '127.0.0.1', port: 0, maxMessageBytes, ...(spoolDir ? { spoolDir } : {}) });
     port = (await smtp.start()).port;
   }
 
@@ -146,6 +148,24 @@ describe('SMTP ingest', () => {
     // The connection stays usable for a message within the limit.
     await transport().sendMail({ from: 'a@acme.test', to: 'joe@inbox.test', subject: 'small', text: 'ok' });
     assert.equal((await store.list(undefined, '*', all)).total, 1);
+  });
+
+  it('stores a body spooled to a file byte for byte in every recipient inbox, indexed from its head, and removes the spool file', async () => {
+    const spoolDir = path.join(dir, 'spool');
+    await start(undefined, spoolDir);
+    // Well past the spool threshold and not a whole number of the PostgreSQL store's 256 KB pieces.
+    const raw = buildMessage(12 * SPOOL_THRESHOLD_BYTES + 12_345, 'big@acme.test', 'joe@inbox.test', 'Spooled one');
+    const info = await transport().sendMail({ envelope: { from: 'big@acme.test', to: ['joe@inbox.test', 'ann@other.test'] }, raw });
+    assert.match(info.response, /^250 /);
+    const metas = [...(await store.list('inbox.test', 'joe', all)).msgs, ...(await store.list('other.test', 'ann', all)).msgs];
+    assert.equal(metas.length, 2);
+    for (const m of metas) {
+      assert.equal(m.size, raw.length);
+      assert.equal(m.subject, 'Spooled one');
+      assert.equal(m.code, '482913');
+      assert.ok((await store.readRaw(m.id)).equals(raw), `${m.inbox}'s copy is the message byte for byte`);
+    }
+    assert.deepEqual(await fs.readdir(spoolDir), [], 'no spool file is left');
   });
 
   it('answers 451 when the store cannot keep the message and leaves no partial copy', async function () {

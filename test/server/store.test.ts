@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseMessageId } from '../../src/core/ids';
 import { StoreError } from '../../src/server/store/errors';
+import { messageFileOf } from '../../src/server/store/layout';
 import { decodeEncodedWords, parseIndexedHeaders } from '../../src/server/store/headers';
 import { addLine, Journal, JOURNAL_FILE, JOURNAL_FLUSH_MS } from '../../src/server/store/journal';
 import { LOCK_FILE } from '../../src/server/store/lock';
@@ -495,6 +496,32 @@ describe('MaildirStore write-ahead log', () => {
     assert.equal(after.get(lost.id)?.subject, 'lost');
     assert.equal(after.get(cut.id)?.subject, 'cut short');
     assert.ok(logs.some((l) => l.msg.includes('restored 2 acknowledged message(s)')));
+  });
+
+  it('logs the bytes of a message once for all its recipients, links their files, and restores each from that one record', async () => {
+    const { store } = await openAt(dir);
+    const raw = anEmail({ subject: 'fan-out', body: 'F'.repeat(100 * 1024) });
+    const targets = Array.from({ length: 50 }, (_, i) => ({ domain: 'inbox.test', inbox: `r${i}` }));
+    const metas = await store.add(targets, raw, 'smtp');
+    assert.equal(metas.length, 50);
+    const [wal] = await walFiles(dir);
+    const logged = (await fs.stat(path.join(dir, wal))).size;
+    assert.ok(logged < raw.length + 50 * 200, `the log holds ${logged} bytes for a ${raw.length}-byte message to 50 recipients`);
+    const stats = await Promise.all(metas.map((m) => fs.stat(store.pathOf(m))));
+    assert.equal(new Set(stats.map((st) => st.ino)).size, 1, 'every recipient file is the same inode');
+    assert.equal(stats[0].nlink, 50);
+    // A crash that lost every file: each recipient comes back from the one logged copy.
+    const image = await crashImage();
+    for (const m of metas) await fs.rm(messageFileOf(image, m));
+    const { store: after, logs } = await openAt(image);
+    for (const m of metas) {
+      assert.deepEqual(await fs.readFile(messageFileOf(image, m)), raw, m.id);
+      assert.equal(after.get(m.id)?.subject, 'fan-out');
+    }
+    assert.ok(logs.some((l) => l.msg.includes('restored 50 acknowledged message(s)')), JSON.stringify(logs));
+    // Deleting one recipient's copy leaves the others.
+    await after.delete(metas[0].id);
+    assert.deepEqual(await fs.readFile(messageFileOf(image, metas[1])), raw);
   });
 
   it('does not bring back a message removed after it was acknowledged', async () => {

@@ -9,18 +9,13 @@ import * as path from 'node:path';
 import { createClient } from '../../src/api/client';
 import type { InboxApi } from '../../src/api/types';
 import { LiveUpdates, type NewMail } from '../../src/extension/live';
-import { Logger } from '../../src/extension/log';
 import { InboxModel } from '../../src/extension/tree/model';
-import { AddedInboxes, ReadState, type MementoLike } from '../../src/extension/tree/state';
+import { AddedInboxes, ReadState } from '../../src/extension/tree/state';
 import { startInboxServer, type InboxServer } from '../../src/server/server';
+import { memoryLog, memoryMemento as memento } from '../support/memory';
 
 const API_TOKEN = 'live-api-token-0001';
 const DOMAIN = 'inbox.test';
-
-function memento(): MementoLike {
-  const data = new Map<string, unknown>();
-  return { get: <T>(k: string) => data.get(k) as T | undefined, update: async (k, v) => void data.set(k, v) };
-}
 
 /** Forwards every request to `target` except the stream routes, which answer 404 like a server without them. */
 async function noStreamProxy(target: string): Promise<{ url: string; close(): Promise<void> }> {
@@ -48,7 +43,7 @@ describe('extension live updates', function () {
   this.timeout(30_000);
   let dir: string;
   let server: InboxServer;
-  const quiet = new Logger({ trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined });
+  const quiet = memoryLog().log;
 
   beforeEach(async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-live-'));

@@ -8,47 +8,18 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createClient } from '../../src/api/client';
-import { TokenStore, type SecretStorageLike } from '../../src/extension/config/secrets';
-import { ConfirmedServers, type MementoLike } from '../../src/extension/config/serverTrust';
+import { TokenStore } from '../../src/extension/config/secrets';
+import { ConfirmedServers } from '../../src/extension/config/serverTrust';
 import { readSettings, type Settings } from '../../src/extension/config/settings';
 import { Connection } from '../../src/extension/connection';
-import { Logger } from '../../src/extension/log';
 import { LocalServer, LocalServerError, probeHealth, type LocalServerOptions } from '../../src/extension/localServer';
 import { DEFAULT_DOMAIN, SERVER_FILE, TOKENS_FILE } from '../../src/server/contract';
 import { startInboxServer } from '../../src/server/server';
+import { memoryLog, memoryMemento, memorySecrets } from '../support/memory';
+import { closedPort as freePort } from '../support/ports';
 
 const CLI = path.resolve(__dirname, '../../src/server/cli.ts');
 const EXEC_ARGV = ['--require', 'tsx/cjs'];
-
-function memoryLog(): { log: Logger; lines: string[] } {
-  const lines: string[] = [];
-  const push = (m: string) => void lines.push(m);
-  return { log: new Logger({ trace: push, debug: push, info: push, warn: push, error: push }), lines };
-}
-
-function memorySecrets(): SecretStorageLike & { data: Map<string, string> } {
-  const data = new Map<string, string>();
-  return {
-    data,
-    get: async (k) => data.get(k),
-    store: async (k, v) => void data.set(k, v),
-    delete: async (k) => void data.delete(k),
-    onDidChange: () => ({ dispose: () => undefined }),
-  };
-}
-
-function memoryMemento(): MementoLike {
-  const data = new Map<string, unknown>();
-  return { get: <T>(k: string) => data.get(k) as T | undefined, update: async (k, v) => void data.set(k, v) };
-}
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as AddressInfo).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 describe('extension local server', function () {
   this.timeout(60_000);
@@ -220,7 +191,7 @@ describe('extension local server', function () {
   describe('connection to the local server', () => {
     const settingsFor = (over: Record<string, unknown>): Settings => readSettings({ get: <T>(k: string) => over[k] as T | undefined }).settings;
 
-    it('generates tokens into secret storage on first start and lists domains with them', async () => {
+    it("starts its server with the data folder's tokens, reads them only after the proof, and keeps none in secret storage", async () => {
       const secrets = memorySecrets();
       const { log, lines } = memoryLog();
       const settings = settingsFor({ 'local.httpPort': 0, 'local.smtpPort': 0, 'local.dataFolder': dir });
@@ -238,15 +209,17 @@ describe('extension local server', function () {
         const api = await conn.ensure();
         const st = conn.state;
         assert.equal(st.kind, 'ready');
-        assert.deepEqual([...secrets.data.keys()].sort(), ['testInbox.apiToken:http://127.0.0.1:0', 'testInbox.twilioAuthToken:http://127.0.0.1:0', 'testInbox.webhookToken:http://127.0.0.1:0']);
-        const apiToken = secrets.data.get('testInbox.apiToken:http://127.0.0.1:0')!;
-        assert.ok(apiToken.length >= 32);
+        assert.deepEqual([...secrets.data.keys()], [], 'no local token in secret storage');
+        const file = JSON.parse(await fs.readFile(path.join(dir, TOKENS_FILE), 'utf8')) as { apiToken: string; webhookToken: string; twilioAuthToken: string };
+        assert.ok(file.apiToken.length >= 32, 'the server generated its tokens into its data folder');
+        assert.equal((await fs.stat(path.join(dir, TOKENS_FILE))).mode & 0o777, 0o600);
         const domains = await api.listDomains();
         assert.ok(Array.isArray(domains.domains));
-        assert.ok(!lines.join('\n').includes(apiToken), 'the generated token never reaches the log');
-        // The server was handed the Twilio auth token from secret storage: it opens the Twilio API.
+        assert.ok(!lines.join('\n').includes(file.apiToken), 'the token never reaches the log');
+        assert.equal(await conn.webhookToken(), file.webhookToken);
+        // The Twilio auth token is the data folder's too: it opens the Twilio API.
         const twilioToken = await conn.twilioAuthToken();
-        assert.equal(twilioToken, secrets.data.get('testInbox.twilioAuthToken:http://127.0.0.1:0'));
+        assert.equal(twilioToken, file.twilioAuthToken);
         assert.ok(st.kind === 'ready');
         const account = `AC${'0'.repeat(32)}`;
         const sent = await fetch(`${st.server.baseUrl}/2010-04-01/Accounts/${account}/Messages.json`, {
@@ -256,57 +229,71 @@ describe('extension local server', function () {
         });
         assert.equal(sent.status, 201);
         assert.ok(!lines.join('\n').includes(twilioToken!), 'the Twilio auth token never reaches the log');
-        // The same stored tokens are used again next time.
+        // The same tokens are used again next time.
         await conn.stopLocal();
         assert.equal(conn.state.kind, 'stopped');
         await assert.rejects(conn.ensure(), /stopped/);
-        await conn.startLocal();
-        assert.equal(secrets.data.get('testInbox.apiToken:http://127.0.0.1:0'), apiToken);
+        await (await conn.startLocal()).listDomains();
+        assert.equal(JSON.parse(await fs.readFile(path.join(dir, TOKENS_FILE), 'utf8')).apiToken, file.apiToken);
+        assert.ok(!lines.some((l) => /\b403\b|forbidden|rejected/i.test(l)), `no refused token on a normal start: ${lines.join('\n')}`);
       } finally {
         await conn.dispose();
       }
     });
 
-    it('restarts its own server with new tokens when the stored ones are cleared', async () => {
+    it('moves tokens an earlier version kept in secret storage into the data folder once, then uses only the folder', async () => {
       const secrets = memorySecrets();
       const tokens = new TokenStore(secrets);
+      const key = 'http://127.0.0.1:0';
+      await tokens.set('api', key, 'old-api-token-5555aaaa');
+      await tokens.set('webhook', key, 'old-webhook-token-6666bbbb');
       const settings = settingsFor({ 'local.httpPort': 0, 'local.smtpPort': 0, 'local.dataFolder': dir });
-      const conn = new Connection({ settings: () => settings, tokens, trust: new ConfirmedServers(memoryMemento()), log: memoryLog().log, createApi: (o) => createClient(o), cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: dir });
+      const sent: Array<string | undefined> = [];
+      const conn = new Connection({ settings: () => settings, tokens, trust: new ConfirmedServers(memoryMemento()), log: memoryLog().log, createApi: (o) => (sent.push(o.apiToken), createClient(o)), cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: dir });
       try {
+        await (await conn.ensure()).listDomains();
+        assert.deepEqual(sent, ['old-api-token-5555aaaa'], 'webhook URLs already copied keep working');
+        assert.equal(JSON.parse(await fs.readFile(path.join(dir, TOKENS_FILE), 'utf8')).apiToken, 'old-api-token-5555aaaa');
+        assert.deepEqual([...secrets.data.keys()], [], 'secret storage no longer holds local tokens');
+        // A token put into secret storage later (by hand, or another window of an old version) is never used.
+        await tokens.set('api', key, 'stray-token-7777cccc');
+        await conn.reset(true);
         await conn.ensure();
-        const firstPid = conn.localPid;
-        const firstToken = await tokens.get('api', conn.tokenKey());
-        await tokens.clear('api', conn.tokenKey());
-        await conn.reset();
-        const api = await conn.ensure();
-        const secondToken = await tokens.get('api', conn.tokenKey());
-        assert.ok(secondToken && secondToken !== firstToken, 'a new token was generated');
-        assert.notEqual(conn.localPid, firstPid, 'the process was restarted');
-        await api.listDomains(); // accepted: the new process has the new token
+        assert.deepEqual(sent, ['old-api-token-5555aaaa', 'old-api-token-5555aaaa']);
       } finally {
         await conn.dispose();
       }
     });
 
-    it('reads tokens.json when attaching to a server started elsewhere with other tokens', async () => {
+    it('reads tokens.json when attaching to a server started elsewhere, and stores nothing', async () => {
       const httpPort = await freePort();
       await fs.writeFile(path.join(dir, TOKENS_FILE), JSON.stringify({ apiToken: 'standalone-api-1111', webhookToken: 'standalone-wh-2222' }));
       // Started "in a terminal": no tokens given, so it uses tokens.json.
-      const standalone = new LocalServer(options({ httpPort, apiToken: '', webhookToken: '' }));
+      const standalone = new LocalServer(options({ httpPort, apiToken: undefined, webhookToken: undefined }));
       servers.push(standalone);
       await standalone.start();
       const secrets = memorySecrets();
       const settings = settingsFor({ 'local.httpPort': httpPort, 'local.smtpPort': 0, 'local.dataFolder': dir });
       const sent: Array<string | undefined> = [];
-      const createApi = (o: { baseUrl: string; apiToken?: string }) => (sent.push(o.apiToken), createClient(o));
-      const conn = new Connection({ settings: () => settings, tokens: new TokenStore(secrets), trust: new ConfirmedServers(memoryMemento()), log: memoryLog().log, createApi, cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: dir });
+      const { log, lines } = memoryLog();
+      // The client logs every refused call at warn (as in the extension): none may be logged.
+      const createApi = (o: { baseUrl: string; apiToken?: string }) => (sent.push(o.apiToken), createClient({ ...o, log: (level, msg) => lines.push(`${level}: ${msg}`) }));
+      const conn = new Connection({ settings: () => settings, tokens: new TokenStore(secrets), trust: new ConfirmedServers(memoryMemento()), log, createApi, cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: dir });
       try {
-        await conn.ensure();
+        await (await conn.ensure()).listDomains();
         const st = conn.state;
         assert.ok(st.kind === 'ready' && st.server.mode === 'attached');
         assert.deepEqual(sent, ['standalone-api-1111'], 'only the token the server proved it takes was ever given to a client');
-        assert.equal(secrets.data.get(`testInbox.apiToken:http://127.0.0.1:${httpPort}`), 'standalone-api-1111');
+        assert.deepEqual([...secrets.data.keys()], [], 'nothing copied into secret storage');
         assert.equal(await conn.webhookToken(), 'standalone-wh-2222');
+        await (await conn.ensure()).listInbox('private', '*');
+        assert.ok(!lines.some((l) => /^(warn|error): /.test(l) || /\b403\b|forbidden/i.test(l)), `a normal attach logs no refusal: ${lines.join('\n')}`);
+        // Stop Local Server lets go of it and says whose it is; it keeps answering.
+        assert.equal(await conn.stopLocal(), 'detached');
+        const after = conn.state;
+        assert.ok(after.kind === 'detached' && after.pid === standalone.pid && after.baseUrl === `http://127.0.0.1:${httpPort}`, JSON.stringify(after));
+        assert.equal(await probeHealth(`http://127.0.0.1:${httpPort}`), 'test-inbox');
+        await assert.rejects(conn.ensure(), /belongs to process/);
       } finally {
         await conn.dispose();
       }

@@ -1,28 +1,6 @@
 import assert from 'node:assert/strict';
-import { parseSecretKey, secretKey, TokenStore, tokenProblem, type SecretStorageLike } from '../../src/extension/config/secrets';
-
-/** An in-memory SecretStorage with the same contract as vscode's (get/store/delete/onDidChange). */
-function memorySecrets(): SecretStorageLike & { data: Map<string, string> } {
-  const data = new Map<string, string>();
-  const listeners = new Set<(e: { key: string }) => unknown>();
-  const fire = (key: string) => listeners.forEach((l) => l({ key }));
-  return {
-    data,
-    get: async (k) => data.get(k),
-    store: async (k, v) => {
-      data.set(k, v);
-      fire(k);
-    },
-    delete: async (k) => {
-      data.delete(k);
-      fire(k);
-    },
-    onDidChange: (l) => {
-      listeners.add(l);
-      return { dispose: () => listeners.delete(l) };
-    },
-  };
-}
+import { parseSecretKey, secretKey, TokenStore, tokenProblem } from '../../src/extension/config/secrets';
+import { memorySecrets } from '../support/memory';
 
 describe('extension token store', () => {
   it('keys tokens by kind and server URL', async () => {

@@ -6,17 +6,12 @@ import http from 'node:http';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createClient } from '../../src/api/client';
-import { TokenStore, type SecretStorageLike } from '../../src/extension/config/secrets';
-import { ConfirmedServers, type MementoLike, trustReasons } from '../../src/extension/config/serverTrust';
+import { TokenStore } from '../../src/extension/config/secrets';
+import { ConfirmedServers, trustReasons } from '../../src/extension/config/serverTrust';
 import { readSettings, type Settings } from '../../src/extension/config/settings';
 import { Connection } from '../../src/extension/connection';
 import { ExtensionError } from '../../src/extension/errors';
-import { Logger } from '../../src/extension/log';
-
-function memento(): MementoLike {
-  const data = new Map<string, unknown>();
-  return { get: <T>(k: string) => data.get(k) as T | undefined, update: async (k, v) => void data.set(k, v) };
-}
+import { memoryLog, memoryMemento as memento, memorySecrets } from '../support/memory';
 
 describe('extension manifest: workspace trust', () => {
   it('supports untrusted workspaces in a limited way, restricting the settings a workspace could abuse, and no virtual workspaces', () => {
@@ -60,12 +55,9 @@ describe('extension server trust', () => {
     const baseUrl = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
     const base: Settings = readSettings({ get: <T>(k: string) => (k === 'server' ? baseUrl : undefined) as T | undefined }).settings;
     const settings: Settings = { ...base, server: { kind: 'remote', baseUrl, fromWorkspace: true } };
-    const data = new Map<string, string>();
-    const secrets: SecretStorageLike = { get: async (k) => data.get(k), store: async (k, v) => void data.set(k, v), delete: async (k) => void data.delete(k), onDidChange: () => ({ dispose: () => undefined }) };
-    const tokens = new TokenStore(secrets);
+    const tokens = new TokenStore(memorySecrets());
     await tokens.set('api', baseUrl, 'stored-token-123456');
-    const push = () => undefined;
-    const conn = new Connection({ settings: () => settings, tokens, trust: new ConfirmedServers(memento()), log: new Logger({ trace: push, debug: push, info: push, warn: push, error: push }), createApi: (o) => createClient(o), cliPath: 'unused', defaultDataDir: 'unused' });
+    const conn = new Connection({ settings: () => settings, tokens, trust: new ConfirmedServers(memento()), log: memoryLog().log, createApi: (o) => createClient(o), cliPath: 'unused', defaultDataDir: 'unused' });
     try {
       await assert.rejects(conn.ensure(), (e: unknown) => ExtensionError.is(e, 'unconfirmedServer') && /workspace settings chose/.test(e.message));
       assert.deepEqual(auth, [], 'no request, so no token');
@@ -73,7 +65,8 @@ describe('extension server trust', () => {
       assert.deepEqual(pending, { baseUrl, reasons: ['workspace'] });
       await conn.confirmServer(pending.baseUrl, pending.reasons);
       await (await conn.ensure()).listDomains();
-      assert.deepEqual(auth, ['stored-token-123456']);
+      // Once confirmed: whether anything answers (a bare GET, no token), then the token.
+      assert.deepEqual(auth, [undefined, 'stored-token-123456']);
     } finally {
       await conn.dispose();
       await new Promise<void>((r) => srv.close(() => r()));

@@ -13,18 +13,14 @@ import { describeError, ExtensionError } from '../../src/extension/errors';
 import { LocalServerError } from '../../src/extension/localServer';
 import { InboxModel, PAGE_SIZE, type TreeNode } from '../../src/extension/tree/model';
 import { present, senderName } from '../../src/extension/tree/present';
-import { AddedInboxes, MAX_READ_IDS, ReadState, type MementoLike } from '../../src/extension/tree/state';
+import { AddedInboxes, MAX_READ_IDS, ReadState } from '../../src/extension/tree/state';
 import { waitForNextCode } from '../../src/extension/waitForCode';
 import { startInboxServer, type InboxServer } from '../../src/server/server';
+import { memoryMemento as memento } from '../support/memory';
 
 const API_TOKEN = 'tree-api-token-0001';
 const WEBHOOK_TOKEN = 'tree-wh-token-0002';
 const DOMAIN = 'inbox.test';
-
-function memento(): MementoLike & { data: Map<string, unknown> } {
-  const data = new Map<string, unknown>();
-  return { data, get: <T>(k: string) => data.get(k) as T | undefined, update: async (k, v) => void data.set(k, v) };
-}
 
 function modelFor(api: InboxApi, store = memento(), baseline = 0): { model: InboxModel; added: AddedInboxes; read: ReadState } {
   const added = new AddedInboxes(store, 'local');
@@ -85,7 +81,7 @@ describe('extension tree model', function () {
     assert.equal(msgs.length, 1);
     const p = present(msgs[0], Date.now());
     assert.equal(p.label, 'Your code');
-    assert.match(p.description ?? '', /^App · just now$/);
+    assert.match(p.description ?? '', /^● App · just now$/);
   });
 
   it('says which rows have a code (found by the server at ingest) and offers Copy One-Time Code only there', async () => {
@@ -156,12 +152,15 @@ describe('extension tree model', function () {
     const msgs = await model.inboxChildren(DOMAIN, 'dave');
     const first = msgs[0];
     assert.ok(first.kind === 'message' && first.unread);
-    assert.equal(present(first, Date.now()).bold, true);
+    assert.equal(present(first, Date.now()).unread, true);
+    assert.match(present(first, Date.now()).description ?? '', /^● /, 'the unread mark leads the description');
+    assert.match(present(first, Date.now()).accessibilityLabel ?? '', /^Unread /, 'a screen reader hears it');
     await read.markRead([first.summary.id]);
     assert.equal(model.unreadCount(), 1);
     const again = await model.inboxChildren(DOMAIN, 'dave');
     assert.ok(again[0].kind === 'message' && !again[0].unread);
     assert.equal(present(again[0], Date.now()).icon, 'mail-read');
+    assert.doesNotMatch(present(again[0], Date.now()).description ?? '', /●/, 'a read message has no mark');
   });
 
   it('treats mail older than the first connection as read', async () => {

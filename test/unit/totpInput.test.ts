@@ -1,18 +1,7 @@
 import assert from 'node:assert/strict';
 import { parseTotpInput, suggestedTotpName } from '../../src/core/totpInput';
-import { TOTP_SECRETS_KEY, TotpSecretStore, type SecretStorageLike } from '../../src/extension/config/secrets';
-
-/** A real in-memory SecretStorage: what VS Code's does, minus the encryption. */
-function aSecretStorage(): SecretStorageLike & { data: Map<string, string> } {
-  const data = new Map<string, string>();
-  return {
-    data,
-    get: async (k) => data.get(k),
-    store: async (k, v) => void data.set(k, v),
-    delete: async (k) => void data.delete(k),
-    onDidChange: () => ({ dispose: () => undefined }),
-  };
-}
+import { TOTP_SECRETS_KEY, TotpSecretStore } from '../../src/extension/config/secrets';
+import { memorySecrets } from '../support/memory';
 
 describe('core/totpInput: pasted TOTP secrets', () => {
   it('takes base32 as authenticator apps do: spaces, dashes, padding and case ignored', () => {
@@ -44,7 +33,7 @@ describe('core/totpInput: pasted TOTP secrets', () => {
 
 describe('extension TOTP secret store (SecretStorage)', () => {
   it('adds, lists sorted, replaces, removes; keeps everything in one secret', async () => {
-    const secrets = aSecretStorage();
+    const secrets = memorySecrets();
     const store = new TotpSecretStore(secrets);
     assert.deepEqual(await store.names(), []);
     await store.set('zeta', { secret: 'JBSWY3DPEHPK3PXP', algorithm: 'SHA1', digits: 6, period: 30 });
@@ -60,7 +49,7 @@ describe('extension TOTP secret store (SecretStorage)', () => {
   });
 
   it('refuses a bad name and skips damaged entries instead of throwing', async () => {
-    const secrets = aSecretStorage();
+    const secrets = memorySecrets();
     const store = new TotpSecretStore(secrets);
     await assert.rejects(store.set('  ', { secret: 'JBSWY3DPEHPK3PXP', algorithm: 'SHA1', digits: 6, period: 30 }), /name/);
     secrets.data.set(TOTP_SECRETS_KEY, JSON.stringify({ good: { secret: 'JBSWY3DPEHPK3PXP', algorithm: 'SHA1', digits: 6, period: 30 }, bad: { secret: 'not base32' }, worse: 7 }));

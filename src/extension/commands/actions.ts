@@ -12,6 +12,7 @@ import * as setApiToken from './setApiToken';
 import * as setWebhookToken from './setWebhookToken';
 import * as showLog from './showLog';
 import * as startLocalServer from './startLocalServer';
+import * as switchServer from './switchServer';
 
 /** VS Code's own command that opens the Settings editor at a query. */
 const OPEN_SETTINGS_COMMAND = 'workbench.action.openSettings';
@@ -45,5 +46,7 @@ export function commandFor(action: NodeAction): ActionCommand {
       return { command: startLocalServer.id };
     case 'confirmServer':
       return { command: confirmServer.id };
+    case 'switchServer':
+      return { command: switchServer.id };
   }
 }

@@ -3,11 +3,12 @@ import { webhookUrls } from '../../api/webhooks';
 import type { WebhookForm } from '../../api/types';
 import { PRIVATE_DOMAIN } from '../../core/ids';
 import { inertText } from '../../core/inert';
+import { TOKENS_FILE } from '../../server/contract';
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
 import { resolveInbox } from '../ui/pick';
 import { pickDomain } from '../ui/pickDomain';
-import { showInfo } from '../ui/shown';
+import { showInfo, showWarning } from '../ui/shown';
 import * as setWebhookToken from './setWebhookToken';
 
 export const id = 'testInbox.copyWebhookUrl';
@@ -26,6 +27,28 @@ export const WEBHOOK_FORMS: ReadonlyArray<{ form: WebhookForm; label: string; de
   { form: 'privateInboxQuery', label: 'Private domain, inbox in path, token in query', detail: '/api/v2/domains/private/webhook/<inbox>?whtoken=<token>', needs: 'inbox' },
 ];
 
+/**
+ * Says why there is no webhook token, and what helps. A remote server's token is the user's to
+ * set (Set Webhook Token). The local server's tokens come only from its data folder: there is
+ * none only when that server was started with a webhook token of its own (`--webhook-token`),
+ * which Set Webhook Token cannot change.
+ */
+function noWebhookToken(s: Services): void {
+  if (s.connection.isLocal) {
+    const st = s.connection.state;
+    const where = st.kind === 'ready' ? ` at ${st.server.baseUrl}${st.server.pid !== undefined ? ` (pid ${st.server.pid})` : ''}` : '';
+    const folder = st.kind === 'ready' && st.server.dataDir ? ` ${st.server.dataDir}` : '';
+    void showWarning(
+      `The local server${where} was started with a webhook token that is not in ${TOKENS_FILE} of its data folder${folder}, so Test Inbox cannot name it. Start that server without --webhook-token (it then uses the folder's tokens), or stop it and let Test Inbox start its own.`,
+    );
+    return;
+  }
+  const set = 'Set Webhook Token';
+  void showWarning(`No webhook token is set for ${s.connection.describe()}. Set the webhook token from the team settings first.`, set).then((c) => {
+    if (c === set) void vscode.commands.executeCommand(setWebhookToken.id);
+  });
+}
+
 function isForm(v: unknown): v is WebhookForm {
   return WEBHOOK_FORMS.some((f) => f.form === v);
 }
@@ -38,15 +61,13 @@ function isForm(v: unknown): v is WebhookForm {
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {
   const a = (typeof arg === 'object' && arg !== null ? arg : {}) as Args;
   if (a.form !== undefined && !isForm(a.form)) throw new ExtensionError('invalidInput', `"${String(a.form)}" is not a webhook URL form (${WEBHOOK_FORMS.map((f) => f.form).join(', ')}).`);
+  // Connect first: a server that cannot be reached is said as such (with Retry), not as a missing token.
+  await s.connection.ensure();
   const token = await s.connection.webhookToken();
   if (!token) {
-    const set = 'Set Webhook Token';
-    void vscode.window.showWarningMessage(`No webhook token is set for ${s.connection.describe()}. Set the webhook token from the team settings first.`, set).then((c) => {
-      if (c === set) void vscode.commands.executeCommand(setWebhookToken.id);
-    });
+    noWebhookToken(s);
     return undefined;
   }
-  await s.connection.ensure();
   const st = s.connection.state;
   const base = st.kind === 'ready' ? st.server.baseUrl : s.connection.tokenKey();
   let inbox = typeof a.inbox === 'string' && a.inbox !== '' ? a.inbox : undefined;

@@ -1,6 +1,7 @@
 import type { Services } from '../services';
-import { lastRenderedMessage, openMessagePanels } from '../messagePanel/messagePanel';
+import { lastRenderedMessage, messagePanelsInfo, openMessagePanels } from '../messagePanel/messagePanel';
 import type { InboxTreeProvider } from '../tree/provider';
+import { statusBarShown } from '../statusBar';
 import { shownTexts } from '../ui/shown';
 
 export const id = 'testInbox._debugState';
@@ -11,7 +12,16 @@ export async function run(s: Services, provider: InboxTreeProvider): Promise<unk
   const st = s.connection.state;
   return {
     viewState: provider.state,
-    connection: st.kind === 'ready' ? { kind: st.kind, ...st.server } : st.kind === 'failed' ? { kind: st.kind, error: String((st.error as Error)?.message ?? st.error) } : { kind: st.kind },
+    connection:
+      st.kind === 'ready'
+        ? { kind: st.kind, ...st.server }
+        : st.kind === 'failed'
+          ? { kind: st.kind, error: String((st.error as Error)?.message ?? st.error) }
+          : st.kind === 'unreachable'
+            ? { kind: st.kind, baseUrl: st.baseUrl, error: st.reason }
+            : st.kind === 'detached'
+              ? { kind: st.kind, baseUrl: st.baseUrl, pid: st.pid }
+              : { kind: st.kind },
     tokenKey: s.connection.tokenKey(),
     localPid: s.connection.localPid,
     unread: s.model.unreadCount(),
@@ -19,7 +29,11 @@ export async function run(s: Services, provider: InboxTreeProvider): Promise<unk
     live: s.live.describe(),
     tree,
     shown: shownTexts(),
-    messageView: { openPanels: openMessagePanels(), lastRendered: lastRenderedMessage() ?? null },
+    messageView: { openPanels: openMessagePanels(), panels: messagePanelsInfo(), lastRendered: lastRenderedMessage() ?? null },
+    /** The tree rows selected (ids) and whether the view is shown. */
+    selection: s.view.selection.map((n) => n.id),
+    viewVisible: s.view.visible,
+    statusBar: statusBarShown() ?? null,
     // Everything the extension keeps outside SecretStorage, so tests can check no token is there.
     mementos: {
       global: Object.fromEntries(s.context.globalState.keys().map((k) => [k, s.context.globalState.get(k)])),

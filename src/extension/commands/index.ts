@@ -19,8 +19,10 @@ import * as debugState from './debugState';
 import * as deleteMessage from './deleteMessage';
 import * as exportEml from './exportEml';
 import * as injectMessage from './injectMessage';
+import * as keepMessageOpen from './keepMessageOpen';
 import * as loadMore from './loadMore';
 import * as openMessage from './openMessage';
+import * as openMessageInNewPanel from './openMessageInNewPanel';
 import * as refresh from './refresh';
 import * as removeInbox from './removeInbox';
 import * as setApiToken from './setApiToken';
@@ -40,6 +42,8 @@ const COMMANDS: Array<{ id: string; title: string; run: Runner }> = [
   { ...addInbox, title: 'Add Inbox' },
   { ...removeInbox, title: 'Remove Inbox' },
   { ...openMessage, title: 'Open Message' },
+  { ...openMessageInNewPanel, title: 'Open in New Panel' },
+  { ...keepMessageOpen, title: 'Keep Open' },
   { ...injectMessage, title: 'Inject Test Message' },
   { ...copyWebhookUrl, title: 'Copy Webhook URL' },
   { ...copyCode, title: 'Copy One-Time Code' },

@@ -1,7 +1,12 @@
 import * as vscode from 'vscode';
+import { inert } from '../../core/inert';
+import type { MessageSummary } from '../../core/wire';
 import type { Services } from '../services';
+import { revealMessage } from '../tree/view';
 import { toAbortSignal } from '../ui/cancel';
 import { resolveInbox } from '../ui/pick';
+import { showInfo } from '../ui/shown';
+import * as openMessage from './openMessage';
 
 export const id = 'testInbox.injectMessage';
 
@@ -19,7 +24,13 @@ interface InjectArgs {
   text?: string;
 }
 
-/** Injects a message with progress and cancel; it lands in the tree. */
+/** The notification's button that opens the injected message. */
+const OPEN = 'Open';
+
+/**
+ * Injects a message with progress and cancel. It lands in the tree, whose row is revealed and
+ * selected (its inbox expanded), and a notification confirms it with Open.
+ */
 export async function run(s: Services, arg?: unknown): Promise<{ id: string; domain: string; inbox: string } | undefined> {
   const ref = await resolveInbox(s, arg, 'Inject Test Message', { allowNew: true });
   if (!ref) return undefined;
@@ -32,7 +43,7 @@ export async function run(s: Services, arg?: unknown): Promise<{ id: string; dom
   const text = scripted ? (a.text ?? DEFAULT_TEXT) : await vscode.window.showInputBox({ title: 'Inject Test Message (3/3)', prompt: 'Text', value: DEFAULT_TEXT });
   if (text === undefined) return undefined;
 
-  return vscode.window.withProgress(
+  const posted = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Injecting a message into ${ref.inbox}…`, cancellable: true },
     async (_progress, token) => {
       const { signal, dispose } = toAbortSignal(token);
@@ -43,10 +54,21 @@ export async function run(s: Services, arg?: unknown): Promise<{ id: string; dom
         // Show it at once, whether or not a push stream announces it too.
         const listing = await api.listInbox(ref.domain, ref.inbox, { limit: 5 }, { signal });
         s.model.applyNew(ref.domain, listing.msgs);
-        return { id: result.id, domain: ref.domain, inbox: ref.inbox };
+        // The listing's row of what was posted: by the id the server answered, else (a server
+        // that answers no id) the newest with this subject.
+        const summary: MessageSummary | undefined = listing.msgs.find((m) => m.id === result.id) ?? listing.msgs.find((m) => m.subject === subject);
+        return { id: summary?.id ?? result.id, summary };
       } finally {
         dispose();
       }
     },
   );
+  const { summary } = posted;
+  if (summary) {
+    await revealMessage(s.view, ref.domain, ref.inbox, summary).then(undefined, (e: unknown) => s.log.warn(`Inject: could not reveal ${summary.id} in the tree: ${String(e)}`));
+  }
+  void showInfo(inert`Injected "${subject}" into ${ref.inbox}.`, ...(summary ? [OPEN] : [])).then((choice) => {
+    if (choice === OPEN && summary) void vscode.commands.executeCommand(openMessage.id, { domain: ref.domain, inbox: ref.inbox, id: summary.id });
+  });
+  return { id: posted.id, domain: ref.domain, inbox: ref.inbox };
 }

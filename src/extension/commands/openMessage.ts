@@ -5,13 +5,21 @@ import { resolveMessage } from '../ui/pick';
 
 export const id = 'testInbox.openMessage';
 
-/** Opens a message in the message view and marks it read. */
-export async function run(s: Services, arg?: unknown): Promise<MessageRef | undefined> {
-  const ref = await resolveMessage(s, arg, 'Open Message');
+/**
+ * Opens a message in the message view and marks it read. It replaces the content of the
+ * message panel the user has not kept (a preview, as VS Code's editors have); `keep` opens it
+ * in a kept panel of its own (Open in New Panel).
+ */
+export async function run(s: Services, arg?: unknown, opts: { keep?: boolean } = {}): Promise<MessageRef | undefined> {
+  const ref = await resolveMessage(s, arg, opts.keep ? 'Open in New Panel' : 'Open Message');
   if (!ref) return undefined;
   const api = await s.connection.ensure();
   await s.readState().markRead([ref.id]);
   s.model.refreshView(); // the message shows as read
-  await showMessage({ context: s.context, api, log: s.log, allowRemoteImages: s.settings().remoteImages, themeSimpleMail: s.settings().themeSimpleMail, onCode: (id, code) => s.model.noteCode(id, code) }, ref);
+  await showMessage(
+    { context: s.context, api, log: s.log, allowRemoteImages: s.settings().remoteImages, themeSimpleMail: s.settings().themeSimpleMail, onCode: (id, code) => s.model.noteCode(id, code) },
+    ref,
+    { keep: opts.keep === true },
+  );
   return ref;
 }

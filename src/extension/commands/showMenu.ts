@@ -4,6 +4,7 @@ import type { Services } from '../services';
 import * as copySmsSettings from './copySmsSettings';
 import * as copySmtpSettings from './copySmtpSettings';
 import * as injectMessage from './injectMessage';
+import * as refresh from './refresh';
 import * as setApiToken from './setApiToken';
 import * as setWebhookToken from './setWebhookToken';
 import * as showLog from './showLog';
@@ -18,8 +19,10 @@ export async function run(s: Services): Promise<void> {
   const local = s.connection.isLocal;
   const st = s.connection.state.kind;
   const items: Array<vscode.QuickPickItem & { command?: string }> = [];
+  if (st === 'unreachable') items.push({ label: '$(refresh) Retry', description: 'the server cannot be reached', command: refresh.id });
   if (local) {
     if (st === 'ready') items.push({ label: '$(debug-stop) Stop Local Server', command: stopLocalServer.id });
+    else if (st === 'detached') items.push({ label: '$(plug) Attach to Local Server', description: 'it kept running in another process', command: startLocalServer.id });
     else items.push({ label: '$(play) Start Local Server', command: startLocalServer.id });
     items.push({ label: '$(copy) Copy SMTP Settings', command: copySmtpSettings.id });
     items.push({ label: '$(device-mobile) Copy SMS Settings', command: copySmsSettings.id });

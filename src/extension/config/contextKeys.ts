@@ -1,7 +1,7 @@
 // Context keys (`when` clauses in package.json), all prefixed `testInbox.`.
 
 export const ContextKey = {
-  /** Connection state: idle | starting | ready | noToken | stopped | failed. */
+  /** Connection state: idle | starting | ready | noToken | stopped | detached | unreachable | failed. */
   state: 'testInbox.state',
   /** `local` or `remote`. */
   serverKind: 'testInbox.serverKind',

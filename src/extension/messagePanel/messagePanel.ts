@@ -1,5 +1,7 @@
 // Host side of the message view: one webview panel per message, reused when the same
-// message is opened again. Fetches the message and its extras (inline images as data: URLs),
+// message is opened again. Like VS Code's preview editors, opening another message replaces
+// the content of the panel the user has not kept (webview panels have no preview mode of
+// their own, so this module tracks it); Keep Open and Open in New Panel give a kept panel. Fetches the message and its extras (inline images as data: URLs),
 // posts a validated ViewState after the view's `ready` (the view sanitizes the email HTML
 // with DOMPurify and shows it in a sandboxed frame under the CSP written here),
 // and carries out what the view asks (copy, open link after confirmation, save attachment,
@@ -53,6 +55,10 @@ export interface RenderedMessage {
 }
 
 const panels = new Map<string, MessagePanel>();
+/** The one panel the next opened message replaces: not kept by the user. */
+let previewPanel: MessagePanel | undefined;
+/** Context key: the active message panel is kept (the Keep Open title action hides). */
+const KEPT_CONTEXT_KEY = 'testInbox.messagePanelKept';
 /** Messages (panel keys: server, domain, id) for which the user chose "Load remote images" in this session. */
 const remoteAllowedKeys = new Set<string>();
 let lastRendered: RenderedMessage | undefined;
@@ -72,6 +78,19 @@ export function openMessagePanels(): number {
   return panels.size;
 }
 
+/** For tests and the debug state: each open panel's message and whether it is kept, in opening order. */
+export function messagePanelsInfo(): Array<{ id: string; kept: boolean }> {
+  return [...panels.values()].map((p) => ({ id: p.ref.id, kept: p.kept }));
+}
+
+/** Keeps the active message panel (its title's Keep Open action): the next message opens in a new panel. False when no message panel is active. */
+export function keepActiveMessagePanel(): boolean {
+  const active = [...panels.values()].find((p) => p.panel.active);
+  if (!active) return false;
+  active.keep();
+  return true;
+}
+
 /** For tests: what the panel of a message last posted to its view (`loading`, `render`, `error`), if it is open. */
 export function panelPhase(messageId: string): HostMessage['type'] | undefined {
   return [...panels.values()].find((x) => x.ref.id === messageId)?.phase();
@@ -88,19 +107,33 @@ function panelKey(api: InboxApi, ref: MessageRef): string {
   return `${api.baseUrl}\n${ref.domain}\n${ref.id}`;
 }
 
-/** Opens the message in its panel (or reveals it) and loads it. Resolves once loading has started. */
-export async function showMessage(deps: MessagePanelDeps, ref: MessageRef): Promise<void> {
+/**
+ * Opens the message in its panel (or reveals it) and loads it. Resolves once loading has
+ * started. Without `keep`, a panel the user has not kept shows it instead of what it showed;
+ * with `keep`, the message gets (or its panel becomes) a kept panel.
+ */
+export async function showMessage(deps: MessagePanelDeps, ref: MessageRef, opts: { keep?: boolean } = {}): Promise<void> {
   const key = panelKey(deps.api, ref);
   const existing = panels.get(key);
   if (existing) {
     existing.updateDeps(deps);
+    if (opts.keep) existing.keep();
     existing.panel.reveal(undefined, false);
     // Opening a message whose panel shows an error is a retry.
     if (existing.phase() === 'error') await existing.reload();
     return;
   }
-  const panel = new MessagePanel(deps, ref, key);
+  if (!opts.keep && previewPanel) {
+    const reused = previewPanel;
+    panels.delete(reused.key);
+    panels.set(key, reused);
+    reused.panel.reveal(undefined, false);
+    await reused.show(deps, ref, key);
+    return;
+  }
+  const panel = new MessagePanel(deps, ref, key, opts.keep === true);
   panels.set(key, panel);
+  if (!panel.kept) previewPanel = panel;
   watchSettings();
   await panel.start();
 }
@@ -186,8 +219,9 @@ class MessagePanel {
 
   constructor(
     deps: MessagePanelDeps,
-    readonly ref: MessageRef,
-    private readonly key: string,
+    public ref: MessageRef,
+    public key: string,
+    public kept = false,
   ) {
     this.deps = deps;
     const root = deps.context.extensionUri;
@@ -203,7 +237,36 @@ class MessagePanel {
       },
     );
     this.panel.onDidDispose(() => this.dispose());
+    this.panel.onDidChangeViewState((e) => {
+      if (e.webviewPanel.active) this.publishKept();
+    });
+    this.publishKept();
     this.panel.webview.onDidReceiveMessage((data: unknown) => void this.onMessage(data));
+  }
+
+  /** The user keeps this panel: the next opened message gets a panel of its own. */
+  keep(): void {
+    this.kept = true;
+    if (previewPanel === this) previewPanel = undefined;
+    this.publishKept();
+  }
+
+  /** Tells the title bar whether this (active) panel is kept. */
+  private publishKept(): void {
+    if (this.panel.active) void vscode.commands.executeCommand('setContext', KEPT_CONTEXT_KEY, this.kept);
+  }
+
+  /** Shows another message in this (unkept) panel, as a preview editor does. */
+  async show(deps: MessagePanelDeps, ref: MessageRef, key: string): Promise<void> {
+    this.abort?.abort();
+    this.deps = deps;
+    this.ref = ref;
+    this.key = key;
+    this.loaded = undefined;
+    this.state = undefined;
+    this.panel.title = ref.id;
+    this.setHtml();
+    await this.load();
   }
 
   currentDeps(): MessagePanelDeps {
@@ -481,6 +544,7 @@ class MessagePanel {
     this.disposed = true;
     this.abort?.abort();
     if (panels.get(this.key) === this) panels.delete(this.key);
+    if (previewPanel === this) previewPanel = undefined;
     unwatchSettingsIfIdle();
   }
 }

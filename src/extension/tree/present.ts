@@ -29,8 +29,8 @@ export type NodeAction = ErrorAction | 'openMessage' | 'loadMore' | 'injectMessa
 export interface Presentation {
   id: string;
   label: string;
-  /** Bold the label (unread). */
-  bold?: boolean;
+  /** Unread message: its description starts with UNREAD_MARK and its accessible label with "Unread". */
+  unread?: boolean;
   description?: string;
   tooltip?: string;
   icon: string;
@@ -41,6 +41,13 @@ export interface Presentation {
   command?: { action: NodeAction; title: string; args?: unknown[]; withNode?: boolean };
   accessibilityLabel?: string;
 }
+
+/**
+ * Marks an unread message at the start of its row's description, where a glance down the tree
+ * finds it (the tree API has no bold; a label highlight looks like a search match). Screen
+ * readers hear "Unread" from the row's accessible label instead.
+ */
+export const UNREAD_MARK = '●';
 
 /** `Acme <no-reply@acme.test>` → `Acme`; a bare address stays. */
 export function senderName(from: string): string {
@@ -99,10 +106,10 @@ export function present(node: TreeNode, now: number): Presentation {
       return {
         id: node.id,
         label: subject,
-        bold: node.unread,
-        description: `${sender} · ${when}`,
+        unread: node.unread,
+        description: `${node.unread ? `${UNREAD_MARK} ` : ''}${sender} · ${when}`,
         tooltip: `${subject}\nFrom: ${senderLine(m)}\nTo: ${m.to}\nReceived: ${absoluteTime(m.time)}\nId: ${m.id}${node.code ? `\nCode: ${node.code}` : ''}${node.unread ? '\nUnread' : ''}`,
-        // A key marks a row with a code (Copy One-Time Code is offered there); bold and colour mark unread.
+        // A key marks a row with a code (Copy One-Time Code is offered there); the mark and colour mark unread.
         icon: node.code ? 'key' : node.phone ? (node.unread ? 'comment-unresolved' : 'comment') : node.unread ? 'mail' : 'mail-read',
         iconColor: node.unread ? 'notificationsInfoIcon.foreground' : undefined,
         contextValue: node.code ? NodeContext.messageWithCode : NodeContext.message,

@@ -12,11 +12,11 @@ import type { InboxModel, TreeNode } from './model';
 import { present, type Presentation } from './present';
 import { RefreshPacer } from './refreshPacer';
 
-export type ViewState = 'idle' | 'starting' | 'ready' | 'noToken' | 'stopped' | 'unreachable' | 'failed';
+export type ViewState = 'idle' | 'starting' | 'ready' | 'noToken' | 'stopped' | 'detached' | 'unreachable' | 'failed';
 
 /** Errors that mean "the server is not there": shown as the unreachable welcome view. */
 export function isUnreachable(e: unknown): boolean {
-  return ApiError.is(e, 'network') || ApiError.is(e, 'timeout') || ExtensionError.is(e, 'noServer');
+  return ApiError.is(e, 'network') || ApiError.is(e, 'timeout') || ExtensionError.is(e, 'noServer') || ExtensionError.is(e, 'unreachable');
 }
 
 export interface ProviderDeps {
@@ -85,6 +85,7 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
       const st = c.state;
       if (st.kind === 'noToken') return this.setState('noToken'), [];
       if (st.kind === 'stopped') return this.setState('stopped'), [];
+      if (st.kind === 'detached') return this.setState('detached'), [];
       if (isUnreachable(e)) return this.setState('unreachable'), [];
       const d = describeError(e);
       // Superseded by a newer connection attempt (settings changed): it refreshes the tree when done.
@@ -94,7 +95,9 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     }
     const roots = await this.deps.model.roots();
     const rootError = roots.length === 1 && roots[0].kind === 'error' ? roots[0] : undefined;
-    if (rootError && c.state.kind !== 'ready') return this.setState('unreachable'), [];
+    // A listing found nobody at the server's address (the connection says so): the welcome view
+    // explains it, rather than domain rows with cut-off error rows under them.
+    if (c.state.kind === 'unreachable' || (rootError && c.state.kind !== 'ready')) return this.setState('unreachable'), [];
     this.deps.onRootsLoaded();
     // Empty server and nothing added: the welcome view explains how mail gets in.
     let empty = false;
@@ -170,7 +173,7 @@ export function toTreeItem(node: TreeNode, p: Presentation): vscode.TreeItem {
       : p.collapsible === 'collapsed'
         ? vscode.TreeItemCollapsibleState.Collapsed
         : vscode.TreeItemCollapsibleState.None;
-  const item = new vscode.TreeItem(p.bold ? { label: p.label, highlights: [[0, p.label.length]] } : p.label, collapsible);
+  const item = new vscode.TreeItem(p.label, collapsible);
   item.id = p.id;
   item.description = p.description;
   item.tooltip = p.tooltip;

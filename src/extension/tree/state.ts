@@ -65,8 +65,10 @@ export class AddedInboxes {
 }
 
 /**
- * Unread = not opened here and received after this server was first shown (so a first
- * connection to a busy hosted inbox does not show hundreds of unread messages).
+ * Unread = not opened here and, for a hosted server, received after it was first shown (so a
+ * first connection to a busy hosted inbox does not show hundreds of unread messages). On the
+ * local server every message is test mail of this machine: all of it starts unread, so a first
+ * run shows its mail (the samples of `npm start`) as new.
  */
 export class ReadState {
   private read: Set<string>;
@@ -76,8 +78,13 @@ export class ReadState {
     private readonly memento: MementoLike,
     private readonly serverKey: string,
     now: number,
+    opts: { allUnread?: boolean } = {},
   ) {
     this.read = new Set(memento.get<string[]>(this.readKey) ?? []);
+    if (opts.allUnread) {
+      this.baseline = 0;
+      return;
+    }
     const stored = memento.get<number>(this.baselineKey);
     this.baseline = typeof stored === 'number' ? stored : now;
     if (typeof stored !== 'number') void memento.update(this.baselineKey, now);

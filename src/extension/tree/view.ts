@@ -6,7 +6,9 @@ import * as vscode from 'vscode';
 import type { Connection } from '../connection';
 import type { LiveUpdates } from '../live';
 import type { Logger } from '../log';
-import type { InboxModel, TreeNode } from './model';
+import { isPhoneInbox } from '../../core/ids';
+import type { MessageSummary } from '../../core/wire';
+import type { InboxModel, MessageNode, TreeNode } from './model';
 import { InboxTreeProvider } from './provider';
 
 /** The view id contributed in package.json. */
@@ -26,17 +28,31 @@ export interface InboxViewDeps {
   log: Logger;
 }
 
+/**
+ * Reveals and selects a message's row, expanding its domain and inbox (Inject Test Message
+ * shows what it posted). The tree matches rows by id, so a node built here finds the row.
+ */
+export async function revealMessage(view: vscode.TreeView<TreeNode>, domain: string, inbox: string, summary: MessageSummary): Promise<void> {
+  const node: MessageNode = { kind: 'message', id: `message:${domain}/${inbox}/${summary.id}`, domain, inbox, summary, unread: true, phone: isPhoneInbox(inbox) };
+  await view.reveal(node, { select: true, focus: false, expand: false });
+}
+
 export class InboxView implements vscode.Disposable {
   readonly provider: InboxTreeProvider;
   readonly view: vscode.TreeView<TreeNode>;
   private timeTimer: ReturnType<typeof setInterval> | undefined;
   private firstShownAt: number | undefined;
   private firstRowsSeen = false;
+  private lastConnectionKind: string | undefined;
   private readonly subs: Array<{ dispose(): void }> = [];
 
   constructor(private readonly deps: InboxViewDeps) {
     const { model, connection, live, log } = deps;
-    this.provider = new InboxTreeProvider({ model, connection, log, onRootsLoaded: () => live.sync(), onRowsShown: (first) => this.focusFirstRow(first) });
+    this.provider = new InboxTreeProvider({ model, connection, log, onRootsLoaded: () => {
+        live.sync();
+        // Mail already there when the tree first loads counts too (a first run of `npm start`).
+        this.updateBadge();
+      }, onRowsShown: (first) => this.focusFirstRow(first) });
     this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this.provider, showCollapseAll: true });
     this.subs.push(
       this.provider,
@@ -46,8 +62,12 @@ export class InboxView implements vscode.Disposable {
       model.onDidChange(() => live.sync()),
       connection.onDidChangeState((st) => {
         if (st.kind === 'starting') return;
+        const wasUnreachable = this.lastConnectionKind === 'unreachable';
+        this.lastConnectionKind = st.kind;
         live.sync();
-        model.refreshView(); // the welcome view follows the connection
+        // The server answers again: read everything afresh (the cache holds the failed loads).
+        if (wasUnreachable && st.kind === 'idle') model.invalidate();
+        else model.refreshView(); // the welcome view follows the connection
       }),
     );
     this.onVisible(this.view.visible);

@@ -47,7 +47,26 @@ export async function resolveInbox(s: Services, arg: unknown, title: string, opt
   return pickInbox(s, title, opts.allowNew ?? true);
 }
 
+/**
+ * Before a picker lists what the tree knows: connect and load the tree's domains when nothing
+ * is loaded yet, and when the server cannot be reached say so (the command's error boundary
+ * shows it with Retry) instead of opening an empty list. Other connection problems still let
+ * the user type a name.
+ */
+async function loadForPicker(s: Services): Promise<void> {
+  if (s.connection.state.kind !== 'unreachable' && s.model.shownDomains.length === 0) {
+    try {
+      await s.connection.ensure();
+      await s.model.roots();
+    } catch {
+      // Said below when it is that the server cannot be reached; otherwise the picker still helps.
+    }
+  }
+  if (s.connection.state.kind === 'unreachable') await s.connection.ensure(); // rejects, saying where and why
+}
+
 async function pickInbox(s: Services, title: string, allowNew: boolean): Promise<InboxRef | undefined> {
+  await loadForPicker(s);
   const fallback = defaultDomain(s);
   const seen = new Set<string>();
   const items: Array<vscode.QuickPickItem & { ref?: InboxRef }> = [];

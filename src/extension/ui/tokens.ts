@@ -3,13 +3,28 @@
 import * as vscode from 'vscode';
 import { tokenProblem, type TokenKind } from '../config/secrets';
 import type { Services } from '../services';
+import { TOKENS_FILE } from '../../server/contract';
 import { askToUseServer } from './confirmServer';
-import { showStatus } from './shown';
+import { showInfo, showStatus } from './shown';
 
 /** How long the status bar says the token was saved. */
 const SAVED_MESSAGE_MS = 4000;
 
 const NAMES: Record<TokenKind, string> = { api: 'API token', webhook: 'webhook token', twilio: 'Twilio auth token' };
+const TITLES: Record<TokenKind, string> = { api: 'API Token', webhook: 'Webhook Token', twilio: 'Twilio Auth Token' };
+
+/**
+ * The local server's tokens live in its data folder, read once the server proved it is that
+ * folder's server: a token set here would never be used. Says so, and returns true, for a local server.
+ */
+function refusedForLocal(s: Services, verb: 'Set' | 'Clear', kind: TokenKind): boolean {
+  if (!s.connection.isLocal) return false;
+  s.log.info(`${verb} ${TITLES[kind]} was run against the local server: it uses the tokens of its data folder.`);
+  void showInfo(
+    `${verb} ${TITLES[kind]} is for remote servers. The local server's tokens are in ${TOKENS_FILE} of its data folder; Test Inbox reads them there once the server proves it is that folder's server.`,
+  );
+  return true;
+}
 
 /**
  * Asks for a token in a password box and stores it in SecretStorage. Always asks: a string
@@ -18,6 +33,7 @@ const NAMES: Record<TokenKind, string> = { api: 'API token', webhook: 'webhook t
  * first: no token is asked for a URL the user did not choose.
  */
 export async function setToken(s: Services, kind: TokenKind, proposed: unknown): Promise<boolean> {
+  if (refusedForLocal(s, 'Set', kind)) return false;
   const pending = s.connection.unconfirmed();
   if (pending) {
     if (!(await askToUseServer(pending.baseUrl, pending.reasons))) return false;
@@ -48,6 +64,7 @@ export async function setToken(s: Services, kind: TokenKind, proposed: unknown):
 }
 
 export async function clearToken(s: Services, kind: TokenKind): Promise<boolean> {
+  if (refusedForLocal(s, 'Clear', kind)) return false;
   const key = s.connection.tokenKey();
   await s.tokens.clear(kind, key);
   s.log.info(`Cleared the ${NAMES[kind]} for ${key}.`);

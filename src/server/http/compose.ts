@@ -72,12 +72,17 @@ export function fromProblem(from: string): string | undefined {
   return undefined;
 }
 
+/** The Subject a composed message carries: the payload's, trimmed, or DUMMY_SUBJECT. */
+export function composedSubject(subject: string | undefined): string {
+  return subject === undefined || subject.trim() === '' ? DUMMY_SUBJECT : subject.trim();
+}
+
 export async function composeMessage(input: ComposeInput): Promise<Buffer> {
   const from = input.from === undefined || input.from.trim() === '' ? dummyFrom(input.source, input.domain) : input.from.trim();
   const problem = fromProblem(from);
   if (problem) throw new ComposeError('bad_from', problem);
   // Blanks at the ends of a header are not significant (RFC 5322 3.2.2); they are dropped.
-  const subject = input.subject === undefined || input.subject.trim() === '' ? DUMMY_SUBJECT : input.subject.trim();
+  const subject = composedSubject(input.subject);
   const mailbox = senderMailbox(from);
   // Quoted-printable whatever the text: the stored .eml stays readable as it is.
   const headers: Mail.Headers = { ...input.extraHeaders, 'Content-Transfer-Encoding': 'quoted-printable' };

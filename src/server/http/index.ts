@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem } from '../../core/ids';
 import type { HealthResponse } from '../../core/wire';
 import { HEALTH_CHALLENGE_PARAM, healthProof, MAX_CHALLENGE_LENGTH } from '../contract';
+import { ByteBudget } from '../budget';
 import { StoreError } from '../store/errors';
 import type { Store } from '../store/types';
 import type { ApiContext } from './api/context';
@@ -22,6 +23,7 @@ import { AuthConfigError, HostCheck, TokenCheck, checkToken } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { ComposeError } from './compose';
 import { HttpError, badRequest, notFound } from './errors';
+import { MimePool } from './mimePool';
 import { sendError, sendJson } from './respond';
 import { allowedMethods, isTwilioRoute, matchRoute, parseUrl } from './routes';
 import { StreamHub } from './stream';
@@ -37,6 +39,16 @@ export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, MAX_WAIT_SECONDS } from './api/inbo
 
 /** While closing, idle keep-alive connections are closed this often (instead of waiting out the keep-alive timeout). */
 const CLOSE_SWEEP_MS = 20;
+/** Default cap on open connections when the composition gives none (server.ts sizes it from the file-descriptor limit). */
+export const DEFAULT_MAX_HTTP_CONNECTIONS = 256;
+/** A request's headers must arrive within this: a client that trickles them holds a descriptor for nothing. */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/** A whole request (headers and body, at most maxBodyBytes) must arrive within this: 1 MiB in 30 s is ~35 KB/s, far below any local client. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** How often Node checks the two timeouts above (its default, 30 s, would let a trickle run a minute). */
+const TIMEOUT_CHECK_MS = 1_000;
+/** A connection past the cap is answered 503 on its first request; one that sends none is closed after this. */
+const OVER_CAP_LINGER_MS = 1_000;
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
@@ -58,6 +70,14 @@ export interface HttpApiOptions {
   maxBodyBytes?: number;
   /** The server file's key: `/healthz?challenge=` answers its HMAC proof (contract.ts, SERVER_FILE). */
   proofKey?: string;
+  /** Message bytes held in memory at once, shared with SMTP (budget.ts); a request body waits for its share before it is read. */
+  budget?: ByteBudget;
+  /** Open connections served at once; past it a request is answered 503. Default DEFAULT_MAX_HTTP_CONNECTIONS. */
+  maxConnections?: number;
+  /** Default DEFAULT_HEADERS_TIMEOUT_MS. */
+  headersTimeoutMs?: number;
+  /** Default DEFAULT_REQUEST_TIMEOUT_MS. */
+  requestTimeoutMs?: number;
 }
 
 export interface HttpApi {
@@ -79,10 +99,17 @@ class Api {
   readonly #proofKey: string | undefined;
   readonly #log: (level: LogLevel, msg: string) => void;
   readonly #hub: StreamHub;
+  readonly #mime = new MimePool();
   /** Pending long-polls: each ends its wait when called. */
   readonly #polls = new Set<() => void>();
   readonly #ctx: ApiContext;
   readonly #twilio: TwilioContext;
+  readonly #maxConnections: number;
+  readonly #budget: ByteBudget;
+  readonly #maxBody: number;
+  /** Sockets accepted past the cap: their requests are answered 503 and they are closed. */
+  readonly #overCap = new WeakSet<Socket>();
+  #open = 0;
   #closing = false;
 
   constructor(o: HttpApiOptions) {
@@ -103,16 +130,50 @@ class Api {
     this.#hub = new StreamHub(o.store);
     const messages = new TwilioMessages(o.store);
     this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody };
-    this.#ctx = { store: o.store, hub: this.#hub, webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
-    this.server = http.createServer((req, res) => {
-      this.#handle(req, res).catch((err: unknown) => this.#fail(req, res, err));
-    });
+    this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
+    this.#budget = o.budget ?? new ByteBudget();
+    this.#maxBody = maxBody;
+    this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;
+    if (!Number.isSafeInteger(this.#maxConnections) || this.#maxConnections < 1) throw new RangeError(`maxConnections must be a whole number >= 1, got ${String(o.maxConnections)}`);
+    const headersTimeout = o.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+    this.server = http.createServer(
+      {
+        // The Host checks are ours (#checkHost): Node's own answers a bare 400 without JSON.
+        requireHostHeader: false,
+        headersTimeout,
+        requestTimeout: Math.max(o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, headersTimeout),
+        connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, headersTimeout),
+      },
+      (req, res) => {
+        if (this.#overCap.has(req.socket)) return this.#refuseOverCap(res);
+        this.#handle(req, res).catch((err: unknown) => this.#fail(req, res, err));
+      },
+    );
+    this.server.on('connection', (socket: Socket) => this.#accept(socket));
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#clientError(err, socket));
+    // CONNECT never reaches the request handler; without a listener Node drops the socket silently.
+    this.server.on('connect', (req: http.IncomingMessage, socket: Socket) => {
+      rawJsonReply(socket, '405 Method Not Allowed', `method ${req.method ?? 'CONNECT'} is not supported`, { allow: 'GET, HEAD, POST, DELETE' });
+    });
+  }
+
+  /** Counts open connections; one past the cap is marked, answered 503 on its request, and closed soon in any case. */
+  #accept(socket: Socket): void {
+    this.#open++;
+    socket.once('close', () => this.#open--);
+    if (this.#open <= this.#maxConnections) return;
+    this.#overCap.add(socket);
+    setTimeout(() => socket.destroy(), OVER_CAP_LINGER_MS).unref();
+  }
+
+  #refuseOverCap(res: http.ServerResponse): void {
+    sendError(res, new HttpError(503, 'unavailable', `the server has ${this.#maxConnections} connections open, its limit; try again in a moment`), { connection: 'close', 'retry-after': '1' });
   }
 
   async close(): Promise<void> {
     this.#closing = true;
     this.#hub.close();
+    void this.#mime.close();
     for (const end of [...this.#polls]) end();
     if (!this.server.listening) return;
     await new Promise<void>((resolve) => {
@@ -135,15 +196,19 @@ class Api {
     }
     let status = '400 Bad Request';
     let message = 'malformed HTTP request';
-    if (err.code === 'HPE_HEADER_OVERFLOW') {
+    const extra: Record<string, string> = {};
+    if (err.code === 'HPE_INVALID_METHOD' && REQUEST_LINE.test((err as { rawPacket?: Buffer }).rawPacket?.toString('latin1') ?? '')) {
+      status = '405 Method Not Allowed';
+      message = 'the request method is not supported; use GET, HEAD, POST or DELETE';
+      extra.allow = 'GET, HEAD, POST, DELETE';
+    } else if (err.code === 'HPE_HEADER_OVERFLOW') {
       status = '431 Request Header Fields Too Large';
       message = 'request headers are too large';
     } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       status = '408 Request Timeout';
       message = 'the request was not received in time';
     }
-    const body = JSON.stringify({ status: 'error', message });
-    socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    rawJsonReply(socket, status, message, extra);
   }
 
   /** Answers a failed request: Twilio's error shape under Twilio's API path, ours elsewhere. */
@@ -187,18 +252,48 @@ class Api {
     return new HttpError(500, 'internal', 'internal error; see the server log');
   }
 
-  async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    if (!this.#hosts.allows(req.headers.host)) {
-      const host = (req.headers.host ?? '').slice(0, 100);
-      throw new HttpError(421, 'misdirected', host ? `Host ${JSON.stringify(host)} is not allowed; use localhost or 127.0.0.1, or add it to allowedHosts` : 'the request has no Host header');
+  /**
+   * RFC 9112 §3.2: exactly one Host header (400 otherwise). The server it names, or the
+   * authority of an absolute-form target (which takes its place, §3.2.2), must be this one (421).
+   */
+  #checkHost(req: http.IncomingMessage): void {
+    let hosts = 0;
+    for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') hosts++;
+    if (hosts === 0) throw badRequest('bad_request', 'the request has no Host header');
+    if (hosts > 1) throw badRequest('bad_request', 'the request has more than one Host header');
+    const authority = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?([^/?#]*)/i.exec(req.url ?? '')?.[1];
+    const host = authority ?? req.headers.host ?? '';
+    if (!this.#hosts.allows(host)) {
+      throw new HttpError(421, 'misdirected', `${authority === undefined ? 'Host' : 'the host of the request target'} ${JSON.stringify(host.slice(0, 100))} is not allowed (it is not this server); use localhost or 127.0.0.1, or add it to allowedHosts`);
     }
-    const method = req.method ?? 'GET';
+  }
+
+  async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    this.#checkHost(req);
+    // A body is held in memory while it is read, parsed and stored: it waits for its share of
+    // the budget first (reading nothing meanwhile, so the sender is held back by TCP).
+    const declared = Number(req.headers['content-length']);
+    const bodyBytes = req.headers['transfer-encoding'] !== undefined ? this.#maxBody : Number.isFinite(declared) && declared > 0 ? Math.min(declared, this.#maxBody) : 0;
+    if (bodyBytes > 0) {
+      const release = await this.#budget.take(bodyBytes);
+      res.once('close', release);
+    }
+    // HEAD is GET without the body: Node's response drops the body of a HEAD request itself.
+    const head = req.method === 'HEAD';
+    const method = head ? 'GET' : (req.method ?? 'GET');
     const url = parseUrl(req.url);
     const route = matchRoute(url.segments);
     if (!route) throw notFound(`unknown route ${method} ${url.path}`);
     const allowed = allowedMethods(route);
     if (!allowed.includes(method)) {
-      throw new HttpError(405, 'method_not_allowed', `method ${method} is not allowed here; use ${allowed.join(' or ')}`, { allow: allowed.join(', ') });
+      const allow = allowed.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
+      throw new HttpError(405, 'method_not_allowed', `method ${req.method ?? method} is not allowed here; use ${allow.join(' or ')}`, { allow: allow.join(', ') });
+    }
+    if (head && route.kind === 'stream') {
+      // An event stream never ends: HEAD gets its headers only.
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+      res.end();
+      return;
     }
     if (route.kind === 'health') {
       const body: HealthResponse = { service: 'test-inbox', version: this.#version, status: 'ok' };
@@ -251,6 +346,16 @@ class Api {
       throw new HttpError(403, 'forbidden', `wrong API token${hint}`);
     }
   }
+}
+
+/** A well-formed request line (RFC 9112 §3): a method token, a target, a version. */
+const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ [^ \r\n]+ HTTP\/\d\.\d\r?\n/;
+
+/** A JSON error written straight to a socket no request/response pair owns (parse errors, CONNECT), then the socket closes. */
+function rawJsonReply(socket: Socket, status: string, message: string, extra: Record<string, string> = {}): void {
+  const body = JSON.stringify({ status: 'error', message });
+  const headers = Object.entries(extra).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${headers}connection: close\r\n\r\n${body}`);
 }
 
 /** `METHOD /path` for the log: no query (it may hold `token`), no webhook token segment. */

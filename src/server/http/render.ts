@@ -43,14 +43,49 @@ export function summarize(meta: MessageMeta, now: number): MessageSummary {
   };
 }
 
-function parse(raw: Buffer): Promise<PostalMime.Email> {
-  return PostalMime.parse(raw, { attachmentEncoding: 'arraybuffer', maxNestingDepth: MAX_MIME_NESTING });
+/** A parsed message, and when it could be read only in part, a notice saying so for the reader. */
+interface Parsed {
+  email: PostalMime.Email;
+  notice?: string;
 }
 
-/** Email (docs/api.md §2.3) or, for a phone inbox, SMS (docs/api.md §2.4) with `id`. */
-export async function renderMessage(meta: MessageMeta, raw: Buffer, now: number): Promise<RenderedMessage> {
-  const email = await parse(raw);
-  return isPhoneInbox(meta.inbox) ? smsShape(meta, email, now) : emailShape(meta, email, now);
+/**
+ * Parses a stored message. A message that cannot be parsed whole (MIME nested deeper than
+ * MAX_MIME_NESTING, a header block past postal-mime's limits, anything else it throws on) is
+ * read as far as it can be: its header block alone, with the body kept as plain text so its
+ * links can still be found. Never throws: every read view answers with what could be read
+ * and the notice, and `raw` always has the whole message.
+ */
+async function parse(raw: Buffer): Promise<Parsed> {
+  try {
+    return { email: await PostalMime.parse(raw, { attachmentEncoding: 'arraybuffer', maxNestingDepth: MAX_MIME_NESTING }) };
+  } catch (e) {
+    const notice = `the message could not be read in full (${(e as Error).message}); shown are its headers and its body as plain text; …/raw has the whole message`;
+    const end = headerEnd(raw);
+    let email: PostalMime.Email;
+    try {
+      email = await PostalMime.parse(Buffer.concat([raw.subarray(0, end.headers), Buffer.from('\r\n\r\n')]), { attachmentEncoding: 'arraybuffer', maxNestingDepth: 0 });
+    } catch {
+      email = { headers: [], attachments: [] } as unknown as PostalMime.Email;
+    }
+    return { email: { ...email, text: raw.subarray(end.body).toString('utf8'), html: undefined, attachments: [] }, notice };
+  }
+}
+
+/** Where the header block of `raw` ends and its body starts (the whole of it is headers when there is no blank line). */
+function headerEnd(raw: Buffer): { headers: number; body: number } {
+  const crlf = raw.indexOf('\r\n\r\n');
+  const lf = raw.indexOf('\n\n');
+  if (crlf >= 0 && (lf < 0 || crlf < lf)) return { headers: crlf, body: crlf + 4 };
+  if (lf >= 0) return { headers: lf, body: lf + 2 };
+  return { headers: raw.length, body: raw.length };
+}
+
+/** Email (docs/api.md §2.3) or, for a phone inbox, SMS (docs/api.md §2.4) with `id`; `notice` when it could be read only in part. */
+export async function renderMessage(meta: MessageMeta, raw: Buffer, now: number): Promise<RenderedMessage & { notice?: string }> {
+  const { email, notice } = await parse(raw);
+  const shaped = isPhoneInbox(meta.inbox) ? smsShape(meta, email, now) : emailShape(meta, email, now);
+  return notice === undefined ? shaped : { ...shaped, notice };
 }
 
 function smsShape(meta: MessageMeta, email: PostalMime.Email, now: number): SmsMessage & { id: string } {
@@ -132,10 +167,10 @@ function attachmentInfo(a: PostalMime.Attachment, n: number): AttachmentInfo {
   return info;
 }
 
-/** `…/attachments`: one record per attachment, `attachment_id` its 0-based index. */
-export async function listAttachments(raw: Buffer): Promise<AttachmentInfo[]> {
-  const email = await parse(raw);
-  return email.attachments.map(attachmentInfo);
+/** `…/attachments`: one record per attachment, `attachment_id` its 0-based index; `notice` when the message could be read only in part. */
+export async function listAttachments(raw: Buffer): Promise<{ attachments: AttachmentInfo[]; notice?: string }> {
+  const { email, notice } = await parse(raw);
+  return { attachments: email.attachments.map(attachmentInfo), ...(notice === undefined ? {} : { notice }) };
 }
 
 export interface AttachmentContent {
@@ -144,23 +179,23 @@ export interface AttachmentContent {
   filename: string;
 }
 
-/** `…/attachments/<n>`: the decoded bytes, or undefined when there is no attachment `n`. */
-export async function getAttachment(raw: Buffer, n: number): Promise<AttachmentContent | undefined> {
-  const email = await parse(raw);
+/** `…/attachments/<n>`: the decoded bytes, or the notice of a message read only in part, or undefined when there is no attachment `n`. */
+export async function getAttachment(raw: Buffer, n: number): Promise<AttachmentContent | { notice: string } | undefined> {
+  const { email, notice } = await parse(raw);
   const a = email.attachments[n];
-  if (!a) return undefined;
+  if (!a) return notice === undefined ? undefined : { notice };
   return { bytes: attachmentBytes(a), contentType: a.mimeType || 'application/octet-stream', filename: a.filename ?? fallbackName(n) };
 }
 
-/** Text and HTML of a message, for the links route. */
-export async function textAndHtml(raw: Buffer): Promise<{ text?: string; html?: string }> {
-  const email = await parse(raw);
-  return { text: email.text, html: email.html };
+/** Text and HTML of a message, for the links route; `notice` when it could be read only in part. */
+export async function textAndHtml(raw: Buffer): Promise<{ text?: string; html?: string; notice?: string }> {
+  const { email, notice } = await parse(raw);
+  return { text: email.text, html: email.html, ...(notice === undefined ? {} : { notice }) };
 }
 
 /** What the link kinds are read from: the text and HTML parts and the List-Unsubscribe header. */
 export async function linkSourceOf(raw: Buffer): Promise<{ text?: string; html?: string; listUnsubscribe?: string }> {
-  const email = await parse(raw);
+  const { email } = await parse(raw);
   const header = email.headers.find((h) => h.key === 'list-unsubscribe');
   return { text: email.text, html: email.html, listUnsubscribe: header?.value };
 }

@@ -6,7 +6,7 @@
 // Recovery on open replays what a crash left in the log and reconciles the index journal with
 // a readdir of every inbox. Knows nothing of the in-memory index (memoryIndex.ts) or events:
 // the store facade (maildir.ts) composes the two.
-import { promises as fs, renameSync, rmSync, writeFileSync, type Dirent } from 'node:fs';
+import { chmodSync, constants as fsConstants, copyFileSync, promises as fs, linkSync, renameSync, rmSync, writeFileSync, type Dirent } from 'node:fs';
 import * as path from 'node:path';
 import { decodeFileName } from '../../core/fileNames';
 import { ALL_INBOXES, domainProblem, inboxNameProblem, isPhoneInbox, normalizeInbox, parseMessageId } from '../../core/ids';
@@ -16,8 +16,8 @@ import { StoreError } from './errors';
 import { parseIndexedHeaders } from './headers';
 import { fsyncDir, inboxDirOf, mailRoot, mapLimit, messageFileOf, PRIVATE_DIR_MODE } from './layout';
 import type { IndexRecord } from './ordered';
-import type { MessageMeta } from './types';
-import { messageRecord, type WalMessage, WriteAheadLog } from './wal';
+import type { MessageBody, MessageMeta } from './types';
+import { linkRecord, messageRecord, type WalMessage, WriteAheadLog } from './wal';
 
 /** Checkpoint once the log holds this much: bounds the replay work after a crash. */
 export const WAL_CHECKPOINT_BYTES = 32 * 1024 * 1024;
@@ -29,15 +29,23 @@ const FLUSH_CONCURRENCY = 16;
 type LogLevel = 'info' | 'warn' | 'error';
 export type StoreLog = (level: LogLevel, msg: string) => void;
 
+/** Answers the inboxes (`<domain>\n<inbox>`) whose journal entries are taken without listing their files. */
+export type TrustInboxes = (inboxes: Array<{ domain: string; inbox: string }>) => Promise<Set<string>>;
+
 /** One delivery waiting for the group commit. */
 export interface CommitItem {
   recs: IndexRecord[];
-  raw: Buffer;
+  raw: MessageBody;
   /** Set when the item was rejected before its files were written. */
   failed?: boolean;
   resolve: () => void;
   reject: (e: unknown) => void;
 }
+
+/** link() errors that mean "this file system has no hard links" (FAT, some network shares), not a failed write. */
+const LINK_UNSUPPORTED = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+/** link() errors that mean "not this link" (another file system, too many links to one file): this one file is copied. */
+const LINK_REFUSED = new Set(['EXDEV', 'EMLINK']);
 
 function recordOf(meta: MessageMeta): IndexRecord | undefined {
   const p = parseMessageId(meta.id);
@@ -63,6 +71,8 @@ export class MaildirFiles {
   private unflushed: string[] = [];
   private checkpointRun: Promise<void> | undefined;
   private readonly readyDirs = new Map<string, Promise<void>>();
+  /** Recipients of one message share one file through hard links; dropped where the file system refuses them. */
+  private linksUsable = true;
 
   constructor(
     readonly dir: string,
@@ -122,7 +132,7 @@ export class MaildirFiles {
    * there is revived (`dead = false`), a file the journal does not know is indexed from its
    * headers (returned in `parsedRecs`). Leftovers in tmp/ (never acknowledged) are removed.
    */
-  async scan(journal: Map<string, IndexRecord>): Promise<{ parsedRecs: IndexRecord[]; maxCounter: number }> {
+  async scan(journal: Map<string, IndexRecord>, trust?: TrustInboxes): Promise<{ parsedRecs: IndexRecord[]; maxCounter: number; trusted: Set<string> }> {
     const unknown: Array<{ domain: string; inbox: string; id: string; file: string }> = [];
     const inboxDirs: Array<{ domain: string; inbox: string; dir: string }> = [];
 
@@ -143,7 +153,21 @@ export class MaildirFiles {
       }
     }
 
+    // Inboxes the index snapshot vouches for (snapshot.ts) keep their journal entries unlisted.
+    const trusted = trust ? await trust(inboxDirs) : new Set<string>();
+    if (trusted.size > 0) {
+      // By domain, then inbox: no key string built per entry of a million-entry journal.
+      const byDomain = new Map<string, Set<string>>();
+      for (const key of trusted) {
+        const [domain, inbox] = key.split('\n');
+        let set = byDomain.get(domain);
+        if (!set) byDomain.set(domain, (set = new Set()));
+        set.add(inbox);
+      }
+      for (const r of journal.values()) if (byDomain.get(r.meta.domain)?.has(r.meta.inbox)) r.dead = false;
+    }
     await mapLimit(inboxDirs, OPEN_CONCURRENCY, async ({ domain, inbox, dir }) => {
+      if (trusted.has(`${domain}\n${inbox}`)) return;
       let files: string[];
       try {
         // Files left in tmp/ were never acknowledged: remove them.
@@ -204,7 +228,7 @@ export class MaildirFiles {
         this.log('warn', `store: skipping ${file}: ${(e as Error).message}`);
       }
     });
-    return { parsedRecs, maxCounter };
+    return { parsedRecs, maxCounter, trusted };
   }
 
   // ---- writes ----------------------------------------------------------------------------
@@ -239,11 +263,26 @@ export class MaildirFiles {
       }
     }
     if (batch.length === 0) return [];
+    const logged = batch.filter((b) => Buffer.isBuffer(b.raw));
+    const inFiles = batch.filter((b) => !Buffer.isBuffer(b.raw));
+    const [loggedOk, filesOk] = await Promise.all([this.logBatch(logged), this.flushFileBodies(inFiles)]);
+    const ok = new Set([...loggedOk, ...filesOk]);
+    return batch.filter((b) => ok.has(b));
+  }
+
+  /** One log write and one fdatasync for the items whose bytes came in memory; resolves those now durable. */
+  private async logBatch(batch: CommitItem[]): Promise<CommitItem[]> {
+    if (batch.length === 0) return [];
     const parts: Buffer[] = [];
     const files: string[] = [];
     for (const b of batch) {
+      const raw = b.raw as Buffer;
+      // One copy of the bytes per message, however many recipients: the first record carries
+      // them, the others name it (and their files are hard links of the first, materialize()).
+      const first = b.recs[0].meta;
       for (const r of b.recs) {
-        parts.push(...messageRecord(r.meta, b.raw));
+        if (r === b.recs[0]) parts.push(...messageRecord(r.meta, raw));
+        else parts.push(linkRecord(r.meta, first.id));
         files.push(this.pathOf(r.meta, 'new'));
       }
     }
@@ -262,6 +301,25 @@ export class MaildirFiles {
       void this.checkpoint();
     }
     return batch;
+  }
+
+  /**
+   * Items whose bytes came as a file (FileBody: a spool file linked into place) are made durable
+   * by an fsync of their file and directories, not by a second copy in the log: a big message
+   * is written once and never read back into memory. Replay does not need them (the scan on
+   * open finds their files), and a removal is logged and synced like any other.
+   */
+  private async flushFileBodies(batch: CommitItem[]): Promise<CommitItem[]> {
+    if (batch.length === 0) return [];
+    const files = batch.flatMap((b) => b.recs.map((r) => this.pathOf(r.meta, 'new')));
+    try {
+      await this.flush(files);
+      return batch;
+    } catch (e) {
+      for (const f of files) rmQuietly(f);
+      for (const b of batch) b.reject(storeFailure(e));
+      return [];
+    }
   }
 
   /** True once the log holds enough that a checkpoint should run now. */
@@ -283,17 +341,47 @@ export class MaildirFiles {
     );
   }
 
-  /** Writes an item's files to tmp/ and renames them into new/; on failure removes what it made and answers the error. */
+  /**
+   * Puts an item's first file into new/: bytes in memory are written to tmp/ and renamed, a
+   * FileBody is hard-linked from its file (copied file to file, never through memory, where
+   * the file system has no hard links). Every further recipient's file is a hard link of the
+   * first (or a copy). On failure removes what it made and answers the error.
+   */
   private materialize(b: CommitItem): unknown {
     const made: string[] = [];
+    let first: string | undefined;
+    const body = b.raw;
     try {
       for (const r of b.recs) {
+        const final = this.pathOf(r.meta, 'new');
+        const linkFrom = first ?? (Buffer.isBuffer(body) ? undefined : body.file);
+        if (linkFrom !== undefined && this.linksUsable) {
+          try {
+            linkSync(linkFrom, final);
+            made.push(final);
+            first ??= final;
+            continue;
+          } catch (e) {
+            const code = errnoCode(e) ?? '';
+            if (LINK_UNSUPPORTED.has(code)) {
+              this.linksUsable = false;
+              this.log('info', `store: hard links are not available here (${(e as Error).message}); each recipient gets a copy`);
+            } else if (!LINK_REFUSED.has(code)) {
+              throw e;
+            }
+            // Copied below.
+          }
+        }
         const tmp = this.pathOf(r.meta, 'tmp');
         made.push(tmp);
-        writeFileSync(tmp, b.raw, { flag: 'wx', mode: PRIVATE_FILE_MODE });
-        const final = this.pathOf(r.meta, 'new');
+        if (Buffer.isBuffer(body)) writeFileSync(tmp, body, { flag: 'wx', mode: PRIVATE_FILE_MODE });
+        else {
+          copyFileSync(body.file, tmp, fsConstants.COPYFILE_EXCL);
+          chmodSync(tmp, PRIVATE_FILE_MODE);
+        }
         renameSync(tmp, final);
         made.push(final);
+        first ??= final;
       }
       return undefined;
     } catch (e) {

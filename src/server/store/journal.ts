@@ -19,6 +19,8 @@ const JOURNAL_READ_CHUNK_BYTES = 1024 * 1024;
 export const JOURNAL_FLUSH_MS = 200;
 /** ...or as soon as this much text is waiting. */
 const JOURNAL_FLUSH_BYTES = 1024 * 1024;
+/** Distinct strings (domains, inboxes, senders) shared while loading, at most. */
+const MAX_INTERNED = 100_000;
 /** Journal format version written as the first line of a compacted journal. */
 const JOURNAL_VERSION = 1;
 
@@ -82,7 +84,9 @@ export class Journal {
     const intern = (s: string): string => {
       const known = strings.get(s);
       if (known !== undefined) return known;
-      strings.set(s, s);
+      // Bounded: senders repeat (one copy each saves ~40 bytes a message), but a journal of
+      // unique senders must not grow a second copy of them all here.
+      if (strings.size < MAX_INTERNED) strings.set(s, s);
       return s;
     };
     const decoder = new StringDecoder('utf8');
@@ -248,7 +252,7 @@ function applyValue(state: JournalState, v: unknown, intern: (s: string) => stri
       const n = idNumbers(id);
       if (!n) return false;
       state.maxCounter = Math.max(state.maxCounter, n.counter);
-      const meta: MessageMeta = { id, domain: intern(domain), inbox: intern(inbox), time, size, source: intern(source) as MessageSource, from, subject, ...(typeof code === 'string' ? { code } : {}) };
+      const meta: MessageMeta = { id, domain: intern(domain), inbox: intern(inbox), time, size, source: intern(source) as MessageSource, from: intern(from), subject, ...(typeof code === 'string' ? { code } : {}) };
       state.entries.set(id, { meta, seconds: n.seconds, counter: n.counter, dead: false });
       return true;
     }

@@ -4,7 +4,8 @@
 //   <data>/mail/<domain>/<inbox>/{tmp,new,cur}/<id>.eml   mail, every name through encodeFileName
 //   <data>/<anything else>                                 the server's own files: .lock, .layout,
 //                                                          .wal-N, .index-journal, tokens.json,
-//                                                          server.json, and whatever comes later
+//                                                          server.json, .spool/ (SMTP bodies while
+//                                                          they arrive), and whatever comes later
 //
 // Until layout 2 (release 0.2.0) domains were directories beside the server's files, so an
 // address like x@tokens.json made a directory where the tokens file belongs. A data dir of that
@@ -175,15 +176,35 @@ function decodeLegacyName(s: string): string | undefined {
 
 // ---- modes ---------------------------------------------------------------------------------
 
-/** Sets every directory under `root` (and root) to 0700 and every file to 0600; symlinks are never followed. Resolves how many entries it changed. */
-export async function tightenTree(root: string): Promise<number> {
+export interface TightenOptions {
+  /** Directories whose entries are not listed (the directory itself is still tightened). */
+  skip?: ReadonlySet<string>;
+  /** Checked between entries: true ends the walk early (a store closing). */
+  stopped?: () => boolean;
+}
+
+/**
+ * Sets every directory under `root` (and root) to 0700 and every file to 0600; symlinks are never
+ * followed. Resolves how many entries it changed, and whether it walked the whole tree.
+ */
+export async function tightenTree(root: string, options: TightenOptions = {}): Promise<{ changed: number; complete: boolean }> {
   let level: string[] = [root];
   let changed = (await chmodIfNeeded(root, PRIVATE_DIR_MODE)) ? 1 : 0;
+  let complete = true;
   while (level.length > 0) {
     const next: string[] = [];
     await mapLimit(level, TIGHTEN_CONCURRENCY, async (d) => {
+      if (options.skip?.has(d)) return;
+      if (options.stopped?.()) {
+        complete = false;
+        return;
+      }
       const dents = await direntsOrEmpty(d);
       await mapLimit(dents, TIGHTEN_CONCURRENCY, async (dent) => {
+        if (options.stopped?.()) {
+          complete = false;
+          return;
+        }
         const p = path.join(d, dent.name);
         if (await tightenEntry(p, dent)) changed++;
         if (dent.isDirectory()) next.push(p);
@@ -191,7 +212,7 @@ export async function tightenTree(root: string): Promise<number> {
     });
     level = next;
   }
-  return changed;
+  return { changed, complete };
 }
 
 async function tightenEntry(p: string, dent: Dirent): Promise<boolean> {

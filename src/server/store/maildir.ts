@@ -12,16 +12,17 @@ import { EventEmitter } from 'node:events';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ALL_INBOXES, domainProblem, formatMessageId, inboxNameProblem, isPhoneInbox, normalizeInbox } from '../../core/ids';
-import { detectCode } from './code';
+import { codeOfParts, detectCode } from './code';
 import { type CommitItem, MaildirFiles, type StoreLog } from './durability';
 import { StoreError } from './errors';
 import { parseIndexedHeaders } from './headers';
 import { addLine, deleteLine, Journal } from './journal';
-import { mailRoot, prepareDataDir, PRIVATE_DIR_MODE, tightenTree } from './layout';
+import { inboxDirOf, mailRoot, prepareDataDir, PRIVATE_DIR_MODE, tightenTree } from './layout';
 import { lockDataDir } from './lock';
 import { MessageIndex } from './memoryIndex';
+import { loadSnapshot, trustedInboxes, writeSnapshot } from './snapshot';
 import type { IndexRecord } from './ordered';
-import type { ListOptions, ListResult, MessageMeta, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
+import type { ListOptions, ListResult, MessageBody, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
 
 export { decodeFileName as decodeName, encodeFileName as encodeName } from '../../core/fileNames';
 export { WAL_CHECKPOINT_BYTES, type StoreLog } from './durability';
@@ -38,6 +39,8 @@ export const RETENTION_SWEEP_INTERVAL_MS = 60_000;
 const JOURNAL_COMPACT_MIN_LINES = 10_000;
 /** ...and only when it holds this many lines per live message (the rest are removals and removed adds). */
 const JOURNAL_COMPACT_RATIO = 2;
+/** Folder (in the data dir) where message bodies too large for memory are written while they arrive; never indexed, emptied on open. */
+export const SPOOL_DIR_NAME = '.spool';
 /** Checkpoint this often while the log holds anything: the kernel writes dirty pages back about this often anyway. */
 export const WAL_CHECKPOINT_INTERVAL_MS = 2000;
 
@@ -51,6 +54,8 @@ export interface MaildirStoreOptions {
 
 export class MaildirStore implements Store {
   readonly dir: string;
+  /** Where the SMTP server spools large bodies while they arrive (src/server/spool.ts). */
+  readonly spoolDir: string;
   readonly retention: RetentionOptions;
   private readonly log: StoreLog;
   private readonly checkpointIntervalMs: number;
@@ -64,6 +69,8 @@ export class MaildirStore implements Store {
   private unlock: (() => Promise<void>) | undefined;
   /** Last counter handed out; ids are unique across the store and across restarts. */
   private counter = 0;
+  /** Every file under the mail root was made private in this run (tightenTree walked to the end). */
+  private tightened = false;
 
   private commitQueue: CommitItem[] = [];
   private committing = false;
@@ -73,6 +80,7 @@ export class MaildirStore implements Store {
 
   constructor(options: MaildirStoreOptions) {
     this.dir = path.resolve(options.dir);
+    this.spoolDir = path.join(this.dir, SPOOL_DIR_NAME);
     this.retention = { ...DEFAULT_RETENTION, ...options.retention };
     for (const [k, v] of Object.entries(this.retention)) {
       if (!Number.isInteger(v) || v < 0) throw new RangeError(`retention.${k} must be a whole number >= 0, got ${String(v)}`);
@@ -89,17 +97,39 @@ export class MaildirStore implements Store {
   async open(): Promise<void> {
     if (this.state !== 'new') throw new StoreError('NOT_OPEN', `store ${this.dir} was already opened`);
     this.state = 'opening';
+    /** Folders whose files the snapshot says are private already. */
+    const tightenSkip = new Set<string>();
     try {
       // Owner only (0700): the data folder holds mail and the secret files (tokens, server proof).
       await fs.mkdir(this.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
       this.unlock = await lockDataDir(this.dir);
       await prepareDataDir(this.dir, this.log);
+      // Bodies a crash left half-received were never acknowledged.
+      await fs.rm(this.spoolDir, { recursive: true, force: true });
       await this.files.replayLog();
       const journal = await this.journal.load();
       if (journal.badLines > 0) this.log('warn', `store: skipped ${journal.badLines} damaged line(s) of the index journal ${this.journal.file}`);
-      // Journal records start dead; the scan revives those whose file is there.
-      for (const r of journal.entries.values()) r.dead = true;
-      const { parsedRecs, maxCounter } = await this.files.scan(journal.entries);
+      // Journal records start dead; the scan revives those whose file is there, and those of the
+      // inboxes the index snapshot vouches for (snapshot.ts).
+      const perDomain = new Map<string, Map<string, number>>();
+      for (const r of journal.entries.values()) {
+        r.dead = true;
+        let d = perDomain.get(r.meta.domain);
+        if (!d) perDomain.set(r.meta.domain, (d = new Map()));
+        d.set(r.meta.inbox, (d.get(r.meta.inbox) ?? 0) + 1);
+      }
+      const journalCounts = new Map<string, number>();
+      for (const [domain, inboxes] of perDomain) for (const [inbox, n] of inboxes) journalCounts.set(`${domain}\n${inbox}`, n);
+      const { snapshot, problem } = await loadSnapshot(this.dir);
+      if (problem) this.log('warn', `store: not using the index snapshot (every inbox is listed): ${problem}`);
+      const trust = snapshot && ((inboxes: Array<{ domain: string; inbox: string }>) => trustedInboxes(this.dir, snapshot, inboxes, journalCounts));
+      const { parsedRecs, maxCounter, trusted } = await this.files.scan(journal.entries, trust);
+      if (snapshot?.tightened) {
+        for (const key of trusted) {
+          const [domain, inbox] = key.split('\n');
+          for (const sub of ['new', 'cur', 'tmp']) tightenSkip.add(path.join(inboxDirOf(this.dir, domain, inbox), sub));
+        }
+      }
       // Journal order is receipt order up to commit interleaving, so inserts are (nearly) appends.
       let stale = 0;
       for (const r of journal.entries.values()) {
@@ -114,17 +144,27 @@ export class MaildirStore implements Store {
       } else {
         await this.journal.openForAppend();
       }
-      this.log('info', `store: ${this.index.size} message(s) in ${this.index.domainCount} domain(s) at ${this.dir}` + (parsed > 0 ? ` (${parsed} indexed from their headers)` : ''));
+      this.log(
+        'info',
+        `store: ${this.index.size} message(s) in ${this.index.domainCount} domain(s) at ${this.dir}` +
+          (parsed > 0 ? ` (${parsed} indexed from their headers)` : '') +
+          (snapshot ? ` (${trusted.size} of ${this.index.inboxCount} inbox(es) taken from the index snapshot)` : ''),
+      );
     } catch (e) {
       this.state = 'closed';
       await this.unlock?.().catch(() => undefined);
       throw StoreError.is(e) ? e : new StoreError('IO', `cannot open the store at ${this.dir}: ${(e as Error).message}`, { cause: e });
     }
     this.state = 'open';
-    // Mail someone copied in or widened since is made private again, off the start's path (new files are created 0600).
+    // Mail someone copied in or widened since is made private again, off the start's path (new files are
+    // created 0600); a close ends the walk early, and the snapshot then says it was not complete.
     void this.track(
-      tightenTree(mailRoot(this.dir)).then(
-        (n) => n > 0 && this.log('info', `store: made ${n} file(s) and folder(s) under ${mailRoot(this.dir)} private (0600/0700)`),
+      tightenTree(mailRoot(this.dir), { skip: tightenSkip, stopped: () => this.state !== 'open' }).then(
+        ({ changed, complete }) => {
+          this.tightened = complete;
+          if (changed > 0) this.log('info', `store: made ${changed} file(s) and folder(s) under ${mailRoot(this.dir)} private (0600/0700)`);
+          if (complete) this.log('info', `store: every file under ${mailRoot(this.dir)} is private`);
+        },
         (e: unknown) => this.log('warn', `store: could not make every file under ${mailRoot(this.dir)} private: ${(e as Error).message}`),
       ),
     );
@@ -157,12 +197,18 @@ export class MaildirStore implements Store {
       await this.journal.compact(this.index.liveMetas(), this.counter).catch((e: unknown) => this.log('warn', `store: journal compaction failed: ${(e as Error).message}`));
     }
     await this.journal.close();
+    if (wasOpen) {
+      // Last, once everything it describes is on disk: a failure only costs the next start a listing.
+      await writeSnapshot(this.dir, this.journal.file, this.index.inboxes(undefined), this.tightened).catch((e: unknown) =>
+        this.log('warn', `store: could not write the index snapshot (the next start lists every inbox): ${(e as Error).message}`),
+      );
+    }
     await this.unlock?.();
   }
 
   // ---- writes ----------------------------------------------------------------------------
 
-  add(targets: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource): Promise<MessageMeta[]> {
+  add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]> {
     if (this.state !== 'open') return Promise.reject(new StoreError('NOT_OPEN', 'the store is not open'));
     const seen = new Set<string>();
     const norm: Array<{ domain: string; inbox: string }> = [];
@@ -178,27 +224,30 @@ export class MaildirStore implements Store {
       }
     }
     if (norm.length === 0) return Promise.reject(new StoreError('BAD_TARGET', 'a message needs at least one recipient inbox'));
-    return this.track(this.addNormalized(norm, raw, source));
+    return this.track(this.addNormalized(norm, body, source, parts));
   }
 
-  private async addNormalized(norm: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource): Promise<MessageMeta[]> {
+  private async addNormalized(norm: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts: MessageParts | undefined): Promise<MessageMeta[]> {
+    // A body in a file is indexed from its head: headers and the code's scan window (code.ts).
+    const raw = Buffer.isBuffer(body) ? body : body.head;
+    const size = Buffer.isBuffer(body) ? body.length : body.size;
     const headers = parseIndexedHeaders(raw) ?? { from: '', subject: '' };
     // The code is read once here, as an email or as an SMS (a phone inbox), for the listings.
     const codes = new Map<boolean, string | undefined>();
-    for (const sms of new Set(norm.map((t) => isPhoneInbox(t.inbox)))) codes.set(sms, await detectCode(raw, sms));
+    for (const sms of new Set(norm.map((t) => isPhoneInbox(t.inbox)))) codes.set(sms, parts ? codeOfParts(parts, sms) : await detectCode(raw, sms));
     if (this.state !== 'open') throw new StoreError('NOT_OPEN', 'the store is not open');
     const time = Date.now();
     const seconds = Math.floor(time / 1000);
     const recs: IndexRecord[] = norm.map(({ domain, inbox }) => {
       const counter = ++this.counter;
       const code = codes.get(isPhoneInbox(inbox));
-      const meta: MessageMeta = { id: formatMessageId(inbox, seconds, counter), domain, inbox, time, from: headers.from, subject: headers.subject, size: raw.length, source, ...(code ? { code } : {}) };
+      const meta: MessageMeta = { id: formatMessageId(inbox, seconds, counter), domain, inbox, time, from: headers.from, subject: headers.subject, size, source, ...(code ? { code } : {}) };
       return { meta, seconds, counter, dead: false };
     });
-    return this.write(recs, raw);
+    return this.write(recs, body);
   }
 
-  private write(recs: IndexRecord[], raw: Buffer): Promise<MessageMeta[]> {
+  private write(recs: IndexRecord[], raw: MessageBody): Promise<MessageMeta[]> {
     return new Promise<void>((resolve, reject) => {
       this.commitQueue.push({ recs, raw, resolve, reject });
       if (!this.committing) void this.runCommits();

@@ -28,6 +28,13 @@ export class MessageIndex {
     return this.byDomain.size;
   }
 
+  /** (domain, inbox) pairs that hold messages. */
+  get inboxCount(): number {
+    let n = 0;
+    for (const d of this.byDomain.values()) n += d.inboxes.size;
+    return n;
+  }
+
   record(id: string): IndexRecord | undefined {
     return this.byId.get(id);
   }

@@ -24,6 +24,12 @@ export interface MessageMeta {
   code?: string;
 }
 
+/** The decoded subject and plain text of a message its caller composed (inject, webhook). */
+export interface MessageParts {
+  subject: string;
+  text: string;
+}
+
 export interface ListOptions {
   /** At most this many (default and cap decided by the HTTP layer). */
   limit: number;
@@ -64,6 +70,21 @@ export interface RetentionOptions {
  */
 export type Answer<T> = T | Promise<T>;
 
+/**
+ * A message body already written to a file (an SMTP spool file, spool.ts): the store links it
+ * into place (or copies it file to file) instead of reading it into memory. `head` is its first
+ * bytes, at least the header block as far as CODE_SCAN_MAX_BYTES (code.ts), for the index.
+ * The caller removes `file` once add() settled.
+ */
+export interface FileBody {
+  file: string;
+  size: number;
+  head: Buffer;
+}
+
+/** The bytes of a message: in memory, or in a file of the data folder's file system. */
+export type MessageBody = Buffer | FileBody;
+
 export interface Store {
   /** Rebuilds the index from disk. Damaged or foreign files are skipped with a warning. */
   open(): Promise<void>;
@@ -72,9 +93,11 @@ export interface Store {
   /**
    * Stores one RFC 5322 message into each (domain, inbox) target. Resolves only when
    * every copy is durable (written, fsynced, renamed into new/). All or nothing: on
-   * failure no copy remains visible.
+   * failure no copy remains visible. A FileBody is never read into memory whole. `parts`: the
+   * message's decoded subject and text when the caller composed it itself, so its code is read
+   * from them (code.ts codeOfParts).
    */
-  add(targets: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource): Promise<MessageMeta[]>;
+  add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]>;
 
   /** Messages of an inbox, or of every inbox of the domain when `inbox` is `*`. `domain` undefined = every domain. */
   list(domain: string | undefined, inbox: string, options: ListOptions): Answer<ListResult>;

@@ -6,6 +6,8 @@
 //
 // Record format: a JSON header line, then for a message exactly `length` raw bytes and '\n'.
 //   ["m", id, domain, inbox, time, source, length]\n<raw>\n     a stored message
+//   ["l", id, domain, inbox, time, source, firstId]\n             another recipient's copy of
+//                                                                 message firstId (same batch)
 //   ["x", id]\n                                                    a removed message
 
 import { promises as fs, writeSync, writevSync } from 'node:fs';
@@ -27,6 +29,11 @@ export interface WalMessage {
 
 export function messageRecord(m: Omit<WalMessage, 'raw'>, raw: Buffer): Buffer[] {
   return [Buffer.from(JSON.stringify(['m', m.id, m.domain, m.inbox, m.time, m.source, raw.length]) + '\n'), raw, Buffer.from('\n')];
+}
+
+/** A further recipient of the message logged as `firstId` in the same batch: its bytes are not repeated. */
+export function linkRecord(m: Omit<WalMessage, 'raw'>, firstId: string): Buffer {
+  return Buffer.from(JSON.stringify(['l', m.id, m.domain, m.inbox, m.time, m.source, firstId]) + '\n');
 }
 
 export function removalRecord(id: string): Buffer {
@@ -64,10 +71,11 @@ export class WriteAheadLog {
     }
     gens.sort((a, b) => a - b);
     const out: WalRecovery = { messages: new Map(), files: [], lastGeneration: gens[gens.length - 1] ?? 0, tornFiles: [] };
+    const bodies = new Map<string, Buffer>();
     for (const g of gens) {
       const file = this.fileOf(g);
       out.files.push(file);
-      if (!readRecords(await fs.readFile(file), out.messages)) out.tornFiles.push(file);
+      if (!readRecords(await fs.readFile(file), out.messages, bodies)) out.tornFiles.push(file);
     }
     return out;
   }
@@ -156,8 +164,11 @@ function writeAllSync(fd: number, parts: Buffer[], total: number): void {
   while (written < total) written += writeSync(fd, all, written, total - written);
 }
 
-/** Applies the records of one generation; false when it ends in a torn or damaged record. */
-function readRecords(buf: Buffer, into: Map<string, WalMessage>): boolean {
+/**
+ * Applies the records of one generation; false when it ends in a torn or damaged record.
+ * `bodies` keeps every logged body by id, removed or not, for the link records that name it.
+ */
+function readRecords(buf: Buffer, into: Map<string, WalMessage>, bodies: Map<string, Buffer>): boolean {
   let pos = 0;
   while (pos < buf.length) {
     const nl = buf.indexOf(0x0a, pos);
@@ -175,15 +186,22 @@ function readRecords(buf: Buffer, into: Map<string, WalMessage>): boolean {
       continue;
     }
     const [kind, id, domain, inbox, time, source, length] = header as unknown[];
-    if (
-      kind !== 'm' || typeof id !== 'string' || typeof domain !== 'string' || typeof inbox !== 'string' || typeof time !== 'number' ||
-      (source !== 'smtp' && source !== 'inject' && source !== 'webhook') || typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0
-    ) {
+    if ((kind !== 'm' && kind !== 'l') || typeof id !== 'string' || typeof domain !== 'string' || typeof inbox !== 'string' || typeof time !== 'number' || (source !== 'smtp' && source !== 'inject' && source !== 'webhook')) {
       return false;
     }
+    if (kind === 'l') {
+      const raw = typeof length === 'string' ? bodies.get(length) : undefined;
+      if (!raw) return false;
+      into.set(id, { id, domain, inbox, time, source, raw });
+      pos = nl + 1;
+      continue;
+    }
+    if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) return false;
     const end = nl + 1 + length;
     if (end + 1 > buf.length || buf[end] !== 0x0a) return false;
-    into.set(id, { id, domain, inbox, time, source, raw: Buffer.from(buf.subarray(nl + 1, end)) });
+    const raw = Buffer.from(buf.subarray(nl + 1, end));
+    bodies.set(id, raw);
+    into.set(id, { id, domain, inbox, time, source, raw });
     pos = end + 1;
   }
   return true;

@@ -12,7 +12,7 @@ export interface PresentedNode {
   description?: string;
   tooltip?: string;
   icon: string;
-  bold?: boolean;
+  unread?: boolean;
   contextValue: string;
   command?: { command: string; args?: unknown[] };
   accessibilityLabel?: string;

@@ -6,6 +6,7 @@ import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem, inboxNameProblem, normalize
 import type { Store } from '../../store/types';
 import type { TokenCheck } from '../auth';
 import { badRequest } from '../errors';
+import type { MimePool } from '../mimePool';
 import type { StreamHub } from '../stream';
 import type { TwilioContext } from '../twilio/api';
 
@@ -16,6 +17,8 @@ export type Res = http.ServerResponse;
 export interface ApiContext {
   readonly store: Store;
   readonly hub: StreamHub;
+  /** Parses and renders stored messages off the main thread. */
+  readonly mime: MimePool;
   readonly webhookToken: TokenCheck;
   /** The Twilio messages (inbound Twilio webhooks are stored there). */
   readonly twilio: TwilioContext;

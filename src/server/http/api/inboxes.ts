@@ -5,7 +5,7 @@ import { smsSubject } from '../../../core/sms';
 import type { DeleteResult, InboxListing, InjectedMessage, InjectionResult } from '../../../core/wire';
 import type { ListOptions, MessageMeta, MessageSource } from '../../store/types';
 import { readInjectedMessage } from '../body';
-import { composeMessage } from '../compose';
+import { composedSubject, composeMessage } from '../compose';
 import { badRequest } from '../errors';
 import { summarize } from '../render';
 import { sendJson } from '../respond';
@@ -57,7 +57,8 @@ export async function store(ctx: ApiContext, domain: string, inbox: string, msg:
   // An SMS (a phone inbox) sent without a subject is named by its first words, as Twilio's routes do.
   const subject = isPhoneInbox(inbox) && (msg.subject === undefined || msg.subject.trim() === '') && msg.text ? smsSubject(msg.text) : msg.subject;
   const raw = await composeMessage({ from: msg.from, subject, text: msg.text, inbox, domain, source });
-  const [meta] = await ctx.store.add([{ domain, inbox }], raw, source);
+  // The code is read from the payload: the store need not parse the MIME just composed.
+  const [meta] = await ctx.store.add([{ domain, inbox }], raw, source, { subject: composedSubject(subject), text: msg.text ?? '' });
   return meta;
 }
 

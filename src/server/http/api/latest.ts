@@ -4,10 +4,9 @@
 // `wait` for one to arrive; `delete=true` removes the message once read, so that two test
 // runs never get the same code.
 import { PRIVATE_DOMAIN, parseMessageId } from '../../../core/ids';
-import { type LinkKind, classifyLinks } from '../../../core/linkKinds';
+import type { LinkKind } from '../../../core/linkKinds';
 import type { MessageMeta } from '../../store/types';
 import { badRequest, notFound } from '../errors';
-import { linkSourceOf } from '../render';
 import { sendJson } from '../respond';
 import type { Route } from '../routes';
 import { type ApiContext, type Query, type Res, readDomain, readInbox } from './context';
@@ -59,7 +58,7 @@ export async function latestResource(ctx: ApiContext, res: Res, route: Extract<R
     } catch {
       return undefined; // deleted meanwhile
     }
-    const link = classifyLinks(await linkSourceOf(raw)).find((l) => kinds.includes(l.kind));
+    const link = await ctx.mime.run({ op: 'firstLink', raw, kinds });
     if (!link) {
       noLink.add(meta.id);
       return undefined;

@@ -1,9 +1,7 @@
 // One message: its rendered JSON, raw bytes, links, attachments (list and one), or DELETE.
 import { ALL_INBOXES } from '../../../core/ids';
-import { extractLinks } from '../../../core/links';
 import type { DeleteResult } from '../../../core/wire';
 import { badRequest, notFound } from '../errors';
-import { getAttachment, listAttachments, renderMessage, textAndHtml } from '../render';
 import { sendBytes, sendJson } from '../respond';
 import type { Route } from '../routes';
 import { type ApiContext, type Req, type Res, readDomain, readId, readInbox } from './context';
@@ -32,22 +30,21 @@ export async function messageResource(ctx: ApiContext, req: Req, res: Res, route
   const raw = await ctx.store.readRaw(id);
   switch (route.view) {
     case 'message':
-      sendJson(res, 200, await renderMessage(meta, raw, Date.now()));
+      sendJson(res, 200, await ctx.mime.run({ op: 'message', raw, meta, now: Date.now() }));
       return;
     case 'raw':
       sendBytes(res, raw, { 'content-type': 'message/rfc822' });
       return;
-    case 'links': {
-      const links = extractLinks(await textAndHtml(raw)).map((l) => l.url);
-      sendJson(res, 200, { links });
+    case 'links':
+      sendJson(res, 200, await ctx.mime.run({ op: 'links', raw }));
       return;
-    }
     case 'attachments':
-      sendJson(res, 200, { attachments: await listAttachments(raw) });
+      sendJson(res, 200, await ctx.mime.run({ op: 'attachments', raw }));
       return;
     case 'attachment': {
-      const a = await getAttachment(raw, attachment);
+      const a = await ctx.mime.run({ op: 'attachment', raw, n: attachment });
       if (!a) throw notFound(`message ${id} has no attachment ${attachment}`);
+      if ('notice' in a) throw notFound(`message ${id} has no readable attachment ${attachment}: ${a.notice}`);
       sendBytes(res, a.bytes, { 'content-type': safeContentType(a.contentType), 'content-disposition': contentDisposition(a.filename) });
       return;
     }

@@ -10,14 +10,15 @@
 
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
 import pg from 'pg';
 import { ALL_INBOXES, domainProblem, formatMessageId, inboxNameProblem, isPhoneInbox, normalizeInbox, parseMessageId } from '../../../core/ids';
-import { detectCode } from '../code';
+import { codeOfParts, detectCode } from '../code';
 import type { StoreLog } from '../durability';
 import { StoreError } from '../errors';
 import { parseIndexedHeaders } from '../headers';
 import { DEFAULT_RETENTION, RETENTION_SWEEP_INTERVAL_MS } from '../maildir';
-import type { ListOptions, ListResult, MessageMeta, MessageSource, RetentionOptions, Store, StoreEvents } from '../types';
+import type { FileBody, ListOptions, ListResult, MessageBody, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from '../types';
 import { migrate, RETENTION_LOCK_KEY } from './migrations';
 
 /** The NOTIFY channel of arrivals and removals. */
@@ -28,6 +29,12 @@ const MAX_NOTIFY_BYTES = 7000;
 const POOL_SIZE = 10;
 /** Give up connecting after this long: a start against a dead address fails promptly, a request answers 503. */
 const CONNECT_TIMEOUT_MS = 5000;
+/**
+ * A spooled body (FileBody) goes to the database in pieces of this size through a large object
+ * (lo_put), never read into memory whole: at most one piece per pooled connection is in memory,
+ * POOL_SIZE x 256 KB = 2.5 MB across the process, whatever the size and number of messages.
+ */
+const FILE_CHUNK_BYTES = 256 * 1024;
 /** Retry LISTEN this often while the database is away. */
 const LISTEN_RETRY_MS = 1000;
 
@@ -281,7 +288,7 @@ export class PostgresStore implements Store {
 
   // ---- writes ----------------------------------------------------------------------------
 
-  add(targets: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource): Promise<MessageMeta[]> {
+  add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]> {
     if (this.state !== 'open') return Promise.reject(new StoreError('NOT_OPEN', 'the store is not open'));
     const seen = new Set<string>();
     const norm: Array<{ domain: string; inbox: string }> = [];
@@ -297,13 +304,16 @@ export class PostgresStore implements Store {
       }
     }
     if (norm.length === 0) return Promise.reject(new StoreError('BAD_TARGET', 'a message needs at least one recipient inbox'));
-    return this.track(this.addNormalized(norm, raw, source));
+    return this.track(this.addNormalized(norm, body, source, parts));
   }
 
-  private async addNormalized(norm: Array<{ domain: string; inbox: string }>, raw: Buffer, source: MessageSource): Promise<MessageMeta[]> {
-    const headers = parseIndexedHeaders(raw) ?? { from: '', subject: '' };
+  private async addNormalized(norm: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts: MessageParts | undefined): Promise<MessageMeta[]> {
+    // A body in a file is indexed from its head: headers and the code's scan window (code.ts), as the Maildir store does.
+    const head = Buffer.isBuffer(body) ? body : body.head;
+    const size = Buffer.isBuffer(body) ? body.length : body.size;
+    const headers = parseIndexedHeaders(head) ?? { from: '', subject: '' };
     const codes = new Map<boolean, string | undefined>();
-    for (const sms of new Set(norm.map((t) => isPhoneInbox(t.inbox)))) codes.set(sms, await detectCode(raw, sms));
+    for (const sms of new Set(norm.map((t) => isPhoneInbox(t.inbox)))) codes.set(sms, parts ? codeOfParts(parts, sms) : await detectCode(head, sms));
     const metas = await this.transaction(async (c) => {
       const { rows } = await c.query<{ seq: string }>('SELECT nextval($1) AS seq FROM generate_series(1, $2)', ['test_inbox_message_seq', norm.length]);
       const time = Date.now();
@@ -311,13 +321,16 @@ export class PostgresStore implements Store {
       const out: Array<MessageMeta & { seq: string }> = norm.map(({ domain, inbox }, i) => {
         const code = codes.get(isPhoneInbox(inbox));
         const seq = rows[i].seq;
-        return { seq, id: formatMessageId(inbox, seconds, Number(seq)), domain, inbox, time, from: headers.from, subject: headers.subject, size: raw.length, source, ...(code ? { code } : {}) };
+        return { seq, id: formatMessageId(inbox, seconds, Number(seq)), domain, inbox, time, from: headers.from, subject: headers.subject, size, source, ...(code ? { code } : {}) };
       });
+      // One copy of the bytes per recipient row; a spooled body arrives through a large object (uploadFile), unlinked in this transaction.
+      const oid = Buffer.isBuffer(body) ? undefined : await this.uploadFile(c, body);
       await c.query(
         `INSERT INTO test_inbox_messages (seq, id, domain, inbox, time_ms, sender, subject, size, source, code, raw)
-         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[]) AS t, (SELECT $11::bytea) AS r`,
-        [out.map((m) => m.seq), out.map((m) => m.id), out.map((m) => m.domain), out.map((m) => m.inbox), out.map((m) => m.time), out.map((m) => m.from), out.map((m) => m.subject), out.map((m) => m.size), out.map((m) => m.source), out.map((m) => m.code ?? null), raw],
+         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[]) AS t, (SELECT ${oid === undefined ? '$11::bytea' : 'lo_get($11::oid)'}) AS r`,
+        [out.map((m) => m.seq), out.map((m) => m.id), out.map((m) => m.domain), out.map((m) => m.inbox), out.map((m) => m.time), out.map((m) => m.from), out.map((m) => m.subject), out.map((m) => m.size), out.map((m) => m.source), out.map((m) => m.code ?? null), oid ?? body],
       );
+      if (oid !== undefined) await c.query('SELECT lo_unlink($1::oid)', [oid]);
       await this.notify(c, 'm', out.map((m) => m.seq));
       return out.map(({ seq: _seq, ...meta }) => meta as MessageMeta);
     });
@@ -325,6 +338,31 @@ export class PostgresStore implements Store {
     for (const m of metas) this.events.emit('message', m);
     if (this.retention.maxMessages > 0) void this.track(this.enforceCount(norm).catch((e: unknown) => this.log('warn', `store: retention by count failed: ${(e as Error).message}`)));
     return metas;
+  }
+
+  /**
+   * Writes a spooled body into a new large object in pieces of FILE_CHUNK_BYTES (lo_put), inside
+   * the delivery's transaction: node-postgres has no streamed parameters, and reading a 24 MB
+   * body whole would hold it (and its copy in the protocol message) in this process's memory,
+   * outside the shared byte budget. Resolves the object's oid; a rollback removes the object.
+   */
+  private async uploadFile(c: pg.PoolClient, body: FileBody): Promise<string> {
+    const { rows } = await c.query<{ oid: string }>('SELECT lo_create(0)::text AS oid');
+    const oid = rows[0].oid;
+    const fh = await fs.open(body.file, 'r');
+    try {
+      const chunk = Buffer.allocUnsafe(Math.min(FILE_CHUNK_BYTES, Math.max(1, body.size)));
+      let offset = 0;
+      while (offset < body.size) {
+        const { bytesRead } = await fh.read(chunk, 0, Math.min(chunk.length, body.size - offset), offset);
+        if (bytesRead === 0) throw new StoreError('IO', `the spooled message ${body.file} ended at ${offset} of ${body.size} bytes`);
+        await c.query('SELECT lo_put($1::oid, $2::bigint, $3::bytea)', [oid, offset, chunk.subarray(0, bytesRead)]);
+        offset += bytesRead;
+      }
+    } finally {
+      await fh.close();
+    }
+    return oid;
   }
 
   async delete(id: string): Promise<boolean> {

@@ -1,0 +1,10 @@
+import type { Services } from '../services';
+import type { MessageRef } from '../tree/state';
+import * as openMessage from './openMessage';
+
+export const id = 'testInbox.openMessageInNewPanel';
+
+/** A message row's context action: opens the message in a kept panel, which later opened messages do not replace. */
+export function run(s: Services, arg?: unknown): Promise<MessageRef | undefined> {
+  return openMessage.run(s, arg, { keep: true });
+}

@@ -1,0 +1,123 @@
+// Runs the MIME work of the read views (mimeWork.ts) on worker threads, so parsing an 18 MB
+// message with 200k links never holds the event loop that answers /healthz, other requests
+// and SMTP (issue 14 point 7). Jobs queue for MIME_WORKERS threads, started on first use and
+// stopped when idle. A worker that cannot start (or dies) fails its job with an error; the
+// pool then starts a new one for the next job.
+import * as path from 'node:path';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { type MimeJob, type MimeResults, runMimeJob } from './mimeWork';
+
+/** Two threads: the machine has at least two cores, and one huge message never blocks every other reader. */
+export const MIME_WORKERS = 2;
+/** A worker idle this long is stopped: reading messages comes in bursts, and a thread holds ~10 MB. */
+const IDLE_STOP_MS = 30_000;
+/** workerData marker of a MIME worker (the bundled CLI runs itself as one, see cli.ts). */
+export const MIME_WORKER_ROLE = 'test-inbox-mime';
+
+interface Pending {
+  job: MimeJob;
+  resolve: (v: unknown) => void;
+  reject: (e: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  busy?: Pending;
+  idle?: NodeJS.Timeout;
+}
+
+/** Where the worker's code is and how to start it: the bundle runs itself, the source goes through tsx. */
+function workerEntry(): { file: string; execArgv?: string[] } {
+  if (__filename.endsWith('.ts')) return { file: path.join(__dirname, 'mimeWorkerMain.ts'), execArgv: ['--require', 'tsx/cjs'] };
+  return { file: __filename };
+}
+
+export class MimePool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Pending[] = [];
+  private closed = false;
+
+  constructor(private readonly size: number = MIME_WORKERS) {}
+
+  run<K extends MimeJob['op']>(job: Extract<MimeJob, { op: K }>): Promise<MimeResults[K]> {
+    if (this.closed) return Promise.reject(new Error('the MIME workers are stopped'));
+    return new Promise<MimeResults[K]>((resolve, reject) => {
+      this.queue.push({ job, resolve: resolve as (v: unknown) => void, reject });
+      this.pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const p of this.queue.splice(0)) p.reject(new Error('the MIME workers are stopped'));
+    await Promise.all(this.slots.splice(0).map((s) => s.worker.terminate()));
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0) {
+      let slot = this.slots.find((s) => !s.busy);
+      if (!slot && this.slots.length < this.size) slot = this.spawn();
+      if (!slot) return;
+      const next = this.queue.shift()!;
+      clearTimeout(slot.idle);
+      slot.busy = next;
+      // The raw bytes are copied to the worker (the caller keeps its buffer); results come back by structured clone.
+      slot.worker.postMessage(next.job);
+    }
+  }
+
+  private spawn(): Slot {
+    const { file, execArgv } = workerEntry();
+    const worker = new Worker(file, { workerData: { role: MIME_WORKER_ROLE }, ...(execArgv ? { execArgv } : {}) });
+    const slot: Slot = { worker };
+    worker.unref();
+    worker.on('message', (m: { ok: true; value: unknown } | { ok: false; message: string }) => {
+      const p = slot.busy;
+      slot.busy = undefined;
+      if (p) {
+        if (m.ok) p.resolve(m.value);
+        else p.reject(new Error(m.message));
+      }
+      slot.idle = setTimeout(() => this.retire(slot), IDLE_STOP_MS);
+      slot.idle.unref();
+      this.pump();
+    });
+    const fail = (e: Error): void => {
+      this.drop(slot);
+      slot.busy?.reject(e);
+      slot.busy = undefined;
+      this.pump();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`a MIME worker exited with code ${code}`)));
+    this.slots.push(slot);
+    return slot;
+  }
+
+  private drop(slot: Slot): void {
+    clearTimeout(slot.idle);
+    const i = this.slots.indexOf(slot);
+    if (i >= 0) this.slots.splice(i, 1);
+  }
+
+  private retire(slot: Slot): void {
+    if (slot.busy) return;
+    this.drop(slot);
+    void slot.worker.terminate();
+  }
+}
+
+/** True in a thread started by MimePool. */
+export function isMimeWorker(): boolean {
+  return !isMainThread && (workerData as { role?: string } | null)?.role === MIME_WORKER_ROLE;
+}
+
+/** The worker's loop: one job at a time, each answered `{ok, value}` or `{ok: false, message}`. */
+export function serveMimeJobs(): void {
+  parentPort!.on('message', (job: MimeJob) => {
+    runMimeJob(job).then(
+      (value) => parentPort!.postMessage({ ok: true, value }),
+      (e: unknown) => parentPort!.postMessage({ ok: false, message: e instanceof Error ? e.message : String(e) }),
+    );
+  });
+}

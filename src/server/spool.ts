@@ -1,0 +1,164 @@
+// Receiving one message body without holding it in memory (issue 14 point 4). The first bytes
+// stay in memory while the shared ByteBudget has room and the message is small; past
+// SPOOL_THRESHOLD_BYTES, or when the budget is taken, the body goes to a file of its own in
+// the spool folder (mode 0600, removed once the message is stored). A spooled body is never
+// read back whole: the store links the spool file into place (store/types.ts FileBody) and
+// reads only its head, holding budget for that meanwhile, so the bytes in memory across all
+// connections stay within the budget.
+import { randomUUID } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { Writable } from 'node:stream';
+import type { ByteBudget, Release } from './budget';
+import type { MessageBody } from './store/types';
+
+/** Bodies up to 256 KB stay in memory (the spool costs a file create and a read); larger ones go to disk. */
+export const SPOOL_THRESHOLD_BYTES = 256 * 1024;
+/** Owner only, like every file of the data folder: spooled mail is mail. */
+const SPOOL_FILE_MODE = 0o600;
+const SPOOL_DIR_MODE = 0o700;
+
+/** A received body: read it (holding budget for its size) to store it, then dispose of it. */
+export interface ReceivedBody {
+  readonly size: number;
+  /** True when the body went to a spool file. */
+  readonly spooled: boolean;
+  /**
+   * What the store takes: the bytes when they are in memory, else the spool file with its first
+   * `headBytes` (the budget for those stays held until dispose()). The file stays until dispose().
+   */
+  body(headBytes: number): Promise<MessageBody>;
+  /** Releases the budget and removes the spool file; safe to call more than once. */
+  dispose(): Promise<void>;
+}
+
+export interface SpoolOptions {
+  budget: ByteBudget;
+  /** Folder of the spool files; created on first use. */
+  dir: string;
+  thresholdBytes?: number;
+  /** Bytes past this are counted but not kept (the caller refuses the message). */
+  maxBytes?: number;
+}
+
+/** A Writable that keeps a body in memory or spools it to disk; `received()` once it finished. */
+export class SpoolingSink extends Writable {
+  private chunks: Buffer[] = [];
+  private held: Release[] = [];
+  private memBytes = 0;
+  private file: fs.FileHandle | undefined;
+  private filePath: string | undefined;
+  private total = 0;
+  private readonly threshold: number;
+
+  constructor(private readonly o: SpoolOptions) {
+    // Not destroyed on finish: the body is read after that, and dispose() cleans up.
+    super({ autoDestroy: false });
+    this.threshold = o.thresholdBytes ?? SPOOL_THRESHOLD_BYTES;
+  }
+
+  /** Bytes received so far (including any past maxBytes). */
+  get size(): number {
+    return this.total;
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: (e?: Error | null) => void): void {
+    const over = this.o.maxBytes !== undefined && this.total + chunk.length > this.o.maxBytes;
+    this.total += chunk.length;
+    if (over) return done();
+    if (!this.file) {
+      const release = this.memBytes + chunk.length <= this.threshold ? this.o.budget.tryTake(chunk.length) : undefined;
+      if (release) {
+        this.held.push(release);
+        this.chunks.push(chunk);
+        this.memBytes += chunk.length;
+        return done();
+      }
+      this.spill(chunk).then(() => done(), done);
+      return;
+    }
+    this.file.write(chunk).then(() => done(), done);
+  }
+
+  override _final(done: (e?: Error | null) => void): void {
+    if (!this.file) return done();
+    this.file.close().then(() => {
+      this.file = undefined;
+      done();
+    }, done);
+  }
+
+  override _destroy(err: Error | null, done: (e?: Error | null) => void): void {
+    this.cleanup().then(() => done(err), () => done(err));
+  }
+
+  /** Moves what is in memory to a new spool file, then appends `chunk`. */
+  private async spill(chunk: Buffer): Promise<void> {
+    await fs.mkdir(this.o.dir, { recursive: true, mode: SPOOL_DIR_MODE });
+    this.filePath = path.join(this.o.dir, `${randomUUID()}.eml`);
+    this.file = await fs.open(this.filePath, 'wx', SPOOL_FILE_MODE);
+    if (this.chunks.length > 0) await this.file.writev(this.chunks);
+    this.chunks = [];
+    this.memBytes = 0;
+    this.releaseHeld();
+    await this.file.write(chunk);
+  }
+
+  private releaseHeld(): void {
+    for (const r of this.held.splice(0)) r();
+  }
+
+  private async cleanup(): Promise<void> {
+    this.chunks = [];
+    this.memBytes = 0;
+    this.releaseHeld();
+    const fh = this.file;
+    this.file = undefined;
+    await fh?.close().catch(() => undefined);
+    if (this.filePath) await fs.rm(this.filePath, { force: true });
+    this.filePath = undefined;
+  }
+
+  /** The body, once the sink finished (call after 'finish'). */
+  received(): ReceivedBody {
+    const spooled = this.filePath !== undefined;
+    const size = Math.min(this.total, this.o.maxBytes ?? this.total);
+    let disposed = false;
+    return {
+      size,
+      spooled,
+      body: async (headBytes: number) => {
+        if (!spooled) {
+          const chunks = this.chunks;
+          // The concatenated copy replaces the chunks: one copy at a time, still within the budget held for them.
+          this.chunks = [];
+          return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, this.memBytes);
+        }
+        const headSize = Math.min(headBytes, size);
+        this.held.push(await this.o.budget.take(headSize));
+        if (disposed) {
+          this.releaseHeld();
+          throw new Error('the message was disposed of while it waited');
+        }
+        const file = this.filePath!;
+        const fh = await fs.open(file, 'r');
+        try {
+          const head = Buffer.alloc(headSize);
+          let got = 0;
+          while (got < headSize) {
+            const { bytesRead } = await fh.read(head, got, headSize - got, got);
+            if (bytesRead === 0) break;
+            got += bytesRead;
+          }
+          return { file, size, head: head.subarray(0, got) };
+        } finally {
+          await fh.close();
+        }
+      },
+      dispose: async () => {
+        disposed = true;
+        await this.cleanup();
+      },
+    };
+  }
+}

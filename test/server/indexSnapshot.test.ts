@@ -1,0 +1,187 @@
+// The index snapshot (src/server/store/snapshot.ts): a start after a clean close takes each
+// inbox's journal entries without listing its files, and anything that changed behind the
+// snapshot's back (files deleted or dropped in, a crash after it, a torn or stale snapshot, a
+// journal that lost lines) makes the store list that inbox as before. Real files, a real child
+// process killed with SIGKILL; a snapshot may save work but never lose or invent a message.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { JOURNAL_FILE } from '../../src/server/store/journal';
+import { MaildirStore } from '../../src/server/store/maildir';
+import { RACY_NS, SNAPSHOT_FILE } from '../../src/server/store/snapshot';
+
+const REPO = path.resolve(__dirname, '..', '..');
+/** Longer than the racy window, so the directories' last changes are clearly older than the snapshot. */
+const SETTLE_MS = Number(RACY_NS / 1_000_000n) * 2;
+
+function anEmail(subject: string): Buffer {
+  return Buffer.from(`From: Acme <no-reply@acme.test>\r\nTo: joe@inbox.test\r\nSubject: ${subject}\r\n\r\nbody of ${subject}\r\n`);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('index snapshot', function () {
+  this.timeout(30_000);
+  let dir: string;
+  const open: MaildirStore[] = [];
+
+  async function openStore(): Promise<{ store: MaildirStore; logs: string[] }> {
+    const logs: string[] = [];
+    const store = new MaildirStore({ dir, retention: { maxMessages: 0, maxAgeMs: 0 }, checkpointIntervalMs: 0, log: (level, msg) => logs.push(`${level} ${msg}`) });
+    await store.open();
+    open.push(store);
+    return { store, logs };
+  }
+
+  async function close(store: MaildirStore): Promise<void> {
+    await sleep(SETTLE_MS);
+    await store.close();
+    open.splice(open.indexOf(store), 1);
+  }
+
+  /** "<trusted> of <inboxes>" from the open log line, or undefined when no snapshot was used. */
+  function trustedOf(logs: string[]): string | undefined {
+    for (const l of logs) {
+      const m = /\((\d+ of \d+) inbox\(es\) taken from the index snapshot\)/.exec(l);
+      if (m) return m[1];
+    }
+    return undefined;
+  }
+
+  const subjects = (store: MaildirStore, inbox: string): string[] =>
+    store
+      .list('inbox.test', inbox, { limit: 1000, skip: 0, sort: 'ascending' })
+      .msgs.map((m) => m.subject);
+
+  /** Two inboxes, joe (3 messages) and ann (2), closed cleanly: a snapshot on disk. */
+  async function seeded(): Promise<Array<{ id: string; inbox: string }>> {
+    const { store } = await openStore();
+    const ids: Array<{ id: string; inbox: string }> = [];
+    for (const [inbox, s] of [['joe', 'j1'], ['joe', 'j2'], ['joe', 'j3'], ['ann', 'a1'], ['ann', 'a2']]) {
+      const [m] = await store.add([{ domain: 'inbox.test', inbox }], anEmail(s), 'smtp');
+      ids.push({ id: m.id, inbox });
+    }
+    await close(store);
+    return ids;
+  }
+
+  const fileOf = (inbox: string, id: string): string => path.join(dir, 'mail', 'inbox.test', inbox, 'new', `${id}.eml`);
+
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-snapshot-'));
+  });
+
+  afterEach(async () => {
+    for (const s of open.splice(0)) await s.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('is written by a clean close and lets the next start take every inbox without listing it', async () => {
+    await seeded();
+    await fs.access(path.join(dir, SNAPSHOT_FILE));
+    const { store, logs } = await openStore();
+    assert.equal(trustedOf(logs), '2 of 2');
+    assert.deepEqual(subjects(store, 'joe'), ['j1', 'j2', 'j3']);
+    assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2']);
+  });
+
+  it('lists an inbox again when a file was deleted behind its back, and does not invent the message', async () => {
+    const ids = await seeded();
+    await fs.rm(fileOf('joe', ids[1].id));
+    const { store, logs } = await openStore();
+    assert.equal(trustedOf(logs), '1 of 2', 'joe is listed, ann is trusted');
+    assert.deepEqual(subjects(store, 'joe'), ['j1', 'j3']);
+    assert.equal(store.get(ids[1].id), undefined);
+    assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2']);
+  });
+
+  it('indexes a message file dropped in behind its back', async () => {
+    const ids = await seeded();
+    const copyId = ids[3].id.replace(/-(\d+)$/, (_, n: string) => `-${Number(n) + 1000}`);
+    await fs.writeFile(fileOf('ann', copyId), anEmail('dropped in'));
+    const { store, logs } = await openStore();
+    assert.equal(trustedOf(logs), '1 of 2');
+    assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2', 'dropped in']);
+  });
+
+  it('ignores a torn snapshot and lists every inbox', async () => {
+    await seeded();
+    const file = path.join(dir, SNAPSHOT_FILE);
+    const text = await fs.readFile(file, 'utf8');
+    await fs.writeFile(file, text.slice(0, Math.floor(text.length / 2)));
+    const { store, logs } = await openStore();
+    assert.ok(logs.some((l) => l.startsWith('warn') && l.includes('not using the index snapshot')), logs.join('\n'));
+    assert.equal(trustedOf(logs), undefined);
+    assert.deepEqual(subjects(store, 'joe'), ['j1', 'j2', 'j3']);
+    assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2']);
+  });
+
+  it('trusts no inbox of a stale snapshot whose directories changed since, and loses none of the later messages or deletes', async () => {
+    const ids = await seeded();
+    const stale = await fs.readFile(path.join(dir, SNAPSHOT_FILE));
+    const { store } = await openStore();
+    // One added and one deleted in each inbox: the counts match the stale snapshot, the files do not.
+    await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail('j4'), 'smtp');
+    await store.delete(ids[0].id);
+    await store.add([{ domain: 'inbox.test', inbox: 'ann' }], anEmail('a3'), 'smtp');
+    await store.delete(ids[3].id);
+    await close(store);
+    // The old snapshot put back as a new file (its mtime now, so only the recorded ctimes tell).
+    await fs.writeFile(path.join(dir, SNAPSHOT_FILE), stale);
+    const { store: after, logs } = await openStore();
+    assert.equal(trustedOf(logs), '0 of 2');
+    assert.deepEqual(subjects(after, 'joe'), ['j2', 'j3', 'j4']);
+    assert.deepEqual(subjects(after, 'ann'), ['a2', 'a3']);
+  });
+
+  it('lists an inbox whose journal lost lines although its directory did not change', async () => {
+    await seeded();
+    const journal = path.join(dir, JOURNAL_FILE);
+    const lines = (await fs.readFile(journal, 'utf8')).split('\n').filter(Boolean);
+    // Drop one of ann's lines: the journal no longer holds what the snapshot counted for ann.
+    const annLine = lines.findIndex((l) => l.includes('"ann"'));
+    lines.splice(annLine, 1);
+    await fs.writeFile(journal, lines.join('\n') + '\n');
+    const { store, logs } = await openStore();
+    assert.equal(trustedOf(logs), '1 of 2');
+    assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2']);
+  });
+
+  it('keeps every message acknowledged after the snapshot by a run killed with SIGKILL (log and files newer than the snapshot)', async () => {
+    await seeded();
+    // A second run adds to joe and is killed before any clean close: its messages are in the
+    // write-ahead log and in joe's new/, maybe not yet in the journal.
+    const script = `
+      const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir.ts'))});
+      (async () => {
+        const s = new MaildirStore({ dir: ${JSON.stringify(dir)}, retention: { maxMessages: 0, maxAgeMs: 0 }, checkpointIntervalMs: 0 });
+        await s.open();
+        const ids = [];
+        for (const subject of ['k1', 'k2', 'k3']) {
+          const [m] = await s.add([{ domain: 'inbox.test', inbox: 'joe' }], Buffer.from('From: a@b.test\\r\\nSubject: ' + subject + '\\r\\n\\r\\nx\\r\\n'), 'smtp');
+          ids.push(m.id);
+        }
+        process.stdout.write(JSON.stringify(ids) + '\\n');
+        setInterval(() => undefined, 1000);
+      })();`;
+    const child = spawn(process.execPath, ['-r', 'tsx/cjs', '-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
+    const acked = await new Promise<string[]>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.includes('\n')) resolve(JSON.parse(out) as string[]);
+      });
+      child.on('exit', (code) => reject(new Error(`child exited with ${code}`)));
+    });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    assert.ok((await fs.readdir(dir)).some((f) => f.startsWith('.wal-')), 'the killed run left its log');
+    const { store, logs } = await openStore();
+    assert.equal(trustedOf(logs), '1 of 2', 'ann is trusted, joe is listed');
+    assert.deepEqual(subjects(store, 'joe'), ['j1', 'j2', 'j3', 'k1', 'k2', 'k3']);
+    for (const id of acked) assert.ok(store.get(id), `acknowledged ${id} is there`);
+    assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2']);
+  });
+});
