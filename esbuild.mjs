@@ -31,6 +31,9 @@ const ENTRIES = {
     format: 'cjs',
     target: 'node20',
     banner: { js: '#!/usr/bin/env node' },
+    // node-postgres (the team server's store) loads its optional native binding only when asked
+    // for `pg.native`, which the server never does.
+    external: ['pg-native'],
   },
   // The test library of the server's npm package (`require('test-inbox')`); not in the VSIX.
   lib: {

@@ -13,7 +13,9 @@
 //             growth with 10,000 messages listed, bench/extensionHeap.ts; bigmail, stall,
 //             recipients: issue 14's hostile-load figures, bench/harden.ts; fsync: another
 //             process's fdatasync latency idle, during our ingest, and during our ingest beside a
-//             `sync -f` loop, issue 16 point 3, bench/lib/fsync-latency.ts)
+//             `sync -f` loop, issue 16 point 3, bench/lib/fsync-latency.ts); and, only when named,
+//             team: 1, 2 and 3 processes on one PostgreSQL beside the Maildir store, list with 1M
+//             rows (bench/team.ts)
 // --rounds N  SMTP rounds per server, best kept (default 2; interleaved to share the noise)
 // --store S   the fixture store of the list rows: 100k (default) or 1m (a million messages, with
 //             its own targets: ready, RSS, list, SMTP ingest into it vs an empty store, and the
@@ -38,6 +40,7 @@ import { DEFAULT_OPEN_SAMPLES, measureMessageOpen, OPEN_TARGET_MS } from './mess
 import { HEAP_MESSAGES, HEAP_TARGET_MB, measureExtensionHeap } from './extensionHeap';
 import { ACTIVATE_TARGET_MS, DEFAULT_INSTALL_RUNS, measureInstall, VSIX_LIMIT_KB } from './install';
 import { HARDEN_FIGURES, measureHarden } from './harden';
+import { measureTeam } from './team';
 import { indexedFromHeaders, invalidateStore, prepareStore, BIG_INBOX, DEFAULT_STORE_SPEC, STORE_SPECS, type StoreSpec } from './lib/store-fixture';
 
 /** Parallel SMTP connections, as the issue asks (the main SMTP series, and the one every other SMTP load uses). */
@@ -705,6 +708,16 @@ async function main(): Promise<void> {
       }
     } catch (e) {
       for (const name of Object.values(names)) figures.push(figure({ name, unit: 'ms', target, note: errText(e) }));
+    }
+  }
+
+  if (args.only.has('team') && haveOurs) {
+    try {
+      const r = await measureTeam({ warmupMs, windowMs, listRequests: args.quick ? 300 : LIST_REQUESTS, listWarmup: args.quick ? 50 : LIST_WARMUP, args: keepAll, log });
+      figures.push(...r.figures);
+      details.team = r.details;
+    } catch (e) {
+      figures.push(figure({ name: 'team: PostgreSQL store', unit: 'msg/s', note: errText(e) }));
     }
   }
 

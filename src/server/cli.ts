@@ -9,11 +9,13 @@ import { domainProblem, PRIVATE_DOMAIN } from '../core/ids';
 import { redact } from '../core/redact';
 import {
   API_TOKEN_ENV,
+  DATABASE_URL_ENV,
   DEFAULT_DOMAIN,
   DEFAULT_HOST,
   DEFAULT_HTTP_PORT,
   DEFAULT_SMTP_PORT,
   EXIT_DATA_DIR_IN_USE,
+  EXIT_DATABASE_UNAVAILABLE,
   EXIT_FAILURE,
   EXIT_PORT_IN_USE,
   EXIT_USAGE,
@@ -60,6 +62,9 @@ Options:
   --smtp-port <n>         SMTP port, 0 picks a free one (default ${DEFAULT_SMTP_PORT})
   --data-dir <path>       where messages and tokens are kept
                           (default $XDG_DATA_HOME/test-inbox or ~/.local/share/test-inbox)
+  --store <url>           keep messages in PostgreSQL (postgres://user:password@host/db) instead
+                          of a Maildir under --data-dir; several servers may share one database
+                          (or env ${DATABASE_URL_ENV}; see docs/team-server.md)
   --domain <name>         domain that writes to "private" go to (default ${DEFAULT_DOMAIN})
   --api-token <token>     API token (or env ${API_TOKEN_ENV})
   --webhook-token <token> webhook token (or env ${WEBHOOK_TOKEN_ENV})
@@ -95,6 +100,7 @@ SMTP security (default: plain SMTP, no STARTTLS, any login or none accepted):
   -v, --version           print the version
 
 Exit codes: 0 stopped by SIGINT/SIGTERM, ${EXIT_PORT_IN_USE} a port is in use, ${EXIT_DATA_DIR_IN_USE} another server uses the data dir,
+${EXIT_DATABASE_UNAVAILABLE} the --store database is unreachable or refused the login,
 ${EXIT_USAGE} bad command line, ${EXIT_FAILURE} other failure.
 
 ${TEST_COMMANDS_USAGE}`;
@@ -104,6 +110,8 @@ export interface ServeConfig {
   httpPort: number;
   smtpPort: number;
   dataDir: string;
+  /** PostgreSQL URL of the team server's store; absent: the Maildir under dataDir. */
+  databaseUrl?: string;
   defaultDomain: string;
   apiToken?: string;
   webhookToken?: string;
@@ -141,6 +149,7 @@ const SERVE_FLAGS = {
   'http-port': { type: 'string' },
   'smtp-port': { type: 'string' },
   'data-dir': { type: 'string' },
+  store: { type: 'string' },
   domain: { type: 'string' },
   'api-token': { type: 'string' },
   'webhook-token': { type: 'string' },
@@ -188,6 +197,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   }
   if (v.host !== undefined && v.host.trim() === '') throw new UsageError('--host must not be empty');
   if (v['data-dir'] !== undefined && v['data-dir'].trim() === '') throw new UsageError('--data-dir must not be empty');
+  const databaseUrl = readStore(v.store, env[DATABASE_URL_ENV]);
   for (const flag of ['api-token', 'webhook-token', 'twilio-auth-token'] as const) {
     if (v[flag] !== undefined && v[flag].length === 0) throw new UsageError(`--${flag} must not be empty`);
   }
@@ -222,6 +232,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     ...(smtpsPort !== undefined ? { smtpsPort } : {}),
     ...(smtpAuth ? { smtpAuth } : {}),
     dataDir: path.resolve(v['data-dir'] ?? defaultDataDir(env)),
+    ...(databaseUrl !== undefined ? { databaseUrl } : {}),
     defaultDomain: domain,
     apiToken: v['api-token'] ?? (env[API_TOKEN_ENV] || undefined),
     webhookToken: v['webhook-token'] ?? (env[WEBHOOK_TOKEN_ENV] || undefined),
@@ -232,6 +243,22 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     maxSmtpConnections: parseCount('max-smtp-connections', v['max-smtp-connections']),
     maxHttpConnections: parseCount('max-http-connections', v['max-http-connections']),
   };
+}
+
+/** `--store` (or its environment twin): `maildir`, or a `postgres://` / `postgresql://` URL; undefined = Maildir. */
+function readStore(flag: string | undefined, envValue: string | undefined): string | undefined {
+  const text = flag ?? (envValue || undefined);
+  if (text === undefined || text.trim().toLowerCase() === 'maildir') return undefined;
+  const where = flag !== undefined ? '--store' : DATABASE_URL_ENV;
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    // The value may hold a password: never echoed.
+    throw new UsageError(`${where} must be "maildir" or a postgres:// URL (postgres://user:password@host:5432/db)`);
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new UsageError(`${where} must be "maildir" or a postgres:// URL, got a ${url.protocol} URL`);
+  return text.trim();
 }
 
 /** A limit of at least 1 given on the command line, or undefined (the default) when absent. */
@@ -249,6 +276,16 @@ const REPEAT_SIGNAL_GRACE_MS = 2_000;
 
 /** The tokens this process knows: every line on stderr has them redacted (the one-time display of generated tokens aside). */
 const knownSecrets: string[] = [];
+
+/** The password of a database URL, as given and percent-decoded, so no log line shows it. */
+function databasePassword(url: string): string[] {
+  try {
+    const p = new URL(url).password;
+    return p ? [p, decodeURIComponent(p)] : [];
+  } catch {
+    return [];
+  }
+}
 
 function stderrLog(level: LogLevel, msg: string): void {
   process.stderr.write(`${new Date().toISOString()} ${level} ${redact(msg, knownSecrets)}\n`);
@@ -281,6 +318,7 @@ export async function main(argv: string[]): Promise<void> {
   }
 
   knownSecrets.push(...secretForms([config.apiToken, config.webhookToken, config.twilioAuthToken]));
+  if (config.databaseUrl !== undefined) knownSecrets.push(...databasePassword(config.databaseUrl));
   // Before tokens.json is read: a data dir of an older layout may hold a domain directory by that name.
   try {
     await prepareDataDirLocked(config.dataDir, stderrLog);
@@ -306,6 +344,7 @@ export async function main(argv: string[]): Promise<void> {
       httpPort: config.httpPort,
       smtpPort: config.smtpPort,
       dataDir: config.dataDir,
+      ...(config.databaseUrl !== undefined ? { databaseUrl: config.databaseUrl } : {}),
       apiToken: tokens.apiToken,
       webhookToken: tokens.webhookToken,
       twilioAuthToken: tokens.twilioAuthToken,
@@ -321,6 +360,7 @@ export async function main(argv: string[]): Promise<void> {
   } catch (e) {
     if (ServerStartError.is(e, 'PORT_IN_USE')) fail(e.message, EXIT_PORT_IN_USE);
     if (StoreError.is(e, 'LOCKED')) fail(e.message, EXIT_DATA_DIR_IN_USE);
+    if (StoreError.is(e, 'DB_UNREACHABLE') || StoreError.is(e, 'DB_AUTH')) fail(e.message, EXIT_DATABASE_UNAVAILABLE);
     fail((e as Error).message, EXIT_FAILURE);
   }
   try {

@@ -41,6 +41,8 @@ export const SMTP_TLS_KEY_ENV = 'TEST_INBOX_SMTP_TLS_KEY';
 export const SMTPS_PORT_ENV = 'TEST_INBOX_SMTPS_PORT';
 /** `--smtp-auth user:password`. A password belongs here rather than on argv, where other users can read it. */
 export const SMTP_AUTH_ENV = 'TEST_INBOX_SMTP_AUTH';
+/** Environment twin of `--store`: a PostgreSQL URL keeps the messages there (the team server, docs/team-server.md). */
+export const DATABASE_URL_ENV = 'TEST_INBOX_DATABASE_URL';
 
 // ---- SMTP TLS files -----------------------------------------------------------------------
 
@@ -342,5 +344,7 @@ export const EXIT_FAILURE = 1;
 export const EXIT_PORT_IN_USE = 2;
 /** Another server uses the data dir (the extension then waits for it to answer and attaches). */
 export const EXIT_DATA_DIR_IN_USE = 3;
+/** The PostgreSQL store's database is unreachable or refused the login at start. */
+export const EXIT_DATABASE_UNAVAILABLE = 4;
 /** A bad command line (sysexits EX_USAGE). */
 export const EXIT_USAGE = 64;

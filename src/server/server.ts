@@ -16,7 +16,8 @@ import { createSmtpServer, type InboxSmtpServer } from './smtp';
 import type { SmtpCredentials, SmtpSecurity } from './smtpSecurity';
 import { loadOrCreateSelfSigned, loadOwnTlsFiles, type SmtpTlsMaterial } from './tls/material';
 import { MaildirStore } from './store/maildir';
-import type { RetentionOptions } from './store/types';
+import { PostgresStore } from './store/postgres/store';
+import type { RetentionOptions, Store } from './store/types';
 import { VERSION } from './version';
 
 /** On close, HTTP requests still running after this long are cut: a local test server should stop promptly. */
@@ -32,6 +33,8 @@ export interface InboxServerOptions {
   /** 0 picks a free port. */
   smtpPort: number;
   dataDir: string;
+  /** A PostgreSQL URL: keep messages there (the team server) instead of the Maildir under dataDir. */
+  databaseUrl?: string;
   apiToken: string;
   webhookToken: string;
   /** Password of the Twilio-compatible API and key of inbound webhook signatures; absent: that API refuses every request. */
@@ -74,7 +77,7 @@ export interface InboxServer {
   /** The certificate SMTP TLS presents, when TLS is on (clients are told to trust this file). */
   smtpTlsCertFile?: string;
   httpPort: number;
-  store: MaildirStore;
+  store: Store;
   close(): Promise<void>;
 }
 
@@ -127,8 +130,12 @@ export function redactingLog(log: Log, secrets: ReadonlyArray<string | undefined
 export async function startInboxServer(options: InboxServerOptions): Promise<InboxServer> {
   // Every component (store, HTTP, SMTP) logs through this: a name or path a sender chose may hold a token.
   const log: Log = redactingLog(options.log ?? (() => undefined), [options.apiToken, options.webhookToken, options.twilioAuthToken]);
-  const store = new MaildirStore({ dir: options.dataDir, retention: options.retention, log });
+  const dataDir = path.resolve(options.dataDir);
+  const store: Store =
+    options.databaseUrl !== undefined ? new PostgresStore({ url: options.databaseUrl, retention: options.retention, log }) : new MaildirStore({ dir: dataDir, retention: options.retention, log });
   await store.open();
+  // The PostgreSQL store holds no lock of the data folder (its tokens, TLS pair and server file): make sure it exists.
+  if (options.databaseUrl !== undefined) await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
   const cleanups: Array<() => Promise<void>> = [() => store.close()];
   const cleanup = async (): Promise<void> => {
     for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
@@ -179,7 +186,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     let material: SmtpTlsMaterial | undefined;
     if (tls && (tls.starttls || tls.implicitPort !== undefined)) {
       const note = (msg: string): void => log('info', msg);
-      material = tls.certFile !== undefined && tls.keyFile !== undefined ? await loadOwnTlsFiles(tls.certFile, tls.keyFile, note) : await loadOrCreateSelfSigned(store.dir, options.host, note);
+      material = tls.certFile !== undefined && tls.keyFile !== undefined ? await loadOwnTlsFiles(tls.certFile, tls.keyFile, note) : await loadOrCreateSelfSigned(dataDir, options.host, note);
     }
     const security = (mode: 'starttls' | 'implicit' | undefined): SmtpSecurity => ({
       ...(material && mode ? { tls: { mode, key: material.key, cert: material.cert } } : {}),
@@ -196,7 +203,9 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
         maxRecipients: options.maxRecipients,
         maxConnections: maxSmtpConnections,
         admitted: smtpSessions,
-        spoolDir: store.spoolDir,
+        // The Maildir store links a spool file into place, so it lies on the data folder's file system; the
+        // PostgreSQL store copies it into the database piece by piece, so SMTP's own private temp folder serves.
+        ...(store instanceof MaildirStore ? { spoolDir: store.spoolDir } : {}),
         budget,
         security: security(mode),
         log,
@@ -211,7 +220,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     const smtpsPort = tls?.implicitPort !== undefined ? await listen('SMTPS', tls.implicitPort, 'implicit') : undefined;
 
     const httpUrl = `http://${hostForUrl(options.host)}:${httpPort}`;
-    const serverFile = path.join(store.dir, SERVER_FILE);
+    const serverFile = path.join(dataDir, SERVER_FILE);
     const proof: ServerFile = {
       pid: process.pid,
       http: httpUrl,
@@ -229,7 +238,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       material ? `certificate ${material.certFile}${material.selfSigned ? ' (self-signed)' : ''}` : undefined,
       options.smtpAuth ? 'login required' : undefined,
     ].filter(Boolean);
-    log('info', `listening: HTTP ${httpUrl}, SMTP ${hostForUrl(options.host)}:${smtpPort}${smtpNotes.length ? ` (${smtpNotes.join(', ')})` : ''}, data in ${store.dir}`);
+    log('info', `listening: HTTP ${httpUrl}, SMTP ${hostForUrl(options.host)}:${smtpPort}${smtpNotes.length ? ` (${smtpNotes.join(', ')})` : ''}, data in ${store instanceof PostgresStore ? store.where : dataDir}`);
     log('info', `connection caps: SMTP ${maxSmtpConnections}, HTTP ${maxHttpConnections} (file-descriptor limit ${caps.fdLimit}${caps.fdLimitSource === 'fallback' ? ', assumed' : ''})`);
     let closing: Promise<void> | undefined;
     return {

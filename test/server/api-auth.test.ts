@@ -56,7 +56,7 @@ describe('HTTP API: authentication, Host check and CORS (docs/api.md §5)', () =
       assertError(await h.call(method, `${target}${sep}token=${WEBHOOK_TOKEN}`, { body, anonymous: true }), 403, /wrong API token/);
       assertError(await h.call(method, `${target}${sep}whtoken=${WEBHOOK_TOKEN}`, { body, anonymous: true }), 401, /missing API token/);
     }
-    assert.equal(h.store.list(undefined, 'joe', { limit: 10, skip: 0, sort: 'descending' }).total, 1);
+    assert.equal((await h.store.list(undefined, 'joe', { limit: 10, skip: 0, sort: 'descending' })).total, 1);
   });
 
   it('accepts the API token as the raw Authorization header and as ?token=', async () => {
@@ -84,7 +84,7 @@ describe('HTTP API: authentication, Host check and CORS (docs/api.md §5)', () =
     // The API token in the Authorization header or ?token= does not open a webhook route either.
     assertError(await h.call('POST', `/api/v2/domains/private/webhook/hooked?token=${API_TOKEN}`, { body }), 403, /wrong webhook token/);
     assertError(await h.call('POST', '/api/v2/domains/private/webhook/hooked?whtoken=', { body }), 401, /missing webhook token/);
-    assert.deepEqual(h.store.list(undefined, 'hooked', { limit: 10, skip: 0, sort: 'descending' }).msgs, []);
+    assert.deepEqual((await h.store.list(undefined, 'hooked', { limit: 10, skip: 0, sort: 'descending' })).msgs, []);
   });
 
   it('checks the webhook token before reading the body', async () => {

@@ -37,13 +37,13 @@ describe('HTTP API: code, link and TOTP routes', () => {
     transport.close();
   }
 
-  const latestId = (inbox: string): string => h.store.list(DOMAIN, inbox, { limit: 1, skip: 0, sort: 'descending' }).msgs[0].id;
+  const latestId = async (inbox: string): Promise<string> => (await h.store.list(DOMAIN, inbox, { limit: 1, skip: 0, sort: 'descending' })).msgs[0].id;
 
   describe('code', () => {
     it('answers the newest message with a code, skipping newer ones without', async () => {
       await send('joe', { subject: 'Old code', text: 'Your code is 111111' });
       await send('joe', { subject: 'Your sign-in code', text: 'Your verification code is 482913.' });
-      const withCode = latestId('joe');
+      const withCode = (await latestId('joe'));
       await send('joe', { subject: 'Newsletter', text: 'Nothing to see here.' });
       for (const d of ['domains', 'domain']) {
         const r = await h.call('GET', `/api/v2/${d}/private/inboxes/joe/code`);
@@ -58,7 +58,7 @@ describe('HTTP API: code, link and TOTP routes', () => {
 
     it('never answers a message at or before since (a time in ms or a message id)', async () => {
       await send('ann', { subject: 'Code', text: 'Your code is 111111' });
-      const first = h.store.get(latestId('ann'))!;
+      const first = (await h.store.get((await latestId('ann'))))!;
       const byId = await h.call('GET', `/api/v2/domains/private/inboxes/ann/code?since=${first.id}`);
       assertError(byId, 404, /no message with a one-time code in inbox ann@private after message /);
       const byTime = await h.call('GET', `/api/v2/domains/private/inboxes/ann/code?since=${first.time}`);
@@ -69,7 +69,7 @@ describe('HTTP API: code, link and TOTP routes', () => {
 
     it('waits for a code sent by SMTP after since, ignoring mail without one and other inboxes', async () => {
       await send('kim', { subject: 'Old', text: 'Your code is 111111' });
-      const since = latestId('kim');
+      const since = (await latestId('kim'));
       const waiting = h.call('GET', `/api/v2/domains/private/inboxes/kim/code?since=${since}&wait=30s`);
       await new Promise((r) => setTimeout(r, 150));
       await send('kim', { subject: 'Welcome', text: 'No code in this one.' });
@@ -90,14 +90,14 @@ describe('HTTP API: code, link and TOTP routes', () => {
 
     it('delete=true removes the message, so a second run cannot read the same code', async () => {
       await send('once', { subject: 'Code', text: 'Your code is 246810' });
-      const id = latestId('once');
+      const id = (await latestId('once'));
       const both = await Promise.all([
         h.call('GET', '/api/v2/domains/private/inboxes/once/code?delete=true'),
         h.call('GET', '/api/v2/domains/private/inboxes/once/code?delete=true'),
       ]);
       assert.deepEqual(both.map((r) => r.status).sort(), [200, 404]);
       assert.equal(both.find((r) => r.status === 200)!.json.code, '246810');
-      assert.equal(h.store.get(id), undefined);
+      assert.equal(await h.store.get(id), undefined);
     });
   });
 
@@ -107,7 +107,7 @@ describe('HTTP API: code, link and TOTP routes', () => {
 
     it('answers the first link of the asked kind with its text, through a click tracker', async () => {
       await send('lee', { subject: 'Bitte bestätigen', html: html('AAA'), headers: { 'List-Unsubscribe': '<https://shop.test/u/1>' } });
-      const id = latestId('lee');
+      const id = (await latestId('lee'));
       const verify = await h.call('GET', '/api/v2/domains/private/inboxes/lee/link?kind=verify');
       assert.equal(verify.status, 200, verify.text);
       assert.deepEqual(verify.json, {
@@ -115,7 +115,7 @@ describe('HTTP API: code, link and TOTP routes', () => {
         kind: 'verify-email',
         text: 'Bestätigen Sie Ihre E-Mail-Adresse',
         id,
-        time: h.store.get(id)!.time,
+        time: (await h.store.get(id))!.time,
         subject: 'Bitte bestätigen',
         from: 'Acme <no-reply@acme.test>',
       });
@@ -128,15 +128,15 @@ describe('HTTP API: code, link and TOTP routes', () => {
 
     it('waits for a link after since and deletes its message with delete=true', async () => {
       await send('mia', { subject: 'First', html: html('OLD') });
-      const since = h.store.get(latestId('mia'))!.time;
+      const since = (await h.store.get((await latestId('mia'))))!.time;
       const waiting = h.call('GET', `/api/v2/domains/private/inboxes/mia/link?kind=verify&since=${since}&wait=1m&delete=true`);
       await new Promise((r) => setTimeout(r, 150));
       await send('mia', { subject: 'Second', html: html('NEW') });
       const r = await waiting;
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.url, 'https://click.shop.test/ls/click?upn=NEW');
-      assert.equal(h.store.get(r.json.id), undefined);
-      assert.equal(h.store.list(DOMAIN, 'mia', { limit: 10, skip: 0, sort: 'descending' }).msgs.length, 1);
+      assert.equal(await h.store.get(r.json.id), undefined);
+      assert.equal((await h.store.list(DOMAIN, 'mia', { limit: 10, skip: 0, sort: 'descending' })).msgs.length, 1);
     });
   });
 
@@ -167,7 +167,7 @@ describe('HTTP API: code, link and TOTP routes', () => {
       ['/api/v2/domains/private/inboxes/joe/code?wait=forever', /wait must be a number of seconds/],
       ['/api/v2/domains/private/inboxes/joe/link?wait=5x', /wait must be a number of seconds/],
       ['/api/v2/domains/private/inboxes/joe/code?since=yesterday', /since "yesterday" is neither a time in milliseconds nor the id of a message in inbox joe/],
-      [`/api/v2/domains/private/inboxes/ann/code?since=${latestId('joe')}`, /neither a time in milliseconds nor the id of a message in inbox ann/],
+      [`/api/v2/domains/private/inboxes/ann/code?since=${(await latestId('joe'))}`, /neither a time in milliseconds nor the id of a message in inbox ann/],
       ['/api/v2/domains/private/inboxes/joe/code?delete=maybe', /delete must be true or false/],
       ['/api/v2/domains/private/inboxes/joe/link?kind=shop', /kind must be one of verify, reset, login, any/],
       ['/api/v2/totp/NOT-BASE32!', /bad base32 secret: "!" is not a base32 character/],

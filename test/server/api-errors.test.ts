@@ -3,7 +3,7 @@ import { promises as fs, readdirSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import * as path from 'node:path';
-import { API_TOKEN, DOMAIN, WEBHOOK_TOKEN, startApi, type Harness, type Reply } from './api-harness';
+import { API_TOKEN, DOMAIN, ON_MAILDIR, WEBHOOK_TOKEN, startApi, type Harness, type Reply } from './api-harness';
 
 /** Every error: the right status, a JSON `{status:"error", message}` naming the problem, never HTML or a stack. */
 function assertError(r: Reply, status: number, message: RegExp): void {
@@ -37,9 +37,10 @@ describe('HTTP API: bad input gets a clear 4xx and loses nothing', () => {
     await h.close();
   });
 
-  /** Nothing was stored: no domain directory under mail/ (the server's own files live outside it). */
+  /** Nothing was stored: no domain in the store and, on the Maildir, no domain directory under mail/ (the server's own files live outside it). */
   async function assertNothingStored(): Promise<void> {
-    assert.deepEqual(h.store.domains(), []);
+    assert.deepEqual(await h.store.domains(), []);
+    if (!ON_MAILDIR) return;
     const entries = readdirSync(path.join(h.dir, 'mail'));
     assert.deepEqual(entries, []);
   }
@@ -208,7 +209,9 @@ describe('HTTP API: bad input gets a clear 4xx and loses nothing', () => {
     await assertStillServing();
   });
 
-  it('answers a failed write with a JSON 500, stores nothing, and logs the route without the webhook token', async () => {
+  it('answers a failed write with a JSON 500, stores nothing, and logs the route without the webhook token', async function () {
+    // The fault is a Maildir's (PostgreSQL's lost database is test/server/team.test.ts).
+    if (!ON_MAILDIR) this.skip();
     // `new` is a file instead of a directory: the rename into it fails.
     const inboxDir = path.join(h.dir, 'mail', DOMAIN, 'broken');
     await fs.mkdir(path.join(inboxDir, 'tmp'), { recursive: true });
@@ -216,7 +219,7 @@ describe('HTTP API: bad input gets a clear 4xx and loses nothing', () => {
     await fs.writeFile(path.join(inboxDir, 'new'), 'not a directory');
     const r = await h.call('POST', `/api/v2/domains/${WEBHOOK_TOKEN}/webhook/broken`, { anonymous: true, body: { text: 'x' } });
     assertError(r, 500, /see the server log/);
-    assert.deepEqual(h.store.list(undefined, 'broken', { limit: 10, skip: 0, sort: 'descending' }).msgs, []);
+    assert.deepEqual((await h.store.list(undefined, 'broken', { limit: 10, skip: 0, sort: 'descending' })).msgs, []);
     const line = h.logs.find((l) => l.level === 'error');
     assert.ok(line, JSON.stringify(h.logs));
     assert.match(line.msg, /^POST \/api\/v2\/domains\/…\/webhook\/broken: storage failed/);
@@ -224,9 +227,11 @@ describe('HTTP API: bad input gets a clear 4xx and loses nothing', () => {
     await assertStillServing();
   });
 
-  it('answers a storage failure with a JSON 500 and a log line, without a stack or token to the client', async () => {
+  it('answers a storage failure with a JSON 500 and a log line, without a stack or token to the client', async function () {
+    // The fault is a Maildir's (PostgreSQL's lost database is test/server/team.test.ts).
+    if (!ON_MAILDIR) this.skip();
     const r = await h.call('POST', inject, { body: { text: 'x' } });
-    const meta = h.store.get(r.json.id);
+    const meta = await h.store.get(r.json.id);
     assert.ok(meta);
     const dir = path.join(h.dir, 'mail', DOMAIN, 'joe', 'new');
     // Replace the stored file by a directory of the same name: reading it fails with EISDIR.

@@ -1,4 +1,6 @@
-// Shared setup of the HTTP API conformance tests: a real MaildirStore in a temp dir, the
+// Shared setup of the HTTP API conformance tests: a real store (the MaildirStore in a temp dir,
+// or with TEST_INBOX_TEST_STORE=postgres the PostgresStore on a fresh database of a throwaway
+// cluster, test/support/postgres.ts), the
 // real HTTP API listening on 127.0.0.1 port 0, and a raw node:http client (fetch would
 // normalise `..` in paths and forbids setting Host, both of which the tests need).
 import { promises as fs } from 'node:fs';
@@ -9,7 +11,20 @@ import * as path from 'node:path';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { createHttpApi, type HttpApi, type HttpApiOptions } from '../../src/server/http';
 import { MaildirStore } from '../../src/server/store/maildir';
-import type { MessageMeta } from '../../src/server/store/types';
+import { PostgresStore } from '../../src/server/store/postgres/store';
+import type { MessageMeta, RetentionOptions, Store } from '../../src/server/store/types';
+import { sharedCluster } from '../support/postgres';
+
+/** Which store the server suites run against: `npm run test:node` runs them with each. */
+export const STORE_KIND: 'maildir' | 'postgres' = process.env.TEST_INBOX_TEST_STORE === 'postgres' ? 'postgres' : 'maildir';
+/** Assertions about the Maildir's files hold only on that store. */
+export const ON_MAILDIR = STORE_KIND === 'maildir';
+
+/** A new, empty, unopened store of STORE_KIND; `dir` is the Maildir's folder (a scratch folder for PostgreSQL). */
+export async function makeStore(dir: string, log: (level: string, msg: string) => void, retention?: Partial<RetentionOptions>): Promise<Store> {
+  if (STORE_KIND === 'postgres') return new PostgresStore({ url: await (await sharedCluster()).createDatabase(), log, ...(retention ? { retention } : {}) });
+  return new MaildirStore({ dir, log, ...(retention ? { retention } : {}) });
+}
 
 export const API_TOKEN = 'api-token-3f9c2b7e1d';
 export const WEBHOOK_TOKEN = 'wh-token-8a1e6c4d0b';
@@ -35,7 +50,7 @@ export interface CallOptions {
 
 export interface Harness {
   api: HttpApi;
-  store: MaildirStore;
+  store: Store;
   dir: string;
   port: number;
   logs: Array<{ level: string; msg: string }>;
@@ -48,7 +63,7 @@ export interface Harness {
 export async function startApi(over: Partial<HttpApiOptions> = {}): Promise<Harness> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-api-'));
   const logs: Array<{ level: string; msg: string }> = [];
-  const store = new MaildirStore({ dir, log: (level, msg) => logs.push({ level, msg }) });
+  const store = await makeStore(dir, (level, msg) => logs.push({ level, msg }));
   await store.open();
   const api = createHttpApi({
     store,

@@ -297,7 +297,7 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
     await h.deliver('joe', await anEmail(), 'other.test');
     const r = await h.call('DELETE', `/api/v2/domains/${DOMAIN}/inboxes/`);
     assert.deepEqual(r.json, { status: 'ok', count: 2 });
-    assert.deepEqual(h.store.domains().map((d) => [d.name, d.messages]), [['other.test', 1]]);
+    assert.deepEqual((await h.store.domains()).map((d) => [d.name, d.messages]), [['other.test', 1]]);
     assert.equal((await h.call('GET', '/api/v2/domains/private/inboxes')).status, 405);
   });
 

@@ -65,7 +65,7 @@ describe('SMTP TLS and required login (real server, real handshakes)', function 
     server = undefined;
   }
 
-  const subjects = (inbox: string): string[] => server!.store.list('inbox.test', inbox, all).msgs.map((m) => m.subject);
+  const subjects = async (inbox: string): Promise<string[]> => (await server!.store.list('inbox.test', inbox, all)).msgs.map((m) => m.subject);
   const certFile = (): string => path.join(dir, SMTP_TLS_DIR, SMTP_TLS_CERT_FILE);
 
   beforeEach(async () => {
@@ -83,7 +83,7 @@ describe('SMTP TLS and required login (real server, real handshakes)', function 
     await assert.rejects(strict.sendMail({ from: 'a@app.test', to: 'joe@inbox.test', subject: 'x', text: 'x' }), /STARTTLS/i);
     const plain = nodemailer.createTransport({ host: HOST, port: s.smtpPort });
     await plain.sendMail({ from: 'a@app.test', to: 'joe@inbox.test', subject: 'plain', text: 'x' });
-    assert.deepEqual(subjects('joe'), ['plain']);
+    assert.deepEqual((await subjects('joe')), ['plain']);
     await assert.rejects(fs.stat(certFile()), /ENOENT/, 'no certificate is generated unless TLS is asked for');
   });
 
@@ -103,7 +103,7 @@ describe('SMTP TLS and required login (real server, real handshakes)', function 
     // Why it is off by default: a client that verifies (nodemailer's default) refuses a certificate it was not given.
     const defaults = nodemailer.createTransport({ host: HOST, port: s.smtpPort, requireTLS: true });
     await assert.rejects(defaults.sendMail({ from: 'a@app.test', to: 'joe@inbox.test', subject: 'refused', text: 'x' }), /self[- ]signed/i);
-    assert.deepEqual(subjects('joe'), ['over starttls']);
+    assert.deepEqual((await subjects('joe')), ['over starttls']);
   });
 
   it("Python's smtplib starttls() verifies the generated certificate and delivers", async () => {
@@ -111,7 +111,7 @@ describe('SMTP TLS and required login (real server, real handshakes)', function 
     const r = await python(PY_STARTTLS, [String(s.smtpPort), certFile(), '', '', 'py@inbox.test']);
     assert.equal(r.code, 0, r.out);
     assert.match(r.out, /^OK TLSv1\.[23]/);
-    assert.deepEqual(subjects('py'), ['from python']);
+    assert.deepEqual((await subjects('py')), ['from python']);
   });
 
   it('keeps the generated certificate across restarts and replaces one that is damaged', async () => {
@@ -135,7 +135,7 @@ describe('SMTP TLS and required login (real server, real handshakes)', function 
     const certPem = await fs.readFile(certFile(), 'utf8');
     const secure = nodemailer.createTransport({ host: HOST, port: s.smtpsPort, secure: true, tls: { ca: certPem } });
     await secure.sendMail({ from: 'a@app.test', to: 'ann@inbox.test', subject: 'implicit', text: 'x' });
-    assert.deepEqual(subjects('ann'), ['implicit']);
+    assert.deepEqual((await subjects('ann')), ['implicit']);
     const strict = nodemailer.createTransport({ host: HOST, port: s.smtpPort, requireTLS: true, tls: { ca: certPem } });
     await assert.rejects(strict.sendMail({ from: 'a@app.test', to: 'ann@inbox.test', subject: 'x', text: 'x' }), /STARTTLS/i);
   });
@@ -155,21 +155,21 @@ describe('SMTP TLS and required login (real server, real handshakes)', function 
     await assert.rejects(send({ user: 'app', pass: 'wrong' }), (e: { responseCode?: number }) => e.responseCode === 535);
     await assert.rejects(send({ user: 'other', pass: 'p:ss word' }), (e: { responseCode?: number }) => e.responseCode === 535);
     await assert.rejects(send(), (e: { responseCode?: number }) => e.responseCode === 530);
-    assert.deepEqual(subjects('kim').sort(), ['as app', 'as app by CRAM-MD5', 'as app by LOGIN']);
+    assert.deepEqual((await subjects('kim')).sort(), ['as app', 'as app by CRAM-MD5', 'as app by LOGIN']);
 
     const wrong = await python(PY_STARTTLS, [String(s.smtpPort), certFile(), 'app', 'nope', 'kim@inbox.test']);
     assert.equal(wrong.code, 4, wrong.out);
     assert.match(wrong.out, /AUTH 535/);
     const right = await python(PY_STARTTLS, [String(s.smtpPort), certFile(), 'app', 'p:ss word', 'kim@inbox.test']);
     assert.equal(right.code, 0, right.out);
-    assert.equal(subjects('kim').length, 4);
+    assert.equal((await subjects('kim')).length, 4);
   });
 
   it('accepts any credentials by default', async () => {
     const s = await start({ smtpTls: { starttls: true } });
     const ca = await fs.readFile(certFile(), 'utf8');
     await nodemailer.createTransport({ host: HOST, port: s.smtpPort, requireTLS: true, tls: { ca }, auth: { user: 'whoever', pass: 'whatever' } }).sendMail({ from: 'a@app.test', to: 'lee@inbox.test', subject: 'any login', text: 'x' });
-    assert.deepEqual(subjects('lee'), ['any login']);
+    assert.deepEqual((await subjects('lee')), ['any login']);
   });
 
   it("serves the user's own certificate and key, and refuses a key that is not the certificate's before listening", async () => {

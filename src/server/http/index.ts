@@ -236,6 +236,10 @@ class Api {
           return notFound('message not found');
         case 'NOT_OPEN':
           return new HttpError(503, 'unavailable', 'the message store is not open');
+        case 'DB_UNREACHABLE':
+        case 'DB_AUTH':
+          this.#log('warn', `${what}: ${err.message}`);
+          return new HttpError(503, 'unavailable', 'the message database is unreachable; try again shortly');
         case 'FULL':
           this.#log('warn', `${what}: ${err.message}`);
           return new HttpError(507, 'insufficient_storage', err.message);

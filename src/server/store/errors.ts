@@ -14,7 +14,11 @@ export type StoreErrorCode =
   /** The disk of the data dir is full (ENOSPC, EDQUOT): nothing was stored; reads still work. */
   | 'FULL'
   /** Another server (or store) uses the data dir. */
-  | 'LOCKED';
+  | 'LOCKED'
+  /** The PostgreSQL store's database cannot be reached now (down, restarting, network): retry later. */
+  | 'DB_UNREACHABLE'
+  /** The PostgreSQL store's database refused the login (a wrong user or password). */
+  | 'DB_AUTH';
 
 export class StoreError extends Error {
   readonly code: StoreErrorCode;

@@ -64,6 +64,13 @@ export interface RetentionOptions {
 }
 
 /**
+ * A read's answer: the Maildir store answers from its in-memory index at once, the PostgreSQL
+ * store (postgres/store.ts) after a query, so that a message another process acknowledged is
+ * listed at once. Callers `await` every read.
+ */
+export type Answer<T> = T | Promise<T>;
+
+/**
  * A message body already written to a file (an SMTP spool file, spool.ts): the store links it
  * into place (or copies it file to file) instead of reading it into memory. `head` is its first
  * bytes, at least the header block as far as CODE_SCAN_MAX_BYTES (code.ts), for the index.
@@ -93,8 +100,8 @@ export interface Store {
   add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]>;
 
   /** Messages of an inbox, or of every inbox of the domain when `inbox` is `*`. `domain` undefined = every domain. */
-  list(domain: string | undefined, inbox: string, options: ListOptions): ListResult;
-  get(id: string): MessageMeta | undefined;
+  list(domain: string | undefined, inbox: string, options: ListOptions): Answer<ListResult>;
+  get(id: string): Answer<MessageMeta | undefined>;
   /** The stored .eml bytes. */
   readRaw(id: string): Promise<Buffer>;
 
@@ -104,9 +111,9 @@ export interface Store {
   clear(domain: string | undefined, inbox: string): Promise<number>;
 
   /** Known domains with counts. */
-  domains(): Array<{ name: string; inboxes: number; messages: number }>;
+  domains(): Answer<Array<{ name: string; inboxes: number; messages: number }>>;
   /** Inboxes of a domain (or every domain) with their message counts, most recent first. */
-  inboxes(domain: string | undefined): Array<{ domain: string; inbox: string; count: number; latest: number }>;
+  inboxes(domain: string | undefined): Answer<Array<{ domain: string; inbox: string; count: number; latest: number }>>;
 
   on<E extends keyof StoreEvents>(event: E, listener: StoreEvents[E]): void;
   off<E extends keyof StoreEvents>(event: E, listener: StoreEvents[E]): void;

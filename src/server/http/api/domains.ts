@@ -3,7 +3,7 @@ import type { DomainsResponse } from '../../../core/wire';
 import { sendJson } from '../respond';
 import type { ApiContext, Res } from './context';
 
-export function listDomains(ctx: ApiContext, res: Res): void {
-  const body: DomainsResponse = { domains: ctx.store.domains() };
+export async function listDomains(ctx: ApiContext, res: Res): Promise<void> {
+  const body: DomainsResponse = { domains: await ctx.store.domains() };
   sendJson(res, 200, body);
 }

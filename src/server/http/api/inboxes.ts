@@ -23,9 +23,9 @@ export async function listInbox(ctx: ApiContext, res: Res, rawDomain: string, ra
   const inbox = readInbox(rawInbox, true);
   const opts = readListOptions(query);
   const wait = readWait(query);
-  const first = ctx.store.list(domain, inbox, opts);
-  const result = first.msgs.length > 0 || wait <= 0 ? first : ((await pollUntil(ctx, res, domain, inbox, wait, () => {
-    const next = ctx.store.list(domain, inbox, opts);
+  const first = await ctx.store.list(domain, inbox, opts);
+  const result = first.msgs.length > 0 || wait <= 0 ? first : ((await pollUntil(ctx, res, domain, inbox, wait, async () => {
+    const next = await ctx.store.list(domain, inbox, opts);
     return next.msgs.length > 0 ? next : undefined;
   })) ?? first);
   const now = Date.now();

@@ -42,7 +42,7 @@ interface Found<T> {
 export async function latestResource(ctx: ApiContext, res: Res, route: Extract<Route, { kind: 'latest' }>, query: Query): Promise<void> {
   const domain = readDomain(route.domain);
   const inbox = readInbox(route.inbox, false);
-  const since = readSince(ctx, query.get('since'), domain, inbox);
+  const since = await readSince(ctx, query.get('since'), domain, inbox);
   const wait = readWait(query);
   const remove = readBoolean(query, 'delete');
   const kinds = route.what === 'link' ? readLinkKinds(query) : [];
@@ -67,7 +67,7 @@ export async function latestResource(ctx: ApiContext, res: Res, route: Extract<R
   };
 
   const check = async (): Promise<Found<Record<string, unknown>> | undefined> => {
-    for (const meta of after(ctx, domain, inbox, since)) {
+    for (const meta of await after(ctx, domain, inbox, since)) {
       const body = await find(meta);
       if (!body) continue;
       // Claim by deleting: of two requests that found the same message, only one deletes it.
@@ -88,8 +88,8 @@ export async function latestResource(ctx: ApiContext, res: Res, route: Extract<R
 }
 
 /** The inbox's messages after `since`, newest first. */
-function after(ctx: ApiContext, domain: string | undefined, inbox: string, since: Since): MessageMeta[] {
-  const { msgs } = ctx.store.list(domain, inbox, { limit: MAX_SCANNED_MESSAGES, skip: 0, sort: 'descending' });
+async function after(ctx: ApiContext, domain: string | undefined, inbox: string, since: Since): Promise<MessageMeta[]> {
+  const { msgs } = await ctx.store.list(domain, inbox, { limit: MAX_SCANNED_MESSAGES, skip: 0, sort: 'descending' });
   const out: MessageMeta[] = [];
   for (const m of msgs) {
     if (m.id === since.id || m.time < since.time || (m.time === since.time && since.id === undefined)) break;
@@ -107,14 +107,14 @@ function newerId(a: string, b: string): boolean {
   return pa.seconds !== pb.seconds ? pa.seconds > pb.seconds : pa.counter > pb.counter;
 }
 
-function readSince(ctx: ApiContext, raw: string | null, domain: string | undefined, inbox: string): Since {
+async function readSince(ctx: ApiContext, raw: string | null, domain: string | undefined, inbox: string): Promise<Since> {
   if (raw === null || raw === '') return { time: -1, label: '' };
   if (/^[0-9]+$/.test(raw)) {
     if (raw.length > MAX_SINCE_DIGITS) throw badRequest('bad_param', `since ${JSON.stringify(raw.slice(0, 40))} is too large for a time in milliseconds`);
     return { time: Number(raw), label: ` after ${new Date(Number(raw)).toISOString()} (since=${raw})` };
   }
   const id = raw.toLowerCase();
-  const meta = parseMessageId(id) ? ctx.store.get(id) : undefined;
+  const meta = parseMessageId(id) ? await ctx.store.get(id) : undefined;
   if (!meta || meta.inbox !== inbox || (domain !== undefined && meta.domain !== domain)) {
     throw badRequest('bad_param', `since ${JSON.stringify(raw.slice(0, 100))} is neither a time in milliseconds nor the id of a message in inbox ${inbox}`);
   }

@@ -15,7 +15,7 @@ export async function messageResource(ctx: ApiContext, req: Req, res: Res, route
     if (!/^[0-9]{1,6}$/.test(route.attachment ?? '')) throw badRequest('bad_id', 'attachment id must be a number (the attachment_id of …/attachments)');
     attachment = Number(route.attachment);
   }
-  const meta = ctx.store.get(id);
+  const meta = await ctx.store.get(id);
   const where = inbox === undefined || inbox === ALL_INBOXES ? '' : ` in inbox ${inbox}`;
   if (!meta || (domain !== undefined && meta.domain !== domain) || (inbox !== undefined && inbox !== ALL_INBOXES && meta.inbox !== inbox)) {
     throw notFound(`message ${id} not found${where}`);

@@ -70,7 +70,7 @@ async function receiveTwilioForm(ctx: ApiContext, req: Req, res: Res, domain: st
   const messageSid = field(form, 'MessageSid') ?? field(form, 'SmsSid') ?? '';
   if (ACCOUNT_SID_RE.test(accountSid) && !/[\u0000-\u001f\u007f]/.test(to)) {
     await ctx.twilio.messages.add({
-      sid: MESSAGE_SID_RE.test(messageSid) && !ctx.twilio.messages.get(messageSid) ? messageSid : newMessageSid(),
+      sid: MESSAGE_SID_RE.test(messageSid) && !(await ctx.twilio.messages.get(messageSid)) ? messageSid : newMessageSid(),
       accountSid,
       to: to === '' ? inbox : to,
       from,

@@ -58,7 +58,7 @@ export async function handleTwilio(ctx: TwilioContext, req: http.IncomingMessage
   authenticate(ctx, req, route.accountSid);
   await ctx.messages.ready();
   if (route.kind === 'twilioMessage') {
-    const rec = ctx.messages.get(route.sid);
+    const rec = await ctx.messages.get(route.sid);
     if (!rec || rec.accountSid !== route.accountSid) {
       throw new TwilioApiError(404, TWILIO_ERROR.NOT_FOUND, `The requested resource ${req.url?.split('?')[0] ?? ''} was not found`);
     }
@@ -196,7 +196,7 @@ async function list(ctx: TwilioContext, res: http.ServerResponse, accountSid: st
     const d = readDay(name, v);
     filters.push((r) => test(r.time, d));
   }
-  const all = ctx.messages.list(accountSid).filter((r) => filters.every((f) => f(r)));
+  const all = (await ctx.messages.list(accountSid)).filter((r) => filters.every((f) => f(r)));
   // PageToken `PA<sid>`: continue after that message; without it, the page number decides.
   const token = query.get('PageToken');
   let start = page * pageSize;

@@ -67,7 +67,7 @@ export class TwilioMessages {
   }
 
   async #build(): Promise<void> {
-    const all = this.#store.list(undefined, '*', { limit: Number.MAX_SAFE_INTEGER, skip: 0, sort: 'ascending' }).msgs;
+    const all = (await this.#store.list(undefined, '*', { limit: Number.MAX_SAFE_INTEGER, skip: 0, sort: 'ascending' })).msgs;
     for (const meta of all) {
       if (!/^[0-9]+$/.test(meta.inbox)) continue;
       let raw: Buffer;
@@ -117,14 +117,16 @@ export class TwilioMessages {
     return rec;
   }
 
-  get(sid: string): TwilioRecord | undefined {
+  async get(sid: string): Promise<TwilioRecord | undefined> {
     const r = this.#bySid.get(sid);
-    return r && this.#store.get(r.id) ? r : undefined;
+    return r && (await this.#store.get(r.id)) ? r : undefined;
   }
 
   /** The records of an account, newest first (ties: the later id first). */
-  list(accountSid: string): TwilioRecord[] {
-    return [...this.#bySid.values()].filter((r) => r.accountSid === accountSid && this.#store.get(r.id)).sort((a, b) => b.time - a.time || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  async list(accountSid: string): Promise<TwilioRecord[]> {
+    const mine = [...this.#bySid.values()].filter((r) => r.accountSid === accountSid);
+    const live = await Promise.all(mine.map(async (r) => ((await this.#store.get(r.id)) ? r : undefined)));
+    return live.filter((r): r is TwilioRecord => r !== undefined).sort((a, b) => b.time - a.time || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
   }
 
   /** The message's text as stored (trailing line breaks removed, as the SMS shape has it). */

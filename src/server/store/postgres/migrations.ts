@@ -1,0 +1,60 @@
+// Numbered schema migrations of the PostgreSQL store, applied on start in one transaction under
+// an advisory lock, so several processes starting at once apply each exactly once. A migration
+// is never edited once released; a change of schema is a new entry at the end.
+
+import type { PoolClient } from 'pg';
+
+/** The advisory lock key of schema migrations (any constant distinct from RETENTION_LOCK_KEY). */
+export const MIGRATION_LOCK_KEY = 0x7465_7374_0001;
+/** The advisory lock key of the retention sweep: one process of many runs it at a time. */
+export const RETENTION_LOCK_KEY = 0x7465_7374_0002;
+
+export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
+  {
+    version: 1,
+    name: 'messages',
+    sql: `
+      CREATE SEQUENCE test_inbox_message_seq;
+      CREATE TABLE test_inbox_messages (
+        -- Receipt order across every process, and the counter of the message id.
+        seq bigint PRIMARY KEY,
+        id text NOT NULL UNIQUE,
+        domain text NOT NULL,
+        inbox text NOT NULL,
+        time_ms bigint NOT NULL,
+        sender text NOT NULL,
+        subject text NOT NULL,
+        size integer NOT NULL,
+        source text NOT NULL,
+        code text,
+        raw bytea NOT NULL
+      );
+      CREATE INDEX test_inbox_messages_inbox ON test_inbox_messages (domain, inbox, seq);
+      CREATE INDEX test_inbox_messages_name ON test_inbox_messages (inbox, seq);
+      CREATE INDEX test_inbox_messages_time ON test_inbox_messages (time_ms);
+    `,
+  },
+];
+
+/** Applies the migrations the database lacks; resolves the schema version it ends at. */
+export async function migrate(client: PoolClient): Promise<number> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    await client.query('CREATE TABLE IF NOT EXISTS test_inbox_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM test_inbox_schema');
+    const current = rows[0]?.v ?? 0;
+    const latest = MIGRATIONS[MIGRATIONS.length - 1].version;
+    if (current > latest) throw new Error(`the database has schema version ${current}, newer than this server knows (${latest}); upgrade test-inbox`);
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue;
+      await client.query(m.sql);
+      await client.query('INSERT INTO test_inbox_schema (version, name) VALUES ($1, $2)', [m.version, m.name]);
+    }
+    await client.query('COMMIT');
+    return latest;
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  }
+}

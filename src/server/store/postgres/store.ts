@@ -1,0 +1,501 @@
+// The PostgreSQL message store: the team server's store (docs/team-server.md). Several
+// `test-inbox serve` processes share one database; every read is a query, so a message any
+// process acknowledged is listed by every process at once. Arrivals and removals reach the
+// other processes by LISTEN/NOTIFY (the push stream and `wait=` long-polls). Tokens never go
+// into the database.
+//
+//   migrations.ts  the numbered schema, applied on open under an advisory lock;
+//   this file      ids, writes (one transaction per delivery, acknowledged after COMMIT),
+//                  reads, retention (set-based, once across processes), events.
+
+import { EventEmitter } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import pg from 'pg';
+import { ALL_INBOXES, domainProblem, formatMessageId, inboxNameProblem, isPhoneInbox, normalizeInbox, parseMessageId } from '../../../core/ids';
+import { codeOfParts, detectCode } from '../code';
+import type { StoreLog } from '../durability';
+import { StoreError } from '../errors';
+import { parseIndexedHeaders } from '../headers';
+import { DEFAULT_RETENTION, RETENTION_SWEEP_INTERVAL_MS } from '../maildir';
+import type { FileBody, ListOptions, ListResult, MessageBody, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from '../types';
+import { migrate, RETENTION_LOCK_KEY } from './migrations';
+
+/** The NOTIFY channel of arrivals and removals. */
+export const EVENTS_CHANNEL = 'test_inbox_events';
+/** NOTIFY payloads must stay under 8000 bytes; removals are sent in chunks below this. */
+const MAX_NOTIFY_BYTES = 7000;
+/** Connections per process: ingest and reads of one server; PostgreSQL's default allows 100 in all. */
+const POOL_SIZE = 10;
+/** Give up connecting after this long: a start against a dead address fails promptly, a request answers 503. */
+const CONNECT_TIMEOUT_MS = 5000;
+/**
+ * A spooled body (FileBody) goes to the database in pieces of this size through a large object
+ * (lo_put), never read into memory whole: at most one piece per pooled connection is in memory,
+ * POOL_SIZE x 256 KB = 2.5 MB across the process, whatever the size and number of messages.
+ */
+const FILE_CHUNK_BYTES = 256 * 1024;
+/** Retry LISTEN this often while the database is away. */
+const LISTEN_RETRY_MS = 1000;
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:port/db` (node-postgres connection string). */
+  url: string;
+  retention?: Partial<RetentionOptions>;
+  log?: StoreLog;
+  /** How often the age and count sweep runs; default RETENTION_SWEEP_INTERVAL_MS. */
+  sweepIntervalMs?: number;
+}
+
+const META_COLUMNS = 'seq, id, domain, inbox, time_ms, sender, subject, size, source, code';
+
+interface Row {
+  seq: string;
+  id: string;
+  domain: string;
+  inbox: string;
+  time_ms: string;
+  sender: string;
+  subject: string;
+  size: number;
+  source: MessageSource;
+  code: string | null;
+}
+
+function toMeta(r: Row): MessageMeta {
+  return { id: r.id, domain: r.domain, inbox: r.inbox, time: Number(r.time_ms), from: r.sender, subject: r.subject, size: r.size, source: r.source, ...(r.code ? { code: r.code } : {}) };
+}
+
+/** SQLSTATE classes and socket errors that mean "the database is not reachable now", not "the query is wrong". */
+function isUnavailable(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (/^(08|57P|53)/.test(code)) return true;
+    if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EPIPE|EHOSTUNREACH|ENETUNREACH)$/.test(code)) return true;
+  }
+  const msg = e instanceof Error ? e.message : '';
+  return /Connection terminated|connection timeout|timeout expired|Client has encountered a connection error|Cannot use a pool after calling end/i.test(msg);
+}
+
+/** The URL without its password, for messages. */
+export function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'the database URL';
+  }
+}
+
+export class PostgresStore implements Store {
+  readonly retention: RetentionOptions;
+  /** Where the store is, for messages (no password). */
+  readonly where: string;
+  private readonly url: string;
+  private readonly log: StoreLog;
+  private readonly sweepIntervalMs: number;
+  private readonly events = new EventEmitter();
+  /** Names this process in NOTIFY payloads, so it does not announce its own writes twice. */
+  private readonly origin = randomBytes(8).toString('hex');
+  private pool: pg.Pool | undefined;
+  private listener: pg.Client | undefined;
+  private listenRetry: NodeJS.Timeout | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private state: 'new' | 'open' | 'closed' = 'new';
+  private readonly inflight = new Set<Promise<unknown>>();
+
+  constructor(options: PostgresStoreOptions) {
+    this.url = options.url;
+    this.where = describeUrl(options.url);
+    this.retention = { ...DEFAULT_RETENTION, ...options.retention };
+    for (const [k, v] of Object.entries(this.retention)) {
+      if (!Number.isInteger(v) || v < 0) throw new RangeError(`retention.${k} must be a whole number >= 0, got ${String(v)}`);
+    }
+    this.log = options.log ?? (() => undefined);
+    this.sweepIntervalMs = options.sweepIntervalMs ?? RETENTION_SWEEP_INTERVAL_MS;
+    this.events.setMaxListeners(0);
+  }
+
+  // ---- lifecycle -------------------------------------------------------------------------
+
+  async open(): Promise<void> {
+    if (this.state !== 'new') throw new StoreError('NOT_OPEN', `store ${this.where} was already opened`);
+    const pool = new pg.Pool({ connectionString: this.url, max: POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'test-inbox' });
+    // An idle connection the server drops must not crash the process: the next query reconnects.
+    pool.on('error', (e) => this.log('warn', `store: database connection lost: ${e.message}`));
+    this.pool = pool;
+    try {
+      const client = await pool.connect();
+      try {
+        await migrate(client);
+      } finally {
+        client.release();
+      }
+      await this.listen();
+      const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM test_inbox_messages');
+      this.log('info', `store: ${rows[0].n} message(s) in PostgreSQL at ${this.where}`);
+    } catch (e) {
+      this.state = 'closed';
+      await this.listener?.end().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+      throw this.startError(e);
+    }
+    this.state = 'open';
+    this.sweep();
+    if (this.sweepIntervalMs > 0) {
+      this.timer = setInterval(() => this.sweep(), this.sweepIntervalMs);
+      this.timer.unref();
+    }
+  }
+
+  private startError(e: unknown): StoreError {
+    if (StoreError.is(e)) return e;
+    const code = (e as { code?: unknown }).code;
+    const why = (e as Error).message;
+    if (code === '28P01' || code === '28000') return new StoreError('DB_AUTH', `the database at ${this.where} refused the login: ${why}`, { cause: e });
+    if (code === '3D000') return new StoreError('DB_UNREACHABLE', `the database at ${this.where} does not exist: ${why}`, { cause: e });
+    if (isUnavailable(e)) return new StoreError('DB_UNREACHABLE', `cannot reach the database at ${this.where}: ${why || String(code)}`, { cause: e });
+    return new StoreError('IO', `cannot open the store at ${this.where}: ${why}`, { cause: e });
+  }
+
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    const wasOpen = this.state === 'open';
+    this.state = 'closed';
+    clearInterval(this.timer);
+    clearTimeout(this.listenRetry);
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    if (wasOpen) {
+      await this.listener?.end().catch(() => undefined);
+      await this.pool?.end().catch(() => undefined);
+    }
+  }
+
+  /** One dedicated connection LISTENs; when it drops it is replaced until the database returns. */
+  private async listen(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'test-inbox listen' });
+    let lost = false;
+    const onLost = (e?: Error): void => {
+      if (lost) return;
+      lost = true;
+      if (this.listener === client) this.listener = undefined;
+      if (this.state === 'closed') return;
+      this.log('warn', `store: LISTEN connection lost${e ? `: ${e.message}` : ''}; retrying every ${LISTEN_RETRY_MS} ms`);
+      this.retryListen();
+    };
+    client.on('error', onLost);
+    client.on('end', () => onLost());
+    client.on('notification', (n) => {
+      if (n.channel === EVENTS_CHANNEL && n.payload) void this.track(this.onNotification(n.payload));
+    });
+    await client.connect();
+    await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+    this.listener = client;
+  }
+
+  private retryListen(): void {
+    clearTimeout(this.listenRetry);
+    this.listenRetry = setTimeout(() => {
+      if (this.state !== 'open') return;
+      this.listen().then(
+        () => this.log('info', 'store: LISTEN connection back'),
+        () => this.retryListen(),
+      );
+    }, LISTEN_RETRY_MS);
+    this.listenRetry.unref();
+  }
+
+  private async onNotification(payload: string): Promise<void> {
+    let note: { o?: string; k?: string; s?: string[]; m?: MessageMeta[] };
+    try {
+      note = JSON.parse(payload) as typeof note;
+    } catch {
+      return;
+    }
+    if (note.o === this.origin) return;
+    if (note.k === 'm' && Array.isArray(note.s) && note.s.length > 0) {
+      const rows = await this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE seq = ANY($1::bigint[]) ORDER BY seq`, [note.s]).catch(() => undefined);
+      for (const r of rows ?? []) this.events.emit('message', toMeta(r));
+    } else if (note.k === 'd' && Array.isArray(note.m) && note.m.length > 0) {
+      this.events.emit('delete', note.m);
+    }
+  }
+
+  // ---- queries ---------------------------------------------------------------------------
+
+  private db(): pg.Pool {
+    if (this.state !== 'open' || !this.pool) throw new StoreError('NOT_OPEN', 'the store is not open');
+    return this.pool;
+  }
+
+  private wrap(e: unknown): StoreError {
+    if (StoreError.is(e)) return e;
+    if (isUnavailable(e)) return new StoreError('DB_UNREACHABLE', `the database at ${this.where} is unreachable: ${(e as Error).message}`, { cause: e });
+    return new StoreError('IO', `the database at ${this.where} failed: ${(e as Error).message}`, { cause: e });
+  }
+
+  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+    try {
+      return (await this.db().query<R>(text, values)).rows;
+    } catch (e) {
+      throw this.wrap(e);
+    }
+  }
+
+  /** Runs `work` in one transaction; commits, or rolls back and rethrows. */
+  private async transaction<T>(work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.db().connect();
+    } catch (e) {
+      throw this.wrap(e);
+    }
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const out = await work(client);
+      await client.query('COMMIT');
+      return out;
+    } catch (e) {
+      broken = isUnavailable(e);
+      await client.query('ROLLBACK').catch(() => (broken = true));
+      throw this.wrap(e);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** Announces to the other processes, inside the transaction: delivered on COMMIT, never for a rollback. */
+  private async notify(c: pg.PoolClient, kind: 'm' | 'd', items: string[] | MessageMeta[]): Promise<void> {
+    const key = kind === 'm' ? 's' : 'm';
+    let chunk: unknown[] = [];
+    let bytes = 0;
+    const flush = async (): Promise<void> => {
+      if (chunk.length === 0) return;
+      await c.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, JSON.stringify({ o: this.origin, k: kind, [key]: chunk })]);
+      chunk = [];
+      bytes = 0;
+    };
+    for (const item of items) {
+      const size = Buffer.byteLength(JSON.stringify(item)) + 1;
+      if (bytes + size > MAX_NOTIFY_BYTES) await flush();
+      chunk.push(item);
+      bytes += size;
+    }
+    await flush();
+  }
+
+  // ---- writes ----------------------------------------------------------------------------
+
+  add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]> {
+    if (this.state !== 'open') return Promise.reject(new StoreError('NOT_OPEN', 'the store is not open'));
+    const seen = new Set<string>();
+    const norm: Array<{ domain: string; inbox: string }> = [];
+    for (const t of targets) {
+      const domain = t.domain.trim().toLowerCase();
+      const inbox = normalizeInbox(t.inbox);
+      const problem = domainProblem(domain) ?? (inbox === ALL_INBOXES ? 'inbox * cannot receive messages' : inboxNameProblem(inbox));
+      if (problem) return Promise.reject(new StoreError('BAD_TARGET', `${t.inbox}@${t.domain}: ${problem}`));
+      const key = `${domain}\n${inbox}`;
+      if (!seen.has(key)) {
+        seen.add(key);
+        norm.push({ domain, inbox });
+      }
+    }
+    if (norm.length === 0) return Promise.reject(new StoreError('BAD_TARGET', 'a message needs at least one recipient inbox'));
+    return this.track(this.addNormalized(norm, body, source, parts));
+  }
+
+  private async addNormalized(norm: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts: MessageParts | undefined): Promise<MessageMeta[]> {
+    // A body in a file is indexed from its head: headers and the code's scan window (code.ts), as the Maildir store does.
+    const head = Buffer.isBuffer(body) ? body : body.head;
+    const size = Buffer.isBuffer(body) ? body.length : body.size;
+    const headers = parseIndexedHeaders(head) ?? { from: '', subject: '' };
+    const codes = new Map<boolean, string | undefined>();
+    for (const sms of new Set(norm.map((t) => isPhoneInbox(t.inbox)))) codes.set(sms, parts ? codeOfParts(parts, sms) : await detectCode(head, sms));
+    const metas = await this.transaction(async (c) => {
+      const { rows } = await c.query<{ seq: string }>('SELECT nextval($1) AS seq FROM generate_series(1, $2)', ['test_inbox_message_seq', norm.length]);
+      const time = Date.now();
+      const seconds = Math.floor(time / 1000);
+      const out: Array<MessageMeta & { seq: string }> = norm.map(({ domain, inbox }, i) => {
+        const code = codes.get(isPhoneInbox(inbox));
+        const seq = rows[i].seq;
+        return { seq, id: formatMessageId(inbox, seconds, Number(seq)), domain, inbox, time, from: headers.from, subject: headers.subject, size, source, ...(code ? { code } : {}) };
+      });
+      // One copy of the bytes per recipient row; a spooled body arrives through a large object (uploadFile), unlinked in this transaction.
+      const oid = Buffer.isBuffer(body) ? undefined : await this.uploadFile(c, body);
+      await c.query(
+        `INSERT INTO test_inbox_messages (seq, id, domain, inbox, time_ms, sender, subject, size, source, code, raw)
+         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[]) AS t, (SELECT ${oid === undefined ? '$11::bytea' : 'lo_get($11::oid)'}) AS r`,
+        [out.map((m) => m.seq), out.map((m) => m.id), out.map((m) => m.domain), out.map((m) => m.inbox), out.map((m) => m.time), out.map((m) => m.from), out.map((m) => m.subject), out.map((m) => m.size), out.map((m) => m.source), out.map((m) => m.code ?? null), oid ?? body],
+      );
+      if (oid !== undefined) await c.query('SELECT lo_unlink($1::oid)', [oid]);
+      await this.notify(c, 'm', out.map((m) => m.seq));
+      return out.map(({ seq: _seq, ...meta }) => meta as MessageMeta);
+    });
+    // Acknowledged only now, after COMMIT.
+    for (const m of metas) this.events.emit('message', m);
+    if (this.retention.maxMessages > 0) void this.track(this.enforceCount(norm).catch((e: unknown) => this.log('warn', `store: retention by count failed: ${(e as Error).message}`)));
+    return metas;
+  }
+
+  /**
+   * Writes a spooled body into a new large object in pieces of FILE_CHUNK_BYTES (lo_put), inside
+   * the delivery's transaction: node-postgres has no streamed parameters, and reading a 24 MB
+   * body whole would hold it (and its copy in the protocol message) in this process's memory,
+   * outside the shared byte budget. Resolves the object's oid; a rollback removes the object.
+   */
+  private async uploadFile(c: pg.PoolClient, body: FileBody): Promise<string> {
+    const { rows } = await c.query<{ oid: string }>('SELECT lo_create(0)::text AS oid');
+    const oid = rows[0].oid;
+    const fh = await fs.open(body.file, 'r');
+    try {
+      const chunk = Buffer.allocUnsafe(Math.min(FILE_CHUNK_BYTES, Math.max(1, body.size)));
+      let offset = 0;
+      while (offset < body.size) {
+        const { bytesRead } = await fh.read(chunk, 0, Math.min(chunk.length, body.size - offset), offset);
+        if (bytesRead === 0) throw new StoreError('IO', `the spooled message ${body.file} ended at ${offset} of ${body.size} bytes`);
+        await c.query('SELECT lo_put($1::oid, $2::bigint, $3::bytea)', [oid, offset, chunk.subarray(0, bytesRead)]);
+        offset += bytesRead;
+      }
+    } finally {
+      await fh.close();
+    }
+    return oid;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const gone = await this.track(this.remove('DELETE FROM test_inbox_messages WHERE id = $1', [id]));
+    return gone.length > 0;
+  }
+
+  async clear(domain: string | undefined, inbox: string): Promise<number> {
+    const i = normalizeInbox(inbox);
+    const d = domain?.toLowerCase();
+    const where: string[] = [];
+    const values: unknown[] = [];
+    if (d !== undefined) where.push(`domain = $${values.push(d)}`);
+    if (i !== ALL_INBOXES) where.push(`inbox = $${values.push(i)}`);
+    const gone = await this.track(this.remove(`DELETE FROM test_inbox_messages${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`, values));
+    return gone.length;
+  }
+
+  /** Runs one set-based DELETE … RETURNING, announces what it removed, resolves it. */
+  private async remove(sql: string, values: unknown[], lockKey?: number): Promise<MessageMeta[]> {
+    const metas = await this.transaction(async (c) => {
+      if (lockKey !== undefined) {
+        const { rows } = await c.query<{ got: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS got', [lockKey]);
+        if (!rows[0].got) return [];
+      }
+      const { rows } = await c.query<Row>(`${sql} RETURNING ${META_COLUMNS}`, values);
+      const out = rows.map(toMeta);
+      if (out.length > 0) await this.notify(c, 'd', out);
+      return out;
+    });
+    if (metas.length > 0) this.events.emit('delete', metas);
+    return metas;
+  }
+
+  // ---- retention -------------------------------------------------------------------------
+
+  private async enforceCount(inboxes: Array<{ domain: string; inbox: string }>): Promise<void> {
+    for (const { domain, inbox } of inboxes) {
+      await this.remove(
+        `DELETE FROM test_inbox_messages WHERE domain = $1 AND inbox = $2 AND seq <= (
+           SELECT seq FROM test_inbox_messages WHERE domain = $1 AND inbox = $2 ORDER BY seq DESC OFFSET $3 LIMIT 1)`,
+        [domain, inbox, this.retention.maxMessages],
+      );
+    }
+  }
+
+  /** The age and count sweep: one process at a time runs it (an advisory lock), as two set-based DELETEs. */
+  private sweep(): void {
+    if (this.state !== 'open') return;
+    const run = async (): Promise<void> => {
+      if (this.retention.maxAgeMs > 0) {
+        await this.remove('DELETE FROM test_inbox_messages WHERE time_ms < $1', [Date.now() - this.retention.maxAgeMs], RETENTION_LOCK_KEY);
+      }
+      if (this.retention.maxMessages > 0) {
+        await this.remove(
+          `DELETE FROM test_inbox_messages WHERE seq IN (
+             SELECT seq FROM (SELECT seq, row_number() OVER (PARTITION BY domain, inbox ORDER BY seq DESC) AS n FROM test_inbox_messages) AS ranked
+             WHERE n > $1)`,
+          [this.retention.maxMessages],
+          RETENTION_LOCK_KEY,
+        );
+      }
+    };
+    void this.track(run().catch((e: unknown) => this.log('warn', `store: retention sweep failed: ${(e as Error).message}`)));
+  }
+
+  // ---- reads -----------------------------------------------------------------------------
+
+  async list(domain: string | undefined, inbox: string, options: ListOptions): Promise<ListResult> {
+    const i = normalizeInbox(inbox);
+    const where: string[] = [];
+    const values: unknown[] = [];
+    if (domain !== undefined) where.push(`domain = $${values.push(domain.toLowerCase())}`);
+    if (i !== ALL_INBOXES) where.push(`inbox = $${values.push(i)}`);
+    const filter = where.length ? where.join(' AND ') : 'TRUE';
+    const descending = options.sort !== 'ascending';
+    let page = filter;
+    if (options.cursor !== undefined) {
+      const parsed = parseMessageId(options.cursor);
+      if (!parsed) throw new StoreError('BAD_CURSOR', `cursor ${JSON.stringify(options.cursor)} is not a message id`);
+      page += ` AND seq ${descending ? '<' : '>'} $${values.push(parsed.counter)}`;
+    }
+    const limit = Math.max(0, Math.floor(options.limit));
+    const skip = Math.max(0, Math.floor(options.skip));
+    const [rows, count] = await Promise.all([
+      this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE ${page} ORDER BY seq ${descending ? 'DESC' : 'ASC'} OFFSET $${values.length + 1} LIMIT $${values.length + 2}`, [...values, skip, Math.min(limit + 1, Number.MAX_SAFE_INTEGER)]),
+      this.query<{ n: string }>(`SELECT count(*) AS n FROM test_inbox_messages WHERE ${filter}`, values.slice(0, where.length)),
+    ]);
+    const more = rows.length > limit;
+    const msgs = rows.slice(0, limit).map(toMeta);
+    return { msgs, total: Number(count[0].n), ...(more && msgs.length > 0 ? { nextCursor: msgs[msgs.length - 1].id } : {}) };
+  }
+
+  async get(id: string): Promise<MessageMeta | undefined> {
+    const rows = await this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE id = $1`, [id]);
+    return rows[0] ? toMeta(rows[0]) : undefined;
+  }
+
+  async readRaw(id: string): Promise<Buffer> {
+    const rows = await this.query<{ raw: Buffer }>('SELECT raw FROM test_inbox_messages WHERE id = $1', [id]);
+    if (!rows[0]) throw new StoreError('NOT_FOUND', `no message ${id}`);
+    return rows[0].raw;
+  }
+
+  async domains(): Promise<Array<{ name: string; inboxes: number; messages: number }>> {
+    const rows = await this.query<{ name: string; inboxes: string; messages: string }>(
+      'SELECT domain AS name, count(DISTINCT inbox) AS inboxes, count(*) AS messages FROM test_inbox_messages GROUP BY domain ORDER BY domain COLLATE "C"',
+    );
+    return rows.map((r) => ({ name: r.name, inboxes: Number(r.inboxes), messages: Number(r.messages) }));
+  }
+
+  async inboxes(domain: string | undefined): Promise<Array<{ domain: string; inbox: string; count: number; latest: number }>> {
+    const values: unknown[] = [];
+    const where = domain === undefined ? '' : `WHERE domain = $${values.push(domain.toLowerCase())}`;
+    const rows = await this.query<{ domain: string; inbox: string; count: string; latest: string }>(
+      `SELECT domain, inbox, count(*) AS count, max(time_ms) AS latest FROM test_inbox_messages ${where} GROUP BY domain, inbox ORDER BY max(time_ms) DESC`,
+      values,
+    );
+    return rows.map((r) => ({ domain: r.domain, inbox: r.inbox, count: Number(r.count), latest: Number(r.latest) }));
+  }
+
+  on<E extends keyof StoreEvents>(event: E, listener: StoreEvents[E]): void {
+    this.events.on(event, listener);
+  }
+
+  off<E extends keyof StoreEvents>(event: E, listener: StoreEvents[E]): void {
+    this.events.off(event, listener);
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.inflight.add(p);
+    const done = (): void => void this.inflight.delete(p);
+    p.then(done, done);
+    return p;
+  }
+}

@@ -1,0 +1,254 @@
+// The team server: three real `test-inbox serve` processes on one throwaway PostgreSQL
+// cluster (test/support/postgres.ts). A message injected through one is listed and fetched
+// through the others at once; ids are unique and ordered across processes; the push stream
+// and `wait=` deliver arrivals from any process; SIGKILL of one during ingest loses and
+// duplicates nothing; a lost database gives 503 JSON and SMTP 451 and both recover.
+
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import nodemailer from 'nodemailer';
+import { EXIT_DATABASE_UNAVAILABLE } from '../../src/server/contract';
+import { STORED_REPLY_PREFIX } from '../../src/server/smtp';
+import { type Cluster, PG_PASSWORD, startCluster } from '../support/postgres';
+import { type Running, startCli } from './cliProcess';
+
+const API = 'team-api-token-5d1e';
+const WEBHOOK = 'team-webhook-token-9c2a';
+/** Acknowledgements to wait for before the kill, so it lands while traffic is flowing. */
+const ACKS_BEFORE_KILL = 90;
+
+interface Ready {
+  http: string;
+  smtp: string;
+  smtpPort: number;
+}
+
+describe('team server: three serve processes on one PostgreSQL', function () {
+  this.timeout(180_000);
+  let cluster: Cluster;
+  let url: string;
+  const children: ChildProcess[] = [];
+  const dirs: string[] = [];
+
+  before(async () => {
+    cluster = await startCluster();
+  });
+  after(() => cluster?.destroy());
+
+  beforeEach(async () => {
+    url = await cluster.createDatabase('team');
+  });
+
+  afterEach(async () => {
+    for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    for (const d of dirs.splice(0)) await fs.rm(d, { recursive: true, force: true });
+  });
+
+  async function serve(extra: string[] = [], storeUrl = url): Promise<Running> {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-team-'));
+    dirs.push(dir);
+    const r = startCli(['serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', dir, '--store', storeUrl, ...extra], { TEST_INBOX_API_TOKEN: API, TEST_INBOX_WEBHOOK_TOKEN: WEBHOOK });
+    children.push(r.child);
+    return r;
+  }
+
+  async function three(extra: string[] = []): Promise<Array<Ready & { run: Running }>> {
+    const runs = await Promise.all([serve(extra), serve(extra), serve(extra)]);
+    return Promise.all(
+      runs.map(async (run) => {
+        const ready = await run.ready;
+        return { ...ready, smtpPort: Number(ready.smtp.split(':').pop()), run };
+      }),
+    );
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers of the API as JSON, checked field by field
+  type Json = any;
+  const get = async (base: string, p: string): Promise<{ status: number; json: Json }> => {
+    const res = await fetch(`${base}${p}`, { headers: { Authorization: API } });
+    return { status: res.status, json: await res.json() };
+  };
+  const inject = async (base: string, inbox: string, subject: string): Promise<{ status: number; json: Json }> => {
+    const res = await fetch(`${base}/api/v2/domains/private/inboxes/${inbox}`, {
+      method: 'POST',
+      headers: { Authorization: API, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ from: 'a@acme.test', subject, text: `body of ${subject}` }),
+    });
+    return { status: res.status, json: await res.json() };
+  };
+
+  it('refuses to start on a wrong password or an unreachable database, with a clear message and exit code 4', async () => {
+    const wrong = await serve([], cluster.url('postgres', 'not-the-password'));
+    assert.deepEqual(await wrong.exited, { code: EXIT_DATABASE_UNAVAILABLE, signal: null });
+    assert.match(wrong.stderr(), /refused the login/);
+    assert.ok(!wrong.stderr().includes('not-the-password'), 'the password is not shown');
+    const gone = await serve([], `postgres://test_inbox:${PG_PASSWORD}@127.0.0.1:1/postgres`);
+    assert.deepEqual(await gone.exited, { code: EXIT_DATABASE_UNAVAILABLE, signal: null });
+    assert.match(gone.stderr(), /cannot reach the database at postgres:\/\/\S*127\.0\.0\.1:1\/postgres: connect ECONNREFUSED/);
+    assert.ok(!gone.stderr().includes(PG_PASSWORD));
+  });
+
+  it('lists and fetches through every process what was injected through one, with ids unique and ordered across processes', async () => {
+    const servers = await three();
+    const first = await inject(servers[0].http, 'joe', 'through A');
+    assert.equal(first.status, 200);
+    for (const s of servers) {
+      const listing = await get(s.http, '/api/v2/domains/private/inboxes/joe');
+      assert.deepEqual(listing.json.msgs.map((m: { id: string }) => m.id), [first.json.id], `listed at once through ${s.http}`);
+      const msg = await get(s.http, `/api/v2/domains/private/messages/${first.json.id}`);
+      assert.equal(msg.json.subject, 'through A');
+    }
+    // Concurrent injections through all three: every id distinct, and the listing's order is the order of the ids.
+    const acks = await Promise.all(Array.from({ length: 30 }, (_, n) => inject(servers[n % 3].http, 'many', `m${n}`)));
+    const ids = acks.map((a) => a.json.id as string);
+    assert.equal(new Set(ids).size, 30);
+    const counter = (id: string): number => Number(id.split('-').pop());
+    for (const s of servers) {
+      const listing = await get(s.http, '/api/v2/domains/private/inboxes/many?limit=100&sort=ascending');
+      const listed: string[] = listing.json.msgs.map((m: { id: string }) => m.id);
+      assert.deepEqual([...listed].sort(), [...ids].sort());
+      assert.deepEqual(listed.map(counter), [...listed.map(counter)].sort((a, b) => a - b));
+    }
+  });
+
+  it('delivers an arrival through another process to wait= long-polls and the push stream', async () => {
+    const [a, b, c] = await three();
+    const waiting = get(b.http, '/api/v2/domains/private/inboxes/ann?wait=20');
+    const controller = new AbortController();
+    const stream = await fetch(`${c.http}/api/v2/domains/private/stream/ann`, { headers: { Authorization: API }, signal: controller.signal });
+    assert.equal(stream.status, 200);
+    const reader = stream.body!.getReader();
+    // Give the long-poll and the stream a moment to be registered before the arrival.
+    await new Promise((r) => setTimeout(r, 300));
+    const sent = await inject(a.http, 'ann', 'cross-process');
+    const waited = await waiting;
+    assert.deepEqual(waited.json.msgs.map((m: { id: string }) => m.id), [sent.json.id]);
+    let text = '';
+    while (!text.includes(sent.json.id)) {
+      const { value, done } = await reader.read();
+      assert.ok(!done, 'the stream ended before the event');
+      text += Buffer.from(value).toString('utf8');
+    }
+    assert.match(text, /event: message/);
+    controller.abort();
+  });
+
+  it('loses and duplicates no acknowledged message when one of three is SIGKILLed during ingest; the others keep serving', async () => {
+    const servers = await three(['--max-messages', '0']);
+    const victim = servers[0];
+    const acks: Array<{ marker: string; id: string }> = [];
+    let stop = false;
+    let enough: (() => void) | undefined;
+    const reached = new Promise<void>((r) => (enough = r));
+    const acked = (marker: string, id: string): void => {
+      acks.push({ marker, id });
+      if (acks.length === ACKS_BEFORE_KILL) enough?.();
+    };
+    const smtpSender = async (s: Ready, k: number): Promise<void> => {
+      const transport = nodemailer.createTransport({ host: '127.0.0.1', port: s.smtpPort, secure: false, ignoreTLS: true, pool: true, maxConnections: 1 });
+      try {
+        for (let n = 0; !stop; n++) {
+          const marker = `${s.http}-smtp${k}-${n}`;
+          const info = await transport.sendMail({ from: 'a@acme.test', to: 'dur@inbox.test', subject: marker, text: `END-${marker}` });
+          const response: string = info.response;
+          acked(marker, response.slice(`250 ${STORED_REPLY_PREFIX} `.length).trim());
+        }
+      } catch {
+        // The victim died: this one was not acknowledged.
+      } finally {
+        transport.close();
+      }
+    };
+    const httpSender = async (s: Ready, k: number): Promise<void> => {
+      try {
+        for (let n = 0; !stop; n++) {
+          const marker = `${s.http}-http${k}-${n}`;
+          const res = await fetch(`${s.http}/api/v2/domains/inbox.test/inboxes/dur`, {
+            method: 'POST',
+            headers: { Authorization: API, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ from: 'b@acme.test', subject: marker, text: `END-${marker}` }),
+          });
+          const body = (await res.json()) as { status: string; id: string };
+          assert.equal(body.status, 'ok');
+          acked(marker, body.id);
+        }
+      } catch {
+        // Killed mid-request: not acknowledged.
+      }
+    };
+    const senders = servers.flatMap((s) => [smtpSender(s, 0), smtpSender(s, 1), httpSender(s, 0), httpSender(s, 1)]);
+    await reached;
+    victim.run.child.kill('SIGKILL');
+    await victim.run.exited;
+    // The survivors keep taking mail for a moment after the kill.
+    await new Promise((r) => setTimeout(r, 500));
+    stop = true;
+    await Promise.all(senders);
+    assert.ok(acks.length >= ACKS_BEFORE_KILL);
+    const survivor = servers[1];
+    const listed: Array<{ id: string; subject: string }> = [];
+    let cursor: string | undefined;
+    do {
+      const page = await get(survivor.http, `/api/v2/domains/inbox.test/inboxes/dur?limit=500&sort=ascending${cursor ? `&cursor=${cursor}` : ''}`);
+      assert.equal(page.status, 200);
+      listed.push(...page.json.msgs);
+      cursor = page.json.cursor;
+    } while (cursor);
+    const bySubject = new Map<string, number>();
+    for (const m of listed) bySubject.set(m.subject, (bySubject.get(m.subject) ?? 0) + 1);
+    for (const a of acks) assert.equal(bySubject.get(a.marker), 1, `acknowledged ${a.marker} is there exactly once`);
+    assert.equal(new Set(listed.map((m) => m.id)).size, listed.length, 'no id twice');
+    // Every listed message is complete (its body ends in its marker), read through the third process.
+    const sample = listed.slice(-5);
+    for (const m of sample) {
+      const raw = await fetch(`${servers[2].http}/api/v2/domains/inbox.test/messages/${m.id}/raw`, { headers: { Authorization: API } });
+      assert.match(await raw.text(), new RegExp(`END-${m.subject.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    }
+    assert.equal((await inject(servers[2].http, 'after', 'still serving')).status, 200);
+  });
+
+  it('answers 503 JSON and SMTP 451 while the database is away, and recovers when it returns', async () => {
+    const own = await startCluster();
+    try {
+      const storeUrl = await own.createDatabase('outage');
+      const r = await serve([], storeUrl);
+      const ready = await r.ready;
+      const smtpPort = Number(ready.smtp.split(':').pop());
+      assert.equal((await inject(ready.http, 'joe', 'before')).status, 200);
+      own.stop();
+      const down = await inject(ready.http, 'joe', 'during');
+      assert.equal(down.status, 503);
+      assert.equal(down.json.status, 'error');
+      assert.match(down.json.message, /database is unreachable/);
+      assert.equal((await get(ready.http, '/api/v2/domains/private/inboxes/joe')).status, 503);
+      const transport = nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true });
+      await assert.rejects(transport.sendMail({ from: 'a@acme.test', to: 'joe@inbox.test', subject: 'smtp during', text: 'x' }), (e: { responseCode?: number }) => e.responseCode === 451);
+      own.start();
+      const back = await inject(ready.http, 'joe', 'after');
+      assert.equal(back.status, 200, JSON.stringify(back.json));
+      await transport.sendMail({ from: 'a@acme.test', to: 'joe@inbox.test', subject: 'smtp after', text: 'x' });
+      transport.close();
+      // Nothing of the outage was stored half-way: only the acknowledged messages are there.
+      const listing = await get(ready.http, '/api/v2/domains/inbox.test/inboxes/joe?sort=ascending');
+      assert.deepEqual(listing.json.msgs.map((m: { subject: string }) => m.subject), ['before', 'after', 'smtp after']);
+    } finally {
+      own.destroy();
+    }
+  });
+
+  it('applies retention by count across processes with set-based deletes', async () => {
+    const servers = await three(['--max-messages', '3']);
+    for (let n = 0; n < 9; n++) assert.equal((await inject(servers[n % 3].http, 'kept', `k${n}`)).status, 200);
+    // Count retention runs right after each delivery's commit; give the last one a moment.
+    let subjects: string[] = [];
+    for (let tries = 0; tries < 50; tries++) {
+      subjects = (await get(servers[1].http, '/api/v2/domains/private/inboxes/kept?sort=ascending')).json.msgs.map((m: { subject: string }) => m.subject);
+      if (subjects.length === 3) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(subjects, ['k6', 'k7', 'k8']);
+  });
+});
