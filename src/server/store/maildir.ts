@@ -11,11 +11,10 @@
 import { EventEmitter } from 'node:events';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { ALL_INBOXES, domainProblem, formatMessageId, inboxNameProblem, isPhoneInbox, normalizeInbox } from '../../core/ids';
-import { codeOfParts, detectCode } from './code';
+import { formatMessageId, isPhoneInbox } from '../../core/ids';
 import { type CommitItem, MaildirFiles, type StoreLog } from './durability';
 import { StoreError } from './errors';
-import { parseIndexedHeaders } from './headers';
+import { indexedFields, normalizeTargets, type Target } from './incoming';
 import { addLine, deleteLine, Journal } from './journal';
 import { inboxDirOf, mailRoot, prepareDataDir, PRIVATE_DIR_MODE, tightenTree } from './layout';
 import { lockDataDir } from './lock';
@@ -208,40 +207,27 @@ export class MaildirStore implements Store {
 
   // ---- writes ----------------------------------------------------------------------------
 
-  add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]> {
+  add(targets: Target[], body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]> {
     if (this.state !== 'open') return Promise.reject(new StoreError('NOT_OPEN', 'the store is not open'));
-    const seen = new Set<string>();
-    const norm: Array<{ domain: string; inbox: string }> = [];
-    for (const t of targets) {
-      const domain = t.domain.trim().toLowerCase();
-      const inbox = normalizeInbox(t.inbox);
-      const problem = domainProblem(domain) ?? (inbox === ALL_INBOXES ? 'inbox * cannot receive messages' : inboxNameProblem(inbox));
-      if (problem) return Promise.reject(new StoreError('BAD_TARGET', `${t.inbox}@${t.domain}: ${problem}`));
-      const key = `${domain}\n${inbox}`;
-      if (!seen.has(key)) {
-        seen.add(key);
-        norm.push({ domain, inbox });
-      }
+    let norm: Target[];
+    try {
+      norm = normalizeTargets(targets);
+    } catch (e) {
+      return Promise.reject(e);
     }
-    if (norm.length === 0) return Promise.reject(new StoreError('BAD_TARGET', 'a message needs at least one recipient inbox'));
     return this.track(this.addNormalized(norm, body, source, parts));
   }
 
-  private async addNormalized(norm: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts: MessageParts | undefined): Promise<MessageMeta[]> {
-    // A body in a file is indexed from its head: headers and the code's scan window (code.ts).
-    const raw = Buffer.isBuffer(body) ? body : body.head;
-    const size = Buffer.isBuffer(body) ? body.length : body.size;
-    const headers = parseIndexedHeaders(raw) ?? { from: '', subject: '' };
+  private async addNormalized(norm: Target[], body: MessageBody, source: MessageSource, parts: MessageParts | undefined): Promise<MessageMeta[]> {
     // The code is read once here, as an email or as an SMS (a phone inbox), for the listings.
-    const codes = new Map<boolean, string | undefined>();
-    for (const sms of new Set(norm.map((t) => isPhoneInbox(t.inbox)))) codes.set(sms, parts ? codeOfParts(parts, sms) : await detectCode(raw, sms));
+    const { size, from, subject, codes } = await indexedFields(norm, body, parts);
     if (this.state !== 'open') throw new StoreError('NOT_OPEN', 'the store is not open');
     const time = Date.now();
     const seconds = Math.floor(time / 1000);
     const recs: IndexRecord[] = norm.map(({ domain, inbox }) => {
       const counter = ++this.counter;
       const code = codes.get(isPhoneInbox(inbox));
-      const meta: MessageMeta = { id: formatMessageId(inbox, seconds, counter), domain, inbox, time, from: headers.from, subject: headers.subject, size, source, ...(code ? { code } : {}) };
+      const meta: MessageMeta = { id: formatMessageId(inbox, seconds, counter), domain, inbox, time, from, subject, size, source, ...(code ? { code } : {}) };
       return { meta, seconds, counter, dead: false };
     });
     return this.write(recs, body);

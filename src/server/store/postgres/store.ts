@@ -12,11 +12,10 @@ import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import pg from 'pg';
-import { ALL_INBOXES, domainProblem, formatMessageId, inboxNameProblem, isPhoneInbox, normalizeInbox, parseMessageId } from '../../../core/ids';
-import { codeOfParts, detectCode } from '../code';
+import { ALL_INBOXES, formatMessageId, isPhoneInbox, normalizeInbox, parseMessageId } from '../../../core/ids';
 import type { StoreLog } from '../durability';
 import { StoreError } from '../errors';
-import { parseIndexedHeaders } from '../headers';
+import { indexedFields, normalizeTargets, type Target } from '../incoming';
 import { DEFAULT_RETENTION, RETENTION_SWEEP_INTERVAL_MS } from '../maildir';
 import type { FileBody, ListOptions, ListResult, MessageBody, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from '../types';
 import { migrate, RETENTION_LOCK_KEY } from './migrations';
@@ -288,32 +287,19 @@ export class PostgresStore implements Store {
 
   // ---- writes ----------------------------------------------------------------------------
 
-  add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]> {
+  add(targets: Target[], body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]> {
     if (this.state !== 'open') return Promise.reject(new StoreError('NOT_OPEN', 'the store is not open'));
-    const seen = new Set<string>();
-    const norm: Array<{ domain: string; inbox: string }> = [];
-    for (const t of targets) {
-      const domain = t.domain.trim().toLowerCase();
-      const inbox = normalizeInbox(t.inbox);
-      const problem = domainProblem(domain) ?? (inbox === ALL_INBOXES ? 'inbox * cannot receive messages' : inboxNameProblem(inbox));
-      if (problem) return Promise.reject(new StoreError('BAD_TARGET', `${t.inbox}@${t.domain}: ${problem}`));
-      const key = `${domain}\n${inbox}`;
-      if (!seen.has(key)) {
-        seen.add(key);
-        norm.push({ domain, inbox });
-      }
+    let norm: Target[];
+    try {
+      norm = normalizeTargets(targets);
+    } catch (e) {
+      return Promise.reject(e);
     }
-    if (norm.length === 0) return Promise.reject(new StoreError('BAD_TARGET', 'a message needs at least one recipient inbox'));
     return this.track(this.addNormalized(norm, body, source, parts));
   }
 
-  private async addNormalized(norm: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts: MessageParts | undefined): Promise<MessageMeta[]> {
-    // A body in a file is indexed from its head: headers and the code's scan window (code.ts), as the Maildir store does.
-    const head = Buffer.isBuffer(body) ? body : body.head;
-    const size = Buffer.isBuffer(body) ? body.length : body.size;
-    const headers = parseIndexedHeaders(head) ?? { from: '', subject: '' };
-    const codes = new Map<boolean, string | undefined>();
-    for (const sms of new Set(norm.map((t) => isPhoneInbox(t.inbox)))) codes.set(sms, parts ? codeOfParts(parts, sms) : await detectCode(head, sms));
+  private async addNormalized(norm: Target[], body: MessageBody, source: MessageSource, parts: MessageParts | undefined): Promise<MessageMeta[]> {
+    const { size, from, subject, codes } = await indexedFields(norm, body, parts);
     const metas = await this.transaction(async (c) => {
       const { rows } = await c.query<{ seq: string }>('SELECT nextval($1) AS seq FROM generate_series(1, $2)', ['test_inbox_message_seq', norm.length]);
       const time = Date.now();
@@ -321,7 +307,7 @@ export class PostgresStore implements Store {
       const out: Array<MessageMeta & { seq: string }> = norm.map(({ domain, inbox }, i) => {
         const code = codes.get(isPhoneInbox(inbox));
         const seq = rows[i].seq;
-        return { seq, id: formatMessageId(inbox, seconds, Number(seq)), domain, inbox, time, from: headers.from, subject: headers.subject, size, source, ...(code ? { code } : {}) };
+        return { seq, id: formatMessageId(inbox, seconds, Number(seq)), domain, inbox, time, from, subject, size, source, ...(code ? { code } : {}) };
       });
       // One copy of the bytes per recipient row; a spooled body arrives through a large object (uploadFile), unlinked in this transaction.
       const oid = Buffer.isBuffer(body) ? undefined : await this.uploadFile(c, body);

@@ -1,0 +1,56 @@
+// What every store does with a message before it keeps it: the recipient inboxes checked and
+// normalised (each once), and the fields the listings show read from the message's head.
+// Shared by the Maildir store (maildir.ts) and the PostgreSQL store (postgres/store.ts).
+import { ALL_INBOXES, domainProblem, inboxNameProblem, isPhoneInbox, normalizeInbox } from '../../core/ids';
+import { codeOfParts, detectCode } from './code';
+import { StoreError } from './errors';
+import { parseIndexedHeaders } from './headers';
+import type { MessageBody, MessageParts } from './types';
+
+export interface Target {
+  domain: string;
+  inbox: string;
+}
+
+/** The targets lowercased and normalised, each once; StoreError BAD_TARGET names the first that cannot receive mail. */
+export function normalizeTargets(targets: Target[]): Target[] {
+  const seen = new Set<string>();
+  const norm: Target[] = [];
+  for (const t of targets) {
+    const domain = t.domain.trim().toLowerCase();
+    const inbox = normalizeInbox(t.inbox);
+    const problem = domainProblem(domain) ?? (inbox === ALL_INBOXES ? 'inbox * cannot receive messages' : inboxNameProblem(inbox));
+    if (problem) throw new StoreError('BAD_TARGET', `${t.inbox}@${t.domain}: ${problem}`);
+    const key = `${domain}\n${inbox}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      norm.push({ domain, inbox });
+    }
+  }
+  if (norm.length === 0) throw new StoreError('BAD_TARGET', 'a message needs at least one recipient inbox');
+  return norm;
+}
+
+/** What the index keeps of a message besides its place: sender, subject, size, and the code as an email or as an SMS (a phone inbox). */
+export interface IndexedFields {
+  head: Buffer;
+  size: number;
+  from: string;
+  subject: string;
+  /** The code for an SMS target (true) and an email target (false), for the kinds among the targets. */
+  codes: Map<boolean, string | undefined>;
+}
+
+/**
+ * Reads the indexed fields. A body in a file is read from its head: the headers and the code's
+ * scan window (code.ts). `parts`: the decoded subject and text when the caller composed the
+ * message itself, so the code is read from them rather than by parsing the MIME again.
+ */
+export async function indexedFields(norm: Target[], body: MessageBody, parts: MessageParts | undefined): Promise<IndexedFields> {
+  const head = Buffer.isBuffer(body) ? body : body.head;
+  const size = Buffer.isBuffer(body) ? body.length : body.size;
+  const headers = parseIndexedHeaders(head) ?? { from: '', subject: '' };
+  const codes = new Map<boolean, string | undefined>();
+  for (const sms of new Set(norm.map((t) => isPhoneInbox(t.inbox)))) codes.set(sms, parts ? codeOfParts(parts, sms) : await detectCode(head, sms));
+  return { head, size, from: headers.from, subject: headers.subject, codes };
+}
