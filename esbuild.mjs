@@ -26,7 +26,8 @@ const ENTRIES = {
     external: ['vscode'],
   },
   cli: {
-    entryPoints: { cli: 'src/server/cli.ts' },
+    // The server's MIME worker threads run their own small bundle (src/server/http/mimePool.ts).
+    entryPoints: { cli: 'src/server/cli.ts', mimeWorker: 'src/server/http/mimeWorkerMain.ts' },
     platform: 'node',
     format: 'cjs',
     target: 'node20',

@@ -6,7 +6,7 @@ import * as esbuild from 'esbuild';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { processAlive } from '../../src/server/store/lock';
-import { INTEGRATION_OUT, INTEGRATION_SRC, suitesDir } from './config';
+import { INTEGRATION_OUT, INTEGRATION_SRC, REPO_ROOT, suitesDir } from './config';
 import { IntegrationError } from './errors';
 
 export interface IntegrationBuild {
@@ -39,6 +39,8 @@ export async function buildIntegrationTests(): Promise<IntegrationBuild> {
       entryPoints: [
         { in: source, out: 'index' },
         ...suites.map((rel) => ({ in: path.join(suitesRoot, rel), out: rel.replace(/\.ts$/, '') })),
+        // Suites that start the server in the host run its MIME worker threads from here (mimePool.ts).
+        { in: path.join(REPO_ROOT, 'src', 'server', 'http', 'mimeWorkerMain.ts'), out: 'mimeWorker' },
       ],
       outdir: outDir,
       bundle: true,

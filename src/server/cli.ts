@@ -41,7 +41,6 @@ import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/mail
 import { resolveTokens, type TokenName, TokensError } from './tokens';
 import { VERSION } from './version';
 import { defaultConnectionCaps, readSoftFdLimit } from './limits';
-import { isMimeWorker, serveMimeJobs } from './http/mimePool';
 import { DEFAULT_MAX_RECIPIENTS } from './smtp';
 
 function fdCapsText(): string {
@@ -404,9 +403,6 @@ export async function main(argv: string[]): Promise<void> {
   );
 }
 
-if (isMimeWorker()) {
-  // This bundle started as a MIME worker thread of its own server (http/mimePool.ts).
-  serveMimeJobs();
-} else if (require.main === module) {
+if (require.main === module) {
   main(process.argv.slice(2)).catch((e: unknown) => fail(`unexpected error: ${(e as Error).stack ?? String(e)}`, EXIT_FAILURE));
 }

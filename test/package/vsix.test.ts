@@ -25,6 +25,7 @@ const EXPECTED_FILES = [
   'extension/LICENSE.txt',
   'extension/dist/extension.js',
   'extension/dist/cli.js',
+  'extension/dist/mimeWorker.js',
   'extension/dist/webview.js',
   'extension/media/icon.png',
   'extension/media/inbox.svg',

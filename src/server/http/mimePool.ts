@@ -11,7 +11,7 @@ import { type MimeJob, type MimeResults, runMimeJob } from './mimeWork';
 export const MIME_WORKERS = 2;
 /** A worker idle this long is stopped: reading messages comes in bursts, and a thread holds ~10 MB. */
 const IDLE_STOP_MS = 30_000;
-/** workerData marker of a MIME worker (the bundled CLI runs itself as one, see cli.ts). */
+/** workerData marker of a MIME worker (mimeWorkerMain.ts serves jobs only when it sees it). */
 export const MIME_WORKER_ROLE = 'test-inbox-mime';
 
 interface Pending {
@@ -26,10 +26,18 @@ interface Slot {
   idle?: NodeJS.Timeout;
 }
 
-/** Where the worker's code is and how to start it: the bundle runs itself, the source goes through tsx. */
+/** File name of the worker's own bundle, which every build that bundles the server emits beside it. */
+export const MIME_WORKER_BUNDLE = 'mimeWorker.js';
+
+/**
+ * Where the worker's code is and how to start it. Bundled, the server runs `mimeWorker.js` from
+ * its own folder: a bundle of its own, never the bundle that holds the server, because that one
+ * may be an extension host's test suite, whose top level cannot run in a thread. From source
+ * (tests through tsx) it runs mimeWorkerMain.ts.
+ */
 function workerEntry(): { file: string; execArgv?: string[] } {
   if (__filename.endsWith('.ts')) return { file: path.join(__dirname, 'mimeWorkerMain.ts'), execArgv: ['--require', 'tsx/cjs'] };
-  return { file: __filename };
+  return { file: path.join(__dirname, MIME_WORKER_BUNDLE) };
 }
 
 export class MimePool {

@@ -1,5 +1,6 @@
-// Entry of a MIME worker thread when the server runs from source (tests, through tsx); the
-// bundled CLI runs itself as the worker instead (cli.ts).
+// Entry of a MIME worker thread (mimePool.ts): run from source by tests through tsx, and bundled
+// on its own as mimeWorker.js beside every bundle that holds the server (esbuild.mjs, the
+// integration build).
 import { isMimeWorker, serveMimeJobs } from './mimePool';
 
 if (isMimeWorker()) serveMimeJobs();
