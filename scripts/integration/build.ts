@@ -47,7 +47,8 @@ export async function buildIntegrationTests(): Promise<IntegrationBuild> {
       platform: 'node',
       format: 'cjs',
       target: 'node20',
-      external: ['vscode', 'mocha'],
+      // pg-native: node-postgres's optional binding, never loaded (the team-server suite uses plain pg).
+      external: ['vscode', 'mocha', 'pg-native'],
       sourcemap: 'inline',
       logLevel: 'silent',
     });

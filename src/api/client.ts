@@ -2,11 +2,12 @@
 // our local server (docs/api.md) and the hosted service (Mailinator v2,
 // `https://api.mailinator.com`, raw `Authorization: <token>` header).
 import type { AttachmentInfo, DeleteResult, DomainsResponse, HealthResponse, InjectedMessage, InjectionResult, LatestCode, LatestLink, WebhookDeliveryResult } from '../core/wire';
+import { HEALTH_CHALLENGE_PARAM, hmacHex, sameProof, tokenProofKey } from '../core/proof';
 import { ApiError } from './errors';
 import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, DEFAULT_USER_AGENT, DOWNLOAD_TIMEOUT_MS, MAX_DOWNLOAD_BYTES, MAX_JSON_BYTES, Transport, type HttpRequest, type LogFn } from './http';
 import { baseString, checkAttachmentId, checkDomain, checkInbox, checkMessageId, listQuery, normalizeBaseUrl, paths } from './paths';
 import { StreamSubscription, type StreamOptions } from './stream';
-import type { Attachment, CallOptions, InboxApi, LatestParams, LinkKindParam, ListParams, Listing, Message, StreamHandlers, Subscription } from './types';
+import type { Attachment, CallOptions, InboxApi, LatestParams, LinkKindParam, ListParams, Listing, Message, ServerIdentity, StreamHandlers, Subscription } from './types';
 import {
   parseAttachments,
   parseDeleteResult,
@@ -99,6 +100,8 @@ class InboxClient implements InboxApi {
   private readonly subscriptions = new Set<Subscription>();
   /** Strings never to show: the API token. */
   private readonly secrets: string[];
+  /** Kept for identify(): the token's proof key is derived from it. */
+  private readonly apiToken: string | undefined;
 
   constructor(options: ClientOptions) {
     const url = normalizeBaseUrl(options.baseUrl);
@@ -114,6 +117,7 @@ class InboxClient implements InboxApi {
     if (!Number.isSafeInteger(retries) || retries < 0 || retries > MAX_RETRIES) throw invalid('retries', `Retries must be an integer from 0 to ${MAX_RETRIES}.`);
     this.timeoutMs = timeoutMs;
     this.secrets = token === undefined ? [] : [token];
+    this.apiToken = token;
     this.streamOptions = options.stream ?? {};
     this.transport = new Transport({
       apiToken: token,
@@ -142,6 +146,28 @@ class InboxClient implements InboxApi {
 
   health(opts?: CallOptions): Promise<HealthResponse> {
     return this.json({ method: 'GET', url: this.url(paths.health()), credential: 'none', what: 'health endpoint (is this a Test Inbox server?)' }, opts, parseHealth);
+  }
+
+  async identify(opts?: CallOptions): Promise<ServerIdentity> {
+    const challenge = Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(24))).toString('base64url');
+    const key = this.apiToken === undefined ? undefined : tokenProofKey(this.apiToken);
+    let health: HealthResponse;
+    try {
+      health = await this.json(
+        { method: 'GET', url: this.url(`${paths.health()}?${HEALTH_CHALLENGE_PARAM}=${challenge}`), credential: 'none', what: 'identity check (is this a Test Inbox server?)' },
+        opts,
+        parseHealth,
+      );
+    } catch (e) {
+      // Whatever answers but is not our health endpoint is something else; no answer is no answer.
+      if (ApiError.is(e, 'network') || ApiError.is(e, 'timeout') || ApiError.is(e, 'cancelled')) throw e;
+      return { kind: 'other' };
+    }
+    if (health.tokenProof === undefined || key === undefined) return { kind: 'other' };
+    if (!sameProof(health.tokenProof, await hmacHex(await key, challenge))) {
+      throw new ApiError('unauthorized', `The Test Inbox server at ${this.baseUrl} does not take this API token, so it was not sent. Set the API token that server uses.`);
+    }
+    return { kind: 'test-inbox', health };
   }
 
   listDomains(opts?: CallOptions): Promise<DomainsResponse> {

@@ -80,6 +80,9 @@ export interface Subscription {
   dispose(): void;
 }
 
+/** See InboxApi.identify. */
+export type ServerIdentity = { kind: 'test-inbox'; health: HealthResponse } | { kind: 'other' };
+
 /**
  * One client per server (base URL + API token). `domain` is `private` or a domain name;
  * `inbox` an inbox name, a phone number, or `*` where the operation allows it.
@@ -87,6 +90,13 @@ export interface Subscription {
 export interface InboxApi {
   readonly baseUrl: string;
   health(opts?: CallOptions): Promise<HealthResponse>;
+  /**
+   * What answers at the base URL, asked without sending the API token: a Test Inbox server that
+   * proved, by a fresh challenge, that it takes this client's token; or something else (the
+   * hosted service, or a Test Inbox server too old to prove it). Throws `unauthorized` when a
+   * Test Inbox server proves a different token, and network failures as they are.
+   */
+  identify(opts?: CallOptions): Promise<ServerIdentity>;
   listDomains(opts?: CallOptions): Promise<DomainsResponse>;
   listInbox(domain: string, inbox: string, params?: ListParams, opts?: CallOptions): Promise<Listing>;
   getMessage(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<Message>;

@@ -319,7 +319,12 @@ export function parseHealth(v: unknown): HealthResponse {
   if (service !== 'test-inbox') throw protocolError('service', '"test-inbox"', service);
   const status = str(o, 'status', '');
   if (status !== 'ok') throw protocolError('status', '"ok"', status);
-  return { service: 'test-inbox', version: str(o, 'version', ''), status: 'ok' };
+  const out: HealthResponse = { service: 'test-inbox', version: str(o, 'version', ''), status: 'ok' };
+  for (const key of ['proof', 'tokenProof', 'defaultDomain'] as const) {
+    const v = optStr(o, key, '');
+    if (v !== undefined) out[key] = v;
+  }
+  return out;
 }
 
 /** One push-stream event (data of `event: message` / `event: delete`). */

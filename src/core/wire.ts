@@ -167,6 +167,14 @@ export interface HealthResponse {
   status: 'ok';
   /** With `?challenge=`: HMAC-SHA256 of the challenge keyed by the server file's key (hex). */
   proof?: string;
+  /**
+   * With `?challenge=`: HMAC-SHA256 of the challenge keyed by the API token's proof key
+   * (core/proof.ts), so a client holding the token knows a remote server takes it before
+   * sending it.
+   */
+  tokenProof?: string;
+  /** The domain the server files mail under when none is named (its `--domain`). */
+  defaultDomain?: string;
 }
 
 /** Every error response: the right HTTP status and this body. */

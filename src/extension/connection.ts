@@ -4,9 +4,9 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { ApiError, networkError } from '../api/errors';
-import type { InboxApi, StreamHandlers } from '../api/types';
+import type { InboxApi, ServerIdentity, StreamHandlers } from '../api/types';
 import type { TokenStore } from './config/secrets';
-import type { Settings } from './config/settings';
+import type { ServerDomains, Settings } from './config/settings';
 import { generateToken, readTokensFile, tokenDigest, TOKENS_FILE, TokensFileProblem } from '../server/contract';
 import { ConfirmedServers, REASON_TEXT, trustReasons, type TrustReason } from './config/serverTrust';
 import { ExtensionError } from './errors';
@@ -30,6 +30,13 @@ export const RECOVERY_MAX_MS = 15_000;
 export interface ServerInfo {
   baseUrl: string;
   local: boolean;
+  /**
+   * A Test Inbox server (ours, or a remote one that proved it takes our API token): it offers
+   * the push stream, `wait=` long-polls and its domain list. Otherwise the hosted service.
+   */
+  testInbox: boolean;
+  /** Test Inbox only: the domain it files mail under when none is named. */
+  defaultDomain?: string;
   /** Local only: whether we run the process or attached to someone else's. */
   mode?: 'started' | 'attached';
   /** Attached only: the pid its server file names. */
@@ -145,6 +152,21 @@ export class Connection {
     return this.deps.settings().server.kind === 'local';
   }
 
+  /**
+   * The connected server when it is a Test Inbox server (the local one, or a remote one that
+   * proved it), which offers the push stream, `wait=` and its domain list; else undefined.
+   */
+  get testInbox(): ServerInfo | undefined {
+    const st = this.stateValue;
+    return st.kind === 'ready' && st.server.testInbox ? st.server : undefined;
+  }
+
+  /** The connected Test Inbox server's domains through `api`, for shownDomains; undefined for the hosted service. */
+  serverDomains(api: InboxApi, signal?: AbortSignal): ServerDomains | undefined {
+    const server = this.testInbox;
+    return server && { defaultDomain: server.defaultDomain, list: async () => (await api.listDomains({ signal })).domains.map((d) => d.name) };
+  }
+
   /** The client, connecting (and starting the local server) on first use. */
   ensure(): Promise<InboxApi> {
     if (this.api && this.stateValue.kind === 'ready') return Promise.resolve(this.api);
@@ -238,8 +260,21 @@ export class Connection {
       throw noTokenError(baseUrl);
     }
     const api = this.deps.createApi({ baseUrl, apiToken });
+    // Before the token goes anywhere: a Test Inbox server proves it takes it (a wrong one is refused
+    // here, unsent); anything else is the hosted service, which gets the token the user set for it.
+    let id: ServerIdentity;
+    try {
+      id = await api.identify();
+    } catch (e) {
+      api.dispose();
+      throw e;
+    }
+    if (id.kind === 'test-inbox') {
+      this.deps.log.info(`Using the Test Inbox server ${baseUrl} (version ${id.health.version}); it proved it takes this API token. Its push stream and domain list are used.`);
+      return { api, server: { baseUrl, local: false, testInbox: true, defaultDomain: id.health.defaultDomain } };
+    }
     this.deps.log.info(`Using the hosted server ${baseUrl}.`);
-    return { api, server: { baseUrl, local: false } };
+    return { api, server: { baseUrl, local: false, testInbox: false } };
   }
 
   private async connectLocal(settings: Settings, gen: number): Promise<{ api: InboxApi; server: ServerInfo }> {
@@ -290,7 +325,7 @@ export class Connection {
     const tokens = await this.dataFolderTokens(running.http, running.proven, dataDir);
     this.localTokens = tokens;
     const api = this.deps.createApi({ baseUrl: running.http, apiToken: tokens.apiToken });
-    return { api, server: { baseUrl: running.http, local: true, mode: running.mode, smtp: running.smtp, pid: running.proven.pid, dataDir } };
+    return { api, server: { baseUrl: running.http, local: true, testInbox: true, defaultDomain: settings.localDomain, mode: running.mode, smtp: running.smtp, pid: running.proven.pid, dataDir } };
   }
 
   /**

@@ -48,7 +48,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const added = () => new AddedInboxes(context.globalState, serverKey(settings()));
   const model = new InboxModel({
     api: () => connection.ensure(),
-    domains: async (api) => shownDomains(settings(), async () => (await api.listDomains()).domains.map((d) => d.name), () => added().list()),
+    domains: async (api) => shownDomains(settings(), connection.serverDomains(api), () => added().list()),
     added,
     readState: () => readState,
     smtp: () => (connection.state.kind === 'ready' ? connection.state.server.smtp : undefined),

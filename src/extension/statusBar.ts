@@ -31,6 +31,9 @@ export function createStatusBar(connection: Connection): vscode.Disposable {
         if (st.server.local) {
           item.text = `$(inbox) Test Inbox: SMTP ${st.server.smtp?.port ?? '?'}`;
           item.tooltip = `Local server ${st.server.baseUrl}${st.server.mode === 'attached' ? ' (run by another window)' : ''}\nSMTP ${st.server.smtp?.host}:${st.server.smtp?.port}\nClick for the menu.`;
+        } else if (st.server.testInbox) {
+          item.text = inert`$(server) Test Inbox: ${st.server.baseUrl.replace(/^https?:\/\//, '')}`;
+          item.tooltip = `Test Inbox server ${st.server.baseUrl} (it proved it takes your API token): live updates and its own domains.\nClick for the menu.`;
         } else {
           item.text = inert`$(cloud) Test Inbox: ${st.server.baseUrl.replace(/^https?:\/\//, '')}`;
           item.tooltip = `Hosted server ${st.server.baseUrl}\nClick for the menu.`;

@@ -2,8 +2,11 @@
 // (the extension, `npm start`, the tests, the benches) shares with the CLI about running it —
 // the flags, the environment, the defaults, the ready line, the tokens file, the server file
 // (proof of identity), the exit codes.
-// No imports, on purpose: the extension may import this module from src/server and nothing
-// else, and bundling it pulls nothing of the server in.
+// Imports nothing but the proof primitives of src/core, on purpose: the extension may import
+// this module from src/server and nothing else, and bundling it pulls nothing of the server in.
+import { hmacHex } from '../core/proof';
+
+export { HEALTH_CHALLENGE_PARAM, MAX_CHALLENGE_LENGTH } from '../core/proof';
 
 // ---- Defaults ---------------------------------------------------------------------------
 
@@ -273,11 +276,6 @@ async function readContractFile<T, P>(
  * server takes before it sends one.
  */
 export const SERVER_FILE = 'server.json';
-/** The query parameter of `/healthz` carrying the client's challenge. */
-export const HEALTH_CHALLENGE_PARAM = 'challenge';
-/** A challenge is a random token; anything longer than this is not one. */
-export const MAX_CHALLENGE_LENGTH = 128;
-
 export interface ServerFile {
   pid: number;
   /** Base URL of the HTTP API, as in the ready line. */
@@ -331,9 +329,8 @@ export async function tokenDigest(token: string): Promise<string> {
 }
 
 /** The health proof for `challenge`: HMAC-SHA256 keyed by the server file's `key`, hex. */
-export async function healthProof(key: string, challenge: string): Promise<string> {
-  const k = await globalThis.crypto.subtle.importKey('raw', new TextEncoder().encode(key), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  return hex(await globalThis.crypto.subtle.sign('HMAC', k, new TextEncoder().encode(challenge)));
+export function healthProof(key: string, challenge: string): Promise<string> {
+  return hmacHex(key, challenge);
 }
 
 // ---- Exit codes -------------------------------------------------------------------------

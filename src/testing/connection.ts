@@ -95,12 +95,12 @@ export async function connect(o: ConnectionOptions, env: NodeJS.ProcessEnv = pro
     serverFile: running && running.http.replace(/\/+$/, '') === baseUrl ? running : undefined,
     savedTokens,
     isTestInbox: () =>
-      (kind ??= api.health({ signal: o.signal }).then(
-        () => true,
+      // A Test Inbox server proves it takes the token before the token is sent; the hosted
+      // service has no /healthz of ours. A refused token or no answer at all is an error.
+      (kind ??= api.identify({ signal: o.signal }).then(
+        (id) => id.kind === 'test-inbox',
         (e: unknown) => {
-          // A hosted service has no /healthz of ours: anything but a network failure means "not Test Inbox".
-          if (ApiError.is(e, 'network') || ApiError.is(e, 'cancelled') || ApiError.is(e, 'timeout')) throw toTestInboxError(e);
-          return false;
+          throw toTestInboxError(e);
         },
       )),
     close: () => api.dispose(),

@@ -1,6 +1,6 @@
 // A server without a push stream (like the hosted API) in a real extension host: the tree
 // polls while the view is visible. The server is the real inbox server behind a proxy that
-// answers 404 on the stream routes.
+// answers 404 on the stream routes and on /healthz.
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import http from 'node:http';
@@ -25,7 +25,8 @@ describe('Test Inbox polling for servers without a stream', function () {
     server = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir: dir, apiToken: API_TOKEN, webhookToken: 'it-polling-wh-6f2b8c0d4e', defaultDomain: 'poll.test' });
     const target = new URL(server.httpUrl);
     proxy = http.createServer((req, res) => {
-      if (/\/stream(\/|$|\?)/.test(req.url ?? '')) {
+      // Like the hosted API: no /healthz of ours (so the extension polls `private`), and no stream.
+      if (/\/stream(\/|$|\?)/.test(req.url ?? '') || /^\/healthz(\?|$)/.test(req.url ?? '')) {
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"status":"error","message":"no such route"}');
         return;
       }

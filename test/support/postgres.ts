@@ -59,7 +59,9 @@ function runAs(): { uid: number; gid: number } | undefined {
 export async function startCluster(): Promise<Cluster> {
   const bin = binDir();
   const user = runAs();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'test-inbox-pg-'));
+  // As root the cluster runs as nobody, who must reach its folder: under /tmp itself, not a
+  // private TMPDIR (an extension host's is 0700).
+  const dir = mkdtempSync(path.join(user ? '/tmp' : os.tmpdir(), 'test-inbox-pg-'));
   const data = path.join(dir, 'data');
   const pwfile = path.join(dir, 'pw');
   writeFileSync(pwfile, PG_PASSWORD + '\n', { mode: 0o600 });

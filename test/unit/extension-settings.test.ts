@@ -68,9 +68,11 @@ describe('extension settings', () => {
     assert.equal(problems[0].key, 'testInbox.pollIntervalSeconds');
   });
 
-  it('shows the local default domain first, then the server domains', () => {
+  it("shows a Test Inbox server's default domain first, then its other domains", () => {
     const { settings } = readSettings(reader({}));
-    assert.deepEqual(defaultDomains(settings, ['other.test', 'inbox.test']), ['inbox.test', 'other.test']);
+    assert.deepEqual(defaultDomains(settings, { defaultDomain: 'inbox.test', listed: ['other.test', 'inbox.test'] }), ['inbox.test', 'other.test']);
+    const remote = readSettings(reader({ server: 'https://inbox.team.example' })).settings;
+    assert.deepEqual(defaultDomains(remote, { defaultDomain: 'team.test', listed: ['ci.test'] }), ['team.test', 'ci.test'], 'a remote Test Inbox server lists its own domains, not private');
   });
 
   it('shows the private domain of a hosted server when no domains are set', () => {
@@ -80,7 +82,7 @@ describe('extension settings', () => {
 
   it('prefers the domains the user listed', () => {
     const { settings } = readSettings(reader({ domains: ['a.test'] }));
-    assert.deepEqual(defaultDomains(settings, ['b.test']), ['a.test']);
+    assert.deepEqual(defaultDomains(settings, { defaultDomain: 'b.test', listed: ['c.test'] }), ['a.test']);
   });
 
   it('refuses base URLs with credentials in them', () => {

@@ -53,19 +53,24 @@ describe('extension settings change policy', () => {
 });
 
 describe('extension shown domains', () => {
-  const noServer = async (): Promise<string[]> => assert.fail('the server is not asked');
+  const noServer = { defaultDomain: 'inbox.test', list: async (): Promise<string[]> => assert.fail('the server is not asked') };
 
   it('shows the listed domains only, without asking the server', async () => {
     assert.deepEqual(await shownDomains(read({ domains: ['b.test', 'a.test'] }), noServer, () => [{ domain: 'c.test', inbox: 'x' }]), ['b.test', 'a.test']);
   });
 
   it('locally: the local domain, the server’s domains, then the domains of added inboxes', async () => {
-    const shown = await shownDomains(read(), async () => ['inbox.test', 'other.test'], () => [{ domain: 'added.test', inbox: 'x' }, { domain: 'other.test', inbox: 'y' }]);
+    const shown = await shownDomains(read(), { defaultDomain: 'inbox.test', list: async () => ['inbox.test', 'other.test'] }, () => [{ domain: 'added.test', inbox: 'x' }, { domain: 'other.test', inbox: 'y' }]);
     assert.deepEqual(shown, ['inbox.test', 'other.test', 'added.test']);
   });
 
   it('hosted: private plus the domains of added inboxes, without asking the server', async () => {
-    assert.deepEqual(await shownDomains(read({ server: 'https://api.mailinator.com' }), noServer, () => [{ domain: 'team.test', inbox: 'x' }]), ['private', 'team.test']);
+    assert.deepEqual(await shownDomains(read({ server: 'https://api.mailinator.com' }), undefined, () => [{ domain: 'team.test', inbox: 'x' }]), ['private', 'team.test']);
+  });
+
+  it('a remote Test Inbox server: its default domain and its list, not private', async () => {
+    const shown = await shownDomains(read({ server: 'https://inbox.team.example' }), { defaultDomain: 'team.test', list: async () => ['ci.test'] }, () => []);
+    assert.deepEqual(shown, ['team.test', 'ci.test']);
   });
 
   it('keys per-server state by the hosted URL, or `local`', () => {

@@ -25,7 +25,7 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
           inbox: ref.inbox,
           signal,
           extract: bestCode,
-          longPoll: s.connection.isLocal,
+          longPoll: s.connection.testInbox !== undefined,
           onWaiting: () => reportProgress(progress, '… send it now.'),
           onSkipped: (m) => reportProgress(progress, inert`"${m.subject}" had no code; still waiting…`),
         });

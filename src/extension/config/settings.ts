@@ -168,22 +168,34 @@ export function readSettings(cfg: SettingsReader): { settings: Settings; problem
   return { settings, problems };
 }
 
-/** The domains the tree shows for a server when the user has not listed any. */
-export function defaultDomains(settings: Settings, serverDomains: string[] | undefined): string[] {
+/** A Test Inbox server's own domains (the local one's, or a remote one's that proved it). */
+export interface ServerDomains {
+  /** Where it files mail when none is named. */
+  defaultDomain?: string;
+  /** Its domain list (GET /domains). */
+  list(): Promise<string[]>;
+}
+
+/**
+ * The domains the tree shows when the user has not listed any: a Test Inbox server's default
+ * domain, then its list; the hosted service's `private` (its meta-domain for every private
+ * domain), which offers no list.
+ */
+export function defaultDomains(settings: Settings, server: { defaultDomain?: string; listed: string[] } | undefined): string[] {
   if (settings.domains.length > 0) return settings.domains;
-  if (settings.server.kind === 'remote') return ['private'];
-  const out = [settings.localDomain];
-  for (const d of serverDomains ?? []) if (!out.includes(d)) out.push(d);
+  if (!server) return ['private'];
+  const out = server.defaultDomain ? [server.defaultDomain] : [];
+  for (const d of server.listed) if (!out.includes(d)) out.push(d);
   return out;
 }
 
 /**
- * The domains the tree shows: the listed ones; else the defaults (with the local server's
+ * The domains the tree shows: the listed ones; else the defaults (with a Test Inbox server's
  * own domains) and the domain of every added inbox.
  */
-export async function shownDomains(settings: Settings, serverDomains: () => Promise<string[]>, added: () => InboxRef[]): Promise<string[]> {
+export async function shownDomains(settings: Settings, server: ServerDomains | undefined, added: () => InboxRef[]): Promise<string[]> {
   if (settings.domains.length > 0) return settings.domains;
-  const shown = defaultDomains(settings, settings.server.kind === 'local' ? await serverDomains() : undefined);
+  const shown = defaultDomains(settings, server && { defaultDomain: server.defaultDomain, listed: await server.list() });
   for (const r of added()) if (!shown.includes(r.domain)) shown.push(r.domain);
   return shown;
 }

@@ -21,7 +21,7 @@ export function create(s: Services): vscode.LanguageModelTool<Input> {
       withSignal(token, async (signal) => {
         const api = await s.connection.ensure();
         const one = typeof options.input?.domain === 'string' && options.input.domain.trim() !== '' ? options.input.domain.trim().toLowerCase() : undefined;
-        const domains = one ? [one] : await shownDomains(s.settings(), async () => (await api.listDomains({ signal })).domains.map((d) => d.name), () => s.added().list());
+        const domains = one ? [one] : await shownDomains(s.settings(), s.connection.serverDomains(api, signal), () => s.added().list());
         const st = s.connection.state;
         return jsonResult({
           server: st.kind === 'ready' ? (st.server.local ? 'local' : st.server.baseUrl) : s.connection.describe(),

@@ -12,9 +12,10 @@ type Item = vscode.QuickPickItem & { domain?: string };
 export async function knownDomains(s: Services, signal?: AbortSignal): Promise<string[]> {
   const settings = s.settings();
   const names = [...s.model.shownDomains, ...settings.domains];
-  if (settings.server.kind !== 'remote') names.unshift(settings.localDomain);
-  const st = s.connection.state;
-  if (st.kind === 'ready' && st.server.local) {
+  const server = s.connection.testInbox;
+  const own = server?.defaultDomain ?? (settings.server.kind === 'remote' ? undefined : settings.localDomain);
+  if (own) names.unshift(own);
+  if (server) {
     try {
       const api = await s.connection.ensure();
       names.push(...(await api.listDomains({ signal })).domains.map((d) => d.name));

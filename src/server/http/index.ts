@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem } from '../../core/ids';
 import type { HealthResponse } from '../../core/wire';
+import { hmacHex, tokenProofKey } from '../../core/proof';
 import { HEALTH_CHALLENGE_PARAM, healthProof, MAX_CHALLENGE_LENGTH } from '../contract';
 import { ByteBudget } from '../budget';
 import { StoreError } from '../store/errors';
@@ -97,6 +98,8 @@ class Api {
   readonly #hosts: HostCheck;
   readonly #version: string;
   readonly #proofKey: string | undefined;
+  /** The API token's proof key (core/proof.ts), derived once at start; the token itself is not kept. */
+  readonly #tokenProofKey: Promise<string>;
   readonly #log: (level: LogLevel, msg: string) => void;
   readonly #hub: StreamHub;
   readonly #mime = new MimePool();
@@ -124,6 +127,7 @@ class Api {
     this.#hosts = new HostCheck(o.allowedHosts);
     this.#version = o.version;
     this.#proofKey = o.proofKey;
+    this.#tokenProofKey = tokenProofKey(o.apiToken);
     this.#log = o.log ?? (() => undefined);
     const maxBody = o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     if (!Number.isSafeInteger(maxBody) || maxBody < 1) throw new RangeError(`maxBodyBytes must be a whole number >= 1, got ${String(o.maxBodyBytes)}`);
@@ -296,11 +300,12 @@ class Api {
       return;
     }
     if (route.kind === 'health') {
-      const body: HealthResponse = { service: 'test-inbox', version: this.#version, status: 'ok' };
+      const body: HealthResponse = { service: 'test-inbox', version: this.#version, status: 'ok', defaultDomain: this.#ctx.defaultDomain };
       const challenge = url.query.get(HEALTH_CHALLENGE_PARAM);
       if (challenge !== null) {
         if (challenge.length === 0 || challenge.length > MAX_CHALLENGE_LENGTH) throw badRequest('bad_field', `${HEALTH_CHALLENGE_PARAM} must be 1 to ${MAX_CHALLENGE_LENGTH} characters`);
         if (this.#proofKey) body.proof = await healthProof(this.#proofKey, challenge);
+        body.tokenProof = await hmacHex(await this.#tokenProofKey, challenge);
       }
       sendJson(res, 200, body);
       return;

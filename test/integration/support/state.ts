@@ -21,7 +21,7 @@ export interface PresentedNode {
 
 export interface DebugState {
   viewState: string;
-  connection: { kind: string; baseUrl?: string; local?: boolean; mode?: string; smtp?: { host: string; port: number }; error?: string };
+  connection: { kind: string; baseUrl?: string; local?: boolean; testInbox?: boolean; defaultDomain?: string; mode?: string; smtp?: { host: string; port: number }; error?: string };
   tokenKey: string;
   localPid?: number;
   unread: number;
