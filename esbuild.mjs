@@ -9,8 +9,8 @@
 //
 // scripts/package.mjs imports buildBundles() for the VSIX and the server package.
 import * as esbuild from 'esbuild';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
@@ -26,8 +26,7 @@ const ENTRIES = {
     external: ['vscode'],
   },
   cli: {
-    // The server's MIME worker threads run their own small bundle (src/server/http/mimePool.ts).
-    entryPoints: { cli: 'src/server/cli.ts', mimeWorker: 'src/server/http/mimeWorkerMain.ts' },
+    entryPoints: { cli: 'src/server/cli.ts' },
     platform: 'node',
     format: 'cjs',
     target: 'node20',
@@ -72,11 +71,23 @@ export async function buildBundles({ production = false, outdir = 'dist', only, 
     legalComments: 'none',
     define: { __TEST_INBOX_VERSION__: JSON.stringify(VERSION) },
   };
+  if (builds.includes(ENTRIES.cli)) writeMimeWorkerEntry(outdir);
   if (watch) {
     for (const b of builds) await (await esbuild.context({ ...common, ...b })).watch();
     return;
   }
   await Promise.all(builds.map((b) => esbuild.build({ ...common, ...b })));
+}
+
+/**
+ * The server's MIME worker threads start `mimeWorker.js` beside the bundle that holds the
+ * server (src/server/http/mimePool.ts). Beside cli.js it is one line that loads cli.js, whose
+ * top level serves MIME jobs in such a thread: the parser ships once, not twice.
+ */
+function writeMimeWorkerEntry(outdir) {
+  const dir = resolve(ROOT, outdir);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'mimeWorker.js'), "'use strict';\n// A MIME worker thread of the server in cli.js (src/server/http/mimePool.ts).\nrequire('./cli.js');\n");
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -42,6 +42,7 @@ import { resolveTokens, type TokenName, TokensError } from './tokens';
 import { VERSION } from './version';
 import { defaultConnectionCaps, readSoftFdLimit } from './limits';
 import { DEFAULT_MAX_RECIPIENTS } from './smtp';
+import { isMimeWorker, serveMimeJobs } from './http/mimePool';
 
 function fdCapsText(): string {
   const c = defaultConnectionCaps(readSoftFdLimit());
@@ -403,6 +404,9 @@ export async function main(argv: string[]): Promise<void> {
   );
 }
 
-if (require.main === module) {
+if (isMimeWorker()) {
+  // A MIME worker thread of this bundle's server, started through dist/mimeWorker.js (esbuild.mjs).
+  serveMimeJobs();
+} else if (require.main === module) {
   main(process.argv.slice(2)).catch((e: unknown) => fail(`unexpected error: ${(e as Error).stack ?? String(e)}`, EXIT_FAILURE));
 }

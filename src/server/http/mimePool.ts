@@ -31,9 +31,10 @@ export const MIME_WORKER_BUNDLE = 'mimeWorker.js';
 
 /**
  * Where the worker's code is and how to start it. Bundled, the server runs `mimeWorker.js` from
- * its own folder: a bundle of its own, never the bundle that holds the server, because that one
- * may be an extension host's test suite, whose top level cannot run in a thread. From source
- * (tests through tsx) it runs mimeWorkerMain.ts.
+ * its own folder, never blindly the bundle that holds the server: that one may be an extension
+ * host's test suite, whose top level cannot run in a thread. Each build that bundles the server
+ * writes that entry: beside cli.js a line that loads cli.js (esbuild.mjs), in the integration
+ * build a bundle of mimeWorkerMain.ts. From source (tests through tsx) it runs mimeWorkerMain.ts.
  */
 function workerEntry(): { file: string; execArgv?: string[] } {
   if (__filename.endsWith('.ts')) return { file: path.join(__dirname, 'mimeWorkerMain.ts'), execArgv: ['--require', 'tsx/cjs'] };

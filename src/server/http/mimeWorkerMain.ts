@@ -1,6 +1,6 @@
 // Entry of a MIME worker thread (mimePool.ts): run from source by tests through tsx, and bundled
-// on its own as mimeWorker.js beside every bundle that holds the server (esbuild.mjs, the
-// integration build).
+// as mimeWorker.js by the integration build (dist/ has a one-line mimeWorker.js that loads
+// cli.js, which serves the jobs itself; esbuild.mjs).
 import { isMimeWorker, serveMimeJobs } from './mimePool';
 
 if (isMimeWorker()) serveMimeJobs();
