@@ -22,10 +22,10 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
     return r.json.id as string;
   }
 
-  it('answers /healthz without a token with the service name and version', async () => {
+  it('answers /healthz without a token with the service name, version and default domain', async () => {
     const r = await h.call('GET', '/healthz', { anonymous: true });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.json, { service: 'test-inbox', version: '9.9.9-test', status: 'ok' });
+    assert.deepEqual(r.json, { service: 'test-inbox', version: '9.9.9-test', status: 'ok', defaultDomain: DOMAIN });
   });
 
   it('lists an inbox (4.1) as docs/api.md §2.1 with summaries of §2.2, newest first', async () => {

@@ -65,8 +65,9 @@ describe('extension server trust', () => {
       assert.deepEqual(pending, { baseUrl, reasons: ['workspace'] });
       await conn.confirmServer(pending.baseUrl, pending.reasons);
       await (await conn.ensure()).listDomains();
-      // Once confirmed: whether anything answers (a bare GET, no token), then the token.
-      assert.deepEqual(auth, [undefined, 'stored-token-123456']);
+      // Once confirmed: whether anything answers (a bare GET), what it is (/healthz with a
+      // challenge), both without a token; then the token.
+      assert.deepEqual(auth, [undefined, undefined, 'stored-token-123456']);
     } finally {
       await conn.dispose();
       await new Promise<void>((r) => srv.close(() => r()));
