@@ -492,10 +492,11 @@ export class MaildirFiles {
     if (!p) {
       p = (async () => {
         const inboxDir = inboxDirOf(this.dir, domain, inbox);
+        // Directories, not just names: a file in their place makes the mkdir below fail, so the
+        // delivery is refused before its acknowledgement instead of its file failing after it.
         let existed = true;
         try {
-          await fs.access(path.join(inboxDir, 'new'));
-          await fs.access(path.join(inboxDir, 'tmp'));
+          for (const sub of ['new', 'tmp']) if (!(await fs.stat(path.join(inboxDir, sub))).isDirectory()) existed = false;
         } catch {
           existed = false;
         }
