@@ -3,6 +3,7 @@ import { promises as fs, readdirSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import * as path from 'node:path';
+import type { MaildirStore } from '../../src/server/store/maildir';
 import { API_TOKEN, DOMAIN, ON_MAILDIR, WEBHOOK_TOKEN, startApi, type Harness, type Reply } from './api-harness';
 
 /** Every error: the right status, a JSON `{status:"error", message}` naming the problem, never HTML or a stack. */
@@ -233,6 +234,8 @@ describe('HTTP API: bad input gets a clear 4xx and loses nothing', () => {
     const r = await h.call('POST', inject, { body: { text: 'x' } });
     const meta = await h.store.get(r.json.id);
     assert.ok(meta);
+    // Until its file is written a message is read from memory: wait for the file to break it.
+    await (h.store as MaildirStore).filesWritten();
     const dir = path.join(h.dir, 'mail', DOMAIN, 'joe', 'new');
     // Replace the stored file by a directory of the same name: reading it fails with EISDIR.
     for (const f of readdirSync(dir)) {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
+import type { MaildirStore } from '../../src/server/store/maildir';
 import { DOMAIN, ID_SHAPE, ON_MAILDIR, WEBHOOK_TOKEN, startApi, type Harness } from './api-harness';
 
 describe('HTTP API: injection (docs/api.md §4.4) and webhooks (docs/api.md §4.5)', () => {
@@ -31,8 +32,12 @@ describe('HTTP API: injection (docs/api.md §4.4) and webhooks (docs/api.md §4.
       assert.deepEqual(Object.keys(r.json).sort(), ['id', 'status']);
       assert.equal(r.json.status, 'ok');
       assert.match(r.json.id, ID_SHAPE);
-      // Durable before the answer: on the Maildir the .eml is already in new/ of the inbox directory (PostgreSQL: committed, team.test.ts).
-      if (ON_MAILDIR) assert.equal(readdirSync(path.join(h.dir, 'mail', DOMAIN, 'joe', 'new')).length, 1);
+      // Durable before the answer: on the Maildir in the fdatasynced write-ahead log, and the .eml in new/ of the inbox directory
+      // once the materialiser wrote it (materialise.test.ts; PostgreSQL: committed, team.test.ts).
+      if (ON_MAILDIR) {
+        await (h.store as MaildirStore).filesWritten();
+        assert.equal(readdirSync(path.join(h.dir, 'mail', DOMAIN, 'joe', 'new')).length, 1);
+      }
       const meta = await h.store.get(r.json.id);
       assert.equal(meta?.source, 'inject');
       const m = await fetchMessage('joe', r.json.id);

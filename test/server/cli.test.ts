@@ -130,7 +130,10 @@ describe('test-inbox serve (CLI)', function () {
     });
     const listing = (await (await fetch(`${ready.http}/api/v2/domains/private/inboxes/joe`, { headers: { Authorization: 'tok-a' } })).json()) as { msgs: Array<{ subject: string; id: string }> };
     assert.deepEqual(listing.msgs.map((m) => m.subject), ['Your code']);
-    assert.ok(existsSync(path.join(dataDir, 'mail', 'inbox.test', 'joe', 'new', `${listing.msgs[0].id}.eml`)));
+    // Acknowledged from the write-ahead log; the materialiser writes the .eml just after.
+    const eml = path.join(dataDir, 'mail', 'inbox.test', 'joe', 'new', `${listing.msgs[0].id}.eml`);
+    for (const deadline = Date.now() + 10_000; !existsSync(eml) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(existsSync(eml));
   });
 
   it('writes private injections to the --domain and keeps at most --max-messages per inbox', async () => {

@@ -67,6 +67,9 @@ describe('MaildirStore', () => {
     const { store } = await openStore();
     const raw = anEmail({ subject: 'Hello' });
     const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], raw, 'smtp');
+    // Acknowledged from the log; the materialiser writes the file just after (materialise.test.ts).
+    assert.deepEqual(await store.readRaw(meta.id), raw);
+    await store.filesWritten();
     const file = path.join(dir, 'mail', 'inbox.test', 'joe', 'new', `${meta.id}.eml`);
     assert.deepEqual(await fs.readFile(file), raw);
     assert.deepEqual(await fs.readdir(path.join(dir, 'mail', 'inbox.test', 'joe', 'tmp')), []);
@@ -135,6 +138,7 @@ describe('MaildirStore', () => {
     await store.add([{ domain: 'two.test', inbox: 'ann' }], anEmail(), 'smtp');
     assert.equal(a.domain, 'one.test');
     assert.equal(a.inbox, 'joe');
+    await store.filesWritten();
     assert.ok(existsSync(path.join(dir, 'mail', 'one.test', 'joe', 'new', `${a.id}.eml`)));
     assert.deepEqual(store.list(undefined, 'JOE', all).msgs.map((m) => m.id), [b.id, a.id]);
     assert.equal(store.list('two.test', '*', all).total, 2);
@@ -221,14 +225,17 @@ describe('MaildirStore', () => {
     const { store } = await openStore();
     const seen: MessageMeta[] = [];
     const gone: string[] = [];
+    const reads: Array<Promise<Buffer>> = [];
     store.on('message', (m) => {
       seen.push(m);
-      assert.ok(existsSync(store.pathOf(m)), 'file is in new/ when the event fires');
+      // Readable from the event on (its file may still be being written: materialise.test.ts).
+      reads.push(store.readRaw(m.id));
       assert.equal(store.get(m.id)?.id, m.id, 'message is listed when the event fires');
     });
     store.on('delete', (ms) => gone.push(...ms.map((m) => m.id)));
     const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'webhook');
     assert.deepEqual(seen.map((m) => m.id), [meta.id]);
+    assert.deepEqual(await Promise.all(reads), [anEmail()]);
     assert.equal(await store.delete(meta.id), true);
     assert.deepEqual(gone, [meta.id]);
     assert.equal(existsSync(store.pathOf(meta)), false);
@@ -504,6 +511,7 @@ describe('MaildirStore write-ahead log', () => {
     const targets = Array.from({ length: 50 }, (_, i) => ({ domain: 'inbox.test', inbox: `r${i}` }));
     const metas = await store.add(targets, raw, 'smtp');
     assert.equal(metas.length, 50);
+    await store.filesWritten();
     const [wal] = await walFiles(dir);
     const logged = (await fs.stat(path.join(dir, wal))).size;
     assert.ok(logged < raw.length + 50 * 200, `the log holds ${logged} bytes for a ${raw.length}-byte message to 50 recipients`);

@@ -1,12 +1,13 @@
 // Durability of the Maildir store: one RFC 5322 `.eml` per message under
-// `<dir>/mail/<domain>/<inbox>/{tmp,new,cur}` (layout.ts), written to tmp/ and renamed into new/,
-// made durable by the write-ahead log (wal.ts) before it is acknowledged. Checkpoints fsync the
-// .eml files written since the last one (a bounded number at once) and drop the log generation.
+// `<dir>/mail/<domain>/<inbox>/{tmp,new,cur}` (layout.ts), written to tmp/ and renamed into new/.
+// A message is made durable by the write-ahead log (wal.ts) before it is acknowledged; its file
+// is written afterwards by the materialiser (materialiser.ts). Checkpoints wait for the files of
+// the log generation, fsync them (a bounded number at once) and drop the generation.
 // A full disk is StoreError FULL; a delete is durable before it is answered.
 // Recovery on open replays what a crash left in the log and reconciles the index journal with
 // a readdir of every inbox. Knows nothing of the in-memory index (memoryIndex.ts) or events:
 // the store facade (maildir.ts) composes the two.
-import { chmodSync, constants as fsConstants, copyFileSync, promises as fs, linkSync, renameSync, rmSync, writeFileSync, type Dirent } from 'node:fs';
+import { chmodSync, constants as fsConstants, copyFileSync, promises as fs, linkSync, renameSync, rmSync, statfsSync, writeFileSync, type Dirent } from 'node:fs';
 import * as path from 'node:path';
 import { decodeFileName } from '../../core/fileNames';
 import { ALL_INBOXES, domainProblem, inboxNameProblem, isPhoneInbox, normalizeInbox, parseMessageId } from '../../core/ids';
@@ -16,6 +17,7 @@ import { StoreError } from './errors';
 import { parseIndexedHeaders } from './headers';
 import { fsyncDir, inboxDirOf, mailRoot, mapLimit, messageFileOf, PRIVATE_DIR_MODE } from './layout';
 import type { IndexRecord } from './ordered';
+import { Materialiser, type MaterialiseJob } from './materialiser';
 import type { MessageBody, MessageMeta } from './types';
 import { linkRecord, messageRecord, type WalMessage, WriteAheadLog } from './wal';
 
@@ -25,6 +27,13 @@ export const WAL_CHECKPOINT_BYTES = 32 * 1024 * 1024;
 const OPEN_CONCURRENCY = 32;
 /** Files fsynced at once by a checkpoint: enough to keep the disk's queue full, few enough to leave file descriptors and threads to the rest. */
 const FLUSH_CONCURRENCY = 16;
+/**
+ * Messages in memory are acknowledged before their files are written (by the materialiser) only
+ * while the data dir's file system has this much room beyond twice the bytes waiting for their
+ * files: a file that then finds no room would keep its log generation. Below it, a delivery's
+ * files are written before it is acknowledged, and a full disk is answered as such.
+ */
+export const LATE_WRITE_MIN_FREE_BYTES = 64 * 1024 * 1024;
 
 type LogLevel = 'info' | 'warn' | 'error';
 export type StoreLog = (level: LogLevel, msg: string) => void;
@@ -69,6 +78,10 @@ export class MaildirFiles {
   readonly wal: WriteAheadLog;
   /** Files committed to the current log generation, to flush at the next checkpoint. */
   private unflushed: string[] = [];
+  /** Materialiser jobs of the current log generation: a checkpoint drops it only once they are written. */
+  private unwritten: MaterialiseJob[] = [];
+  /** Writes the files of messages acknowledged from the log alone (materialiser.ts). */
+  readonly materialiser: Materialiser;
   private checkpointRun: Promise<void> | undefined;
   private readonly readyDirs = new Map<string, Promise<void>>();
   /** Recipients of one message share one file through hard links; dropped where the file system refuses them. */
@@ -79,6 +92,12 @@ export class MaildirFiles {
     private readonly log: StoreLog,
   ) {
     this.wal = new WriteAheadLog(dir);
+    this.materialiser = new Materialiser(
+      (job) => this.writeJob(job),
+      (job, e, first) => {
+        if (first) this.log('warn', `store: could not write the file of message ${job.recs[0].meta.id} yet (it is in the write-ahead log and readable; tried again each second): ${(e as Error).message}`);
+      },
+    );
   }
 
   /** Where a message's file lives (in `new/`, or `tmp/` while being written). */
@@ -94,6 +113,7 @@ export class MaildirFiles {
     for (const f of rec.tornFiles) this.log('warn', `store: ${f} ends in an incomplete record (a delivery cut off before it was acknowledged); the rest is replayed`);
     let restored = 0;
     const files: string[] = [];
+    const todo: WalMessage[] = [];
     for (const m of rec.messages.values()) {
       const problem = domainProblem(m.domain) ?? inboxNameProblem(m.inbox);
       const parsed = parseMessageId(m.id);
@@ -101,10 +121,13 @@ export class MaildirFiles {
         this.log('warn', `store: skipping a logged message ${JSON.stringify(m.id)}: ${problem ?? 'bad id'}`);
         continue;
       }
-      const file = this.pathOf(m, 'new');
-      files.push(file);
-      if (await this.restore(m, file)) restored++;
+      files.push(this.pathOf(m, 'new'));
+      todo.push(m);
     }
+    // Written a bounded number at once, and made durable together below (before the log goes).
+    await mapLimit(todo, OPEN_CONCURRENCY, async (m) => {
+      if (await this.restore(m, this.pathOf(m, 'new'))) restored++;
+    });
     if (rec.files.length > 0) {
       await this.flush(files);
       for (const f of rec.files) await fs.rm(f, { force: true });
@@ -122,7 +145,7 @@ export class MaildirFiles {
     await this.ensureInboxDir(m.domain, m.inbox);
     const tmp = this.pathOf(m, 'tmp');
     await fs.rm(tmp, { force: true });
-    await writeDurably(tmp, m.raw, m.time);
+    await writeWithTime(tmp, m.raw, m.time);
     await fs.rename(tmp, file);
     return true;
   }
@@ -234,18 +257,25 @@ export class MaildirFiles {
   // ---- writes ----------------------------------------------------------------------------
 
   /**
-   * Makes a batch of queued deliveries durable: their files are written and renamed into new/,
-   * then one log write and one fdatasync cover them all. The files are written synchronously,
-   * between two fdatasyncs and never during one: a batch of small writes costs less without a
-   * thread-pool hop each, and the event loop is held for microseconds per message. Items that
-   * fail are rejected here; resolves with the items now durable (not yet resolved: the caller
-   * indexes and announces them first).
+   * Makes a batch of queued deliveries durable. Bytes in memory are acknowledged from the log
+   * alone: one log write and one fdatasync cover the batch, and the materialiser writes their
+   * files afterwards (off the acknowledgement's path). Where the disk is short of room
+   * (LATE_WRITE_MIN_FREE_BYTES), and for a FileBody, the files are written first, as they were
+   * before the log: synchronously, between two fdatasyncs and never during one (a batch of small
+   * writes costs less without a thread-pool hop each). Items that fail are rejected here;
+   * resolves with the items now durable (not yet resolved: the caller indexes and announces
+   * them first).
    */
   async commit(queued: CommitItem[]): Promise<CommitItem[]> {
+    let inMemory = 0;
+    for (const b of queued) if (Buffer.isBuffer(b.raw)) inMemory += b.raw.length;
+    const late = new Set(inMemory > 0 && this.roomFor(inMemory) ? queued.filter((b) => Buffer.isBuffer(b.raw)) : []);
+    const now = late.size === 0 ? queued : queued.filter((b) => !late.has(b));
+    // Directories first, for every item (once per inbox): one that cannot be made is refused now.
     await this.prepareDirs(queued);
     const batch: CommitItem[] = [];
     const full: CommitItem[] = [];
-    for (const b of queued) {
+    for (const b of now) {
       if (b.failed) continue;
       const e = this.materialize(b);
       if (e === undefined) batch.push(b);
@@ -254,53 +284,119 @@ export class MaildirFiles {
     }
     if (full.length > 0) {
       // Until a checkpoint, every message sits on disk twice (its file and its log record): a
-      // checkpoint gives the log's copies back, then the messages that found no room are tried once more.
-      await this.checkpoint();
+      // checkpoint gives the log's copies back, then the messages that found no room are tried
+      // once more. Not while a file of the materialiser fails: that checkpoint waits for it.
+      if (this.materialiser.failing === 0) await this.checkpoint();
       for (const b of full) {
         const e = this.materialize(b);
         if (e === undefined) batch.push(b);
         else b.reject(storeFailure(e));
       }
     }
-    if (batch.length === 0) return [];
     const logged = batch.filter((b) => Buffer.isBuffer(b.raw));
+    for (const b of late) if (!b.failed) logged.push(b);
     const inFiles = batch.filter((b) => !Buffer.isBuffer(b.raw));
-    const [loggedOk, filesOk] = await Promise.all([this.logBatch(logged), this.flushFileBodies(inFiles)]);
+    if (logged.length === 0 && inFiles.length === 0) return [];
+    const [loggedOk, filesOk] = await Promise.all([this.logBatch(logged, late), this.flushFileBodies(inFiles)]);
     const ok = new Set([...loggedOk, ...filesOk]);
-    return batch.filter((b) => ok.has(b));
+    return queued.filter((b) => ok.has(b));
   }
 
-  /** One log write and one fdatasync for the items whose bytes came in memory; resolves those now durable. */
-  private async logBatch(batch: CommitItem[]): Promise<CommitItem[]> {
+  /** True when the file system has room enough to write `bytes` more after the acknowledgement (LATE_WRITE_MIN_FREE_BYTES). */
+  private roomFor(bytes: number): boolean {
+    try {
+      const s = statfsSync(this.dir);
+      return s.bavail * s.bsize >= LATE_WRITE_MIN_FREE_BYTES + 2 * (this.materialiser.pendingBytes + bytes);
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * One log write and one fdatasync for the items whose bytes came in memory; resolves those now
+   * durable. The `late` ones have no file yet: once logged, the materialiser writes them.
+   */
+  private async logBatch(batch: CommitItem[], late: Set<CommitItem>): Promise<CommitItem[]> {
     if (batch.length === 0) return [];
     const parts: Buffer[] = [];
     const files: string[] = [];
+    const jobs: MaterialiseJob[] = [];
     for (const b of batch) {
       const raw = b.raw as Buffer;
       // One copy of the bytes per message, however many recipients: the first record carries
-      // them, the others name it (and their files are hard links of the first, materialize()).
+      // them, the others name it (and their files are hard links of the first).
       const first = b.recs[0].meta;
       for (const r of b.recs) {
         if (r === b.recs[0]) parts.push(...messageRecord(r.meta, raw));
         else parts.push(linkRecord(r.meta, first.id));
         files.push(this.pathOf(r.meta, 'new'));
       }
+      if (late.has(b)) jobs.push(this.materialiser.create(b.recs, raw));
     }
     // Listed and committed in the same tick, so a checkpoint's rotation sees both or neither.
     this.unflushed.push(...files);
+    this.unwritten.push(...jobs);
     try {
       await this.wal.commit(parts);
     } catch (e) {
-      // No room for the log's copy: the files themselves are made durable instead (an fsync each).
-      const durable = isNoSpace(e) && (await this.flush(files).then(() => true, () => false));
-      if (!durable) {
-        for (const f of files) rmQuietly(f);
-        for (const b of batch) b.reject(storeFailure(e));
-        return [];
-      }
-      void this.checkpoint();
+      for (const j of jobs) this.materialiser.abandon(j);
+      const written = batch.filter((b) => !late.has(b));
+      const writtenFiles = written.flatMap((b) => b.recs.map((r) => this.pathOf(r.meta, 'new')));
+      // No room for the log's copy: the files written already are made durable instead (an fsync
+      // each); the late ones have no file and are refused.
+      const durable = written.length > 0 && isNoSpace(e) && (await this.flush(writtenFiles).then(() => true, () => false));
+      if (!durable) for (const f of writtenFiles) rmQuietly(f);
+      for (const b of batch) if (!durable || late.has(b)) b.reject(storeFailure(e));
+      if (durable) void this.checkpoint();
+      return durable ? written : [];
     }
+    for (const j of jobs) this.materialiser.start(j);
     return batch;
+  }
+
+  /**
+   * Writes the files of a message the log holds (the materialiser's work): the first to tmp/
+   * then renamed into new/, every further recipient's a hard link of it (or a copy). Skips what
+   * is written or cancelled, so a retry continues where a failure stopped.
+   */
+  private async writeJob(job: MaterialiseJob): Promise<void> {
+    let first: string | undefined;
+    for (const r of job.recs) {
+      if (job.written.has(r.meta.id) && !job.cancelled.has(r.meta.id)) first ??= this.pathOf(r.meta, 'new');
+    }
+    for (const r of job.recs) {
+      const id = r.meta.id;
+      if (job.written.has(id) || job.cancelled.has(id)) continue;
+      await this.ensureInboxDir(r.meta.domain, r.meta.inbox);
+      const final = this.pathOf(r.meta, 'new');
+      if (first !== undefined && this.linksUsable) {
+        try {
+          await fs.link(first, final);
+          job.written.add(id);
+          continue;
+        } catch (e) {
+          const code = errnoCode(e) ?? '';
+          if (code === 'EEXIST') {
+            // Only this store names files by this id: a try that failed after linking it.
+            job.written.add(id);
+            continue;
+          }
+          if (LINK_UNSUPPORTED.has(code)) {
+            this.linksUsable = false;
+            this.log('info', `store: hard links are not available here (${(e as Error).message}); each recipient gets a copy`);
+          } else if (!LINK_REFUSED.has(code) && code !== 'ENOENT') {
+            throw e;
+          }
+          // Copied below.
+        }
+      }
+      const tmp = this.pathOf(r.meta, 'tmp');
+      // 'w': a leftover of a failed try of this same message is replaced.
+      await fs.writeFile(tmp, job.raw, { mode: PRIVATE_FILE_MODE });
+      await fs.rename(tmp, final);
+      job.written.add(id);
+      first ??= final;
+    }
   }
 
   /**
@@ -396,10 +492,11 @@ export class MaildirFiles {
     if (!p) {
       p = (async () => {
         const inboxDir = inboxDirOf(this.dir, domain, inbox);
+        // Directories, not just names: a file in their place makes the mkdir below fail, so the
+        // delivery is refused before its acknowledgement instead of its file failing after it.
         let existed = true;
         try {
-          await fs.access(path.join(inboxDir, 'new'));
-          await fs.access(path.join(inboxDir, 'tmp'));
+          for (const sub of ['new', 'tmp']) if (!(await fs.stat(path.join(inboxDir, sub))).isDirectory()) existed = false;
         } catch {
           existed = false;
         }
@@ -421,6 +518,8 @@ export class MaildirFiles {
    * are on disk). Otherwise the same without the two syncs.
    */
   async remove(metas: MessageMeta[], durable: boolean): Promise<void> {
+    // A file not written yet never will be; one being written is waited for, then unlinked below.
+    await this.materialiser.settle(metas.map((m) => m.id));
     try {
       await this.wal.remove(metas.map((m) => m.id), durable);
     } catch (e) {
@@ -442,6 +541,9 @@ export class MaildirFiles {
   }
 
   async read(meta: MessageMeta): Promise<Buffer> {
+    // Acknowledged, its file not written yet: served from the materialiser's copy.
+    const pending = this.materialiser.bytesOf(meta.id);
+    if (pending) return pending;
     try {
       return await fs.readFile(this.pathOf(meta, 'new'));
     } catch (e) {
@@ -466,9 +568,15 @@ export class MaildirFiles {
     // Swap the file list and rotate in the same tick: commits queued before belong to the old generation.
     const files = this.unflushed;
     this.unflushed = [];
+    const jobs = this.unwritten;
+    this.unwritten = [];
     const rotated = this.wal.rotate();
     this.checkpointRun = (async () => {
       const old = await rotated;
+      // The generation holds the only copy of a message until its file is written.
+      const written = await Promise.all(jobs.map((j) => j.done));
+      const missing = written.filter((ok) => !ok).length;
+      if (missing > 0) throw new Error(`${missing} message(s) logged in ${old} have no file yet`);
       await this.flush(files);
       await fs.rm(old, { force: true });
     })()
@@ -532,13 +640,12 @@ async function readdirOrEmpty(dir: string): Promise<Dirent[]> {
   }
 }
 
-/** Writes a new file and flushes it to disk before resolving; its mtime records the receipt time. */
-async function writeDurably(file: string, data: Buffer, time: number): Promise<void> {
+/** Writes a new file whose mtime records the receipt time (not flushed: the caller flushes a batch of them). */
+async function writeWithTime(file: string, data: Buffer, time: number): Promise<void> {
   const fh = await fs.open(file, 'wx', PRIVATE_FILE_MODE);
   try {
     await fh.writeFile(data);
     await fh.utimes(time / 1000, time / 1000);
-    await fh.datasync();
   } finally {
     await fh.close();
   }

@@ -1,6 +1,7 @@
 // The Maildir message store: one directory per inbox (`<dir>/mail/<domain>/<inbox>/{tmp,new,cur}`, layout.ts),
 // one RFC 5322 `.eml` per message. A message is acknowledged only once it is durable: its
-// bytes are in the write-ahead log and fsynced. Deliveries are group-committed: every message
+// bytes are in the write-ahead log and fsynced; its `.eml` is written afterwards by the
+// materialiser (materialiser.ts), and read from memory until then. Deliveries are group-committed: every message
 // that becomes ready while a commit is running shares the next log write and fsync. This file
 // is the facade: it composes
 //   durability.ts   files, the write-ahead log, checkpoints, and recovery on open;
@@ -187,6 +188,8 @@ export class MaildirStore implements Store {
     this.state = 'closed';
     clearInterval(this.timer);
     clearInterval(this.checkpointTimer);
+    // Files still to write are written now; one that fails keeps its log generation for the next start.
+    this.files.materialiser.stop();
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     if (wasOpen) {
       await this.files.checkpoint();
@@ -248,6 +251,8 @@ export class MaildirStore implements Store {
     this.committing = true;
     try {
       while (this.commitQueue.length > 0) {
+        // Bounds the bytes acknowledged and waiting for their files (a disk slower than the network).
+        await this.files.materialiser.room();
         const queued = this.commitQueue;
         this.commitQueue = [];
         const batch = await this.files.commit(queued);
@@ -369,6 +374,16 @@ export class MaildirStore implements Store {
   /** Where a message's file lives (in `new/`, or `tmp/` while being written). */
   pathOf(meta: Pick<MessageMeta, 'domain' | 'inbox' | 'id'>, sub: 'tmp' | 'new' = 'new'): string {
     return this.files.pathOf(meta, sub);
+  }
+
+  /** Resolves once the `.eml` of every message acknowledged so far is written (for tests and tools that read the Maildir's files directly). */
+  filesWritten(): Promise<void> {
+    return this.files.materialiser.idle();
+  }
+
+  /** Test hook: holds back the writing of `.eml` files (messages are still acknowledged from the log) until the returned function is called or the store closes. */
+  holdMaterialiser(): () => void {
+    return this.files.materialiser.hold();
   }
 
   // ---- journal -----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // The write-ahead log that makes a delivery durable with one fsync per batch instead of
-// one per message. A batch of messages is written to the log and fdatasynced once; the
-// .eml files themselves (already renamed into new/) are flushed later, all at once, by a
-// checkpoint, after which the log generation is deleted. After a crash, open() replays the
+// one per message. A batch of messages is written to the log and fdatasynced once, and is then
+// acknowledged: the log alone holds it until the materialiser writes its .eml files. They are
+// flushed later, all at once, by a checkpoint, after which the log generation is deleted. After a crash, open() replays the
 // surviving generations: a message whose file is missing or differs is written again.
 //
 // Record format: a JSON header line, then for a message exactly `length` raw bytes and '\n'.
