@@ -4,6 +4,7 @@
 // inbox (a file without a line gets its headers parsed, a line without a file is dropped),
 // so a torn last line or a lost append costs a re-parse, never a message.
 
+import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -35,6 +36,10 @@ export interface JournalState {
   lines: number;
   /** Lines that could not be read (torn or damaged). */
   badLines: number;
+  /** Bytes read: the journal's length when it was read. */
+  bytes: number;
+  /** Removals of ids the lines read did not add (read from an offset: removals of the packed index's messages). */
+  removed: string[];
 }
 
 export function addLine(m: MessageMeta): string {
@@ -70,9 +75,14 @@ export class Journal {
     this.file = path.join(dir, JOURNAL_FILE);
   }
 
-  /** Reads the journal; a missing file is an empty journal. Read in chunks, so memory stays flat on a large store. */
-  async load(): Promise<JournalState> {
-    const state: JournalState = { entries: new Map(), maxCounter: 0, lines: 0, badLines: 0 };
+  /**
+   * Reads the journal; a missing file is an empty journal. Read in chunks, so memory stays flat
+   * on a large store. From `offset` (the end of what the packed index covers, packedIndex.ts),
+   * with the lines before it counted as `linesBefore`, when given.
+   */
+  async load(offset = 0, linesBefore = 0): Promise<JournalState> {
+    const state: JournalState = { entries: new Map(), maxCounter: 0, lines: 0, badLines: 0, bytes: offset, removed: [] };
+    const tail = offset > 0;
     let fh: fs.FileHandle;
     try {
       fh = await fs.open(this.file, 'r');
@@ -94,23 +104,24 @@ export class Journal {
     let rest = '';
     try {
       for (;;) {
-        const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+        const { bytesRead } = await fh.read(buf, 0, buf.length, state.bytes);
         if (bytesRead === 0) break;
+        state.bytes += bytesRead;
         const text = rest + decoder.write(buf.subarray(0, bytesRead));
         const cut = text.lastIndexOf('\n');
         if (cut < 0) {
           rest = text;
           continue;
         }
-        applyLines(state, text.slice(0, cut), intern);
+        applyLines(state, text.slice(0, cut), intern, tail);
         rest = text.slice(cut + 1);
       }
     } finally {
       await fh.close();
     }
     rest += decoder.end();
-    if (rest.length > 0) applyLines(state, rest, intern);
-    this.lineCount = state.lines;
+    if (rest.length > 0) applyLines(state, rest, intern, tail);
+    this.lineCount = linesBefore + state.lines;
     return state;
   }
 
@@ -143,7 +154,8 @@ export class Journal {
       this.takeWaiting();
       const countedBefore = this.lineCount;
       const tmp = this.file + '.tmp';
-      const parts: string[] = [JSON.stringify(['v', JOURNAL_VERSION]) + '\n', counterLine(maxCounter)];
+      // A new generation id: a packed index of the journal before (packedIndex.ts) cannot mistake this one for it.
+      const parts: string[] = [JSON.stringify(['v', JOURNAL_VERSION, randomBytes(8).toString('hex')]) + '\n', counterLine(maxCounter)];
       let n = 2;
       for (const m of live) {
         parts.push(addLine(m));
@@ -191,7 +203,7 @@ export class Journal {
 }
 
 /** Applies complete lines (no trailing newline). Every line is JSON without raw newlines, so the block parses as one array; a torn or damaged line makes it fall back to line by line. */
-function applyLines(state: JournalState, block: string, intern: (s: string) => string): void {
+function applyLines(state: JournalState, block: string, intern: (s: string) => string, tail: boolean): void {
   let values: unknown[] | undefined;
   try {
     values = JSON.parse(`[${block.replace(/\n+/g, ',').replace(/^,|,$/g, '')}]`) as unknown[];
@@ -200,7 +212,7 @@ function applyLines(state: JournalState, block: string, intern: (s: string) => s
   }
   if (values) {
     state.lines += values.length;
-    for (const v of values) if (!applyValue(state, v, intern)) state.badLines++;
+    for (const v of values) if (!applyValue(state, v, intern, tail)) state.badLines++;
     return;
   }
   for (const line of block.split('\n')) {
@@ -213,7 +225,7 @@ function applyLines(state: JournalState, block: string, intern: (s: string) => s
       state.badLines++;
       continue;
     }
-    if (!applyValue(state, v, intern)) state.badLines++;
+    if (!applyValue(state, v, intern, tail)) state.badLines++;
   }
 }
 
@@ -227,7 +239,7 @@ function idNumbers(id: string): { seconds: number; counter: number } | undefined
   return Number.isSafeInteger(seconds) && Number.isSafeInteger(counter) && seconds >= 0 && counter >= 0 ? { seconds, counter } : undefined;
 }
 
-function applyValue(state: JournalState, v: unknown, intern: (s: string) => string): boolean {
+function applyValue(state: JournalState, v: unknown, intern: (s: string) => string, tail: boolean): boolean {
   if (!Array.isArray(v) || typeof v[0] !== 'string') return false;
   switch (v[0]) {
     case 'v':
@@ -238,7 +250,7 @@ function applyValue(state: JournalState, v: unknown, intern: (s: string) => stri
       return true;
     case 'd':
       if (typeof v[1] !== 'string') return false;
-      state.entries.delete(v[1]);
+      if (!state.entries.delete(v[1]) && tail) state.removed.push(v[1]);
       return true;
     case 'a': {
       const [, id, domain, inbox, time, size, source, from, subject, code] = v as unknown[];

@@ -7,6 +7,7 @@
 //   durability.ts   files, the write-ahead log, checkpoints, and recovery on open;
 //   memoryIndex.ts  the in-memory index (headers only) that serves listings;
 //   journal.ts      the index journal, a cache that lets open() skip re-parsing every file;
+//   indexFiles.ts   the index's files on open and close: the packed index, journal, snapshot;
 // and owns the lifecycle, id allocation, retention and the message/delete events.
 
 import { EventEmitter } from 'node:events';
@@ -16,11 +17,11 @@ import { formatMessageId, isPhoneInbox } from '../../core/ids';
 import { type CommitItem, MaildirFiles, type StoreLog } from './durability';
 import { StoreError } from './errors';
 import { indexedFields, normalizeTargets, type Target } from './incoming';
+import { loadIndex, saveIndex } from './indexFiles';
 import { addLine, deleteLine, Journal } from './journal';
 import { inboxDirOf, mailRoot, prepareDataDir, PRIVATE_DIR_MODE, tightenTree } from './layout';
 import { lockDataDir } from './lock';
 import { MessageIndex } from './memoryIndex';
-import { loadSnapshot, trustedInboxes, writeSnapshot } from './snapshot';
 import type { IndexRecord } from './ordered';
 import type { ListOptions, ListResult, MessageBody, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
 
@@ -107,39 +108,16 @@ export class MaildirStore implements Store {
       // Bodies a crash left half-received were never acknowledged.
       await fs.rm(this.spoolDir, { recursive: true, force: true });
       await this.files.replayLog();
-      const journal = await this.journal.load();
-      if (journal.badLines > 0) this.log('warn', `store: skipped ${journal.badLines} damaged line(s) of the index journal ${this.journal.file}`);
-      // Journal records start dead; the scan revives those whose file is there, and those of the
-      // inboxes the index snapshot vouches for (snapshot.ts).
-      const perDomain = new Map<string, Map<string, number>>();
-      for (const r of journal.entries.values()) {
-        r.dead = true;
-        let d = perDomain.get(r.meta.domain);
-        if (!d) perDomain.set(r.meta.domain, (d = new Map()));
-        d.set(r.meta.inbox, (d.get(r.meta.inbox) ?? 0) + 1);
-      }
-      const journalCounts = new Map<string, number>();
-      for (const [domain, inboxes] of perDomain) for (const [inbox, n] of inboxes) journalCounts.set(`${domain}\n${inbox}`, n);
-      const { snapshot, problem } = await loadSnapshot(this.dir);
-      if (problem) this.log('warn', `store: not using the index snapshot (every inbox is listed): ${problem}`);
-      const trust = snapshot && ((inboxes: Array<{ domain: string; inbox: string }>) => trustedInboxes(this.dir, snapshot, inboxes, journalCounts));
-      const { parsedRecs, maxCounter, trusted } = await this.files.scan(journal.entries, trust);
-      if (snapshot?.tightened) {
+      // The packed index and the journal after it (or the whole journal), the snapshot, the files (indexFiles.ts).
+      const { parsed, stale, badLines, trusted, snapshotRead, tightened, maxCounter, packed } = await loadIndex(this.dir, this.index, this.journal, this.files, this.log);
+      if (tightened) {
         for (const key of trusted) {
           const [domain, inbox] = key.split('\n');
           for (const sub of ['new', 'cur', 'tmp']) tightenSkip.add(path.join(inboxDirOf(this.dir, domain, inbox), sub));
         }
       }
-      // Journal order is receipt order up to commit interleaving, so inserts are (nearly) appends.
-      let stale = 0;
-      for (const r of journal.entries.values()) {
-        if (r.dead) stale++;
-        else this.index.insert(r);
-      }
-      for (const r of parsedRecs) this.index.insert(r);
-      const parsed = parsedRecs.length;
-      this.counter = Math.max(journal.maxCounter, maxCounter);
-      if (parsed > 0 || stale > 0 || journal.badLines > 0 || this.journalNeedsCompaction()) {
+      this.counter = maxCounter;
+      if (parsed > 0 || stale > 0 || badLines > 0 || this.journalNeedsCompaction()) {
         await this.journal.compact(this.index.liveMetas(), this.counter);
       } else {
         await this.journal.openForAppend();
@@ -148,7 +126,8 @@ export class MaildirStore implements Store {
         'info',
         `store: ${this.index.size} message(s) in ${this.index.domainCount} domain(s) at ${this.dir}` +
           (parsed > 0 ? ` (${parsed} indexed from their headers)` : '') +
-          (snapshot ? ` (${trusted.size} of ${this.index.inboxCount} inbox(es) taken from the index snapshot)` : ''),
+          (snapshotRead ? ` (${trusted.size} of ${this.index.inboxCount} inbox(es) taken from the index snapshot)` : '') +
+          (packed !== undefined ? ' (index read from the packed index)' : ''),
       );
     } catch (e) {
       this.state = 'closed';
@@ -200,10 +179,8 @@ export class MaildirStore implements Store {
     }
     await this.journal.close();
     if (wasOpen) {
-      // Last, once everything it describes is on disk: a failure only costs the next start a listing.
-      await writeSnapshot(this.dir, this.journal.file, this.index.inboxes(undefined), this.tightened).catch((e: unknown) =>
-        this.log('warn', `store: could not write the index snapshot (the next start lists every inbox): ${(e as Error).message}`),
-      );
+      // Last, once everything they describe is on disk: a failure only costs the next start some work.
+      await saveIndex(this.dir, this.index, this.journal, this.counter, this.tightened, this.log);
     }
     await this.unlock?.();
   }

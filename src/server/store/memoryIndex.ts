@@ -1,10 +1,13 @@
 // The in-memory index of the Maildir store (headers only, no bodies): every live message by
 // id, in receipt order store-wide, per domain, per inbox of a domain, and per inbox name
 // across domains (what the `private` domain reads). Pure memory: no I/O, no events; the
-// store facade (maildir.ts) fills it on open and keeps it in step with the files.
+// store facade (maildir.ts) fills it on open and keeps it in step with the files. The
+// messages of the packed index the store opened with (packedIndex.ts) stay in its columns,
+// one flag per slot when removed; only those added since are objects (ordered.ts).
 import { ALL_INBOXES, normalizeInbox, parseMessageId } from '../../core/ids';
 import { StoreError } from './errors';
-import { type IndexRecord, OrderedList } from './ordered';
+import { type IndexRecord, OrderedList, type PackedRecords } from './ordered';
+import type { PackedTable } from './packedIndex';
 import type { ListOptions, ListResult, MessageMeta } from './types';
 
 interface DomainIndex {
@@ -12,16 +15,39 @@ interface DomainIndex {
   inboxes: Map<string, OrderedList>;
 }
 
+/** The packed table as the lists read it, with its removal flags. */
+class PackedRecordsOf implements PackedRecords {
+  readonly seconds: Float64Array;
+  readonly counter: Float64Array;
+  readonly dead: Uint8Array;
+
+  constructor(readonly table: PackedTable) {
+    this.seconds = table.seconds;
+    this.counter = table.counter;
+    this.dead = new Uint8Array(table.count);
+  }
+
+  record(slot: number): IndexRecord {
+    return { meta: this.table.meta(slot), seconds: this.seconds[slot], counter: this.counter[slot], dead: this.dead[slot] === 1, slot };
+  }
+}
+
 export class MessageIndex {
+  /** Records added since the packed index (all of them when there is none). */
   private readonly byId = new Map<string, IndexRecord>();
-  private readonly all = new OrderedList();
+  private packed: PackedRecordsOf | undefined;
+  /** Live slots of the packed index. */
+  private packedLive = 0;
+  private all = new OrderedList();
   private readonly byDomain = new Map<string, DomainIndex>();
   /** Same-named inboxes across every domain (what the `private` domain reads). */
   private readonly byName = new Map<string, OrderedList>();
+  /** Inserts and removals since the index was filled: 0 means it still equals the packed index it was opened with. */
+  changes = 0;
 
   /** Live messages. */
   get size(): number {
-    return this.byId.size;
+    return this.byId.size + this.packedLive;
   }
 
   get domainCount(): number {
@@ -35,12 +61,79 @@ export class MessageIndex {
     return n;
   }
 
+  /** The packed index this one was filled from, when it is unchanged since. */
+  get unchangedPacked(): PackedTable | undefined {
+    return this.changes === 0 ? this.packed?.table : undefined;
+  }
+
+  /**
+   * Fills an empty index with the packed records except the `dead` slots (removed since, or
+   * whose files are gone). Call before any insert.
+   */
+  fillPacked(table: PackedTable, dead: Uint8Array): void {
+    if (this.size > 0 || this.packed) throw new Error('fillPacked: the index is not empty');
+    const p = new PackedRecordsOf(table);
+    p.dead.set(dead);
+    this.packed = p;
+    const n = table.count;
+    const nStrings = table.strings.length;
+    // Count per list, then fill each list's slots in order: typed arrays, no object per record.
+    const perDomain = new Int32Array(nStrings);
+    const perName = new Int32Array(nStrings);
+    const perInbox = new Map<number, number>();
+    const pairOf = (slot: number): number => table.domain[slot] * nStrings + table.inbox[slot];
+    let live = 0;
+    for (let s = 0; s < n; s++) {
+      if (dead[s] === 1) continue;
+      live++;
+      perDomain[table.domain[s]]++;
+      perName[table.inbox[s]]++;
+      const pair = pairOf(s);
+      perInbox.set(pair, (perInbox.get(pair) ?? 0) + 1);
+    }
+    const allSlots = new Int32Array(live);
+    const domainSlots = new Map<number, { slots: Int32Array; at: number }>();
+    const nameSlots = new Map<number, { slots: Int32Array; at: number }>();
+    const inboxSlots = new Map<number, { slots: Int32Array; at: number }>();
+    let at = 0;
+    for (let s = 0; s < n; s++) {
+      if (dead[s] === 1) continue;
+      allSlots[at++] = s;
+      const d = table.domain[s];
+      const i = table.inbox[s];
+      const pair = pairOf(s);
+      let ds = domainSlots.get(d);
+      if (!ds) domainSlots.set(d, (ds = { slots: new Int32Array(perDomain[d]), at: 0 }));
+      ds.slots[ds.at++] = s;
+      let ns = nameSlots.get(i);
+      if (!ns) nameSlots.set(i, (ns = { slots: new Int32Array(perName[i]), at: 0 }));
+      ns.slots[ns.at++] = s;
+      let is = inboxSlots.get(pair);
+      if (!is) inboxSlots.set(pair, (is = { slots: new Int32Array(perInbox.get(pair) ?? 0), at: 0 }));
+      is.slots[is.at++] = s;
+    }
+    this.packedLive = live;
+    this.all = new OrderedList(p, allSlots);
+    for (const [d, { slots }] of domainSlots) this.byDomain.set(table.strings[d], { list: new OrderedList(p, slots), inboxes: new Map() });
+    for (const [pair, { slots }] of inboxSlots) {
+      const d = Math.floor(pair / nStrings);
+      this.byDomain.get(table.strings[d])!.inboxes.set(table.strings[pair - d * nStrings], new OrderedList(p, slots));
+    }
+    for (const [i, { slots }] of nameSlots) this.byName.set(table.strings[i], new OrderedList(p, slots));
+  }
+
   record(id: string): IndexRecord | undefined {
-    return this.byId.get(id);
+    const r = this.byId.get(id);
+    if (r || !this.packed) return r;
+    const parsed = parseMessageId(id);
+    if (!parsed) return undefined;
+    const slot = this.packed.table.find(id, parsed.seconds, parsed.counter);
+    return slot < 0 || this.packed.dead[slot] === 1 ? undefined : this.packed.record(slot);
   }
 
   insert(r: IndexRecord): void {
     const { domain, inbox, id } = r.meta;
+    this.changes++;
     this.byId.set(id, r);
     this.all.insert(r);
     let d = this.byDomain.get(domain);
@@ -54,25 +147,37 @@ export class MessageIndex {
     nl.insert(r);
   }
 
-  /** Marks the record dead in every list holding it, dropping lists that become empty. */
+  /** Marks the record dead in every list holding it, dropping lists that become empty. A record removed already is left alone. */
   remove(r: IndexRecord): void {
     const { domain, inbox, id } = r.meta;
+    const packed = r.slot !== undefined;
+    if (packed) {
+      if (!this.packed || this.packed.dead[r.slot!] === 1) {
+        r.dead = true;
+        return;
+      }
+      this.packed.dead[r.slot!] = 1;
+      this.packedLive--;
+    } else {
+      if (r.dead) return;
+      this.byId.delete(id);
+    }
+    this.changes++;
     r.dead = true;
-    this.byId.delete(id);
-    this.all.noteDeleted();
+    this.all.noteDeleted(packed);
     const d = this.byDomain.get(domain);
     if (d) {
-      d.list.noteDeleted();
+      d.list.noteDeleted(packed);
       const il = d.inboxes.get(inbox);
       if (il) {
-        il.noteDeleted();
+        il.noteDeleted(packed);
         if (il.size === 0) d.inboxes.delete(inbox);
       }
       if (d.list.size === 0) this.byDomain.delete(domain);
     }
     const nl = this.byName.get(inbox);
     if (nl) {
-      nl.noteDeleted();
+      nl.noteDeleted(packed);
       if (nl.size === 0) this.byName.delete(inbox);
     }
   }
@@ -90,7 +195,7 @@ export class MessageIndex {
     if (!list) return { msgs: [], total: 0 };
     let after: { seconds: number; counter: number } | undefined;
     if (options.cursor !== undefined) {
-      const known = this.byId.get(options.cursor);
+      const known = this.record(options.cursor);
       const parsed = known ?? parseMessageId(options.cursor);
       if (!parsed) throw new StoreError('BAD_CURSOR', `cursor ${JSON.stringify(options.cursor)} is not a message id`);
       after = { seconds: parsed.seconds, counter: parsed.counter };

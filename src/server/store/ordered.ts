@@ -1,7 +1,11 @@
 // A list of index records kept sorted by (epoch second of the id, counter), which is
-// receipt order, so "newest 50" is a slice from the end. Deletions leave tombstones
-// (the record's `dead` flag, shared by every list holding it) that are swept out when
-// they outnumber the live records, so retention of the oldest stays cheap.
+// receipt order, so "newest 50" is a slice from the end. It has two tiers: the records of the
+// packed index (packedIndex.ts) that the store opened with, as slots into its columns (an
+// Int32Array, no object per record), and the records added since, as objects. A read walks
+// both in order and turns only the slots it returns into records. Deletions leave tombstones
+// (the record's `dead` flag, shared by every list holding it; for a packed record, a flag per
+// slot) that are swept out when they outnumber the live records, so retention of the oldest
+// stays cheap.
 
 import type { MessageMeta } from './types';
 
@@ -12,6 +16,18 @@ export interface IndexRecord {
   /** Store-wide counter of the id. */
   counter: number;
   dead: boolean;
+  /** Slot in the packed index the store opened with, when the record came from it. */
+  slot?: number;
+}
+
+/** The packed records as the lists see them (memoryIndex.ts owns them). */
+export interface PackedRecords {
+  readonly seconds: Float64Array;
+  readonly counter: Float64Array;
+  /** 1 for a removed slot. */
+  readonly dead: Uint8Array;
+  /** The slot as a record (a new object on each call). */
+  record(slot: number): IndexRecord;
 }
 
 /** Sweep tombstones only past this many, so small lists never bother. */
@@ -24,7 +40,18 @@ export function compareKey(aSeconds: number, aCounter: number, b: IndexRecord): 
 export class OrderedList {
   private recs: IndexRecord[] = [];
   private dead = 0;
-  private liveCount = 0;
+  private liveCount: number;
+  private slots: Int32Array;
+  private deadSlots = 0;
+
+  /** `slots`: the live packed records of this list, in order. */
+  constructor(
+    private readonly packed?: PackedRecords,
+    slots?: Int32Array,
+  ) {
+    this.slots = slots ?? new Int32Array(0);
+    this.liveCount = this.slots.length;
+  }
 
   get size(): number {
     return this.liveCount;
@@ -37,27 +64,31 @@ export class OrderedList {
     this.liveCount++;
   }
 
-  /** Call after setting `rec.dead` on a record this list holds. */
-  noteDeleted(): void {
+  /** Call after marking dead a record this list holds (`packed`: one of its slots). */
+  noteDeleted(packed = false): void {
     this.liveCount--;
+    if (packed) {
+      this.deadSlots++;
+      if (this.deadSlots > MIN_TOMBSTONES_BEFORE_SWEEP && this.deadSlots > this.liveCount) this.sweepSlots();
+      return;
+    }
     this.dead++;
     if (this.dead > MIN_TOMBSTONES_BEFORE_SWEEP && this.dead > this.liveCount) this.sweep();
   }
 
   /** Oldest live record, or undefined. */
   oldest(): IndexRecord | undefined {
-    for (const r of this.recs) if (!r.dead) return r;
-    return undefined;
+    return this.page('ascending', 0, 1).recs[0];
   }
 
   newest(): IndexRecord | undefined {
-    for (let i = this.recs.length - 1; i >= 0; i--) if (!this.recs[i].dead) return this.recs[i];
-    return undefined;
+    return this.page('descending', 0, 1).recs[0];
   }
 
   /** Live records in ascending order (oldest first). */
   *ascending(): Generator<IndexRecord> {
-    for (const r of this.recs) if (!r.dead) yield r;
+    const step = this.walker('ascending');
+    for (let pos = step(); pos !== undefined; pos = step()) yield this.recordAt(pos);
   }
 
   /**
@@ -67,26 +98,83 @@ export class OrderedList {
   page(sort: 'ascending' | 'descending', skip: number, limit: number, after?: { seconds: number; counter: number }): { recs: IndexRecord[]; more: boolean } {
     const out: IndexRecord[] = [];
     let toSkip = skip;
-    const step = sort === 'descending' ? -1 : 1;
-    let i: number;
-    if (sort === 'descending') i = after ? this.lowerBound(after.seconds, after.counter) - 1 : this.recs.length - 1;
-    else i = after ? this.upperBound(after.seconds, after.counter) : 0;
-    for (; i >= 0 && i < this.recs.length; i += step) {
-      const r = this.recs[i];
-      if (r.dead) continue;
+    const step = this.walker(sort, after);
+    for (let pos = step(); pos !== undefined; pos = step()) {
       if (toSkip > 0) {
         toSkip--;
         continue;
       }
       if (out.length === limit) return { recs: out, more: true };
-      out.push(r);
+      out.push(this.recordAt(pos));
     }
     return { recs: out, more: false };
+  }
+
+  /** A position: >= 0 a packed slot, < 0 the object record at index -pos - 1. */
+  private recordAt(pos: number): IndexRecord {
+    return pos >= 0 ? this.packed!.record(pos) : this.recs[-pos - 1];
+  }
+
+  /** A function that returns the next live position in `sort` order (after the key, when given), then undefined. */
+  private walker(sort: 'ascending' | 'descending', after?: { seconds: number; counter: number }): () => number | undefined {
+    const recs = this.recs;
+    const slots = this.slots;
+    const p = this.packed;
+    let i: number;
+    let j: number;
+    if (sort === 'descending') {
+      i = after ? this.lowerBound(after.seconds, after.counter) - 1 : recs.length - 1;
+      j = after ? this.slotBound(after.seconds, after.counter, false) - 1 : slots.length - 1;
+      return () => {
+        for (;;) {
+          while (i >= 0 && recs[i].dead) i--;
+          if (p) while (j >= 0 && p.dead[slots[j]] === 1) j--;
+          if (i < 0 && j < 0) return undefined;
+          // The newer of the two heads; a packed record first on a tie.
+          if (j < 0 || (i >= 0 && compareKey(p!.seconds[slots[j]], p!.counter[slots[j]], recs[i]) < 0)) return -(i--) - 1;
+          return slots[j--];
+        }
+      };
+    }
+    i = after ? this.upperBound(after.seconds, after.counter) : 0;
+    j = after ? this.slotBound(after.seconds, after.counter, true) : 0;
+    return () => {
+      for (;;) {
+        while (i < recs.length && recs[i].dead) i++;
+        if (p) while (j < slots.length && p.dead[slots[j]] === 1) j++;
+        if (i >= recs.length && j >= slots.length) return undefined;
+        if (j >= slots.length || (i < recs.length && compareKey(p!.seconds[slots[j]], p!.counter[slots[j]], recs[i]) > 0)) return -(i++) - 1;
+        return slots[j++];
+      }
+    };
   }
 
   private sweep(): void {
     this.recs = this.recs.filter((r) => !r.dead);
     this.dead = 0;
+  }
+
+  private sweepSlots(): void {
+    const dead = this.packed!.dead;
+    this.slots = this.slots.filter((s) => dead[s] !== 1);
+    this.deadSlots = 0;
+  }
+
+  /** First slot index whose key is > the given key (`strict`), or >= it. */
+  private slotBound(seconds: number, counter: number, strict: boolean): number {
+    const p = this.packed;
+    if (!p) return 0;
+    let lo = 0;
+    let hi = this.slots.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const s = p.seconds[this.slots[mid]];
+      const c = p.counter[this.slots[mid]];
+      const cmp = seconds !== s ? seconds - s : counter - c;
+      if (cmp > 0 || (strict && cmp === 0)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** First index whose key is >= the given key. */

@@ -1,0 +1,263 @@
+// The packed index (src/server/store/packedIndex.ts): a clean close writes the whole index as
+// one binary file and the next start reads it instead of the JSON journal. Real files and a
+// real child process killed with SIGKILL: an old data folder (journal only) opens and is
+// upgraded, a torn, damaged or foreign packed file is ignored, a packed index left behind by a
+// crashed run is only trusted for what the journal and the files confirm, and every field the
+// list and fetch read survives the round trip.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { JOURNAL_FILE } from '../../src/server/store/journal';
+import { MaildirStore } from '../../src/server/store/maildir';
+import { PACKED_INDEX_FILE } from '../../src/server/store/packedIndex';
+import { RACY_NS } from '../../src/server/store/snapshot';
+import type { MessageMeta, MessageSource } from '../../src/server/store/types';
+
+const REPO = path.resolve(__dirname, '..', '..');
+/** Longer than the snapshot's racy window, so directories' last changes are clearly older than it. */
+const SETTLE_MS = Number(RACY_NS / 1_000_000n) * 2;
+const PACKED_LOG = '(index read from the packed index)';
+
+function anEmail({ subject = 'Hello', from = 'Acme <no-reply@acme.test>', text = 'body' }: { subject?: string; from?: string; text?: string } = {}): Buffer {
+  const encoded = /^[\x20-\x7e]*$/.test(subject) ? subject : `=?UTF-8?B?${Buffer.from(subject).toString('base64')}?=`;
+  const fromHeader = /^[\x20-\x7e]*$/.test(from) ? from : `=?UTF-8?B?${Buffer.from(from.replace(/ <.*$/, '')).toString('base64')}?= ${from.replace(/^.* </, '<')}`;
+  return Buffer.from(`From: ${fromHeader}\r\nTo: joe@inbox.test\r\nSubject: ${encoded}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${text}\r\n`);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('packed index', function () {
+  this.timeout(60_000);
+  let dir: string;
+  const open: MaildirStore[] = [];
+
+  async function openStore(): Promise<{ store: MaildirStore; logs: string[] }> {
+    const logs: string[] = [];
+    const store = new MaildirStore({ dir, retention: { maxMessages: 0, maxAgeMs: 0 }, checkpointIntervalMs: 0, log: (level, msg) => logs.push(`${level} ${msg}`) });
+    await store.open();
+    open.push(store);
+    return { store, logs };
+  }
+
+  async function close(store: MaildirStore): Promise<void> {
+    await sleep(SETTLE_MS);
+    await store.close();
+    open.splice(open.indexOf(store), 1);
+  }
+
+  const usedPacked = (logs: string[]): boolean => logs.some((l) => l.includes(PACKED_LOG));
+
+  /** Every list the API reads, in both orders, as ids. */
+  function lists(store: MaildirStore): Record<string, string[]> {
+    const out: Record<string, string[]> = {};
+    for (const [domain, inbox] of [
+      ['inbox.test', 'joe'],
+      ['inbox.test', 'ann'],
+      ['inbox.test', '*'],
+      ['other.test', '*'],
+      ['other.test', 'joe'],
+      [undefined, 'joe'],
+      [undefined, '*'],
+    ] as const) {
+      for (const sort of ['ascending', 'descending'] as const) {
+        out[`${domain ?? 'private'}/${inbox}/${sort}`] = store.list(domain, inbox, { limit: 1000, skip: 0, sort }).msgs.map((m) => m.id);
+      }
+    }
+    return out;
+  }
+
+  /** Messages of every kind of field: sources, codes or none, non-ASCII sender and subject, several domains, an SMS inbox. */
+  async function seed(store: MaildirStore): Promise<MessageMeta[]> {
+    const metas: MessageMeta[] = [];
+    const add = async (domain: string, inbox: string, body: Buffer, source: MessageSource = 'smtp'): Promise<void> => {
+      metas.push(...(await store.add([{ domain, inbox }], body, source)));
+    };
+    await add('inbox.test', 'joe', anEmail({ subject: 'Your code is 493817', text: 'Use 493817 to sign in.' }));
+    await add('inbox.test', 'joe', anEmail({ subject: 'Grüße aus Köln ✉', from: 'Jürgen Ölmann <j@acme.test>' }), 'inject');
+    await add('inbox.test', 'ann', anEmail({ subject: '' }), 'webhook');
+    await add('other.test', 'joe', anEmail({ subject: 'same name, other domain' }));
+    await add('inbox.test', '+15551234567', anEmail({ subject: 'SMS', text: 'Your verification code: 7731' }));
+    metas.push(...(await store.add([{ domain: 'inbox.test', inbox: 'ann' }, { domain: 'other.test', inbox: 'ann' }], anEmail({ subject: 'to two' }), 'smtp')));
+    return metas;
+  }
+
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-packed-'));
+  });
+
+  afterEach(async () => {
+    for (const s of open.splice(0)) await s.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('is written by a clean close, read by the next start, and keeps every field the list and fetch read', async () => {
+    const { store } = await openStore();
+    const metas = await seed(store);
+    assert.ok(metas.some((m) => m.code) && metas.some((m) => !m.code), 'messages with and without a code');
+    const before = lists(store);
+    const raws = await Promise.all(metas.map((m) => store.readRaw(m.id)));
+    await close(store);
+    const st = await fs.stat(path.join(dir, PACKED_INDEX_FILE));
+    assert.equal(st.mode & 0o777, 0o600);
+
+    const { store: again, logs } = await openStore();
+    assert.ok(usedPacked(logs), logs.join('\n'));
+    for (const [i, m] of metas.entries()) {
+      assert.deepEqual(again.get(m.id), m);
+      assert.deepEqual(await again.readRaw(m.id), raws[i]);
+    }
+    assert.deepEqual(lists(again), before);
+    assert.deepEqual(again.domains(), store.domains());
+    assert.deepEqual(again.inboxes(undefined), store.inboxes(undefined));
+  });
+
+  it('merges the packed messages with those added and removed since, and keeps the result across the next clean close', async () => {
+    const { store } = await openStore();
+    const metas = await seed(store);
+    await close(store);
+    const { store: second, logs } = await openStore();
+    assert.ok(usedPacked(logs));
+    const [added] = await second.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ subject: 'after the packed index' }), 'smtp');
+    assert.equal(await second.delete(metas[0].id), true);
+    assert.equal(await second.delete(metas[0].id), false, 'a packed message is removed once');
+    assert.equal(second.get(metas[0].id), undefined);
+    const joe = second.list('inbox.test', 'joe', { limit: 1000, skip: 0, sort: 'descending' });
+    assert.deepEqual(
+      joe.msgs.map((m) => m.id),
+      [added.id, metas[1].id],
+    );
+    assert.equal(joe.total, 2);
+    // A cursor page that starts in the new messages and continues in the packed ones.
+    const page1 = second.list('inbox.test', '*', { limit: 2, skip: 0, sort: 'descending' });
+    const page2 = second.list('inbox.test', '*', { limit: 100, skip: 0, sort: 'descending', cursor: page1.nextCursor });
+    assert.deepEqual(
+      [...page1.msgs, ...page2.msgs].map((m) => m.id),
+      second.list('inbox.test', '*', { limit: 100, skip: 0, sort: 'descending' }).msgs.map((m) => m.id),
+    );
+    assert.equal(await second.clear('other.test', '*'), 2);
+    const expected = lists(second);
+    await close(second);
+    const { store: third, logs: thirdLogs } = await openStore();
+    assert.ok(usedPacked(thirdLogs));
+    assert.deepEqual(lists(third), expected);
+    assert.deepEqual(third.get(added.id), added);
+  });
+
+  it('opens a data folder of the old format (journal only), then upgrades it', async () => {
+    const { store } = await openStore();
+    const metas = await seed(store);
+    const before = lists(store);
+    await close(store);
+    // What a data folder of an earlier version holds: the journal, no packed index.
+    await fs.rm(path.join(dir, PACKED_INDEX_FILE));
+    const { store: old, logs } = await openStore();
+    assert.equal(usedPacked(logs), false);
+    assert.equal(old.get(metas[0].id)?.code, metas[0].code);
+    assert.deepEqual(lists(old), before);
+    await close(old);
+    await fs.access(path.join(dir, PACKED_INDEX_FILE));
+    const { store: upgraded, logs: upgradedLogs } = await openStore();
+    assert.ok(usedPacked(upgradedLogs), upgradedLogs.join('\n'));
+    assert.deepEqual(lists(upgraded), before);
+  });
+
+  for (const [name, damage] of [
+    ['torn', (b: Buffer) => b.subarray(0, Math.floor(b.length / 2))],
+    ['damaged', (b: Buffer) => Buffer.concat([b.subarray(0, b.length - 3), Buffer.from([b[b.length - 3] ^ 0xff]), b.subarray(b.length - 2)])],
+    ['foreign', (b: Buffer) => Buffer.alloc(b.length, 7)],
+    ['empty', () => Buffer.alloc(0)],
+  ] as const) {
+    it(`ignores a ${name} packed index and reads the whole journal`, async () => {
+      const { store } = await openStore();
+      await seed(store);
+      const before = lists(store);
+      await close(store);
+      const file = path.join(dir, PACKED_INDEX_FILE);
+      await fs.writeFile(file, damage(await fs.readFile(file)));
+      const { store: again, logs } = await openStore();
+      assert.equal(usedPacked(logs), false);
+      assert.ok(logs.some((l) => l.startsWith('warn') && l.includes('not using the packed index')), logs.join('\n'));
+      assert.deepEqual(lists(again), before);
+    });
+  }
+
+  it('is not used for a journal compacted or replaced since it was written', async () => {
+    const { store } = await openStore();
+    const metas = await seed(store);
+    await close(store);
+    // The journal replaced by one that says less: the packed index no longer describes it, so
+    // the start reads the journal and lists the files (the packed index invents nothing).
+    await fs.writeFile(path.join(dir, JOURNAL_FILE), '');
+    const { store: again, logs } = await openStore();
+    assert.equal(usedPacked(logs), false);
+    for (const m of metas) assert.equal(again.get(m.id)?.subject, m.subject);
+  });
+
+  it('after a run killed with SIGKILL, keeps what that run added and removed (journal after the packed index, files)', async () => {
+    const { store } = await openStore();
+    const metas = await seed(store);
+    await close(store);
+    const joeFirst = metas[0].id;
+    const annFirst = metas[2].id;
+    // A second run adds to joe, deletes one packed message of joe and one of ann, and is killed
+    // before any clean close: the packed index on disk is now stale.
+    const script = `
+      const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir.ts'))});
+      (async () => {
+        const s = new MaildirStore({ dir: ${JSON.stringify(dir)}, retention: { maxMessages: 0, maxAgeMs: 0 }, checkpointIntervalMs: 0 });
+        await s.open();
+        const ids = [];
+        for (const subject of ['k1', 'k2']) {
+          const [m] = await s.add([{ domain: 'inbox.test', inbox: 'joe' }], Buffer.from('From: a@b.test\\r\\nSubject: ' + subject + '\\r\\n\\r\\nx\\r\\n'), 'smtp');
+          ids.push(m.id);
+        }
+        await s.delete(${JSON.stringify(joeFirst)});
+        await s.delete(${JSON.stringify(annFirst)});
+        process.stdout.write(JSON.stringify(ids) + '\\n');
+        setInterval(() => undefined, 1000);
+      })();`;
+    const child = spawn(process.execPath, ['-r', 'tsx/cjs', '-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
+    const acked = await new Promise<string[]>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.includes('\n')) resolve(JSON.parse(out) as string[]);
+      });
+      child.on('exit', (code) => reject(new Error(`child exited with ${code}`)));
+    });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const { store: after, logs } = await openStore();
+    assert.ok(usedPacked(logs), 'the journal only grew, so the packed index still describes its start');
+    assert.equal(after.get(joeFirst), undefined, 'deleted by the killed run');
+    assert.equal(after.get(annFirst), undefined, 'deleted by the killed run');
+    for (const id of acked) assert.ok(after.get(id), `acknowledged ${id} is there`);
+    assert.deepEqual(
+      after.list('inbox.test', 'joe', { limit: 100, skip: 0, sort: 'ascending' }).msgs.map((m) => m.subject),
+      [metas[1].subject, 'k1', 'k2'],
+    );
+    assert.deepEqual(
+      after.list('inbox.test', 'ann', { limit: 100, skip: 0, sort: 'ascending' }).msgs.map((m) => m.id),
+      [metas[5].id],
+    );
+  });
+
+  it('after a run killed with SIGKILL whose journal lines were lost, lists the inboxes that changed', async () => {
+    const { store } = await openStore();
+    const metas = await seed(store);
+    await close(store);
+    const journalBefore = await fs.readFile(path.join(dir, JOURNAL_FILE));
+    // A run that removes a packed message's file and adds a file, with no journal line for either.
+    await fs.rm(path.join(dir, 'mail', 'inbox.test', 'ann', 'new', `${metas[2].id}.eml`));
+    const droppedId = metas[1].id.replace(/-(\d+)$/, (_, n: string) => `-${Number(n) + 1000}`);
+    await fs.writeFile(path.join(dir, 'mail', 'inbox.test', 'joe', 'new', `${droppedId}.eml`), anEmail({ subject: 'dropped in' }));
+    assert.deepEqual(await fs.readFile(path.join(dir, JOURNAL_FILE)), journalBefore);
+    const { store: after, logs } = await openStore();
+    assert.ok(usedPacked(logs));
+    assert.equal(after.get(metas[2].id), undefined, 'its file is gone');
+    assert.equal(after.get(droppedId)?.subject, 'dropped in');
+    assert.equal(after.get(metas[0].id)?.code, metas[0].code);
+  });
+});
