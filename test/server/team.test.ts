@@ -10,13 +10,21 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
-import { EXIT_DATABASE_UNAVAILABLE } from '../../src/server/contract';
+import pg from 'pg';
+import twilio from 'twilio';
+import RequestClient from 'twilio/lib/base/RequestClient';
+import { EXIT_DATABASE_UNAVAILABLE, TWILIO_AUTH_TOKEN_ENV } from '../../src/server/contract';
+import { composeMessage } from '../../src/server/http/compose';
+import { HEADER } from '../../src/server/http/twilio/store';
+import { MIGRATIONS } from '../../src/server/store/postgres/migrations';
 import { STORED_REPLY_PREFIX } from '../../src/server/smtp';
 import { type Cluster, PG_PASSWORD, startCluster } from '../support/postgres';
 import { type Running, startCli } from './cliProcess';
 
 const API = 'team-api-token-5d1e';
 const WEBHOOK = 'team-webhook-token-9c2a';
+const TWILIO_TOKEN = 'team-twilio-token-3b7f';
+const ACCOUNT = `AC${'7e57'.repeat(8)}`;
 /** Acknowledgements to wait for before the kill, so it lands while traffic is flowing. */
 const ACKS_BEFORE_KILL = 90;
 
@@ -50,7 +58,11 @@ describe('team server: three serve processes on one PostgreSQL', function () {
   async function serve(extra: string[] = [], storeUrl = url): Promise<Running> {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-team-'));
     dirs.push(dir);
-    const r = startCli(['serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', dir, '--store', storeUrl, ...extra], { TEST_INBOX_API_TOKEN: API, TEST_INBOX_WEBHOOK_TOKEN: WEBHOOK });
+    const r = startCli(['serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', dir, '--store', storeUrl, ...extra], {
+      TEST_INBOX_API_TOKEN: API,
+      TEST_INBOX_WEBHOOK_TOKEN: WEBHOOK,
+      [TWILIO_AUTH_TOKEN_ENV]: TWILIO_TOKEN,
+    });
     children.push(r.child);
     return r;
   }
@@ -79,6 +91,88 @@ describe('team server: three serve processes on one PostgreSQL', function () {
     });
     return { status: res.status, json: await res.json() };
   };
+
+  /** The official Twilio SDK, its transport pointed at one process instead of api.twilio.com. */
+  const twilioAt = (base: string): twilio.Twilio => {
+    class Local extends RequestClient {
+      override request<T>(opts: RequestClient.RequestOptions<T>) {
+        return super.request({ ...opts, uri: opts.uri.replace(/^https:\/\/api\.twilio\.com/, base) });
+      }
+    }
+    return twilio(ACCOUNT, TWILIO_TOKEN, { httpClient: new Local() });
+  };
+
+  it('finds a Twilio message by SID through every process: sent through one, fetched and listed through another, gone everywhere once deleted', async () => {
+    const [a, b] = await Promise.all([serve(), serve()]).then((rs) => Promise.all(rs.map((r) => r.ready)));
+    const sent = await twilioAt(a.http).messages.create({ to: '+1 555 010 0199', from: '+15550100000', body: 'Code 731902 from A' });
+    assert.match(sent.sid, /^SM[0-9a-f]{32}$/);
+    const fetched = await twilioAt(b.http).messages(sent.sid).fetch();
+    assert.equal(fetched.body, 'Code 731902 from A');
+    assert.equal(fetched.to, '+1 555 010 0199');
+    assert.equal(fetched.status, 'delivered');
+    // An inbound SMS through B (Twilio's webhook, its own MessageSid) is found by that SID through A.
+    const inboundSid = `SM${'c0ffee42'.repeat(4)}`;
+    const params = { MessageSid: inboundSid, AccountSid: ACCOUNT, From: '+15550100123', To: '+15550100199', Body: 'Inbound through B' };
+    const hook = `${b.http}/api/v2/domains/${WEBHOOK}/webhook`;
+    const posted = await fetch(hook, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': twilio.getExpectedTwilioSignature(TWILIO_TOKEN, hook, params) },
+      body: new URLSearchParams(params).toString(),
+    });
+    assert.equal(posted.status, 200, await posted.text());
+    const inbound = await twilioAt(a.http).messages(inboundSid).fetch();
+    assert.equal(inbound.body, 'Inbound through B');
+    assert.equal(inbound.direction, 'inbound');
+    for (const s of [a, b]) assert.deepEqual((await twilioAt(s.http).messages.list({ to: '+15550100199' })).map((m) => m.sid), [inboundSid, sent.sid], `listed through ${s.http}`);
+    // The same webhook delivered again, through A this time: stored under a new SID, never twice under one.
+    const again = await fetch(`${a.http}/api/v2/domains/${WEBHOOK}/webhook`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': twilio.getExpectedTwilioSignature(TWILIO_TOKEN, `${a.http}/api/v2/domains/${WEBHOOK}/webhook`, params) },
+      body: new URLSearchParams(params).toString(),
+    });
+    assert.equal(again.status, 200);
+    const sids = (await twilioAt(b.http).messages.list({})).map((m) => m.sid);
+    assert.equal(sids.length, 3);
+    assert.equal(new Set(sids).size, 3);
+    // Deleted through B's inbox API: A no longer finds its SID.
+    const listing = await get(b.http, '/api/v2/domains/private/inboxes/15550100199?sort=ascending');
+    const first = listing.json.msgs[0].id as string;
+    const del = await fetch(`${b.http}/api/v2/domains/private/messages/${first}`, { method: 'DELETE', headers: { Authorization: API } });
+    assert.equal(del.status, 200);
+    await assert.rejects(twilioAt(a.http).messages(sent.sid).fetch(), (e: { status?: number; code?: number }) => e.status === 404 && e.code === 20404);
+  });
+
+  it('finds by SID an SMS stored before the schema kept SIDs (migration 2 reads them from its header fields)', async () => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const sid = `SM${'5eed'.repeat(8)}`;
+    try {
+      // The database as the first release of the PostgreSQL store left it: schema version 1, one SMS.
+      await client.query('CREATE TABLE test_inbox_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+      await client.query(MIGRATIONS[0].sql);
+      await client.query('INSERT INTO test_inbox_schema (version, name) VALUES (1, $1)', [MIGRATIONS[0].name]);
+      const raw = await composeMessage({
+        from: '+15550100000',
+        subject: 'Old code 100200',
+        text: 'Old code 100200',
+        inbox: '15550100199',
+        domain: 'private',
+        source: 'inject',
+        extraHeaders: { [HEADER.sid]: sid, [HEADER.accountSid]: ACCOUNT, [HEADER.to]: '+15550100199', [HEADER.direction]: 'outbound-api', [HEADER.from]: '+15550100000' },
+      });
+      await client.query(
+        `INSERT INTO test_inbox_messages (seq, id, domain, inbox, time_ms, sender, subject, size, source, code, raw)
+         VALUES (nextval('test_inbox_message_seq'), '15550100199-' || ($3::bigint / 1000) || '-1', 'private', '15550100199', $3, '+15550100000', 'Old code 100200', $1, 'inject', '100200', $2)`,
+        [raw.length, raw, Date.now()],
+      );
+    } finally {
+      await client.end();
+    }
+    const ready = await (await serve()).ready;
+    const old = await twilioAt(ready.http).messages(sid).fetch();
+    assert.equal(old.body, 'Old code 100200');
+    assert.equal(old.from, '+15550100000');
+  });
 
   it('refuses to start on a wrong password or an unreachable database, with a clear message and exit code 4', async () => {
     const wrong = await serve([], cluster.url('postgres', 'not-the-password'));

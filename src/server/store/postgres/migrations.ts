@@ -34,6 +34,29 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       CREATE INDEX test_inbox_messages_time ON test_inbox_messages (time_ms);
     `,
   },
+  {
+    // A caller's key of a message (a Twilio Message SID) and the scope that lists it (its
+    // Account SID), so every process finds an SMS by SID. SMS stored before carry them in
+    // their header fields (twilio/store.ts), read here from the first 8 KB of the raw bytes.
+    version: 2,
+    name: 'message keys',
+    sql: `
+      ALTER TABLE test_inbox_messages ADD COLUMN msg_key text, ADD COLUMN key_scope text;
+      UPDATE test_inbox_messages AS m
+         SET msg_key = h.sid, key_scope = h.account
+        FROM (SELECT DISTINCT ON (sid) seq, sid, account
+                FROM (SELECT seq,
+                             (regexp_match(head, '(?:^|\\n)X-Twilio-Message-Sid: *((?:SM|MM)[0-9a-fA-F]{32})\\r?\\n', 'i'))[1] AS sid,
+                             (regexp_match(head, '(?:^|\\n)X-Twilio-Account-Sid: *(AC[0-9a-fA-F]{32})\\r?\\n', 'i'))[1] AS account
+                        FROM (SELECT seq, encode(substring(raw FROM 1 FOR 8192), 'escape') AS head
+                                FROM test_inbox_messages WHERE inbox ~ '^[0-9]+$') AS heads) AS found
+               WHERE sid IS NOT NULL AND account IS NOT NULL
+               ORDER BY sid, seq) AS h
+       WHERE m.seq = h.seq;
+      CREATE UNIQUE INDEX test_inbox_messages_key ON test_inbox_messages (msg_key) WHERE msg_key IS NOT NULL;
+      CREATE INDEX test_inbox_messages_scope ON test_inbox_messages (key_scope, seq) WHERE key_scope IS NOT NULL;
+    `,
+  },
 ];
 
 /** Applies the migrations the database lacks; resolves the schema version it ends at. */

@@ -17,7 +17,7 @@ import type { StoreLog } from '../durability';
 import { StoreError } from '../errors';
 import { indexedFields, normalizeTargets, type Target } from '../incoming';
 import { DEFAULT_RETENTION, RETENTION_SWEEP_INTERVAL_MS } from '../maildir';
-import type { FileBody, ListOptions, ListResult, MessageBody, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from '../types';
+import type { FileBody, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from '../types';
 import { migrate, RETENTION_LOCK_KEY } from './migrations';
 
 /** The NOTIFY channel of arrivals and removals. */
@@ -34,6 +34,8 @@ const CONNECT_TIMEOUT_MS = 5000;
  * POOL_SIZE x 256 KB = 2.5 MB across the process, whatever the size and number of messages.
  */
 const FILE_CHUNK_BYTES = 256 * 1024;
+/** SQLSTATE of a unique index refusing a row (a message key stored already). */
+const UNIQUE_VIOLATION = '23505';
 /** Retry LISTEN this often while the database is away. */
 const LISTEN_RETRY_MS = 1000;
 
@@ -287,7 +289,7 @@ export class PostgresStore implements Store {
 
   // ---- writes ----------------------------------------------------------------------------
 
-  add(targets: Target[], body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]> {
+  add(targets: Target[], body: MessageBody, source: MessageSource, parts?: MessageParts, key?: MessageKey): Promise<MessageMeta[]> {
     if (this.state !== 'open') return Promise.reject(new StoreError('NOT_OPEN', 'the store is not open'));
     let norm: Target[];
     try {
@@ -295,10 +297,11 @@ export class PostgresStore implements Store {
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.track(this.addNormalized(norm, body, source, parts));
+    if (key !== undefined && norm.length !== 1) return Promise.reject(new StoreError('BAD_TARGET', `a message key names one message, not ${norm.length}`));
+    return this.track(this.addNormalized(norm, body, source, parts, key));
   }
 
-  private async addNormalized(norm: Target[], body: MessageBody, source: MessageSource, parts: MessageParts | undefined): Promise<MessageMeta[]> {
+  private async addNormalized(norm: Target[], body: MessageBody, source: MessageSource, parts: MessageParts | undefined, key: MessageKey | undefined): Promise<MessageMeta[]> {
     const { size, from, subject, codes } = await indexedFields(norm, body, parts);
     const metas = await this.transaction(async (c) => {
       const { rows } = await c.query<{ seq: string }>('SELECT nextval($1) AS seq FROM generate_series(1, $2)', ['test_inbox_message_seq', norm.length]);
@@ -311,11 +314,16 @@ export class PostgresStore implements Store {
       });
       // One copy of the bytes per recipient row; a spooled body arrives through a large object (uploadFile), unlinked in this transaction.
       const oid = Buffer.isBuffer(body) ? undefined : await this.uploadFile(c, body);
-      await c.query(
-        `INSERT INTO test_inbox_messages (seq, id, domain, inbox, time_ms, sender, subject, size, source, code, raw)
-         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[]) AS t, (SELECT ${oid === undefined ? '$11::bytea' : 'lo_get($11::oid)'}) AS r`,
-        [out.map((m) => m.seq), out.map((m) => m.id), out.map((m) => m.domain), out.map((m) => m.inbox), out.map((m) => m.time), out.map((m) => m.from), out.map((m) => m.subject), out.map((m) => m.size), out.map((m) => m.source), out.map((m) => m.code ?? null), oid ?? body],
-      );
+      try {
+        await c.query(
+          `INSERT INTO test_inbox_messages (seq, id, domain, inbox, time_ms, sender, subject, size, source, code, raw, msg_key, key_scope)
+           SELECT t.*, r.*, $12::text, $13::text FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[]) AS t, (SELECT ${oid === undefined ? '$11::bytea' : 'lo_get($11::oid)'}) AS r`,
+          [out.map((m) => m.seq), out.map((m) => m.id), out.map((m) => m.domain), out.map((m) => m.inbox), out.map((m) => m.time), out.map((m) => m.from), out.map((m) => m.subject), out.map((m) => m.size), out.map((m) => m.source), out.map((m) => m.code ?? null), oid ?? body, key?.key ?? null, key?.scope ?? null],
+        );
+      } catch (e) {
+        if ((e as { code?: unknown }).code === UNIQUE_VIOLATION && key !== undefined) throw new StoreError('DUPLICATE_KEY', `a message with key ${key.key} is stored already`, { cause: e });
+        throw e;
+      }
       if (oid !== undefined) await c.query('SELECT lo_unlink($1::oid)', [oid]);
       await this.notify(c, 'm', out.map((m) => m.seq));
       return out.map(({ seq: _seq, ...meta }) => meta as MessageMeta);
@@ -440,6 +448,16 @@ export class PostgresStore implements Store {
     const more = rows.length > limit;
     const msgs = rows.slice(0, limit).map(toMeta);
     return { msgs, total: Number(count[0].n), ...(more && msgs.length > 0 ? { nextCursor: msgs[msgs.length - 1].id } : {}) };
+  }
+
+  async findByKey(key: string): Promise<MessageMeta | undefined> {
+    const rows = await this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE msg_key = $1`, [key]);
+    return rows[0] ? toMeta(rows[0]) : undefined;
+  }
+
+  async listByScope(scope: string): Promise<MessageMeta[]> {
+    const rows = await this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE key_scope = $1 ORDER BY seq DESC`, [scope]);
+    return rows.map(toMeta);
   }
 
   async get(id: string): Promise<MessageMeta | undefined> {
