@@ -230,6 +230,48 @@ describe('team server: three serve processes on one PostgreSQL', function () {
     controller.abort();
   });
 
+  it('replays to the push stream and wait= the arrivals committed while its LISTEN connection was cut', async () => {
+    const [a, b] = await Promise.all([serve(), serve()]).then((rs) => Promise.all(rs.map(async (run) => ({ ...(await run.ready), run }))));
+    const controller = new AbortController();
+    const stream = await fetch(`${a.http}/api/v2/domains/private/stream/gap`, { headers: { Authorization: API }, signal: controller.signal });
+    assert.equal(stream.status, 200);
+    const reader = stream.body!.getReader();
+    const waiting = get(a.http, '/api/v2/domains/private/inboxes/gap?wait=20');
+    await new Promise((r) => setTimeout(r, 300));
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      const listenerOf = `test-inbox listen ${a.run.child.pid}`;
+      const cut = await admin.query<{ done: boolean }>('SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1', [listenerOf]);
+      assert.deepEqual(cut.rows, [{ done: true }], "A's one LISTEN connection is terminated");
+      const sent = await inject(b.http, 'gap', 'during the gap');
+      assert.equal(sent.status, 200);
+      const back = await admin.query('SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [listenerOf]);
+      assert.equal(back.rowCount, 0, 'the arrival committed while A had no LISTEN connection: its NOTIFY reached nobody in A');
+      const waited = await waiting;
+      assert.deepEqual(waited.json.msgs.map((m: { id: string }) => m.id), [sent.json.id], 'the long-poll gets the arrival of the gap');
+      let text = '';
+      while (!text.includes(sent.json.id)) {
+        const { value, done } = await reader.read();
+        assert.ok(!done, 'the stream ended before the event');
+        text += Buffer.from(value).toString('utf8');
+      }
+      assert.match(text, /event: message/);
+      assert.match(a.run.stderr(), /replayed 1 arrival\(s\) of the gap/);
+      // Once back, arrivals flow as before, each announced once.
+      const later = await inject(b.http, 'gap', 'after the gap');
+      while (!text.includes(later.json.id)) {
+        const { value, done } = await reader.read();
+        assert.ok(!done, 'the stream ended before the event');
+        text += Buffer.from(value).toString('utf8');
+      }
+      assert.equal(text.split(sent.json.id).length - 1, text.split(later.json.id).length - 1, 'the replayed arrival is announced as often as a live one');
+    } finally {
+      controller.abort();
+      await admin.end();
+    }
+  });
+
   it('loses and duplicates no acknowledged message when one of three is SIGKILLed during ingest; the others keep serving', async () => {
     const servers = await three(['--max-messages', '0']);
     const victim = servers[0];

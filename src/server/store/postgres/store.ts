@@ -38,6 +38,16 @@ const FILE_CHUNK_BYTES = 256 * 1024;
 const UNIQUE_VIOLATION = '23505';
 /** Retry LISTEN this often while the database is away. */
 const LISTEN_RETRY_MS = 1000;
+/**
+ * When LISTEN comes back after a loss, arrivals stamped this long before the loss are replayed
+ * too (not only those after the last one seen): a delivery takes its time stamp when its
+ * transaction starts, a large one commits seconds later, and the processes' clocks may differ.
+ */
+const REPLAY_GRACE_MS = 60_000;
+/** At most this many arrivals are replayed after one loss (the newest); listings are queries and show the rest. */
+const REPLAY_MAX = 10_000;
+/** Arrivals announced to this process's subscribers remembered (so none is announced twice), for 2 x REPLAY_GRACE_MS at most. */
+const ANNOUNCED_MAX = 100_000;
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/db` (node-postgres connection string). */
@@ -102,6 +112,12 @@ export class PostgresStore implements Store {
   private pool: pg.Pool | undefined;
   private listener: pg.Client | undefined;
   private listenRetry: NodeJS.Timeout | undefined;
+  /** When the LISTEN connection was lost, until the arrivals of the gap are replayed. */
+  private lostAt: number | undefined;
+  /** Arrivals (by seq) this process announced lately, with when: none is announced twice. */
+  private readonly announced = new Map<string, number>();
+  /** The highest seq this process announced: a replay starts after it. */
+  private lastSeq = 0n;
   private timer: NodeJS.Timeout | undefined;
   private state: 'new' | 'open' | 'closed' = 'new';
   private readonly inflight = new Set<Promise<unknown>>();
@@ -175,13 +191,15 @@ export class PostgresStore implements Store {
 
   /** One dedicated connection LISTENs; when it drops it is replaced until the database returns. */
   private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'test-inbox listen' });
+    // The pid names this process's LISTEN connection in pg_stat_activity (an operator's view, a test's target).
+    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: `test-inbox listen ${process.pid}` });
     let lost = false;
     const onLost = (e?: Error): void => {
       if (lost) return;
       lost = true;
       if (this.listener === client) this.listener = undefined;
       if (this.state === 'closed') return;
+      this.lostAt ??= Date.now();
       this.log('warn', `store: LISTEN connection lost${e ? `: ${e.message}` : ''}; retrying every ${LISTEN_RETRY_MS} ms`);
       this.retryListen();
     };
@@ -193,16 +211,57 @@ export class PostgresStore implements Store {
     await client.connect();
     await client.query(`LISTEN ${EVENTS_CHANNEL}`);
     this.listener = client;
+    if (this.lostAt !== undefined) await this.replay(this.lostAt);
+  }
+
+  /**
+   * Announces the arrivals committed while LISTEN was away (their NOTIFY went to no one here):
+   * every message after the last one announced, or stamped from REPLAY_GRACE_MS before the loss,
+   * that this process has not announced. Runs once LISTEN is back, so nothing falls between.
+   */
+  private async replay(lostAt: number): Promise<void> {
+    const rows = await this.query<Row>(
+      `SELECT * FROM (SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE seq > $1 OR time_ms >= $2 ORDER BY seq DESC LIMIT $3) AS gap ORDER BY seq`,
+      [this.lastSeq.toString(), lostAt - REPLAY_GRACE_MS, REPLAY_MAX],
+    );
+    const fresh = rows.filter((r) => !this.announced.has(r.seq));
+    this.lostAt = undefined;
+    this.log('info', `store: LISTEN back after ${Date.now() - lostAt} ms; replayed ${fresh.length} arrival(s) of the gap`);
+    this.announce(fresh);
+  }
+
+  /** Emits `message` for each row not announced yet, and remembers it. */
+  private announce(rows: Array<{ seq: string } & MessageMeta>): void;
+  private announce(rows: Row[]): void;
+  private announce(rows: Array<Row | ({ seq: string } & MessageMeta)>): void {
+    const now = Date.now();
+    for (const [seq, at] of this.announced) {
+      if (at >= now - 2 * REPLAY_GRACE_MS && this.announced.size < ANNOUNCED_MAX) break;
+      this.announced.delete(seq);
+    }
+    for (const r of rows) {
+      if (this.announced.has(r.seq)) continue;
+      this.announced.set(r.seq, now);
+      const seq = BigInt(r.seq);
+      if (seq > this.lastSeq) this.lastSeq = seq;
+      if ('time_ms' in r) {
+        this.events.emit('message', toMeta(r));
+      } else {
+        const { seq: _seq, ...meta } = r;
+        this.events.emit('message', meta as MessageMeta);
+      }
+    }
   }
 
   private retryListen(): void {
     clearTimeout(this.listenRetry);
     this.listenRetry = setTimeout(() => {
       if (this.state !== 'open') return;
-      this.listen().then(
-        () => this.log('info', 'store: LISTEN connection back'),
-        () => this.retryListen(),
-      );
+      // Back: listen() replays the gap. A failure (of the connection or of the replay) tries again.
+      this.listen().catch(() => {
+        void this.listener?.end().catch(() => undefined);
+        this.retryListen();
+      });
     }, LISTEN_RETRY_MS);
     this.listenRetry.unref();
   }
@@ -217,7 +276,7 @@ export class PostgresStore implements Store {
     if (note.o === this.origin) return;
     if (note.k === 'm' && Array.isArray(note.s) && note.s.length > 0) {
       const rows = await this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE seq = ANY($1::bigint[]) ORDER BY seq`, [note.s]).catch(() => undefined);
-      for (const r of rows ?? []) this.events.emit('message', toMeta(r));
+      this.announce(rows ?? []);
     } else if (note.k === 'd' && Array.isArray(note.m) && note.m.length > 0) {
       this.events.emit('delete', note.m);
     }
@@ -303,7 +362,7 @@ export class PostgresStore implements Store {
 
   private async addNormalized(norm: Target[], body: MessageBody, source: MessageSource, parts: MessageParts | undefined, key: MessageKey | undefined): Promise<MessageMeta[]> {
     const { size, from, subject, codes } = await indexedFields(norm, body, parts);
-    const metas = await this.transaction(async (c) => {
+    const added = await this.transaction(async (c) => {
       const { rows } = await c.query<{ seq: string }>('SELECT nextval($1) AS seq FROM generate_series(1, $2)', ['test_inbox_message_seq', norm.length]);
       const time = Date.now();
       const seconds = Math.floor(time / 1000);
@@ -326,10 +385,11 @@ export class PostgresStore implements Store {
       }
       if (oid !== undefined) await c.query('SELECT lo_unlink($1::oid)', [oid]);
       await this.notify(c, 'm', out.map((m) => m.seq));
-      return out.map(({ seq: _seq, ...meta }) => meta as MessageMeta);
+      return out;
     });
     // Acknowledged only now, after COMMIT.
-    for (const m of metas) this.events.emit('message', m);
+    this.announce(added);
+    const metas = added.map(({ seq: _seq, ...meta }) => meta as MessageMeta);
     if (this.retention.maxMessages > 0) void this.track(this.enforceCount(norm).catch((e: unknown) => this.log('warn', `store: retention by count failed: ${(e as Error).message}`)));
     return metas;
   }
