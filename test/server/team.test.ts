@@ -375,6 +375,71 @@ describe('team server: three serve processes on one PostgreSQL', function () {
     }
   });
 
+  it('sweeps retention once per period across three processes, and ingest goes on while a sweep is held up', async () => {
+    const PERIOD_MS = 500;
+    const servers = await three(['--max-messages', '0', '--max-age', '1h', '--sweep-every', `${PERIOD_MS}ms`]);
+    const sweeper = new pg.Client({ connectionString: url });
+    const holder = new pg.Client({ connectionString: url });
+    await Promise.all([sweeper.connect(), holder.connect()]);
+    const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+    const sweepRow = async (): Promise<{ runs: number; removed: number }> => {
+      const { rows } = await sweeper.query<{ runs: string; removed: string }>("SELECT runs, removed FROM test_inbox_sweeps WHERE name = 'retention'");
+      return { runs: Number(rows[0].runs), removed: Number(rows[0].removed) };
+    };
+    /** Backends of this database waiting for a row lock inside the age sweep's DELETE. */
+    const heldSweeps = async (): Promise<number> =>
+      Number(
+        (
+          await sweeper.query<{ n: string }>(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM test_inbox_messages WHERE time_ms <%'",
+          )
+        ).rows[0].n,
+      );
+    try {
+      // Three processes, each with a timer every PERIOD_MS: the sweep runs once per period, not three times.
+      const before = await sweepRow();
+      const startedAt = Date.now();
+      await sleep(10 * PERIOD_MS);
+      const ran = (await sweepRow()).runs - before.runs;
+      const periods = (Date.now() - startedAt) / PERIOD_MS;
+      assert.ok(ran >= 2, `the sweep runs (${ran} runs in ${periods.toFixed(1)} periods)`);
+      assert.ok(ran <= Math.ceil(periods / 0.9) + 1, `at most once per period: ${ran} runs in ${periods.toFixed(1)} periods (three uncoordinated timers would run ${Math.round(periods * 3)})`);
+
+      for (let n = 0; n < 3; n++) assert.equal((await inject(servers[n].http, 'aged', `old-${n}`)).status, 200);
+      // Hold the sweeps off (their row), age the three messages, lock one of them, let the sweeps go:
+      // the next sweep's DELETE waits for that row lock while the test ingests through all three.
+      await sweeper.query('BEGIN');
+      await sweeper.query("SELECT 1 FROM test_inbox_sweeps WHERE name = 'retention' FOR UPDATE");
+      await holder.query("UPDATE test_inbox_messages SET time_ms = time_ms - 7200000 WHERE inbox = 'aged'");
+      await holder.query('BEGIN');
+      await holder.query("SELECT 1 FROM test_inbox_messages WHERE subject = 'old-0' FOR UPDATE");
+      await sweeper.query('COMMIT');
+      for (let tries = 0; (await heldSweeps()) === 0; tries++) {
+        assert.ok(tries < 100, 'a sweep reaches the locked row');
+        await sleep(50);
+      }
+      const held = await sweepRow();
+      const acks = await Promise.all(servers.flatMap((s, n) => [inject(s.http, 'aged', `new-${n}-a`), inject(s.http, 'aged', `new-${n}-b`)]));
+      assert.deepEqual(acks.map((a) => a.status), [200, 200, 200, 200, 200, 200], 'ingest through every process goes on during the sweep');
+      await sleep(3 * PERIOD_MS);
+      assert.equal(await heldSweeps(), 1, 'the sweep is still held up after three more periods, and no second one queued behind it');
+      assert.equal((await sweepRow()).runs, held.runs, 'no other process swept meanwhile');
+      await holder.query('ROLLBACK');
+      let subjects: string[] = [];
+      for (let tries = 0; tries < 100; tries++) {
+        subjects = (await get(servers[2].http, '/api/v2/domains/private/inboxes/aged?sort=ascending')).json.msgs.map((m: { subject: string }) => m.subject);
+        if (subjects.length === 6) break;
+        await sleep(50);
+      }
+      assert.deepEqual([...subjects].sort(), ['new-0-a', 'new-0-b', 'new-1-a', 'new-1-b', 'new-2-a', 'new-2-b'], 'the aged three are gone, the six new ones kept');
+      const after = await sweepRow();
+      assert.ok(after.runs >= held.runs + 1);
+      assert.equal(after.removed - held.removed, 3, 'the three aged messages were removed by one sweep, once');
+    } finally {
+      await Promise.all([sweeper.end(), holder.end()]);
+    }
+  });
+
   it('applies retention by count across processes with set-based deletes', async () => {
     const servers = await three(['--max-messages', '3']);
     for (let n = 0; n < 9; n++) assert.equal((await inject(servers[n % 3].http, 'kept', `k${n}`)).status, 200);

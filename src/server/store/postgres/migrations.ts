@@ -4,10 +4,10 @@
 
 import type { PoolClient } from 'pg';
 
-/** The advisory lock key of schema migrations (any constant distinct from RETENTION_LOCK_KEY). */
+/** The advisory lock key of schema migrations (any constant; 0x7465_7374_0002 was the retention sweep's before migration 3). */
 export const MIGRATION_LOCK_KEY = 0x7465_7374_0001;
-/** The advisory lock key of the retention sweep: one process of many runs it at a time. */
-export const RETENTION_LOCK_KEY = 0x7465_7374_0002;
+/** The row of test_inbox_sweeps (migration 3) of the retention sweep by age and count. */
+export const RETENTION_SWEEP = 'retention';
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
@@ -55,6 +55,21 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
        WHERE m.seq = h.seq;
       CREATE UNIQUE INDEX test_inbox_messages_key ON test_inbox_messages (msg_key) WHERE msg_key IS NOT NULL;
       CREATE INDEX test_inbox_messages_scope ON test_inbox_messages (key_scope, seq) WHERE key_scope IS NOT NULL;
+    `,
+  },
+  {
+    // The periodic sweeps shared by every process: one row each, taken FOR UPDATE SKIP LOCKED by
+    // the one process that runs the sweep of a period; when it last ran, how often, what it removed.
+    version: 3,
+    name: 'sweeps',
+    sql: `
+      CREATE TABLE test_inbox_sweeps (
+        name text PRIMARY KEY,
+        last_at timestamptz,
+        runs bigint NOT NULL DEFAULT 0,
+        removed bigint NOT NULL DEFAULT 0
+      );
+      INSERT INTO test_inbox_sweeps (name) VALUES ('${RETENTION_SWEEP}');
     `,
   },
 ];

@@ -18,7 +18,7 @@ import { StoreError } from '../errors';
 import { indexedFields, normalizeTargets, type Target } from '../incoming';
 import { DEFAULT_RETENTION, RETENTION_SWEEP_INTERVAL_MS } from '../maildir';
 import type { FileBody, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from '../types';
-import { migrate, RETENTION_LOCK_KEY } from './migrations';
+import { migrate, RETENTION_SWEEP } from './migrations';
 
 /** The NOTIFY channel of arrivals and removals. */
 export const EVENTS_CHANNEL = 'test_inbox_events';
@@ -36,6 +36,12 @@ const CONNECT_TIMEOUT_MS = 5000;
 const FILE_CHUNK_BYTES = 256 * 1024;
 /** SQLSTATE of a unique index refusing a row (a message key stored already). */
 const UNIQUE_VIOLATION = '23505';
+/**
+ * A process runs the periodic sweep when the last one (by any process) is this share of its
+ * period old: the processes' timers are out of phase, and one that fires a little early still
+ * sweeps once per period, never a second time within one.
+ */
+const SWEEP_PERIOD_SHARE = 0.9;
 /** Retry LISTEN this often while the database is away. */
 const LISTEN_RETRY_MS = 1000;
 /**
@@ -436,12 +442,8 @@ export class PostgresStore implements Store {
   }
 
   /** Runs one set-based DELETE … RETURNING, announces what it removed, resolves it. */
-  private async remove(sql: string, values: unknown[], lockKey?: number): Promise<MessageMeta[]> {
+  private async remove(sql: string, values: unknown[]): Promise<MessageMeta[]> {
     const metas = await this.transaction(async (c) => {
-      if (lockKey !== undefined) {
-        const { rows } = await c.query<{ got: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS got', [lockKey]);
-        if (!rows[0].got) return [];
-      }
       const { rows } = await c.query<Row>(`${sql} RETURNING ${META_COLUMNS}`, values);
       const out = rows.map(toMeta);
       if (out.length > 0) await this.notify(c, 'd', out);
@@ -463,21 +465,44 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** The age and count sweep: one process at a time runs it (an advisory lock), as two set-based DELETEs. */
+  /**
+   * The age and count sweep, once per period across every process: the process that takes the
+   * sweep's row (FOR UPDATE SKIP LOCKED: never waiting for another's sweep) while its last run is a
+   * period old runs two set-based DELETEs and stamps the row, in one transaction. DELETE takes row
+   * locks on the rows it removes only, so ingest goes on meanwhile.
+   */
   private sweep(): void {
-    if (this.state !== 'open') return;
+    if (this.state !== 'open' || (this.retention.maxAgeMs === 0 && this.retention.maxMessages === 0)) return;
     const run = async (): Promise<void> => {
-      if (this.retention.maxAgeMs > 0) {
-        await this.remove('DELETE FROM test_inbox_messages WHERE time_ms < $1', [Date.now() - this.retention.maxAgeMs], RETENTION_LOCK_KEY);
-      }
-      if (this.retention.maxMessages > 0) {
-        await this.remove(
-          `DELETE FROM test_inbox_messages WHERE seq IN (
-             SELECT seq FROM (SELECT seq, row_number() OVER (PARTITION BY domain, inbox ORDER BY seq DESC) AS n FROM test_inbox_messages) AS ranked
-             WHERE n > $1)`,
-          [this.retention.maxMessages],
-          RETENTION_LOCK_KEY,
+      const removed = await this.transaction(async (c) => {
+        const { rowCount } = await c.query(
+          `SELECT 1 FROM test_inbox_sweeps WHERE name = $1 AND (last_at IS NULL OR last_at <= now() - make_interval(secs => $2)) FOR UPDATE SKIP LOCKED`,
+          [RETENTION_SWEEP, (this.sweepIntervalMs * SWEEP_PERIOD_SHARE) / 1000],
         );
+        if (!rowCount) return undefined;
+        const out: MessageMeta[] = [];
+        if (this.retention.maxAgeMs > 0) {
+          const { rows } = await c.query<Row>(`DELETE FROM test_inbox_messages WHERE time_ms < $1 RETURNING ${META_COLUMNS}`, [Date.now() - this.retention.maxAgeMs]);
+          out.push(...rows.map(toMeta));
+        }
+        if (this.retention.maxMessages > 0) {
+          const { rows } = await c.query<Row>(
+            `DELETE FROM test_inbox_messages WHERE seq IN (
+               SELECT seq FROM (SELECT seq, row_number() OVER (PARTITION BY domain, inbox ORDER BY seq DESC) AS n FROM test_inbox_messages) AS ranked
+               WHERE n > $1)
+             RETURNING ${META_COLUMNS}`,
+            [this.retention.maxMessages],
+          );
+          out.push(...rows.map(toMeta));
+        }
+        if (out.length > 0) await this.notify(c, 'd', out);
+        await c.query('UPDATE test_inbox_sweeps SET last_at = now(), runs = runs + 1, removed = removed + $2 WHERE name = $1', [RETENTION_SWEEP, out.length]);
+        return out;
+      });
+      if (removed === undefined) return;
+      if (removed.length > 0) {
+        this.events.emit('delete', removed);
+        this.log('info', `store: retention sweep removed ${removed.length} message(s)`);
       }
     };
     void this.track(run().catch((e: unknown) => this.log('warn', `store: retention sweep failed: ${(e as Error).message}`)));
