@@ -122,8 +122,10 @@ export class PostgresStore implements Store {
   private lostAt: number | undefined;
   /** Arrivals (by seq) this process announced lately, with when: none is announced twice. */
   private readonly announced = new Map<string, number>();
-  /** The highest seq this process announced: a replay starts after it. */
+  /** The highest seq this process announced (or found at open): a replay starts after it. */
   private lastSeq = 0n;
+  /** The newest seq at open: a replay never reaches back before it. */
+  private openSeq = '0';
   private timer: NodeJS.Timeout | undefined;
   private state: 'new' | 'open' | 'closed' = 'new';
   private readonly inflight = new Set<Promise<unknown>>();
@@ -156,7 +158,10 @@ export class PostgresStore implements Store {
         client.release();
       }
       await this.listen();
-      const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM test_inbox_messages');
+      const { rows } = await pool.query<{ n: string; last: string }>('SELECT count(*) AS n, coalesce(max(seq), 0) AS last FROM test_inbox_messages');
+      // Messages already there at open are never replayed as arrivals (LISTEN was on before this count).
+      this.openSeq = rows[0].last;
+      this.lastSeq = BigInt(rows[0].last);
       this.log('info', `store: ${rows[0].n} message(s) in PostgreSQL at ${this.where}`);
     } catch (e) {
       this.state = 'closed';
@@ -223,12 +228,12 @@ export class PostgresStore implements Store {
   /**
    * Announces the arrivals committed while LISTEN was away (their NOTIFY went to no one here):
    * every message after the last one announced, or stamped from REPLAY_GRACE_MS before the loss,
-   * that this process has not announced. Runs once LISTEN is back, so nothing falls between.
+   * newer than the store's open and not announced yet. Runs once LISTEN is back, so nothing falls between.
    */
   private async replay(lostAt: number): Promise<void> {
     const rows = await this.query<Row>(
-      `SELECT * FROM (SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE seq > $1 OR time_ms >= $2 ORDER BY seq DESC LIMIT $3) AS gap ORDER BY seq`,
-      [this.lastSeq.toString(), lostAt - REPLAY_GRACE_MS, REPLAY_MAX],
+      `SELECT * FROM (SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE (seq > $1 OR time_ms >= $2) AND seq > $4 ORDER BY seq DESC LIMIT $3) AS gap ORDER BY seq`,
+      [this.lastSeq.toString(), lostAt - REPLAY_GRACE_MS, REPLAY_MAX, this.openSeq],
     );
     const fresh = rows.filter((r) => !this.announced.has(r.seq));
     this.lostAt = undefined;
