@@ -37,7 +37,7 @@ import { hostForUrl, type LogLevel, secretForms, ServerStartError, startInboxSer
 import { parseSmtpCredentials, type SmtpCredentials } from './smtpSecurity';
 import { StoreError } from './store/errors';
 import { prepareDataDirLocked } from './store/layout';
-import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX } from './store/maildir';
+import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX, RETENTION_SWEEP_INTERVAL_MS } from './store/maildir';
 import { resolveTokens, type TokenName, TokensError } from './tokens';
 import { VERSION } from './version';
 import { defaultConnectionCaps, readSoftFdLimit } from './limits';
@@ -49,6 +49,9 @@ function fdCapsText(): string {
   return `here ${c.smtp} each for a limit of ${c.fdLimit}`;
 }
 import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_USAGE } from '../testing/commands';
+
+/** The shortest --sweep-every: a sweep is a query of the whole table, not something to run in a loop. */
+const MIN_SWEEP_EVERY_MS = 100;
 
 
 const USAGE = `Usage: test-inbox serve [options]
@@ -77,6 +80,9 @@ Options:
                           (default ${DEFAULT_MAX_MESSAGES_PER_INBOX})
   --max-age <duration>    remove messages older than this: 90s, 30m, 12h, 7d, 2w (a bare number
                           is seconds); 0 = no limit (default ${DEFAULT_MAX_AGE_MS / 86_400_000}d)
+  --sweep-every <duration>
+                          with --store: how often the retention sweep runs, once across all
+                          processes of the database; at least ${MIN_SWEEP_EVERY_MS}ms (default ${RETENTION_SWEEP_INTERVAL_MS / 60_000}m)
   --max-recipients <n>    recipients of one SMTP message; past it RCPT gets 452 4.5.3
                           (default ${DEFAULT_MAX_RECIPIENTS})
   --max-smtp-connections <n>
@@ -118,6 +124,8 @@ export interface ServeConfig {
   twilioAuthToken?: string;
   maxMessages: number;
   maxAgeMs: number;
+  /** How often the PostgreSQL store's retention sweep runs; absent: RETENTION_SWEEP_INTERVAL_MS. */
+  sweepEveryMs?: number;
   maxRecipients?: number;
   maxSmtpConnections?: number;
   maxHttpConnections?: number;
@@ -156,6 +164,7 @@ const SERVE_FLAGS = {
   'twilio-auth-token': { type: 'string' },
   'max-messages': { type: 'string' },
   'max-age': { type: 'string' },
+  'sweep-every': { type: 'string' },
   'max-recipients': { type: 'string' },
   'max-smtp-connections': { type: 'string' },
   'max-http-connections': { type: 'string' },
@@ -194,6 +203,13 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     const d = parseDuration(v['max-age']);
     if (d === undefined) throw new UsageError(`--max-age must be a duration such as 30m, 12h or 7d (0 = no limit), got ${JSON.stringify(v['max-age'])}`);
     maxAgeMs = d;
+  }
+  let sweepEveryMs: number | undefined;
+  if (v['sweep-every'] !== undefined) {
+    sweepEveryMs = parseDuration(v['sweep-every']);
+    if (sweepEveryMs === undefined || sweepEveryMs < MIN_SWEEP_EVERY_MS) {
+      throw new UsageError(`--sweep-every must be a duration of at least ${MIN_SWEEP_EVERY_MS}ms such as 30s or 5m, got ${JSON.stringify(v['sweep-every'])}`);
+    }
   }
   if (v.host !== undefined && v.host.trim() === '') throw new UsageError('--host must not be empty');
   if (v['data-dir'] !== undefined && v['data-dir'].trim() === '') throw new UsageError('--data-dir must not be empty');
@@ -239,6 +255,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     twilioAuthToken: v['twilio-auth-token'] ?? (env[TWILIO_AUTH_TOKEN_ENV] || undefined),
     maxMessages,
     maxAgeMs,
+    ...(sweepEveryMs !== undefined ? { sweepEveryMs } : {}),
     maxRecipients: parseCount('max-recipients', v['max-recipients']),
     maxSmtpConnections: parseCount('max-smtp-connections', v['max-smtp-connections']),
     maxHttpConnections: parseCount('max-http-connections', v['max-http-connections']),
@@ -350,6 +367,7 @@ export async function main(argv: string[]): Promise<void> {
       twilioAuthToken: tokens.twilioAuthToken,
       defaultDomain: config.defaultDomain,
       retention: { maxMessages: config.maxMessages, maxAgeMs: config.maxAgeMs },
+      ...(config.sweepEveryMs !== undefined ? { sweepIntervalMs: config.sweepEveryMs } : {}),
       maxRecipients: config.maxRecipients,
       maxSmtpConnections: config.maxSmtpConnections,
       maxHttpConnections: config.maxHttpConnections,

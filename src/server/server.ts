@@ -41,6 +41,8 @@ export interface InboxServerOptions {
   twilioAuthToken?: string;
   defaultDomain: string;
   retention?: Partial<RetentionOptions>;
+  /** How often the PostgreSQL store's retention sweep runs (once across its processes); absent: RETENTION_SWEEP_INTERVAL_MS. */
+  sweepIntervalMs?: number;
   /** Largest SMTP message; the SMTP default when absent. */
   maxMessageBytes?: number;
   /** Recipients of one SMTP message; the SMTP default when absent. */
@@ -132,7 +134,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   const log: Log = redactingLog(options.log ?? (() => undefined), [options.apiToken, options.webhookToken, options.twilioAuthToken]);
   const dataDir = path.resolve(options.dataDir);
   const store: Store =
-    options.databaseUrl !== undefined ? new PostgresStore({ url: options.databaseUrl, retention: options.retention, log }) : new MaildirStore({ dir: dataDir, retention: options.retention, log });
+    options.databaseUrl !== undefined ? new PostgresStore({ url: options.databaseUrl, retention: options.retention, log, sweepIntervalMs: options.sweepIntervalMs }) : new MaildirStore({ dir: dataDir, retention: options.retention, log });
   await store.open();
   // The PostgreSQL store holds no lock of the data folder (its tokens, TLS pair and server file): make sure it exists.
   if (options.databaseUrl !== undefined) await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });

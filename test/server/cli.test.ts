@@ -324,6 +324,9 @@ describe('serve arguments', () => {
     assert.equal(parseDuration('500ms'), 500);
     assert.equal(parseDuration('7 d'), undefined);
     assert.equal((parseServeArgs(['serve', '--max-age', '1.5d'], {}) as { maxAgeMs: number }).maxAgeMs, 129_600_000, '--max-age reads the same syntax');
+    assert.equal((parseServeArgs(['serve', '--sweep-every', '30s'], {}) as { sweepEveryMs: number }).sweepEveryMs, 30_000, '--sweep-every too');
+    assert.throws(() => parseServeArgs(['serve', '--sweep-every', '10ms'], {}), /--sweep-every must be a duration of at least 100ms/);
+    assert.throws(() => parseServeArgs(['serve', '--sweep-every', 'often'], {}), /--sweep-every must be a duration/);
   });
 
   it('refuses private as the default domain and names out of range', () => {

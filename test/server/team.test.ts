@@ -10,13 +10,21 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
-import { EXIT_DATABASE_UNAVAILABLE } from '../../src/server/contract';
+import pg from 'pg';
+import twilio from 'twilio';
+import RequestClient from 'twilio/lib/base/RequestClient';
+import { EXIT_DATABASE_UNAVAILABLE, TWILIO_AUTH_TOKEN_ENV } from '../../src/server/contract';
+import { composeMessage } from '../../src/server/http/compose';
+import { HEADER } from '../../src/server/http/twilio/store';
+import { MIGRATIONS } from '../../src/server/store/postgres/migrations';
 import { STORED_REPLY_PREFIX } from '../../src/server/smtp';
 import { type Cluster, PG_PASSWORD, startCluster } from '../support/postgres';
 import { type Running, startCli } from './cliProcess';
 
 const API = 'team-api-token-5d1e';
 const WEBHOOK = 'team-webhook-token-9c2a';
+const TWILIO_TOKEN = 'team-twilio-token-3b7f';
+const ACCOUNT = `AC${'7e57'.repeat(8)}`;
 /** Acknowledgements to wait for before the kill, so it lands while traffic is flowing. */
 const ACKS_BEFORE_KILL = 90;
 
@@ -50,7 +58,11 @@ describe('team server: three serve processes on one PostgreSQL', function () {
   async function serve(extra: string[] = [], storeUrl = url): Promise<Running> {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-team-'));
     dirs.push(dir);
-    const r = startCli(['serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', dir, '--store', storeUrl, ...extra], { TEST_INBOX_API_TOKEN: API, TEST_INBOX_WEBHOOK_TOKEN: WEBHOOK });
+    const r = startCli(['serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', dir, '--store', storeUrl, ...extra], {
+      TEST_INBOX_API_TOKEN: API,
+      TEST_INBOX_WEBHOOK_TOKEN: WEBHOOK,
+      [TWILIO_AUTH_TOKEN_ENV]: TWILIO_TOKEN,
+    });
     children.push(r.child);
     return r;
   }
@@ -79,6 +91,88 @@ describe('team server: three serve processes on one PostgreSQL', function () {
     });
     return { status: res.status, json: await res.json() };
   };
+
+  /** The official Twilio SDK, its transport pointed at one process instead of api.twilio.com. */
+  const twilioAt = (base: string): twilio.Twilio => {
+    class Local extends RequestClient {
+      override request<T>(opts: RequestClient.RequestOptions<T>) {
+        return super.request({ ...opts, uri: opts.uri.replace(/^https:\/\/api\.twilio\.com/, base) });
+      }
+    }
+    return twilio(ACCOUNT, TWILIO_TOKEN, { httpClient: new Local() });
+  };
+
+  it('finds a Twilio message by SID through every process: sent through one, fetched and listed through another, gone everywhere once deleted', async () => {
+    const [a, b] = await Promise.all([serve(), serve()]).then((rs) => Promise.all(rs.map((r) => r.ready)));
+    const sent = await twilioAt(a.http).messages.create({ to: '+1 555 010 0199', from: '+15550100000', body: 'Code 731902 from A' });
+    assert.match(sent.sid, /^SM[0-9a-f]{32}$/);
+    const fetched = await twilioAt(b.http).messages(sent.sid).fetch();
+    assert.equal(fetched.body, 'Code 731902 from A');
+    assert.equal(fetched.to, '+1 555 010 0199');
+    assert.equal(fetched.status, 'delivered');
+    // An inbound SMS through B (Twilio's webhook, its own MessageSid) is found by that SID through A.
+    const inboundSid = `SM${'c0ffee42'.repeat(4)}`;
+    const params = { MessageSid: inboundSid, AccountSid: ACCOUNT, From: '+15550100123', To: '+15550100199', Body: 'Inbound through B' };
+    const hook = `${b.http}/api/v2/domains/${WEBHOOK}/webhook`;
+    const posted = await fetch(hook, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': twilio.getExpectedTwilioSignature(TWILIO_TOKEN, hook, params) },
+      body: new URLSearchParams(params).toString(),
+    });
+    assert.equal(posted.status, 200, await posted.text());
+    const inbound = await twilioAt(a.http).messages(inboundSid).fetch();
+    assert.equal(inbound.body, 'Inbound through B');
+    assert.equal(inbound.direction, 'inbound');
+    for (const s of [a, b]) assert.deepEqual((await twilioAt(s.http).messages.list({ to: '+15550100199' })).map((m) => m.sid), [inboundSid, sent.sid], `listed through ${s.http}`);
+    // The same webhook delivered again, through A this time: stored under a new SID, never twice under one.
+    const again = await fetch(`${a.http}/api/v2/domains/${WEBHOOK}/webhook`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': twilio.getExpectedTwilioSignature(TWILIO_TOKEN, `${a.http}/api/v2/domains/${WEBHOOK}/webhook`, params) },
+      body: new URLSearchParams(params).toString(),
+    });
+    assert.equal(again.status, 200);
+    const sids = (await twilioAt(b.http).messages.list({})).map((m) => m.sid);
+    assert.equal(sids.length, 3);
+    assert.equal(new Set(sids).size, 3);
+    // Deleted through B's inbox API: A no longer finds its SID.
+    const listing = await get(b.http, '/api/v2/domains/private/inboxes/15550100199?sort=ascending');
+    const first = listing.json.msgs[0].id as string;
+    const del = await fetch(`${b.http}/api/v2/domains/private/messages/${first}`, { method: 'DELETE', headers: { Authorization: API } });
+    assert.equal(del.status, 200);
+    await assert.rejects(twilioAt(a.http).messages(sent.sid).fetch(), (e: { status?: number; code?: number }) => e.status === 404 && e.code === 20404);
+  });
+
+  it('finds by SID an SMS stored before the schema kept SIDs (migration 2 reads them from its header fields)', async () => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const sid = `SM${'5eed'.repeat(8)}`;
+    try {
+      // The database as the first release of the PostgreSQL store left it: schema version 1, one SMS.
+      await client.query('CREATE TABLE test_inbox_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+      await client.query(MIGRATIONS[0].sql);
+      await client.query('INSERT INTO test_inbox_schema (version, name) VALUES (1, $1)', [MIGRATIONS[0].name]);
+      const raw = await composeMessage({
+        from: '+15550100000',
+        subject: 'Old code 100200',
+        text: 'Old code 100200',
+        inbox: '15550100199',
+        domain: 'private',
+        source: 'inject',
+        extraHeaders: { [HEADER.sid]: sid, [HEADER.accountSid]: ACCOUNT, [HEADER.to]: '+15550100199', [HEADER.direction]: 'outbound-api', [HEADER.from]: '+15550100000' },
+      });
+      await client.query(
+        `INSERT INTO test_inbox_messages (seq, id, domain, inbox, time_ms, sender, subject, size, source, code, raw)
+         VALUES (nextval('test_inbox_message_seq'), '15550100199-' || ($3::bigint / 1000) || '-1', 'private', '15550100199', $3, '+15550100000', 'Old code 100200', $1, 'inject', '100200', $2)`,
+        [raw.length, raw, Date.now()],
+      );
+    } finally {
+      await client.end();
+    }
+    const ready = await (await serve()).ready;
+    const old = await twilioAt(ready.http).messages(sid).fetch();
+    assert.equal(old.body, 'Old code 100200');
+    assert.equal(old.from, '+15550100000');
+  });
 
   it('refuses to start on a wrong password or an unreachable database, with a clear message and exit code 4', async () => {
     const wrong = await serve([], cluster.url('postgres', 'not-the-password'));
@@ -134,6 +228,55 @@ describe('team server: three serve processes on one PostgreSQL', function () {
     }
     assert.match(text, /event: message/);
     controller.abort();
+  });
+
+  it('replays to the push stream and wait= the arrivals committed while its LISTEN connection was cut', async () => {
+    const bRun = await serve();
+    const b = { ...(await bRun.ready), run: bRun };
+    // Already there when A starts: never announced by A as an arrival, gap or not.
+    const earlier = await inject(b.http, 'gap-old', 'before A started');
+    const aRun = await serve();
+    const a = { ...(await aRun.ready), run: aRun };
+    const controller = new AbortController();
+    // The stream of every inbox of the domain: it would show any message replayed wrongly.
+    const stream = await fetch(`${a.http}/api/v2/domains/private/stream`, { headers: { Authorization: API }, signal: controller.signal });
+    assert.equal(stream.status, 200);
+    const reader = stream.body!.getReader();
+    const waiting = get(a.http, '/api/v2/domains/private/inboxes/gap?wait=20');
+    await new Promise((r) => setTimeout(r, 300));
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      const listenerOf = `test-inbox listen ${a.run.child.pid}`;
+      const cut = await admin.query<{ done: boolean }>('SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1', [listenerOf]);
+      assert.deepEqual(cut.rows, [{ done: true }], "A's one LISTEN connection is terminated");
+      const sent = await inject(b.http, 'gap', 'during the gap');
+      assert.equal(sent.status, 200);
+      const back = await admin.query('SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [listenerOf]);
+      assert.equal(back.rowCount, 0, 'the arrival committed while A had no LISTEN connection: its NOTIFY reached nobody in A');
+      const waited = await waiting;
+      assert.deepEqual(waited.json.msgs.map((m: { id: string }) => m.id), [sent.json.id], 'the long-poll gets the arrival of the gap');
+      let text = '';
+      while (!text.includes(sent.json.id)) {
+        const { value, done } = await reader.read();
+        assert.ok(!done, 'the stream ended before the event');
+        text += Buffer.from(value).toString('utf8');
+      }
+      assert.match(text, /event: message/);
+      assert.match(a.run.stderr(), /replayed 1 arrival\(s\) of the gap/);
+      // Once back, arrivals flow as before, each announced once.
+      const later = await inject(b.http, 'gap', 'after the gap');
+      while (!text.includes(later.json.id)) {
+        const { value, done } = await reader.read();
+        assert.ok(!done, 'the stream ended before the event');
+        text += Buffer.from(value).toString('utf8');
+      }
+      assert.equal(text.split(sent.json.id).length - 1, text.split(later.json.id).length - 1, 'the replayed arrival is announced as often as a live one');
+      assert.ok(!text.includes(earlier.json.id), 'a message older than A is not replayed as an arrival');
+    } finally {
+      controller.abort();
+      await admin.end();
+    }
   });
 
   it('loses and duplicates no acknowledged message when one of three is SIGKILLed during ingest; the others keep serving', async () => {
@@ -239,6 +382,71 @@ describe('team server: three serve processes on one PostgreSQL', function () {
     }
   });
 
+  it('sweeps retention once per period across three processes, and ingest goes on while a sweep is held up', async () => {
+    const PERIOD_MS = 500;
+    const servers = await three(['--max-messages', '0', '--max-age', '1h', '--sweep-every', `${PERIOD_MS}ms`]);
+    const sweeper = new pg.Client({ connectionString: url });
+    const holder = new pg.Client({ connectionString: url });
+    await Promise.all([sweeper.connect(), holder.connect()]);
+    const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+    const sweepRow = async (): Promise<{ runs: number; removed: number }> => {
+      const { rows } = await sweeper.query<{ runs: string; removed: string }>("SELECT runs, removed FROM test_inbox_sweeps WHERE name = 'retention'");
+      return { runs: Number(rows[0].runs), removed: Number(rows[0].removed) };
+    };
+    /** Backends of this database waiting for a row lock inside the age sweep's DELETE. */
+    const heldSweeps = async (): Promise<number> =>
+      Number(
+        (
+          await sweeper.query<{ n: string }>(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM test_inbox_messages WHERE time_ms <%'",
+          )
+        ).rows[0].n,
+      );
+    try {
+      // Three processes, each with a timer every PERIOD_MS: the sweep runs once per period, not three times.
+      const before = await sweepRow();
+      const startedAt = Date.now();
+      await sleep(10 * PERIOD_MS);
+      const ran = (await sweepRow()).runs - before.runs;
+      const periods = (Date.now() - startedAt) / PERIOD_MS;
+      assert.ok(ran >= 2, `the sweep runs (${ran} runs in ${periods.toFixed(1)} periods)`);
+      assert.ok(ran <= Math.ceil(periods / 0.9) + 1, `at most once per period: ${ran} runs in ${periods.toFixed(1)} periods (three uncoordinated timers would run ${Math.round(periods * 3)})`);
+
+      for (let n = 0; n < 3; n++) assert.equal((await inject(servers[n].http, 'aged', `old-${n}`)).status, 200);
+      // Hold the sweeps off (their row), age the three messages, lock one of them, let the sweeps go:
+      // the next sweep's DELETE waits for that row lock while the test ingests through all three.
+      await sweeper.query('BEGIN');
+      await sweeper.query("SELECT 1 FROM test_inbox_sweeps WHERE name = 'retention' FOR UPDATE");
+      await holder.query("UPDATE test_inbox_messages SET time_ms = time_ms - 7200000 WHERE inbox = 'aged'");
+      await holder.query('BEGIN');
+      await holder.query("SELECT 1 FROM test_inbox_messages WHERE subject = 'old-0' FOR UPDATE");
+      await sweeper.query('COMMIT');
+      for (let tries = 0; (await heldSweeps()) === 0; tries++) {
+        assert.ok(tries < 100, 'a sweep reaches the locked row');
+        await sleep(50);
+      }
+      const held = await sweepRow();
+      const acks = await Promise.all(servers.flatMap((s, n) => [inject(s.http, 'aged', `new-${n}-a`), inject(s.http, 'aged', `new-${n}-b`)]));
+      assert.deepEqual(acks.map((a) => a.status), [200, 200, 200, 200, 200, 200], 'ingest through every process goes on during the sweep');
+      await sleep(3 * PERIOD_MS);
+      assert.equal(await heldSweeps(), 1, 'the sweep is still held up after three more periods, and no second one queued behind it');
+      assert.equal((await sweepRow()).runs, held.runs, 'no other process swept meanwhile');
+      await holder.query('ROLLBACK');
+      let subjects: string[] = [];
+      for (let tries = 0; tries < 100; tries++) {
+        subjects = (await get(servers[2].http, '/api/v2/domains/private/inboxes/aged?sort=ascending')).json.msgs.map((m: { subject: string }) => m.subject);
+        if (subjects.length === 6) break;
+        await sleep(50);
+      }
+      assert.deepEqual([...subjects].sort(), ['new-0-a', 'new-0-b', 'new-1-a', 'new-1-b', 'new-2-a', 'new-2-b'], 'the aged three are gone, the six new ones kept');
+      const after = await sweepRow();
+      assert.ok(after.runs >= held.runs + 1);
+      assert.equal(after.removed - held.removed, 3, 'the three aged messages were removed by one sweep, once');
+    } finally {
+      await Promise.all([sweeper.end(), holder.end()]);
+    }
+  });
+
   it('applies retention by count across processes with set-based deletes', async () => {
     const servers = await three(['--max-messages', '3']);
     for (let n = 0; n < 9; n++) assert.equal((await inject(servers[n % 3].http, 'kept', `k${n}`)).status, 200);
@@ -250,5 +458,7 @@ describe('team server: three serve processes on one PostgreSQL', function () {
       await new Promise((r) => setTimeout(r, 100));
     }
     assert.deepEqual(subjects, ['k6', 'k7', 'k8']);
+    // The counts the triggers keep (migration 4) agree, through every process: 9 delivered, 6 removed.
+    for (const s of servers) assert.deepEqual((await get(s.http, '/api/v2/domains')).json.domains, [{ name: 'inbox.test', inboxes: 1, messages: 3 }]);
   });
 });

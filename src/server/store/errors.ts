@@ -18,7 +18,9 @@ export type StoreErrorCode =
   /** The PostgreSQL store's database cannot be reached now (down, restarting, network): retry later. */
   | 'DB_UNREACHABLE'
   /** The PostgreSQL store's database refused the login (a wrong user or password). */
-  | 'DB_AUTH';
+  | 'DB_AUTH'
+  /** A message with this caller's key (MessageKey) is stored already: nothing was stored. */
+  | 'DUPLICATE_KEY';
 
 export class StoreError extends Error {
   readonly code: StoreErrorCode;

@@ -82,6 +82,16 @@ export interface FileBody {
   head: Buffer;
 }
 
+/**
+ * A caller's own key of a message it adds (a Twilio Message SID), unique in the store, and the
+ * scope that lists it (the Twilio Account SID). Kept only by a store several processes share
+ * (one with findByKey); a store of one process ignores it and its caller indexes keys itself.
+ */
+export interface MessageKey {
+  key: string;
+  scope: string;
+}
+
 /** The bytes of a message: in memory, or in a file of the data folder's file system. */
 export type MessageBody = Buffer | FileBody;
 
@@ -95,9 +105,19 @@ export interface Store {
    * every copy is durable (written, fsynced, renamed into new/). All or nothing: on
    * failure no copy remains visible. A FileBody is never read into memory whole. `parts`: the
    * message's decoded subject and text when the caller composed it itself, so its code is read
-   * from them (code.ts codeOfParts).
+   * from them (code.ts codeOfParts). `key`: the caller's key of the message (one target only);
+   * a store with findByKey rejects a key it holds already with StoreError DUPLICATE_KEY.
    */
-  add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]>;
+  add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts?: MessageParts, key?: MessageKey): Promise<MessageMeta[]>;
+
+  /**
+   * Optional: a store several processes share (PostgreSQL) finds a message by the key it was
+   * added with, so a key given through one process is found through every other. Without it
+   * the store serves one process, whose caller keeps its keys in memory.
+   */
+  findByKey?(key: string): Answer<MessageMeta | undefined>;
+  /** With findByKey: the keyed messages of a scope (MessageKey), newest first. */
+  listByScope?(scope: string): Answer<MessageMeta[]>;
 
   /** Messages of an inbox, or of every inbox of the domain when `inbox` is `*`. `domain` undefined = every domain. */
   list(domain: string | undefined, inbox: string, options: ListOptions): Answer<ListResult>;

@@ -4,10 +4,10 @@
 
 import type { PoolClient } from 'pg';
 
-/** The advisory lock key of schema migrations (any constant distinct from RETENTION_LOCK_KEY). */
+/** The advisory lock key of schema migrations (any constant; 0x7465_7374_0002 was the retention sweep's before migration 3). */
 export const MIGRATION_LOCK_KEY = 0x7465_7374_0001;
-/** The advisory lock key of the retention sweep: one process of many runs it at a time. */
-export const RETENTION_LOCK_KEY = 0x7465_7374_0002;
+/** The row of test_inbox_sweeps (migration 3) of the retention sweep by age and count. */
+export const RETENTION_SWEEP = 'retention';
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
@@ -32,6 +32,80 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       CREATE INDEX test_inbox_messages_inbox ON test_inbox_messages (domain, inbox, seq);
       CREATE INDEX test_inbox_messages_name ON test_inbox_messages (inbox, seq);
       CREATE INDEX test_inbox_messages_time ON test_inbox_messages (time_ms);
+    `,
+  },
+  {
+    // A caller's key of a message (a Twilio Message SID) and the scope that lists it (its
+    // Account SID), so every process finds an SMS by SID. SMS stored before carry them in
+    // their header fields (twilio/store.ts), read here from the first 8 KB of the raw bytes.
+    version: 2,
+    name: 'message keys',
+    sql: `
+      ALTER TABLE test_inbox_messages ADD COLUMN msg_key text, ADD COLUMN key_scope text;
+      UPDATE test_inbox_messages AS m
+         SET msg_key = h.sid, key_scope = h.account
+        FROM (SELECT DISTINCT ON (sid) seq, sid, account
+                FROM (SELECT seq,
+                             (regexp_match(head, '(?:^|\\n)X-Twilio-Message-Sid: *((?:SM|MM)[0-9a-fA-F]{32})\\r?\\n', 'i'))[1] AS sid,
+                             (regexp_match(head, '(?:^|\\n)X-Twilio-Account-Sid: *(AC[0-9a-fA-F]{32})\\r?\\n', 'i'))[1] AS account
+                        FROM (SELECT seq, encode(substring(raw FROM 1 FOR 8192), 'escape') AS head
+                                FROM test_inbox_messages WHERE inbox ~ '^[0-9]+$') AS heads) AS found
+               WHERE sid IS NOT NULL AND account IS NOT NULL
+               ORDER BY sid, seq) AS h
+       WHERE m.seq = h.seq;
+      CREATE UNIQUE INDEX test_inbox_messages_key ON test_inbox_messages (msg_key) WHERE msg_key IS NOT NULL;
+      CREATE INDEX test_inbox_messages_scope ON test_inbox_messages (key_scope, seq) WHERE key_scope IS NOT NULL;
+    `,
+  },
+  {
+    // The periodic sweeps shared by every process: one row each, taken FOR UPDATE SKIP LOCKED by
+    // the one process that runs the sweep of a period; when it last ran, how often, what it removed.
+    version: 3,
+    name: 'sweeps',
+    sql: `
+      CREATE TABLE test_inbox_sweeps (
+        name text PRIMARY KEY,
+        last_at timestamptz,
+        runs bigint NOT NULL DEFAULT 0,
+        removed bigint NOT NULL DEFAULT 0
+      );
+      INSERT INTO test_inbox_sweeps (name) VALUES ('${RETENTION_SWEEP}');
+    `,
+  },
+  {
+    // The message counts of the inboxes, as rows of deltas that statement triggers append in the
+    // transaction of every INSERT and DELETE (deliveries, deletes, clears, retention): a listing's
+    // total is a sum over a few rows instead of count(*) over the inbox (100k index entries at 1M
+    // messages). Appending never waits for another transaction (a counter row updated in place
+    // would queue every delivery to one inbox behind the one before); the periodic sweep folds
+    // each inbox's deltas into one row. The table is locked while the first counts are taken, so
+    // no concurrent write is missed.
+    version: 4,
+    name: 'inbox counts',
+    sql: `
+      LOCK TABLE test_inbox_messages IN SHARE ROW EXCLUSIVE MODE;
+      CREATE TABLE test_inbox_counts (
+        domain text NOT NULL,
+        inbox text NOT NULL,
+        n bigint NOT NULL
+      );
+      CREATE INDEX test_inbox_counts_inbox ON test_inbox_counts (domain, inbox) INCLUDE (n);
+      CREATE INDEX test_inbox_counts_name ON test_inbox_counts (inbox) INCLUDE (n);
+      INSERT INTO test_inbox_counts (domain, inbox, n) SELECT domain, inbox, count(*) FROM test_inbox_messages GROUP BY domain, inbox;
+      CREATE FUNCTION test_inbox_count_added() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO test_inbox_counts (domain, inbox, n) SELECT domain, inbox, count(*) FROM added GROUP BY domain, inbox;
+        RETURN NULL;
+      END $$;
+      CREATE FUNCTION test_inbox_count_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO test_inbox_counts (domain, inbox, n) SELECT domain, inbox, -count(*) FROM removed GROUP BY domain, inbox;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER test_inbox_count_added AFTER INSERT ON test_inbox_messages
+        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION test_inbox_count_added();
+      CREATE TRIGGER test_inbox_count_removed AFTER DELETE ON test_inbox_messages
+        REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION test_inbox_count_removed();
     `,
   },
 ];

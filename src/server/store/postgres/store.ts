@@ -17,8 +17,8 @@ import type { StoreLog } from '../durability';
 import { StoreError } from '../errors';
 import { indexedFields, normalizeTargets, type Target } from '../incoming';
 import { DEFAULT_RETENTION, RETENTION_SWEEP_INTERVAL_MS } from '../maildir';
-import type { FileBody, ListOptions, ListResult, MessageBody, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from '../types';
-import { migrate, RETENTION_LOCK_KEY } from './migrations';
+import type { FileBody, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from '../types';
+import { migrate, RETENTION_SWEEP } from './migrations';
 
 /** The NOTIFY channel of arrivals and removals. */
 export const EVENTS_CHANNEL = 'test_inbox_events';
@@ -34,8 +34,26 @@ const CONNECT_TIMEOUT_MS = 5000;
  * POOL_SIZE x 256 KB = 2.5 MB across the process, whatever the size and number of messages.
  */
 const FILE_CHUNK_BYTES = 256 * 1024;
+/** SQLSTATE of a unique index refusing a row (a message key stored already). */
+const UNIQUE_VIOLATION = '23505';
+/**
+ * A process runs the periodic sweep when the last one (by any process) is this share of its
+ * period old: the processes' timers are out of phase, and one that fires a little early still
+ * sweeps once per period, never a second time within one.
+ */
+const SWEEP_PERIOD_SHARE = 0.9;
 /** Retry LISTEN this often while the database is away. */
 const LISTEN_RETRY_MS = 1000;
+/**
+ * When LISTEN comes back after a loss, arrivals stamped this long before the loss are replayed
+ * too (not only those after the last one seen): a delivery takes its time stamp when its
+ * transaction starts, a large one commits seconds later, and the processes' clocks may differ.
+ */
+const REPLAY_GRACE_MS = 60_000;
+/** At most this many arrivals are replayed after one loss (the newest); listings are queries and show the rest. */
+const REPLAY_MAX = 10_000;
+/** Arrivals announced to this process's subscribers remembered (so none is announced twice), for 2 x REPLAY_GRACE_MS at most. */
+const ANNOUNCED_MAX = 100_000;
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/db` (node-postgres connection string). */
@@ -100,6 +118,14 @@ export class PostgresStore implements Store {
   private pool: pg.Pool | undefined;
   private listener: pg.Client | undefined;
   private listenRetry: NodeJS.Timeout | undefined;
+  /** When the LISTEN connection was lost, until the arrivals of the gap are replayed. */
+  private lostAt: number | undefined;
+  /** Arrivals (by seq) this process announced lately, with when: none is announced twice. */
+  private readonly announced = new Map<string, number>();
+  /** The highest seq this process announced (or found at open): a replay starts after it. */
+  private lastSeq = 0n;
+  /** The newest seq at open: a replay never reaches back before it. */
+  private openSeq = '0';
   private timer: NodeJS.Timeout | undefined;
   private state: 'new' | 'open' | 'closed' = 'new';
   private readonly inflight = new Set<Promise<unknown>>();
@@ -132,7 +158,10 @@ export class PostgresStore implements Store {
         client.release();
       }
       await this.listen();
-      const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM test_inbox_messages');
+      const { rows } = await pool.query<{ n: string; last: string }>('SELECT count(*) AS n, coalesce(max(seq), 0) AS last FROM test_inbox_messages');
+      // Messages already there at open are never replayed as arrivals (LISTEN was on before this count).
+      this.openSeq = rows[0].last;
+      this.lastSeq = BigInt(rows[0].last);
       this.log('info', `store: ${rows[0].n} message(s) in PostgreSQL at ${this.where}`);
     } catch (e) {
       this.state = 'closed';
@@ -173,13 +202,15 @@ export class PostgresStore implements Store {
 
   /** One dedicated connection LISTENs; when it drops it is replaced until the database returns. */
   private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'test-inbox listen' });
+    // The pid names this process's LISTEN connection in pg_stat_activity (an operator's view, a test's target).
+    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: `test-inbox listen ${process.pid}` });
     let lost = false;
     const onLost = (e?: Error): void => {
       if (lost) return;
       lost = true;
       if (this.listener === client) this.listener = undefined;
       if (this.state === 'closed') return;
+      this.lostAt ??= Date.now();
       this.log('warn', `store: LISTEN connection lost${e ? `: ${e.message}` : ''}; retrying every ${LISTEN_RETRY_MS} ms`);
       this.retryListen();
     };
@@ -191,16 +222,57 @@ export class PostgresStore implements Store {
     await client.connect();
     await client.query(`LISTEN ${EVENTS_CHANNEL}`);
     this.listener = client;
+    if (this.lostAt !== undefined) await this.replay(this.lostAt);
+  }
+
+  /**
+   * Announces the arrivals committed while LISTEN was away (their NOTIFY went to no one here):
+   * every message after the last one announced, or stamped from REPLAY_GRACE_MS before the loss,
+   * newer than the store's open and not announced yet. Runs once LISTEN is back, so nothing falls between.
+   */
+  private async replay(lostAt: number): Promise<void> {
+    const rows = await this.query<Row>(
+      `SELECT * FROM (SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE (seq > $1 OR time_ms >= $2) AND seq > $4 ORDER BY seq DESC LIMIT $3) AS gap ORDER BY seq`,
+      [this.lastSeq.toString(), lostAt - REPLAY_GRACE_MS, REPLAY_MAX, this.openSeq],
+    );
+    const fresh = rows.filter((r) => !this.announced.has(r.seq));
+    this.lostAt = undefined;
+    this.log('info', `store: LISTEN back after ${Date.now() - lostAt} ms; replayed ${fresh.length} arrival(s) of the gap`);
+    this.announce(fresh);
+  }
+
+  /** Emits `message` for each row not announced yet, and remembers it. */
+  private announce(rows: Array<{ seq: string } & MessageMeta>): void;
+  private announce(rows: Row[]): void;
+  private announce(rows: Array<Row | ({ seq: string } & MessageMeta)>): void {
+    const now = Date.now();
+    for (const [seq, at] of this.announced) {
+      if (at >= now - 2 * REPLAY_GRACE_MS && this.announced.size < ANNOUNCED_MAX) break;
+      this.announced.delete(seq);
+    }
+    for (const r of rows) {
+      if (this.announced.has(r.seq)) continue;
+      this.announced.set(r.seq, now);
+      const seq = BigInt(r.seq);
+      if (seq > this.lastSeq) this.lastSeq = seq;
+      if ('time_ms' in r) {
+        this.events.emit('message', toMeta(r));
+      } else {
+        const { seq: _seq, ...meta } = r;
+        this.events.emit('message', meta as MessageMeta);
+      }
+    }
   }
 
   private retryListen(): void {
     clearTimeout(this.listenRetry);
     this.listenRetry = setTimeout(() => {
       if (this.state !== 'open') return;
-      this.listen().then(
-        () => this.log('info', 'store: LISTEN connection back'),
-        () => this.retryListen(),
-      );
+      // Back: listen() replays the gap. A failure (of the connection or of the replay) tries again.
+      this.listen().catch(() => {
+        void this.listener?.end().catch(() => undefined);
+        this.retryListen();
+      });
     }, LISTEN_RETRY_MS);
     this.listenRetry.unref();
   }
@@ -215,7 +287,7 @@ export class PostgresStore implements Store {
     if (note.o === this.origin) return;
     if (note.k === 'm' && Array.isArray(note.s) && note.s.length > 0) {
       const rows = await this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE seq = ANY($1::bigint[]) ORDER BY seq`, [note.s]).catch(() => undefined);
-      for (const r of rows ?? []) this.events.emit('message', toMeta(r));
+      this.announce(rows ?? []);
     } else if (note.k === 'd' && Array.isArray(note.m) && note.m.length > 0) {
       this.events.emit('delete', note.m);
     }
@@ -287,7 +359,7 @@ export class PostgresStore implements Store {
 
   // ---- writes ----------------------------------------------------------------------------
 
-  add(targets: Target[], body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]> {
+  add(targets: Target[], body: MessageBody, source: MessageSource, parts?: MessageParts, key?: MessageKey): Promise<MessageMeta[]> {
     if (this.state !== 'open') return Promise.reject(new StoreError('NOT_OPEN', 'the store is not open'));
     let norm: Target[];
     try {
@@ -295,12 +367,13 @@ export class PostgresStore implements Store {
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.track(this.addNormalized(norm, body, source, parts));
+    if (key !== undefined && norm.length !== 1) return Promise.reject(new StoreError('BAD_TARGET', `a message key names one message, not ${norm.length}`));
+    return this.track(this.addNormalized(norm, body, source, parts, key));
   }
 
-  private async addNormalized(norm: Target[], body: MessageBody, source: MessageSource, parts: MessageParts | undefined): Promise<MessageMeta[]> {
+  private async addNormalized(norm: Target[], body: MessageBody, source: MessageSource, parts: MessageParts | undefined, key: MessageKey | undefined): Promise<MessageMeta[]> {
     const { size, from, subject, codes } = await indexedFields(norm, body, parts);
-    const metas = await this.transaction(async (c) => {
+    const added = await this.transaction(async (c) => {
       const { rows } = await c.query<{ seq: string }>('SELECT nextval($1) AS seq FROM generate_series(1, $2)', ['test_inbox_message_seq', norm.length]);
       const time = Date.now();
       const seconds = Math.floor(time / 1000);
@@ -311,17 +384,23 @@ export class PostgresStore implements Store {
       });
       // One copy of the bytes per recipient row; a spooled body arrives through a large object (uploadFile), unlinked in this transaction.
       const oid = Buffer.isBuffer(body) ? undefined : await this.uploadFile(c, body);
-      await c.query(
-        `INSERT INTO test_inbox_messages (seq, id, domain, inbox, time_ms, sender, subject, size, source, code, raw)
-         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[]) AS t, (SELECT ${oid === undefined ? '$11::bytea' : 'lo_get($11::oid)'}) AS r`,
-        [out.map((m) => m.seq), out.map((m) => m.id), out.map((m) => m.domain), out.map((m) => m.inbox), out.map((m) => m.time), out.map((m) => m.from), out.map((m) => m.subject), out.map((m) => m.size), out.map((m) => m.source), out.map((m) => m.code ?? null), oid ?? body],
-      );
+      try {
+        await c.query(
+          `INSERT INTO test_inbox_messages (seq, id, domain, inbox, time_ms, sender, subject, size, source, code, raw, msg_key, key_scope)
+           SELECT t.*, r.*, $12::text, $13::text FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[]) AS t, (SELECT ${oid === undefined ? '$11::bytea' : 'lo_get($11::oid)'}) AS r`,
+          [out.map((m) => m.seq), out.map((m) => m.id), out.map((m) => m.domain), out.map((m) => m.inbox), out.map((m) => m.time), out.map((m) => m.from), out.map((m) => m.subject), out.map((m) => m.size), out.map((m) => m.source), out.map((m) => m.code ?? null), oid ?? body, key?.key ?? null, key?.scope ?? null],
+        );
+      } catch (e) {
+        if ((e as { code?: unknown }).code === UNIQUE_VIOLATION && key !== undefined) throw new StoreError('DUPLICATE_KEY', `a message with key ${key.key} is stored already`, { cause: e });
+        throw e;
+      }
       if (oid !== undefined) await c.query('SELECT lo_unlink($1::oid)', [oid]);
       await this.notify(c, 'm', out.map((m) => m.seq));
-      return out.map(({ seq: _seq, ...meta }) => meta as MessageMeta);
+      return out;
     });
     // Acknowledged only now, after COMMIT.
-    for (const m of metas) this.events.emit('message', m);
+    this.announce(added);
+    const metas = added.map(({ seq: _seq, ...meta }) => meta as MessageMeta);
     if (this.retention.maxMessages > 0) void this.track(this.enforceCount(norm).catch((e: unknown) => this.log('warn', `store: retention by count failed: ${(e as Error).message}`)));
     return metas;
   }
@@ -368,12 +447,8 @@ export class PostgresStore implements Store {
   }
 
   /** Runs one set-based DELETE … RETURNING, announces what it removed, resolves it. */
-  private async remove(sql: string, values: unknown[], lockKey?: number): Promise<MessageMeta[]> {
+  private async remove(sql: string, values: unknown[]): Promise<MessageMeta[]> {
     const metas = await this.transaction(async (c) => {
-      if (lockKey !== undefined) {
-        const { rows } = await c.query<{ got: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS got', [lockKey]);
-        if (!rows[0].got) return [];
-      }
       const { rows } = await c.query<Row>(`${sql} RETURNING ${META_COLUMNS}`, values);
       const out = rows.map(toMeta);
       if (out.length > 0) await this.notify(c, 'd', out);
@@ -395,21 +470,50 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** The age and count sweep: one process at a time runs it (an advisory lock), as two set-based DELETEs. */
+  /**
+   * The age and count sweep, once per period across every process: the process that takes the
+   * sweep's row (FOR UPDATE SKIP LOCKED: never waiting for another's sweep) while its last run is a
+   * period old runs two set-based DELETEs, folds the inbox counts' deltas (migration 4) and stamps
+   * the row, in one transaction. DELETE takes row locks on the rows it removes only, and the fold
+   * removes only the deltas it sums, so ingest goes on meanwhile.
+   */
   private sweep(): void {
     if (this.state !== 'open') return;
     const run = async (): Promise<void> => {
-      if (this.retention.maxAgeMs > 0) {
-        await this.remove('DELETE FROM test_inbox_messages WHERE time_ms < $1', [Date.now() - this.retention.maxAgeMs], RETENTION_LOCK_KEY);
-      }
-      if (this.retention.maxMessages > 0) {
-        await this.remove(
-          `DELETE FROM test_inbox_messages WHERE seq IN (
-             SELECT seq FROM (SELECT seq, row_number() OVER (PARTITION BY domain, inbox ORDER BY seq DESC) AS n FROM test_inbox_messages) AS ranked
-             WHERE n > $1)`,
-          [this.retention.maxMessages],
-          RETENTION_LOCK_KEY,
+      const removed = await this.transaction(async (c) => {
+        const { rowCount } = await c.query(
+          `SELECT 1 FROM test_inbox_sweeps WHERE name = $1 AND (last_at IS NULL OR last_at <= now() - make_interval(secs => $2)) FOR UPDATE SKIP LOCKED`,
+          [RETENTION_SWEEP, (this.sweepIntervalMs * SWEEP_PERIOD_SHARE) / 1000],
         );
+        if (!rowCount) return undefined;
+        const out: MessageMeta[] = [];
+        if (this.retention.maxAgeMs > 0) {
+          const { rows } = await c.query<Row>(`DELETE FROM test_inbox_messages WHERE time_ms < $1 RETURNING ${META_COLUMNS}`, [Date.now() - this.retention.maxAgeMs]);
+          out.push(...rows.map(toMeta));
+        }
+        if (this.retention.maxMessages > 0) {
+          const { rows } = await c.query<Row>(
+            `DELETE FROM test_inbox_messages WHERE seq IN (
+               SELECT seq FROM (SELECT seq, row_number() OVER (PARTITION BY domain, inbox ORDER BY seq DESC) AS n FROM test_inbox_messages) AS ranked
+               WHERE n > $1)
+             RETURNING ${META_COLUMNS}`,
+            [this.retention.maxMessages],
+          );
+          out.push(...rows.map(toMeta));
+        }
+        if (out.length > 0) await this.notify(c, 'd', out);
+        // Deltas appended from now on are not in this snapshot: they stay, to be folded next time.
+        await c.query(
+          `WITH folded AS (DELETE FROM test_inbox_counts RETURNING domain, inbox, n)
+           INSERT INTO test_inbox_counts (domain, inbox, n) SELECT domain, inbox, sum(n) FROM folded GROUP BY domain, inbox HAVING sum(n) <> 0`,
+        );
+        await c.query('UPDATE test_inbox_sweeps SET last_at = now(), runs = runs + 1, removed = removed + $2 WHERE name = $1', [RETENTION_SWEEP, out.length]);
+        return out;
+      });
+      if (removed === undefined) return;
+      if (removed.length > 0) {
+        this.events.emit('delete', removed);
+        this.log('info', `store: retention sweep removed ${removed.length} message(s)`);
       }
     };
     void this.track(run().catch((e: unknown) => this.log('warn', `store: retention sweep failed: ${(e as Error).message}`)));
@@ -435,11 +539,22 @@ export class PostgresStore implements Store {
     const skip = Math.max(0, Math.floor(options.skip));
     const [rows, count] = await Promise.all([
       this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE ${page} ORDER BY seq ${descending ? 'DESC' : 'ASC'} OFFSET $${values.length + 1} LIMIT $${values.length + 2}`, [...values, skip, Math.min(limit + 1, Number.MAX_SAFE_INTEGER)]),
-      this.query<{ n: string }>(`SELECT count(*) AS n FROM test_inbox_messages WHERE ${filter}`, values.slice(0, where.length)),
+      // The total from the counts' deltas the triggers append (migration 4): a few rows, not the inbox's every index entry.
+      this.query<{ n: string }>(`SELECT coalesce(sum(n), 0) AS n FROM test_inbox_counts WHERE ${filter}`, values.slice(0, where.length)),
     ]);
     const more = rows.length > limit;
     const msgs = rows.slice(0, limit).map(toMeta);
     return { msgs, total: Number(count[0].n), ...(more && msgs.length > 0 ? { nextCursor: msgs[msgs.length - 1].id } : {}) };
+  }
+
+  async findByKey(key: string): Promise<MessageMeta | undefined> {
+    const rows = await this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE msg_key = $1`, [key]);
+    return rows[0] ? toMeta(rows[0]) : undefined;
+  }
+
+  async listByScope(scope: string): Promise<MessageMeta[]> {
+    const rows = await this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE key_scope = $1 ORDER BY seq DESC`, [scope]);
+    return rows.map(toMeta);
   }
 
   async get(id: string): Promise<MessageMeta | undefined> {
@@ -455,7 +570,9 @@ export class PostgresStore implements Store {
 
   async domains(): Promise<Array<{ name: string; inboxes: number; messages: number }>> {
     const rows = await this.query<{ name: string; inboxes: string; messages: string }>(
-      'SELECT domain AS name, count(DISTINCT inbox) AS inboxes, count(*) AS messages FROM test_inbox_messages GROUP BY domain ORDER BY domain COLLATE "C"',
+      `SELECT domain AS name, count(*) AS inboxes, sum(n) AS messages
+         FROM (SELECT domain, inbox, sum(n) AS n FROM test_inbox_counts GROUP BY domain, inbox) AS c WHERE n > 0
+        GROUP BY domain ORDER BY domain COLLATE "C"`,
     );
     return rows.map((r) => ({ name: r.name, inboxes: Number(r.inboxes), messages: Number(r.messages) }));
   }
