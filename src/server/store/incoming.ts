@@ -12,6 +12,12 @@ export interface Target {
   inbox: string;
 }
 
+/** The targets of an add(), normalised; throws StoreError NOT_OPEN (a closed store) or BAD_TARGET before any work. */
+export function targetsToAdd(open: boolean, targets: Target[]): Target[] {
+  if (!open) throw new StoreError('NOT_OPEN', 'the store is not open');
+  return normalizeTargets(targets);
+}
+
 /** The targets lowercased and normalised, each once; StoreError BAD_TARGET names the first that cannot receive mail. */
 export function normalizeTargets(targets: Target[]): Target[] {
   const seen = new Set<string>();

@@ -16,7 +16,7 @@ import * as path from 'node:path';
 import { formatMessageId, isPhoneInbox } from '../../core/ids';
 import { type CommitItem, MaildirFiles, type StoreLog } from './durability';
 import { StoreError } from './errors';
-import { indexedFields, normalizeTargets, type Target } from './incoming';
+import { indexedFields, targetsToAdd, type Target } from './incoming';
 import { loadIndex, saveIndex } from './indexFiles';
 import { addLine, deleteLine, Journal } from './journal';
 import { inboxDirOf, mailRoot, prepareDataDir, PRIVATE_DIR_MODE, tightenTree } from './layout';
@@ -187,14 +187,8 @@ export class MaildirStore implements Store {
 
   // ---- writes ----------------------------------------------------------------------------
 
-  add(targets: Target[], body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]> {
-    if (this.state !== 'open') return Promise.reject(new StoreError('NOT_OPEN', 'the store is not open'));
-    let norm: Target[];
-    try {
-      norm = normalizeTargets(targets);
-    } catch (e) {
-      return Promise.reject(e);
-    }
+  async add(targets: Target[], body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]> {
+    const norm = targetsToAdd(this.state === 'open', targets);
     return this.track(this.addNormalized(norm, body, source, parts));
   }
 

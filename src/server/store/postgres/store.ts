@@ -15,7 +15,7 @@ import pg from 'pg';
 import { ALL_INBOXES, formatMessageId, isPhoneInbox, normalizeInbox, parseMessageId } from '../../../core/ids';
 import type { StoreLog } from '../durability';
 import { StoreError } from '../errors';
-import { indexedFields, normalizeTargets, type Target } from '../incoming';
+import { indexedFields, targetsToAdd, type Target } from '../incoming';
 import { DEFAULT_RETENTION, RETENTION_SWEEP_INTERVAL_MS } from '../maildir';
 import type { FileBody, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from '../types';
 import { migrate, RETENTION_SWEEP } from './migrations';
@@ -359,15 +359,9 @@ export class PostgresStore implements Store {
 
   // ---- writes ----------------------------------------------------------------------------
 
-  add(targets: Target[], body: MessageBody, source: MessageSource, parts?: MessageParts, key?: MessageKey): Promise<MessageMeta[]> {
-    if (this.state !== 'open') return Promise.reject(new StoreError('NOT_OPEN', 'the store is not open'));
-    let norm: Target[];
-    try {
-      norm = normalizeTargets(targets);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    if (key !== undefined && norm.length !== 1) return Promise.reject(new StoreError('BAD_TARGET', `a message key names one message, not ${norm.length}`));
+  async add(targets: Target[], body: MessageBody, source: MessageSource, parts?: MessageParts, key?: MessageKey): Promise<MessageMeta[]> {
+    const norm = targetsToAdd(this.state === 'open', targets);
+    if (key !== undefined && norm.length !== 1) throw new StoreError('BAD_TARGET', `a message key names one message, not ${norm.length}`);
     return this.track(this.addNormalized(norm, body, source, parts, key));
   }
 
