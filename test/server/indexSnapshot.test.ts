@@ -10,36 +10,20 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { JOURNAL_FILE } from '../../src/server/store/journal';
 import { MaildirStore } from '../../src/server/store/maildir';
-import { RACY_NS, SNAPSHOT_FILE } from '../../src/server/store/snapshot';
+import { storeSessions } from './storeSessions';
+import { SNAPSHOT_FILE } from '../../src/server/store/snapshot';
 
 const REPO = path.resolve(__dirname, '..', '..');
 /** Longer than the racy window, so the directories' last changes are clearly older than the snapshot. */
-const SETTLE_MS = Number(RACY_NS / 1_000_000n) * 2;
 
 function anEmail(subject: string): Buffer {
   return Buffer.from(`From: Acme <no-reply@acme.test>\r\nTo: joe@inbox.test\r\nSubject: ${subject}\r\n\r\nbody of ${subject}\r\n`);
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 describe('index snapshot', function () {
   this.timeout(30_000);
   let dir: string;
-  const open: MaildirStore[] = [];
-
-  async function openStore(): Promise<{ store: MaildirStore; logs: string[] }> {
-    const logs: string[] = [];
-    const store = new MaildirStore({ dir, retention: { maxMessages: 0, maxAgeMs: 0 }, checkpointIntervalMs: 0, log: (level, msg) => logs.push(`${level} ${msg}`) });
-    await store.open();
-    open.push(store);
-    return { store, logs };
-  }
-
-  async function close(store: MaildirStore): Promise<void> {
-    await sleep(SETTLE_MS);
-    await store.close();
-    open.splice(open.indexOf(store), 1);
-  }
+  const { openStore, close, closeAll } = storeSessions(() => dir);
 
   /** "<trusted> of <inboxes>" from the open log line, or undefined when no snapshot was used. */
   function trustedOf(logs: string[]): string | undefined {
@@ -74,7 +58,7 @@ describe('index snapshot', function () {
   });
 
   afterEach(async () => {
-    for (const s of open.splice(0)) await s.close();
+    await closeAll();
     await fs.rm(dir, { recursive: true, force: true });
   });
 

@@ -11,13 +11,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { JOURNAL_FILE } from '../../src/server/store/journal';
 import { MaildirStore } from '../../src/server/store/maildir';
+import { storeSessions } from './storeSessions';
 import { PACKED_INDEX_FILE } from '../../src/server/store/packedIndex';
-import { RACY_NS } from '../../src/server/store/snapshot';
 import type { MessageMeta, MessageSource } from '../../src/server/store/types';
 
 const REPO = path.resolve(__dirname, '..', '..');
 /** Longer than the snapshot's racy window, so directories' last changes are clearly older than it. */
-const SETTLE_MS = Number(RACY_NS / 1_000_000n) * 2;
 const PACKED_LOG = '(index read from the packed index)';
 
 function anEmail({ subject = 'Hello', from = 'Acme <no-reply@acme.test>', text = 'body' }: { subject?: string; from?: string; text?: string } = {}): Buffer {
@@ -26,26 +25,10 @@ function anEmail({ subject = 'Hello', from = 'Acme <no-reply@acme.test>', text =
   return Buffer.from(`From: ${fromHeader}\r\nTo: joe@inbox.test\r\nSubject: ${encoded}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${text}\r\n`);
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 describe('packed index', function () {
   this.timeout(60_000);
   let dir: string;
-  const open: MaildirStore[] = [];
-
-  async function openStore(): Promise<{ store: MaildirStore; logs: string[] }> {
-    const logs: string[] = [];
-    const store = new MaildirStore({ dir, retention: { maxMessages: 0, maxAgeMs: 0 }, checkpointIntervalMs: 0, log: (level, msg) => logs.push(`${level} ${msg}`) });
-    await store.open();
-    open.push(store);
-    return { store, logs };
-  }
-
-  async function close(store: MaildirStore): Promise<void> {
-    await sleep(SETTLE_MS);
-    await store.close();
-    open.splice(open.indexOf(store), 1);
-  }
+  const { openStore, close, closeAll } = storeSessions(() => dir);
 
   const usedPacked = (logs: string[]): boolean => logs.some((l) => l.includes(PACKED_LOG));
 
@@ -88,7 +71,7 @@ describe('packed index', function () {
   });
 
   afterEach(async () => {
-    for (const s of open.splice(0)) await s.close();
+    await closeAll();
     await fs.rm(dir, { recursive: true, force: true });
   });
 
