@@ -20,6 +20,7 @@ import { MIGRATIONS } from '../../src/server/store/postgres/migrations';
 import { STORED_REPLY_PREFIX } from '../../src/server/smtp';
 import { type Cluster, PG_PASSWORD, startCluster } from '../support/postgres';
 import { type Running, startCli } from './cliProcess';
+import { buildMessage, sendOne } from '../../bench/lib/smtp-load';
 
 const API = 'team-api-token-5d1e';
 const WEBHOOK = 'team-webhook-token-9c2a';
@@ -379,6 +380,45 @@ describe('team server: three serve processes on one PostgreSQL', function () {
       assert.deepEqual(listing.json.msgs.map((m: { subject: string }) => m.subject), ['before', 'after', 'smtp after']);
     } finally {
       own.destroy();
+    }
+  });
+
+  it('survives its connections being cut in the middle of big deliveries: each is refused or stored whole, and the process keeps serving', async () => {
+    const r = await serve();
+    const ready = await r.ready;
+    const smtpPort = Number(ready.smtp.split(':').pop());
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    // Spooled bodies go to PostgreSQL in pieces, so a transaction stays open between statements:
+    // cut every connection of the store's pool (not its LISTEN connection) again and again meanwhile.
+    let cutting = true;
+    let cuts = 0;
+    const cutter = (async () => {
+      while (cutting) {
+        const { rows } = await admin.query<{ n: string }>("SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'test-inbox'");
+        cuts += Number(rows[0].n);
+        await new Promise((res) => setTimeout(res, 3));
+      }
+    })();
+    const message = buildMessage(6 * 1024 * 1024, 'big@sender.test', 'cut@inbox.test', 'cut');
+    const codes: number[] = [];
+    try {
+      for (let i = 0; i < 4; i++) codes.push(await sendOne('127.0.0.1', smtpPort, 'cut@inbox.test', message).then((reply) => reply.code, () => 0));
+    } finally {
+      cutting = false;
+      await cutter;
+      await admin.end();
+    }
+    assert.ok(cuts > 0, 'connections were cut');
+    assert.equal(r.child.exitCode, null, `the process ended:\n${r.stderr()}`);
+    // Still serving: a delivery now goes through, and what was acknowledged is there, whole.
+    assert.equal((await sendOne('127.0.0.1', smtpPort, 'cut@inbox.test', message)).code, 250);
+    const listing = await get(ready.http, '/api/v2/domains/inbox.test/inboxes/cut');
+    assert.equal(listing.status, 200);
+    assert.equal(listing.json.msgs.length, codes.filter((c) => c === 250).length + 1, `codes ${codes.join(',')}`);
+    for (const m of listing.json.msgs as Array<{ id: string }>) {
+      const raw = await fetch(`${ready.http}/api/v2/domains/inbox.test/inboxes/cut/messages/${m.id}/raw`, { headers: { Authorization: API } });
+      assert.equal(Buffer.from(await raw.arrayBuffer()).length, message.length);
     }
   });
 

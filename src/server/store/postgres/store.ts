@@ -149,6 +149,11 @@ export class PostgresStore implements Store {
     const pool = new pg.Pool({ connectionString: this.url, max: POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'test-inbox' });
     // An idle connection the server drops must not crash the process: the next query reconnects.
     pool.on('error', (e) => this.log('warn', `store: database connection lost: ${e.message}`));
+    // pg-pool listens for a client's errors only while it is idle in the pool: a connection cut
+    // while checked out, or just after its release, would be an unhandled 'error' that ends the
+    // process. Every client gets a listener of its own for its whole life; the statement in
+    // flight fails by itself, and the pool drops a broken client on release.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     this.pool = pool;
     try {
       const client = await pool.connect();
@@ -323,6 +328,12 @@ export class PostgresStore implements Store {
       throw this.wrap(e);
     }
     let broken = false;
+    // A connection lost between two statements (the database stopped while a spooled body is
+    // read) fails no statement of ours by itself: it marks the client broken for the release.
+    const lost = (): void => {
+      broken = true;
+    };
+    client.on('error', lost);
     try {
       await client.query('BEGIN');
       const out = await work(client);
@@ -333,6 +344,7 @@ export class PostgresStore implements Store {
       await client.query('ROLLBACK').catch(() => (broken = true));
       throw this.wrap(e);
     } finally {
+      client.off('error', lost);
       client.release(broken);
     }
   }
