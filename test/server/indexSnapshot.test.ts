@@ -4,14 +4,14 @@
 // journal that lost lines) makes the store list that inbox as before. Real files, a real child
 // process killed with SIGKILL; a snapshot may save work but never lose or invent a message.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { JOURNAL_FILE } from '../../src/server/store/journal';
 import { MaildirStore } from '../../src/server/store/maildir';
-import { storeSessions } from './storeSessions';
 import { SNAPSHOT_FILE } from '../../src/server/store/snapshot';
+import { storeSessions } from './storeSessions';
+import { firstLineThenSigkill } from './killedChild';
 
 const REPO = path.resolve(__dirname, '..', '..');
 /** Longer than the racy window, so the directories' last changes are clearly older than the snapshot. */
@@ -150,17 +150,7 @@ describe('index snapshot', function () {
         process.stdout.write(JSON.stringify(ids) + '\\n');
         setInterval(() => undefined, 1000);
       })();`;
-    const child = spawn(process.execPath, ['-r', 'tsx/cjs', '-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
-    const acked = await new Promise<string[]>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => {
-        out += c.toString();
-        if (out.includes('\n')) resolve(JSON.parse(out) as string[]);
-      });
-      child.on('exit', (code) => reject(new Error(`child exited with ${code}`)));
-    });
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
+    const acked = await firstLineThenSigkill<string[]>(script);
     assert.ok((await fs.readdir(dir)).some((f) => f.startsWith('.wal-')), 'the killed run left its log');
     const { store, logs } = await openStore();
     assert.equal(trustedOf(logs), '1 of 2', 'ann is trusted, joe is listed');

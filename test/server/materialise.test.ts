@@ -5,7 +5,6 @@
 // and that a process killed with SIGKILL while nothing was materialised loses nothing on restart.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -13,6 +12,7 @@ import nodemailer from 'nodemailer';
 import { STORED_REPLY_PREFIX } from '../../src/server/smtp';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { MaildirStore } from '../../src/server/store/maildir';
+import { firstLineThenSigkill } from './killedChild';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const TOKENS = { apiToken: 'materialise-api-token-0000', webhookToken: 'materialise-webhook-tok-00', twilioAuthToken: 'materialise-twilio-token-0' };
@@ -232,18 +232,5 @@ async function runChild(dir: string, n: number, deleteOne: boolean): Promise<{ a
       process.stdout.write(JSON.stringify({ acked, deletedId }) + '\\n');
       setInterval(() => undefined, 1000);
     })();`;
-  const child = spawn(process.execPath, ['-r', 'tsx/cjs', '-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
-  try {
-    return await new Promise<{ acked: Acked[]; deletedId?: string }>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => {
-        out += c.toString();
-        if (out.includes('\n')) resolve(JSON.parse(out) as { acked: Acked[]; deletedId?: string });
-      });
-      child.on('exit', (code) => reject(new Error(`child exited with ${code}`)));
-    });
-  } finally {
-    child.kill('SIGKILL');
-    await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(undefined) : child.once('exit', r)));
-  }
+  return firstLineThenSigkill<{ acked: Acked[]; deletedId?: string }>(script);
 }

@@ -5,15 +5,15 @@
 // crashed run is only trusted for what the journal and the files confirm, and every field the
 // list and fetch read survives the round trip.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { JOURNAL_FILE } from '../../src/server/store/journal';
 import { MaildirStore } from '../../src/server/store/maildir';
-import { storeSessions } from './storeSessions';
 import { PACKED_INDEX_FILE } from '../../src/server/store/packedIndex';
 import type { MessageMeta, MessageSource } from '../../src/server/store/types';
+import { storeSessions } from './storeSessions';
+import { firstLineThenSigkill } from './killedChild';
 
 const REPO = path.resolve(__dirname, '..', '..');
 /** Longer than the snapshot's racy window, so directories' last changes are clearly older than it. */
@@ -201,17 +201,7 @@ describe('packed index', function () {
         process.stdout.write(JSON.stringify(ids) + '\\n');
         setInterval(() => undefined, 1000);
       })();`;
-    const child = spawn(process.execPath, ['-r', 'tsx/cjs', '-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
-    const acked = await new Promise<string[]>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => {
-        out += c.toString();
-        if (out.includes('\n')) resolve(JSON.parse(out) as string[]);
-      });
-      child.on('exit', (code) => reject(new Error(`child exited with ${code}`)));
-    });
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
+    const acked = await firstLineThenSigkill<string[]>(script);
     const { store: after, logs } = await openStore();
     assert.ok(usedPacked(logs), 'the journal only grew, so the packed index still describes its start');
     assert.equal(after.get(joeFirst), undefined, 'deleted by the killed run');
