@@ -84,6 +84,15 @@ describe('team server: three serve processes on one PostgreSQL', function () {
     const res = await fetch(`${base}${p}`, { headers: { Authorization: API } });
     return { status: res.status, json: await res.json() };
   };
+  /** Reads a push stream on from `text` (what was read already) until `id` shows in it; returns all read. */
+  const readUntil = async (reader: ReadableStreamDefaultReader<Uint8Array>, id: string, text: string): Promise<string> => {
+    while (!text.includes(id)) {
+      const { value, done } = await reader.read();
+      assert.ok(!done, 'the stream ended before the event');
+      text += Buffer.from(value).toString('utf8');
+    }
+    return text;
+  };
   const inject = async (base: string, inbox: string, subject: string): Promise<{ status: number; json: Json }> => {
     const res = await fetch(`${base}/api/v2/domains/private/inboxes/${inbox}`, {
       method: 'POST',
@@ -221,12 +230,7 @@ describe('team server: three serve processes on one PostgreSQL', function () {
     const sent = await inject(a.http, 'ann', 'cross-process');
     const waited = await waiting;
     assert.deepEqual(waited.json.msgs.map((m: { id: string }) => m.id), [sent.json.id]);
-    let text = '';
-    while (!text.includes(sent.json.id)) {
-      const { value, done } = await reader.read();
-      assert.ok(!done, 'the stream ended before the event');
-      text += Buffer.from(value).toString('utf8');
-    }
+    const text = await readUntil(reader, sent.json.id, '');
     assert.match(text, /event: message/);
     controller.abort();
   });
@@ -257,21 +261,12 @@ describe('team server: three serve processes on one PostgreSQL', function () {
       assert.equal(back.rowCount, 0, 'the arrival committed while A had no LISTEN connection: its NOTIFY reached nobody in A');
       const waited = await waiting;
       assert.deepEqual(waited.json.msgs.map((m: { id: string }) => m.id), [sent.json.id], 'the long-poll gets the arrival of the gap');
-      let text = '';
-      while (!text.includes(sent.json.id)) {
-        const { value, done } = await reader.read();
-        assert.ok(!done, 'the stream ended before the event');
-        text += Buffer.from(value).toString('utf8');
-      }
+      let text = await readUntil(reader, sent.json.id, '');
       assert.match(text, /event: message/);
       assert.match(a.run.stderr(), /replayed 1 arrival\(s\) of the gap/);
       // Once back, arrivals flow as before, each announced once.
       const later = await inject(b.http, 'gap', 'after the gap');
-      while (!text.includes(later.json.id)) {
-        const { value, done } = await reader.read();
-        assert.ok(!done, 'the stream ended before the event');
-        text += Buffer.from(value).toString('utf8');
-      }
+      text = await readUntil(reader, later.json.id, text);
       assert.equal(text.split(sent.json.id).length - 1, text.split(later.json.id).length - 1, 'the replayed arrival is announced as often as a live one');
       assert.ok(!text.includes(earlier.json.id), 'a message older than A is not replayed as an arrival');
     } finally {
