@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { promises as fs, readdirSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import * as path from 'node:path';
 import type { MaildirStore } from '../../src/server/store/maildir';
-import { API_TOKEN, DOMAIN, ON_MAILDIR, WEBHOOK_TOKEN, startApi, type Harness, type Reply } from './api-harness';
+import { API_TOKEN, rawRequest, DOMAIN, ON_MAILDIR, WEBHOOK_TOKEN, startApi, type Harness, type Reply } from './api-harness';
 
 /** Every error: the right status, a JSON `{status:"error", message}` naming the problem, never HTML or a stack. */
 function assertError(r: Reply, status: number, message: RegExp): void {
@@ -14,16 +13,6 @@ function assertError(r: Reply, status: number, message: RegExp): void {
   assert.equal(r.json.status, 'error');
   assert.match(r.json.message, message);
   assert.doesNotMatch(r.text, /<html|\bat [\w.<>]+ \(|node:internal/i);
-}
-
-function rawRequest(port: number, request: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
-    let data = '';
-    socket.on('data', (c) => (data += c.toString('utf8')));
-    socket.on('end', () => resolve(data));
-    socket.on('error', reject);
-  });
 }
 
 describe('HTTP API: bad input gets a clear 4xx and loses nothing', () => {

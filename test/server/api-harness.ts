@@ -5,7 +5,7 @@
 // normalise `..` in paths and forbids setting Host, both of which the tests need).
 import { promises as fs } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import MailComposer from 'nodemailer/lib/mail-composer';
@@ -154,3 +154,14 @@ export function anEmail(over: { subject?: string; from?: string; to?: string } =
 
 /** docs/api.md §2.2 / §2.6: `<inbox>-<number>-<number>`. */
 export const ID_SHAPE = /^[a-z0-9!#$%&'*+=?^_`{|}~.-]+-[0-9]+-[0-9]+$/;
+
+/** Sends `request` on a new connection and resolves everything the server sent until it closed. */
+export function rawRequest(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+    let data = '';
+    socket.on('data', (c) => (data += c.toString('utf8')));
+    socket.on('end', () => resolve(data));
+    socket.on('error', reject);
+  });
+}

@@ -3,18 +3,7 @@
 // request trickled in too slowly.
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { API_TOKEN, startApi, type Harness } from './api-harness';
-
-/** Sends `request` on a new connection and resolves everything the server sent until it closed. */
-function rawRequest(port: number, request: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
-    let data = '';
-    socket.on('data', (c) => (data += c.toString('utf8')));
-    socket.on('end', () => resolve(data));
-    socket.on('error', reject);
-  });
-}
+import { API_TOKEN, rawRequest, startApi, type Harness } from './api-harness';
 
 function statusOf(reply: string): number {
   return Number(/^HTTP\/1\.1 (\d{3}) /.exec(reply)?.[1] ?? 0);
