@@ -12,11 +12,13 @@ type Item = vscode.QuickPickItem & { domain?: string };
 export async function knownDomains(s: Services, signal?: AbortSignal): Promise<string[]> {
   const settings = s.settings();
   const names = [...s.model.shownDomains, ...settings.domains];
-  const own = s.connection.defaultDomain();
+  const server = s.connection.testInbox;
+  const own = server?.defaultDomain ?? (settings.server.kind === 'remote' ? undefined : settings.localDomain);
   if (own) names.unshift(own);
-  if (s.connection.testInbox) {
+  if (server) {
     try {
-      names.push(...((await s.connection.serverDomains(await s.connection.ensure(), signal)?.list()) ?? []));
+      const api = await s.connection.ensure();
+      names.push(...(await api.listDomains({ signal })).domains.map((d) => d.name));
     } catch (e) {
       // The picker still offers the other names and typing one.
       s.log.warn(`Domain picker: the server's domain list could not be read: ${errorText(e)}`);
