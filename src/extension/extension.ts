@@ -56,7 +56,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const notify = withEditorUi({ enabled: () => settings().notifyNewMail, isWatched: (ref) => added().has(ref), api: () => connection.current(), log });
   const live = new LiveUpdates({ model, api: () => connection.current(), pollSeconds: () => settings().pollSeconds, log, onNewMail: (mail) => void notifyNewMail(notify, mail) });
   const tree = new InboxView({ model, connection, live, log });
-  const services: Services = { context, channel, log, settings, tokens, connection, model, live, added, readState: () => readState, view: tree.view };
+  const services: Services = { context, channel, log, settings, tokens, connection, model, live, added, readState: () => readState, tree };
 
   context.subscriptions.push(
     channel,

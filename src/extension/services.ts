@@ -6,7 +6,8 @@ import type { Connection } from './connection';
 import { ACTION_TITLES, describeError, type ErrorAction } from './errors';
 import { errorText, type Logger } from './log';
 import type { LiveUpdates } from './live';
-import type { InboxModel, TreeNode } from './tree/model';
+import type { InboxModel } from './tree/model';
+import type { InboxView } from './tree/view';
 import { commandFor } from './commands/actions';
 import type { AddedInboxes, ReadState } from './tree/state';
 import { inert } from '../core/inert';
@@ -23,8 +24,8 @@ export interface Services {
   live: LiveUpdates;
   added(): AddedInboxes;
   readState(): ReadState;
-  /** The tree redraws (badge included) when the model changes: model.refreshView() to redraw, model.invalidate() to reload. */
-  view: vscode.TreeView<TreeNode>;
+  /** The tree view; it redraws (badge included) when the model changes: model.refreshView() to redraw, model.invalidate() to reload. */
+  tree: InboxView;
 }
 
 /**

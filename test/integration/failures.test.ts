@@ -149,6 +149,22 @@ describe('Test Inbox when things go wrong', function () {
       assert.equal(told.length, 1, JSON.stringify(st.shown));
     });
 
+    it('Inject Test Message selects its message even when the tree redrew a moment before (the redraw window is still open)', async () => {
+      const inbox = uniqueInbox('reveal-busy');
+      for (const subject of ['First', 'Second', 'Third']) {
+        // A redraw right before: the tree's change for the new row falls inside the window in
+        // which VS Code (and the extension's pacer) hold tree changes back.
+        await vscode.commands.executeCommand('testInbox.refresh');
+        const r = await vscode.commands.executeCommand<{ id: string }>('testInbox.injectMessage', { domain: DEFAULT_DOMAIN, inbox, subject, text: subject });
+        const id = `message:${DEFAULT_DOMAIN}/${inbox}/${r!.id}`;
+        const st = await waitFor(async () => {
+          const s = await state();
+          return s.selection.includes(id) ? s : undefined;
+        }, `the selected row of "${subject}"`);
+        assert.deepEqual(st.selection, [id]);
+      }
+    });
+
     it('opens messages in one preview panel until it is kept; Open in New Panel opens a kept one', async () => {
       const inbox = uniqueInbox('panels');
       const ids: string[] = [];

@@ -62,4 +62,27 @@ describe('tree refresh pacer', () => {
     pacer.request();
     assert.equal(fired, 1);
   });
+
+  it('flush hands a held change over at once, and the window starts again from it', () => {
+    pacer.request();
+    pacer.request();
+    assert.equal(fired, 1);
+    mock.timers.tick(50);
+    pacer.flush();
+    assert.equal(fired, 2, 'the held change is drawn now (a reveal follows it)');
+    mock.timers.tick(PACED_REFRESH_MS - 50);
+    assert.equal(fired, 2, 'the old window closing draws nothing more');
+    pacer.request();
+    assert.equal(fired, 2, 'a change within the new window is held');
+    mock.timers.tick(50);
+    assert.equal(fired, 3, 'and drawn when the window that started at the flush closes');
+  });
+
+  it('flush does nothing when nothing is held', () => {
+    pacer.flush();
+    assert.equal(fired, 0);
+    pacer.request();
+    pacer.flush();
+    assert.equal(fired, 1, 'the change was drawn at once; nothing was held');
+  });
 });

@@ -25,14 +25,14 @@ export async function run(s: Services, provider: InboxTreeProvider): Promise<unk
     tokenKey: s.connection.tokenKey(),
     localPid: s.connection.localPid,
     unread: s.model.unreadCount(),
-    badge: s.view.badge?.value ?? 0,
+    badge: s.tree.view.badge?.value ?? 0,
     live: s.live.describe(),
     tree,
     shown: shownTexts(),
     messageView: { openPanels: openMessagePanels(), panels: messagePanelsInfo(), lastRendered: lastRenderedMessage() ?? null },
     /** The tree rows selected (ids) and whether the view is shown. */
-    selection: s.view.selection.map((n) => n.id),
-    viewVisible: s.view.visible,
+    selection: s.tree.view.selection.map((n) => n.id),
+    viewVisible: s.tree.view.visible,
     statusBar: statusBarShown() ?? null,
     // Everything the extension keeps outside SecretStorage, so tests can check no token is there.
     mementos: {

@@ -2,7 +2,6 @@ import * as vscode from 'vscode';
 import { inert } from '../../core/inert';
 import type { MessageSummary } from '../../core/wire';
 import type { Services } from '../services';
-import { revealMessage } from '../tree/view';
 import { toAbortSignal } from '../ui/cancel';
 import { resolveInbox } from '../ui/pick';
 import { showInfo } from '../ui/shown';
@@ -65,7 +64,7 @@ export async function run(s: Services, arg?: unknown): Promise<{ id: string; dom
   );
   const { summary } = posted;
   if (summary) {
-    await revealMessage(s.view, ref.domain, ref.inbox, summary).then(undefined, (e: unknown) => s.log.warn(`Inject: could not reveal ${summary.id} in the tree: ${String(e)}`));
+    await s.tree.revealMessage(ref.domain, ref.inbox, summary).then(undefined, (e: unknown) => s.log.warn(`Inject: could not reveal ${summary.id} in the tree: ${String(e)}`));
   }
   void showInfo(inert`Injected "${subject}" into ${ref.inbox}.`, ...(summary ? [OPEN] : [])).then((choice) => {
     if (choice === OPEN && summary) void vscode.commands.executeCommand(openMessage.id, { domain: ref.domain, inbox: ref.inbox, id: summary.id });

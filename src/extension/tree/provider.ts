@@ -59,6 +59,11 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     }
   }
 
+  /** Hands VS Code the tree changes the pacer still holds (a reveal must follow them, refreshPacer.ts). */
+  flushChanges(): void {
+    this.pacer.flush();
+  }
+
   getTreeItem(node: TreeNode): vscode.TreeItem {
     return toTreeItem(node, present(node, Date.now()));
   }

@@ -33,6 +33,17 @@ export class RefreshPacer {
     this.emit();
   }
 
+  /**
+   * Hands a held change to VS Code now. VS Code chains every change it is handed to the
+   * promise its reveal() waits for, even inside its own debounce window; a change still held
+   * here is not in that chain, so a reveal would look for the new row in the old tree.
+   */
+  flush(): void {
+    if (this.disposed || !this.pending) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.emit();
+  }
+
   private emit(): void {
     this.pending = false;
     this.timer = setTimeout(() => {

@@ -28,15 +28,6 @@ export interface InboxViewDeps {
   log: Logger;
 }
 
-/**
- * Reveals and selects a message's row, expanding its domain and inbox (Inject Test Message
- * shows what it posted). The tree matches rows by id, so a node built here finds the row.
- */
-export async function revealMessage(view: vscode.TreeView<TreeNode>, domain: string, inbox: string, summary: MessageSummary): Promise<void> {
-  const node: MessageNode = { kind: 'message', id: `message:${domain}/${inbox}/${summary.id}`, domain, inbox, summary, unread: true, phone: isPhoneInbox(inbox) };
-  await view.reveal(node, { select: true, focus: false, expand: false });
-}
-
 export class InboxView implements vscode.Disposable {
   readonly provider: InboxTreeProvider;
   readonly view: vscode.TreeView<TreeNode>;
@@ -71,6 +62,17 @@ export class InboxView implements vscode.Disposable {
       }),
     );
     this.onVisible(this.view.visible);
+  }
+
+  /**
+   * Reveals and selects a message's row, expanding its domain and inbox (Inject Test Message
+   * shows what it posted). The tree matches rows by id, so a node built here finds the row.
+   * The change that added the row goes to VS Code first, so its reveal waits for that redraw.
+   */
+  async revealMessage(domain: string, inbox: string, summary: MessageSummary): Promise<void> {
+    const node: MessageNode = { kind: 'message', id: `message:${domain}/${inbox}/${summary.id}`, domain, inbox, summary, unread: true, phone: isPhoneInbox(inbox) };
+    this.provider.flushChanges();
+    await this.view.reveal(node, { select: true, focus: false, expand: false });
   }
 
   private updateBadge(): void {
