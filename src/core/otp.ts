@@ -260,22 +260,15 @@ function lowerAligned(s: string): string {
  * `@host` tokens, whose digits are never codes. Works chunk by chunk between whitespace.
  */
 function blankAddresses(s: string): string {
-  let out = '';
-  let i = 0;
-  const n = s.length;
-  while (i < n) {
-    if (/\s/.test(s[i])) { out += s[i]; i++; continue; }
-    let j = i;
-    while (j < n && !/\s/.test(s[j])) j++;
-    const chunk = s.slice(i, j);
+  return s.replace(/\S+/g, (chunk) => {
+    // Every address form below has a dot or a colon: most words of prose have neither.
+    if (!chunk.includes('.') && !chunk.includes(':')) return chunk;
     const lower = chunk.toLowerCase();
     const isAddress =
       lower.includes('://') || lower.startsWith('www.') || /[a-z0-9]@[a-z0-9-]+\./.test(lower) ||
       /^[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\/\S/.test(lower) || (chunk.startsWith('@') && chunk.includes('.'));
-    out += isAddress ? ' '.repeat(chunk.length) : chunk;
-    i = j;
-  }
-  return out;
+    return isAddress ? ' '.repeat(chunk.length) : chunk;
+  });
 }
 
 function prepare(text: string): string {
@@ -311,7 +304,8 @@ function findAll(hay: string, needle: string, word: boolean, into: Span[]): void
   }
 }
 
-const SENTENCE_STOPS = new Set([...'.!?\n。！？']);
+/** What ends a sentence (sentenceAround). */
+const SENTENCE_STOP_RE = /[.!?\n。！？]/g;
 
 /** The sentence (bounded to SENTENCE_REACH each side) around a position, from the sorted stop positions. */
 function sentenceAround(stops: number[], at: number, length: number): [number, number] {
@@ -348,7 +342,7 @@ function findKeywords(text: string, lower: string): Span[] {
   for (const m of PROMO_MARKERS) findAll(lower, m, false, promos);
   promos.sort((a, b) => a.start - b.start);
   const stops: number[] = [];
-  for (let i = 0; i < lower.length; i++) if (SENTENCE_STOPS.has(lower[i])) stops.push(i);
+  for (const m of lower.matchAll(SENTENCE_STOP_RE)) stops.push(m.index);
   for (const k of KEYWORDS) {
     if (k.booking) continue;
     const found: Span[] = [];
@@ -373,10 +367,26 @@ function findKeywords(text: string, lower: string): Span[] {
   return merged;
 }
 
-function findLabels(lower: string): Span[] {
+/** The longest label, for the window labelsStartingIn searches. */
+const MAX_LABEL_LENGTH = Math.max(...WORD_LABELS.map((l) => l.length), ...CJK_LABELS.map((l) => l.length));
+
+/**
+ * Labels (sorted) starting in [from, to): only that stretch of the text is searched, with a
+ * character either side for the word boundaries, so the result is that of a whole-text search.
+ * A label matters only shortly before a number (rejection), and a search of the whole text for
+ * every label was most of the cost of scanning a long message.
+ */
+function labelsStartingIn(lower: string, from: number, to: number): Span[] {
+  const lo = Math.max(0, from - 1);
+  const window = lower.slice(lo, Math.min(lower.length, to + MAX_LABEL_LENGTH + 1));
+  const found: Span[] = [];
+  for (const l of WORD_LABELS) findAll(window, l, true, found);
+  for (const l of CJK_LABELS) findAll(window, l, false, found);
   const spans: Span[] = [];
-  for (const l of WORD_LABELS) findAll(lower, l, true, spans);
-  for (const l of CJK_LABELS) findAll(lower, l, false, spans);
+  for (const sp of found) {
+    const start = sp.start + lo;
+    if (start >= from && start < to) spans.push({ start, end: sp.end + lo });
+  }
   return spans.sort((a, b) => a.start - b.start);
 }
 
@@ -619,7 +629,7 @@ function nextWord(lower: string, at: number): string {
 }
 
 /** Why a number is not a code (a label, money, a unit, a postcode…), or undefined when it may be. */
-function rejection(text: string, lower: string, c: Candidate, labels: Span[], keywords: Span[], lineStarts: number[]): string | undefined {
+function rejection(text: string, lower: string, c: Candidate, keywords: Span[], lineStarts: number[]): string | undefined {
   const ls = lineStarts[lineIndexAt(lineStarts, c.start)];
   const before = text.slice(Math.max(ls, c.start - 6), c.start);
   if (before.endsWith('#') || before.endsWith('# ')) return 'reference or colour';
@@ -642,7 +652,7 @@ function rejection(text: string, lower: string, c: Candidate, labels: Span[], ke
   const back = lower.slice(Math.max(0, c.start - 14), c.start);
   if (c.yearLike && (back.includes('©') || back.includes('(c)') || back.includes('copyright'))) return 'copyright year';
   // A label shortly before the number on its line, with no keyword in between.
-  for (const l of spansStartingIn(labels, c.start - LABEL_REACH - 40, c.start)) {
+  for (const l of labelsStartingIn(lower, c.start - LABEL_REACH - 40, c.start)) {
     if (l.end > c.start || l.end < Math.max(ls, c.start - LABEL_REACH)) continue;
     if (spansStartingIn(keywords, l.end, c.start).some((k) => k.end <= c.start)) continue;
     // The label names this number only if nothing but a few words stands between them
@@ -905,16 +915,19 @@ function scanText(raw: string, orderBase: number): Scan {
   const text = prepare(raw);
   const lower = lowerAligned(text);
   const keywords = findKeywords(text, lower);
-  const labels = findLabels(lower);
   const runs = asciiRuns(text);
   const lineStarts = [0];
-  for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
+  for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', nl + 1)) lineStarts.push(nl + 1);
   const candidates = [...numericCandidates(text, runs), ...alnumCandidates(text, runs), ...letterCandidates(text, runs), ...spacedCandidates(text, runs)];
   const bound: Found[] = [];
   const plainNumbers: string[] = [];
   const namedNumbers = new Set<string>();
   for (const c of candidates) {
-    if (rejection(text, lower, c, labels, keywords, lineStarts) !== undefined) continue;
+    // A tight shape counts only when a keyword stands just before it (bindToKeyword), and never
+    // as a plain number: without one in reach it can come to nothing, so it is not weighed. Most
+    // words of prose are such candidates (letterCandidates), and weighing each cost most of a scan.
+    if (c.tight && spansStartingIn(keywords, c.start - MAX_FILLER, c.start).length === 0) continue;
+    if (rejection(text, lower, c, keywords, lineStarts) !== undefined) continue;
     const binding = bindToKeyword(text, c, keywords, lineStarts);
     if (c.yearLike && (!binding || binding.reason !== 'keyword')) continue;
     // A tight shape (a 10-digit account number) is not a number the sole-number rule weighs.
