@@ -12,6 +12,8 @@ import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Frame } from 'playwright-core';
+import { createClient } from '../../src/api';
+import { PAGE_SIZE } from '../../src/extension/tree/model';
 import { startWorkbench, type Workbench } from '../../scripts/integration/workbench';
 import { SAMPLES, seedSamples, sendMail, startDemoServer, type DemoServer } from '../../scripts/demoServer';
 import {
@@ -140,6 +142,24 @@ describe('e2e: Test Inbox installed from its VSIX in a real workbench', function
 
     await expandRow(treeRow(page, new RegExp(`^Inbox ${escapeRegExp(inbox)}@${escapeRegExp(SAMPLES.domain)}`)));
     await treeRow(page, /email from Test Inbox, Test message/).waitFor({ timeout: UI_TIMEOUT_MS });
+
+    // A change redraws only the row it touched (tree/provider.ts): "Load more…" redraws its
+    // inbox, and a message arriving meanwhile into that inbox redraws its domain; both show.
+    const api = createClient({ baseUrl: demo.http, apiToken: demo.apiToken });
+    try {
+      const paged = `paged-${randomInt(1e6, 1e7)}`;
+      for (let i = 0; i < PAGE_SIZE + 2; i++) await api.inject(SAMPLES.domain, paged, { from: 'Pager <pager@acme.test>', subject: `Page item ${i}`, text: String(i) });
+      await expandRow(treeRow(page, new RegExp(`^Inbox ${escapeRegExp(paged)}@`)));
+      const more = treeRow(page, new RegExp(`^Load older messages of ${escapeRegExp(paged)}$`));
+      await more.click({ timeout: UI_TIMEOUT_MS });
+      await treeRow(page, /email from Pager, Page item 0,/).waitFor({ timeout: UI_TIMEOUT_MS });
+      await more.waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+      await api.inject(SAMPLES.domain, paged, { from: 'Pager <pager@acme.test>', subject: 'Arrived after paging', text: 'x' });
+      await treeRow(page, /email from Pager, Arrived after paging,/).waitFor({ timeout: UI_TIMEOUT_MS });
+      await treeRow(page, /email from Test Inbox, Test message/).waitFor({ timeout: UI_TIMEOUT_MS });
+    } finally {
+      await api.dispose();
+    }
   });
 
   it('shows the packaged README on the extension\'s details page, with no broken images', async () => {
