@@ -539,9 +539,11 @@ export class MaildirFiles {
       await this.wal.remove(metas.map((m) => m.id), durable);
     } catch (e) {
       // No record of the removal (a full disk, say): a checkpoint drops the log generations
-      // holding these messages instead (every one up to the current; checkpoint()).
+      // holding these messages instead (every one up to the current; checkpoint()). Not while a
+      // file of the materialiser fails: that checkpoint would wait for it, and on a full disk
+      // only this removal's unlinks below make the room it needs.
       this.log('warn', `store: could not log a removal (${(e as Error).message}); checkpointing instead`);
-      if (!(await this.checkpoint())) unlogged = e;
+      if (this.materialiser.failing > 0 || !(await this.checkpoint())) unlogged = e;
     }
     const dirs = new Set<string>();
     await mapLimit(metas, OPEN_CONCURRENCY, async (m) => {
