@@ -4,10 +4,14 @@
 // start would replay the older one without the removal and bring the deleted message back. Both
 // failures here are real file-system refusals: an inbox's `new/` folder swapped for a plain file,
 // so writing or syncing a file in it fails with ENOTDIR (root ignores file modes, so chmod cannot
-// do it). One test fails a materialiser write and closes the store; the other fails a
-// checkpoint's fsync while the store runs, and kills the process with SIGKILL.
+// do it). One test fails a materialiser write and closes the store; one fails a checkpoint's
+// fsync while the store runs, and kills the process with SIGKILL. A third fails the removal
+// record itself (the child's file-size limit, EFBIG) while an older checkpoint is under way: the
+// checkpoint the delete falls back on must cover the deleted message's generation, not just
+// join the one under way.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -142,6 +146,64 @@ describe('checkpoints drop log generations oldest first', function () {
       assert.equal(store.get(out.cancelled), undefined);
       assert.equal((await store.readRaw(out.kept)).toString('utf8'), body('three copies'), 'the acknowledged copy is kept');
       assert.ok(!out.left.includes(1), `generation 1 was retried and dropped before the later ones (left: ${out.left.join(", ")})`);
+    } finally {
+      await store.close();
+    }
+  });
+  it('a delete whose removal record cannot be logged, while an older checkpoint is under way, stays deleted after a SIGKILL', async function () {
+    try {
+      execFileSync('prlimit', ['--version'], { stdio: 'pipe' });
+    } catch {
+      this.skip(); // no util-linux prlimit here (Linux only)
+    }
+    // Every file of the child is limited to FILE_LIMIT bytes (RLIMIT_FSIZE): the message deleted
+    // fills its log generation to just below it, so its removal record fails with EFBIG and the
+    // store checkpoints instead, while the checkpoint of the generation before waits for a held file.
+    const FILE_LIMIT = 64 * 1024;
+    const out = await firstLineThenSigkill<{ gone: string; held: string; walBytes: number; logs: string[] }>(
+      `
+      const fs = require('node:fs/promises');
+      const path = require('node:path');
+      const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir.ts'))});
+      const dir = ${JSON.stringify(dataDir)};
+      const until = async (check) => { while (!(await check())) await new Promise((r) => setTimeout(r, 20)); };
+      const gens = async () => (await fs.readdir(dir)).filter((n) => n.startsWith('.wal-')).map((n) => Number(n.slice(5)));
+      (async () => {
+        const logs = [];
+        // The timed checkpoint comes once a second: the first rotates generation 1, the next is well after the kill.
+        const s = new MaildirStore({ dir, retention: { maxMessages: 0, maxAgeMs: 0 }, checkpointIntervalMs: 1000, log: (level, msg) => logs.push(msg) });
+        await s.open();
+        const release = s.holdMaterialiser();
+        const t = (inbox) => ({ domain: 'inbox.test', inbox });
+        const [held] = await s.add([t('held')], Buffer.from(${JSON.stringify(body('held'))}), 'smtp');
+        await until(async () => (await gens()).includes(2));
+        // Generation 2 gets one message whose record ends 10 bytes short of the limit
+        // (["m", id, domain, inbox, time, source, length] then the bytes and a newline).
+        const head = 'From: a@b.test\\r\\nSubject: gone\\r\\n\\r\\n';
+        const recordBytes = (n) => JSON.stringify(['m', 'gone-' + '9'.repeat(10) + '-2', 'inbox.test', 'gone', 1e12, 'smtp', n]).length + 1 + n + 1;
+        let n = ${FILE_LIMIT};
+        for (let k = 0; k < 3; k++) n = ${FILE_LIMIT} - 10 - (recordBytes(n) - n);
+        const [gone] = await s.add([t('gone')], Buffer.from(head + 'x'.repeat(n - head.length)), 'smtp');
+        const walBytes = (await fs.stat(path.join(dir, '.wal-2'))).size;
+        // The checkpoint of generation 1 goes on once the delete has found the log full.
+        setTimeout(release, 300);
+        await s.delete(gone.id);
+        process.stdout.write(JSON.stringify({ gone: gone.id, held: held.id, walBytes, logs }) + '\\n');
+        setInterval(() => undefined, 1000);
+      })();`,
+      { fileSizeLimit: FILE_LIMIT },
+    );
+    assert.equal(out.walBytes, FILE_LIMIT - 10, 'the generation of the deleted message ends just short of the file-size limit');
+    assert.ok(
+      out.logs.some((l) => l.includes('could not log a removal')),
+      `the removal record failed (${out.logs.join(' | ')})`,
+    );
+    const store = new MaildirStore({ dir: dataDir, retention: NO_RETENTION, checkpointIntervalMs: 0 });
+    await store.open();
+    try {
+      assert.equal(store.get(out.gone), undefined, 'the answered delete holds after the crash');
+      assert.equal(existsSync(store.pathOf({ domain: 'inbox.test', inbox: 'gone', id: out.gone })), false, 'its file is not written');
+      assert.equal((await store.readRaw(out.held)).toString('utf8'), body('held'), 'the message held back meanwhile is kept');
     } finally {
       await store.close();
     }
