@@ -8,7 +8,8 @@
 // fsync while the store runs, and kills the process with SIGKILL. A third fails the removal
 // record itself (the child's file-size limit, EFBIG) while an older checkpoint is under way: the
 // checkpoint the delete falls back on must cover the deleted message's generation, not just
-// join the one under way.
+// join the one under way; and when that checkpoint cannot succeed, the delete is answered with
+// an error instead of success.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -204,6 +205,66 @@ describe('checkpoints drop log generations oldest first', function () {
       assert.equal(store.get(out.gone), undefined, 'the answered delete holds after the crash');
       assert.equal(existsSync(store.pathOf({ domain: 'inbox.test', inbox: 'gone', id: out.gone })), false, 'its file is not written');
       assert.equal((await store.readRaw(out.held)).toString('utf8'), body('held'), 'the message held back meanwhile is kept');
+    } finally {
+      await store.close();
+    }
+  });
+  it('answers a delete with an error when its removal can be neither logged nor checkpointed (a file still failing), and says so', async function () {
+    try {
+      execFileSync('prlimit', ['--version'], { stdio: 'pipe' });
+    } catch {
+      this.skip(); // no util-linux prlimit here (Linux only)
+    }
+    const FILE_LIMIT = 64 * 1024;
+    const out = await firstLineThenSigkill<{ gone: string; stuck: string; answer: { code?: string; message: string } | 'deleted'; listed: boolean }>(
+      `
+      const fs = require('node:fs/promises');
+      const path = require('node:path');
+      const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir.ts'))});
+      const dir = ${JSON.stringify(dataDir)};
+      const until = async (check) => { while (!(await check())) await new Promise((r) => setTimeout(r, 20)); };
+      (async () => {
+        const logs = [];
+        // No timed checkpoint: every message stays in generation 1.
+        const s = new MaildirStore({ dir, retention: { maxMessages: 0, maxAgeMs: 0 }, checkpointIntervalMs: 0, log: (level, msg) => logs.push(msg) });
+        await s.open();
+        const release = s.holdMaterialiser();
+        const t = (inbox) => ({ domain: 'inbox.test', inbox });
+        const [stuck] = await s.add([t('stuck')], Buffer.from(${JSON.stringify(body('stuck'))}), 'smtp');
+        const newDir = path.dirname(s.pathOf(stuck));
+        await fs.rename(newDir, newDir + '.aside');
+        await fs.writeFile(newDir, 'not a folder');
+        release();
+        await until(() => logs.some((l) => l.includes('could not write the file of message ' + stuck.id)));
+        // The next message's record ends 10 bytes short of the file-size limit.
+        const used = (await fs.stat(path.join(dir, '.wal-1'))).size;
+        const head = 'From: a@b.test\\r\\nSubject: gone\\r\\n\\r\\n';
+        const recordBytes = (n) => JSON.stringify(['m', 'gone-' + '9'.repeat(10) + '-2', 'inbox.test', 'gone', 1e12, 'smtp', n]).length + 1 + n + 1;
+        let n = ${FILE_LIMIT};
+        for (let k = 0; k < 3; k++) n = ${FILE_LIMIT} - used - 10 - (recordBytes(n) - n);
+        const [gone] = await s.add([t('gone')], Buffer.from(head + 'x'.repeat(n - head.length)), 'smtp');
+        if ((await fs.stat(path.join(dir, '.wal-1'))).size !== ${FILE_LIMIT} - 10) throw new Error('the log is not where the test wants it');
+        await until(async () => fs.stat(s.pathOf(gone)).then(() => true, () => false));
+        let answer = 'deleted';
+        await s.delete(gone.id).catch((e) => (answer = { code: e.code, message: e.message }));
+        // Put the folder back for the next start.
+        await fs.rm(newDir);
+        await fs.rename(newDir + '.aside', newDir);
+        process.stdout.write(JSON.stringify({ gone: gone.id, stuck: stuck.id, answer, listed: s.get(gone.id) !== undefined }) + '\\n');
+        setInterval(() => undefined, 1000);
+      })();`,
+      { fileSizeLimit: FILE_LIMIT },
+    );
+    assert.notEqual(out.answer, 'deleted', 'the delete is not answered as done');
+    assert.equal(typeof out.answer === 'object' && out.answer.code, 'IO');
+    assert.match(typeof out.answer === 'object' ? out.answer.message : '', /not durable/);
+    assert.equal(out.listed, false, 'the message is out of the listings meanwhile');
+    // As the error said, a start before the next checkpoint brings it back: nothing acknowledged is lost.
+    const store = new MaildirStore({ dir: dataDir, retention: NO_RETENTION, checkpointIntervalMs: 0 });
+    await store.open();
+    try {
+      assert.ok(store.get(out.gone), 'the message whose delete failed is back');
+      assert.equal((await store.readRaw(out.stuck)).toString('utf8'), body('stuck'), 'the message whose file failed is restored');
     } finally {
       await store.close();
     }
