@@ -2,7 +2,9 @@
 // `<dir>/mail/<domain>/<inbox>/{tmp,new,cur}` (layout.ts), written to tmp/ and renamed into new/.
 // A message is made durable by the write-ahead log (wal.ts) before it is acknowledged; its file
 // is written afterwards by the materialiser (materialiser.ts). Checkpoints wait for the files of
-// the log generation, fsync them (a bounded number at once) and drop the generation.
+// the log generation, fsync them (a bounded number at once) and drop the generation; generations
+// are dropped oldest first, so a removal record is never dropped while the message it removes is
+// still in the log.
 // A full disk is StoreError FULL; a delete is durable before it is answered.
 // Recovery on open replays what a crash left in the log and reconciles the index journal with
 // a readdir of every inbox. Knows nothing of the in-memory index (memoryIndex.ts) or events:
