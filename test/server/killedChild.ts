@@ -6,9 +6,15 @@ import * as path from 'node:path';
 
 const REPO = path.resolve(__dirname, '..', '..');
 
-/** The first stdout line of `script`, parsed as JSON; the child is SIGKILLed and gone when this resolves. */
-export async function firstLineThenSigkill<T>(script: string): Promise<T> {
-  const child = spawn(process.execPath, ['-r', 'tsx/cjs', '-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
+/**
+ * The first stdout line of `script`, parsed as JSON; the child is SIGKILLed and gone when this
+ * resolves. `fileSizeLimit`: the child runs under that RLIMIT_FSIZE (util-linux `prlimit`), so a
+ * write past that many bytes in any one file fails with EFBIG (Node ignores SIGXFSZ).
+ */
+export async function firstLineThenSigkill<T>(script: string, options: { fileSizeLimit?: number } = {}): Promise<T> {
+  const node = [process.execPath, '-r', 'tsx/cjs', '-e', script];
+  const argv = options.fileSizeLimit === undefined ? node : ['prlimit', `--fsize=${options.fileSizeLimit}`, ...node];
+  const child = spawn(argv[0], argv.slice(1), { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     return await new Promise<T>((resolve, reject) => {
       let out = '';

@@ -2,7 +2,9 @@
 // `<dir>/mail/<domain>/<inbox>/{tmp,new,cur}` (layout.ts), written to tmp/ and renamed into new/.
 // A message is made durable by the write-ahead log (wal.ts) before it is acknowledged; its file
 // is written afterwards by the materialiser (materialiser.ts). Checkpoints wait for the files of
-// the log generation, fsync them (a bounded number at once) and drop the generation.
+// the log generation, fsync them (a bounded number at once) and drop the generation; generations
+// are dropped oldest first, so a removal record is never dropped while the message it removes is
+// still in the log.
 // A full disk is StoreError FULL; a delete is durable before it is answered.
 // Recovery on open replays what a crash left in the log and reconciles the index journal with
 // a readdir of every inbox. Knows nothing of the in-memory index (memoryIndex.ts) or events:
@@ -51,6 +53,16 @@ export interface CommitItem {
   reject: (e: unknown) => void;
 }
 
+/** A rotated log generation until a checkpoint drops it: its file, the files it logged, and their materialiser jobs. */
+interface KeptGeneration {
+  /** Rejects when the rotation failed: the generation is then never dropped in this run (the next start replays it). */
+  file: Promise<string>;
+  files: string[];
+  jobs: MaterialiseJob[];
+  /** The last failure logged for it. */
+  failure?: string;
+}
+
 /** link() errors that mean "this file system has no hard links" (FAT, some network shares), not a failed write. */
 const LINK_UNSUPPORTED = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
 /** link() errors that mean "not this link" (another file system, too many links to one file): this one file is copied. */
@@ -82,7 +94,11 @@ export class MaildirFiles {
   private unwritten: MaterialiseJob[] = [];
   /** Writes the files of messages acknowledged from the log alone (materialiser.ts). */
   readonly materialiser: Materialiser;
-  private checkpointRun: Promise<void> | undefined;
+  /** Rotated log generations not dropped yet, oldest first (checkpoint()). */
+  private kept: KeptGeneration[] = [];
+  private checkpointRun: Promise<boolean> | undefined;
+  /** The run that follows the one under way, shared by the callers that came meanwhile. */
+  private checkpointNext: Promise<boolean> | undefined;
   private readonly readyDirs = new Map<string, Promise<void>>();
   /** Recipients of one message share one file through hard links; dropped where the file system refuses them. */
   private linksUsable = true;
@@ -520,12 +536,16 @@ export class MaildirFiles {
   async remove(metas: MessageMeta[], durable: boolean): Promise<void> {
     // A file not written yet never will be; one being written is waited for, then unlinked below.
     await this.materialiser.settle(metas.map((m) => m.id));
+    let unlogged: unknown;
     try {
       await this.wal.remove(metas.map((m) => m.id), durable);
     } catch (e) {
-      // No record of the removal (a full disk, say): a checkpoint drops the log generation holding these messages instead.
+      // No record of the removal (a full disk, say): a checkpoint drops the log generations
+      // holding these messages instead (every one up to the current; checkpoint()). Not while a
+      // file of the materialiser fails: that checkpoint would wait for it, and on a full disk
+      // only this removal's unlinks below make the room it needs.
       this.log('warn', `store: could not log a removal (${(e as Error).message}); checkpointing instead`);
-      await this.checkpoint();
+      if (this.materialiser.failing > 0 || !(await this.checkpoint())) unlogged = e;
     }
     const dirs = new Set<string>();
     await mapLimit(metas, OPEN_CONCURRENCY, async (m) => {
@@ -538,6 +558,12 @@ export class MaildirFiles {
       }
     });
     if (durable) await mapLimit([...dirs], FLUSH_CONCURRENCY, (d) => fsyncDir(d).catch((e: unknown) => this.log('warn', `store: could not sync ${d} after a removal: ${(e as Error).message}`)));
+    if (unlogged !== undefined) {
+      // Neither logged nor out of the log: a start before the next successful checkpoint brings them back.
+      const msg = `the removal of ${metas.length} message(s) is not durable yet (it could not be logged and the log generations holding them were kept; a restart before the next checkpoint brings them back): ${(unlogged as Error).message}`;
+      this.log('warn', `store: ${msg}`);
+      if (durable) throw new StoreError(isNoSpace(unlogged) ? 'FULL' : 'IO', msg, { cause: unlogged });
+    }
   }
 
   async read(meta: MessageMeta): Promise<Buffer> {
@@ -561,28 +587,68 @@ export class MaildirFiles {
     await mapLimit(dirs, FLUSH_CONCURRENCY, (d) => fsyncDir(d).catch((e: unknown) => (errnoCode(e) === 'ENOENT' ? undefined : Promise.reject(e))));
   }
 
-  /** Flushes the files of the current log generation, then drops it. Never rejects: a failure is logged and the log kept. */
-  checkpoint(): Promise<void> {
-    if (this.checkpointRun) return this.checkpointRun;
-    if (this.wal.bytes === 0) return Promise.resolve();
-    // Swap the file list and rotate in the same tick: commits queued before belong to the old generation.
-    const files = this.unflushed;
-    this.unflushed = [];
-    const jobs = this.unwritten;
-    this.unwritten = [];
-    const rotated = this.wal.rotate();
-    this.checkpointRun = (async () => {
-      const old = await rotated;
-      // The generation holds the only copy of a message until its file is written.
-      const written = await Promise.all(jobs.map((j) => j.done));
-      const missing = written.filter((ok) => !ok).length;
-      if (missing > 0) throw new Error(`${missing} message(s) logged in ${old} have no file yet`);
-      await this.flush(files);
-      await fs.rm(old, { force: true });
-    })()
-      .catch((e: unknown) => this.log('warn', `store: checkpoint failed (the log is kept and replayed on the next start): ${(e as Error).message}`))
-      .finally(() => (this.checkpointRun = undefined));
-    return this.checkpointRun;
+  /**
+   * Rotates the log and drops every generation up to the one just rotated, oldest first: one
+   * whose messages all have their files (written or cancelled) is flushed and then deleted. The
+   * first that cannot be dropped (a file not written when the store closes, a failed fsync)
+   * stops the run: it and every later generation stay, on disk for the next start's replay and
+   * here for the next checkpoint, which tries them again first. Never deleting a generation
+   * while an older one stays is what keeps removals: a later generation may hold the removal
+   * record of a message an older one logged, and a replay of the older one without it would
+   * bring the message back. Called while a run is under way, it waits for that run and starts
+   * one more (shared by every such caller), so what was logged before the call is covered.
+   * Never rejects: resolves true when every generation up to the call's is dropped, false when
+   * one is kept (the failure is logged).
+   */
+  checkpoint(): Promise<boolean> {
+    if (this.checkpointRun) {
+      this.checkpointNext ??= this.checkpointRun.then(() => {
+        this.checkpointNext = undefined;
+        return this.checkpoint();
+      });
+      return this.checkpointNext;
+    }
+    if (this.wal.bytes > 0) {
+      // Swap the lists and rotate in the same tick: commits queued before belong to the old generation.
+      this.kept.push({ file: this.wal.rotate(), files: this.unflushed, jobs: this.unwritten });
+      this.unflushed = [];
+      this.unwritten = [];
+    }
+    if (this.kept.length === 0) return Promise.resolve(true);
+    const run = this.dropKept().finally(() => (this.checkpointRun = undefined));
+    this.checkpointRun = run;
+    return run;
+  }
+
+  /** Drops the kept generations oldest first; stops at the first that cannot be dropped (see checkpoint()). */
+  private async dropKept(): Promise<boolean> {
+    while (this.kept.length > 0) {
+      const gen = this.kept[0];
+      let file = '';
+      try {
+        file = await gen.file;
+        // The generation holds the only copy of a message until its file is written.
+        const written = await Promise.all(gen.jobs.map((j) => j.done));
+        const missing = written.filter((ok) => !ok).length;
+        if (missing > 0) throw new Error(`${missing} message(s) logged in ${file} have no file yet`);
+        gen.jobs = []; // all written or cancelled: their bytes are not held for a retry
+        await this.flush(gen.files);
+        await fs.rm(file, { force: true });
+      } catch (e) {
+        // Logged once per generation and cause: the periodic checkpoint tries again every few seconds.
+        const cause = (e as Error).message;
+        if (gen.failure === cause) return false;
+        gen.failure = cause;
+        const later = this.kept.length - 1;
+        this.log(
+          'warn',
+          `store: checkpoint failed (${file || 'the log'} is kept and replayed on the next start${later > 0 ? `, and the ${later} later generation(s) with it` : ''}; the next checkpoint tries again): ${cause}`,
+        );
+        return false;
+      }
+      this.kept.shift();
+    }
+    return true;
   }
 
   /** Closes the log (after a final checkpoint by the caller); an empty last generation is removed. */

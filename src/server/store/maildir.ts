@@ -157,7 +157,7 @@ export class MaildirStore implements Store {
   }
 
   /** Flushes the files of the current log generation, then drops it (durability.ts). */
-  private checkpoint(): Promise<void> {
+  private checkpoint(): Promise<boolean> {
     return this.track(this.files.checkpoint());
   }
 

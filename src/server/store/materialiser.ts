@@ -48,8 +48,8 @@ export class Materialiser {
   private jobs = 0;
   /** Bytes of the jobs started and not finished. */
   pendingBytes = 0;
-  /** Jobs whose last write failed (waiting to be tried again). */
-  failing = 0;
+  /** Jobs whose write failed and that are not finished yet (waiting to be tried again, or being tried again). */
+  private readonly failed = new Set<Job>();
 
   constructor(
     private readonly write: (job: MaterialiseJob) => Promise<void>,
@@ -106,12 +106,14 @@ export class Materialiser {
     for (const job of jobs) {
       if (job.running) await job.running.catch(() => undefined);
       if (job.state === 'finished' || job.state === 'running' || !this.complete(job)) continue;
-      if (job.state === 'waiting') {
-        clearTimeout(job.retry);
-        this.failing--;
-      }
+      if (job.state === 'waiting') clearTimeout(job.retry);
       this.finishJob(job, true);
     }
+  }
+
+  /** Jobs whose write failed and are not finished: a checkpoint waits for them until they succeed. */
+  get failing(): number {
+    return this.failed.size;
   }
 
   /** Test hook: holds every write back until the returned function is called (or the store closes). */
@@ -142,7 +144,6 @@ export class Materialiser {
     for (const job of [...this.byId.values()]) {
       if (job.state === 'waiting') {
         clearTimeout(job.retry);
-        this.failing--;
         this.finishJob(job, false);
       }
     }
@@ -181,11 +182,8 @@ export class Materialiser {
         this.onFailure(job, failure, job.failures === 0);
         job.failures++;
         job.state = 'waiting';
-        this.failing++;
-        job.retry = setTimeout(() => {
-          this.failing--;
-          this.requeue(job);
-        }, MATERIALISE_RETRY_MS);
+        this.failed.add(job);
+        job.retry = setTimeout(() => this.requeue(job), MATERIALISE_RETRY_MS);
         job.retry.unref();
       }
       this.pump();
@@ -205,6 +203,7 @@ export class Materialiser {
   private finishJob(job: Job, ok: boolean): void {
     if (job.state === 'finished') return;
     job.state = 'finished';
+    this.failed.delete(job);
     for (const r of job.recs) if (this.byId.get(r.meta.id) === job) this.byId.delete(r.meta.id);
     this.pendingBytes -= job.raw.length;
     this.jobs--;
