@@ -57,11 +57,26 @@ export function treeRow(page: Page, label: RegExp): Locator {
   return page.locator('.sidebar').getByRole('treeitem', { name: label });
 }
 
-/** Expands a collapsed tree row (an inbox) by clicking it; no-op when already expanded. */
+/** How long a click on a row gets to expand it before it is clicked again. */
+const EXPAND_CLICK_WAIT_MS = 5_000;
+
+/**
+ * Expands a collapsed tree row (an inbox) by clicking it; no-op when already expanded. A row the
+ * tree redraws while it is clicked (mail arriving) can lose the click, so a click that did not
+ * expand it is repeated until UI_TIMEOUT_MS; a row that never expands still fails.
+ */
 export async function expandRow(row: Locator): Promise<void> {
   await row.waitFor({ timeout: UI_TIMEOUT_MS });
-  if ((await row.getAttribute('aria-expanded')) !== 'true') await row.click();
-  await row.and(row.page().locator('[aria-expanded="true"]')).waitFor({ timeout: UI_TIMEOUT_MS });
+  const expanded = row.and(row.page().locator('[aria-expanded="true"]'));
+  const deadline = Date.now() + UI_TIMEOUT_MS;
+  for (;;) {
+    if ((await row.getAttribute('aria-expanded')) === 'true') return;
+    await row.click();
+    const wait = Math.min(EXPAND_CLICK_WAIT_MS, deadline - Date.now());
+    if (wait <= 0) break;
+    if (await expanded.waitFor({ timeout: wait }).then(() => true, () => false)) return;
+  }
+  await expanded.waitFor({ timeout: 1 });
 }
 
 /** The SMTP port the status bar shows ("Test Inbox: SMTP <port>") once the local server is ready. */

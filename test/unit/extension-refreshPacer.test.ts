@@ -6,12 +6,17 @@ import { PACED_REFRESH_MS, RefreshPacer, VSCODE_TREE_DEBOUNCE_MS } from '../../s
 // assertions are about which redraws happen in which order, not about how long anything takes.
 describe('tree refresh pacer', () => {
   let fired: number;
-  let pacer: RefreshPacer;
+  let drawn: Array<string[] | undefined>;
+  let pacer: RefreshPacer<string>;
 
   beforeEach(() => {
     mock.timers.enable({ apis: ['setTimeout'] });
     fired = 0;
-    pacer = new RefreshPacer(() => fired++);
+    drawn = [];
+    pacer = new RefreshPacer<string>((changes) => {
+      fired++;
+      drawn.push(changes);
+    });
   });
 
   afterEach(() => {
@@ -84,5 +89,22 @@ describe('tree refresh pacer', () => {
     pacer.request();
     pacer.flush();
     assert.equal(fired, 1, 'the change was drawn at once; nothing was held');
+  });
+
+  it('draws the rows the changes named, or everything once one named none', () => {
+    pacer.request('inbox a');
+    assert.deepEqual(drawn, [['inbox a']], 'a change in a quiet tree is drawn at once, as its row');
+    pacer.request('inbox b');
+    pacer.request('inbox c');
+    mock.timers.tick(PACED_REFRESH_MS);
+    assert.deepEqual(drawn[1], ['inbox b', 'inbox c'], 'the changes held in the window are drawn together, each row');
+    mock.timers.tick(PACED_REFRESH_MS);
+    pacer.request('inbox d');
+    pacer.request();
+    pacer.request('inbox e');
+    mock.timers.tick(PACED_REFRESH_MS);
+    assert.deepEqual(drawn.slice(2), [['inbox d'], undefined], 'a change that named no row makes the held ones (before and after it) a redraw of everything');
+    mock.timers.tick(PACED_REFRESH_MS * 2);
+    assert.equal(drawn.length, 4, 'nothing more without a new change');
   });
 });

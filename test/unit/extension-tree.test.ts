@@ -142,6 +142,43 @@ describe('extension tree model', function () {
     assert.ok(!all.some((n) => n.kind === 'loadMore'), 'no "load more" after the last page');
   });
 
+  it('names the rows a change touched, and gives those rows as they are now, so the tree redraws them alone', async () => {
+    for (let i = 0; i < PAGE_SIZE + 2; i++) await api.inject(DOMAIN, 'erin', { from: 'a@b.test', subject: `e${i}`, text: String(i) });
+    const { model } = modelFor(api);
+    assert.equal(model.rowNow({ domain: DOMAIN }), undefined, 'nothing loaded yet: no row to redraw alone');
+    await model.roots();
+    await model.domainChildren(DOMAIN);
+    await model.inboxChildren(DOMAIN, 'erin');
+    const changes: unknown[] = [];
+    model.onDidChange((c) => changes.push(c));
+
+    // A new message in a new inbox: its domain's row (its count of inboxes) and what is under it.
+    const posted = await api.inject(DOMAIN, 'frank', { from: 'a@b.test', subject: 'hello', text: 'x' });
+    const listing = await api.listInbox(DOMAIN, 'frank', { limit: 5 });
+    model.applyNew(DOMAIN, listing.msgs);
+    assert.deepEqual(changes, [{ domain: DOMAIN }]);
+    const domainRow = model.rowNow({ domain: DOMAIN });
+    assert.ok(domainRow?.kind === 'domain');
+    assert.equal(domainRow.inboxCount, 2, 'the row as it is now counts the new inbox');
+    const inboxRow = model.rowNow({ domain: DOMAIN, inbox: 'frank' });
+    assert.ok(inboxRow?.kind === 'inbox');
+    assert.equal(inboxRow.unread, 1);
+    assert.equal(model.rowNow({ domain: DOMAIN, inbox: 'nobody' }), undefined, 'an inbox that is not listed has no row');
+    assert.ok(posted.id);
+
+    // "Load more": that inbox alone.
+    await model.loadMore({ domain: DOMAIN, inbox: 'erin' });
+    assert.deepEqual(changes[1], { domain: DOMAIN, inbox: 'erin' });
+
+    // A delete touches the whole tree (the last one leaves the empty welcome view), and so does a reload.
+    model.applyDelete(DOMAIN, [listing.msgs[0].id]);
+    assert.equal(changes[2], undefined);
+    model.invalidate();
+    assert.equal(changes[3], undefined);
+    assert.equal(changes.length, 4);
+    assert.equal(model.rowNow({ domain: DOMAIN }), undefined, 'after a reload nothing is cached: the whole tree is read again');
+  });
+
   it('counts unread mail until a message is marked read', async () => {
     await api.inject(DOMAIN, 'dave', { from: 'a@b.test', subject: 's1', text: 't' });
     await api.inject(DOMAIN, 'dave', { from: 'a@b.test', subject: 's2', text: 't' });

@@ -67,6 +67,16 @@ export interface EmptyNode {
 }
 export type TreeNode = DomainNode | InboxNode | MessageNode | LoadMoreNode | ErrorNode | EmptyNode;
 
+/**
+ * What a change touched, when it stays under one row: a domain (its row, its inboxes and their
+ * messages) or one inbox (its row and its messages). The tree then redraws that row alone, not
+ * every row of every expanded inbox (tree/provider.ts). A change without one touches anything.
+ */
+export interface TreeChange {
+  domain: string;
+  inbox?: string;
+}
+
 interface DomainData {
   msgs: MessageSummary[];
   error?: unknown;
@@ -103,10 +113,10 @@ export class InboxModel {
   private domainList: string[] | undefined;
   private readonly domainData = new Map<string, DomainData>();
   private readonly inboxData = new Map<string, InboxData>();
-  private readonly changeEmitter = new Emitter<void>();
+  private readonly changeEmitter = new Emitter<TreeChange | undefined>();
   /** Codes of fetched messages by id (oldest forgotten first). */
   private readonly learnedCodes = new Map<string, string>();
-  /** Fires when cached data changed and the tree should re-read it. */
+  /** Fires when cached data changed and the tree should re-read it (all of it, or what the TreeChange names). */
   readonly onDidChange = this.changeEmitter.event;
 
   constructor(private readonly deps: ModelDeps) {}
@@ -116,7 +126,7 @@ export class InboxModel {
     this.domainList = undefined;
     this.domainData.clear();
     this.inboxData.clear();
-    this.changeEmitter.fire();
+    this.changeEmitter.fire(undefined);
   }
 
   async roots(): Promise<TreeNode[]> {
@@ -131,19 +141,44 @@ export class InboxModel {
     // Each domain's recent mail first (its children need it anyway): the row then says how many
     // inboxes and unread messages it has from its first paint, for sight and for screen readers.
     await Promise.all(this.domainList.map((d) => this.loadDomain(d)));
-    const nodes: TreeNode[] = [];
-    for (const domain of this.domainList) {
-      const data = this.domainData.get(domain);
-      const inboxes = data ? this.inboxNames(domain, data.msgs) : undefined;
-      nodes.push({
-        kind: 'domain',
-        id: `domain:${domain}`,
-        domain,
-        inboxCount: inboxes?.length,
-        unread: data ? this.unreadIn(data.msgs) : 0,
-      });
-    }
-    return nodes;
+    return this.domainList.map((domain) => this.domainNode(domain, this.domainData.get(domain)));
+  }
+
+  private domainNode(domain: string, data: DomainData | undefined): DomainNode {
+    return {
+      kind: 'domain',
+      id: `domain:${domain}`,
+      domain,
+      inboxCount: data ? this.inboxNames(domain, data.msgs).length : undefined,
+      unread: data ? this.unreadIn(data.msgs) : 0,
+    };
+  }
+
+  private inboxNode(domain: string, inbox: string, data: DomainData): InboxNode {
+    const phone = isPhoneInbox(inbox);
+    return {
+      kind: 'inbox',
+      id: `inbox:${domain}/${inbox}`,
+      domain,
+      inbox,
+      added: this.deps.added().has({ domain, inbox }),
+      phone,
+      unread: this.unreadIn(data.msgs.filter((m) => m.to.toLowerCase() === inbox)),
+      address: domain !== 'private' && !phone ? `${inbox}@${domain}` : undefined,
+    };
+  }
+
+  /**
+   * A domain's or an inbox's row as it is now, from what is cached (never a read): for a redraw
+   * of that row alone after a TreeChange. Undefined when its data is not loaded (or the inbox is
+   * no longer listed): the whole tree must be read again.
+   */
+  rowNow(change: TreeChange): DomainNode | InboxNode | undefined {
+    const data = this.domainData.get(change.domain);
+    if (!data || data.error || !this.domainList?.includes(change.domain)) return undefined;
+    if (change.inbox === undefined) return this.domainNode(change.domain, data);
+    if (!this.inboxNames(change.domain, data.msgs).includes(change.inbox)) return undefined;
+    return this.inboxNode(change.domain, change.inbox, data);
   }
 
   /** Loads the domain's recent mail (list inbox `*`) when not cached. */
@@ -182,21 +217,7 @@ export class InboxModel {
     const data = await this.loadDomain(domain);
     const nodes: TreeNode[] = [];
     if (data.error) nodes.push(errorNode(`domain:${domain}`, data.error));
-    const added = this.deps.added();
-    const named = domain !== 'private';
-    for (const inbox of this.inboxNames(domain, data.msgs)) {
-      const phone = isPhoneInbox(inbox);
-      nodes.push({
-        kind: 'inbox',
-        id: `inbox:${domain}/${inbox}`,
-        domain,
-        inbox,
-        added: added.has({ domain, inbox }),
-        phone,
-        unread: this.unreadIn(data.msgs.filter((m) => m.to.toLowerCase() === inbox)),
-        address: named && !phone ? `${inbox}@${domain}` : undefined,
-      });
-    }
+    for (const inbox of this.inboxNames(domain, data.msgs)) nodes.push(this.inboxNode(domain, inbox, data));
     return nodes;
   }
 
@@ -259,12 +280,12 @@ export class InboxModel {
     const prev = this.inboxData.get(key);
     if (!prev) {
       this.inboxData.set(key, await this.fetchPage(ref.domain, ref.inbox, undefined, signal));
-      this.changeEmitter.fire();
+      this.changeEmitter.fire({ domain: ref.domain, inbox: ref.inbox });
       return this.inboxData.get(key)!.msgs.length;
     }
     const next = await this.fetchPage(ref.domain, ref.inbox, prev, signal);
     this.inboxData.set(key, next);
-    this.changeEmitter.fire();
+    this.changeEmitter.fire({ domain: ref.domain, inbox: ref.inbox });
     return next.msgs.length - prev.msgs.length;
   }
 
@@ -273,7 +294,7 @@ export class InboxModel {
     const data = this.domainData.get(domain);
     if (!data) {
       // Not loaded yet: the first read will list them; they are still news.
-      this.changeEmitter.fire();
+      this.changeEmitter.fire(undefined);
       return msgs;
     }
     const known = new Set(data.msgs.map((m) => m.id));
@@ -284,7 +305,7 @@ export class InboxModel {
       const ib = this.inboxData.get(inboxKey({ domain, inbox: m.to.toLowerCase() }));
       if (ib && !ib.msgs.some((x) => x.id === m.id)) ib.msgs = [m, ...ib.msgs].sort(byNewest);
     }
-    this.changeEmitter.fire();
+    this.changeEmitter.fire({ domain });
     return fresh;
   }
 
@@ -294,7 +315,8 @@ export class InboxModel {
     const data = this.domainData.get(domain);
     if (data) data.msgs = data.msgs.filter((m) => !gone.has(m.id));
     for (const [key, ib] of this.inboxData) if (key.startsWith(`${domain}/`)) ib.msgs = ib.msgs.filter((m) => !gone.has(m.id));
-    this.changeEmitter.fire();
+    // The whole tree: the last message gone leaves an empty tree, whose welcome view says so.
+    this.changeEmitter.fire(undefined);
   }
 
   /** Forgets an inbox's messages after it was cleared. */
@@ -302,7 +324,7 @@ export class InboxModel {
     const data = this.domainData.get(ref.domain);
     if (data) data.msgs = data.msgs.filter((m) => m.to.toLowerCase() !== ref.inbox);
     this.inboxData.set(inboxKey(ref), { msgs: [], more: false, pages: 1 });
-    this.changeEmitter.fire();
+    this.changeEmitter.fire(undefined);
   }
 
   /**
@@ -317,7 +339,7 @@ export class InboxModel {
       const known = new Set(before.msgs.map((m) => m.id));
       const after = await this.loadDomain(domain, true);
       if (after.error) {
-        this.changeEmitter.fire();
+        this.changeEmitter.fire(undefined);
         continue;
       }
       const news = after.msgs.filter((m) => !known.has(m.id));
@@ -327,7 +349,8 @@ export class InboxModel {
         if (ib && !ib.msgs.some((x) => x.id === m.id)) ib.msgs = [m, ...ib.msgs].sort(byNewest);
       }
       if (goneIds.length > 0) this.applyDelete(domain, goneIds);
-      if (news.length > 0 || before.error) this.changeEmitter.fire();
+      if (before.error) this.changeEmitter.fire(undefined);
+      else if (news.length > 0) this.changeEmitter.fire({ domain });
       fresh.push(...news);
     }
     return fresh;
@@ -372,12 +395,12 @@ export class InboxModel {
     if (!code || this.learnedCodes.get(id) === code) return;
     if (this.learnedCodes.size >= MAX_LEARNED_CODES) this.learnedCodes.delete(this.learnedCodes.keys().next().value as string);
     this.learnedCodes.set(id, code);
-    this.changeEmitter.fire();
+    this.changeEmitter.fire(undefined);
   }
 
   /** Tells the tree that read state changed. */
   refreshView(): void {
-    this.changeEmitter.fire();
+    this.changeEmitter.fire(undefined);
   }
 
   dispose(): void {

@@ -8,9 +8,17 @@ import { ContextKey } from '../config/contextKeys';
 import type { Connection } from '../connection';
 import { describeError, ExtensionError } from '../errors';
 import { errorText, type Logger } from '../log';
-import type { InboxModel, TreeNode } from './model';
+import type { DomainNode, InboxModel, InboxNode, TreeChange, TreeNode } from './model';
 import { present, type Presentation } from './present';
 import { RefreshPacer } from './refreshPacer';
+
+function domainRowId(domain: string): string {
+  return `domain:${domain}`;
+}
+
+function inboxRowId(domain: string, inbox: string): string {
+  return `inbox:${domain}/${inbox}`;
+}
 
 export type ViewState = 'idle' | 'starting' | 'ready' | 'noToken' | 'stopped' | 'detached' | 'unreachable' | 'failed';
 
@@ -30,18 +38,54 @@ export interface ProviderDeps {
 }
 
 export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
-  private readonly changeEmitter = new vscode.EventEmitter<TreeNode | undefined | void>();
+  private readonly changeEmitter = new vscode.EventEmitter<TreeNode | TreeNode[] | undefined | void>();
   readonly onDidChangeTreeData = this.changeEmitter.event;
   private viewState: ViewState = 'idle';
   private empty = false;
   private readonly subs: vscode.Disposable[] = [];
 
   /** Paces the redraws to VS Code's 200 ms coalescing of tree changes (refreshPacer.ts). */
-  private readonly pacer = new RefreshPacer(() => this.changeEmitter.fire());
+  private readonly pacer = new RefreshPacer<TreeChange>((changes) => this.redraw(changes));
+  /**
+   * The domain and inbox rows VS Code holds, as the very objects getChildren gave it, by id: a
+   * change under one row redraws that row alone. VS Code finds a row to redraw by object, so an
+   * entry is dropped whenever VS Code forgets the row (its parent redrawn, or everything).
+   */
+  private readonly rows = new Map<string, DomainNode | InboxNode>();
 
   /** The tree redraws when the model changes, and only then: model.refreshView() redraws, model.invalidate() reloads. */
   constructor(private readonly deps: ProviderDeps) {
-    this.subs.push(this.changeEmitter, this.pacer, { dispose: deps.model.onDidChange(() => this.pacer.request()).dispose });
+    this.subs.push(this.changeEmitter, this.pacer, { dispose: deps.model.onDidChange((change) => this.pacer.request(change)).dispose });
+  }
+
+  /**
+   * Redraws the rows the changes touched, or everything. A row redrawn by VS Code reads its
+   * children again (the messages of an inbox, the inboxes of a domain): a new message redraws its
+   * domain, "Load more" its inbox, and the rows of every other inbox stay as they are. Before,
+   * every change redrew the whole tree: three round trips to the workbench one after the other
+   * (root, domain, inbox) and every row of every expanded inbox rebuilt, each time.
+   */
+  private redraw(changes: TreeChange[] | undefined): void {
+    const rows = changes && this.rowsOf(changes);
+    if (!rows) this.rows.clear();
+    this.changeEmitter.fire(rows);
+  }
+
+  /** The shown rows of the changes, brought up to date in place (VS Code reads them again by object); undefined when one is not shown. */
+  private rowsOf(changes: TreeChange[]): TreeNode[] | undefined {
+    const out: Array<DomainNode | InboxNode> = [];
+    for (const change of changes) {
+      // An inbox VS Code has not asked for (its domain collapsed): its domain's row stands for it.
+      const at = change.inbox !== undefined && this.rows.has(inboxRowId(change.domain, change.inbox)) ? change : { domain: change.domain };
+      const shown = this.rows.get(at.inbox === undefined ? domainRowId(at.domain) : inboxRowId(at.domain, at.inbox));
+      const now = this.deps.model.rowNow(at);
+      if (!shown || !now || shown.kind !== now.kind) return undefined;
+      Object.assign(shown, now);
+      out.push(shown);
+    }
+    // VS Code forgets the rows under a redrawn domain until it asks for them again.
+    for (const row of out) if (row.kind === 'domain') for (const [id, r] of this.rows) if (r.kind === 'inbox' && r.domain === row.domain) this.rows.delete(id);
+    return out;
   }
 
   get state(): ViewState {
@@ -68,7 +112,18 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     return toTreeItem(node, present(node, Date.now()));
   }
 
+  /** What VS Code shows under a row; the domain and inbox rows are kept to redraw them alone later. */
   async getChildren(node?: TreeNode): Promise<TreeNode[]> {
+    const kids = await this.children(node);
+    if (!node) this.rows.clear();
+    if (!node || node.kind === 'domain') {
+      if (node) for (const [id, r] of this.rows) if (r.kind === 'inbox' && r.domain === node.domain) this.rows.delete(id);
+      for (const k of kids) if (k.kind === 'domain' || k.kind === 'inbox') this.rows.set(k.id, k);
+    }
+    return kids;
+  }
+
+  private async children(node?: TreeNode): Promise<TreeNode[]> {
     try {
       if (!node) return await this.roots();
       if (node.kind === 'domain') return await this.deps.model.domainChildren(node.domain);
@@ -134,7 +189,8 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   /** The whole tree as presented (for tests and the debug command), commands as the tree items have them; every level expanded. */
   async snapshot(): Promise<SnapshotNode[]> {
     const walk = async (node: TreeNode | undefined, depth: number): Promise<SnapshotNode[]> => {
-      const kids = await this.getChildren(node);
+      // Not getChildren: these rows are not VS Code's, so they must not stand in for its own.
+      const kids = await this.children(node);
       const now = Date.now();
       const out: SnapshotNode[] = [];
       for (const k of kids) {

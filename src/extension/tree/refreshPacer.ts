@@ -6,7 +6,9 @@
 // message of a steady trickle), and a steady flood was not drawn until it stopped. Here a
 // change fires at once when the last one is older than the window; otherwise the changes of
 // the window fire together right after it closes, when VS Code takes its leading edge again.
-// No vscode import: the provider hands in its emitter's fire.
+// Changes name what they touched (a row), or nothing when they touched anything: the held ones
+// fire as the list of their rows, or as "everything" once one of them touched anything.
+// No vscode import: the provider hands in its redraw.
 
 /** VS Code's debounce of a tree's change events in the extension host (extHostTreeViews.ts). */
 export const VSCODE_TREE_DEBOUNCE_MS = 200;
@@ -16,46 +18,48 @@ export const VSCODE_TREE_DEBOUNCE_MS = 200;
  */
 export const PACED_REFRESH_MS = VSCODE_TREE_DEBOUNCE_MS + 1;
 
-export class RefreshPacer {
+export class RefreshPacer<C> {
   private timer: ReturnType<typeof setTimeout> | undefined;
-  private pending = false;
+  /** Changes not fired yet: their list, or 'all' once one touched anything. */
+  private held: C[] | 'all' | undefined;
   private disposed = false;
 
-  constructor(private readonly fire: () => void) {}
+  /** `fire` gets the changes to draw, or undefined for everything. */
+  constructor(private readonly fire: (changes: C[] | undefined) => void) {}
 
-  /** Asks for a redraw: now when the window is closed, else once when it closes. */
-  request(): void {
+  /** Asks for a redraw of what `change` touched (everything when undefined): now when the window is closed, else once when it closes. */
+  request(change?: C): void {
     if (this.disposed) return;
-    if (this.timer !== undefined) {
-      this.pending = true;
-      return;
-    }
-    this.emit();
+    if (change === undefined) this.held = 'all';
+    else if (this.held === undefined) this.held = [change];
+    else if (this.held !== 'all') this.held.push(change);
+    if (this.timer === undefined) this.emit();
   }
 
   /**
-   * Hands a held change to VS Code now. VS Code chains every change it is handed to the
+   * Hands the held changes to VS Code now. VS Code chains every change it is handed to the
    * promise its reveal() waits for, even inside its own debounce window; a change still held
    * here is not in that chain, so a reveal would look for the new row in the old tree.
    */
   flush(): void {
-    if (this.disposed || !this.pending) return;
+    if (this.disposed || this.held === undefined) return;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.emit();
   }
 
   private emit(): void {
-    this.pending = false;
+    const held = this.held;
+    this.held = undefined;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      if (this.pending) this.emit();
+      if (this.held !== undefined) this.emit();
     }, PACED_REFRESH_MS);
-    this.fire();
+    this.fire(held === 'all' ? undefined : held);
   }
 
   dispose(): void {
     this.disposed = true;
-    this.pending = false;
+    this.held = undefined;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
   }
