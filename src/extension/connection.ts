@@ -161,6 +161,14 @@ export class Connection {
     return st.kind === 'ready' && st.server.testInbox ? st.server : undefined;
   }
 
+  /**
+   * Where the server files mail when no domain is named: a Test Inbox server's default domain
+   * (the local one's from the settings, also before it runs); undefined for the hosted service.
+   */
+  defaultDomain(): string | undefined {
+    return this.testInbox?.defaultDomain ?? (this.isLocal ? this.deps.settings().localDomain : undefined);
+  }
+
   /** The connected Test Inbox server's domains through `api`, for shownDomains; undefined for the hosted service. */
   serverDomains(api: InboxApi, signal?: AbortSignal): ServerDomains | undefined {
     const server = this.testInbox;

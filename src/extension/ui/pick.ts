@@ -33,7 +33,7 @@ export function defaultDomain(s: Services): string {
   if (shown.length > 0) return shown[0];
   const settings = s.settings();
   if (settings.domains.length > 0) return settings.domains[0];
-  return s.connection.testInbox?.defaultDomain ?? (settings.server.kind === 'remote' ? 'private' : settings.localDomain);
+  return s.connection.defaultDomain() ?? 'private';
 }
 
 /** An inbox from a node or argument, else from a QuickPick (undefined when dismissed). */

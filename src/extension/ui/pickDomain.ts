@@ -12,13 +12,11 @@ type Item = vscode.QuickPickItem & { domain?: string };
 export async function knownDomains(s: Services, signal?: AbortSignal): Promise<string[]> {
   const settings = s.settings();
   const names = [...s.model.shownDomains, ...settings.domains];
-  const server = s.connection.testInbox;
-  const own = server?.defaultDomain ?? (settings.server.kind === 'remote' ? undefined : settings.localDomain);
+  const own = s.connection.defaultDomain();
   if (own) names.unshift(own);
-  if (server) {
+  if (s.connection.testInbox) {
     try {
-      const api = await s.connection.ensure();
-      names.push(...(await api.listDomains({ signal })).domains.map((d) => d.name));
+      names.push(...((await s.connection.serverDomains(await s.connection.ensure(), signal)?.list()) ?? []));
     } catch (e) {
       // The picker still offers the other names and typing one.
       s.log.warn(`Domain picker: the server's domain list could not be read: ${errorText(e)}`);
