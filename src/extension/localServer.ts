@@ -2,16 +2,13 @@
 // dist/cli.js `serve` with ELECTRON_RUN_AS_NODE=1, or attach to a Test Inbox server that a
 // second window (or a terminal) already runs on the port. No vscode import.
 import { fork, type ChildProcess } from 'node:child_process';
-import { timingSafeEqual } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import {
   DEFAULT_HOST,
   EXIT_DATA_DIR_IN_USE,
   EXIT_PORT_IN_USE,
-  generateToken,
-  HEALTH_CHALLENGE_PARAM,
-  healthProof,
+  checkHealthProof,
   parseReadyLine,
   readServerFile,
   SERVER_FILE,
@@ -224,18 +221,9 @@ export class LocalServer {
     const ownProblem = await privateFileProblem(file);
     if (ownProblem) throw refuse(`${SERVER_FILE} ${ownProblem}`);
     if (proof.http !== url) throw refuse(`the server of the data folder ${o.dataDir} listens at ${proof.http}, not ${url}`);
-    const challenge = generateToken();
-    let answer: unknown;
-    try {
-      // No redirect is followed: the proof must come from this port.
-      const res = await fetch(`${url}/healthz?${HEALTH_CHALLENGE_PARAM}=${challenge}`, { redirect: 'error', signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
-      answer = ((await res.json()) as { proof?: unknown }).proof;
-    } catch (e) {
-      throw refuse(`it did not answer the identity check (${(e as Error).message})`);
-    }
-    const expected = Buffer.from(await healthProof(proof.key, challenge));
-    const given = Buffer.from(typeof answer === 'string' ? answer : '');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw refuse(`it could not prove it is the server of the data folder ${o.dataDir}`);
+    const check = await checkHealthProof(url, proof.key, AbortSignal.timeout(HEALTH_TIMEOUT_MS));
+    if (check.unanswered !== undefined) throw refuse(`it did not answer the identity check (${check.unanswered})`);
+    if (!check.proven) throw refuse(`it could not prove it is the server of the data folder ${o.dataDir}`);
     return { pid: proof.pid, apiTokenSha256: proof.apiTokenSha256, webhookTokenSha256: proof.webhookTokenSha256 };
   }
 

@@ -4,7 +4,9 @@
 // (proof of identity), the exit codes.
 // Imports nothing but the proof primitives of src/core, on purpose: the extension may import
 // this module from src/server and nothing else, and bundling it pulls nothing of the server in.
-import { hmacHex } from '../core/proof';
+import { hmacHex, sameProof } from '../core/proof';
+
+import { HEALTH_CHALLENGE_PARAM } from '../core/proof';
 
 export { HEALTH_CHALLENGE_PARAM, MAX_CHALLENGE_LENGTH } from '../core/proof';
 
@@ -331,6 +333,30 @@ export async function tokenDigest(token: string): Promise<string> {
 /** The health proof for `challenge`: HMAC-SHA256 keyed by the server file's `key`, hex. */
 export function healthProof(key: string, challenge: string): Promise<string> {
   return hmacHex(key, challenge);
+}
+
+/** What the identity check found: proven, a wrong or missing proof, or no answer (and why). */
+export interface HealthProofCheck {
+  proven: boolean;
+  /** Why nothing answered the check (then `proven` is false). */
+  unanswered?: string;
+}
+
+/**
+ * The identity check of a server file's server: asks `url` to answer a fresh challenge
+ * (`/healthz?challenge=`, no redirect followed: the proof must come from this address) and
+ * compares its `proof` with the HMAC of the file's `key`. No token is sent.
+ */
+export async function checkHealthProof(url: string, key: string, signal: AbortSignal): Promise<HealthProofCheck> {
+  const challenge = generateToken();
+  let answer: unknown;
+  try {
+    const res = await fetch(`${url}/healthz?${HEALTH_CHALLENGE_PARAM}=${challenge}`, { redirect: 'error', signal });
+    answer = ((await res.json()) as { proof?: unknown }).proof;
+  } catch (e) {
+    return { proven: false, unanswered: (e as Error).message };
+  }
+  return { proven: typeof answer === 'string' && sameProof(answer, await healthProof(key, challenge)) };
 }
 
 // ---- Exit codes -------------------------------------------------------------------------

@@ -3,13 +3,12 @@
 // (its server.json and tokens.json, read with the contract's readers). And whether the server
 // is a Test Inbox server (code and link routes, SMTP, Twilio API) or a hosted Mailinator-
 // compatible service (list and fetch only).
-import { timingSafeEqual } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ApiError, createClient, type InboxApi } from '../api';
 import { domainProblem, inboxNameProblem, normalizeInbox, PRIVATE_DOMAIN } from '../core/ids';
 import { parseDuration } from '../core/duration';
-import { API_TOKEN_ENV, DEFAULT_HOST, DEFAULT_HTTP_PORT, generateToken, HEALTH_CHALLENGE_PARAM, healthProof, readServerFile, readTokensFile, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../server/contract';
+import { API_TOKEN_ENV, DEFAULT_HOST, DEFAULT_HTTP_PORT, checkHealthProof, readServerFile, readTokensFile, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../server/contract';
 import { DATA_DIR_ENV, defaultDataDir } from '../server/dataDir';
 import { type ConnectionOptions, TestInboxError } from './types';
 
@@ -123,18 +122,10 @@ async function proofProblem(baseUrl: string, sf: ServerFile, file: string, signa
   } catch (e) {
     return `cannot read ${SERVER_FILE}: ${(e as Error).message}`;
   }
-  const challenge = generateToken();
-  let answer: unknown;
-  try {
-    const timeout = AbortSignal.timeout(PROOF_TIMEOUT_MS);
-    const res = await fetch(`${baseUrl}/healthz?${HEALTH_CHALLENGE_PARAM}=${challenge}`, { redirect: 'error', signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
-    answer = ((await res.json()) as { proof?: unknown }).proof;
-  } catch (e) {
-    return `the server at ${baseUrl} did not answer the identity check (${(e as Error).message})`;
-  }
-  const expected = Buffer.from(await healthProof(sf.key, challenge));
-  const got = Buffer.from(typeof answer === 'string' ? answer : '');
-  return got.length === expected.length && timingSafeEqual(got, expected) ? undefined : `the server at ${baseUrl} could not prove it serves that data dir`;
+  const timeout = AbortSignal.timeout(PROOF_TIMEOUT_MS);
+  const check = await checkHealthProof(baseUrl, sf.key, signal ? AbortSignal.any([signal, timeout]) : timeout);
+  if (check.unanswered !== undefined) return `the server at ${baseUrl} did not answer the identity check (${check.unanswered})`;
+  return check.proven ? undefined : `the server at ${baseUrl} could not prove it serves that data dir`;
 }
 
 /** `name` or `name@domain` → the inbox and the domain (the address's, else `fallback`). */
