@@ -4,9 +4,7 @@
 // (proof of identity), the exit codes.
 // Imports nothing but the proof primitives of src/core, on purpose: the extension may import
 // this module from src/server and nothing else, and bundling it pulls nothing of the server in.
-import { hmacHex, sameProof } from '../core/proof';
-
-import { HEALTH_CHALLENGE_PARAM } from '../core/proof';
+import { HEALTH_CHALLENGE_PARAM, hmacHex, sameProof } from '../core/proof';
 
 export { HEALTH_CHALLENGE_PARAM, MAX_CHALLENGE_LENGTH } from '../core/proof';
 

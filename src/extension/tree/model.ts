@@ -67,6 +67,16 @@ export interface EmptyNode {
 }
 export type TreeNode = DomainNode | InboxNode | MessageNode | LoadMoreNode | ErrorNode | EmptyNode;
 
+/** The id of a domain's row (TreeItem.id: VS Code matches rows by it). */
+export function domainRowId(domain: string): string {
+  return `domain:${domain}`;
+}
+
+/** The id of an inbox's row. */
+export function inboxRowId(domain: string, inbox: string): string {
+  return `inbox:${domain}/${inbox}`;
+}
+
 /**
  * What a change touched, when it stays under one row: a domain (its row, its inboxes and their
  * messages) or one inbox (its row and its messages). The tree then redraws that row alone, not
@@ -147,7 +157,7 @@ export class InboxModel {
   private domainNode(domain: string, data: DomainData | undefined): DomainNode {
     return {
       kind: 'domain',
-      id: `domain:${domain}`,
+      id: domainRowId(domain),
       domain,
       inboxCount: data ? this.inboxNames(domain, data.msgs).length : undefined,
       unread: data ? this.unreadIn(data.msgs) : 0,
@@ -158,7 +168,7 @@ export class InboxModel {
     const phone = isPhoneInbox(inbox);
     return {
       kind: 'inbox',
-      id: `inbox:${domain}/${inbox}`,
+      id: inboxRowId(domain, inbox),
       domain,
       inbox,
       added: this.deps.added().has({ domain, inbox }),

@@ -8,17 +8,9 @@ import { ContextKey } from '../config/contextKeys';
 import type { Connection } from '../connection';
 import { describeError, ExtensionError } from '../errors';
 import { errorText, type Logger } from '../log';
-import type { DomainNode, InboxModel, InboxNode, TreeChange, TreeNode } from './model';
+import { type DomainNode, domainRowId, type InboxModel, type InboxNode, inboxRowId, type TreeChange, type TreeNode } from './model';
 import { present, type Presentation } from './present';
 import { RefreshPacer } from './refreshPacer';
-
-function domainRowId(domain: string): string {
-  return `domain:${domain}`;
-}
-
-function inboxRowId(domain: string, inbox: string): string {
-  return `inbox:${domain}/${inbox}`;
-}
 
 export type ViewState = 'idle' | 'starting' | 'ready' | 'noToken' | 'stopped' | 'detached' | 'unreachable' | 'failed';
 
@@ -79,13 +71,17 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
       const at = change.inbox !== undefined && this.rows.has(inboxRowId(change.domain, change.inbox)) ? change : { domain: change.domain };
       const shown = this.rows.get(at.inbox === undefined ? domainRowId(at.domain) : inboxRowId(at.domain, at.inbox));
       const now = this.deps.model.rowNow(at);
-      if (!shown || !now || shown.kind !== now.kind) return undefined;
+      if (!shown || !now) return undefined;
       Object.assign(shown, now);
       out.push(shown);
     }
     // VS Code forgets the rows under a redrawn domain until it asks for them again.
-    for (const row of out) if (row.kind === 'domain') for (const [id, r] of this.rows) if (r.kind === 'inbox' && r.domain === row.domain) this.rows.delete(id);
+    for (const row of out) if (row.kind === 'domain') this.forgetInboxRows(row.domain);
     return out;
+  }
+
+  private forgetInboxRows(domain: string): void {
+    for (const [id, r] of this.rows) if (r.kind === 'inbox' && r.domain === domain) this.rows.delete(id);
   }
 
   get state(): ViewState {
@@ -117,7 +113,7 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     const kids = await this.children(node);
     if (!node) this.rows.clear();
     if (!node || node.kind === 'domain') {
-      if (node) for (const [id, r] of this.rows) if (r.kind === 'inbox' && r.domain === node.domain) this.rows.delete(id);
+      if (node) this.forgetInboxRows(node.domain);
       for (const k of kids) if (k.kind === 'domain' || k.kind === 'inbox') this.rows.set(k.id, k);
     }
     return kids;
@@ -180,9 +176,9 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
       case 'error':
         return undefined;
       case 'inbox':
-        return { kind: 'domain', id: `domain:${node.domain}`, domain: node.domain, unread: 0 };
+        return { kind: 'domain', id: domainRowId(node.domain), domain: node.domain, unread: 0 };
       default:
-        return { kind: 'inbox', id: `inbox:${node.domain}/${node.inbox}`, domain: node.domain, inbox: node.inbox, added: false, phone: isPhoneInbox(node.inbox), unread: 0 };
+        return { kind: 'inbox', id: inboxRowId(node.domain, node.inbox), domain: node.domain, inbox: node.inbox, added: false, phone: isPhoneInbox(node.inbox), unread: 0 };
     }
   }
 

@@ -156,7 +156,7 @@ export class MaildirStore implements Store {
     }
   }
 
-  /** Flushes the files of the current log generation, then drops it (durability.ts). */
+  /** Rotates the log and drops the log generations, oldest first (durability.ts); false when one is kept. */
   private checkpoint(): Promise<boolean> {
     return this.track(this.files.checkpoint());
   }
