@@ -109,7 +109,8 @@ export function decodeFileName(fileName: string): string | undefined {
   }
   let name: string;
   try {
-    name = new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array(bytes));
+    // ignoreBOM: a name may begin with U+FEFF, which a default decoder would drop as a byte-order mark.
+    name = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(new Uint8Array(bytes));
   } catch {
     return undefined;
   }

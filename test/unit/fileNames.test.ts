@@ -120,6 +120,10 @@ describe('encodeFileName / decodeFileName', () => {
     assert.notEqual(encodeFileName('e\u0301'), encodeFileName('é'));
   });
 
+  it('round-trips a name that begins with U+FEFF (not taken for a byte-order mark)', () => {
+    for (const name of ['\ufeff', '\ufeffinbox', 'a\ufeff']) assert.equal(decodeFileName(encodeFileName(name)), name, JSON.stringify(name));
+  });
+
   it('rejects file names it never produces', () => {
     for (const f of ['con', 'a.', '.x', 'A', '%2e', '%G1', '%C3', 'a%2', 'tokens json', '%41%2E'.slice(0, 4), '%61']) assert.equal(decodeFileName(f), undefined, f);
   });
