@@ -608,7 +608,7 @@ export class MaildirFiles {
       });
       return this.checkpointNext;
     }
-    if (this.wal.bytes > 0) {
+    if (this.wal.hasRecordsToRotate) {
       // Swap the lists and rotate in the same tick: commits queued before belong to the old generation.
       this.kept.push({ file: this.wal.rotate(), files: this.unflushed, jobs: this.unwritten });
       this.unflushed = [];

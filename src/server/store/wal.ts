@@ -57,6 +57,12 @@ export class WriteAheadLog {
   private chain: Promise<unknown> = Promise.resolve();
   /** Bytes written to the current generation. */
   bytes = 0;
+  /**
+   * Whether a record was handed in since the last rotation was asked for: what a checkpoint must
+   * go by to rotate. `bytes` lags behind the queue (a rotation asked for resets it only when it
+   * runs), so a second checkpoint in between rotated an empty generation and kept its file.
+   */
+  hasRecordsToRotate = false;
 
   constructor(readonly dir: string) {}
 
@@ -89,6 +95,7 @@ export class WriteAheadLog {
 
   /** Appends a batch and flushes it to disk; resolves once it is durable. */
   commit(parts: Buffer[]): Promise<void> {
+    this.hasRecordsToRotate = true;
     return this.enqueue(async () => {
       const fh = this.requireOpen();
       const before = this.bytes;
@@ -110,6 +117,7 @@ export class WriteAheadLog {
 
   /** Appends removal records; `sync` flushes them (a delete that was answered must not come back on replay). */
   remove(ids: string[], sync: boolean): Promise<void> {
+    this.hasRecordsToRotate = true;
     return this.enqueue(async () => {
       const fh = this.requireOpen();
       const buf = Buffer.concat(ids.map(removalRecord));
@@ -128,6 +136,7 @@ export class WriteAheadLog {
 
   /** Switches to the next generation; resolves the file of the previous one. */
   rotate(): Promise<string> {
+    this.hasRecordsToRotate = false;
     return this.enqueue(async () => {
       const old = this.fileOf(this.generation);
       await this.fh?.close();
