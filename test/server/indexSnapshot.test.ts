@@ -90,6 +90,52 @@ describe('index snapshot', function () {
     assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2', 'dropped in']);
   });
 
+  /** [walked, inboxes] from the line that ends the start's walk over the mail's modes (maildir.ts makeMailPrivate), once it is logged. */
+  async function walkedOf(logs: string[]): Promise<[number, number]> {
+    const re = /every file under .* is private \((\d+) of (\d+) inbox\(es\) walked/;
+    for (let i = 0; i < 100; i++) {
+      for (const l of logs) {
+        const m = re.exec(l);
+        if (m) return [Number(m[1]), Number(m[2])];
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`the walk never ended:\n${logs.join('\n')}`);
+  }
+
+  it('walks the files of an inbox once: later starts take it as private, even after a run closed before its walk ended', async () => {
+    await seeded();
+    // The run that added the inboxes did not walk them; this one does.
+    let { store, logs } = await openStore();
+    assert.deepEqual(await walkedOf(logs), [2, 2]);
+    await close(store);
+    ({ store, logs } = await openStore());
+    assert.deepEqual(await walkedOf(logs), [0, 2]);
+    await close(store);
+    // Closed at once: the walk stops at its first step, so it neither ends nor forgets what it knew.
+    ({ store, logs } = await openStore());
+    await store.close();
+    assert.ok(!logs.some((l) => l.includes('is private')), logs.join('\n'));
+    ({ store, logs } = await openStore());
+    assert.equal(trustedOf(logs), '2 of 2');
+    assert.deepEqual(await walkedOf(logs), [0, 2]);
+  });
+
+  it('walks an inbox that a file was dropped into although it was private, and makes the file private', async () => {
+    const ids = await seeded();
+    let { store, logs } = await openStore();
+    assert.deepEqual(await walkedOf(logs), [2, 2]);
+    await close(store);
+    const dropped = fileOf('ann', ids[3].id.replace(/-(\d+)$/, (_, n: string) => `-${Number(n) + 1000}`));
+    await fs.writeFile(dropped, anEmail('dropped in'), { mode: 0o644 });
+    await fs.chmod(dropped, 0o644);
+    ({ store, logs } = await openStore());
+    assert.equal(trustedOf(logs), '1 of 2');
+    assert.deepEqual(await walkedOf(logs), [1, 2]);
+    assert.equal((await fs.stat(dropped)).mode & 0o777, 0o600);
+    assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2', 'dropped in']);
+  });
+
   it('ignores a torn snapshot and lists every inbox', async () => {
     await seeded();
     const file = path.join(dir, SNAPSHOT_FILE);

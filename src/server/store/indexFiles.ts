@@ -9,7 +9,7 @@ import type { Journal } from './journal';
 import type { MessageIndex } from './memoryIndex';
 import type { IndexRecord } from './ordered';
 import { loadPackedIndex, markJournal, type PackedTable, writePackedIndex } from './packedIndex';
-import { loadSnapshot, trustedInboxes, writeSnapshot } from './snapshot';
+import { inboxKeyOf, loadSnapshot, trustedInboxes, writeSnapshot } from './snapshot';
 
 export interface LoadedIndex {
   /** Highest message counter seen (journal, packed index and files). */
@@ -23,13 +23,11 @@ export interface LoadedIndex {
   trusted: Set<string>;
   /** An index snapshot was read (trusted or not). */
   snapshotRead: boolean;
-  /** The snapshot's run made every mail file private. */
-  tightened: boolean;
+  /** Trusted inboxes whose files were all private at the close that wrote the snapshot: their folders need no walk. */
+  privateInboxes: Set<string>;
   /** Messages taken from the packed index, when one was used. */
   packed?: number;
 }
-
-const keyOf = (domain: string, inbox: string): string => `${domain}\n${inbox}`;
 
 /** Fills the (empty) index on open. */
 export async function loadIndex(dir: string, index: MessageIndex, journal: Journal, files: MaildirFiles, log: StoreLog): Promise<LoadedIndex> {
@@ -60,14 +58,14 @@ export async function loadIndex(dir: string, index: MessageIndex, journal: Journ
     }
     for (const [pair, c] of perPair) {
       const d = Math.floor(pair / n);
-      counts.set(keyOf(table.strings[d], table.strings[pair - d * n]), c);
+      counts.set(inboxKeyOf(table.strings[d], table.strings[pair - d * n]), c);
     }
   }
   // Journal records start dead; the scan revives those whose file is there, and those of the
   // inboxes the index snapshot vouches for.
   for (const r of state.entries.values()) {
     r.dead = true;
-    const key = keyOf(r.meta.domain, r.meta.inbox);
+    const key = inboxKeyOf(r.meta.domain, r.meta.inbox);
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
 
@@ -96,7 +94,7 @@ export async function loadIndex(dir: string, index: MessageIndex, journal: Journ
       if (deadSlots[s] === 1) continue;
       const pair = table.domain[s] * n + table.inbox[s];
       let isTrusted = pairTrusted.get(pair);
-      if (isTrusted === undefined) pairTrusted.set(pair, (isTrusted = trusted.has(keyOf(table.strings[table.domain[s]], table.strings[table.inbox[s]]))));
+      if (isTrusted === undefined) pairTrusted.set(pair, (isTrusted = trusted.has(inboxKeyOf(table.strings[table.domain[s]], table.strings[table.inbox[s]]))));
       if (!isTrusted) {
         const r: IndexRecord = { meta: table.meta(s), seconds: table.seconds[s], counter: table.counter[s], dead: true, slot: s };
         if (!known.has(r.meta.id)) {
@@ -136,7 +134,7 @@ export async function loadIndex(dir: string, index: MessageIndex, journal: Journ
     badLines: state.badLines,
     trusted: scan.trusted,
     snapshotRead: snapshot !== undefined,
-    tightened: snapshot?.tightened === true,
+    privateInboxes: new Set([...scan.trusted].filter((k) => snapshot?.stamps.get(k)?.private === true)),
     ...(table ? { packed: index.size } : {}),
   };
 }
@@ -166,7 +164,7 @@ function slotOf(table: PackedTable, id: string): number {
  * it is now (unless the index is still the packed index it was opened with and the journal
  * unchanged), then the index snapshot. A failure only costs the next start some work.
  */
-export async function saveIndex(dir: string, index: MessageIndex, journal: Journal, maxCounter: number, tightened: boolean, log: StoreLog): Promise<void> {
+export async function saveIndex(dir: string, index: MessageIndex, journal: Journal, maxCounter: number, privateInboxes: ReadonlySet<string>, log: StoreLog): Promise<void> {
   try {
     const mark = await markJournal(journal.file, await journalBytes(journal.file), journal.lineCount);
     const unchanged = index.unchangedPacked;
@@ -176,7 +174,7 @@ export async function saveIndex(dir: string, index: MessageIndex, journal: Journ
   } catch (e) {
     log('warn', `store: could not write the packed index (the next start reads the whole index journal): ${(e as Error).message}`);
   }
-  await writeSnapshot(dir, journal.file, index.inboxes(undefined), tightened).catch((e: unknown) =>
+  await writeSnapshot(dir, journal.file, index.inboxes(undefined), privateInboxes).catch((e: unknown) =>
     log('warn', `store: could not write the index snapshot (the next start lists every inbox): ${(e as Error).message}`),
   );
 }

@@ -13,7 +13,7 @@
 // The directory is 0700 and every file in it 0600; a migration tightens what older releases
 // left readable (0644 files in 0755 directories).
 
-import { type Dirent, promises as fs } from 'node:fs';
+import { type Dir, type Dirent, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { decodeFileName, encodeFileName } from '../../core/fileNames';
 import { domainProblem } from '../../core/ids';
@@ -32,6 +32,8 @@ export const LAYOUT_VERSION = 2;
 export const PRIVATE_DIR_MODE = 0o700;
 /** Entries chmodded at once while tightening: overlaps the syscalls without exhausting the thread pool. */
 const TIGHTEN_CONCURRENCY = 32;
+/** Directory entries read at once while tightening. */
+const DIR_BATCH = 256;
 
 type Log = (level: 'info' | 'warn' | 'error', msg: string) => void;
 
@@ -191,20 +193,15 @@ export async function tightenTree(root: string, options: TightenOptions = {}): P
   let level: string[] = [root];
   let changed = (await chmodIfNeeded(root, PRIVATE_DIR_MODE)) ? 1 : 0;
   let complete = true;
+  const stopped = (): boolean => {
+    if (options.stopped?.()) complete = false;
+    return !complete;
+  };
   while (level.length > 0) {
     const next: string[] = [];
     await mapLimit(level, TIGHTEN_CONCURRENCY, async (d) => {
-      if (options.skip?.has(d)) return;
-      if (options.stopped?.()) {
-        complete = false;
-        return;
-      }
-      const dents = await direntsOrEmpty(d);
-      await mapLimit(dents, TIGHTEN_CONCURRENCY, async (dent) => {
-        if (options.stopped?.()) {
-          complete = false;
-          return;
-        }
+      if (options.skip?.has(d) || stopped()) return;
+      await forEachDirent(d, stopped, async (dent) => {
         const p = path.join(d, dent.name);
         if (await tightenEntry(p, dent)) changed++;
         if (dent.isDirectory()) next.push(p);
@@ -213,6 +210,31 @@ export async function tightenTree(root: string, options: TightenOptions = {}): P
     level = next;
   }
   return { changed, complete };
+}
+
+/**
+ * Runs `fn` over the entries of `dir`, TIGHTEN_CONCURRENCY at once, reading them DIR_BATCH at a
+ * time: a folder of half a million messages never becomes one array of half a million Dirents.
+ * A missing folder (or a file) has no entries; `stopped` ends the walk between batches.
+ */
+async function forEachDirent(dir: string, stopped: () => boolean, fn: (dent: Dirent) => Promise<void>): Promise<void> {
+  let handle: Dir;
+  try {
+    handle = await fs.opendir(dir, { bufferSize: DIR_BATCH });
+  } catch (e) {
+    if (['ENOENT', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '')) return;
+    throw e;
+  }
+  let batch: Dirent[] = [];
+  // Leaving the loop early (break, throw) closes the handle.
+  for await (const dent of handle) {
+    batch.push(dent);
+    if (batch.length < DIR_BATCH) continue;
+    await mapLimit(batch, TIGHTEN_CONCURRENCY, fn);
+    batch = [];
+    if (stopped()) return;
+  }
+  await mapLimit(batch, TIGHTEN_CONCURRENCY, fn);
 }
 
 async function tightenEntry(p: string, dent: Dirent): Promise<boolean> {

@@ -23,6 +23,7 @@ import { inboxDirOf, mailRoot, prepareDataDir, PRIVATE_DIR_MODE, tightenTree } f
 import { lockDataDir } from './lock';
 import { MessageIndex } from './memoryIndex';
 import type { IndexRecord } from './ordered';
+import { inboxKeyOf } from './snapshot';
 import type { ListOptions, ListResult, MessageBody, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
 
 export { decodeFileName as decodeName, encodeFileName as encodeName } from '../../core/fileNames';
@@ -70,8 +71,11 @@ export class MaildirStore implements Store {
   private unlock: (() => Promise<void>) | undefined;
   /** Last counter handed out; ids are unique across the store and across restarts. */
   private counter = 0;
-  /** Every file under the mail root was made private in this run (tightenTree walked to the end). */
-  private tightened = false;
+  /**
+   * Inboxes (`<domain>\n<inbox>`) whose files are all private (0600): trusted as such from the index
+   * snapshot, or walked to the end in this run (makeMailPrivate). The snapshot at close records them.
+   */
+  private readonly privateInboxes = new Set<string>();
 
   private commitQueue: CommitItem[] = [];
   private committing = false;
@@ -98,8 +102,6 @@ export class MaildirStore implements Store {
   async open(): Promise<void> {
     if (this.state !== 'new') throw new StoreError('NOT_OPEN', `store ${this.dir} was already opened`);
     this.state = 'opening';
-    /** Folders whose files the snapshot says are private already. */
-    const tightenSkip = new Set<string>();
     try {
       // Owner only (0700): the data folder holds mail and the secret files (tokens, server proof).
       await fs.mkdir(this.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
@@ -109,13 +111,8 @@ export class MaildirStore implements Store {
       await fs.rm(this.spoolDir, { recursive: true, force: true });
       await this.files.replayLog();
       // The packed index and the journal after it (or the whole journal), the snapshot, the files (indexFiles.ts).
-      const { parsed, stale, badLines, trusted, snapshotRead, tightened, maxCounter, packed } = await loadIndex(this.dir, this.index, this.journal, this.files, this.log);
-      if (tightened) {
-        for (const key of trusted) {
-          const [domain, inbox] = key.split('\n');
-          for (const sub of ['new', 'cur', 'tmp']) tightenSkip.add(path.join(inboxDirOf(this.dir, domain, inbox), sub));
-        }
-      }
+      const { parsed, stale, badLines, trusted, snapshotRead, privateInboxes, maxCounter, packed } = await loadIndex(this.dir, this.index, this.journal, this.files, this.log);
+      for (const key of privateInboxes) this.privateInboxes.add(key);
       this.counter = maxCounter;
       if (parsed > 0 || stale > 0 || badLines > 0 || this.journalNeedsCompaction()) {
         await this.journal.compact(this.index.liveMetas(), this.counter);
@@ -135,24 +132,55 @@ export class MaildirStore implements Store {
       throw StoreError.is(e) ? e : new StoreError('IO', `cannot open the store at ${this.dir}: ${(e as Error).message}`, { cause: e });
     }
     this.state = 'open';
-    // Mail someone copied in or widened since is made private again, off the start's path (new files are
-    // created 0600); a close ends the walk early, and the snapshot then says it was not complete.
-    void this.track(
-      tightenTree(mailRoot(this.dir), { skip: tightenSkip, stopped: () => this.state !== 'open' }).then(
-        ({ changed, complete }) => {
-          this.tightened = complete;
-          if (changed > 0) this.log('info', `store: made ${changed} file(s) and folder(s) under ${mailRoot(this.dir)} private (0600/0700)`);
-          if (complete) this.log('info', `store: every file under ${mailRoot(this.dir)} is private`);
-        },
-        (e: unknown) => this.log('warn', `store: could not make every file under ${mailRoot(this.dir)} private: ${(e as Error).message}`),
-      ),
-    );
+    void this.track(this.makeMailPrivate());
     this.applyRetention();
     this.timer = setInterval(() => this.applyRetention(), RETENTION_SWEEP_INTERVAL_MS);
     this.timer.unref();
     if (this.checkpointIntervalMs > 0) {
       this.checkpointTimer = setInterval(() => void this.checkpoint(), this.checkpointIntervalMs);
       this.checkpointTimer.unref();
+    }
+  }
+
+  /**
+   * Makes mail someone copied in or widened since private again (new files are created 0600), off
+   * the start's path: first the folders and whatever lies outside the indexed inboxes' new/, cur/
+   * and tmp/, then the files of each inbox not known to be private, one inbox after the other. A
+   * close ends the walk early; the inboxes it finished stay known as private in the snapshot, so
+   * a later start does not walk them again.
+   */
+  private async makeMailPrivate(): Promise<void> {
+    const stopped = (): boolean => this.state !== 'open';
+    const root = mailRoot(this.dir);
+    const messageDirs = (domain: string, inbox: string): string[] => ['new', 'cur', 'tmp'].map((sub) => path.join(inboxDirOf(this.dir, domain, inbox), sub));
+    const inboxes = [...this.index.inboxKeys()];
+    try {
+      let { changed, complete } = await tightenTree(root, { skip: new Set(inboxes.flatMap(({ domain, inbox }) => messageDirs(domain, inbox))), stopped });
+      let walked = 0;
+      for (const { domain, inbox } of inboxes) {
+        const key = inboxKeyOf(domain, inbox);
+        if (this.privateInboxes.has(key)) continue;
+        if (stopped()) {
+          complete = false;
+          break;
+        }
+        let done = true;
+        for (const dir of messageDirs(domain, inbox)) {
+          const r = await tightenTree(dir, { stopped });
+          changed += r.changed;
+          done &&= r.complete;
+        }
+        if (!done) {
+          complete = false;
+          break;
+        }
+        this.privateInboxes.add(key);
+        walked++;
+      }
+      if (changed > 0) this.log('info', `store: made ${changed} file(s) and folder(s) under ${root} private (0600/0700)`);
+      if (complete) this.log('info', `store: every file under ${root} is private (${walked} of ${inboxes.length} inbox(es) walked; the others were private at the last close)`);
+    } catch (e) {
+      this.log('warn', `store: could not make every file under ${root} private: ${(e as Error).message}`);
     }
   }
 
@@ -180,7 +208,7 @@ export class MaildirStore implements Store {
     await this.journal.close();
     if (wasOpen) {
       // Last, once everything they describe is on disk: a failure only costs the next start some work.
-      await saveIndex(this.dir, this.index, this.journal, this.counter, this.tightened, this.log);
+      await saveIndex(this.dir, this.index, this.journal, this.counter, this.privateInboxes, this.log);
     }
     await this.unlock?.();
   }

@@ -17,16 +17,20 @@
 //   - the journal holds as many live entries for the inbox as the snapshot counted (a journal that
 //     lost or gained lines for it does not describe its files).
 // Written only by a clean close, after the last checkpoint and with the journal flushed and
-// fsynced; never deleted on open, since each inbox is checked on its own. It also says whether
-// that run made every mail file private to the end (tightenTree): the files of a trusted inbox
-// are then not walked again (none was added since; new files are created 0600).
+// fsynced; never deleted on open, since each inbox is checked on its own. It also says, for each
+// inbox, whether its files were all private (0600) at that close: made so by a walk of its folders
+// that ended (layout.ts tightenTree), or trusted as private from the snapshot before. The files of
+// a trusted private inbox are not walked again (none was added since; new files are created 0600).
+// Kept per inbox so that a close that cuts a walk short loses only what that walk had not done.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { PRIVATE_FILE_MODE } from '../privateFile';
 import { fsyncDir, inboxDirOf, mapLimit } from './layout';
 
 export const SNAPSHOT_FILE = '.index-snapshot';
-const SNAPSHOT_VERSION = 1;
+const SNAPSHOT_VERSION = 2;
+/** Version 1 said once for every inbox whether its files were private; still read. */
+const SNAPSHOT_VERSION_1 = 1;
 /** A directory whose ctime is within this of the snapshot's own mtime may have changed in the same timestamp tick: listed, not trusted. */
 export const RACY_NS = 50_000_000n;
 /** Directories stat'ed at once. */
@@ -38,17 +42,18 @@ interface Stamp {
   /** ctime of `new/` and of `tmp/`, ns since the epoch, as decimal strings (JSON has no bigint). */
   newCtime: string;
   tmpCtime: string;
+  /** Every file of the inbox was private (0600) at the close that wrote the snapshot. */
+  private: boolean;
 }
 
 /** A loaded snapshot: stamps by `<domain>\n<inbox>`, and the snapshot file's own mtime. */
 export interface IndexSnapshot {
   stamps: Map<string, Stamp>;
   writtenNs: bigint;
-  /** The run that wrote it made every file under the mail root private (layout.ts tightenTree) to the end. */
-  tightened: boolean;
 }
 
-const keyOf = (domain: string, inbox: string): string => `${domain}\n${inbox}`;
+/** An inbox's key in the snapshot and in the sets made from it: `<domain>\n<inbox>`. */
+export const inboxKeyOf = (domain: string, inbox: string): string => `${domain}\n${inbox}`;
 
 /** ctimes (ns) of an inbox's new/ and tmp/; undefined when either is missing. */
 async function ctimes(dataDir: string, domain: string, inbox: string): Promise<{ newCtime: bigint; tmpCtime: bigint } | undefined> {
@@ -66,7 +71,12 @@ async function ctimes(dataDir: string, domain: string, inbox: string): Promise<{
  * index), which the journal must already hold. The journal is fsynced first, so the snapshot
  * never describes journal lines that a power cut could take back.
  */
-export async function writeSnapshot(dataDir: string, journalFile: string, counts: Iterable<{ domain: string; inbox: string; count: number }>, tightened: boolean): Promise<void> {
+export async function writeSnapshot(
+  dataDir: string,
+  journalFile: string,
+  counts: Iterable<{ domain: string; inbox: string; count: number }>,
+  privateInboxes: ReadonlySet<string>,
+): Promise<void> {
   const jh = await fs.open(journalFile, 'r').catch(() => undefined);
   if (jh) {
     try {
@@ -76,16 +86,16 @@ export async function writeSnapshot(dataDir: string, journalFile: string, counts
     }
   }
   const list = [...counts];
-  const rows: Array<[string, string, number, string, string]> = [];
+  const rows: Array<[string, string, number, string, string, 0 | 1]> = [];
   await mapLimit(list, STAT_CONCURRENCY, async ({ domain, inbox, count }) => {
     const c = await ctimes(dataDir, domain, inbox);
-    if (c) rows.push([domain, inbox, count, String(c.newCtime), String(c.tmpCtime)]);
+    if (c) rows.push([domain, inbox, count, String(c.newCtime), String(c.tmpCtime), privateInboxes.has(inboxKeyOf(domain, inbox)) ? 1 : 0]);
   });
   const file = path.join(dataDir, SNAPSHOT_FILE);
   const tmp = `${file}.tmp`;
   const fh = await fs.open(tmp, 'w', PRIVATE_FILE_MODE);
   try {
-    await fh.writeFile(JSON.stringify({ v: SNAPSHOT_VERSION, tightened, inboxes: rows }) + '\n');
+    await fh.writeFile(JSON.stringify({ v: SNAPSHOT_VERSION, inboxes: rows }) + '\n');
     await fh.datasync();
   } finally {
     await fh.close();
@@ -114,16 +124,20 @@ export async function loadSnapshot(dataDir: string): Promise<{ snapshot?: IndexS
     return { problem: `${file} is damaged (not JSON)` };
   }
   const body = v as { v?: unknown; inboxes?: unknown; tightened?: unknown };
-  if (typeof v !== 'object' || v === null || body.v !== SNAPSHOT_VERSION || !Array.isArray(body.inboxes)) return { problem: `${file} is not a version ${SNAPSHOT_VERSION} snapshot` };
+  if (typeof v !== 'object' || v === null || (body.v !== SNAPSHOT_VERSION && body.v !== SNAPSHOT_VERSION_1) || !Array.isArray(body.inboxes)) {
+    return { problem: `${file} is not a version ${SNAPSHOT_VERSION} snapshot` };
+  }
   const stamps = new Map<string, Stamp>();
   for (const row of body.inboxes as unknown[]) {
-    const [domain, inbox, count, newCtime, tmpCtime] = Array.isArray(row) ? (row as unknown[]) : [];
+    const [domain, inbox, count, newCtime, tmpCtime, priv] = Array.isArray(row) ? (row as unknown[]) : [];
+    const isPrivate = body.v === SNAPSHOT_VERSION_1 ? body.tightened === true : priv === 1;
     if (typeof domain !== 'string' || typeof inbox !== 'string' || !Number.isSafeInteger(count) || (count as number) < 0 || !isNs(newCtime) || !isNs(tmpCtime)) {
       return { problem: `${file} is damaged (a bad inbox row)` };
     }
-    stamps.set(keyOf(domain, inbox), { count: count as number, newCtime, tmpCtime });
+    if (body.v === SNAPSHOT_VERSION && priv !== 0 && priv !== 1) return { problem: `${file} is damaged (a bad inbox row)` };
+    stamps.set(inboxKeyOf(domain, inbox), { count: count as number, newCtime, tmpCtime, private: isPrivate });
   }
-  return { snapshot: { stamps, writtenNs, tightened: body.tightened === true } };
+  return { snapshot: { stamps, writtenNs } };
 }
 
 function isNs(v: unknown): v is string {
@@ -143,7 +157,7 @@ export async function trustedInboxes(
   const trusted = new Set<string>();
   const cutoff = snapshot.writtenNs - RACY_NS;
   await mapLimit(inboxes, STAT_CONCURRENCY, async ({ domain, inbox }) => {
-    const key = keyOf(domain, inbox);
+    const key = inboxKeyOf(domain, inbox);
     const stamp = snapshot.stamps.get(key);
     if (!stamp || (journalCounts.get(key) ?? 0) !== stamp.count) return;
     const now = await ctimes(dataDir, domain, inbox);
