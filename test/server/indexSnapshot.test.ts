@@ -136,6 +136,38 @@ describe('index snapshot', function () {
     assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2', 'dropped in']);
   });
 
+  it('walks cur/ on every start, and never follows a symlinked folder out of the mail root', async () => {
+    const ids = await seeded();
+    let { store, logs } = await openStore();
+    assert.deepEqual(await walkedOf(logs), [2, 2]);
+    await close(store);
+    const inboxDir = path.dirname(path.dirname(fileOf('ann', ids[3].id)));
+    // A widened file in cur/ of an inbox the snapshot trusts as private.
+    const inCur = path.join(inboxDir, 'cur', 'moved.eml');
+    await fs.writeFile(inCur, anEmail('moved'), { mode: 0o644 });
+    await fs.chmod(inCur, 0o644);
+    // joe's cur/ replaced by a link to a folder outside the data dir holding a widened file.
+    const outside = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-outside-'));
+    try {
+      await fs.chmod(outside, 0o755);
+      const outsideFile = path.join(outside, 'x.eml');
+      await fs.writeFile(outsideFile, 'x', { mode: 0o644 });
+      await fs.chmod(outsideFile, 0o644);
+      const joeCur = path.join(path.dirname(inboxDir), 'joe', 'cur');
+      await fs.rm(joeCur, { recursive: true });
+      await fs.symlink(outside, joeCur);
+      ({ store, logs } = await openStore());
+      // Both inboxes stay trusted and private (new/ and tmp/ unchanged): only the walk over cur/ sees either change.
+      assert.equal(trustedOf(logs), '2 of 2');
+      assert.deepEqual(await walkedOf(logs), [0, 2]);
+      assert.equal((await fs.stat(inCur)).mode & 0o777, 0o600);
+      assert.equal((await fs.stat(outsideFile)).mode & 0o777, 0o644);
+      assert.equal((await fs.stat(outside)).mode & 0o777, 0o755);
+    } finally {
+      await fs.rm(outside, { recursive: true, force: true });
+    }
+  });
+
   it('ignores a torn snapshot and lists every inbox', async () => {
     await seeded();
     const file = path.join(dir, SNAPSHOT_FILE);

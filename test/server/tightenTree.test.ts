@@ -54,6 +54,29 @@ describe('tightenTree', () => {
     assert.equal(await modeOf(path.join(skipped, '0.eml')), 0o644);
   });
 
+  it('never goes through a root that is a symlink, and makes a root that is a file 0600', async () => {
+    const real = await widened('real', 1);
+    const link = path.join(root, 'link');
+    await fs.symlink(real, link);
+    assert.deepEqual(await tightenTree(link), { changed: 0, complete: true });
+    assert.equal(await modeOf(real), 0o755);
+    assert.equal(await modeOf(path.join(real, '0.eml')), 0o644);
+    const file = path.join(real, '0.eml');
+    assert.deepEqual(await tightenTree(file), { changed: 1, complete: true });
+    assert.equal(await modeOf(file), 0o600);
+    assert.deepEqual(await tightenTree(path.join(root, 'missing')), { changed: 0, complete: true });
+  });
+
+  it('reports the skipped folders it met as real folders, not those behind a symlink', async () => {
+    const a = await widened('a/new', 1);
+    const b = await widened('b/new', 1);
+    await fs.rm(path.join(root, 'b'), { recursive: true });
+    await fs.symlink(path.dirname(a), path.join(root, 'b'));
+    const met = new Set<string>();
+    await tightenTree(root, { skip: new Set([a, b]), met });
+    assert.deepEqual([...met], [a]);
+  });
+
   it('says it did not end when told to stop, having stopped between batches', async () => {
     const big = await widened('new', 700);
     let asked = 0;

@@ -13,7 +13,7 @@
 // The directory is 0700 and every file in it 0600; a migration tightens what older releases
 // left readable (0644 files in 0755 directories).
 
-import { type Dir, type Dirent, promises as fs } from 'node:fs';
+import { type Dir, type Dirent, promises as fs, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import { decodeFileName, encodeFileName } from '../../core/fileNames';
 import { domainProblem } from '../../core/ids';
@@ -181,15 +181,21 @@ function decodeLegacyName(s: string): string | undefined {
 export interface TightenOptions {
   /** Directories whose entries are not listed (the directory itself is still tightened). */
   skip?: ReadonlySet<string>;
-  /** Checked between entries: true ends the walk early (a store closing). */
+  /** Filled with the directories of `skip` the walk met as real directories (never through a symlink): the ones a caller may walk later. */
+  met?: Set<string>;
+  /** Checked between folders and between batches of entries: true ends the walk early (a store closing). */
   stopped?: () => boolean;
 }
 
 /**
  * Sets every directory under `root` (and root) to 0700 and every file to 0600; symlinks are never
- * followed. Resolves how many entries it changed, and whether it walked the whole tree.
+ * followed, root included (a root that is a file is made 0600). Resolves how many entries it
+ * changed, and whether it walked the whole tree.
  */
 export async function tightenTree(root: string, options: TightenOptions = {}): Promise<{ changed: number; complete: boolean }> {
+  const top = await lstatOrUndefined(root);
+  if (!top || top.isSymbolicLink()) return { changed: 0, complete: true };
+  if (!top.isDirectory()) return { changed: (await chmodIfNeeded(root, PRIVATE_FILE_MODE)) ? 1 : 0, complete: true };
   let level: string[] = [root];
   let changed = (await chmodIfNeeded(root, PRIVATE_DIR_MODE)) ? 1 : 0;
   let complete = true;
@@ -200,7 +206,11 @@ export async function tightenTree(root: string, options: TightenOptions = {}): P
   while (level.length > 0) {
     const next: string[] = [];
     await mapLimit(level, TIGHTEN_CONCURRENCY, async (d) => {
-      if (options.skip?.has(d) || stopped()) return;
+      if (options.skip?.has(d)) {
+        options.met?.add(d);
+        return;
+      }
+      if (stopped()) return;
       await forEachDirent(d, stopped, async (dent) => {
         const p = path.join(d, dent.name);
         if (await tightenEntry(p, dent)) changed++;
@@ -242,6 +252,15 @@ async function tightenEntry(p: string, dent: Dirent): Promise<boolean> {
   if (dent.isFile()) return chmodIfNeeded(p, PRIVATE_FILE_MODE);
   // Symlinks, sockets and the like are left alone: chmod would follow a link out of the data dir.
   return false;
+}
+
+async function lstatOrUndefined(p: string): Promise<Stats | undefined> {
+  try {
+    return await fs.lstat(p);
+  } catch (e) {
+    if (['ENOENT', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '')) return undefined;
+    throw e;
+  }
 }
 
 async function chmodIfNeeded(p: string, mode: number): Promise<boolean> {

@@ -143,22 +143,28 @@ export class MaildirStore implements Store {
   }
 
   /**
-   * Makes mail someone copied in or widened since private again (new files are created 0600), off
-   * the start's path: first the folders and whatever lies outside the indexed inboxes' new/, cur/
-   * and tmp/, then the files of each inbox not known to be private, one inbox after the other. A
-   * close ends the walk early; the inboxes it finished stay known as private in the snapshot, so
-   * a later start does not walk them again.
+   * Makes mail copied in or widened before this start private again (new files are created 0600),
+   * off the start's path. First the folders, and everything but the `new/` and `tmp/` of the
+   * indexed inboxes (so `cur/` on every start: the store never writes there). Then the `new/` and
+   * `tmp/` of each inbox not known to be private, one inbox after the other, and only those the
+   * first walk met as real folders: a symlinked inbox or message folder is never followed out of
+   * the mail root. A close ends the walk early; the inboxes it finished stay known as private in
+   * the snapshot, so a later start does not walk them again. Not caught, as before this
+   * snapshot existed: a file of a trusted private inbox widened in place (chmod changes no
+   * folder's ctime), until the inbox next changes.
    */
   private async makeMailPrivate(): Promise<void> {
     const stopped = (): boolean => this.state !== 'open';
     const root = mailRoot(this.dir);
-    const messageDirs = (domain: string, inbox: string): string[] => ['new', 'cur', 'tmp'].map((sub) => path.join(inboxDirOf(this.dir, domain, inbox), sub));
+    const messageDirs = (domain: string, inbox: string): string[] => ['new', 'tmp'].map((sub) => path.join(inboxDirOf(this.dir, domain, inbox), sub));
     const inboxes = [...this.index.inboxKeys()];
+    const met = new Set<string>();
     try {
-      let { changed, complete } = await tightenTree(root, { skip: new Set(inboxes.flatMap(({ domain, inbox }) => messageDirs(domain, inbox))), stopped });
+      let { changed, complete } = await tightenTree(root, { skip: new Set(inboxes.flatMap(({ domain, inbox }) => messageDirs(domain, inbox))), met, stopped });
       let walked = 0;
       for (const { domain, inbox } of inboxes) {
         const key = inboxKeyOf(domain, inbox);
+        if (!complete) break;
         if (this.privateInboxes.has(key)) continue;
         if (stopped()) {
           complete = false;
@@ -166,6 +172,7 @@ export class MaildirStore implements Store {
         }
         let done = true;
         for (const dir of messageDirs(domain, inbox)) {
+          if (!met.has(dir)) continue;
           const r = await tightenTree(dir, { stopped });
           changed += r.changed;
           done &&= r.complete;

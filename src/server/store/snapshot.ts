@@ -17,11 +17,13 @@
 //   - the journal holds as many live entries for the inbox as the snapshot counted (a journal that
 //     lost or gained lines for it does not describe its files).
 // Written only by a clean close, after the last checkpoint and with the journal flushed and
-// fsynced; never deleted on open, since each inbox is checked on its own. It also says, for each
-// inbox, whether its files were all private (0600) at that close: made so by a walk of its folders
-// that ended (layout.ts tightenTree), or trusted as private from the snapshot before. The files of
-// a trusted private inbox are not walked again (none was added since; new files are created 0600).
-// Kept per inbox so that a close that cuts a walk short loses only what that walk had not done.
+// fsynced; never deleted on open, since each inbox is checked on its own. It also marks each inbox
+// whose `new/` and `tmp/` that run made private (0600) by a walk that ended (maildir.ts
+// makeMailPrivate), or took as private from the snapshot before. The next start does not walk
+// those folders of a trusted inbox so marked: no file was created, renamed or linked there since
+// (its ctimes), and the store creates its own files 0600. A file widened in place (chmod) changes
+// no folder's ctime and is not caught. Kept per inbox so that a close that cuts a walk short loses
+// only what that walk had not done.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { PRIVATE_FILE_MODE } from '../privateFile';
@@ -42,7 +44,7 @@ interface Stamp {
   /** ctime of `new/` and of `tmp/`, ns since the epoch, as decimal strings (JSON has no bigint). */
   newCtime: string;
   tmpCtime: string;
-  /** Every file of the inbox was private (0600) at the close that wrote the snapshot. */
+  /** The files of the inbox's new/ and tmp/ were made or taken as private by the run that wrote the snapshot. */
   private: boolean;
 }
 
@@ -125,7 +127,7 @@ export async function loadSnapshot(dataDir: string): Promise<{ snapshot?: IndexS
   }
   const body = v as { v?: unknown; inboxes?: unknown; tightened?: unknown };
   if (typeof v !== 'object' || v === null || (body.v !== SNAPSHOT_VERSION && body.v !== SNAPSHOT_VERSION_1) || !Array.isArray(body.inboxes)) {
-    return { problem: `${file} is not a version ${SNAPSHOT_VERSION} snapshot` };
+    return { problem: `${file} is not a version ${SNAPSHOT_VERSION_1} or ${SNAPSHOT_VERSION} snapshot` };
   }
   const stamps = new Map<string, Stamp>();
   for (const row of body.inboxes as unknown[]) {
