@@ -103,6 +103,9 @@ export class MaildirFiles {
   /** Recipients of one message share one file through hard links; dropped where the file system refuses them. */
   private linksUsable = true;
 
+  /** Told of each inbox whose `new/` and `tmp/` this store created itself (so every file in them is its own, created 0600). */
+  onInboxCreated: (domain: string, inbox: string) => void = () => {};
+
   constructor(
     readonly dir: string,
     private readonly log: StoreLog,
@@ -517,9 +520,13 @@ export class MaildirFiles {
           existed = false;
         }
         if (existed) return;
-        for (const sub of ['tmp', 'new', 'cur']) await fs.mkdir(path.join(inboxDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE });
+        let created = 0;
+        for (const sub of ['tmp', 'new', 'cur']) {
+          if ((await fs.mkdir(path.join(inboxDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE })) !== undefined && sub !== 'cur') created++;
+        }
         // New directory entries are durable only once their parents are synced.
         for (const d of [inboxDir, path.dirname(inboxDir), mailRoot(this.dir)]) await fsyncDir(d);
+        if (created === 2) this.onInboxCreated(domain, inbox);
       })();
       this.readyDirs.set(key, p);
       p.catch(() => this.readyDirs.delete(key));

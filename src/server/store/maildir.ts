@@ -94,6 +94,8 @@ export class MaildirStore implements Store {
     this.checkpointIntervalMs = options.checkpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS;
     this.journal = new Journal(this.dir, (e) => this.log('warn', `store: journal write failed (the messages are stored; the next start re-reads them): ${e.message}`));
     this.files = new MaildirFiles(this.dir, this.log);
+    // Its folders made by this store hold only files it created 0600: no walk needed on the next start.
+    this.files.onInboxCreated = (domain, inbox) => this.privateInboxes.add(inboxKeyOf(domain, inbox));
     this.events.setMaxListeners(0);
   }
 

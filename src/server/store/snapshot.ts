@@ -19,7 +19,7 @@
 // Written only by a clean close, after the last checkpoint and with the journal flushed and
 // fsynced; never deleted on open, since each inbox is checked on its own. It also marks each inbox
 // whose `new/` and `tmp/` that run made private (0600) by a walk that ended (maildir.ts
-// makeMailPrivate), or took as private from the snapshot before. The next start does not walk
+// makeMailPrivate), created itself, or took as private from the snapshot before. The next start does not walk
 // those folders of a trusted inbox so marked: no file was created, renamed or linked there since
 // (its ctimes), and the store creates its own files 0600. A file widened in place (chmod) changes
 // no folder's ctime and is not caught. Kept per inbox so that a close that cuts a walk short loses
