@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import PostalMime from 'postal-mime';
-import { ComposeError, DUMMY_SUBJECT, composeMessage, dummyFrom } from '../../src/server/http/compose';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import { ComposeError, DUMMY_SUBJECT, composeMessage, dummyFrom, leafMessage } from '../../src/server/http/compose';
 
 const aMessage = (over: Partial<Parameters<typeof composeMessage>[0]> = {}) =>
   composeMessage({ from: 'Acme <no-reply@acme.test>', subject: 'Your code', text: 'Code: 123456', inbox: 'joe', domain: 'inbox.test', source: 'inject', ...over });
@@ -117,6 +118,32 @@ describe('compose', () => {
     assert.match(qp, /^a=3Db=20\r\n/);
     assert.match(qp, /=C3=BC=09(\r\n)?$/);
     assert.equal((await PostalMime.parse(raw)).text?.replace(/\n$/, ''), text);
+  });
+
+  it('writes the very bytes nodemailer\'s own build() writes, without its streams (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ unit: 'binary', maxLength: 400 }),
+        fc.string({ unit: 'grapheme', maxLength: 80 }),
+        fc.constantFrom('Acme <no-reply@acme.test>', 'Jürgen "J" Ä <j@b.test>', 'x@y.test'),
+        fc.dictionary(fc.constantFrom('X-Twilio-Sid', 'X-From-Number'), fc.string({ unit: 'grapheme-ascii', maxLength: 40 }).map((v) => v.replace(/[\r\n]/g, ' '))),
+        async (text, subject, from, extra) => {
+          const make = () =>
+            new MailComposer({
+              from,
+              to: 'joe@inbox.test',
+              subject,
+              date: new Date(1_700_000_000_000),
+              textEncoding: 'quoted-printable',
+              messageId: '<fixed@inbox.test>',
+              headers: { ...extra, 'Content-Transfer-Encoding': 'quoted-printable' },
+              text: text.replace(/\r\n|\r|\n/g, '\r\n'),
+            }).compile();
+          assert.deepEqual(leafMessage(make(), text).toString('latin1'), (await make().build()).toString('latin1'));
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 
   it('any text reads back unchanged after composing and parsing (property)', async () => {
