@@ -173,6 +173,25 @@ describe('index snapshot', function () {
     }
   });
 
+  it('does not empty a tmp/ that is a symlink out of the data dir', async () => {
+    await seeded();
+    const outside = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-outside-'));
+    try {
+      const kept = path.join(outside, 'not-ours.txt');
+      await fs.writeFile(kept, 'x');
+      const joeTmp = path.join(dir, 'mail', 'inbox.test', 'joe', 'tmp');
+      await fs.rm(joeTmp, { recursive: true });
+      await fs.symlink(outside, joeTmp);
+      const { store, logs } = await openStore();
+      // joe is listed (its tmp/ is another folder now), which is when a start empties tmp/.
+      assert.equal(trustedOf(logs), '1 of 2');
+      assert.deepEqual(subjects(store, 'joe'), ['j1', 'j2', 'j3']);
+      await fs.access(kept);
+    } finally {
+      await fs.rm(outside, { recursive: true, force: true });
+    }
+  });
+
   it('ignores a torn snapshot and lists every inbox', async () => {
     await seeded();
     const file = path.join(dir, SNAPSHOT_FILE);

@@ -212,9 +212,11 @@ export class MaildirFiles {
       if (trusted.has(`${domain}\n${inbox}`)) return;
       let files: string[];
       try {
-        // Files left in tmp/ were never acknowledged: remove them.
-        for (const t of await namesOrEmpty(path.join(dir, 'tmp'))) {
-          await fs.rm(path.join(dir, 'tmp', t), { force: true }).catch(() => undefined);
+        // Files left in tmp/ were never acknowledged: remove them. Not through a symlink: what it
+        // points to is not the store's.
+        const tmpDir = path.join(dir, 'tmp');
+        if (!(await fs.lstat(tmpDir).catch(() => undefined))?.isSymbolicLink()) {
+          for (const t of await namesOrEmpty(tmpDir)) await fs.rm(path.join(tmpDir, t), { force: true }).catch(() => undefined);
         }
         // Names only (no file types): 100,000 Dirent objects cost more than the whole index. A
         // directory named like a message fails when it is read, which skips it with a warning.
