@@ -20,6 +20,7 @@ import { parseIndexedHeaders } from './headers';
 import { fsyncDir, inboxDirOf, mailRoot, mapLimit, messageFileOf, PRIVATE_DIR_MODE } from './layout';
 import type { IndexRecord } from './ordered';
 import { Materialiser, type MaterialiseJob } from './materialiser';
+import { inboxKeyOf } from './snapshot';
 import type { MessageBody, MessageMeta } from './types';
 import { linkRecord, messageRecord, type WalMessage, WriteAheadLog } from './wal';
 
@@ -209,7 +210,7 @@ export class MaildirFiles {
       for (const r of journal.values()) if (byDomain.get(r.meta.domain)?.has(r.meta.inbox)) r.dead = false;
     }
     await mapLimit(inboxDirs, OPEN_CONCURRENCY, async ({ domain, inbox, dir }) => {
-      if (trusted.has(`${domain}\n${inbox}`)) return;
+      if (trusted.has(inboxKeyOf(domain, inbox))) return;
       let files: string[];
       try {
         // Files left in tmp/ were never acknowledged: remove them. Not through a symlink: what it
@@ -522,13 +523,11 @@ export class MaildirFiles {
           existed = false;
         }
         if (existed) return;
-        let created = 0;
-        for (const sub of ['tmp', 'new', 'cur']) {
-          if ((await fs.mkdir(path.join(inboxDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE })) !== undefined && sub !== 'cur') created++;
-        }
+        const made = new Set<string>();
+        for (const sub of ['tmp', 'new', 'cur']) if ((await fs.mkdir(path.join(inboxDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE })) !== undefined) made.add(sub);
         // New directory entries are durable only once their parents are synced.
         for (const d of [inboxDir, path.dirname(inboxDir), mailRoot(this.dir)]) await fsyncDir(d);
-        if (created === 2) this.onInboxCreated(domain, inbox);
+        if (made.has('tmp') && made.has('new')) this.onInboxCreated(domain, inbox);
       })();
       this.readyDirs.set(key, p);
       p.catch(() => this.readyDirs.delete(key));

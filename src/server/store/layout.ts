@@ -195,9 +195,9 @@ export interface TightenOptions {
 export async function tightenTree(root: string, options: TightenOptions = {}): Promise<{ changed: number; complete: boolean }> {
   const top = await lstatOrUndefined(root);
   if (!top || top.isSymbolicLink()) return { changed: 0, complete: true };
-  if (!top.isDirectory()) return { changed: (await chmodIfNeeded(root, PRIVATE_FILE_MODE)) ? 1 : 0, complete: true };
+  if (!top.isDirectory()) return { changed: (await chmodFrom(root, top, PRIVATE_FILE_MODE)) ? 1 : 0, complete: true };
   let level: string[] = [root];
-  let changed = (await chmodIfNeeded(root, PRIVATE_DIR_MODE)) ? 1 : 0;
+  let changed = (await chmodFrom(root, top, PRIVATE_DIR_MODE)) ? 1 : 0;
   let complete = true;
   const stopped = (): boolean => {
     if (options.stopped?.()) complete = false;
@@ -232,7 +232,7 @@ async function forEachDirent(dir: string, stopped: () => boolean, fn: (dent: Dir
   try {
     handle = await fs.opendir(dir, { bufferSize: DIR_BATCH });
   } catch (e) {
-    if (['ENOENT', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '')) return;
+    if (isMissing(e)) return;
     throw e;
   }
   let batch: Dirent[] = [];
@@ -254,19 +254,35 @@ async function tightenEntry(p: string, dent: Dirent): Promise<boolean> {
   return false;
 }
 
+/** The error of a path that is not there (or runs through a file). */
+function isMissing(e: unknown): boolean {
+  return ['ENOENT', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '');
+}
+
 async function lstatOrUndefined(p: string): Promise<Stats | undefined> {
   try {
     return await fs.lstat(p);
   } catch (e) {
-    if (['ENOENT', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '')) return undefined;
+    if (isMissing(e)) return undefined;
     throw e;
   }
 }
 
 async function chmodIfNeeded(p: string, mode: number): Promise<boolean> {
+  let st: Stats;
   try {
-    const st = await fs.lstat(p);
-    if (st.isSymbolicLink() || (st.mode & 0o777) === mode) return false;
+    st = await fs.lstat(p);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    return false;
+  }
+  return chmodFrom(p, st, mode);
+}
+
+/** Sets the mode of `p`, whose lstat is `st`, unless it has it already or is a symlink; a path gone meanwhile is left. */
+async function chmodFrom(p: string, st: Stats, mode: number): Promise<boolean> {
+  if (st.isSymbolicLink() || (st.mode & 0o777) === mode) return false;
+  try {
     await fs.chmod(p, mode);
     return true;
   } catch (e) {
@@ -306,7 +322,7 @@ async function direntsOrEmpty(dir: string): Promise<Dirent[]> {
   try {
     return await fs.readdir(dir, { withFileTypes: true });
   } catch (e) {
-    if (['ENOENT', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '')) return [];
+    if (isMissing(e)) return [];
     throw e;
   }
 }

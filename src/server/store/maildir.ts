@@ -164,14 +164,14 @@ export class MaildirStore implements Store {
     try {
       let { changed, complete } = await tightenTree(root, { skip: new Set(inboxes.flatMap(({ domain, inbox }) => messageDirs(domain, inbox))), met, stopped });
       let walked = 0;
+      // The first walk ends short only when stopped, which this loop checks first.
       for (const { domain, inbox } of inboxes) {
-        const key = inboxKeyOf(domain, inbox);
-        if (!complete) break;
-        if (this.privateInboxes.has(key)) continue;
         if (stopped()) {
           complete = false;
           break;
         }
+        const key = inboxKeyOf(domain, inbox);
+        if (this.privateInboxes.has(key)) continue;
         let done = true;
         for (const dir of messageDirs(domain, inbox)) {
           if (!met.has(dir)) continue;
