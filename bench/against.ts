@@ -148,7 +148,9 @@ export function compareRow(head: Figure | undefined, refs: Array<Figure | undefi
   const spread = known.length > 1 ? Math.max(...known) - Math.min(...known) : undefined;
   const up = higherIsBetter(any);
   let verdict = 'SKIP';
-  if (h !== undefined && known.length) {
+  // A figure of the machine (the disk probes), not of either build: printed, never judged.
+  if (/^context/.test(any.note ?? '')) verdict = 'context';
+  else if (h !== undefined && known.length) {
     const worst = up ? Math.min(...known) : Math.max(...known);
     const best = up ? Math.max(...known) : Math.min(...known);
     verdict = (up ? h > best : h < best) ? 'better' : (up ? h >= worst : h <= worst) ? 'same' : 'WORSE';

@@ -28,6 +28,11 @@ describe('bench --against', () => {
     assert.equal(compareRow(rate(150), [rate(100), rate(100)], 'abcdef0').target, undefined);
   });
 
+  it('does not judge a figure of the machine', () => {
+    const disk = (value: number) => figure({ name: 'disk: durable 4 KB files', unit: 'files/s', value, note: 'context: the fsync speed of this machine right now' });
+    assert.equal(compareRow(disk(10), [disk(100), disk(110)], 'x').verdict, 'context');
+  });
+
   it('says SKIP when either side has no value, and prints every run', () => {
     const r = compareRow(rate(undefined), [rate(100), rate(110)], 'x');
     assert.equal(r.verdict, 'SKIP');
