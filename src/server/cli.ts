@@ -202,13 +202,12 @@ const SERVE_FLAGS = {
 } as const satisfies FlagSpec;
 
 /** The serve configuration from argv (after the command name) and env; `help` or `version` when asked for. */
-export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig | 'help' | 'overview' | 'version' {
+export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig | 'help' | 'version' {
   const parsed = parseFlags(argv, SERVE_FLAGS);
   const v = parsed.values as Partial<Record<Exclude<keyof typeof SERVE_FLAGS, 'smtp-tls' | 'help' | 'version'>, string>> & { 'smtp-tls'?: boolean; help?: boolean; version?: boolean };
   const [command, ...extra] = parsed.positionals;
-  // `test-inbox --help` is every command; `test-inbox serve --help` is serve's options.
-  if (v.help && command === undefined) return 'overview';
-  if (v.help && command === SERVE_COMMAND) return 'help';
+  // `test-inbox --help` prints every command, `test-inbox serve --help` serve's options (main()).
+  if (v.help && (command === undefined || command === SERVE_COMMAND)) return 'help';
   if (v.version) return 'version';
   if (command !== SERVE_COMMAND) throw new UsageError(command === undefined ? `missing command: ${SERVE_COMMAND}` : `unknown command ${JSON.stringify(command)} (the commands are ${SERVE_COMMAND}, ${TEST_COMMANDS.join(', ')})`);
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
@@ -352,7 +351,7 @@ export async function main(argv: string[]): Promise<void> {
     });
     return;
   }
-  let config: ServeConfig | 'help' | 'overview' | 'version';
+  let config: ServeConfig | 'help' | 'version';
   try {
     config = parseServeArgs(argv);
   } catch (e) {
@@ -362,12 +361,8 @@ export async function main(argv: string[]): Promise<void> {
     }
     throw e;
   }
-  if (config === 'overview') {
-    process.stdout.write(OVERVIEW);
-    return;
-  }
   if (config === 'help') {
-    process.stdout.write(USAGE);
+    process.stdout.write(argv.includes(SERVE_COMMAND) ? USAGE : OVERVIEW);
     return;
   }
   if (config === 'version') {
