@@ -49,6 +49,7 @@ function fdCapsText(): string {
   return `here ${c.smtp} each for a limit of ${c.fdLimit}`;
 }
 import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_USAGE } from '../testing/commands';
+import { MCP_COMMAND, runMcpCommand } from '../mcp/stdio';
 
 /** The shortest --sweep-every: a sweep is a query of the whole table, not something to run in a loop. */
 const MIN_SWEEP_EVERY_MS = 100;
@@ -109,7 +110,10 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, ${EXIT_PORT_IN_USE} a port is in use, $
 ${EXIT_DATABASE_UNAVAILABLE} the --store database is unreachable or refused the login,
 ${EXIT_USAGE} bad command line, ${EXIT_FAILURE} other failure.
 
-${TEST_COMMANDS_USAGE}`;
+${TEST_COMMANDS_USAGE}
+For AI agents:
+  mcp                   serve the read-only MCP tools (codes, links, TOTP) on stdio
+`;
 
 export interface ServeConfig {
   host: string;
@@ -184,7 +188,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   if (v.help) return 'help';
   if (v.version) return 'version';
   const [command, ...extra] = parsed.positionals;
-  if (command !== SERVE_COMMAND) throw new UsageError(command === undefined ? `missing command: ${SERVE_COMMAND}` : `unknown command ${JSON.stringify(command)} (the commands are ${SERVE_COMMAND}, ${TEST_COMMANDS.join(', ')})`);
+  if (command !== SERVE_COMMAND) throw new UsageError(command === undefined ? `missing command: ${SERVE_COMMAND}` : `unknown command ${JSON.stringify(command)} (the commands are ${SERVE_COMMAND}, ${TEST_COMMANDS.join(', ')}, ${MCP_COMMAND})`);
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
 
   const domain = (v.domain ?? DEFAULT_DOMAIN).toLowerCase();
@@ -314,6 +318,10 @@ function fail(message: string, code: number): never {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  if (argv[0] === MCP_COMMAND) {
+    process.exitCode = await runMcpCommand(argv.slice(1), { stdout: process.stdout, stderr: process.stderr }, VERSION);
+    return;
+  }
   if (isTestCommand(argv[0])) {
     process.exitCode = await runTestCommand(argv, { stdout: process.stdout, stderr: process.stderr });
     return;
