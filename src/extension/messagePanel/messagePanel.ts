@@ -10,12 +10,12 @@ import * as vscode from 'vscode';
 import type { InboxApi } from '../../api/types';
 import type { AttachmentInfo } from '../../core/wire';
 import { cleanFileName } from '../../core/fileNames';
+import { messageBodies } from '../../core/message';
 import { inertText } from '../../core/inert';
 import { safeLinkTarget } from '../../core/urls';
 import { readSettings, SETTINGS_SECTION, SettingKey } from '../config/settings';
 import type { Logger } from '../log';
 import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewState, type ViewTiming, type WebviewMessage } from '../../webview-ui/protocol';
-import { messageBodies } from '../messageText';
 import type { MessageRef } from '../tree/state';
 import { buildViewState, contentIdOf, referencedContentIds } from './viewState';
 

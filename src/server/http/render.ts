@@ -16,6 +16,7 @@
 import PostalMime from 'postal-mime';
 import { htmlToText } from '../../core/html';
 import { isPhoneInbox } from '../../core/ids';
+import type { MessageContent } from '../../core/message';
 import type { AttachmentInfo, EmailMessage, EmailPart, MessageSummary, SmsMessage } from '../../core/wire';
 import { decodeEncodedWords } from '../store/headers';
 import type { MessageMeta } from '../store/types';
@@ -193,9 +194,13 @@ export async function textAndHtml(raw: Buffer): Promise<{ text?: string; html?: 
   return { text: email.text, html: email.html, ...(notice === undefined ? {} : { notice }) };
 }
 
-/** What the link kinds are read from: the text and HTML parts and the List-Unsubscribe header. */
-export async function linkSourceOf(raw: Buffer): Promise<{ text?: string; html?: string; listUnsubscribe?: string }> {
+/** What the answers of core/message.ts are read from (the link route's linkToClick). */
+export async function contentOfRaw(raw: Buffer): Promise<MessageContent> {
   const { email } = await parse(raw);
   const header = email.headers.find((h) => h.key === 'list-unsubscribe');
-  return { text: email.text, html: email.html, listUnsubscribe: header?.value };
+  const c: MessageContent = { subject: email.subject ?? '' };
+  if (email.text !== undefined) c.text = email.text;
+  if (email.html !== undefined) c.html = email.html;
+  if (header) c.listUnsubscribe = header.value;
+  return c;
 }
