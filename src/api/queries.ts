@@ -172,8 +172,9 @@ export async function resolveSince(t: Target, since: Since | SinceRef | undefine
   if (ref !== 'now') return ref;
   if (t.testInbox) {
     const health = await t.api.health({ signal: t.signal });
-    // A message stamped in the millisecond the server answered counts (a fresh code is never missed).
-    if (health.now !== undefined) return { time: health.now - 1 };
+    // A message stamped in the millisecond the server answered was there before the answer; a
+    // fresh one comes after the client read it, so later.
+    if (health.now !== undefined) return { time: health.now };
   }
   const { msgs } = await t.api.listInbox(t.domain, t.inbox, { limit: 1, sort: 'descending' }, { signal: t.signal });
   const newest = msgs[0];
