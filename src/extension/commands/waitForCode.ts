@@ -27,7 +27,7 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
           signal,
           since: 'now',
           waitMs: Infinity,
-          onWaiting: () => reportProgress(progress, '… send it now.'),
+          onWaiting: () => reportProgress(progress, inert`… send it now.`),
           onSkipped: (m) => reportProgress(progress, inert`"${m.subject}" had no code; still waiting…`),
         });
         // An unbounded wait ends with a code or a cancellation.

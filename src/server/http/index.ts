@@ -19,6 +19,7 @@ import { latestResource } from './api/latest';
 import { messageResource } from './api/messages';
 import { openStream } from './api/stream';
 import { totpResource } from './api/totp';
+import { SearchBodyCache, searchResource } from './api/search';
 import { receiveWebhook } from './api/webhooks';
 import { AuthConfigError, HostCheck, TokenCheck, checkToken } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
@@ -136,8 +137,8 @@ class Api {
     this.#hub = new StreamHub(o.store);
     const messages = new TwilioMessages(o.store);
     this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody };
-    this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
     this.#budget = o.budget ?? new ByteBudget();
+    this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget: this.#budget, searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
     this.#maxBody = maxBody;
     this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;
     if (!Number.isSafeInteger(this.#maxConnections) || this.#maxConnections < 1) throw new RangeError(`maxConnections must be a whole number >= 1, got ${String(o.maxConnections)}`);
@@ -339,6 +340,8 @@ class Api {
         return latestResource(ctx, res, route, url.query);
       case 'totp':
         return totpResource(res, route.secret, url.query);
+      case 'search':
+        return searchResource(ctx, res, url.query);
       default:
         throw notFound(`unknown route ${method} ${url.path}`);
     }

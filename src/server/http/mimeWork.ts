@@ -2,18 +2,21 @@
 // data in and plain data out, so it can run on a worker thread (mimePool.ts) and keep the
 // event loop free while a huge message is read (issue 14 point 7).
 import { extractLinks } from '../../core/links';
+import type { LinkKind } from '../../core/linkKinds';
 import type { LinkKindParam } from '../../core/clickKinds';
 import { type ClickLink, linkToClick } from '../../core/message';
+import type { SearchableBody } from '../../core/search';
 import type { AttachmentInfo } from '../../core/wire';
 import type { MessageMeta } from '../store/types';
-import { type AttachmentContent, getAttachment, contentOfRaw, listAttachments, type RenderedMessage, renderMessage, textAndHtml } from './render';
+import { type AttachmentContent, getAttachment, contentOfRaw, listAttachments, type RenderedMessage, renderMessage, searchableOf, textAndHtml } from './render';
 
 export type MimeJob =
   | { op: 'message'; raw: Uint8Array; meta: MessageMeta; now: number }
   | { op: 'links'; raw: Uint8Array }
   | { op: 'attachments'; raw: Uint8Array }
   | { op: 'attachment'; raw: Uint8Array; n: number }
-  | { op: 'linkToClick'; raw: Uint8Array; kind: LinkKindParam };
+  | { op: 'linkToClick'; raw: Uint8Array; kind: LinkKindParam }
+  | { op: 'searchable'; raw: Uint8Array; linkKinds: readonly LinkKind[] };
 
 export interface MimeResults {
   message: RenderedMessage & { notice?: string };
@@ -21,6 +24,7 @@ export interface MimeResults {
   attachments: { attachments: AttachmentInfo[]; notice?: string };
   attachment: AttachmentContent | { notice: string } | undefined;
   linkToClick: ClickLink | undefined;
+  searchable: SearchableBody;
 }
 
 function asBuffer(raw: Uint8Array): Buffer {
@@ -43,5 +47,7 @@ export async function runMimeJob(job: MimeJob): Promise<MimeResults[MimeJob['op'
       return getAttachment(raw, job.n);
     case 'linkToClick':
       return linkToClick(await contentOfRaw(raw), job.kind);
+    case 'searchable':
+      return searchableOf(raw, job.linkKinds);
   }
 }
