@@ -71,7 +71,7 @@ export interface HttpApiOptions {
   maxBodyBytes?: number;
   /** The server file's key: `/healthz?challenge=` answers its HMAC proof (contract.ts, SERVER_FILE). */
   proofKey?: string;
-  /** Message bytes held in memory at once, shared with SMTP (budget.ts); a request body waits for its share before it is read. */
+  /** Message bytes held in memory at once, shared with SMTP (budget.ts); a request body waits for its share before it is read, a message read before it is read. */
   budget?: ByteBudget;
   /** Open connections served at once; past it a request is answered 503. Default DEFAULT_MAX_HTTP_CONNECTIONS. */
   maxConnections?: number;
@@ -108,8 +108,6 @@ class Api {
   readonly #ctx: ApiContext;
   readonly #twilio: TwilioContext;
   readonly #maxConnections: number;
-  readonly #budget: ByteBudget;
-  readonly #maxBody: number;
   /** Sockets accepted past the cap: their requests are answered 503 and they are closed. */
   readonly #overCap = new WeakSet<Socket>();
   #open = 0;
@@ -133,10 +131,9 @@ class Api {
     if (!Number.isSafeInteger(maxBody) || maxBody < 1) throw new RangeError(`maxBodyBytes must be a whole number >= 1, got ${String(o.maxBodyBytes)}`);
     this.#hub = new StreamHub(o.store);
     const messages = new TwilioMessages(o.store);
-    this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody };
-    this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
-    this.#budget = o.budget ?? new ByteBudget();
-    this.#maxBody = maxBody;
+    const budget = o.budget ?? new ByteBudget();
+    this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody, budget };
+    this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, budget, polls: this.#polls, closing: () => this.#closing };
     this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;
     if (!Number.isSafeInteger(this.#maxConnections) || this.#maxConnections < 1) throw new RangeError(`maxConnections must be a whole number >= 1, got ${String(o.maxConnections)}`);
     const headersTimeout = o.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
@@ -274,14 +271,8 @@ class Api {
 
   async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     this.#checkHost(req);
-    // A body is held in memory while it is read, parsed and stored: it waits for its share of
-    // the budget first (reading nothing meanwhile, so the sender is held back by TCP).
-    const declared = Number(req.headers['content-length']);
-    const bodyBytes = req.headers['transfer-encoding'] !== undefined ? this.#maxBody : Number.isFinite(declared) && declared > 0 ? Math.min(declared, this.#maxBody) : 0;
-    if (bodyBytes > 0) {
-      const release = await this.#budget.take(bodyBytes);
-      res.once('close', release);
-    }
+    // A body takes its share of the byte budget only when its route reads it (body.ts readBody),
+    // after the route and its token are checked, and never beyond the response's lifetime.
     // HEAD is GET without the body: Node's response drops the body of a HEAD request itself.
     const head = req.method === 'HEAD';
     const method = head ? 'GET' : (req.method ?? 'GET');

@@ -3,6 +3,7 @@
 // (each throws a 400 HttpError naming the problem). Route table in docs/api.md.
 import type http from 'node:http';
 import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem, inboxNameProblem, normalizeInbox, parseMessageId } from '../../../core/ids';
+import type { ByteBudget } from '../../budget';
 import type { Store } from '../../store/types';
 import type { TokenCheck } from '../auth';
 import { badRequest } from '../errors';
@@ -27,6 +28,8 @@ export interface ApiContext {
   /** Domain that writes to `private` go to (lowercase, checked). */
   readonly defaultDomain: string;
   readonly maxBody: number;
+  /** Message bytes held in memory at once, shared with SMTP (budget.ts): request bodies and message reads wait for their share. */
+  readonly budget: ByteBudget;
   /** Pending long-polls: each ends its wait when called (close() calls them all). */
   readonly polls: Set<() => void>;
   /** True once close() began: no new long-poll starts waiting. */
