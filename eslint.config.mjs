@@ -59,6 +59,21 @@ export default tseslint.config(
     ),
   },
   {
+    // Mail text reaches notifications and the status bar only as `Inert` text (core/inert.ts):
+    // every such call goes through ui/shown.ts, whose functions take nothing else.
+    files: ['src/extension/**'],
+    ignores: ['src/extension/ui/shown.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'MemberExpression[property.name=/^(showInformationMessage|showWarningMessage|showErrorMessage|setStatusBarMessage)$/]',
+          message: 'Show notifications and status-bar messages through src/extension/ui/shown.ts (Inert text only).',
+        },
+      ],
+    },
+  },
+  {
     // webview-ui: browser code of the message view; of the project only core (and its own
     // protocol); libraries such as DOMPurify are fine, Node and the network client are not.
     files: ['src/webview-ui/**'],

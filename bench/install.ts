@@ -22,7 +22,7 @@ import { median } from './lib/stats';
 /** The target for activate(). */
 export const ACTIVATE_TARGET_MS = 50;
 /** The VSIX limit. */
-export const VSIX_LIMIT_KB = 600;
+export const VSIX_LIMIT_KB = 800;
 /** Fresh workbenches measured; the median is reported (each costs ~10 s). */
 export const DEFAULT_INSTALL_RUNS = 3;
 

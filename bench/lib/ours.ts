@@ -7,7 +7,14 @@ import { generateToken, parseReadyLine, type ReadyLine, serveArgs, tokensEnv } f
 import { rssMb, startWithReadyLine, type Started } from './procs';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
-export const CLI = path.join(REPO_ROOT, 'dist', 'cli.js');
+/**
+ * The tree whose build is measured: this checkout, or another commit's build that
+ * `npm run bench -- --against <ref>` prepared (bench/against.ts) and names in this variable.
+ * The load generators and the report are always this checkout's.
+ */
+export const PRODUCT_ENV = 'TEST_INBOX_BENCH_PRODUCT';
+export const PRODUCT_ROOT = process.env[PRODUCT_ENV] ? path.resolve(process.env[PRODUCT_ENV]) : REPO_ROOT;
+export const CLI = path.join(PRODUCT_ROOT, 'dist', 'cli.js');
 
 export type { ReadyLine };
 
@@ -56,7 +63,7 @@ export function keepEverythingArgs(help: string): string[] {
 export async function startOurs(opts: OursOptions, tokens = benchTokens()): Promise<Ours> {
   const args = [...(opts.nodeArgs ?? []), CLI, ...serveArgs({ httpPort: 0, smtpPort: 0, dataDir: opts.dataDir }), ...(opts.args ?? [])];
   const env = { ...process.env, ...tokensEnv(tokens) };
-  const started = await startWithReadyLine<ReadyLine>(process.execPath, args, { env, cwd: REPO_ROOT }, parseReadyLine);
+  const started = await startWithReadyLine<ReadyLine>(process.execPath, args, { env, cwd: PRODUCT_ROOT }, parseReadyLine);
   const rss = rssMb(started.child.pid ?? 0);
   return { ...started, ...tokens, rssAtReadyMb: rss };
 }

@@ -10,7 +10,7 @@ import { copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { benchCacheDir } from './maildev';
-import { REPO_ROOT, startOurs } from './ours';
+import { PRODUCT_ROOT, startOurs } from './ours';
 import { DEFAULT_DOMAIN } from '../../src/server/contract';
 
 /** The inbox the list benchmark reads: half of the store. */
@@ -59,8 +59,11 @@ export function storeKey(spec: StoreSpec = DEFAULT_STORE_SPEC): string {
   // The 100k key is what it was before sizes existed, so its cache stays valid.
   h.update(`fixture ${FIXTURE_VERSION} ${spec.messages} ${FIXTURE_MESSAGE_BYTES}\n`);
   if (spec.otherInboxes !== 50) h.update(`other inboxes ${spec.otherInboxes}${spec.direct ? ' direct' : ''}\n`);
-  const storeDir = path.join(REPO_ROOT, 'src', 'server', 'store');
-  const files = existsSync(storeDir) ? readdirSync(storeDir).filter((f) => f.endsWith('.ts')).sort() : [];
+  // The measured build's store (this checkout's, or the --against ref's), sub-folders included.
+  const storeDir = path.join(PRODUCT_ROOT, 'src', 'server', 'store');
+  const files = existsSync(storeDir)
+    ? (readdirSync(storeDir, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => f.split(path.sep).join('/')).sort()
+    : [];
   for (const f of files) {
     h.update(`${f}\n`);
     h.update(readFileSync(path.join(storeDir, f)));
@@ -83,10 +86,10 @@ export function invalidateStore(spec: StoreSpec = DEFAULT_STORE_SPEC): void {
 }
 
 async function build(spec: StoreSpec, dataDir: string, keepAll: string[], log: (l: string) => void): Promise<void> {
-  const script = path.join(REPO_ROOT, 'bench', 'build-store.ts');
+  const script = path.join(PRODUCT_ROOT, 'bench', 'build-store.ts');
   await new Promise<void>((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', script, dataDir, String(spec.messages), String(spec.otherInboxes), ...(spec.direct ? ['--direct'] : [])], {
-      cwd: REPO_ROOT,
+      cwd: PRODUCT_ROOT,
       env: { ...process.env, UV_THREADPOOL_SIZE: BUILD_THREADPOOL },
       stdio: ['ignore', 'ignore', 'pipe'],
     });

@@ -2,7 +2,7 @@
 // notification per batch naming the newest message (noticeFor, pure), with Open and, when
 // the message has a one-time code, Copy Code. No vscode import: the editor's calls are passed in.
 import type { InboxApi } from '../api/types';
-import { inert } from '../core/inert';
+import { inert, type Inert } from '../core/inert';
 import { bestCode } from '../core/otp';
 import type { MessageSummary } from '../core/wire';
 import type { NewMail } from './live';
@@ -16,7 +16,7 @@ export interface MailNotice {
   summary: MessageSummary;
   /** Other new messages in watched inboxes in the same batch. */
   more: number;
-  text: string;
+  text: Inert;
 }
 
 export function noticeFor(mail: NewMail, isWatched: (ref: InboxRef) => boolean): MailNotice | undefined {
@@ -30,7 +30,7 @@ export function noticeFor(mail: NewMail, isWatched: (ref: InboxRef) => boolean):
     inbox,
     summary,
     more,
-    text: inert`New message in ${inbox}: ${summary.subject.trim() || '(no subject)'}` + (more > 0 ? ` (and ${more} more)` : ''),
+    text: more > 0 ? inert`New message in ${inbox}: ${summary.subject.trim() || '(no subject)'} (and ${more} more)` : inert`New message in ${inbox}: ${summary.subject.trim() || '(no subject)'}`,
   };
 }
 
@@ -48,7 +48,7 @@ export interface NotifyDeps {
   api(): InboxApi | undefined;
   log: Pick<Logger, 'debug'>;
   /** Shows the notification with its buttons; resolves the one clicked. */
-  show(text: string, buttons: string[]): PromiseLike<string | undefined>;
+  show(text: Inert, buttons: string[]): PromiseLike<string | undefined>;
   /** Opens the message in the message view. */
   open(ref: MessageRef): PromiseLike<unknown>;
   copy(text: string): PromiseLike<void>;

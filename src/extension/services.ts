@@ -10,7 +10,7 @@ import type { InboxModel } from './tree/model';
 import type { InboxView } from './tree/view';
 import { commandFor } from './commands/actions';
 import type { AddedInboxes, ReadState } from './tree/state';
-import { inert } from '../core/inert';
+import { inertMessage } from '../core/inert';
 import { showError } from './ui/shown';
 
 export interface Services {
@@ -38,7 +38,7 @@ export async function reportError(s: Pick<Services, 'log'>, e: unknown, what: st
   s.log.error(`${what} failed: ${errorText(e)}`);
   const labels = d.actions.map((a) => ACTION_TITLES[a]);
   // The message may quote a subject or a server's answer: inert, so it cannot carry a link.
-  const choice = await showError(inert`${what} failed. ${d.message}`, ...labels);
+  const choice = await showError(inertMessage`${what} failed. ${d.message}`, ...labels);
   const action = d.actions.find((a) => ACTION_TITLES[a] === choice);
   if (action) await runAction(action);
 }

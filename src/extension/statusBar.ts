@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import type { Connection, ConnectionState } from './connection';
 import * as showMenu from './commands/showMenu';
 import { describeError } from './errors';
-import { inert } from '../core/inert';
+import { inert, inertMessage } from '../core/inert';
 
 /** What the item shows now, for the debug state (tests): text, tooltip and background colour id. */
 let shown: { text: string; tooltip: string; background?: string } | undefined;
@@ -59,7 +59,7 @@ export function createStatusBar(connection: Connection): vscode.Disposable {
         break;
       case 'failed':
         item.text = '$(warning) Test Inbox';
-        item.tooltip = `${describeError(st.error).message}\nClick for the menu.`;
+        item.tooltip = inertMessage`${describeError(st.error).message}\nClick for the menu.`;
         item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
         break;
     }

@@ -10,6 +10,7 @@ import { domainProblem, inboxNameProblem, normalizeInbox, PRIVATE_DOMAIN } from 
 import { parseDuration } from '../core/duration';
 import { API_TOKEN_ENV, DEFAULT_HOST, DEFAULT_HTTP_PORT, checkHealthProof, readServerFile, readTokensFile, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../server/contract';
 import { DATA_DIR_ENV, defaultDataDir } from '../server/dataDir';
+import { isLoopbackHost } from '../core/urls';
 import { type ConnectionOptions, TestInboxError } from './types';
 
 /** The server URL, when not given. */
@@ -39,44 +40,63 @@ export interface Connection {
 
 const readText = (f: string): Promise<string> => fs.readFile(f, 'utf8');
 
-/** A host that is this machine: only then does the data dir's token go with a request. */
-export function isLoopbackUrl(url: string): boolean {
-  let host: string;
+/** Where the library looks when neither the caller nor server.json names a server. */
+export const DEFAULT_SERVER_URL = `http://${DEFAULT_HOST}:${DEFAULT_HTTP_PORT}`;
+
+/** A URL whose host is this machine (core/urls.ts's one loopback check). */
+function isLoopbackUrl(url: string): boolean {
   try {
-    host = new URL(url).hostname.toLowerCase();
+    return isLoopbackHost(new URL(url).hostname);
   } catch {
     return false;
   }
-  return host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
-export async function connect(o: ConnectionOptions, env: NodeJS.ProcessEnv = process.env): Promise<Connection> {
+/**
+ * The connection of a call. Which server, and whether it may have a token:
+ * - a URL the caller names (option, TEST_INBOX_SERVER) is used as named; a token the caller
+ *   gives goes to it (that is how a hosted service is reached);
+ * - else the URL of the data dir's server.json, only once that server proves it serves the data
+ *   dir (HMAC of the file's key; then tokens.json may be used too). A URL that fails its proof is
+ *   not used at all (a stale file, another program on the port);
+ * - else `fallbackUrl` (127.0.0.1:2580), which gets a token only if it proves it is a Test Inbox
+ *   server that takes that token (the identity check's tokenProof, which sends no token).
+ * With no token at all, a server that does not answer is `unreachable`, not `unauthorized`.
+ */
+export async function connect(o: ConnectionOptions, env: NodeJS.ProcessEnv = process.env, fallbackUrl = DEFAULT_SERVER_URL): Promise<Connection> {
   const dataDir = path.resolve(o.dataDir || env[DATA_DIR_ENV] || defaultDataDir(env));
-  const sf = await readServerFile(path.join(dataDir, SERVER_FILE), readText);
-  const running = ServerFileProblem.is(sf) ? undefined : sf;
-  const baseUrl = (o.server || env[SERVER_ENV] || running?.http || `http://${DEFAULT_HOST}:${DEFAULT_HTTP_PORT}`).replace(/\/+$/, '');
-  const local = isLoopbackUrl(baseUrl);
-  const given = o.token || env[API_TOKEN_ENV];
-  // The data dir's tokens go only to the server that proves it serves that data dir (as the
-  // extension attaches): another program on a local port gets none.
-  let savedTokens: SavedTokens = {};
-  let unproven: string | undefined;
-  if (local && running) {
-    const t = await readTokensFile(path.join(dataDir, TOKENS_FILE), readText);
-    if (!TokensFileProblem.is(t)) {
-      unproven = await proofProblem(baseUrl, running, path.join(dataDir, SERVER_FILE), o.signal);
-      if (unproven === undefined) savedTokens = t;
-    }
-  }
-  const token = given || savedTokens.apiToken;
   const domain = (o.domain || env[DOMAIN_ENV] || PRIVATE_DOMAIN).toLowerCase();
   const dp = domain === PRIVATE_DOMAIN ? undefined : domainProblem(domain);
   if (dp) throw new TestInboxError('badInput', `domain ${JSON.stringify(domain)}: ${dp}`);
+  const serverFile = path.join(dataDir, SERVER_FILE);
+  const named = trimUrl(o.server || env[SERVER_ENV] || undefined);
+  const sf = await readServerFile(serverFile, readText);
+  const running = ServerFileProblem.is(sf) ? undefined : sf;
+  const runningUrl = trimUrl(running?.http);
+  let baseUrl = named ?? runningUrl ?? trimUrl(fallbackUrl)!;
+  // Why the data dir's server was not proven at baseUrl (then its tokens are not used).
+  let unproven: string | undefined;
+  let proven = false;
+  if (running) {
+    unproven = baseUrl === runningUrl ? await proofProblem(baseUrl, running, serverFile, o.signal) : `its server listens at ${running.http}, not ${baseUrl}`;
+    proven = unproven === undefined;
+    // A URL taken from server.json that fails its proof is not used at all.
+    if (!proven && named === undefined) baseUrl = trimUrl(fallbackUrl)!;
+  }
+  let savedTokens: SavedTokens = {};
+  if (proven) {
+    const t = await readTokensFile(path.join(dataDir, TOKENS_FILE), readText);
+    if (!TokensFileProblem.is(t)) savedTokens = t;
+  }
+  const token = o.token || env[API_TOKEN_ENV] || savedTokens.apiToken;
+  const notUsed = unproven && named === undefined ? `the server named in ${serverFile} was not used: ${unproven}` : unproven ? `the data dir's ${TOKENS_FILE} was not used: ${unproven}` : '';
   if (!token) {
+    // Nothing answering is the first thing to fix: it is said before the missing token.
+    await answers(baseUrl, o.signal, notUsed);
     throw new TestInboxError(
       'unauthorized',
       `no API token for ${baseUrl}: pass --token (token option) or set ${API_TOKEN_ENV}` +
-        (unproven ? `; the data dir's ${TOKENS_FILE} was not used: ${unproven}` : local ? `, or run the server with the data dir ${dataDir}, whose ${TOKENS_FILE} holds it` : ''),
+        (notUsed ? `; ${notUsed}` : isLoopbackUrl(baseUrl) ? `, or run the server with the data dir ${dataDir}, whose ${TOKENS_FILE} holds it` : ''),
     );
   }
   let api: InboxApi;
@@ -85,25 +105,67 @@ export async function connect(o: ConnectionOptions, env: NodeJS.ProcessEnv = pro
   } catch (e) {
     throw toTestInboxError(e);
   }
+  const identify = (): Promise<boolean> =>
+    // A Test Inbox server proves it takes the token before the token is sent; the hosted
+    // service has no /healthz of ours. A refused token or no answer at all is an error.
+    api.identify({ signal: o.signal }).then(
+      (id) => id.kind === 'test-inbox',
+      (e: unknown) => {
+        throw toTestInboxError(e);
+      },
+    );
   let kind: Promise<boolean> | undefined;
+  if (named === undefined && !proven) {
+    // Nobody named this server and it proved nothing: the token goes to it only once it proves
+    // it is a Test Inbox server that takes that token. Another program on the port gets none.
+    kind = identify();
+    try {
+      if (!(await kind)) {
+        throw new TestInboxError(
+          'unauthorized',
+          `the server at ${baseUrl} did not prove it is a Test Inbox server that takes this API token, so the token was not sent${notUsed ? ` (${notUsed})` : ''}. ` +
+            `If it is the service you mean, name it: --server ${baseUrl} (${SERVER_ENV})`,
+        );
+      }
+    } catch (e) {
+      await api.dispose();
+      throw e;
+    }
+  }
   return {
     api,
     baseUrl,
     domain,
     dataDir,
-    serverFile: running && running.http.replace(/\/+$/, '') === baseUrl ? running : undefined,
+    serverFile: proven ? running : undefined,
     savedTokens,
-    isTestInbox: () =>
-      // A Test Inbox server proves it takes the token before the token is sent; the hosted
-      // service has no /healthz of ours. A refused token or no answer at all is an error.
-      (kind ??= api.identify({ signal: o.signal }).then(
-        (id) => id.kind === 'test-inbox',
-        (e: unknown) => {
-          throw toTestInboxError(e);
-        },
-      )),
+    isTestInbox: () => (kind ??= identify()),
     close: () => api.dispose(),
   };
+}
+
+/** A URL without its trailing slashes; undefined stays undefined. */
+function trimUrl(url: string | undefined): string | undefined {
+  return url?.replace(/\/+$/, '');
+}
+
+/** Resolves when something answers HTTP at `baseUrl` (no token sent); rejects `unreachable` otherwise. */
+async function answers(baseUrl: string, signal: AbortSignal | undefined, note: string): Promise<void> {
+  let api: InboxApi;
+  try {
+    api = createClient({ baseUrl, retries: 0 });
+  } catch (e) {
+    throw toTestInboxError(e);
+  }
+  try {
+    await api.identify({ signal });
+  } catch (e) {
+    const err = toTestInboxError(e);
+    if (err.code === 'unreachable') throw new TestInboxError('unreachable', note ? `${err.message} (${note})` : err.message);
+    if (err.code === 'cancelled') throw err;
+  } finally {
+    await api.dispose();
+  }
 }
 
 /** Longest wait for the identity check of a local server. */
@@ -111,11 +173,10 @@ const PROOF_TIMEOUT_MS = 5_000;
 
 /**
  * Why the server at `baseUrl` is not proven to be the data dir's running server, or
- * undefined when it is: server.json names this URL, is private to its owner, and the server
- * answers a random challenge with the HMAC of the file's key (docs/architecture.md).
+ * undefined when it is: server.json is private to its owner, and the server at the URL it
+ * names answers a random challenge with the HMAC of the file's key (docs/architecture.md).
  */
 async function proofProblem(baseUrl: string, sf: ServerFile, file: string, signal: AbortSignal | undefined): Promise<string | undefined> {
-  if (sf.http.replace(/\/+$/, '') !== baseUrl) return `its server listens at ${sf.http}, not ${baseUrl}`;
   try {
     const st = await fs.stat(file);
     if ((st.mode & 0o077) !== 0 || (typeof process.getuid === 'function' && st.uid !== process.getuid())) return `${SERVER_FILE} is readable by other users or not yours`;

@@ -7,7 +7,8 @@ export interface ConnectionOptions {
   /**
    * Base URL of the server: a Test Inbox server, or a hosted Mailinator-compatible service
    * such as `https://api.mailinator.com`. Default: env `TEST_INBOX_SERVER`, else the running
-   * local server of the data dir (its `server.json`), else `http://127.0.0.1:2580`.
+   * local server of the data dir (its `server.json`, once that server proves it serves the data
+   * dir), else `http://127.0.0.1:2580`. A server not named here that proves nothing gets no token.
    */
   server?: string;
   /**

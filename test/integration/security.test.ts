@@ -44,6 +44,32 @@ describe('Test Inbox security', function () {
       assert.deepEqual(messageLabels(tree.tree, DEFAULT_DOMAIN, inbox), [HOSTILE], 'plain text in the tree: no escaping visible');
     });
 
+    it('no bidi control of a subject or a sender reaches the notification, the tree row or its screen-reader label; a very long subject is cut', async () => {
+      const inbox = uniqueInbox('sec-bidi');
+      await setSetting('notifyNewMail', true);
+      await vscode.commands.executeCommand('testInbox.addInbox', { domain: DEFAULT_DOMAIN, inbox });
+      await waitForState((s) => s.live[DEFAULT_DOMAIN] === 'stream:open' && findNode(s.tree, (n) => n.label === inbox) !== undefined, 'the added inbox and the open push stream');
+      // U+202E: "gnp.exe" would read "exe.png", a sender written backwards would read "bank-finance".
+      await vscode.commands.executeCommand('testInbox.injectMessage', { domain: DEFAULT_DOMAIN, inbox, from: '"\u202Eecnanif-knab" <x@evil.test>', subject: 'Invoice \u202Egnp.exe', text: 'no code' });
+      const st = await waitForState((s) => s.shown.some((m) => m.where === 'info' && m.text.includes(`New message in ${inbox}`)), 'the new-mail notification');
+      const bidi = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+      const notice = st.shown.find((m) => m.text.includes(`New message in ${inbox}`))!.text;
+      assert.equal(notice, `New message in ${inbox}: Invoice gnp.exe`);
+      for (const m of st.shown) assert.doesNotMatch(m.text, bidi, `shown ${m.where}: ${JSON.stringify(m.text)}`);
+      const tree = await waitForState((s) => messageLabels(s.tree, DEFAULT_DOMAIN, inbox).length > 0, 'the message in the tree');
+      const row = findNode(tree.tree, (n) => n.label === 'Invoice gnp.exe');
+      assert.ok(row, JSON.stringify(messageLabels(tree.tree, DEFAULT_DOMAIN, inbox)));
+      for (const text of [row.label, row.description, row.tooltip, row.accessibilityLabel]) assert.doesNotMatch(text ?? '', bidi, JSON.stringify(text));
+      assert.match(row.accessibilityLabel ?? '', /email from ecnanif-knab, Invoice gnp\.exe/);
+      const long = 'A very long subject, '.repeat(60);
+      await vscode.commands.executeCommand('testInbox.injectMessage', { domain: DEFAULT_DOMAIN, inbox, subject: long, text: 'x' });
+      const cut = await waitForState((s) => messageLabels(s.tree, DEFAULT_DOMAIN, inbox).length > 1, 'the long subject in the tree');
+      const label = messageLabels(cut.tree, DEFAULT_DOMAIN, inbox).find((l) => l.startsWith('A very long subject'))!;
+      assert.ok(label.endsWith('…') && label.length < 200, label);
+      const told = await waitForState((s) => s.shown.some((m) => m.text.startsWith(`New message in ${inbox}: A very long`)), 'the long subject notified');
+      assert.ok(told.shown.filter((m) => m.text.startsWith(`New message in ${inbox}: A very long`)).every((m) => m.text.endsWith('…') && m.text.length < 250));
+    });
+
     it('Copy One-Time Code says "no code" without a link', async () => {
       const inbox = uniqueInbox('sec-copy');
       const r = await vscode.commands.executeCommand<{ id: string }>('testInbox.injectMessage', { domain: DEFAULT_DOMAIN, inbox, subject: HOSTILE, text: 'nothing to copy' });

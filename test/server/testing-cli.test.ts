@@ -12,7 +12,7 @@ import nodemailer from 'nodemailer';
 import { EXIT_USAGE } from '../../src/server/contract';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
-import { EXIT_NO_PERMISSION, EXIT_TIMEOUT, runTestCommand } from '../../src/testing/commands';
+import { EXIT_NO_PERMISSION, EXIT_TIMEOUT, EXIT_UNAVAILABLE, runTestCommand } from '../../src/testing/commands';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CLI = path.join(REPO, 'src', 'server', 'cli.ts');
@@ -111,7 +111,7 @@ describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', functi
     assert.deepEqual(await cli(['clear', 'ann']), { code: 0, stdout: '1\n', stderr: '' });
   });
 
-  it('exits 64 with the usage line on a bad command line or bad input, and 77 without a token', async () => {
+  it('exits 64 with the usage line on a bad command line or bad input, 77 without a token, 69 when nothing answers', async () => {
     for (const [args, message] of [
       [['code'], /missing <inbox>/],
       [['code', 'joe', '--wait', 'soon'], /timeout must be ms or a duration/],
@@ -132,8 +132,21 @@ describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', functi
     assert.match(help.stdout, /^Usage: test-inbox code <inbox>\[@domain\]/);
     assert.match(help.stdout, /TEST_INBOX_API_TOKEN/);
 
-    const noToken = await cli(['code', 'joe', '--server', 'https://inbox.example.invalid']);
-    assert.equal(noToken.code, EXIT_NO_PERMISSION);
-    assert.match(noToken.stderr, /no API token for https:\/\/inbox\.example\.invalid/);
+    // A server that answers (this one's own, named by URL, while the data dir is another's): no token is 77.
+    const otherDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-clicmd-other-'));
+    try {
+      let stdout = '';
+      let stderr = '';
+      const code = await runTestCommand(['code', 'joe', '--server', server.httpUrl, '--data-dir', otherDir], { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } });
+      assert.equal(code, EXIT_NO_PERMISSION);
+      assert.equal(stdout, '');
+      assert.match(stderr, /no API token for http:\/\/127\.0\.0\.1:\d+/);
+    } finally {
+      await fs.rm(otherDir, { recursive: true, force: true });
+    }
+    // One that does not resolve: unreachable (69) wins over the missing token.
+    const unreachable = await cli(['code', 'joe', '--server', 'https://inbox.example.invalid']);
+    assert.equal(unreachable.code, EXIT_UNAVAILABLE);
+    assert.match(unreachable.stderr, /inbox\.example\.invalid/);
   });
 });

@@ -325,6 +325,27 @@ describe('extension tree presentation and errors', () => {
   const now = Date.UTC(2026, 10, 22, 12, 0, 0);
   const summary = { subject: '', domain: DOMAIN, from: '"Acme Support" <help@acme.test>', id: 'z-1-1', to: '15551234567', time: now - 120_000, seconds_ago: 120 };
 
+  it('shows no bidi control of a subject, a sender or an inbox name in any text of a row, and cuts a very long subject', () => {
+    // U+202E makes "gnp.exe" read as "exe.png"; a sender written backwards behind it reads "bank-finance".
+    const hostile = { ...summary, to: 'pay\u202Eroll', from: '"\u202Eecnanif-knab" <x@evil.test>', subject: 'Invoice \u202Egnp.exe' };
+    const rows = [
+      present({ kind: 'message', id: 'message:h', domain: DOMAIN, inbox: 'payroll', summary: hostile, unread: true, phone: false, code: '123456' }, now),
+      present({ kind: 'inbox', id: 'inbox:h', domain: DOMAIN, inbox: 'pay\u202Eroll', added: false, phone: false, unread: 1, address: `pay\u202Eroll@${DOMAIN}` }, now),
+      present({ kind: 'domain', id: 'domain:h', domain: 'evil\u202Etset', unread: 0 }, now),
+      present({ kind: 'error', id: 'error:h', message: 'Server said: \u202Edeliated', actions: ['retry'] }, now),
+    ];
+    for (const p of rows) {
+      for (const [field, text] of Object.entries({ label: p.label, description: p.description, tooltip: p.tooltip, accessibilityLabel: p.accessibilityLabel })) {
+        assert.ok(!/[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/.test(text ?? ''), `${p.id} ${field}: ${JSON.stringify(text)}`);
+      }
+    }
+    assert.equal(rows[0].label, 'Invoice gnp.exe');
+    assert.match(rows[0].description ?? '', /^● ecnanif-knab · /);
+    assert.match(rows[0].accessibilityLabel ?? '', /^Unread email from ecnanif-knab, Invoice gnp\.exe, /);
+    const long = present({ kind: 'message', id: 'message:l', domain: DOMAIN, inbox: 'x', summary: { ...summary, to: 'x', subject: 'Very long subject '.repeat(100) }, unread: false, phone: false }, now);
+    assert.ok(long.label.endsWith('…') && long.label.length < 200, long.label);
+  });
+
   it('names the sender by display name, else by address', () => {
     assert.equal(senderName('"Acme Support" <help@acme.test>'), 'Acme Support');
     assert.equal(senderName('<x@y.test>'), 'x@y.test');

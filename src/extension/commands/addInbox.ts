@@ -1,7 +1,8 @@
-import * as vscode from 'vscode';
 import type { Services } from '../services';
 import type { InboxRef } from '../tree/state';
 import { resolveInbox } from '../ui/pick';
+import { inert } from '../../core/inert';
+import { showInfo } from '../ui/shown';
 
 export const id = 'testInbox.addInbox';
 
@@ -14,6 +15,6 @@ export async function run(s: Services, arg?: unknown): Promise<InboxRef | undefi
   // A domain the tree does not show yet: read the domain list again.
   if (s.model.shownDomains.includes(ref.domain)) s.model.refreshView();
   else s.model.invalidate();
-  if (!added) void vscode.window.showInformationMessage(`Inbox ${ref.inbox} is already in the list.`);
+  if (!added) void showInfo(inert`Inbox ${ref.inbox} is already in the list.`);
   return ref;
 }

@@ -1,6 +1,7 @@
-import * as vscode from 'vscode';
+import { inert, plain } from '../../core/inert';
 import type { Services } from '../services';
 import { resolveInbox } from '../ui/pick';
+import { showModalWarning } from '../ui/shown';
 
 export const id = 'testInbox.clearInbox';
 
@@ -11,7 +12,7 @@ export async function run(s: Services, arg?: unknown): Promise<number | undefine
   const skip = typeof arg === 'object' && arg !== null && (arg as { confirm?: unknown }).confirm === false;
   if (!skip) {
     const ok = 'Delete All';
-    const choice = await vscode.window.showWarningMessage(`Delete every message of ${ref.inbox} (${ref.domain})?`, { modal: true, detail: 'This cannot be undone.' }, ok);
+    const choice = await showModalWarning(inert`Delete every message of ${ref.inbox} (${ref.domain})?`, plain`This cannot be undone.`, ok);
     if (choice !== ok) return undefined;
   }
   const api = await s.connection.ensure();

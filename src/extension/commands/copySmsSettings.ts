@@ -2,6 +2,8 @@ import * as vscode from 'vscode';
 import { LOCAL_TWILIO_ACCOUNT_SID } from '../../server/contract';
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
+import { inert } from '../../core/inert';
+import { showStatus } from '../ui/shown';
 
 export const id = 'testInbox.copySmsSettings';
 
@@ -32,6 +34,6 @@ export async function run(s: Services): Promise<string | undefined> {
   }
   const text = smsSettingsText(st.server.baseUrl, LOCAL_TWILIO_ACCOUNT_SID, token);
   await vscode.env.clipboard.writeText(text);
-  void vscode.window.setStatusBarMessage(`$(check) Copied SMS settings (${st.server.baseUrl})`, 5000);
+  showStatus(inert`$(check) Copied SMS settings (${st.server.baseUrl})`, 5000);
   return text;
 }

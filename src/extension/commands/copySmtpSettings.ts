@@ -3,6 +3,8 @@ import * as vscode from 'vscode';
 import { SMTP_TLS_CERT_FILE, SMTP_TLS_DIR } from '../../server/contract';
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
+import { inert } from '../../core/inert';
+import { showStatus } from '../ui/shown';
 
 export const id = 'testInbox.copySmtpSettings';
 
@@ -31,6 +33,6 @@ export async function run(s: Services): Promise<string | undefined> {
   const certFile = settings.smtpTls && st.server.dataDir ? path.join(st.server.dataDir, SMTP_TLS_DIR, SMTP_TLS_CERT_FILE) : undefined;
   const text = smtpSettingsText(st.server.smtp.host, st.server.smtp.port, settings.localDomain, certFile);
   await vscode.env.clipboard.writeText(text);
-  void vscode.window.setStatusBarMessage(`$(check) Copied SMTP settings (${st.server.smtp.host}:${st.server.smtp.port})`, 5000);
+  showStatus(inert`$(check) Copied SMTP settings (${st.server.smtp.host}:${st.server.smtp.port})`, 5000);
   return text;
 }

@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
-import { inert } from '../../core/inert';
+import { inert, plain } from '../../core/inert';
 import { totpAt } from '../../core/totp';
 import { parseTotpInput, suggestedTotpName } from '../../core/totpInput';
 import { TotpSecretStore, totpNameProblem, type StoredTotpSecret } from '../config/secrets';
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
-import { showInfo, showStatus } from '../ui/shown';
+import { showInfo, showModalWarning, showStatus } from '../ui/shown';
 
 export const id = 'testInbox.copyTotpCode';
 
@@ -111,7 +111,7 @@ async function removeInteractive(store: TotpSecretStore, names: string[]): Promi
   );
   if (!name) return;
   const remove = 'Remove';
-  const choice = await vscode.window.showWarningMessage(inert`Remove the TOTP secret "${name.name}"?`, { modal: true, detail: 'Its codes can no longer be copied until you add it again.' }, remove);
+  const choice = await showModalWarning(inert`Remove the TOTP secret "${name.name}"?`, plain`Its codes can no longer be copied until you add it again.`, remove);
   if (choice !== remove) return;
   await store.remove(name.name);
   void showInfo(inert`Removed the TOTP secret "${name.name}".`);

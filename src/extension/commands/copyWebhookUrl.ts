@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { webhookUrls } from '../../api/webhooks';
 import type { WebhookForm } from '../../api/types';
 import { PRIVATE_DOMAIN } from '../../core/ids';
-import { inertText } from '../../core/inert';
+import { inert, inertMessage } from '../../core/inert';
 import { TOKENS_FILE } from '../../server/contract';
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
@@ -39,12 +39,12 @@ function noWebhookToken(s: Services): void {
     const where = st.kind === 'ready' ? ` at ${st.server.baseUrl}${st.server.pid !== undefined ? ` (pid ${st.server.pid})` : ''}` : '';
     const folder = st.kind === 'ready' && st.server.dataDir ? ` ${st.server.dataDir}` : '';
     void showWarning(
-      `The local server${where} was started with a webhook token that is not in ${TOKENS_FILE} of its data folder${folder}, so Test Inbox cannot name it. Start that server without --webhook-token (it then uses the folder's tokens), or stop it and let Test Inbox start its own.`,
+      inertMessage`The local server${where} was started with a webhook token that is not in ${TOKENS_FILE} of its data folder${folder}, so Test Inbox cannot name it. Start that server without --webhook-token (it then uses the folder's tokens), or stop it and let Test Inbox start its own.`,
     );
     return;
   }
   const set = 'Set Webhook Token';
-  void showWarning(`No webhook token is set for ${s.connection.describe()}. Set the webhook token from the team settings first.`, set).then((c) => {
+  void showWarning(inert`No webhook token is set for ${s.connection.describe()}. Set the webhook token from the team settings first.`, set).then((c) => {
     if (c === set) void vscode.commands.executeCommand(setWebhookToken.id);
   });
 }
@@ -100,6 +100,6 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
   const chosen = webhookUrls(base, { token, domain, inbox }).find((u) => u.form === form);
   if (!chosen) throw new ExtensionError('invalidInput', `The webhook form "${form}" needs ${needs === 'domain' ? 'a named domain' : 'an inbox'}.`);
   await vscode.env.clipboard.writeText(chosen.url);
-  void showInfo(inertText(`Copied the webhook URL (${chosen.label}). It contains the webhook token.`));
+  void showInfo(inert`Copied the webhook URL (${chosen.label}). It contains the webhook token.`);
   return chosen.url;
 }

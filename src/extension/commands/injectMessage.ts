@@ -43,7 +43,7 @@ export async function run(s: Services, arg?: unknown): Promise<{ id: string; dom
   if (text === undefined) return undefined;
 
   const posted = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Injecting a message into ${ref.inbox}…`, cancellable: true },
+    { location: vscode.ProgressLocation.Notification, title: inert`Injecting a message into ${ref.inbox}…`, cancellable: true },
     async (_progress, token) => {
       const { signal, dispose } = toAbortSignal(token);
       try {

@@ -2,6 +2,8 @@ import * as vscode from 'vscode';
 import type { Services } from '../services';
 import type { InboxRef } from '../tree/state';
 import { resolveInbox } from '../ui/pick';
+import { inert } from '../../core/inert';
+import { showInfo } from '../ui/shown';
 
 export const id = 'testInbox.removeInbox';
 
@@ -20,7 +22,7 @@ export async function run(s: Services, arg?: unknown): Promise<InboxRef | undefi
 async function pickAdded(s: Services): Promise<InboxRef | undefined> {
   const list = s.added().list();
   if (list.length === 0) {
-    void vscode.window.showInformationMessage('No inboxes were added. Inboxes seen in recent mail are listed on their own.');
+    void showInfo(inert`No inboxes were added. Inboxes seen in recent mail are listed on their own.`);
     return undefined;
   }
   const picked = await vscode.window.showQuickPick(

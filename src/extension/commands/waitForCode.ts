@@ -26,7 +26,7 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
           signal,
           extract: bestCode,
           longPoll: s.connection.testInbox !== undefined,
-          onWaiting: () => reportProgress(progress, '… send it now.'),
+          onWaiting: () => reportProgress(progress, inert`… send it now.`),
           onSkipped: (m) => reportProgress(progress, inert`"${m.subject}" had no code; still waiting…`),
         });
         await vscode.env.clipboard.writeText(found.code);

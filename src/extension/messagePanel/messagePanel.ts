@@ -10,12 +10,13 @@ import * as vscode from 'vscode';
 import type { InboxApi } from '../../api/types';
 import type { AttachmentInfo } from '../../core/wire';
 import { cleanFileName } from '../../core/fileNames';
-import { inertText } from '../../core/inert';
+import { inert, plainText, type Plain } from '../../core/inert';
 import { safeLinkTarget } from '../../core/urls';
 import { readSettings, SETTINGS_SECTION, SettingKey } from '../config/settings';
 import type { Logger } from '../log';
 import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewState, type ViewTiming, type WebviewMessage } from '../../webview-ui/protocol';
 import { messageBodies } from '../messageText';
+import { showModalWarning } from '../ui/shown';
 import type { MessageRef } from '../tree/state';
 import { buildViewState, contentIdOf, referencedContentIds } from './viewState';
 
@@ -24,6 +25,8 @@ export const VIEW_TYPE = 'testInbox.message';
 export const MAX_INLINE_IMAGE_BYTES = 2 * 1024 * 1024;
 /** Total inline image bytes fetched for one message (they travel to the view as base64). */
 export const MAX_INLINE_TOTAL_BYTES = 8 * 1024 * 1024;
+/** A link shown whole in the confirmation before it opens (up to this many characters). */
+const MAX_LINK_SHOWN = 8000;
 /** Raster types shown inline; the sanitizer accepts no others as data: URLs. */
 const INLINE_IMAGE_TYPES = /^image\/(png|gif|jpe?g|webp|bmp|avif)$/i;
 
@@ -454,7 +457,8 @@ class MessagePanel {
     this.setHtml();
     const { message, attachments, raw, notes, inline } = this.loaded;
     this.state = buildViewState({ domain: this.ref.domain, message, attachments, raw, notes, allowRemoteImages: this.remoteAllowed(), themeSimpleMail: this.deps.themeSimpleMail === true, inlineImages: inline });
-    this.panel.title = this.state.kind === 'sms' || message.subject ? viewTitle(this.state) : this.ref.id;
+    // The tab's title is the editor's chrome: plain text, no bidi override, cut.
+    this.panel.title = plainText(this.state.kind === 'sms' || message.subject ? viewTitle(this.state) : this.ref.id);
     this.post({ type: 'render', state: this.state });
     this.deps.onCode?.(this.ref.id, this.state.code?.code);
   }
@@ -536,11 +540,9 @@ class MessagePanel {
       this.deps.log.warn('message view: refused to open a link that is not one of the message links');
       return;
     }
-    const choice = await vscode.window.showWarningMessage(
-      'Open this link from the message?',
-      { modal: true, detail: `${safe}\n\nMessages in test inboxes can contain links to anything. Open it only if you expected it.` },
-      'Open Link',
-    );
+    // The whole URL, bidi controls removed (one could make it read as another address): the user decides on it.
+    const detail = `${plainText(safe, MAX_LINK_SHOWN)}\n\nMessages in test inboxes can contain links to anything. Open it only if you expected it.` as Plain;
+    const choice = await showModalWarning(inert`Open this link from the message?`, detail, 'Open Link');
     if (choice !== 'Open Link') return;
     vscode.Uri.parse(safe, true); // throws on a URL VS Code cannot represent
     // The exact string, not a Uri: Uri#toString() re-encodes the query (`=` → `%3D`), which breaks
@@ -565,7 +567,7 @@ class MessagePanel {
     if (!target) return;
     const abort = new AbortController();
     const file = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Downloading ${inertText(name)}…`, cancellable: true },
+      { location: vscode.ProgressLocation.Notification, title: inert`Downloading ${name}…`, cancellable: true },
       (_progress, token) => {
         token.onCancellationRequested(() => abort.abort());
         return this.deps.api.downloadAttachment(this.ref.domain, this.ref.inbox, this.ref.id, a.index, { signal: abort.signal });

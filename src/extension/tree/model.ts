@@ -34,6 +34,8 @@ export interface InboxNode {
   unread: number;
   /** `inbox@domain` for email inboxes of a named domain. */
   address?: string;
+  /** Shown expanded: an inbox whose first message just arrived (its message is what the user waits for). */
+  expand?: boolean;
 }
 export interface MessageNode {
   kind: 'message';

@@ -1,5 +1,9 @@
 // How each tree node looks: label, description, tooltip, codicon, contextValue, command.
-// Pure, so the tree's contents are testable without a VS Code host.
+// Pure, so the tree's contents are testable without a VS Code host. Every text a row shows is
+// `Plain` (core/inert.ts): built with the `plain` template, so a subject, a sender or an inbox
+// name reaches the tree without bidi controls or control characters, and cut when very long;
+// toTreeItem (provider.ts) takes nothing else.
+import { plain, plainMessage, type Plain } from '../../core/inert';
 import { senderLine } from '../../core/sender';
 import { firstWords, isPlaceholderSmsSubject } from '../../core/sms';
 import { ACTION_TITLES, type ErrorAction } from '../errors';
@@ -28,18 +32,18 @@ export type NodeAction = ErrorAction | 'openMessage' | 'loadMore' | 'injectMessa
 
 export interface Presentation {
   id: string;
-  label: string;
+  label: Plain;
   /** Unread message: its description starts with UNREAD_MARK and its accessible label with "Unread". */
   unread?: boolean;
-  description?: string;
-  tooltip?: string;
+  description?: Plain;
+  tooltip?: Plain;
   icon: string;
   /** Theme color id for the icon. */
   iconColor?: string;
   contextValue: string;
   collapsible: 'none' | 'collapsed' | 'expanded';
   command?: { action: NodeAction; title: string; args?: unknown[]; withNode?: boolean };
-  accessibilityLabel?: string;
+  accessibilityLabel?: Plain;
 }
 
 /**
@@ -56,46 +60,45 @@ export function senderName(from: string): string {
   return from.trim();
 }
 
+/** Parts joined with `sep`, the empty ones left out; undefined when none is left. */
+function joined(parts: Array<Plain | undefined>, sep: Plain): Plain | undefined {
+  return (parts.filter(Boolean).join(sep) as Plain) || undefined;
+}
+
 export function present(node: TreeNode, now: number): Presentation {
   switch (node.kind) {
-    case 'domain':
+    case 'domain': {
+      const inboxes = node.inboxCount !== undefined ? (node.inboxCount === 1 ? plain`1 inbox` : plain`${node.inboxCount} inboxes`) : undefined;
+      const unread = node.unread > 0 ? plain`${node.unread} unread` : undefined;
       return {
         id: node.id,
-        label: node.domain,
-        description: [
-          node.inboxCount !== undefined ? (node.inboxCount === 1 ? '1 inbox' : `${node.inboxCount} inboxes`) : undefined,
-          node.unread > 0 ? `${node.unread} unread` : undefined,
-        ]
-          .filter(Boolean)
-          .join(' · ') || undefined,
-        tooltip: node.domain === 'private' ? 'The private domains of this server' : `Domain ${node.domain}`,
+        label: plain`${node.domain}`,
+        description: joined([inboxes, unread], plain` · `),
+        tooltip: node.domain === 'private' ? plain`The private domains of this server` : plain`Domain ${node.domain}`,
         icon: 'globe',
         contextValue: NodeContext.domain,
         collapsible: 'expanded',
-        accessibilityLabel: [
-          `Domain ${node.domain}`,
-          node.inboxCount !== undefined ? (node.inboxCount === 1 ? '1 inbox' : `${node.inboxCount} inboxes`) : undefined,
-          node.unread > 0 ? `${node.unread} unread` : undefined,
-        ]
-          .filter(Boolean)
-          .join(', '),
+        accessibilityLabel: joined([plain`Domain ${node.domain}`, inboxes, unread], plain`, `),
       };
+    }
     case 'inbox':
       return {
         id: node.id,
-        label: node.inbox,
-        description: node.unread > 0 ? `${node.unread} unread` : node.address,
-        tooltip: [
-          node.phone ? `SMS inbox ${node.inbox}` : node.address ? `Inbox ${node.address}` : `Inbox ${node.inbox}`,
-          node.added ? 'Added by you' : 'Seen in recent mail',
-          node.unread > 0 ? `${node.unread} unread` : undefined,
-        ]
-          .filter(Boolean)
-          .join('\n'),
+        label: plain`${node.inbox}`,
+        description: node.unread > 0 ? plain`${node.unread} unread` : node.address !== undefined ? plain`${node.address}` : undefined,
+        tooltip: joined(
+          [
+            node.phone ? plain`SMS inbox ${node.inbox}` : node.address ? plain`Inbox ${node.address}` : plain`Inbox ${node.inbox}`,
+            node.added ? plain`Added by you` : plain`Seen in recent mail`,
+            node.unread > 0 ? plain`${node.unread} unread` : undefined,
+          ],
+          plain`\n`,
+        ),
         icon: node.phone ? 'device-mobile' : 'inbox',
         contextValue: node.added ? NodeContext.addedInbox : NodeContext.inbox,
-        collapsible: 'collapsed',
-        accessibilityLabel: `${node.phone ? 'SMS inbox' : 'Inbox'} ${node.address ?? node.inbox}${node.unread > 0 ? `, ${node.unread} unread` : ''}`,
+        // A first message to a new inbox opens it (tree/model.ts marks it), so the message is seen.
+        collapsible: node.expand ? 'expanded' : 'collapsed',
+        accessibilityLabel: plain`${node.phone ? 'SMS inbox' : 'Inbox'} ${node.address ?? node.inbox}${node.unread > 0 ? `, ${node.unread} unread` : ''}`,
       };
     case 'message': {
       const m = node.summary;
@@ -103,58 +106,70 @@ export function present(node: TreeNode, now: number): Presentation {
       // An SMS has no subject of its own: its first words (the local server stores them as the subject, as the hosted service does).
       const subject = node.phone ? (isPlaceholderSmsSubject(m.subject) ? `SMS from ${sender}` : firstWords(m.subject)) : m.subject.trim() || '(no subject)';
       const when = relativeTime(m.time, now);
+      const unread = node.unread ? `${UNREAD_MARK} ` : '';
       return {
         id: node.id,
-        label: subject,
+        label: plain`${subject}`,
         unread: node.unread,
-        description: `${node.unread ? `${UNREAD_MARK} ` : ''}${sender} · ${when}`,
-        tooltip: `${subject}\nFrom: ${senderLine(m)}\nTo: ${m.to}\nReceived: ${absoluteTime(m.time)}\nId: ${m.id}${node.code ? `\nCode: ${node.code}` : ''}${node.unread ? '\nUnread' : ''}`,
+        description: plain`${unread}${sender} · ${when}`,
+        tooltip: joined(
+          [
+            plain`${subject}`,
+            plain`From: ${senderLine(m)}`,
+            plain`To: ${m.to}`,
+            plain`Received: ${absoluteTime(m.time)}`,
+            plain`Id: ${m.id}`,
+            node.code ? plain`Code: ${node.code}` : undefined,
+            node.unread ? plain`Unread` : undefined,
+          ],
+          plain`\n`,
+        ),
         // A key marks a row with a code (Copy One-Time Code is offered there); the mark and colour mark unread.
         icon: node.code ? 'key' : node.phone ? (node.unread ? 'comment-unresolved' : 'comment') : node.unread ? 'mail' : 'mail-read',
         iconColor: node.unread ? 'notificationsInfoIcon.foreground' : undefined,
         contextValue: node.code ? NodeContext.messageWithCode : NodeContext.message,
         collapsible: 'none',
         command: { action: 'openMessage', title: 'Open Message', withNode: true },
-        accessibilityLabel: `${node.unread ? 'Unread ' : ''}${node.phone ? 'SMS' : 'email'} from ${sender}, ${subject}, ${when}${node.code ? `, has code ${node.code}` : ''}`,
+        accessibilityLabel: plain`${node.unread ? 'Unread ' : ''}${node.phone ? 'SMS' : 'email'} from ${sender}, ${subject}, ${when}${node.code ? `, has code ${node.code}` : ''}`,
       };
     }
     case 'loadMore':
       return {
         id: node.id,
-        label: 'Load more…',
-        tooltip: `Load older messages of ${node.inbox}`,
+        label: plain`Load more…`,
+        tooltip: plain`Load older messages of ${node.inbox}`,
         icon: 'ellipsis',
         contextValue: NodeContext.loadMore,
         collapsible: 'none',
         command: { action: 'loadMore', title: 'Load More', withNode: true },
-        accessibilityLabel: `Load older messages of ${node.inbox}`,
+        accessibilityLabel: plain`Load older messages of ${node.inbox}`,
       };
     case 'error': {
       const first = node.actions[0];
       return {
         id: node.id,
-        label: node.message,
-        description: first ? `${ACTION_TITLES[first]}…` : undefined,
-        tooltip: `${node.message}${node.actions.length ? `\n\nClick: ${ACTION_TITLES[node.actions[0]]}` : ''}`,
+        label: plainMessage`${node.message}`,
+        description: first ? plain`${ACTION_TITLES[first]}…` : undefined,
+        tooltip: first ? plainMessage`${node.message}\n\nClick: ${ACTION_TITLES[first]}` : plainMessage`${node.message}`,
         icon: 'error',
         iconColor: 'errorForeground',
         contextValue: NodeContext.error,
         collapsible: 'none',
         command: first ? { action: first, title: ACTION_TITLES[first] } : undefined,
-        accessibilityLabel: `Error: ${node.message}`,
+        accessibilityLabel: plainMessage`Error: ${node.message}`,
       };
     }
     case 'empty':
       return {
         id: node.id,
-        label: 'No messages yet',
-        description: 'Inject…',
-        tooltip: node.message,
+        label: plain`No messages yet`,
+        description: plain`Inject…`,
+        tooltip: plainMessage`${node.message}`,
         icon: 'info',
         contextValue: NodeContext.empty,
         collapsible: 'none',
         command: { action: 'injectMessage', title: 'Inject Test Message', args: [{ domain: node.domain, inbox: node.inbox }] },
-        accessibilityLabel: node.message,
+        accessibilityLabel: plainMessage`${node.message}`,
       };
   }
 }

@@ -76,7 +76,7 @@ async function pickInbox(s: Services, title: string, allowNew: boolean): Promise
       const key = `${domain}/${inbox}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      items.push({ label: inbox, description: domain, iconPath: new vscode.ThemeIcon(isPhoneInbox(inbox) ? 'device-mobile' : 'inbox'), ref: { domain, inbox } });
+      items.push({ label: inertText(inbox), description: inertText(domain), iconPath: new vscode.ThemeIcon(isPhoneInbox(inbox) ? 'device-mobile' : 'inbox'), ref: { domain, inbox } });
     }
   }
   const qp = vscode.window.createQuickPick<vscode.QuickPickItem & { ref?: InboxRef }>();

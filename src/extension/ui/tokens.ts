@@ -1,6 +1,7 @@
 // Shared by the four token commands: ask with a password box, store in SecretStorage only.
 // Only the user enters a token: a command argument never stores one without the box.
 import * as vscode from 'vscode';
+import { inert } from '../../core/inert';
 import { tokenProblem, type TokenKind } from '../config/secrets';
 import type { Services } from '../services';
 import { TOKENS_FILE } from '../../server/contract';
@@ -21,7 +22,7 @@ function refusedForLocal(s: Services, verb: 'Set' | 'Clear', kind: TokenKind): b
   if (!s.connection.isLocal) return false;
   s.log.info(`${verb} ${TITLES[kind]} was run against the local server: it uses the tokens of its data folder.`);
   void showInfo(
-    `${verb} ${TITLES[kind]} is for remote servers. The local server's tokens are in ${TOKENS_FILE} of its data folder; Test Inbox reads them there once the server proves it is that folder's server.`,
+    inert`${verb} ${TITLES[kind]} is for remote servers. The local server's tokens are in ${TOKENS_FILE} of its data folder; Test Inbox reads them there once the server proves it is that folder's server.`,
   );
   return true;
 }
@@ -59,7 +60,7 @@ export async function setToken(s: Services, kind: TokenKind, proposed: unknown):
   s.log.info(`Stored the ${NAMES[kind]} for ${key}.`);
   if (kind === 'api') await s.connection.reset();
   s.model.invalidate();
-  showStatus(`$(check) ${NAMES[kind]} saved`, SAVED_MESSAGE_MS);
+  showStatus(inert`$(check) ${NAMES[kind]} saved`, SAVED_MESSAGE_MS);
   return true;
 }
 

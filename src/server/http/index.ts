@@ -50,6 +50,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const TIMEOUT_CHECK_MS = 1_000;
 /** A connection past the cap is answered 503 on its first request; one that sends none is closed after this. */
 const OVER_CAP_LINGER_MS = 1_000;
+/** `Retry-After` of a 503 while the message database does not answer (its bound passed, its pool busy, it is away). */
+const DB_RETRY_AFTER_SECONDS = 2;
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
@@ -240,7 +242,8 @@ class Api {
         case 'DB_UNREACHABLE':
         case 'DB_AUTH':
           this.#log('warn', `${what}: ${err.message}`);
-          return new HttpError(503, 'unavailable', 'the message database is unreachable; try again shortly');
+          // Retry-After: the client may try again in a moment (a pool that was busy, a database restarting).
+          return new HttpError(503, 'unavailable', 'the message database is unreachable; try again shortly', { 'retry-after': String(DB_RETRY_AFTER_SECONDS) });
         case 'FULL':
           this.#log('warn', `${what}: ${err.message}`);
           return new HttpError(507, 'insufficient_storage', err.message);

@@ -2,7 +2,7 @@
 // an advisory lock, so several processes starting at once apply each exactly once. A migration
 // is never edited once released; a change of schema is a new entry at the end.
 
-import type { PoolClient } from 'pg';
+import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 
 /** The advisory lock key of schema migrations (any constant; 0x7465_7374_0002 was the retention sweep's before migration 3). */
 export const MIGRATION_LOCK_KEY = 0x7465_7374_0001;
@@ -110,25 +110,31 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
   },
 ];
 
-/** Applies the migrations the database lacks; resolves the schema version it ends at. */
-export async function migrate(client: PoolClient): Promise<number> {
-  await client.query('BEGIN');
+/** A statement with its own bound (node-postgres reads `query_timeout` per query; its types do not list it). */
+export function bounded(text: string, values: unknown[] | undefined, timeoutMs: number): QueryConfig {
+  return { text, values, ...(timeoutMs > 0 ? { query_timeout: timeoutMs } : {}) } as QueryConfig;
+}
+
+/** Applies the migrations the database lacks; resolves the schema version it ends at. Each statement may take up to `timeoutMs` (0: no bound). */
+export async function migrate(client: PoolClient, timeoutMs = 0): Promise<number> {
+  const run = <R extends QueryResultRow>(text: string, values?: unknown[]): Promise<QueryResult<R>> => client.query<R>(bounded(text, values, timeoutMs));
+  await run('BEGIN');
   try {
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
-    await client.query('CREATE TABLE IF NOT EXISTS test_inbox_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
-    const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM test_inbox_schema');
+    await run('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    await run('CREATE TABLE IF NOT EXISTS test_inbox_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    const { rows } = await run<{ v: number | null }>('SELECT max(version) AS v FROM test_inbox_schema');
     const current = rows[0]?.v ?? 0;
     const latest = MIGRATIONS[MIGRATIONS.length - 1].version;
     if (current > latest) throw new Error(`the database has schema version ${current}, newer than this server knows (${latest}); upgrade test-inbox`);
     for (const m of MIGRATIONS) {
       if (m.version <= current) continue;
-      await client.query(m.sql);
-      await client.query('INSERT INTO test_inbox_schema (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      await run(m.sql);
+      await run('INSERT INTO test_inbox_schema (version, name) VALUES ($1, $2)', [m.version, m.name]);
     }
-    await client.query('COMMIT');
+    await run('COMMIT');
     return latest;
   } catch (e) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    await run('ROLLBACK').catch(() => undefined);
     throw e;
   }
 }

@@ -18,7 +18,7 @@ import { StoreError } from '../errors';
 import { indexedFields, targetsToAdd, type Target } from '../incoming';
 import { DEFAULT_RETENTION, RETENTION_SWEEP_INTERVAL_MS } from '../maildir';
 import type { FileBody, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from '../types';
-import { migrate, RETENTION_SWEEP } from './migrations';
+import { bounded, migrate, RETENTION_SWEEP } from './migrations';
 
 /** The NOTIFY channel of arrivals and removals. */
 export const EVENTS_CHANNEL = 'test_inbox_events';
@@ -26,8 +26,22 @@ export const EVENTS_CHANNEL = 'test_inbox_events';
 const MAX_NOTIFY_BYTES = 7000;
 /** Connections per process: ingest and reads of one server; PostgreSQL's default allows 100 in all. */
 const POOL_SIZE = 10;
-/** Give up connecting after this long: a start against a dead address fails promptly, a request answers 503. */
+/**
+ * Give up connecting, or waiting for a pooled connection, after this long: a start against a dead
+ * address fails promptly, a request answers 503.
+ */
 const CONNECT_TIMEOUT_MS = 5000;
+/**
+ * Every statement of a request is bounded: past this, the client gives up on it (the database
+ * stopped answering, a lock is held elsewhere) and the database cancels it (statement_timeout),
+ * and the request answers 503 (SMTP 451). Work that may take longer (migrations, the sweep)
+ * sets its own bound.
+ */
+export const DEFAULT_QUERY_TIMEOUT_MS = 15_000;
+/** The bound of the periodic retention sweep's statements (set-based DELETEs over a large table). */
+const SWEEP_TIMEOUT_MS = 10 * 60_000;
+/** The bound of each statement of the schema migrations on open (a whole table rewritten, another process's migration waited for). */
+const MIGRATION_TIMEOUT_MS = 30 * 60_000;
 /**
  * A spooled body (FileBody) goes to the database in pieces of this size through a large object
  * (lo_put), never read into memory whole: at most one piece per pooled connection is in memory,
@@ -62,6 +76,8 @@ export interface PostgresStoreOptions {
   log?: StoreLog;
   /** How often the age and count sweep runs; default RETENTION_SWEEP_INTERVAL_MS. */
   sweepIntervalMs?: number;
+  /** The bound of each statement of a request (DEFAULT_QUERY_TIMEOUT_MS). */
+  queryTimeoutMs?: number;
 }
 
 const META_COLUMNS = 'seq, id, domain, inbox, time_ms, sender, subject, size, source, code';
@@ -80,18 +96,36 @@ interface Row {
 }
 
 function toMeta(r: Row): MessageMeta {
-  return { id: r.id, domain: r.domain, inbox: r.inbox, time: Number(r.time_ms), from: r.sender, subject: r.subject, size: r.size, source: r.source, ...(r.code ? { code: r.code } : {}) };
+  return { id: r.id, domain: r.domain, inbox: r.inbox, time: Number(r.time_ms), from: fromColumn(r.sender), subject: fromColumn(r.subject), size: r.size, source: r.source, ...(r.code ? { code: fromColumn(r.code) } : {}) };
+}
+
+/**
+ * A `text` column holds no NUL character, which a sender or subject may carry (the raw bytes,
+ * in `bytea`, are stored unchanged). Text written to one is escaped: U+0000 as U+0010 '0' and
+ * U+0010 itself doubled, so text without either (all ordinary text) is stored as is and every
+ * string reads back exactly as the Maildir store keeps it.
+ */
+const ESCAPE = '\u0010';
+export function toColumn(text: string): string {
+  return text.includes('\u0000') || text.includes(ESCAPE) ? text.replace(/[\u0000\u0010]/g, (c) => (c === ESCAPE ? ESCAPE + ESCAPE : ESCAPE + '0')) : text;
+}
+
+export function fromColumn(text: string): string {
+  return text.includes(ESCAPE) ? text.replace(/\u0010([\u00100])/g, (_, c: string) => (c === '0' ? '\u0000' : ESCAPE)) : text;
 }
 
 /** SQLSTATE classes and socket errors that mean "the database is not reachable now", not "the query is wrong". */
 function isUnavailable(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;
   if (typeof code === 'string') {
-    if (/^(08|57P|53)/.test(code)) return true;
+    // 57014: a statement cancelled by statement_timeout (the query bound).
+    if (/^(08|57P|53)/.test(code) || code === '57014') return true;
     if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EPIPE|EHOSTUNREACH|ENETUNREACH)$/.test(code)) return true;
   }
   const msg = e instanceof Error ? e.message : '';
-  return /Connection terminated|connection timeout|timeout expired|Client has encountered a connection error|Cannot use a pool after calling end/i.test(msg);
+  // 'timeout exceeded when trying to connect': every pooled connection stayed busy (pg-pool);
+  // 'Query read timeout': a statement past its bound (query_timeout).
+  return /Connection terminated|connection timeout|timeout expired|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Cannot use a pool after calling end/i.test(msg);
 }
 
 /** The URL without its password, for messages. */
@@ -112,6 +146,7 @@ export class PostgresStore implements Store {
   private readonly url: string;
   private readonly log: StoreLog;
   private readonly sweepIntervalMs: number;
+  private readonly queryTimeoutMs: number;
   private readonly events = new EventEmitter();
   /** Names this process in NOTIFY payloads, so it does not announce its own writes twice. */
   private readonly origin = randomBytes(8).toString('hex');
@@ -139,6 +174,7 @@ export class PostgresStore implements Store {
     }
     this.log = options.log ?? (() => undefined);
     this.sweepIntervalMs = options.sweepIntervalMs ?? RETENTION_SWEEP_INTERVAL_MS;
+    this.queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
     this.events.setMaxListeners(0);
   }
 
@@ -146,7 +182,16 @@ export class PostgresStore implements Store {
 
   async open(): Promise<void> {
     if (this.state !== 'new') throw new StoreError('NOT_OPEN', `store ${this.where} was already opened`);
-    const pool = new pg.Pool({ connectionString: this.url, max: POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'test-inbox' });
+    // Every statement bounded twice: the client stops waiting (query_timeout: a database that stopped
+    // answering) and the database cancels it (statement_timeout: a lock held elsewhere).
+    const pool = new pg.Pool({
+      connectionString: this.url,
+      max: POOL_SIZE,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      query_timeout: this.queryTimeoutMs,
+      statement_timeout: this.queryTimeoutMs,
+      application_name: 'test-inbox',
+    });
     // An idle connection the server drops must not crash the process: the next query reconnects.
     pool.on('error', (e) => this.log('warn', `store: database connection lost: ${e.message}`));
     // pg-pool listens for a client's errors only while it is idle in the pool: a connection cut
@@ -158,9 +203,12 @@ export class PostgresStore implements Store {
     try {
       const client = await pool.connect();
       try {
-        await migrate(client);
+        // Migrations rewrite whole tables and wait for another process's: not bounded like a request.
+        await client.query(bounded('SET statement_timeout = 0', undefined, this.queryTimeoutMs));
+        await migrate(client, MIGRATION_TIMEOUT_MS);
       } finally {
-        client.release();
+        // Its session's settings go with it.
+        client.release(true);
       }
       await this.listen();
       const { rows } = await pool.query<{ n: string; last: string }>('SELECT count(*) AS n, coalesce(max(seq), 0) AS last FROM test_inbox_messages');
@@ -340,8 +388,10 @@ export class PostgresStore implements Store {
       await client.query('COMMIT');
       return out;
     } catch (e) {
-      broken = isUnavailable(e);
-      await client.query('ROLLBACK').catch(() => (broken = true));
+      // A connection that timed out or broke is dropped (the database rolls its transaction back):
+      // a ROLLBACK on it would wait for the bound a second time.
+      broken ||= isUnavailable(e);
+      if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
       throw this.wrap(e);
     } finally {
       client.off('error', lost);
@@ -394,7 +444,7 @@ export class PostgresStore implements Store {
         await c.query(
           `INSERT INTO test_inbox_messages (seq, id, domain, inbox, time_ms, sender, subject, size, source, code, raw, msg_key, key_scope)
            SELECT t.*, r.*, $12::text, $13::text FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[]) AS t, (SELECT ${oid === undefined ? '$11::bytea' : 'lo_get($11::oid)'}) AS r`,
-          [out.map((m) => m.seq), out.map((m) => m.id), out.map((m) => m.domain), out.map((m) => m.inbox), out.map((m) => m.time), out.map((m) => m.from), out.map((m) => m.subject), out.map((m) => m.size), out.map((m) => m.source), out.map((m) => m.code ?? null), oid ?? body, key?.key ?? null, key?.scope ?? null],
+          [out.map((m) => m.seq), out.map((m) => m.id), out.map((m) => m.domain), out.map((m) => m.inbox), out.map((m) => m.time), out.map((m) => toColumn(m.from)), out.map((m) => toColumn(m.subject)), out.map((m) => m.size), out.map((m) => m.source), out.map((m) => (m.code === undefined ? null : toColumn(m.code))), oid ?? body, key?.key ?? null, key?.scope ?? null],
         );
       } catch (e) {
         if ((e as { code?: unknown }).code === UNIQUE_VIOLATION && key !== undefined) throw new StoreError('DUPLICATE_KEY', `a message with key ${key.key} is stored already`, { cause: e });
@@ -486,7 +536,10 @@ export class PostgresStore implements Store {
   private sweep(): void {
     if (this.state !== 'open') return;
     const run = async (): Promise<void> => {
-      const removed = await this.transaction(async (c) => {
+      const removed = await this.transaction(async (t) => {
+        // Set-based DELETEs over the whole table: bounded by SWEEP_TIMEOUT_MS, not a request's bound.
+        const c = { query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => t.query<R>(bounded(text, values, SWEEP_TIMEOUT_MS)) };
+        await c.query(`SET LOCAL statement_timeout = ${SWEEP_TIMEOUT_MS}`);
         const { rowCount } = await c.query(
           `SELECT 1 FROM test_inbox_sweeps WHERE name = $1 AND (last_at IS NULL OR last_at <= now() - make_interval(secs => $2)) FOR UPDATE SKIP LOCKED`,
           [RETENTION_SWEEP, (this.sweepIntervalMs * SWEEP_PERIOD_SHARE) / 1000],
@@ -507,7 +560,7 @@ export class PostgresStore implements Store {
           );
           out.push(...rows.map(toMeta));
         }
-        if (out.length > 0) await this.notify(c, 'd', out);
+        if (out.length > 0) await this.notify(t, 'd', out);
         // Deltas appended from now on are not in this snapshot: they stay, to be folded next time.
         await c.query(
           `WITH folded AS (DELETE FROM test_inbox_counts RETURNING domain, inbox, n)
