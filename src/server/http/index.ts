@@ -9,7 +9,7 @@ import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem } from '../../core/ids';
 import type { HealthResponse } from '../../core/wire';
 import { hmacHex, tokenProofKey } from '../../core/proof';
 import { HEALTH_CHALLENGE_PARAM, healthProof, MAX_CHALLENGE_LENGTH } from '../contract';
-import { ByteBudget } from '../budget';
+import { BudgetError, ByteBudget } from '../budget';
 import { StoreError } from '../store/errors';
 import type { Store } from '../store/types';
 import type { ApiContext } from './api/context';
@@ -19,6 +19,7 @@ import { latestResource } from './api/latest';
 import { messageResource } from './api/messages';
 import { openStream } from './api/stream';
 import { totpResource } from './api/totp';
+import { SearchBodyCache, searchResource } from './api/search';
 import { receiveWebhook } from './api/webhooks';
 import { AuthConfigError, HostCheck, TokenCheck, checkToken } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
@@ -135,7 +136,7 @@ class Api {
     const messages = new TwilioMessages(o.store);
     const budget = o.budget ?? new ByteBudget();
     this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody, budget };
-    this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, budget, polls: this.#polls, closing: () => this.#closing };
+    this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
     this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;
     if (!Number.isSafeInteger(this.#maxConnections) || this.#maxConnections < 1) throw new RangeError(`maxConnections must be a whole number >= 1, got ${String(o.maxConnections)}`);
     const headersTimeout = o.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
@@ -228,6 +229,8 @@ class Api {
 
   #toHttpError(what: string, err: unknown): HttpError {
     if (HttpError.is(err)) return err;
+    // A wait for memory ended: the server is stopping (or the client left, and hears nothing).
+    if (BudgetError.is(err)) return new HttpError(503, 'unavailable', err.message, { connection: 'close', 'retry-after': '1' });
     if (ComposeError.is(err)) return badRequest('bad_field', err.message);
     if (StoreError.is(err)) {
       switch (err.code) {
@@ -330,6 +333,8 @@ class Api {
         return latestResource(ctx, res, route, url.query);
       case 'totp':
         return totpResource(res, route.secret, url.query);
+      case 'search':
+        return searchResource(ctx, res, url.query);
       default:
         throw notFound(`unknown route ${method} ${url.path}`);
     }

@@ -8,6 +8,7 @@ import type { Store } from '../../store/types';
 import type { TokenCheck } from '../auth';
 import { badRequest } from '../errors';
 import type { MimePool } from '../mimePool';
+import type { SearchBodyCache } from './search';
 import type { StreamHub } from '../stream';
 import type { TwilioContext } from '../twilio/api';
 
@@ -20,6 +21,10 @@ export interface ApiContext {
   readonly hub: StreamHub;
   /** Parses and renders stored messages off the main thread. */
   readonly mime: MimePool;
+  /** Message bytes held in memory at once, shared with SMTP (budget.ts): request bodies, message reads and a search's body reads wait for their share. */
+  readonly budget: ByteBudget;
+  /** What the search read of message bodies lately (api/search.ts). */
+  readonly searchBodies: SearchBodyCache;
   readonly webhookToken: TokenCheck;
   /** The Twilio messages (inbound Twilio webhooks are stored there). */
   readonly twilio: TwilioContext;
@@ -28,8 +33,6 @@ export interface ApiContext {
   /** Domain that writes to `private` go to (lowercase, checked). */
   readonly defaultDomain: string;
   readonly maxBody: number;
-  /** Message bytes held in memory at once, shared with SMTP (budget.ts): request bodies and message reads wait for their share. */
-  readonly budget: ByteBudget;
   /** Pending long-polls: each ends its wait when called (close() calls them all). */
   readonly polls: Set<() => void>;
   /** True once close() began: no new long-poll starts waiting. */
