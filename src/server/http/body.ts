@@ -44,7 +44,7 @@ export interface BodyLimits {
 export async function readBody(req: IncomingMessage, res: ServerResponse, limits: BodyLimits): Promise<Buffer> {
   const max = limits.maxBody;
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > MAX_DRAIN_BYTES) throw tooLarge(max, true);
+  if (Number.isFinite(declared) && declared > Math.max(max, MAX_DRAIN_BYTES)) throw tooLarge(max, true);
   // An oversized body is drained, not kept: it needs no budget.
   const kept = req.headers['transfer-encoding'] !== undefined ? max : Number.isFinite(declared) && declared > 0 && declared <= max ? declared : 0;
   if (kept > 0) {
