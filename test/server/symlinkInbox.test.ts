@@ -79,6 +79,11 @@ describe('a symlink planted in the data dir (inbox, domain, new/)', function () 
     await start();
     assert.deepEqual(await smtp(`ann@${DOMAIN}`), { ok: true });
     const annDir = inboxDirOf(dataDir, DOMAIN, 'ann');
+    // The first message's file is written after its acknowledgement (from the log): swap only once it is there.
+    for (let i = 0; (await fs.readdir(path.join(annDir, 'new'))).length === 0; i++) {
+      assert.ok(i < 200, 'the first message was written');
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const cases: Array<{ what: string; real: string }> = [
       { what: 'new', real: path.join(annDir, 'new') },
       { what: 'inbox', real: annDir },

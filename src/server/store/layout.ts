@@ -52,8 +52,8 @@ export function inboxDirOf(dataDir: string, domain: string, inbox: string): stri
 /**
  * Why mail for an inbox must not be written now, or undefined: a folder on its way (mail/, the
  * domain's, the inbox's, its tmp/ and new/) is a symbolic link, which mail is never written
- * through (it would land wherever the link points), or something else than a folder. Missing
- * folders are no problem (they are made). Synchronous and cheap (five lstat calls): called at
+ * through (it would land wherever the link points). Missing folders are no problem (they are
+ * made). Synchronous and cheap (five lstat calls): called at
  * the point of use, before each delivery and each file written.
  */
 export function mailPathProblemSync(dataDir: string, domain: string, inbox: string): string | undefined {
@@ -61,9 +61,8 @@ export function mailPathProblemSync(dataDir: string, domain: string, inbox: stri
   for (const p of [mailRoot(dataDir), path.dirname(inboxDir), inboxDir, path.join(inboxDir, 'tmp'), path.join(inboxDir, 'new')]) {
     const st = lstatSync(p, { throwIfNoEntry: false });
     if (st === undefined) continue;
-    const rel = path.relative(dataDir, p);
-    if (st.isSymbolicLink()) return `the folder ${rel} of ${inbox}@${domain} in the data dir is a symbolic link; Test Inbox never writes mail through one (remove the link: the inbox is made anew)`;
-    if (!st.isDirectory()) return `${rel} of ${inbox}@${domain} in the data dir is not a folder (remove it: the inbox is made anew)`;
+    // (A file in a folder's place makes the mkdir or the write fail: an IO error.)
+    if (st.isSymbolicLink()) return `the folder ${path.relative(dataDir, p)} of ${inbox}@${domain} in the data dir is a symbolic link; Test Inbox never writes mail through one (remove the link: the inbox is made anew)`;
   }
   return undefined;
 }
