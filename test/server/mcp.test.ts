@@ -151,6 +151,15 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
         assert.equal(afterAll.s.found, false);
       });
 
+      if (label === 'streamable HTTP') {
+        it(`a wait of the longest wait_seconds (${MAX_MCP_WAIT_SECONDS}) with nothing arriving ends as an answer, within the SDK client's default request timeout`, async function () {
+          this.timeout(120_000);
+          const r = await call(client, 'wait_for_code', { inbox: inbox('silent'), domain: DOMAIN, since: 'now', wait_seconds: MAX_MCP_WAIT_SECONDS });
+          assert.equal(r.isError, false);
+          assert.equal(r.s.found, false);
+        });
+      }
+
       it('chooses the verify link among tracking and unsubscribe links', async () => {
         await send(inbox('link'), 'Confirm your address', 'Confirm your address', {
           headers: { 'List-Unsubscribe': '<https://acme.test/u/7>' },
