@@ -10,6 +10,7 @@ export const COMMANDS = {
   clearWebhookToken: { id: 'testInbox.clearWebhookToken', title: 'Clear Webhook Token' },
   confirmServer: { id: 'testInbox.confirmServer', title: 'Review Server…' },
   copyCode: { id: 'testInbox.copyCode', title: 'Copy One-Time Code' },
+  copyMcpConfig: { id: 'testInbox.copyMcpConfig', title: 'Copy MCP Server Config…' },
   copyMessageId: { id: 'testInbox.copyMessageId', title: 'Copy Message Id' },
   copySmsSettings: { id: 'testInbox.copySmsSettings', title: 'Copy SMS Settings' },
   copySmtpSettings: { id: 'testInbox.copySmtpSettings', title: 'Copy SMTP Settings' },

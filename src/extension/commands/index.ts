@@ -10,6 +10,7 @@ import * as clearInbox from './clearInbox';
 import * as clearWebhookToken from './clearWebhookToken';
 import * as confirmServer from './confirmServer';
 import * as copyCode from './copyCode';
+import * as copyMcpConfig from './copyMcpConfig';
 import * as copyMessageId from './copyMessageId';
 import * as copySmtpSettings from './copySmtpSettings';
 import * as copySmsSettings from './copySmsSettings';
@@ -63,6 +64,7 @@ const COMMANDS: Array<{ id: string; title: string; run: Runner }> = [
   { ...stopLocalServer, title: commandTitle('stopLocalServer') },
   { ...copySmtpSettings, title: commandTitle('copySmtpSettings') },
   { ...copySmsSettings, title: commandTitle('copySmsSettings') },
+  { ...copyMcpConfig, title: commandTitle('copyMcpConfig') },
   { ...showLog, title: commandTitle('showLog') },
   { ...switchServer, title: commandTitle('switchServer') },
   { ...confirmServer, title: commandTitle('confirmServer') },
