@@ -11,6 +11,7 @@ import * as confirmServer from './confirmServer';
 import * as copyCode from './copyCode';
 import * as copyMcpConfig from './copyMcpConfig';
 import * as copyMessageId from './copyMessageId';
+import * as copyProviderSettings from './copyProviderSettings';
 import * as copySmtpSettings from './copySmtpSettings';
 import * as copySmsSettings from './copySmsSettings';
 import * as copyTotpCode from './copyTotpCode';
@@ -63,6 +64,7 @@ const COMMANDS: Array<{ id: string; title: string; run: Runner }> = [
   { ...stopLocalServer, title: 'Stop Local Server' },
   { ...copySmtpSettings, title: 'Copy SMTP Settings' },
   { ...copySmsSettings, title: 'Copy SMS Settings' },
+  { ...copyProviderSettings, title: 'Copy Provider Settings' },
   { ...copyMcpConfig, title: 'Copy MCP Server Config' },
   { ...showLog, title: 'Show Log' },
   { ...switchServer, title: 'Switch Server' },
