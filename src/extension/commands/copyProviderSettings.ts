@@ -1,12 +1,13 @@
 import * as vscode from 'vscode';
 import { LOCAL_TWILIO_ACCOUNT_SID } from '../../server/contract';
 import { inert } from '../../core/inert';
+import { COMMANDS } from '../commandIds';
 import { ExtensionError } from '../errors';
 import { PROVIDERS, type ProviderId, providerSettingsText } from '../providerSettings';
 import type { Services } from '../services';
 import { showStatus } from '../ui/shown';
 
-export const id = 'testInbox.copyProviderSettings';
+export const id = COMMANDS.copyProviderSettings.id;
 
 /**
  * Copies what an app needs to send through one provider's SDK into the local server: the
