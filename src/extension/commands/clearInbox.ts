@@ -4,6 +4,8 @@ import { resolveInbox } from '../ui/pick';
 import { showModalWarning } from '../ui/shown';
 
 export const id = 'testInbox.clearInbox';
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** Deletes every message of an inbox after a modal confirmation (`{ confirm: false }` skips it for scripts). */
 export async function run(s: Services, arg?: unknown): Promise<number | undefined> {

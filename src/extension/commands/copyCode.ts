@@ -9,6 +9,8 @@ import { resolveMessage } from '../ui/pick';
 import { showStatus } from '../ui/shown';
 
 export const id = 'testInbox.copyCode';
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** How long the status bar shows the copied code. */
 const COPIED_MESSAGE_MS = 5000;

@@ -6,6 +6,8 @@ import { inert } from '../../core/inert';
 import { showStatus } from '../ui/shown';
 
 export const id = 'testInbox.copySmsSettings';
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /**
  * What an app needs to send SMS into the local server through a Twilio SDK, in `.env` form:

@@ -7,6 +7,8 @@ import { inert } from '../../core/inert';
 import { showStatus } from '../ui/shown';
 
 export const id = 'testInbox.copySmtpSettings';
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** The settings an app under test needs to send mail into the local server; `tlsCertFile` when it offers STARTTLS. */
 export function smtpSettingsText(host: string, port: number, domain: string, tlsCertFile?: string): string {

@@ -8,6 +8,8 @@ import { showInfo, showStatus } from '../ui/shown';
 import { verificationLinkOf } from '../verificationLink';
 
 export const id = 'testInbox.copyVerificationLink';
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** How long the status bar confirms the copy. */
 const COPIED_MESSAGE_MS = 5000;

@@ -12,6 +12,8 @@ import { showInfo, showWarning } from '../ui/shown';
 import * as setWebhookToken from './setWebhookToken';
 
 export const id = 'testInbox.copyWebhookUrl';
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 interface Args {
   domain?: string;

@@ -2,6 +2,8 @@ import type { Services } from '../services';
 import { resolveMessage } from '../ui/pick';
 
 export const id = 'testInbox.deleteMessage';
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** Deletes one message (no confirmation: it is one test message, and the command names it). */
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {

@@ -5,6 +5,8 @@ import { resolveMessage } from '../ui/pick';
 import { showInfo } from '../ui/shown';
 
 export const id = 'testInbox.exportEml';
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /**
  * Saves a message's RFC 5322 source as a .eml file, always through the save dialog: a

@@ -8,6 +8,8 @@ import { showInfo } from '../ui/shown';
 import * as openMessage from './openMessage';
 
 export const id = 'testInbox.injectMessage';
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** Sender used when the user leaves "from" empty. */
 export const DEFAULT_FROM = 'Test Inbox <test@test-inbox.invalid>';

@@ -1,6 +1,8 @@
 import type { Services } from '../services';
 
 export const id = 'testInbox._loadMore';
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** Clicked "Load more…" node: appends the next page of the inbox. */
 export async function run(s: Services, arg?: unknown): Promise<number | undefined> {

@@ -4,6 +4,8 @@ import type { MessageRef } from '../tree/state';
 import { resolveMessage } from '../ui/pick';
 
 export const id = 'testInbox.openMessage';
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /**
  * Opens a message in the message view and marks it read. It replaces the content of the

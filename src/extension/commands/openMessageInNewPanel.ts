@@ -3,6 +3,8 @@ import type { MessageRef } from '../tree/state';
 import * as openMessage from './openMessage';
 
 export const id = 'testInbox.openMessageInNewPanel';
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** A message row's context action: opens the message in a kept panel, which later opened messages do not replace. */
 export function run(s: Services, arg?: unknown): Promise<MessageRef | undefined> {

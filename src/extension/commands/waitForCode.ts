@@ -8,6 +8,8 @@ import { reportProgress, showInfo } from '../ui/shown';
 import { waitForNextCode } from '../waitForCode';
 
 export const id = 'testInbox.waitForCode';
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** Waits for the next message of an inbox and copies its one-time code (two-factor login flow). */
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {
