@@ -12,7 +12,9 @@ export const ALL_INBOXES = '*';
 
 const INBOX_RE = /^[a-z0-9!#$%&'*+=?^_`{|}~.-]+$/i;
 const DOMAIN_RE = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
-const PHONE_RE = /^[0-9]{3,20}$/;
+/** A phone inbox's name (isPhoneInbox), as a pattern a database's regular expressions read alike. */
+export const PHONE_INBOX_PATTERN = '^[0-9]{3,20}$';
+const PHONE_RE = new RegExp(PHONE_INBOX_PATTERN);
 const ID_RE = /^(.+)-([0-9]{1,12})-([0-9]{1,12})$/;
 /**
  * Longest message id a client accepts. The ids this server makes are an inbox name (≤ 64)

@@ -29,6 +29,7 @@ import {
   SMTPS_PORT_ENV,
   TOKENS_FILE,
   TWILIO_AUTH_TOKEN_ENV,
+  PROVIDER_KEY_ENV,
   WEBHOOK_TOKEN_ENV,
 } from './contract';
 import { type FlagSpec, parseFlags, UsageError } from './args';
@@ -74,6 +75,8 @@ Options:
   --twilio-auth-token <token>
                           auth token of the Twilio-compatible API and of inbound
                           Twilio webhook signatures (or env ${TWILIO_AUTH_TOKEN_ENV})
+  --provider-key <key>    key of the Resend, SendGrid, Postmark, Mailgun and SES APIs
+                          (or env ${PROVIDER_KEY_ENV}; see docs/providers.md)
                           Tokens not given are generated into <data-dir>/${TOKENS_FILE} (mode 0600)
                           and shown once on stderr.
   --max-messages <n>      keep at most n messages per inbox, oldest removed first; 0 = no limit
@@ -122,6 +125,7 @@ export interface ServeConfig {
   apiToken?: string;
   webhookToken?: string;
   twilioAuthToken?: string;
+  providerKey?: string;
   maxMessages: number;
   maxAgeMs: number;
   /** How often the PostgreSQL store's retention sweep runs; absent: RETENTION_SWEEP_INTERVAL_MS. */
@@ -162,6 +166,7 @@ const SERVE_FLAGS = {
   'api-token': { type: 'string' },
   'webhook-token': { type: 'string' },
   'twilio-auth-token': { type: 'string' },
+  'provider-key': { type: 'string' },
   'max-messages': { type: 'string' },
   'max-age': { type: 'string' },
   'sweep-every': { type: 'string' },
@@ -214,7 +219,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   if (v.host !== undefined && v.host.trim() === '') throw new UsageError('--host must not be empty');
   if (v['data-dir'] !== undefined && v['data-dir'].trim() === '') throw new UsageError('--data-dir must not be empty');
   const databaseUrl = readStore(v.store, env[DATABASE_URL_ENV]);
-  for (const flag of ['api-token', 'webhook-token', 'twilio-auth-token'] as const) {
+  for (const flag of ['api-token', 'webhook-token', 'twilio-auth-token', 'provider-key'] as const) {
     if (v[flag] !== undefined && v[flag].length === 0) throw new UsageError(`--${flag} must not be empty`);
   }
 
@@ -253,6 +258,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     apiToken: v['api-token'] ?? (env[API_TOKEN_ENV] || undefined),
     webhookToken: v['webhook-token'] ?? (env[WEBHOOK_TOKEN_ENV] || undefined),
     twilioAuthToken: v['twilio-auth-token'] ?? (env[TWILIO_AUTH_TOKEN_ENV] || undefined),
+    providerKey: v['provider-key'] ?? (env[PROVIDER_KEY_ENV] || undefined),
     maxMessages,
     maxAgeMs,
     ...(sweepEveryMs !== undefined ? { sweepEveryMs } : {}),
@@ -286,7 +292,7 @@ function parseCount(flag: string, text: string | undefined): number | undefined 
 }
 
 /** How a generated token is named when it is shown once. */
-const TOKEN_TITLES: Record<TokenName, string> = { apiToken: 'API token', webhookToken: 'webhook token', twilioAuthToken: 'Twilio auth token' };
+const TOKEN_TITLES: Record<TokenName, string> = { apiToken: 'API token', webhookToken: 'webhook token', twilioAuthToken: 'Twilio auth token', providerKey: 'provider key' };
 
 /** A second signal this soon after the first is the same interrupt delivered twice (see stop()). */
 const REPEAT_SIGNAL_GRACE_MS = 2_000;
@@ -334,7 +340,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
-  knownSecrets.push(...secretForms([config.apiToken, config.webhookToken, config.twilioAuthToken]));
+  knownSecrets.push(...secretForms([config.apiToken, config.webhookToken, config.twilioAuthToken, config.providerKey]));
   if (config.databaseUrl !== undefined) knownSecrets.push(...databasePassword(config.databaseUrl));
   // Before tokens.json is read: a data dir of an older layout may hold a domain directory by that name.
   try {
@@ -347,12 +353,12 @@ export async function main(argv: string[]): Promise<void> {
   // fails (a port in use, the data dir in use) leaves no new token behind and prints none.
   let tokens;
   try {
-    tokens = await resolveTokens(config.dataDir, { apiToken: config.apiToken, webhookToken: config.webhookToken, twilioAuthToken: config.twilioAuthToken });
+    tokens = await resolveTokens(config.dataDir, { apiToken: config.apiToken, webhookToken: config.webhookToken, twilioAuthToken: config.twilioAuthToken, providerKey: config.providerKey });
   } catch (e) {
     if (TokensError.is(e)) fail(e.message, EXIT_FAILURE);
     throw e;
   }
-  knownSecrets.push(...secretForms([tokens.apiToken, tokens.webhookToken, tokens.twilioAuthToken]));
+  knownSecrets.push(...secretForms([tokens.apiToken, tokens.webhookToken, tokens.twilioAuthToken, tokens.providerKey]));
 
   let server;
   try {
@@ -365,6 +371,7 @@ export async function main(argv: string[]): Promise<void> {
       apiToken: tokens.apiToken,
       webhookToken: tokens.webhookToken,
       twilioAuthToken: tokens.twilioAuthToken,
+      providerKey: tokens.providerKey,
       defaultDomain: config.defaultDomain,
       retention: { maxMessages: config.maxMessages, maxAgeMs: config.maxAgeMs },
       ...(config.sweepEveryMs !== undefined ? { sweepIntervalMs: config.sweepEveryMs } : {}),

@@ -3,16 +3,18 @@
 // event loop free while a huge message is read (issue 14 point 7).
 import { type ClassifiedLink, type LinkKind, classifyLinks } from '../../core/linkKinds';
 import { extractLinks } from '../../core/links';
+import type { SearchableBody } from '../../core/search';
 import type { AttachmentInfo } from '../../core/wire';
 import type { MessageMeta } from '../store/types';
-import { type AttachmentContent, getAttachment, linkSourceOf, listAttachments, type RenderedMessage, renderMessage, textAndHtml } from './render';
+import { type AttachmentContent, getAttachment, linkSourceOf, listAttachments, type RenderedMessage, renderMessage, searchableOf, textAndHtml } from './render';
 
 export type MimeJob =
   | { op: 'message'; raw: Uint8Array; meta: MessageMeta; now: number }
   | { op: 'links'; raw: Uint8Array }
   | { op: 'attachments'; raw: Uint8Array }
   | { op: 'attachment'; raw: Uint8Array; n: number }
-  | { op: 'firstLink'; raw: Uint8Array; kinds: readonly LinkKind[] };
+  | { op: 'firstLink'; raw: Uint8Array; kinds: readonly LinkKind[] }
+  | { op: 'searchable'; raw: Uint8Array; linkKinds: readonly LinkKind[] };
 
 export interface MimeResults {
   message: RenderedMessage & { notice?: string };
@@ -20,6 +22,7 @@ export interface MimeResults {
   attachments: { attachments: AttachmentInfo[]; notice?: string };
   attachment: AttachmentContent | { notice: string } | undefined;
   firstLink: ClassifiedLink | undefined;
+  searchable: SearchableBody;
 }
 
 function asBuffer(raw: Uint8Array): Buffer {
@@ -42,5 +45,7 @@ export async function runMimeJob(job: MimeJob): Promise<MimeResults[MimeJob['op'
       return getAttachment(raw, job.n);
     case 'firstLink':
       return classifyLinks(await linkSourceOf(raw)).find((l) => job.kinds.includes(l.kind));
+    case 'searchable':
+      return searchableOf(raw, job.linkKinds);
   }
 }

@@ -23,6 +23,8 @@ export type Route =
   | { kind: 'stream'; domain: string; inbox?: string }
   /** GET the newest one-time code or link of an inbox (docs/api.md "Codes and links"). */
   | { kind: 'latest'; domain: string; inbox: string; what: 'code' | 'link' }
+  /** GET messages matching a query (docs/api.md "Search"). */
+  | { kind: 'search' }
   /** GET the current TOTP code of a base32 secret. */
   | { kind: 'totp'; secret: string }
   /** `first` is the webhook token (token-in-path form) or the domain (with `?whtoken=`). */
@@ -83,6 +85,7 @@ export function matchRoute(segments: string[]): Route | undefined {
   if (s.length === 1 && s[0] === 'healthz') return { kind: 'health' };
   if (s[0] === TWILIO_API_PREFIX.slice(1)) return twilioRoute(s);
   if (s[0] === 'api' && s[1] === 'v2' && s[2] === 'totp') return s.length === 4 ? { kind: 'totp', secret: s[3] } : undefined;
+  if (s[0] === 'api' && s[1] === 'v2' && s[2] === 'search') return s.length === 3 ? { kind: 'search' } : undefined;
   if (s[0] !== 'api' || s[1] !== 'v2' || (s[2] !== 'domains' && s[2] !== 'domain')) return undefined;
   if (s.length === 3) return { kind: 'domains' };
   const domain = s[3];
@@ -135,6 +138,7 @@ export function allowedMethods(route: Route): readonly string[] {
     case 'stream':
     case 'latest':
     case 'totp':
+    case 'search':
       return ['GET'];
     case 'inbox':
       return ['GET', 'POST', 'DELETE'];

@@ -14,6 +14,7 @@ import { EventEmitter } from 'node:events';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { formatMessageId, isPhoneInbox } from '../../core/ids';
+import { matchesMetaTerm, type MetaTerm } from '../../core/search';
 import { type CommitItem, MaildirFiles, type StoreLog } from './durability';
 import { StoreError } from './errors';
 import { indexedFields, targetsToAdd, type Target } from './incoming';
@@ -24,7 +25,7 @@ import { lockDataDir } from './lock';
 import { MessageIndex } from './memoryIndex';
 import type { IndexRecord } from './ordered';
 import { inboxKeyOf } from './snapshot';
-import type { ListOptions, ListResult, MessageBody, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from './types';
+import type { ListOptions, ListResult, MessageBody, MessageMeta, MessageParts, MessageSource, RetentionOptions, SearchOptions, Store, StoreEvents } from './types';
 
 export { decodeFileName as decodeName, encodeFileName as encodeName } from '../../core/fileNames';
 export { WAL_CHECKPOINT_BYTES, type StoreLog } from './durability';
@@ -41,6 +42,8 @@ export const RETENTION_SWEEP_INTERVAL_MS = 60_000;
 const JOURNAL_COMPACT_MIN_LINES = 10_000;
 /** ...and only when it holds this many lines per live message (the rest are removals and removed adds). */
 const JOURNAL_COMPACT_RATIO = 2;
+/** Index records a search reads between two yields to the event loop (a few milliseconds of work). */
+const SEARCH_CHUNK = 8192;
 /** Folder (in the data dir) where message bodies too large for memory are written while they arrive; never indexed, emptied on open. */
 export const SPOOL_DIR_NAME = '.spool';
 /** Checkpoint this often while the log holds anything: the kernel writes dirty pages back about this often anyway. */
@@ -351,6 +354,40 @@ export class MaildirStore implements Store {
 
   list(domain: string | undefined, inbox: string, options: ListOptions): ListResult {
     return this.index.list(domain, inbox, options);
+  }
+
+  /**
+   * Walks the index newest first (the one inbox or domain the terms name, when they name one),
+   * yielding to the event loop every SEARCH_CHUNK records so a search over a million never
+   * holds up SMTP or another request.
+   */
+  async search(terms: readonly MetaTerm[], options: SearchOptions): Promise<ListResult> {
+    this.assertOpen();
+    const named = (field: 'domain' | 'inbox'): string | undefined => terms.find((t) => t.field === field && !t.negated)?.value as string | undefined;
+    const walk = this.index.searchWalk(named('domain'), named('inbox'), options.cursor);
+    const msgs: MessageMeta[] = [];
+    if (!walk) return { msgs, total: options.count ? 0 : -1 };
+    let total = 0;
+    let toSkip = options.skip;
+    let more = false;
+    let n = 0;
+    for (const r of walk) {
+      if (++n % SEARCH_CHUNK === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (r.dead) continue;
+      const meta = r.meta;
+      if (!terms.every((t) => matchesMetaTerm(t, meta))) continue;
+      total++;
+      if (toSkip > 0) {
+        toSkip--;
+        continue;
+      }
+      if (msgs.length < options.limit) msgs.push(meta);
+      else {
+        more = true;
+        if (!options.count) break;
+      }
+    }
+    return { msgs, total: options.count ? total : -1, ...(more && msgs.length > 0 ? { nextCursor: msgs[msgs.length - 1].id } : {}) };
   }
 
   get(id: string): MessageMeta | undefined {

@@ -207,6 +207,22 @@ export class MessageIndex {
     return { msgs, total: list.size, ...(page.more && msgs.length > 0 ? { nextCursor: msgs[msgs.length - 1].id } : {}) };
   }
 
+  /**
+   * The live records a search walks, newest first: the list of the inbox or domain its terms
+   * name (all of them otherwise), after the cursor's key when given.
+   */
+  searchWalk(domain: string | undefined, inbox: string | undefined, cursor: string | undefined): Generator<IndexRecord> | undefined {
+    const list = this.listFor(domain, inbox ?? ALL_INBOXES);
+    if (!list) return undefined;
+    let after: { seconds: number; counter: number } | undefined;
+    if (cursor !== undefined) {
+      const parsed = parseMessageId(cursor);
+      if (!parsed) throw new StoreError('BAD_CURSOR', `cursor ${JSON.stringify(cursor)} is not a message id`);
+      after = { seconds: parsed.seconds, counter: parsed.counter };
+    }
+    return list.descending(after);
+  }
+
   domains(): Array<{ name: string; inboxes: number; messages: number }> {
     return [...this.byDomain].map(([name, d]) => ({ name, inboxes: d.inboxes.size, messages: d.list.size })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }

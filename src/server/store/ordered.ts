@@ -91,6 +91,12 @@ export class OrderedList {
     for (let pos = step(); pos !== undefined; pos = step()) yield this.recordAt(pos);
   }
 
+  /** Live records newest first, after the record with the given key when given (a search walks this, a chunk at a time). */
+  *descending(after?: { seconds: number; counter: number }): Generator<IndexRecord> {
+    const step = this.walker('descending', after);
+    for (let pos = step(); pos !== undefined; pos = step()) yield this.recordAt(pos);
+  }
+
   /**
    * Up to `limit` live records after `skip`, in `sort` order, starting after the record with
    * key (`afterSeconds`, `afterCounter`) when given. `more` says whether live records remain.

@@ -1,5 +1,6 @@
 // The storage contract shared by the HTTP API and the SMTP server (maildev style: a
 // small interface passed into both; storage never imports HTTP or SMTP code).
+import type { MetaTerm } from '../../core/search';
 
 /** How a message reached the server. */
 export type MessageSource = 'smtp' | 'inject' | 'webhook';
@@ -39,6 +40,16 @@ export interface ListOptions {
   sort: 'ascending' | 'descending';
   /** Continue after this message id (exclusive), in the chosen order. */
   cursor?: string;
+}
+
+/** A search's page (core/search.ts decides what the terms mean; the store only applies them). */
+export interface SearchOptions {
+  limit: number;
+  skip: number;
+  /** Continue after this message id (exclusive), newest first; it need not exist any more. */
+  cursor?: string;
+  /** Count every match for `total`; false answers total -1 (a scan that pages on needs no count). */
+  count: boolean;
 }
 
 export interface ListResult {
@@ -122,6 +133,12 @@ export interface Store {
   /** Messages of an inbox, or of every inbox of the domain when `inbox` is `*`. `domain` undefined = every domain. */
   list(domain: string | undefined, inbox: string, options: ListOptions): Answer<ListResult>;
   get(id: string): Answer<MessageMeta | undefined>;
+  /**
+   * Messages for which every term holds (core/search.ts matchesMetaTerm is the rule), newest
+   * first, with `nextCursor` when more remain. Only terms the index decides: the body terms of
+   * a query are the caller's (server/http/api/search.ts).
+   */
+  search(terms: readonly MetaTerm[], options: SearchOptions): Answer<ListResult>;
   /** The stored .eml bytes. */
   readRaw(id: string): Promise<Buffer>;
 

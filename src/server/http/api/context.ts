@@ -3,10 +3,12 @@
 // (each throws a 400 HttpError naming the problem). Route table in docs/api.md.
 import type http from 'node:http';
 import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem, inboxNameProblem, normalizeInbox, parseMessageId } from '../../../core/ids';
+import type { ByteBudget } from '../../budget';
 import type { Store } from '../../store/types';
 import type { TokenCheck } from '../auth';
 import { badRequest } from '../errors';
 import type { MimePool } from '../mimePool';
+import type { SearchBodyCache } from './search';
 import type { StreamHub } from '../stream';
 import type { TwilioContext } from '../twilio/api';
 
@@ -19,6 +21,10 @@ export interface ApiContext {
   readonly hub: StreamHub;
   /** Parses and renders stored messages off the main thread. */
   readonly mime: MimePool;
+  /** Message bytes held in memory at once, shared with SMTP: a search's body reads wait for their share. */
+  readonly budget: ByteBudget;
+  /** What the search read of message bodies lately (api/search.ts). */
+  readonly searchBodies: SearchBodyCache;
   readonly webhookToken: TokenCheck;
   /** The Twilio messages (inbound Twilio webhooks are stored there). */
   readonly twilio: TwilioContext;

@@ -70,7 +70,8 @@ export async function clearInbox(ctx: ApiContext, res: Res, rawDomain: string, r
   sendJson(res, 200, body);
 }
 
-function readInt(query: Query, name: string, min: number, max: number, fallback: number): number {
+/** A whole-number query parameter within [min, max], `fallback` when absent; a 400 naming the range otherwise. */
+export function readInt(query: Query, name: string, min: number, max: number, fallback: number): number {
   const v = query.get(name);
   if (v === null || v === '') return fallback;
   if (!/^[0-9]{1,9}$/.test(v)) throw badRequest('bad_param', `${name} must be a whole number from ${min} to ${max}`);

@@ -12,12 +12,13 @@ import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import pg from 'pg';
-import { ALL_INBOXES, formatMessageId, isPhoneInbox, normalizeInbox, parseMessageId } from '../../../core/ids';
+import { ALL_INBOXES, formatMessageId, isPhoneInbox, normalizeInbox, parseMessageId, PHONE_INBOX_PATTERN } from '../../../core/ids';
+import type { MetaTerm } from '../../../core/search';
 import type { StoreLog } from '../durability';
 import { StoreError } from '../errors';
 import { indexedFields, targetsToAdd, type Target } from '../incoming';
 import { DEFAULT_RETENTION, RETENTION_SWEEP_INTERVAL_MS } from '../maildir';
-import type { FileBody, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, Store, StoreEvents } from '../types';
+import type { FileBody, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, SearchOptions, Store, StoreEvents } from '../types';
 import { bounded, migrate, RETENTION_SWEEP } from './migrations';
 
 /** The NOTIFY channel of arrivals and removals. */
@@ -606,6 +607,30 @@ export class PostgresStore implements Store {
     return { msgs, total: Number(count[0].n), ...(more && msgs.length > 0 ? { nextCursor: msgs[msgs.length - 1].id } : {}) };
   }
 
+  /** One parameterized statement for the page and one for the count; each term is one condition (searchCondition). */
+  async search(terms: readonly MetaTerm[], options: SearchOptions): Promise<ListResult> {
+    const values: unknown[] = [];
+    const param = (v: unknown): string => `$${values.push(v)}`;
+    const filter = terms.length ? terms.map((t) => (t.negated ? `NOT (${searchCondition(t, param)})` : searchCondition(t, param))).join(' AND ') : 'TRUE';
+    const filterValues = values.length;
+    let page = filter;
+    if (options.cursor !== undefined) {
+      const parsed = parseMessageId(options.cursor);
+      if (!parsed) throw new StoreError('BAD_CURSOR', `cursor ${JSON.stringify(options.cursor)} is not a message id`);
+      page += ` AND seq < ${param(parsed.counter)}`;
+    }
+    const limit = Math.max(0, Math.floor(options.limit));
+    const skip = Math.max(0, Math.floor(options.skip));
+    const pageSql = `SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE ${page} ORDER BY seq DESC OFFSET ${param(skip)} LIMIT ${param(limit + 1)}`;
+    const [rows, count] = await Promise.all([
+      this.query<Row>(pageSql, values),
+      options.count ? this.query<{ n: string }>(`SELECT count(*) AS n FROM test_inbox_messages WHERE ${filter}`, values.slice(0, filterValues)) : Promise.resolve([{ n: '-1' }]),
+    ]);
+    const more = rows.length > limit;
+    const msgs = rows.slice(0, limit).map(toMeta);
+    return { msgs, total: Number(count[0].n), ...(more && msgs.length > 0 ? { nextCursor: msgs[msgs.length - 1].id } : {}) };
+  }
+
   async findByKey(key: string): Promise<MessageMeta | undefined> {
     const rows = await this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE msg_key = $1`, [key]);
     return rows[0] ? toMeta(rows[0]) : undefined;
@@ -659,5 +684,35 @@ export class PostgresStore implements Store {
     const done = (): void => void this.inflight.delete(p);
     p.then(done, done);
     return p;
+  }
+}
+
+/**
+ * The SQL of one search term before its negation, the same rule as core/search.ts
+ * matchesMetaTerm: text compared with case folded for A–Z only (`lower` under the "C" collation
+ * folds exactly those, whatever the database's locale); never NULL, so a negation is exact.
+ */
+function searchCondition(t: MetaTerm, param: (v: unknown) => string): string {
+  switch (t.field) {
+    case 'from':
+      return `strpos(lower(sender COLLATE "C"), ${param(t.value)}) > 0`;
+    case 'to':
+      return `strpos(inbox || '@' || domain, ${param(t.value)}) > 0`;
+    case 'subject':
+      return `strpos(lower(subject COLLATE "C"), ${param(t.value)}) > 0`;
+    case 'domain':
+      return `domain = ${param(t.value)}`;
+    case 'inbox':
+      return `inbox = ${param(t.value)}`;
+    case 'code':
+      return `(code IS NOT NULL AND code = ${param(t.value)})`;
+    case 'has':
+      return 'code IS NOT NULL';
+    case 'is':
+      return `${t.value === 'sms' ? '' : 'NOT '}inbox ~ ${param(PHONE_INBOX_PATTERN)}`;
+    case 'after':
+      return `time_ms >= ${param(t.value)}`;
+    case 'before':
+      return `time_ms < ${param(t.value)}`;
   }
 }
