@@ -49,11 +49,30 @@ function fdCapsText(): string {
   const c = defaultConnectionCaps(readSoftFdLimit());
   return `here ${c.smtp} each for a limit of ${c.fdLimit}`;
 }
-import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_USAGE } from '../testing/commands';
+import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_EXIT_CODES, TEST_COMMANDS_LIST } from '../testing/commands';
+import { MCP_COMMAND, runMcpCommand } from '../mcp/stdio';
 
 /** The shortest --sweep-every: a sweep is a query of the whole table, not something to run in a loop. */
 const MIN_SWEEP_EVERY_MS = 100;
 
+
+/** `test-inbox --help`: every command, serve first. */
+const OVERVIEW = `Usage: test-inbox <command> [options]
+
+Email and SMS test inboxes: a local inbox server (SMTP in, HTTP API out), and commands that
+read it (or a hosted Mailinator-compatible service) from scripts and CI.
+
+Commands:
+  ${SERVE_COMMAND.padEnd(20)}  run the local inbox server in the foreground
+${TEST_COMMANDS_LIST}  ${MCP_COMMAND.padEnd(20)}  serve the read-only MCP tools (codes, links, TOTP) to AI agents on stdio
+Run test-inbox <command> --help for the options of a command.
+
+  -h, --help              show this help
+  -v, --version           print the version
+
+Exit codes of serve: 0 stopped by SIGINT/SIGTERM, ${EXIT_PORT_IN_USE} a port is in use, ${EXIT_DATA_DIR_IN_USE} another server uses the
+data dir, ${EXIT_DATABASE_UNAVAILABLE} the --store database is unavailable, ${EXIT_USAGE} bad command line, ${EXIT_FAILURE} other failure.
+${TEST_COMMANDS_EXIT_CODES}`;
 
 const USAGE = `Usage: test-inbox serve [options]
 
@@ -112,7 +131,8 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, ${EXIT_PORT_IN_USE} a port is in use, $
 ${EXIT_DATABASE_UNAVAILABLE} the --store database is unreachable or refused the login,
 ${EXIT_USAGE} bad command line, ${EXIT_FAILURE} other failure.
 
-${TEST_COMMANDS_USAGE}`;
+Run test-inbox --help for the other commands.
+`;
 
 export interface ServeConfig {
   host: string;
@@ -186,10 +206,11 @@ const SERVE_FLAGS = {
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig | 'help' | 'version' {
   const parsed = parseFlags(argv, SERVE_FLAGS);
   const v = parsed.values as Partial<Record<Exclude<keyof typeof SERVE_FLAGS, 'smtp-tls' | 'help' | 'version'>, string>> & { 'smtp-tls'?: boolean; help?: boolean; version?: boolean };
-  if (v.help) return 'help';
-  if (v.version) return 'version';
   const [command, ...extra] = parsed.positionals;
-  if (command !== SERVE_COMMAND) throw new UsageError(command === undefined ? `missing command: ${SERVE_COMMAND}` : `unknown command ${JSON.stringify(command)} (the commands are ${SERVE_COMMAND}, ${TEST_COMMANDS.join(', ')})`);
+  // `test-inbox --help` prints every command, `test-inbox serve --help` serve's options (main()).
+  if (v.help && (command === undefined || command === SERVE_COMMAND)) return 'help';
+  if (v.version) return 'version';
+  if (command !== SERVE_COMMAND) throw new UsageError(command === undefined ? `missing command: ${SERVE_COMMAND}` : `unknown command ${JSON.stringify(command)} (the commands are ${SERVE_COMMAND}, ${TEST_COMMANDS.join(', ')}, ${MCP_COMMAND})`);
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
 
   const domain = (v.domain ?? DEFAULT_DOMAIN).toLowerCase();
@@ -320,19 +341,33 @@ function fail(message: string, code: number): never {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  if (argv[0] === MCP_COMMAND) {
+    process.exitCode = await runMcpCommand(argv.slice(1), { stdout: process.stdout, stderr: process.stderr }, VERSION);
+    return;
+  }
   if (isTestCommand(argv[0])) {
-    process.exitCode = await runTestCommand(argv, { stdout: process.stdout, stderr: process.stderr });
+    process.exitCode = await runTestCommand(argv, {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      // Created only when read (totp's secret): an unread stdin stream is never opened.
+      get stdin() {
+        return process.stdin;
+      },
+    });
     return;
   }
   let config: ServeConfig | 'help' | 'version';
   try {
     config = parseServeArgs(argv);
   } catch (e) {
-    if (UsageError.is(e)) fail(`${e.message}\n${USAGE.slice(0, USAGE.indexOf('\n'))}\nRun test-inbox --help for the options.`, EXIT_USAGE);
+    if (UsageError.is(e)) {
+      const usage = argv.includes(SERVE_COMMAND) ? `${USAGE.slice(0, USAGE.indexOf('\n'))}\nRun test-inbox ${SERVE_COMMAND} --help for the options.` : `${OVERVIEW.slice(0, OVERVIEW.indexOf('\n'))}\nRun test-inbox --help for the commands.`;
+      fail(`${e.message}\n${usage}`, EXIT_USAGE);
+    }
     throw e;
   }
   if (config === 'help') {
-    process.stdout.write(USAGE);
+    process.stdout.write(argv.includes(SERVE_COMMAND) ? USAGE : OVERVIEW);
     return;
   }
   if (config === 'version') {

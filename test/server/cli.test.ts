@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, EXIT_USAGE, TOKENS_FILE, tokensEnv } from '../../src/server/contract';
 import { parseServeArgs } from '../../src/server/cli';
+import { TEST_COMMANDS } from '../../src/testing/commands';
 import { UsageError } from '../../src/server/args';
 import { parseDuration } from '../../src/core/duration';
 import { LOCK_FILE } from '../../src/server/store/lock';
@@ -247,25 +248,39 @@ describe('test-inbox serve (CLI)', function () {
       const r = run([...args, '--data-dir', dataDir]);
       const { code } = await r.exited;
       assert.equal(code, EXIT_USAGE, args.join(' '));
-      assert.match(r.stderr(), /^test-inbox: .+\nUsage: test-inbox serve \[options\]\nRun test-inbox --help/, args.join(' '));
+      assert.match(
+        r.stderr(),
+        args[0] === 'serve' ? /^test-inbox: .+\nUsage: test-inbox serve \[options\]\nRun test-inbox serve --help for the options\.\n$/ : /^test-inbox: .+\nUsage: test-inbox <command> \[options\]\nRun test-inbox --help for the commands\.\n$/,
+        args.join(' '),
+      );
     }
   });
 
   it('names an unknown option in its own words, not node:util\'s', async () => {
     const r = run(['serve', '--bogus', '--data-dir', dataDir]);
     assert.equal((await r.exited).code, EXIT_USAGE);
-    assert.equal(r.stderr(), 'test-inbox: unknown option --bogus\nUsage: test-inbox serve [options]\nRun test-inbox --help for the options.\n');
+    assert.equal(r.stderr(), 'test-inbox: unknown option --bogus\nUsage: test-inbox serve [options]\nRun test-inbox serve --help for the options.\n');
     const noValue = run(['serve', '--data-dir', dataDir, '--http-port']);
     assert.equal((await noValue.exited).code, EXIT_USAGE);
     assert.match(noValue.stderr(), /^test-inbox: --http-port needs a value\n/);
   });
 
-  it('prints the options with --help and exits 0', async () => {
-    const r = run(['--help']);
+  it('prints the options of serve with serve --help and exits 0', async () => {
+    const r = run(['serve', '--help']);
     assert.equal((await r.exited).code, 0);
+    assert.match(r.stdout(), /^Usage: test-inbox serve \[options\]\n/);
     for (const flag of ['--host', '--http-port', '--smtp-port', '--data-dir', '--api-token', '--webhook-token', '--max-messages', '--max-age', '--domain']) {
       assert.ok(r.stdout().includes(flag), flag);
     }
+  });
+
+  it('starts --help with the usage of every command, serve among them, and exits 0', async () => {
+    const r = run(['--help']);
+    assert.equal((await r.exited).code, 0);
+    assert.match(r.stdout(), /^Usage: test-inbox <command> \[options\]\n/);
+    const commands = r.stdout().slice(r.stdout().indexOf('\nCommands:\n'));
+    for (const command of ['serve', ...TEST_COMMANDS]) assert.match(commands, new RegExp(`\\n  ${command}\\b`), command);
+    assert.match(r.stdout(), /Run test-inbox <command> --help/);
   });
 });
 
