@@ -11,7 +11,7 @@ import { summarize } from '../render';
 import { sendJson } from '../respond';
 import type { ApiContext, Query, Res } from './context';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, readInt } from './inboxes';
-import { LINK_KIND_PARAM } from './latest';
+import { LINK_KINDS } from '../../../core/clickKinds';
 import { readWait } from './wait';
 
 /** Candidates the store hands over at a time while bodies are read. */
@@ -173,7 +173,7 @@ async function readBody(ctx: ApiContext, meta: MessageMeta, signal: AbortSignal)
       throw e;
     }
     searchCounters.bodiesRead++;
-    const body = await ctx.mime.run({ op: 'searchable', raw, linkKinds: LINK_KIND_PARAM.any });
+    const body = await ctx.mime.run({ op: 'searchable', raw, linkKinds: LINK_KINDS.any });
     ctx.searchBodies.set(meta.id, body);
     return body;
   } finally {
