@@ -4,6 +4,7 @@
 // thread), each read within the byte budget, stopping as soon as the client leaves. runSearch()
 // is the one search every surface calls (this route, a web UI's own route later).
 import { isMetaTerm, matchesAll, parseSearchQuery, type SearchableBody, SearchQueryError, type SearchTerm } from '../../../core/search';
+import { BudgetError } from '../../budget';
 import type { MessageMeta } from '../../store/types';
 import { badRequest } from '../errors';
 import { MIME_WORKERS } from '../mimePool';
@@ -162,7 +163,13 @@ async function readBodies(ctx: ApiContext, metas: readonly MessageMeta[], signal
 async function readBody(ctx: ApiContext, meta: MessageMeta, signal: AbortSignal): Promise<SearchableBody | undefined> {
   const cached = ctx.searchBodies.get(meta.id);
   if (cached) return cached;
-  const release = await ctx.budget.take(meta.size);
+  let release: () => void;
+  try {
+    release = await ctx.budget.take(meta.size, signal);
+  } catch (e) {
+    if (BudgetError.is(e, 'GONE')) return undefined; // the client left while it waited
+    throw e;
+  }
   try {
     if (signal.aborted) return undefined;
     let raw: Buffer;
