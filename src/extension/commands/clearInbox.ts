@@ -2,8 +2,9 @@ import { inert, plain } from '../../core/inert';
 import type { Services } from '../services';
 import { resolveInbox } from '../ui/pick';
 import { showModalWarning } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.clearInbox';
+export const id = COMMANDS.clearInbox.id;
 /** Needs the server: the command registry checks it before the command asks anything. */
 export const needsServer = true;
 

@@ -6,8 +6,9 @@ import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
 import { resolveMessage } from '../ui/pick';
 import { showStatus } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.copyCode';
+export const id = COMMANDS.copyCode.id;
 /** Needs the server: the command registry checks it before the command asks anything. */
 export const needsServer = true;
 

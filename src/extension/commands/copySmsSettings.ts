@@ -4,8 +4,9 @@ import { ExtensionError } from '../errors';
 import type { Services } from '../services';
 import { inert } from '../../core/inert';
 import { showStatus } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.copySmsSettings';
+export const id = COMMANDS.copySmsSettings.id;
 /** Needs the server: the command registry checks it before the command asks anything. */
 export const needsServer = true;
 

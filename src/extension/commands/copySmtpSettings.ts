@@ -5,8 +5,9 @@ import { ExtensionError } from '../errors';
 import type { Services } from '../services';
 import { inert } from '../../core/inert';
 import { showStatus } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.copySmtpSettings';
+export const id = COMMANDS.copySmtpSettings.id;
 /** Needs the server: the command registry checks it before the command asks anything. */
 export const needsServer = true;
 

@@ -5,8 +5,9 @@ import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
 import { resolveMessage } from '../ui/pick';
 import { showInfo, showStatus } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.copyVerificationLink';
+export const id = COMMANDS.copyVerificationLink.id;
 /** Needs the server: the command registry checks it before the command asks anything. */
 export const needsServer = true;
 

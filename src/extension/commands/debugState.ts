@@ -4,8 +4,9 @@ import type { InboxTreeProvider } from '../tree/provider';
 import { statusBarShown } from '../statusBar';
 import { serverNoticeShown } from '../ui/serverNotice';
 import { shownTexts } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox._debugState';
+export const id = COMMANDS.debugState.id;
 
 /** Hidden: the tree as presented, the connection and live-update state, for integration tests. */
 export async function run(s: Services, provider: InboxTreeProvider): Promise<unknown> {

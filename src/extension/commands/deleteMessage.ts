@@ -1,7 +1,8 @@
 import type { Services } from '../services';
 import { resolveMessage } from '../ui/pick';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.deleteMessage';
+export const id = COMMANDS.deleteMessage.id;
 /** Needs the server: the command registry checks it before the command asks anything. */
 export const needsServer = true;
 

@@ -3,8 +3,9 @@ import type { Services } from '../services';
 import { inert } from '../../core/inert';
 import { resolveMessage } from '../ui/pick';
 import { showInfo } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.exportEml';
+export const id = COMMANDS.exportEml.id;
 /** Needs the server: the command registry checks it before the command asks anything. */
 export const needsServer = true;
 

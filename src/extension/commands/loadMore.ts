@@ -1,6 +1,7 @@
 import type { Services } from '../services';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox._loadMore';
+export const id = COMMANDS.loadMore.id;
 /** Needs the server: the command registry checks it before the command asks anything. */
 export const needsServer = true;
 

@@ -1,8 +1,9 @@
 import type { Services } from '../services';
 import type { MessageRef } from '../tree/state';
 import * as openMessage from './openMessage';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.openMessageInNewPanel';
+export const id = COMMANDS.openMessageInNewPanel.id;
 /** Needs the server: the command registry checks it before the command asks anything. */
 export const needsServer = true;
 

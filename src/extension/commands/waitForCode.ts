@@ -6,8 +6,9 @@ import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
 import { resolveInbox } from '../ui/pick';
 import { reportProgress, showInfo } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.waitForCode';
+export const id = COMMANDS.waitForCode.id;
 /** Needs the server: the command registry checks it before the command asks anything. */
 export const needsServer = true;
 
