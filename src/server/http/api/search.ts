@@ -4,6 +4,7 @@
 // thread), each read within the byte budget, stopping as soon as the client leaves. runSearch()
 // is the one search every surface calls (this route, a web UI's own route later).
 import { isMetaTerm, matchesAll, parseSearchQuery, type SearchableBody, SearchQueryError, type SearchTerm } from '../../../core/search';
+import { BudgetError } from '../../budget';
 import type { MessageMeta } from '../../store/types';
 import { badRequest } from '../errors';
 import { MIME_WORKERS } from '../mimePool';
@@ -11,7 +12,7 @@ import { summarize } from '../render';
 import { sendJson } from '../respond';
 import type { ApiContext, Query, Res } from './context';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, readInt } from './inboxes';
-import { LINK_KIND_PARAM } from './latest';
+import { LINK_KINDS } from '../../../core/clickKinds';
 import { readWait } from './wait';
 
 /** Candidates the store hands over at a time while bodies are read. */
@@ -162,7 +163,13 @@ async function readBodies(ctx: ApiContext, metas: readonly MessageMeta[], signal
 async function readBody(ctx: ApiContext, meta: MessageMeta, signal: AbortSignal): Promise<SearchableBody | undefined> {
   const cached = ctx.searchBodies.get(meta.id);
   if (cached) return cached;
-  const release = await ctx.budget.take(meta.size);
+  let release: () => void;
+  try {
+    release = await ctx.budget.take(meta.size, signal);
+  } catch (e) {
+    if (BudgetError.is(e, 'GONE')) return undefined; // the client left while it waited
+    throw e;
+  }
   try {
     if (signal.aborted) return undefined;
     let raw: Buffer;
@@ -173,7 +180,7 @@ async function readBody(ctx: ApiContext, meta: MessageMeta, signal: AbortSignal)
       throw e;
     }
     searchCounters.bodiesRead++;
-    const body = await ctx.mime.run({ op: 'searchable', raw, linkKinds: LINK_KIND_PARAM.any });
+    const body = await ctx.mime.run({ op: 'searchable', raw, linkKinds: LINK_KINDS.any });
     ctx.searchBodies.set(meta.id, body);
     return body;
   } finally {

@@ -28,7 +28,7 @@ export async function receiveWebhook(ctx: ApiContext, req: Req, res: Res, route:
   const pathInbox = route.inbox === undefined ? undefined : readInbox(route.inbox, false);
   if (isForm(req)) return receiveTwilioForm(ctx, req, res, domain, pathInbox);
   requireJson(req);
-  const bytes = await readBody(req, ctx.maxBody);
+  const bytes = await readBody(req, res, ctx);
   // A JSON webhook takes the webhook token alone, and never makes a Twilio record. One that says
   // it comes from Twilio (its signature header, or Twilio's inbound fields) is checked as such.
   const signed = req.headers[SIGNATURE_HEADER] !== undefined;
@@ -72,7 +72,7 @@ const TWILIO_INBOUND_FIELDS = ['MessageSid', 'SmsSid', 'SmsMessageSid', 'Account
 async function receiveTwilioForm(ctx: ApiContext, req: Req, res: Res, domain: string, pathInbox: string | undefined): Promise<void> {
   let form: FormFields;
   try {
-    form = parseForm(await readBody(req, ctx.maxBody));
+    form = parseForm(await readBody(req, res, ctx));
   } catch (e) {
     if (FormError.is(e)) throw badRequest('bad_field', `the webhook body is not a readable form: ${e.message}`);
     throw e;
