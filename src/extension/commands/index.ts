@@ -9,6 +9,7 @@ import * as clearApiToken from './clearApiToken';
 import * as clearInbox from './clearInbox';
 import * as clearWebhookToken from './clearWebhookToken';
 import * as confirmServer from './confirmServer';
+import * as copyApiToken from './copyApiToken';
 import * as copyCode from './copyCode';
 import * as copyMcpConfig from './copyMcpConfig';
 import * as copyMessageId from './copyMessageId';
@@ -66,6 +67,7 @@ const COMMANDS: CommandModule[] = [
   { ...stopLocalServer, title: commandTitle('stopLocalServer') },
   { ...copySmtpSettings, title: commandTitle('copySmtpSettings') },
   { ...copySmsSettings, title: commandTitle('copySmsSettings') },
+  { ...copyApiToken, title: commandTitle('copyApiToken') },
   { ...copyMcpConfig, title: commandTitle('copyMcpConfig') },
   { ...showLog, title: commandTitle('showLog') },
   { ...switchServer, title: commandTitle('switchServer') },
