@@ -3,6 +3,7 @@ import { inert } from '../../core/inert';
 import type { Services } from '../services';
 import * as copyApiToken from './copyApiToken';
 import * as copySmsSettings from './copySmsSettings';
+import * as copyProviderSettings from './copyProviderSettings';
 import * as copySmtpSettings from './copySmtpSettings';
 import * as injectMessage from './injectMessage';
 import * as refresh from './refresh';
@@ -29,6 +30,7 @@ export async function run(s: Services): Promise<void> {
     items.push({ label: '$(copy) Copy SMTP Settings', command: copySmtpSettings.id });
     items.push({ label: '$(device-mobile) Copy SMS Settings', command: copySmsSettings.id });
     items.push({ label: '$(key) Copy API Token', description: 'for curl, CI and the test library', command: copyApiToken.id });
+    items.push({ label: '$(cloud-upload) Copy Provider Settings…', description: 'Resend, SendGrid, Postmark, Mailgun, SES, Twilio', command: copyProviderSettings.id });
   }
   items.push(
     { label: '$(arrow-swap) Switch Server…', command: switchServer.id },
