@@ -14,7 +14,7 @@ export type MimeJob =
   | { op: 'attachments'; raw: Uint8Array }
   | { op: 'attachment'; raw: Uint8Array; n: number }
   | { op: 'firstLink'; raw: Uint8Array; kinds: readonly LinkKind[] }
-  | { op: 'searchable'; raw: Uint8Array; linkKinds: readonly LinkKind[] };
+  | { op: 'searchable'; raw: Uint8Array; linkKinds?: readonly LinkKind[] };
 
 export interface MimeResults {
   message: RenderedMessage & { notice?: string };

@@ -3,6 +3,7 @@
 // reads the bodies the other terms need: one message at a time per MIME worker (off the main
 // thread), each read within the byte budget, stopping as soon as the client leaves. runSearch()
 // is the one search every surface calls (this route, a web UI's own route later).
+import { parseMessageId } from '../../../core/ids';
 import { isMetaTerm, matchesAll, parseSearchQuery, type SearchableBody, SearchQueryError, type SearchTerm } from '../../../core/search';
 import type { MessageMeta } from '../../store/types';
 import { badRequest } from '../errors';
@@ -23,7 +24,7 @@ const SEARCH_BATCH = 64;
  */
 export const MAX_BODY_READS = 5000;
 /** Text kept of bodies already read, for the next search (typing a query searches on each keystroke). */
-const BODY_CACHE_CHARS = 4 * 1024 * 1024;
+const BODY_CACHE_CHARS = 16 * 1024 * 1024;
 
 /** Counters for tests and the bench: bodies read from the store by every search of this process. */
 export const searchCounters = { bodiesRead: 0 };
@@ -40,31 +41,43 @@ export interface SearchResult {
   partial?: boolean;
 }
 
-/** The searchable bodies read lately, by message id (a message never changes, and an id is never reused). */
+/**
+ * The searchable bodies read lately, by message id (a message never changes, and an id is never
+ * reused). It keeps the newest messages, not the last used: a search reads newest first, so a
+ * scan longer than the cache would evict under LRU exactly what the next scan reads first.
+ */
 export class SearchBodyCache {
-  private readonly entries = new Map<string, SearchableBody>();
+  private readonly entries = new Map<string, { body: SearchableBody; key: number }>();
   private chars = 0;
+  /** The oldest key kept once the cache has been full (older bodies are not kept). */
+  private floor = -Infinity;
 
   constructor(private readonly capacity = BODY_CACHE_CHARS) {}
 
   get(id: string): SearchableBody | undefined {
-    const b = this.entries.get(id);
-    if (b) {
-      this.entries.delete(id);
-      this.entries.set(id, b);
-    }
-    return b;
+    return this.entries.get(id)?.body;
   }
 
-  set(id: string, body: SearchableBody): void {
-    if (body.text.length > this.capacity / 8 || this.entries.has(id)) return;
-    this.entries.set(id, body);
+  set(meta: Pick<MessageMeta, 'id' | 'time'>, body: SearchableBody): void {
+    const parsed = parseMessageId(meta.id);
+    if (!parsed || body.text.length > this.capacity / 8) return;
+    // Receipt order: the id's second and counter (the store's own order).
+    const key = parsed.seconds * 1e12 + parsed.counter;
+    if (key < this.floor) return;
+    const had = this.entries.get(meta.id);
+    if (had) this.chars -= had.body.text.length;
+    this.entries.set(meta.id, { body, key });
     this.chars += body.text.length;
-    for (const [old, b] of this.entries) {
-      if (this.chars <= this.capacity) break;
-      this.entries.delete(old);
-      this.chars -= b.text.length;
+    if (this.chars <= this.capacity) return;
+    // Over: drop the oldest quarter (by key) at once, so eviction costs one sort per many inserts.
+    const byAge = [...this.entries].sort((a, b) => a[1].key - b[1].key);
+    let i = 0;
+    while (i < byAge.length && (this.chars > this.capacity * 0.75 || i === 0)) {
+      this.entries.delete(byAge[i][0]);
+      this.chars -= byAge[i][1].body.text.length;
+      i++;
     }
+    this.floor = byAge[i]?.[1].key ?? -Infinity;
   }
 }
 
@@ -109,6 +122,7 @@ export async function runSearch(ctx: ApiContext, terms: readonly SearchTerm[], p
     const r = await ctx.store.search(metaTerms, { limit: page.limit, skip: page.skip, count: true });
     return { msgs: r.msgs, total: r.total };
   }
+  const links = needsLinks(bodyTerms);
   const msgs: MessageMeta[] = [];
   let total = 0;
   let reads = 0;
@@ -119,7 +133,7 @@ export async function runSearch(ctx: ApiContext, terms: readonly SearchTerm[], p
     const decided = batch.msgs.map((m) => matchesAll(bodyTerms, m));
     const needed = batch.msgs.filter((_, i) => decided[i] === undefined);
     const room = MAX_BODY_READS - reads;
-    const bodies = await readBodies(ctx, needed.slice(0, room), signal);
+    const bodies = await readBodies(ctx, needed.slice(0, room), links, signal);
     reads += Math.min(needed.length, room);
     for (let i = 0; i < batch.msgs.length; i++) {
       const meta = batch.msgs[i];
@@ -146,22 +160,22 @@ export async function runSearch(ctx: ApiContext, terms: readonly SearchTerm[], p
  * its bytes fit the byte budget, parsed on a MIME worker. A message deleted meanwhile maps to
  * undefined; one never started because the client left is absent.
  */
-async function readBodies(ctx: ApiContext, metas: readonly MessageMeta[], signal: AbortSignal): Promise<Map<string, SearchableBody | undefined>> {
+async function readBodies(ctx: ApiContext, metas: readonly MessageMeta[], links: boolean, signal: AbortSignal): Promise<Map<string, SearchableBody | undefined>> {
   const out = new Map<string, SearchableBody | undefined>();
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < metas.length && !signal.aborted) {
       const meta = metas[next++];
-      out.set(meta.id, await readBody(ctx, meta, signal));
+      out.set(meta.id, await readBody(ctx, meta, links, signal));
     }
   };
   await Promise.all(Array.from({ length: Math.min(MIME_WORKERS, metas.length) }, lane));
   return out;
 }
 
-async function readBody(ctx: ApiContext, meta: MessageMeta, signal: AbortSignal): Promise<SearchableBody | undefined> {
+async function readBody(ctx: ApiContext, meta: MessageMeta, links: boolean, signal: AbortSignal): Promise<SearchableBody | undefined> {
   const cached = ctx.searchBodies.get(meta.id);
-  if (cached) return cached;
+  if (cached && (!links || cached.link !== undefined)) return cached;
   const release = await ctx.budget.take(meta.size);
   try {
     if (signal.aborted) return undefined;
@@ -173,12 +187,17 @@ async function readBody(ctx: ApiContext, meta: MessageMeta, signal: AbortSignal)
       throw e;
     }
     searchCounters.bodiesRead++;
-    const body = await ctx.mime.run({ op: 'searchable', raw, linkKinds: LINK_KIND_PARAM.any });
-    ctx.searchBodies.set(meta.id, body);
+    const body = await ctx.mime.run({ op: 'searchable', raw, linkKinds: links ? LINK_KIND_PARAM.any : undefined });
+    ctx.searchBodies.set(meta, body);
     return body;
   } finally {
     release();
   }
+}
+
+/** Whether a query asks for the links of a body (has:link): classifying them is half the cost of a read, so it is done only then. */
+function needsLinks(terms: readonly SearchTerm[]): boolean {
+  return terms.some((t) => t.field === 'has' && t.value === 'link');
 }
 
 /**
@@ -213,7 +232,7 @@ async function searchAndWait(ctx: ApiContext, terms: readonly SearchTerm[], page
         if (signal.aborted) break;
         let match = matchesAll(terms, meta);
         if (match === undefined) {
-          const body = await readBody(ctx, meta, signal);
+          const body = await readBody(ctx, meta, needsLinks(terms), signal);
           match = body !== undefined && matchesAll(terms, meta, body) === true;
         }
         if (match) hit = true;
