@@ -10,9 +10,11 @@ const MIN_SECRET_LENGTH = 4;
 const PATTERNS: RegExp[] = [
   /(authorization\s*[:=]\s*"?)[^\s",}]+/gi,
   /(\b(?:token|whtoken)=)[^&\s"']+/gi,
-  /("(?:apiToken|webhookToken|twilioAuthToken|token|whtoken)"\s*:\s*")[^"]*/gi,
-  // `NAME=value` of environment variables that carry secrets (TEST_INBOX_API_TOKEN=… and the like).
-  /(\b[A-Z][A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD)=)\S+/g,
+  /("(?:apiToken|webhookToken|twilioAuthToken|providerKey|token|whtoken)"\s*:\s*")[^"]*/gi,
+  // `NAME=value` of environment variables that carry secrets (TEST_INBOX_API_TOKEN=…, RESEND_API_KEY=… and the like).
+  /(\b[A-Z][A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|_KEY)=)\S+/g,
+  // A SendGrid-shaped key (the provider key's shape, contract.ts generateProviderKey).
+  /(\b)SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/g,
 ];
 
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -7,7 +7,7 @@ import { ApiError, networkError } from '../api/errors';
 import type { InboxApi, ServerIdentity, StreamHandlers } from '../api/types';
 import type { TokenStore } from './config/secrets';
 import type { ServerDomains, Settings } from './config/settings';
-import { generateToken, readTokensFile, tokenDigest, TOKENS_FILE, TokensFileProblem } from '../server/contract';
+import { generateProviderKey, generateToken, readTokensFile, tokenDigest, TOKENS_FILE, TokensFileProblem } from '../server/contract';
 import { ConfirmedServers, REASON_TEXT, trustReasons, type TrustReason } from './config/serverTrust';
 import { ExtensionError } from './errors';
 import { errorText, type Logger } from './log';
@@ -63,6 +63,8 @@ interface LocalTokens {
   apiToken: string;
   webhookToken?: string;
   twilioAuthToken?: string;
+  /** The key of the email provider APIs (docs/providers.md). */
+  providerKey?: string;
 }
 
 /** Whether a failure means that nothing answers at the server's address (as opposed to an answer we did not like). */
@@ -356,7 +358,8 @@ export class Connection {
     const webhookToken = (await matches(file.webhookToken, proven.webhookTokenSha256)) ? file.webhookToken : undefined;
     this.deps.log.addSecret(webhookToken);
     this.deps.log.addSecret(file.twilioAuthToken);
-    return { apiToken, webhookToken, twilioAuthToken: file.twilioAuthToken };
+    this.deps.log.addSecret(file.providerKey);
+    return { apiToken, webhookToken, twilioAuthToken: file.twilioAuthToken, providerKey: file.providerKey };
   }
 
   /**
@@ -376,7 +379,10 @@ export class Connection {
       for (const t of Object.values(existing)) this.deps.log.addSecret(t as string | undefined);
     } else if (existing.code === 'TOKENS_FILE_MISSING') {
       const usable = stored.apiToken && stored.webhookToken && stored.apiToken !== stored.webhookToken && stored.twilioAuthToken !== stored.apiToken;
-      const tokens = usable ? { ...stored, twilioAuthToken: stored.twilioAuthToken ?? generateToken() } : { apiToken: generateToken(), webhookToken: generateToken(), twilioAuthToken: generateToken() };
+      const tokens = {
+        ...(usable ? { ...stored, twilioAuthToken: stored.twilioAuthToken ?? generateToken() } : { apiToken: generateToken(), webhookToken: generateToken(), twilioAuthToken: generateToken() }),
+        providerKey: generateProviderKey(),
+      };
       for (const t of Object.values(tokens)) this.deps.log.addSecret(t);
       try {
         // `wx`: never over a tokens file that appeared meanwhile (another window's server).
@@ -527,6 +533,11 @@ export class Connection {
   async twilioAuthToken(): Promise<string | undefined> {
     if (this.isLocal) return (await this.localTokensNow()).twilioAuthToken;
     return this.deps.tokens.get('twilio', this.tokenKey());
+  }
+
+  /** The provider key of the local server (from its data folder, connecting first); a remote server's is not known. */
+  async providerKey(): Promise<string | undefined> {
+    return this.isLocal ? (await this.localTokensNow()).providerKey : undefined;
   }
 
   /** The webhook token of the configured server, if known (the local server's from its data folder, connecting first). */

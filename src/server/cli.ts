@@ -29,6 +29,7 @@ import {
   SMTPS_PORT_ENV,
   TOKENS_FILE,
   TWILIO_AUTH_TOKEN_ENV,
+  PROVIDER_KEY_ENV,
   WEBHOOK_TOKEN_ENV,
 } from './contract';
 import { type FlagSpec, parseFlags, UsageError } from './args';
@@ -48,11 +49,29 @@ function fdCapsText(): string {
   const c = defaultConnectionCaps(readSoftFdLimit());
   return `here ${c.smtp} each for a limit of ${c.fdLimit}`;
 }
-import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_USAGE } from '../testing/commands';
+import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_EXIT_CODES, TEST_COMMANDS_LIST } from '../testing/commands';
 
 /** The shortest --sweep-every: a sweep is a query of the whole table, not something to run in a loop. */
 const MIN_SWEEP_EVERY_MS = 100;
 
+
+/** `test-inbox --help`: every command, serve first. */
+const OVERVIEW = `Usage: test-inbox <command> [options]
+
+Email and SMS test inboxes: a local inbox server (SMTP in, HTTP API out), and commands that
+read it (or a hosted Mailinator-compatible service) from scripts and CI.
+
+Commands:
+  ${SERVE_COMMAND.padEnd(20)}  run the local inbox server in the foreground
+${TEST_COMMANDS_LIST}
+Run test-inbox <command> --help for the options of a command.
+
+  -h, --help              show this help
+  -v, --version           print the version
+
+Exit codes of serve: 0 stopped by SIGINT/SIGTERM, ${EXIT_PORT_IN_USE} a port is in use, ${EXIT_DATA_DIR_IN_USE} another server uses the
+data dir, ${EXIT_DATABASE_UNAVAILABLE} the --store database is unavailable, ${EXIT_USAGE} bad command line, ${EXIT_FAILURE} other failure.
+${TEST_COMMANDS_EXIT_CODES}`;
 
 const USAGE = `Usage: test-inbox serve [options]
 
@@ -74,6 +93,8 @@ Options:
   --twilio-auth-token <token>
                           auth token of the Twilio-compatible API and of inbound
                           Twilio webhook signatures (or env ${TWILIO_AUTH_TOKEN_ENV})
+  --provider-key <key>    key of the Resend, SendGrid, Postmark, Mailgun and SES APIs
+                          (or env ${PROVIDER_KEY_ENV}; see docs/providers.md)
                           Tokens not given are generated into <data-dir>/${TOKENS_FILE} (mode 0600)
                           and shown once on stderr.
   --max-messages <n>      keep at most n messages per inbox, oldest removed first; 0 = no limit
@@ -109,7 +130,8 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, ${EXIT_PORT_IN_USE} a port is in use, $
 ${EXIT_DATABASE_UNAVAILABLE} the --store database is unreachable or refused the login,
 ${EXIT_USAGE} bad command line, ${EXIT_FAILURE} other failure.
 
-${TEST_COMMANDS_USAGE}`;
+Run test-inbox --help for the other commands.
+`;
 
 export interface ServeConfig {
   host: string;
@@ -122,6 +144,7 @@ export interface ServeConfig {
   apiToken?: string;
   webhookToken?: string;
   twilioAuthToken?: string;
+  providerKey?: string;
   maxMessages: number;
   maxAgeMs: number;
   /** How often the PostgreSQL store's retention sweep runs; absent: RETENTION_SWEEP_INTERVAL_MS. */
@@ -162,6 +185,7 @@ const SERVE_FLAGS = {
   'api-token': { type: 'string' },
   'webhook-token': { type: 'string' },
   'twilio-auth-token': { type: 'string' },
+  'provider-key': { type: 'string' },
   'max-messages': { type: 'string' },
   'max-age': { type: 'string' },
   'sweep-every': { type: 'string' },
@@ -181,9 +205,10 @@ const SERVE_FLAGS = {
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig | 'help' | 'version' {
   const parsed = parseFlags(argv, SERVE_FLAGS);
   const v = parsed.values as Partial<Record<Exclude<keyof typeof SERVE_FLAGS, 'smtp-tls' | 'help' | 'version'>, string>> & { 'smtp-tls'?: boolean; help?: boolean; version?: boolean };
-  if (v.help) return 'help';
-  if (v.version) return 'version';
   const [command, ...extra] = parsed.positionals;
+  // `test-inbox --help` prints every command, `test-inbox serve --help` serve's options (main()).
+  if (v.help && (command === undefined || command === SERVE_COMMAND)) return 'help';
+  if (v.version) return 'version';
   if (command !== SERVE_COMMAND) throw new UsageError(command === undefined ? `missing command: ${SERVE_COMMAND}` : `unknown command ${JSON.stringify(command)} (the commands are ${SERVE_COMMAND}, ${TEST_COMMANDS.join(', ')})`);
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
 
@@ -214,7 +239,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   if (v.host !== undefined && v.host.trim() === '') throw new UsageError('--host must not be empty');
   if (v['data-dir'] !== undefined && v['data-dir'].trim() === '') throw new UsageError('--data-dir must not be empty');
   const databaseUrl = readStore(v.store, env[DATABASE_URL_ENV]);
-  for (const flag of ['api-token', 'webhook-token', 'twilio-auth-token'] as const) {
+  for (const flag of ['api-token', 'webhook-token', 'twilio-auth-token', 'provider-key'] as const) {
     if (v[flag] !== undefined && v[flag].length === 0) throw new UsageError(`--${flag} must not be empty`);
   }
 
@@ -253,6 +278,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     apiToken: v['api-token'] ?? (env[API_TOKEN_ENV] || undefined),
     webhookToken: v['webhook-token'] ?? (env[WEBHOOK_TOKEN_ENV] || undefined),
     twilioAuthToken: v['twilio-auth-token'] ?? (env[TWILIO_AUTH_TOKEN_ENV] || undefined),
+    providerKey: v['provider-key'] ?? (env[PROVIDER_KEY_ENV] || undefined),
     maxMessages,
     maxAgeMs,
     ...(sweepEveryMs !== undefined ? { sweepEveryMs } : {}),
@@ -286,7 +312,7 @@ function parseCount(flag: string, text: string | undefined): number | undefined 
 }
 
 /** How a generated token is named when it is shown once. */
-const TOKEN_TITLES: Record<TokenName, string> = { apiToken: 'API token', webhookToken: 'webhook token', twilioAuthToken: 'Twilio auth token' };
+const TOKEN_TITLES: Record<TokenName, string> = { apiToken: 'API token', webhookToken: 'webhook token', twilioAuthToken: 'Twilio auth token', providerKey: 'provider key' };
 
 /** A second signal this soon after the first is the same interrupt delivered twice (see stop()). */
 const REPEAT_SIGNAL_GRACE_MS = 2_000;
@@ -315,18 +341,28 @@ function fail(message: string, code: number): never {
 
 export async function main(argv: string[]): Promise<void> {
   if (isTestCommand(argv[0])) {
-    process.exitCode = await runTestCommand(argv, { stdout: process.stdout, stderr: process.stderr });
+    process.exitCode = await runTestCommand(argv, {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      // Created only when read (totp's secret): an unread stdin stream is never opened.
+      get stdin() {
+        return process.stdin;
+      },
+    });
     return;
   }
   let config: ServeConfig | 'help' | 'version';
   try {
     config = parseServeArgs(argv);
   } catch (e) {
-    if (UsageError.is(e)) fail(`${e.message}\n${USAGE.slice(0, USAGE.indexOf('\n'))}\nRun test-inbox --help for the options.`, EXIT_USAGE);
+    if (UsageError.is(e)) {
+      const usage = argv.includes(SERVE_COMMAND) ? `${USAGE.slice(0, USAGE.indexOf('\n'))}\nRun test-inbox ${SERVE_COMMAND} --help for the options.` : `${OVERVIEW.slice(0, OVERVIEW.indexOf('\n'))}\nRun test-inbox --help for the commands.`;
+      fail(`${e.message}\n${usage}`, EXIT_USAGE);
+    }
     throw e;
   }
   if (config === 'help') {
-    process.stdout.write(USAGE);
+    process.stdout.write(argv.includes(SERVE_COMMAND) ? USAGE : OVERVIEW);
     return;
   }
   if (config === 'version') {
@@ -334,7 +370,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
-  knownSecrets.push(...secretForms([config.apiToken, config.webhookToken, config.twilioAuthToken]));
+  knownSecrets.push(...secretForms([config.apiToken, config.webhookToken, config.twilioAuthToken, config.providerKey]));
   if (config.databaseUrl !== undefined) knownSecrets.push(...databasePassword(config.databaseUrl));
   // Before tokens.json is read: a data dir of an older layout may hold a domain directory by that name.
   try {
@@ -347,12 +383,12 @@ export async function main(argv: string[]): Promise<void> {
   // fails (a port in use, the data dir in use) leaves no new token behind and prints none.
   let tokens;
   try {
-    tokens = await resolveTokens(config.dataDir, { apiToken: config.apiToken, webhookToken: config.webhookToken, twilioAuthToken: config.twilioAuthToken });
+    tokens = await resolveTokens(config.dataDir, { apiToken: config.apiToken, webhookToken: config.webhookToken, twilioAuthToken: config.twilioAuthToken, providerKey: config.providerKey });
   } catch (e) {
     if (TokensError.is(e)) fail(e.message, EXIT_FAILURE);
     throw e;
   }
-  knownSecrets.push(...secretForms([tokens.apiToken, tokens.webhookToken, tokens.twilioAuthToken]));
+  knownSecrets.push(...secretForms([tokens.apiToken, tokens.webhookToken, tokens.twilioAuthToken, tokens.providerKey]));
 
   let server;
   try {
@@ -365,6 +401,7 @@ export async function main(argv: string[]): Promise<void> {
       apiToken: tokens.apiToken,
       webhookToken: tokens.webhookToken,
       twilioAuthToken: tokens.twilioAuthToken,
+      providerKey: tokens.providerKey,
       defaultDomain: config.defaultDomain,
       retention: { maxMessages: config.maxMessages, maxAgeMs: config.maxAgeMs },
       ...(config.sweepEveryMs !== undefined ? { sweepIntervalMs: config.sweepEveryMs } : {}),

@@ -31,8 +31,13 @@ export const WEBHOOK_TOKEN_ENV = 'TEST_INBOX_WEBHOOK_TOKEN';
  * the API token that reads all mail.
  */
 export const TWILIO_AUTH_TOKEN_ENV = 'TEST_INBOX_TWILIO_AUTH_TOKEN';
+/**
+ * The provider key (the API key the Resend, SendGrid, Postmark, Mailgun and SES routes take,
+ * docs/providers.md), when not given by flag. Its own secret: it goes into apps' settings.
+ */
+export const PROVIDER_KEY_ENV = 'TEST_INBOX_PROVIDER_KEY';
 /** The tokens' TEST_INBOX_* variables (the SMTP variables below are not tokens). */
-export const SERVER_ENV_NAMES = [API_TOKEN_ENV, WEBHOOK_TOKEN_ENV, TWILIO_AUTH_TOKEN_ENV] as const;
+export const SERVER_ENV_NAMES = [API_TOKEN_ENV, WEBHOOK_TOKEN_ENV, TWILIO_AUTH_TOKEN_ENV, PROVIDER_KEY_ENV] as const;
 
 /** `--smtp-tls` when set to `1` or `true`: offer STARTTLS. */
 export const SMTP_TLS_ENV = 'TEST_INBOX_SMTP_TLS';
@@ -64,12 +69,15 @@ export interface ServeTokens {
   webhookToken: string;
   /** Absent: `serve` takes it from (or generates it into) its tokens file. */
   twilioAuthToken?: string;
+  /** Absent: `serve` takes it from (or generates it into) its tokens file. */
+  providerKey?: string;
 }
 
 /** The environment entries that hand `serve` its tokens. */
 export function tokensEnv(tokens: ServeTokens): Record<string, string> {
   const env: Record<string, string> = { [API_TOKEN_ENV]: tokens.apiToken, [WEBHOOK_TOKEN_ENV]: tokens.webhookToken };
   if (tokens.twilioAuthToken !== undefined) env[TWILIO_AUTH_TOKEN_ENV] = tokens.twilioAuthToken;
+  if (tokens.providerKey !== undefined) env[PROVIDER_KEY_ENV] = tokens.providerKey;
   return env;
 }
 
@@ -183,12 +191,24 @@ export function generateToken(): string {
   return Buffer.from(bytes).toString('base64url');
 }
 
+/**
+ * A new provider key, shaped like a SendGrid API key (`SG.` + 22 + `.` + 43 base64url
+ * characters): @sendgrid/mail warns about a key that does not start with `SG.`, and no other
+ * provider's SDK checks the shape of its key (docs/providers.md).
+ */
+export function generateProviderKey(): string {
+  const part = (n: number): string => Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(n))).toString('base64url');
+  return `SG.${part(16).slice(0, 22)}.${part(32).slice(0, 43)}`;
+}
+
 /** The tokens a tokens file holds; any may be absent (then `serve` generates it). */
 export interface SavedTokens {
   apiToken?: string;
   webhookToken?: string;
   /** The Twilio auth token (see TWILIO_AUTH_TOKEN_ENV). */
   twilioAuthToken?: string;
+  /** The provider key (see PROVIDER_KEY_ENV). */
+  providerKey?: string;
 }
 
 export type TokensFileProblemCode = 'TOKENS_FILE_MISSING' | 'TOKENS_FILE_UNREADABLE' | 'TOKENS_FILE_INVALID';
@@ -209,17 +229,18 @@ export class TokensFileProblem extends Error {
 
 /**
  * The tokens in a tokens file's text. One leniency for every reader: a JSON object whose
- * `apiToken`, `webhookToken` and `twilioAuthToken` are each absent or a non-empty string; other keys are ignored;
+ * `apiToken`, `webhookToken`, `twilioAuthToken` and `providerKey` are each absent or a non-empty string; other keys are ignored;
  * anything else is TOKENS_FILE_INVALID (and `serve` refuses to overwrite it).
  */
 export function parseTokensFile(text: string, file = TOKENS_FILE): SavedTokens | TokensFileProblem {
   const obj = jsonObject(text);
   const fieldOk = (x: unknown): boolean => x === undefined || (typeof x === 'string' && x.length > 0);
-  if (!obj || !fieldOk(obj.apiToken) || !fieldOk(obj.webhookToken) || !fieldOk(obj.twilioAuthToken)) {
+  if (!obj || !fieldOk(obj.apiToken) || !fieldOk(obj.webhookToken) || !fieldOk(obj.twilioAuthToken) || !fieldOk(obj.providerKey)) {
     return new TokensFileProblem('TOKENS_FILE_INVALID', `${file} is not a JSON object {"apiToken": "…", "webhookToken": "…"}; fix or remove it`);
   }
   const out: SavedTokens = { apiToken: obj.apiToken as string | undefined, webhookToken: obj.webhookToken as string | undefined };
   if (obj.twilioAuthToken !== undefined) out.twilioAuthToken = obj.twilioAuthToken as string;
+  if (obj.providerKey !== undefined) out.providerKey = obj.providerKey as string;
   return out;
 }
 

@@ -19,6 +19,7 @@ import { MaildirStore } from './store/maildir';
 import { PostgresStore } from './store/postgres/store';
 import type { RetentionOptions, Store } from './store/types';
 import { VERSION } from './version';
+import type { Clock } from './clock';
 
 /** On close, HTTP requests still running after this long are cut: a local test server should stop promptly. */
 const HTTP_CLOSE_GRACE_MS = 1000;
@@ -39,6 +40,10 @@ export interface InboxServerOptions {
   webhookToken: string;
   /** Password of the Twilio-compatible API and key of inbound webhook signatures; absent: that API refuses every request. */
   twilioAuthToken?: string;
+  /** Key of the email provider APIs (docs/providers.md); absent: those routes refuse every request. */
+  providerKey?: string;
+  /** The server's one clock (clock.ts); tests pass one they can advance. */
+  clock?: Clock;
   defaultDomain: string;
   retention?: Partial<RetentionOptions>;
   /** How often the PostgreSQL store's retention sweep runs (once across its processes); absent: RETENTION_SWEEP_INTERVAL_MS. */
@@ -131,7 +136,7 @@ export function redactingLog(log: Log, secrets: ReadonlyArray<string | undefined
 
 export async function startInboxServer(options: InboxServerOptions): Promise<InboxServer> {
   // Every component (store, HTTP, SMTP) logs through this: a name or path a sender chose may hold a token.
-  const log: Log = redactingLog(options.log ?? (() => undefined), [options.apiToken, options.webhookToken, options.twilioAuthToken]);
+  const log: Log = redactingLog(options.log ?? (() => undefined), [options.apiToken, options.webhookToken, options.twilioAuthToken, options.providerKey]);
   const dataDir = path.resolve(options.dataDir);
   const store: Store =
     options.databaseUrl !== undefined ? new PostgresStore({ url: options.databaseUrl, retention: options.retention, log, sweepIntervalMs: options.sweepIntervalMs }) : new MaildirStore({ dir: dataDir, retention: options.retention, log });
@@ -156,7 +161,11 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       apiToken: options.apiToken,
       webhookToken: options.webhookToken,
       twilioAuthToken: options.twilioAuthToken,
+      providerKey: options.providerKey,
+      ...(options.clock ? { clock: options.clock } : {}),
       defaultDomain: options.defaultDomain,
+      ...(store instanceof MaildirStore ? { spoolDir: store.spoolDir } : {}),
+      ...(options.maxMessageBytes !== undefined ? { maxMessageBytes: options.maxMessageBytes } : {}),
       allowedHosts: options.allowedHosts ?? (isLoopback(options.host) ? [] : [options.host, os.hostname()]),
       version: VERSION,
       maxConnections: maxHttpConnections,

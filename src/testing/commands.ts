@@ -5,6 +5,7 @@
 import { type FlagSpec, parseFlags, UsageError } from '../server/args';
 import { API_TOKEN_ENV, EXIT_USAGE, TWILIO_AUTH_TOKEN_ENV } from '../server/contract';
 import { DATA_DIR_ENV } from '../server/dataDir';
+import { PRIVATE_DOMAIN } from '../core/ids';
 import { DOMAIN_ENV, SERVER_ENV, SMTP_ENV } from './connection';
 import { clearInbox, sendMail, sendSms, totp, waitForCode, waitForLink } from './index';
 import { type ConnectionOptions, type LinkKindOption, TestInboxError, type TestInboxErrorCode } from './types';
@@ -44,13 +45,24 @@ const CONNECTION_HELP = `Server options (each with an environment twin):
   --data-dir <path>     the local server's data dir (${DATA_DIR_ENV})
   --json                print the whole answer as JSON`;
 
+/** What a command answers: `text` on stdout (the answer alone), or with --json `json`; `message` (what it did) on stderr. */
+interface Outcome {
+  text?: string;
+  json: unknown;
+  message?: string;
+}
+
 interface Command {
   usage: string;
   flags: FlagSpec;
-  /** Positional arguments: their names, in order; all required. */
+  /** Positional arguments: their names, in order; required unless named in `optional`. */
   args: string[];
-  run(args: string[], v: Record<string, string | boolean | undefined>, conn: ConnectionOptions): Promise<{ text: string; json: unknown }>;
+  optional?: string[];
+  run(args: string[], v: Record<string, string | boolean | undefined>, conn: ConnectionOptions, io: Io): Promise<Outcome>;
 }
+
+/** The TOTP secret's environment twin: argv is visible to other users of the machine, the environment and stdin are not. */
+export const TOTP_SECRET_ENV = 'TEST_INBOX_TOTP_SECRET';
 
 const WAIT_FLAGS = { since: { type: 'string' }, wait: { type: 'string' }, delete: { type: 'boolean' } } as const satisfies FlagSpec;
 const WAIT_HELP = `  --since now|<ms>|<id> only messages after this: now, a time in ms, or a message id
@@ -85,13 +97,20 @@ ${WAIT_HELP}`,
     },
   },
   totp: {
-    usage: `Usage: test-inbox totp <secret> [--digits 6] [--algorithm SHA1] [--period 30] [--json]
+    usage: `Usage: test-inbox totp [<secret> | -] [--digits 6] [--algorithm SHA1] [--period 30] [--json]
 
 Prints the TOTP code an authenticator app shows now for a base32 secret or an otpauth:// URI.
-Computed here; no server is asked. Quote a URI: it holds & and ?.`,
+Computed here; no server is asked. The secret comes from:
+  <secret>              the argument, where other users of this machine can read it (ps);
+                        quote a URI: it holds & and ?
+  -                     standard input, its first line: printf '%s\\n' "$SECRET" | test-inbox totp -
+  (no argument)         env ${TOTP_SECRET_ENV} (CI secrets land there), else standard input
+                        when it is not a terminal`,
     flags: { digits: { type: 'string' }, algorithm: { type: 'string' }, period: { type: 'string' } },
     args: ['secret'],
-    run: async ([secret], v) => {
+    optional: ['secret'],
+    run: async ([given], v, _conn, io) => {
+      const secret = await totpSecret(given, io);
       const whole = (name: string): number | undefined => {
         const s = v[name] as string | undefined;
         if (s === undefined) return undefined;
@@ -139,29 +158,38 @@ Prints the Message-ID (SMTP) or the message id (inject).`,
   clear: {
     usage: `Usage: test-inbox clear <inbox>[@domain] [options]
 
-Deletes every message of the inbox. Prints how many were deleted.`,
+Deletes every message of the inbox and says how many on stderr; --json prints {"count": n}
+on stdout.`,
     flags: {},
     args: ['inbox'],
-    run: async ([inbox], _v, conn) => {
+    run: async ([inbox], _v, conn, io) => {
       const count = await clearInbox(inbox, conn);
-      return { text: String(count), json: { count } };
+      const where = inbox.includes('@') ? inbox : `${inbox}@${conn.domain ?? ((io.env ?? process.env)[DOMAIN_ENV] || PRIVATE_DOMAIN)}`;
+      return { json: { count }, message: `deleted ${count} message${count === 1 ? '' : 's'} of ${where}` };
     },
   },
 };
 
 export const TEST_COMMANDS = Object.keys(COMMANDS);
 
-/** The commands' overview in `test-inbox --help`. */
-export const TEST_COMMANDS_USAGE = `Commands for tests (test-inbox <command> --help for each):
-  code <inbox>          print the newest one-time code, waiting for it
+/** The test commands, one line each, for the command lists of `test-inbox --help` and of each command's help. */
+export const TEST_COMMANDS_LIST = `  code <inbox>          print the newest one-time code, waiting for it
   link <inbox>          print the newest verification, reset or sign-in link
-  totp <secret>         print the current TOTP code of a secret or otpauth:// URI
+  totp [<secret>|-]     print the current TOTP code of a secret or otpauth:// URI
+                        (from ${TOTP_SECRET_ENV} or stdin, kept off the command line)
   send-sms              send an SMS through the Twilio-compatible API
   send-mail             send an email over SMTP
   clear <inbox>         delete every message of an inbox
-Exit codes: 0 ok, ${EXIT_TIMEOUT} nothing arrived in time, ${EXIT_USAGE} bad command line or input, ${EXIT_UNAVAILABLE} the server cannot
-be reached or failed, ${EXIT_NO_PERMISSION} no API token or a refused one.
 `;
+
+/** The exit codes of the test commands. */
+export const TEST_COMMANDS_EXIT_CODES = `Exit codes of the other commands: 0 ok, ${EXIT_TIMEOUT} nothing arrived in time, ${EXIT_USAGE} bad command
+line or input, ${EXIT_UNAVAILABLE} the server cannot be reached or failed, ${EXIT_NO_PERMISSION} no API token or a refused one.
+`;
+
+/** The commands' overview at the end of each command's --help. */
+export const TEST_COMMANDS_USAGE = `Commands for tests (test-inbox <command> --help for each):
+${TEST_COMMANDS_LIST}${TEST_COMMANDS_EXIT_CODES}`;
 
 export function isTestCommand(name: string | undefined): boolean {
   return name !== undefined && Object.prototype.hasOwnProperty.call(COMMANDS, name);
@@ -173,10 +201,42 @@ function required(v: Record<string, string | boolean | undefined>, name: string)
   return s;
 }
 
-/** Where a command writes. The library reads the process's environment (the flags' twins). */
+/** Where a command writes (and totp reads). The library reads the process's environment (the flags' twins). */
 export interface Io {
   stdout: { write(s: string): unknown };
   stderr: { write(s: string): unknown };
+  /** Standard input; absent: none (a secret must come from elsewhere). */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** The environment; absent: process.env. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The most read from standard input for a secret: an otpauth URI fits many times over. */
+const MAX_STDIN_BYTES = 64 * 1024;
+
+/** The TOTP secret: the environment, then stdin (for `-`, or no argument and stdin not a terminal), then the argument. */
+async function totpSecret(given: string | undefined, io: Io): Promise<string> {
+  const fromEnv = (io.env ?? process.env)[TOTP_SECRET_ENV];
+  if (given !== undefined && given !== '-') return given;
+  if (given === undefined && fromEnv) return fromEnv;
+  if (io.stdin && (given === '-' || !io.stdin.isTTY)) {
+    const text = await readFirstLine(io.stdin);
+    if (text.trim() !== '') return text;
+    throw new UsageError('standard input held no secret');
+  }
+  throw new UsageError(`missing <secret>: set ${TOTP_SECRET_ENV}, pipe it to standard input, or give it as the argument`);
+}
+
+/** The first line of a stream (up to MAX_STDIN_BYTES), without its line break. */
+async function readFirstLine(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = '';
+  for await (const chunk of stream) {
+    text += typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
+    const nl = text.search(/\r?\n/);
+    if (nl >= 0) return text.slice(0, nl);
+    if (text.length > MAX_STDIN_BYTES) throw new UsageError(`standard input holds more than ${MAX_STDIN_BYTES} bytes before its first line break; give the secret alone`);
+  }
+  return text;
 }
 
 /** Runs `argv` (the command first); resolves the exit code. */
@@ -195,7 +255,7 @@ export async function runTestCommand(argv: string[], io: Io): Promise<number> {
       io.stdout.write(`${cmd.usage}\n\n${name === 'totp' ? '' : `${CONNECTION_HELP}\n\n`}${TEST_COMMANDS_USAGE}`);
       return 0;
     }
-    if (positionals.length < cmd.args.length) throw new UsageError(`missing ${cmd.args.slice(positionals.length).map((a) => `<${a}>`).join(' ')}`);
+    if (positionals.length < cmd.args.length - (cmd.optional?.length ?? 0)) throw new UsageError(`missing ${cmd.args.slice(positionals.length).map((a) => `<${a}>`).join(' ')}`);
     if (positionals.length > cmd.args.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[cmd.args.length])}`);
     for (const flag of ['server', 'token', 'domain', 'data-dir'] as const) {
       if (values[flag] === '') throw new UsageError(`--${flag} must not be empty`);
@@ -211,8 +271,12 @@ export async function runTestCommand(argv: string[], io: Io): Promise<number> {
     dataDir: values['data-dir'] as string | undefined,
   };
   try {
-    const r = await cmd.run(positionals, values, conn);
-    io.stdout.write(values.json ? `${JSON.stringify(r.json)}\n` : `${r.text}\n`);
+    const r = await cmd.run(positionals, values, conn, io);
+    if (values.json) io.stdout.write(`${JSON.stringify(r.json)}\n`);
+    else {
+      if (r.text !== undefined) io.stdout.write(`${r.text}\n`);
+      if (r.message !== undefined) io.stderr.write(`test-inbox ${name}: ${r.message}\n`);
+    }
     return 0;
   } catch (e) {
     if (UsageError.is(e)) return usageFail(e.message);

@@ -95,8 +95,11 @@ describe('the server package, installed from its tarball', function () {
     const version = await execFileP(bin(), ['--version'], { encoding: 'utf8' });
     assert.equal(version.stdout, `${manifest.version}\n`);
     const help = await execFileP(bin(), ['--help'], { encoding: 'utf8' });
-    assert.match(help.stdout, /^Usage: test-inbox serve/);
-    assert.match(help.stdout, /--smtp-port/);
+    assert.match(help.stdout, /^Usage: test-inbox <command>/);
+    assert.match(help.stdout, /\n  serve +run the local inbox server/);
+    const serveHelp = await execFileP(bin(), ['serve', '--help'], { encoding: 'utf8' });
+    assert.match(serveHelp.stdout, /^Usage: test-inbox serve/);
+    assert.match(serveHelp.stdout, /--smtp-port/);
   });
 
   it('serves: a message sent over SMTP is listed and fetched over HTTP', async () => {

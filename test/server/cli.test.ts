@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, EXIT_USAGE, TOKENS_FILE, tokensEnv } from '../../src/server/contract';
 import { parseServeArgs } from '../../src/server/cli';
+import { TEST_COMMANDS } from '../../src/testing/commands';
 import { UsageError } from '../../src/server/args';
 import { parseDuration } from '../../src/core/duration';
 import { LOCK_FILE } from '../../src/server/store/lock';
@@ -111,11 +112,11 @@ describe('test-inbox serve (CLI)', function () {
   });
 
   it('takes tokens from the environment without writing or showing them', async () => {
-    const r = run(['serve', ...freePorts, '--data-dir', dataDir], tokensEnv({ apiToken: 'api-from-env-123', webhookToken: 'wh-from-env-456', twilioAuthToken: 'tw-from-env-789' }));
+    const r = run(['serve', ...freePorts, '--data-dir', dataDir], tokensEnv({ apiToken: 'api-from-env-123', webhookToken: 'wh-from-env-456', twilioAuthToken: 'tw-from-env-789', providerKey: 'SG.pk-from-env.012' }));
     const ready = await r.ready;
     assert.equal((await fetch(`${ready.http}/api/v2/domains`, { headers: { Authorization: 'api-from-env-123' } })).status, 200);
     assert.equal(existsSync(path.join(dataDir, TOKENS_FILE)), false);
-    assert.ok(!r.stderr().includes('api-from-env-123') && !r.stderr().includes('wh-from-env-456') && !r.stderr().includes('tw-from-env-789'));
+    assert.ok(!r.stderr().includes('api-from-env-123') && !r.stderr().includes('wh-from-env-456') && !r.stderr().includes('tw-from-env-789') && !r.stderr().includes('SG.pk-from-env.012'));
   });
 
   it('delivers SMTP mail to name@domain and serves it over HTTP under private', async () => {
@@ -247,25 +248,39 @@ describe('test-inbox serve (CLI)', function () {
       const r = run([...args, '--data-dir', dataDir]);
       const { code } = await r.exited;
       assert.equal(code, EXIT_USAGE, args.join(' '));
-      assert.match(r.stderr(), /^test-inbox: .+\nUsage: test-inbox serve \[options\]\nRun test-inbox --help/, args.join(' '));
+      assert.match(
+        r.stderr(),
+        args[0] === 'serve' ? /^test-inbox: .+\nUsage: test-inbox serve \[options\]\nRun test-inbox serve --help for the options\.\n$/ : /^test-inbox: .+\nUsage: test-inbox <command> \[options\]\nRun test-inbox --help for the commands\.\n$/,
+        args.join(' '),
+      );
     }
   });
 
   it('names an unknown option in its own words, not node:util\'s', async () => {
     const r = run(['serve', '--bogus', '--data-dir', dataDir]);
     assert.equal((await r.exited).code, EXIT_USAGE);
-    assert.equal(r.stderr(), 'test-inbox: unknown option --bogus\nUsage: test-inbox serve [options]\nRun test-inbox --help for the options.\n');
+    assert.equal(r.stderr(), 'test-inbox: unknown option --bogus\nUsage: test-inbox serve [options]\nRun test-inbox serve --help for the options.\n');
     const noValue = run(['serve', '--data-dir', dataDir, '--http-port']);
     assert.equal((await noValue.exited).code, EXIT_USAGE);
     assert.match(noValue.stderr(), /^test-inbox: --http-port needs a value\n/);
   });
 
-  it('prints the options with --help and exits 0', async () => {
-    const r = run(['--help']);
+  it('prints the options of serve with serve --help and exits 0', async () => {
+    const r = run(['serve', '--help']);
     assert.equal((await r.exited).code, 0);
+    assert.match(r.stdout(), /^Usage: test-inbox serve \[options\]\n/);
     for (const flag of ['--host', '--http-port', '--smtp-port', '--data-dir', '--api-token', '--webhook-token', '--max-messages', '--max-age', '--domain']) {
       assert.ok(r.stdout().includes(flag), flag);
     }
+  });
+
+  it('starts --help with the usage of every command, serve among them, and exits 0', async () => {
+    const r = run(['--help']);
+    assert.equal((await r.exited).code, 0);
+    assert.match(r.stdout(), /^Usage: test-inbox <command> \[options\]\n/);
+    const commands = r.stdout().slice(r.stdout().indexOf('\nCommands:\n'));
+    for (const command of ['serve', ...TEST_COMMANDS]) assert.match(commands, new RegExp(`\\n  ${command}\\b`), command);
+    assert.match(r.stdout(), /Run test-inbox <command> --help/);
   });
 });
 
@@ -282,6 +297,7 @@ describe('serve arguments', () => {
       apiToken: undefined,
       webhookToken: undefined,
       twilioAuthToken: undefined,
+      providerKey: undefined,
       maxMessages: 1000,
       maxAgeMs: 7 * 86_400_000,
       maxRecipients: undefined,
@@ -347,16 +363,17 @@ describe('tokens', () => {
 
   it('keeps generated tokens across calls and reports them as generated only the first time', async () => {
     const a = await loadOrCreateTokens(dir);
-    assert.deepEqual(a.generated, ['apiToken', 'webhookToken', 'twilioAuthToken']);
+    assert.deepEqual(a.generated, ['apiToken', 'webhookToken', 'twilioAuthToken', 'providerKey']);
     const b = await loadOrCreateTokens(dir);
     assert.deepEqual(b.generated, []);
     assert.equal(b.apiToken, a.apiToken);
     assert.equal(b.webhookToken, a.webhookToken);
     assert.equal(b.twilioAuthToken, a.twilioAuthToken);
+    assert.equal(b.providerKey, a.providerKey);
   });
 
   it('generates only the token that was not given, and never saves a given one', async () => {
-    const t = await loadOrCreateTokens(dir, { apiToken: 'given-api', twilioAuthToken: 'given-twilio' });
+    const t = await loadOrCreateTokens(dir, { apiToken: 'given-api', twilioAuthToken: 'given-twilio', providerKey: 'given-provider' });
     assert.deepEqual(t.generated, ['webhookToken']);
     const saved = JSON.parse(await fs.readFile(path.join(dir, TOKENS_FILE), 'utf8')) as Record<string, unknown>;
     assert.equal(saved.apiToken, undefined);
@@ -378,8 +395,35 @@ describe('tokens', () => {
     await assert.rejects(loadOrCreateTokens(dir, { apiToken: 'same', twilioAuthToken: 'same' }), (e: unknown) => TokensError.is(e, 'TOKENS_SAME'));
     const t = await loadOrCreateTokens(dir, { twilioAuthToken: 'given-twilio' });
     assert.equal(t.twilioAuthToken, 'given-twilio');
-    assert.deepEqual(t.generated, ['apiToken', 'webhookToken']);
+    assert.deepEqual(t.generated, ['apiToken', 'webhookToken', 'providerKey']);
     const saved = JSON.parse(await fs.readFile(path.join(dir, TOKENS_FILE), 'utf8')) as Record<string, unknown>;
     assert.equal(saved.twilioAuthToken, undefined);
+  });
+
+  it('generates a provider key shaped so that no provider SDK warns (SendGrid: SG.), distinct from every other token; refuses a reused one', async () => {
+    const t = await loadOrCreateTokens(dir);
+    assert.match(t.providerKey, /^SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
+    assert.equal(new Set([t.apiToken, t.webhookToken, t.twilioAuthToken, t.providerKey]).size, 4);
+    const saved = JSON.parse(await fs.readFile(path.join(dir, TOKENS_FILE), 'utf8')) as Record<string, unknown>;
+    assert.equal(saved.providerKey, t.providerKey);
+    const other = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-tokens-'));
+    try {
+      await assert.rejects(loadOrCreateTokens(other, { apiToken: 'same', providerKey: 'same' }), (e: unknown) => TokensError.is(e, 'TOKENS_SAME'));
+      await assert.rejects(loadOrCreateTokens(other, { twilioAuthToken: 'same', providerKey: 'same' }), (e: unknown) => TokensError.is(e, 'TOKENS_SAME'));
+    } finally {
+      await fs.rm(other, { recursive: true, force: true });
+    }
+  });
+
+  it('takes the provider key from --provider-key, or TEST_INBOX_PROVIDER_KEY', () => {
+    const env = tokensEnv({ apiToken: 'a', webhookToken: 'w', providerKey: 'pk-env' });
+    assert.equal(env.TEST_INBOX_PROVIDER_KEY, 'pk-env');
+    const fromEnv = parseServeArgs(['serve'], env);
+    assert.ok(fromEnv !== 'help' && fromEnv !== 'version');
+    assert.equal(fromEnv.providerKey, 'pk-env');
+    const fromFlag = parseServeArgs(['serve', '--provider-key', 'pk-flag'], env);
+    assert.ok(fromFlag !== 'help' && fromFlag !== 'version');
+    assert.equal(fromFlag.providerKey, 'pk-flag');
+    assert.throws(() => parseServeArgs(['serve', '--provider-key', ''], {}), /must not be empty/);
   });
 });

@@ -75,6 +75,7 @@ describe('process contract', () => {
         apiToken: undefined,
         webhookToken: undefined,
         twilioAuthToken: undefined,
+        providerKey: undefined,
         maxMessages: 0,
         maxAgeMs: 3_600_000,
         maxRecipients: undefined,
@@ -94,11 +95,12 @@ describe('process contract', () => {
     });
 
     it('the CLI takes its tokens from the environment tokensEnv builds, and withoutTokensEnv removes them', () => {
-      const env = tokensEnv({ apiToken: 'api-1', webhookToken: 'wh-2', twilioAuthToken: 'tw-3' });
+      const env = tokensEnv({ apiToken: 'api-1', webhookToken: 'wh-2', twilioAuthToken: 'tw-3', providerKey: 'pk-4' });
       const config = parseServeArgs(serveArgs({ dataDir: path.resolve('/tmp/ti-data') }), env) as ServeConfig;
       assert.equal(config.apiToken, 'api-1');
       assert.equal(config.webhookToken, 'wh-2');
       assert.equal(config.twilioAuthToken, 'tw-3');
+      assert.equal(config.providerKey, 'pk-4');
       const stripped = withoutTokensEnv({ ...env, PATH: '/bin' });
       assert.deepEqual(stripped, { PATH: '/bin' });
       assert.deepEqual(Object.keys(env).sort(), [...SERVER_ENV_NAMES].sort());

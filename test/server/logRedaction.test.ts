@@ -14,7 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { encodeFileName } from '../../src/core/fileNames';
-import { API_TOKEN_ENV, TWILIO_AUTH_TOKEN_ENV, WEBHOOK_TOKEN_ENV } from '../../src/server/contract';
+import { API_TOKEN_ENV, PROVIDER_KEY_ENV, TWILIO_AUTH_TOKEN_ENV, WEBHOOK_TOKEN_ENV } from '../../src/server/contract';
 import { MAIL_DIR } from '../../src/server/store/layout';
 import { type Running, startCli } from './cliProcess';
 
@@ -22,6 +22,7 @@ import { type Running, startCli } from './cliProcess';
 const API = 'ApiTok_en9XyZ-secret0123456789Ab';
 const WEBHOOK = 'WebHook_Tok9QrS-secret0123456789';
 const TWILIO = 'TwiLio_Tok9LmN-secret0123456789x';
+const PROVIDER = 'SG.ProvKey_9AbC-secret012.sEcReT-0123456789-abcdefghij';
 
 describe('log redaction (real server, every log path)', function () {
   this.timeout(60_000);
@@ -38,7 +39,7 @@ describe('log redaction (real server, every log path)', function () {
   });
 
   function serve(dataDir: string): Running {
-    const r = startCli(['serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', dataDir], { [API_TOKEN_ENV]: API, [WEBHOOK_TOKEN_ENV]: WEBHOOK, [TWILIO_AUTH_TOKEN_ENV]: TWILIO });
+    const r = startCli(['serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', dataDir], { [API_TOKEN_ENV]: API, [WEBHOOK_TOKEN_ENV]: WEBHOOK, [TWILIO_AUTH_TOKEN_ENV]: TWILIO, [PROVIDER_KEY_ENV]: PROVIDER });
     children.push(r.child);
     return r;
   }
@@ -77,7 +78,7 @@ describe('log redaction (real server, every log path)', function () {
     assert.match(stderr, /store: skipping .*\*\*\*\.txt: not a message file/, 'the store warning naming the file');
     assert.match(stderr, /POST \/api\/v2\/domains\/inbox\.test\/inboxes\/\*\*\*: storage failed/, 'the HTTP failure naming the path');
     assert.match(stderr, /smtp: could not store a message: .*\*\*\*/, 'the SMTP failure naming the inbox directory');
-    for (const t of [API, WEBHOOK, TWILIO]) {
+    for (const t of [API, WEBHOOK, TWILIO, PROVIDER]) {
       for (const form of [t, t.toLowerCase(), encodeFileName(t.toLowerCase())]) {
         assert.ok(!stderr.toLowerCase().includes(form.toLowerCase()), `stderr holds ${form}:\n${stderr}`);
       }

@@ -13,6 +13,7 @@ import { EXIT_USAGE } from '../../src/server/contract';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { EXIT_NO_PERMISSION, EXIT_TIMEOUT, EXIT_UNAVAILABLE, runTestCommand } from '../../src/testing/commands';
+import { totp } from '../../src/testing';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CLI = path.join(REPO, 'src', 'server', 'cli.ts');
@@ -108,7 +109,40 @@ describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', functi
     assert.equal(code.code, 0);
     assert.match(code.stdout, /^\d{6}\n$/);
 
-    assert.deepEqual(await cli(['clear', 'ann']), { code: 0, stdout: '1\n', stderr: '' });
+    // clear has no answer to print: it says what it did on stderr; --json gives the count on stdout.
+    assert.deepEqual(await cli(['clear', 'ann']), { code: 0, stdout: '', stderr: 'test-inbox clear: deleted 1 message of ann@private\n' });
+    assert.deepEqual(await cli(['clear', `ann@${DOMAIN}`, '--json']), { code: 0, stdout: '{"count":0}\n', stderr: '' });
+  });
+
+  it('totp takes the secret from standard input or TEST_INBOX_TOTP_SECRET, so it never has to be on the command line', async () => {
+    const seed = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
+    const uri = `otpauth://totp/Acme:joe?secret=${seed}&issuer=Acme&digits=8`;
+    // A real process with the secret piped to its stdin, as `printf '%s\n' "$SECRET" | test-inbox totp -` does.
+    for (const args of [['totp', '-'], ['totp']]) {
+      const piped = await new Promise<Ran>((resolve) => {
+        const child = execFile(process.execPath, ['--import', 'tsx', CLI, ...args, '--json'], { cwd: REPO, env, encoding: 'utf8' }, (err, stdout, stderr) =>
+          resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
+        );
+        child.stdin!.end(`${uri}\n`);
+      });
+      assert.equal(piped.code, 0, `${args.join(' ')}: ${piped.stderr}`);
+      const answer = JSON.parse(piped.stdout) as { code: string; secondsLeft: number };
+      assert.match(answer.code, /^\d{8}$/, 'the URI came through whole (its digits=8 applied)');
+      assert.ok([totp(uri).code, totp(uri, { at: Date.now() - 30_000 }).code].includes(answer.code));
+    }
+    // The environment twin, and the argument still wins over it.
+    const fromEnv = await runCommand(process.execPath, ['--import', 'tsx', CLI], ['totp'], { ...env, TEST_INBOX_TOTP_SECRET: seed });
+    assert.equal(fromEnv.code, 0, fromEnv.stderr);
+    assert.match(fromEnv.stdout, /^\d{6}\n$/);
+    let out = '';
+    let err = '';
+    const io = { stdout: { write: (t: string) => (out += t) }, stderr: { write: (t: string) => (err += t) }, env: { TEST_INBOX_TOTP_SECRET: 'not base32!' } };
+    assert.equal(await runTestCommand(['totp', seed], io), 0, err);
+    assert.equal(out, `${totp(seed).code}\n`);
+    // Nothing anywhere: a usage error that says where the secret may come from.
+    err = '';
+    assert.equal(await runTestCommand(['totp'], { ...io, env: {} }), EXIT_USAGE);
+    assert.match(err, /missing <secret>: set TEST_INBOX_TOTP_SECRET, pipe it to standard input, or give it as the argument/);
   });
 
   it('exits 64 with the usage line on a bad command line or bad input, 77 without a token, 69 when nothing answers', async () => {

@@ -32,7 +32,7 @@ export function requireJson(req: IncomingMessage): void {
 export function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > MAX_DRAIN_BYTES) {
+    if (Number.isFinite(declared) && declared > Math.max(max, MAX_DRAIN_BYTES)) {
       reject(tooLarge(max, true));
       return;
     }

@@ -3,7 +3,10 @@
 // Store interface only; returns a node:http server that is not listening yet. This file is the
 // composition: host check, routing, API-token check and error mapping; the resources live in
 // api/ (domains, inboxes, messages, stream, webhooks), sharing one ApiContext.
+import { promises as fs } from 'node:fs';
 import http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { Socket } from 'node:net';
 import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem } from '../../core/ids';
 import type { HealthResponse } from '../../core/wire';
@@ -33,6 +36,10 @@ import { TWILIO_API_PREFIX } from '../contract';
 import { type TwilioContext, handleTwilio } from './twilio/api';
 import { TwilioApiError, fromHttpError, sendTwilioError } from './twilio/errors';
 import { TwilioMessages } from './twilio/store';
+import { type Clock, systemClock } from '../clock';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../smtp';
+import type { ProviderContext } from './providers/context';
+import { handleProvider, matchProviderRoute } from './providers/index';
 
 export { HttpError } from './errors';
 export { DEFAULT_MAX_BODY_BYTES } from './body';
@@ -65,6 +72,14 @@ export interface HttpApiOptions {
    * signatures. Absent: that API refuses every request and form webhooks go unverified.
    */
   twilioAuthToken?: string;
+  /** Key of the email provider APIs (providers/, docs/providers.md). Absent: those routes refuse every request. */
+  providerKey?: string;
+  /** The server's one clock (clock.ts); default the system clock. */
+  clock?: Clock;
+  /** Where a provider API's composed message past 256 KB is written (the Maildir's spool folder); default a private temp folder. */
+  spoolDir?: string;
+  /** Largest message a provider API stores: the SMTP message size (default DEFAULT_MAX_MESSAGE_BYTES). */
+  maxMessageBytes?: number;
   /** Domain that writes to `private` go to. */
   defaultDomain: string;
   /** Host header values allowed besides localhost, 127.0.0.1 and [::1] (any port). */
@@ -110,6 +125,9 @@ class Api {
   readonly #polls = new Set<() => void>();
   readonly #ctx: ApiContext;
   readonly #twilio: TwilioContext;
+  readonly #providers: ProviderContext;
+  /** Removes the providers' own spool folder, when they made one. */
+  readonly #disposeProviders: () => Promise<void>;
   readonly #maxConnections: number;
   readonly #budget: ByteBudget;
   readonly #maxBody: number;
@@ -121,6 +139,7 @@ class Api {
   constructor(o: HttpApiOptions) {
     if (o.apiToken === o.webhookToken) throw new AuthConfigError('same_tokens', 'the API token and the webhook token must differ');
     if (o.twilioAuthToken !== undefined && o.twilioAuthToken === o.apiToken) throw new AuthConfigError('same_tokens', 'the Twilio auth token and the API token must differ');
+    if (o.providerKey !== undefined && [o.apiToken, o.webhookToken, o.twilioAuthToken].includes(o.providerKey)) throw new AuthConfigError('same_tokens', 'the provider key must differ from the API, webhook and Twilio tokens');
     const twilioToken = o.twilioAuthToken === undefined ? undefined : new TokenCheck(o.twilioAuthToken, 'Twilio auth token');
     this.#apiToken = new TokenCheck(o.apiToken, 'API token');
     const webhookToken = new TokenCheck(o.webhookToken, 'webhook token');
@@ -138,6 +157,7 @@ class Api {
     const messages = new TwilioMessages(o.store);
     this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody };
     this.#budget = o.budget ?? new ByteBudget();
+    [this.#providers, this.#disposeProviders] = providerContext(o, this.#budget, (what, err) => this.#toHttpError(what, err));
     this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget: this.#budget, searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
     this.#maxBody = maxBody;
     this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;
@@ -182,7 +202,7 @@ class Api {
     this.#hub.close();
     void this.#mime.close();
     for (const end of [...this.#polls]) end();
-    if (!this.server.listening) return;
+    if (!this.server.listening) return this.#disposeProviders();
     await new Promise<void>((resolve) => {
       // Connections whose last response (an ended stream, an answered long-poll, an in-flight
       // request) finishes after this point become idle later: sweep them until none is left.
@@ -193,6 +213,7 @@ class Api {
       });
       this.server.closeIdleConnections();
     });
+    await this.#disposeProviders();
   }
 
   /** Malformed HTTP (bad request line, oversized headers): a JSON answer, then the socket closes. */
@@ -278,6 +299,9 @@ class Api {
 
   async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     this.#checkHost(req);
+    // The email provider APIs answer in their providers' shapes and hold their bodies to their providers' limits.
+    const provider = matchProviderRoute(parseUrl(req.url).segments);
+    if (provider) return handleProvider(this.#providers, this.#budget, req, res, provider, describe(req));
     // A body is held in memory while it is read, parsed and stored: it waits for its share of
     // the budget first (reading nothing meanwhile, so the sender is held back by TCP).
     const declared = Number(req.headers['content-length']);
@@ -357,6 +381,24 @@ class Api {
       throw new HttpError(403, 'forbidden', `wrong API token${hint}`);
     }
   }
+}
+
+function providerContext(o: HttpApiOptions, budget: ByteBudget, toHttpError: ProviderContext['toHttpError']): [ProviderContext, () => Promise<void>] {
+  let own: Promise<string> | undefined;
+  const spoolDir = (): Promise<string> => (o.spoolDir !== undefined ? Promise.resolve(o.spoolDir) : (own ??= fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-spool-'))));
+  const dispose = async (): Promise<void> => {
+    if (own) await fs.rm(await own, { recursive: true, force: true });
+  };
+  const ctx: ProviderContext = {
+    store: o.store,
+    budget,
+    spoolDir,
+    maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    ...(o.providerKey !== undefined ? { key: new TokenCheck(o.providerKey, 'provider key'), secret: o.providerKey } : {}),
+    clock: o.clock ?? systemClock,
+    toHttpError,
+  };
+  return [ctx, dispose];
 }
 
 /** A well-formed request line (RFC 9112 §3): a method token, a target, a version. */

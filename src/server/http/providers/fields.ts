@@ -1,0 +1,81 @@
+// Reading the fields of a provider request: addresses (nodemailer's address parser, the
+// library that writes them), base64 attachments, JSON bodies and scheduled times. Each reader
+// returns a problem sentence instead of throwing, so each route words it in its provider's shape.
+import addressparser from 'nodemailer/lib/addressparser';
+import type { Mailbox } from './mail';
+
+/** A mailbox's address: one `@`, no blanks or brackets, a non-empty local part and domain. */
+const ADDRESS_RE = /^[^\s@<>(),;:"[\]\\]+@[^\s@<>(),;:"[\]\\]+$/;
+const CONTROL_RE = /[\u0000-\u001f\u007f]/;
+
+/** `a@b.test`, `Name <a@b.test>` or a comma-separated list of them, as mailboxes; a problem sentence when one is not an address. */
+export function parseMailboxes(text: string): Mailbox[] | string {
+  if (CONTROL_RE.test(text)) return 'contains line breaks or control characters';
+  const out: Mailbox[] = [];
+  for (const a of addressparser(text, { flatten: true })) {
+    if (!ADDRESS_RE.test(a.address)) return `${JSON.stringify((a.address || a.name).slice(0, 100))} is not an email address`;
+    out.push(a.name ? { name: a.name, address: a.address } : { address: a.address });
+  }
+  return out;
+}
+
+/** One mailbox; a problem sentence when the text is not exactly one address. */
+export function parseMailbox(text: string): Mailbox | string {
+  const list = parseMailboxes(text);
+  if (typeof list === 'string') return list;
+  if (list.length !== 1) return list.length === 0 ? 'is empty' : 'must be one address';
+  return list[0];
+}
+
+/** A mailbox from its parts (SendGrid's `{email, name}`). */
+export function mailboxOf(email: string, name: string | undefined): Mailbox | string {
+  if (CONTROL_RE.test(email) || (name !== undefined && CONTROL_RE.test(name))) return 'contains line breaks or control characters';
+  if (!ADDRESS_RE.test(email)) return `${JSON.stringify(email.slice(0, 100))} is not an email address`;
+  return name ? { name, address: email } : { address: email };
+}
+
+const BASE64_RE = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
+
+/** Strict base64 (blanks and line breaks allowed, as the SDKs wrap it); undefined when it is not base64. */
+export function decodeBase64(text: string): Buffer | undefined {
+  if (!BASE64_RE.test(text)) return undefined;
+  return Buffer.from(text, 'base64');
+}
+
+/** The JSON value of a body; undefined when it is not JSON. */
+export function parseJson(body: Buffer): unknown {
+  try {
+    const text = body.toString('utf8');
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The names of `obj` outside `known`. */
+export function unknownFields(obj: Record<string, unknown>, known: ReadonlySet<string>): string[] {
+  return Object.keys(obj).filter((k) => !known.has(k));
+}
+
+export function typeName(v: unknown): string {
+  return v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v;
+}
+
+/**
+ * A template send's body, as text: the template's id or alias and its data, one line per
+ * value (nested data as JSON), so that a code or link in the data is found like one in a
+ * rendered message. The template itself lives at the provider and is not rendered here.
+ */
+export function templateText(provider: string, template: string, data: unknown): string {
+  const lines = [`${provider} template ${template} (not rendered by Test Inbox; its data follows)`, ''];
+  if (isObject(data)) {
+    for (const [k, v] of Object.entries(data)) lines.push(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  } else if (data !== undefined) {
+    lines.push(JSON.stringify(data));
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,62 @@
+// The email provider APIs (docs/providers.md), each at its provider's own paths on the server's
+// root URL so that an official SDK needs only its base URL changed:
+//   Resend     POST /emails, POST /emails/batch
+//   SendGrid   POST /v3/mail/send
+//   Postmark   POST /email, /email/batch, /email/withTemplate, /email/batchWithTemplates
+//   Mailgun    POST /v3/{domain}/messages, POST /v3/{domain}/messages.mime
+//   SES v2     POST /v2/email/outbound-emails
+// This file matches those paths, holds the request body within the byte budget while it is read,
+// and answers every failure in the route's provider's shape.
+import type http from 'node:http';
+import type { ByteBudget } from '../../budget';
+import { StoreError } from '../../store/errors';
+import { readBody } from '../body';
+import { HttpError } from '../errors';
+import { sendJson } from '../respond';
+import { type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
+import { MailRefusal } from './mail';
+import { resend, type ResendRoute } from './resend';
+import { sendgrid, type SendGridRoute } from './sendgrid';
+
+export type ProviderRoute =
+  | { api: 'resend'; methods: readonly string[]; route: ResendRoute }
+  | { api: 'sendgrid'; methods: readonly string[]; route: SendGridRoute };
+
+const POST = ['POST'] as const;
+
+/** The provider route a path names, or undefined (then the path is the server's own API's). */
+export function matchProviderRoute(s: string[]): ProviderRoute | undefined {
+  if (s[0] === 'emails' && (s.length === 1 || (s.length === 2 && s[1] === 'batch'))) return { api: 'resend', methods: POST, route: { kind: s.length === 1 ? 'send' : 'batch' } };
+  if (s[0] === 'v3' && s.length === 3 && s[1] === 'mail' && s[2] === 'send') return { api: 'sendgrid', methods: POST, route: { kind: 'send' } };
+  return undefined;
+}
+
+const MODULES: { [K in ProviderRoute['api']]: ProviderApiModule<Extract<ProviderRoute, { api: K }>['route']> } = { resend, sendgrid };
+
+export async function handleProvider(ctx: ProviderContext, budget: ByteBudget, req: http.IncomingMessage, res: http.ServerResponse, match: ProviderRoute, what: string): Promise<void> {
+  const mod = MODULES[match.api] as ProviderApiModule<ProviderRoute['route']>;
+  try {
+    if (!match.methods.includes(req.method ?? 'GET')) {
+      throw mod.fail('method', `method ${req.method ?? ''} is not allowed here; use ${match.methods.join(' or ')}`, 405);
+    }
+    // The body is held in memory while it is read and parsed: it waits for its share of the budget first.
+    const declared = Number(req.headers['content-length']);
+    const max = mod.maxRequestBytes;
+    const share = req.headers['transfer-encoding'] !== undefined ? max : Number.isFinite(declared) && declared > 0 ? Math.min(declared, max) : 0;
+    if (share > 0) res.once('close', await budget.take(share));
+    const body = await readBody(req, max);
+    await mod.handle(ctx, req, res, match.route, body);
+  } catch (err) {
+    const e = ProviderError.is(err) ? err : toProviderError(ctx, mod, what, err);
+    sendJson(res, e.status, e.body, e.headers);
+  }
+}
+
+function toProviderError(ctx: ProviderContext, mod: ProviderApiModule<unknown>, what: string, err: unknown): ProviderError {
+  if (MailRefusal.is(err)) return err.code === 'too_large' ? mod.fail('too_large', err.message, 413) : mod.fail('unprocessable', err.message, 422);
+  if (StoreError.is(err, 'BAD_TARGET')) return mod.fail('unprocessable', err.message, 422);
+  const h = HttpError.is(err) ? err : ctx.toHttpError(what, err);
+  const kinds: Record<number, FailureKind> = { 400: 'bad_request', 404: 'not_found', 405: 'method', 413: 'too_large', 415: 'unsupported_media_type', 503: 'unavailable' };
+  const e = mod.fail(kinds[h.status] ?? (h.status >= 500 ? 'internal' : 'bad_request'), h.message, h.status);
+  return h.headers ? new ProviderError(e.status, e.body, e.message, { ...h.headers, ...e.headers }) : e;
+}
