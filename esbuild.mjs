@@ -34,6 +34,16 @@ const ENTRIES = {
     // node-postgres (the team server's store) loads its optional native binding only when asked
     // for `pg.native`, which the server never does.
     external: ['pg-native'],
+    plugins: [mcpApart()],
+  },
+  // The MCP protocol plumbing (src/mcp/sdk.ts, the MCP SDK), loaded by cli.js on the first
+  // `/mcp` request or `test-inbox mcp` only (src/mcp/load.ts).
+  mcp: {
+    entryPoints: { mcp: 'src/mcp/sdk.ts' },
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    plugins: [noAjv()],
   },
   // The test library of the server's npm package (`require('test-inbox')`); not in the VSIX.
   lib: {
@@ -49,6 +59,34 @@ const ENTRIES = {
     target: 'es2022',
   },
 };
+
+/** cli.js loads src/mcp/sdk.ts as the file beside it, dist/mcp.js, instead of bundling it. */
+function mcpApart() {
+  return {
+    name: 'mcp-apart',
+    setup(build) {
+      build.onResolve({ filter: /^\.\/sdk$/ }, (args) => (args.importer.endsWith(join('src', 'mcp', 'load.ts')) ? { path: './mcp.js', external: true } : undefined));
+    },
+  };
+}
+
+/**
+ * The MCP SDK's Server imports Ajv for one thing, checking an elicitation's answer against a
+ * schema, which this server never asks for (it passes a validator of its own, src/mcp/sdk.ts):
+ * that module is replaced by one that says so, which keeps ~230 KB of Ajv out of the bundle.
+ */
+function noAjv() {
+  return {
+    name: 'no-ajv',
+    setup(build) {
+      build.onResolve({ filter: /validation\/ajv-provider\.js$/ }, (args) => ({ path: args.path, namespace: 'no-ajv' }));
+      build.onLoad({ filter: /.*/, namespace: 'no-ajv' }, () => ({
+        contents: "export class AjvJsonSchemaValidator { constructor() { throw new Error('JSON Schema validation (Ajv) is not bundled: pass jsonSchemaValidator'); } }",
+        loader: 'js',
+      }));
+    },
+  };
+}
 
 /**
  * Builds the named bundles (all by default) into `outdir`.

@@ -59,6 +59,27 @@ export default tseslint.config(
     ),
   },
   {
+    // mcp: the MCP tools (tools.ts, no SDK) and the SDK plumbing (sdk.ts); a client of the
+    // server like the test library: the API client, the library's connection and waits, and of
+    // src/server only the CLI helpers. The extension's tool queries until they move to the core.
+    files: ['src/mcp/**'],
+    rules: restrict(
+      [noVscode, noUndici],
+      [
+        { regex: '(^|/)webview-ui(/|$)', message: 'src/mcp never imports the webview UI.' },
+        { regex: '/extension/(?!tools/queries$)', message: 'src/mcp imports nothing of the extension (its tool queries aside, until they move to the core).' },
+        { regex: '^\\.\\./server/(?!(contract|dataDir|args)$)', message: 'src/mcp imports from src/server only contract, dataDir and args.' },
+      ],
+    ),
+  },
+  {
+    // The MCP SDK is loaded only when an MCP request comes (src/mcp/load.ts): only src/mcp/sdk.ts,
+    // bundled apart as dist/mcp.js, imports it.
+    files: ['src/**'],
+    ignores: ['src/mcp/sdk.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@modelcontextprotocol/*'], message: 'only src/mcp/sdk.ts imports the MCP SDK (loaded lazily through src/mcp/load.ts).' }] }] },
+  },
+  {
     // Mail text reaches notifications and the status bar only as `Inert` text (core/inert.ts):
     // every such call goes through ui/shown.ts, whose functions take nothing else.
     files: ['src/extension/**'],

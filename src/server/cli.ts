@@ -50,6 +50,7 @@ function fdCapsText(): string {
   return `here ${c.smtp} each for a limit of ${c.fdLimit}`;
 }
 import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_EXIT_CODES, TEST_COMMANDS_LIST } from '../testing/commands';
+import { MCP_COMMAND, runMcpCommand } from '../mcp/stdio';
 
 /** The shortest --sweep-every: a sweep is a query of the whole table, not something to run in a loop. */
 const MIN_SWEEP_EVERY_MS = 100;
@@ -63,7 +64,7 @@ read it (or a hosted Mailinator-compatible service) from scripts and CI.
 
 Commands:
   ${SERVE_COMMAND.padEnd(20)}  run the local inbox server in the foreground
-${TEST_COMMANDS_LIST}
+${TEST_COMMANDS_LIST}  ${MCP_COMMAND.padEnd(20)}  serve the read-only MCP tools (codes, links, TOTP) to AI agents on stdio
 Run test-inbox <command> --help for the options of a command.
 
   -h, --help              show this help
@@ -209,7 +210,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   // `test-inbox --help` prints every command, `test-inbox serve --help` serve's options (main()).
   if (v.help && (command === undefined || command === SERVE_COMMAND)) return 'help';
   if (v.version) return 'version';
-  if (command !== SERVE_COMMAND) throw new UsageError(command === undefined ? `missing command: ${SERVE_COMMAND}` : `unknown command ${JSON.stringify(command)} (the commands are ${SERVE_COMMAND}, ${TEST_COMMANDS.join(', ')})`);
+  if (command !== SERVE_COMMAND) throw new UsageError(command === undefined ? `missing command: ${SERVE_COMMAND}` : `unknown command ${JSON.stringify(command)} (the commands are ${SERVE_COMMAND}, ${TEST_COMMANDS.join(', ')}, ${MCP_COMMAND})`);
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
 
   const domain = (v.domain ?? DEFAULT_DOMAIN).toLowerCase();
@@ -340,6 +341,10 @@ function fail(message: string, code: number): never {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  if (argv[0] === MCP_COMMAND) {
+    process.exitCode = await runMcpCommand(argv.slice(1), { stdout: process.stdout, stderr: process.stderr }, VERSION);
+    return;
+  }
   if (isTestCommand(argv[0])) {
     process.exitCode = await runTestCommand(argv, {
       stdout: process.stdout,

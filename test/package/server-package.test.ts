@@ -17,6 +17,8 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import http from 'node:http';
 import { createRequire } from 'node:module';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import nodemailer from 'nodemailer';
 import { chromium, type Browser } from 'playwright-core';
 import { chromiumPath } from '../../scripts/integration/workbench';
@@ -82,7 +84,7 @@ describe('the server package, installed from its tarball', function () {
   it('installs only its own files: no dependencies, a bin, and a manifest that names Node 20.18', async () => {
     const installed = path.join(prefix, 'lib', 'node_modules', 'test-inbox');
     const files = (await fs.readdir(installed)).sort();
-    assert.deepEqual(files, ['LICENSE', 'README.md', 'cli.js', 'lib.d.ts', 'lib.js', 'mimeWorker.js', 'package.json', 'types.d.ts']);
+    assert.deepEqual(files, ['LICENSE', 'README.md', 'cli.js', 'lib.d.ts', 'lib.js', 'mcp.js', 'mimeWorker.js', 'package.json', 'types.d.ts']);
     const pkg = JSON.parse(await fs.readFile(path.join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
     assert.equal(pkg.version, manifest.version);
     assert.equal(pkg.dependencies, undefined);
@@ -121,6 +123,16 @@ describe('the server package, installed from its tarball', function () {
     const body = (await msg.json()) as { subject: string; parts: Array<{ body: string }> };
     assert.equal(body.subject, 'Your code');
     assert.ok(body.parts.some((p) => p.body.includes('518204')), 'the fetched message carries the text');
+
+    // `test-inbox mcp` of the installed package (its dist/mcp.js beside cli.js), through the MCP SDK's own client.
+    const client = new Client({ name: 'package-test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: bin(), args: ['mcp', '--data-dir', dataDir], env: { PATH: process.env.PATH ?? '' }, stderr: 'pipe' }));
+    try {
+      const r = (await client.callTool({ name: 'wait_for_code', arguments: { inbox: 'buyer@inbox.test' } })) as unknown as { structuredContent: { code: string } };
+      assert.equal(r.structuredContent.code, '518204');
+    } finally {
+      await client.close();
+    }
 
     process.kill(-s.child.pid!, 'SIGTERM');
     assert.deepEqual(await s.exited, { code: 0, signal: null });

@@ -26,6 +26,7 @@ const EXPECTED_FILES = [
   'extension/dist/extension.js',
   'extension/dist/cli.js',
   'extension/dist/mimeWorker.js',
+  'extension/dist/mcp.js',
   'extension/dist/webview.js',
   'extension/media/icon.png',
   'extension/media/inbox.svg',
@@ -51,6 +52,13 @@ describe('the VSIX', () => {
 
   it(`is at most ${VSIX_LIMIT_BYTES / 1024} KB`, () => {
     assert.ok(statSync(VSIX).size <= VSIX_LIMIT_BYTES, `${statSync(VSIX).size} bytes`);
+  });
+
+  it('keeps the MCP SDK out of dist/cli.js (every MIME worker thread loads it) and in dist/mcp.js, loaded on demand', () => {
+    // "tools/list" is a method name of the SDK's protocol schemas; the tools' own module never spells it.
+    assert.ok(!read('extension/dist/cli.js').includes('"tools/list"'), 'cli.js does not carry the SDK');
+    assert.ok(read('extension/dist/mcp.js').includes('"tools/list"'), 'mcp.js does');
+    assert.ok(read('extension/dist/cli.js').includes('require("./mcp.js")'), 'cli.js loads it from beside itself');
   });
 
   it('holds only the bundles, the media in use, the manifest and the docs', () => {

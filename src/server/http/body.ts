@@ -67,21 +67,32 @@ export function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
   });
 }
 
-/** Parses a JSON body that must be an object. */
-export function parseJsonObject(body: Buffer): Record<string, unknown> {
+/** Parses a JSON body (any JSON value; a UTF-8 byte order mark is ignored). */
+function parseJson(body: Buffer): unknown {
   if (body.length === 0) throw badRequest('bad_json', 'request body is empty; send a JSON object');
-  let value: unknown;
   try {
     const text = body.toString('utf8');
     // A UTF-8 byte order mark is not JSON, but some clients send one; it carries no content.
-    value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (err) {
     throw badRequest('bad_json', `request body is not valid JSON: ${(err as Error).message}`);
   }
+}
+
+/** Parses a JSON body that must be an object. */
+export function parseJsonObject(body: Buffer): Record<string, unknown> {
+  const value = parseJson(body);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw badRequest('bad_json', `request body must be a JSON object, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
   }
   return value as Record<string, unknown>;
+}
+
+/** Parses a JSON body that must be an object or an array (a JSON-RPC message or batch). */
+export function parseJsonObjectOrArray(body: Buffer): Record<string, unknown> | unknown[] {
+  const value = parseJson(body);
+  if (typeof value !== 'object' || value === null) throw badRequest('bad_json', `request body must be a JSON object or array, not ${value === null ? 'null' : typeof value}`);
+  return value as Record<string, unknown> | unknown[];
 }
 
 /** docs/api.md §2.5: from, subject, text and to are strings when present; other fields are ignored. */

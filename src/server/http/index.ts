@@ -28,6 +28,7 @@ import { AuthConfigError, HostCheck, TokenCheck, checkToken } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { ComposeError } from './compose';
 import { HttpError, badRequest, notFound } from './errors';
+import { answerOAuthProbe, handleMcp, isOAuthProbe, MCP_PATH } from './mcp';
 import { MimePool } from './mimePool';
 import { sendError, sendJson } from './respond';
 import { allowedMethods, isTwilioRoute, matchRoute, parseUrl } from './routes';
@@ -314,6 +315,8 @@ class Api {
     const head = req.method === 'HEAD';
     const method = head ? 'GET' : (req.method ?? 'GET');
     const url = parseUrl(req.url);
+    if (url.path === MCP_PATH || url.path === `${MCP_PATH}/`) return handleMcp({ apiToken: this.#apiToken, version: this.#version, maxBody: this.#maxBody, server: this.server }, req, res);
+    if (isOAuthProbe(url.path)) return answerOAuthProbe(res);
     const route = matchRoute(url.segments);
     if (!route) throw notFound(`unknown route ${method} ${url.path}`);
     const allowed = allowedMethods(route);
