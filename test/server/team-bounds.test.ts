@@ -8,7 +8,10 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
+import pg from 'pg';
 import { startInboxServer, type InboxServer } from '../../src/server/server';
+import { PostgresStore } from '../../src/server/store/postgres/store';
+import type { MessageMeta } from '../../src/server/store/types';
 import { sharedCluster } from '../support/postgres';
 import { startTcpProxy, type TcpProxy } from '../support/tcpProxy';
 
@@ -76,5 +79,45 @@ describe('team server: a database that stops answering', function () {
       listing.msgs.map((m) => m.subject),
       ['before', 'after'],
     );
+  });
+});
+
+describe('team server: arrivals through another process while this one is busy', function () {
+  this.timeout(120_000);
+
+  it('announces an arrival committed through another process while every pooled connection of this one is taken', async () => {
+    const cluster = await sharedCluster();
+    const url = await cluster.createDatabase('arrivals');
+    const a = new PostgresStore({ url });
+    const b = new PostgresStore({ url });
+    const holder = new pg.Client({ connectionString: url });
+    await Promise.all([a.open(), b.open(), holder.connect()]);
+    const blocked: Array<Promise<unknown>> = [];
+    try {
+      const [held] = await a.add([{ domain: 'inbox.test', inbox: 'held' }], Buffer.from('Subject: held\r\n\r\nx\r\n'), 'smtp');
+      // Another session holds the row lock of one message; deletes of it through B wait on it,
+      // each holding one of B's pooled connections (POOL_SIZE, 10) until the lock goes.
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM test_inbox_messages WHERE id = $1 FOR UPDATE', [held.id]);
+      for (let i = 0; i < 10; i++) blocked.push(b.delete(held.id).catch((e: unknown) => e));
+      for (;;) {
+        // (A fresh snapshot of the backends each time: the holder's transaction would keep its first.)
+        await holder.query('SELECT pg_stat_clear_snapshot()');
+        const { rows } = await holder.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()");
+        if (Number(rows[0].n) >= 10) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const heard = new Promise<MessageMeta>((resolve) => b.on('message', (m) => m.inbox === 'joe' && resolve(m)));
+      const [sent] = await a.add([{ domain: 'inbox.test', inbox: 'joe' }], Buffer.from('Subject: through A\r\n\r\nx\r\n'), 'smtp');
+      // While B's pool is still taken (the lock is held until B has announced it).
+      const got = await Promise.race([heard, new Promise<undefined>((r) => setTimeout(r, 30_000, undefined))]);
+      assert.equal(got?.id, sent.id, 'B announced the arrival while its pool was busy');
+      assert.equal(got?.subject, 'through A');
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await Promise.all(blocked);
+      await holder.end();
+      await Promise.all([a.close(), b.close()]);
+    }
   });
 });

@@ -67,6 +67,8 @@ const LISTEN_RETRY_MS = 1000;
 const REPLAY_GRACE_MS = 60_000;
 /** At most this many arrivals are replayed after one loss (the newest); listings are queries and show the rest. */
 const REPLAY_MAX = 10_000;
+/** Arrivals read at once by one query of readArrivals. */
+const ARRIVALS_READ_AT_ONCE = 1000;
 /** Arrivals announced to this process's subscribers remembered (so none is announced twice), for 2 x REPLAY_GRACE_MS at most. */
 const ANNOUNCED_MAX = 100_000;
 
@@ -160,6 +162,10 @@ export class PostgresStore implements Store {
   private readonly announced = new Map<string, number>();
   /** The highest seq this process announced (or found at open): a replay starts after it. */
   private lastSeq = 0n;
+  /** Arrivals other processes announced whose rows were not read yet (readArrivals). */
+  private readonly unread = new Set<string>();
+  private reading: Promise<void> | undefined;
+  private readRetry: NodeJS.Timeout | undefined;
   /** The newest seq at open: a replay never reaches back before it. */
   private openSeq = '0';
   private timer: NodeJS.Timeout | undefined;
@@ -247,6 +253,7 @@ export class PostgresStore implements Store {
     this.state = 'closed';
     clearInterval(this.timer);
     clearTimeout(this.listenRetry);
+    clearTimeout(this.readRetry);
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     if (wasOpen) {
       await this.listener?.end().catch(() => undefined);
@@ -257,7 +264,8 @@ export class PostgresStore implements Store {
   /** One dedicated connection LISTENs; when it drops it is replaced until the database returns. */
   private async listen(): Promise<void> {
     // The pid names this process's LISTEN connection in pg_stat_activity (an operator's view, a test's target).
-    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: `test-inbox listen ${process.pid}` });
+    // It also reads the rows of other processes' arrivals (readArrivals), each read bounded.
+    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: this.queryTimeoutMs, application_name: `test-inbox listen ${process.pid}` });
     let lost = false;
     const onLost = (e?: Error): void => {
       if (lost) return;
@@ -276,7 +284,9 @@ export class PostgresStore implements Store {
     await client.connect();
     await client.query(`LISTEN ${EVENTS_CHANNEL}`);
     this.listener = client;
-    if (this.lostAt !== undefined) await this.replay(this.lostAt);
+    if (this.lostAt !== undefined) await this.replay(client, this.lostAt);
+    // Arrivals whose read failed with the connection this one replaces.
+    if (this.unread.size > 0) void this.track(this.readArrivals());
   }
 
   /**
@@ -284,8 +294,9 @@ export class PostgresStore implements Store {
    * every message after the last one announced, or stamped from REPLAY_GRACE_MS before the loss,
    * newer than the store's open and not announced yet. Runs once LISTEN is back, so nothing falls between.
    */
-  private async replay(lostAt: number): Promise<void> {
-    const rows = await this.query<Row>(
+  private async replay(client: pg.Client, lostAt: number): Promise<void> {
+    // On the LISTEN connection: a pool busy with requests does not hold it up.
+    const { rows } = await client.query<Row>(
       `SELECT * FROM (SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE (seq > $1 OR time_ms >= $2) AND seq > $4 ORDER BY seq DESC LIMIT $3) AS gap ORDER BY seq`,
       [this.lastSeq.toString(), lostAt - REPLAY_GRACE_MS, REPLAY_MAX, this.openSeq],
     );
@@ -331,6 +342,43 @@ export class PostgresStore implements Store {
     this.listenRetry.unref();
   }
 
+  /**
+   * Reads the rows of the arrivals other processes announced and announces them here. They are
+   * read on the LISTEN connection, which serves nothing else, so a pool busy with requests
+   * never delays them; an arrival stays in `unread` until its row was read (or is gone), and
+   * a read that fails is tried again (the LISTEN connection it broke is replaced, and its
+   * replay covers the gap too). No committed arrival is dropped on the way.
+   */
+  private readArrivals(): Promise<void> {
+    this.reading ??= (async () => {
+      try {
+        while (this.unread.size > 0 && this.state === 'open') {
+          const seqs = [...this.unread].slice(0, ARRIVALS_READ_AT_ONCE);
+          const text = `SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE seq = ANY($1::bigint[]) ORDER BY seq`;
+          const client = this.listener;
+          let rows: Row[];
+          try {
+            rows = client ? (await client.query<Row>(text, [seqs])).rows : await this.query<Row>(text, [seqs]);
+          } catch (e) {
+            this.log('warn', `store: could not read ${this.unread.size} arrival(s) announced by another process yet (tried again in ${LISTEN_RETRY_MS} ms): ${(e as Error).message}`);
+            // A LISTEN connection that failed a read (its bound passed) is replaced.
+            if (client && this.listener === client) void client.end().catch(() => undefined);
+            clearTimeout(this.readRetry);
+            this.readRetry = setTimeout(() => void this.track(this.readArrivals()), LISTEN_RETRY_MS);
+            this.readRetry.unref();
+            return;
+          }
+          // Read, or gone meanwhile (its removal is announced on its own).
+          for (const seq of seqs) this.unread.delete(seq);
+          this.announce(rows);
+        }
+      } finally {
+        this.reading = undefined;
+      }
+    })();
+    return this.reading;
+  }
+
   private async onNotification(payload: string): Promise<void> {
     let note: { o?: string; k?: string; s?: string[]; m?: MessageMeta[] };
     try {
@@ -340,8 +388,8 @@ export class PostgresStore implements Store {
     }
     if (note.o === this.origin) return;
     if (note.k === 'm' && Array.isArray(note.s) && note.s.length > 0) {
-      const rows = await this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE seq = ANY($1::bigint[]) ORDER BY seq`, [note.s]).catch(() => undefined);
-      this.announce(rows ?? []);
+      for (const seq of note.s) if (typeof seq === 'string' && /^[0-9]{1,19}$/.test(seq) && !this.announced.has(seq)) this.unread.add(seq);
+      await this.readArrivals();
     } else if (note.k === 'd' && Array.isArray(note.m) && note.m.length > 0) {
       this.events.emit('delete', note.m);
     }
