@@ -7,7 +7,8 @@ import { ApiError } from './errors';
 import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, DEFAULT_USER_AGENT, DOWNLOAD_TIMEOUT_MS, MAX_DOWNLOAD_BYTES, MAX_JSON_BYTES, Transport, type HttpRequest, type LogFn } from './http';
 import { baseString, checkAttachmentId, checkDomain, checkInbox, checkMessageId, listQuery, normalizeBaseUrl, paths } from './paths';
 import { StreamSubscription, type StreamOptions } from './stream';
-import type { Attachment, CallOptions, InboxApi, LatestParams, LinkKindParam, ListParams, Listing, Message, ServerIdentity, StreamHandlers, Subscription } from './types';
+import type { LinkKindParam } from '../core/clickKinds';
+import type { Attachment, CallOptions, InboxApi, LatestParams, ListParams, Listing, Message, ServerIdentity, StreamHandlers, Subscription } from './types';
 import {
   parseAttachments,
   parseDeleteResult,

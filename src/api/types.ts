@@ -4,14 +4,13 @@ import type {
   AttachmentInfo,
   DeleteResult,
   DomainsResponse,
-  EmailMessage,
+  Message,
   HealthResponse,
   InboxListing,
   InjectedMessage,
   InjectionResult,
   LatestCode,
   LatestLink,
-  SmsMessage,
   StreamEvent,
   WebhookDeliveryResult,
 } from '../core/wire';
@@ -42,15 +41,13 @@ export interface LatestParams {
 }
 
 /** `kind` of the link route. */
-export type LinkKindParam = 'verify' | 'reset' | 'login' | 'any';
+import type { LinkKindParam } from '../core/clickKinds';
 
 /** A listing; `cursor` is present when the server says there is a next page. */
 export type Listing = InboxListing & { cursor?: string };
 
 /** A fetched message: email and SMS as a discriminated union. */
-export type Message =
-  | ({ kind: 'email' } & EmailMessage)
-  | ({ kind: 'sms'; id: string } & SmsMessage);
+export type { Message };
 
 export interface Attachment {
   bytes: Uint8Array;

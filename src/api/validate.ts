@@ -324,6 +324,8 @@ export function parseHealth(v: unknown): HealthResponse {
     const v = optStr(o, key, '');
     if (v !== undefined) out[key] = v;
   }
+  const now = optInt(o, 'now', '');
+  if (now !== undefined) out.now = now;
   return out;
 }
 

@@ -47,6 +47,17 @@ const TEXT_WORDS: Record<ActionKind, readonly string[]> = {
   ],
 };
 
+/**
+ * Anchor-text words of links a person never has to click to go on: the web version of the mail
+ * and its settings. A link with such text is `other` whatever its URL says
+ * (`/view?campaign=verify-launch` is still "View in browser").
+ */
+const PASSIVE_TEXT_WORDS: readonly string[] = [
+  'in your browser', 'in browser', 'view this email', 'view online', 'web version', 'online version', 'preferences', 'manage subscription', 'email settings',
+  'im browser', 'webversion', 'einstellungen', 'navigateur', 'préférences', 'navegador', 'preferencias', 'preferências', 'nel browser', 'preferenze',
+  'in je browser', 'voorkeuren', 'ブラウザ', '配信設定', '浏览器', '瀏覽器', '브라우저',
+];
+
 /** URL words per kind (path segments, query names and values split into words, camelCase too). */
 const URL_WORDS: Record<ActionKind, readonly string[]> = {
   unsubscribe: ['unsubscribe', 'unsub', 'optout', 'opt_out'],
@@ -78,6 +89,8 @@ export function linkKind(link: ExtractedLink, unsubscribe: ReadonlySet<string> =
   if (link.text !== undefined) {
     const byText = kindOfText(link.text);
     if (byText) return byText;
+    const t = link.text.normalize('NFC').toLowerCase();
+    if (PASSIVE_TEXT_WORDS.some((w) => t.includes(w))) return 'other';
   }
   const url = parse(link.url);
   if (!url) return 'other';

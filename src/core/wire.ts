@@ -105,6 +105,9 @@ export interface SmsMessage {
   seconds_ago: number;
 }
 
+/** A fetched message, as the client hands it over: an email (§2.3) or an SMS (§2.4) with its id. */
+export type Message = ({ kind: 'email' } & EmailMessage) | ({ kind: 'sms'; id: string } & SmsMessage);
+
 /** docs/api.md §2.5: body of an injection (4.4) or a webhook delivery (4.5). */
 export interface InjectedMessage {
   from?: string;
@@ -173,6 +176,11 @@ export interface HealthResponse {
    * sending it.
    */
   tokenProof?: string;
+  /**
+   * The server's clock (ms since the epoch) when it answered: what `since: "now"` means
+   * (core/message.ts and api/queries.ts resolve "now" with it, never with the client's clock).
+   */
+  now?: number;
   /** The domain the server files mail under when none is named (its `--domain`). */
   defaultDomain?: string;
 }

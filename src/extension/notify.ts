@@ -3,11 +3,10 @@
 // the message has a one-time code, Copy Code. No vscode import: the editor's calls are passed in.
 import type { InboxApi } from '../api/types';
 import { inert, type Inert } from '../core/inert';
-import { bestCode } from '../core/otp';
+import { codeOf, contentOf } from '../core/message';
 import type { MessageSummary } from '../core/wire';
 import type { NewMail } from './live';
 import { errorText, type Logger } from './log';
-import { messageTexts } from './messageText';
 import type { InboxRef, MessageRef } from './tree/state';
 
 export interface MailNotice {
@@ -63,7 +62,7 @@ export async function notifyNewMail(deps: NotifyDeps, mail: NewMail): Promise<vo
   let code: string | undefined;
   try {
     const api = deps.api();
-    if (api) code = bestCode(messageTexts(await api.getMessage(ref.domain, ref.inbox, ref.id)));
+    if (api) code = codeOf(contentOf(await api.getMessage(ref.domain, ref.inbox, ref.id)));
   } catch (e) {
     deps.log.debug(`Could not read ${ref.id} for the notification: ${errorText(e)}`);
   }

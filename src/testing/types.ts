@@ -26,10 +26,10 @@ export interface ConnectionOptions {
 
 export interface WaitOptions extends ConnectionOptions {
   /**
-   * Only messages received after this count: `'now'` (the moment of the call), a time in ms
-   * since the epoch, a Date, or the id of a message of the inbox. Take the time before the
-   * action that sends the mail (`const since = Date.now()`), so that neither a previous run's
-   * message nor a fast reply is mistaken. Default: every message counts.
+   * Only messages received after this count: `'now'` (the moment of the call on the server's
+   * clock, so a client clock ahead or behind changes nothing), a time in ms since the epoch, a
+   * Date, or the id of a message of the inbox. Prefer `'now'` taken before the action that
+   * sends the mail, or the id of the last message read. Default: every message counts.
    */
   since?: 'now' | number | Date | string;
   /** How long to wait: ms, or a duration such as `'30s'` or `'2m'` (default 60 s). */

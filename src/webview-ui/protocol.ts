@@ -5,6 +5,7 @@
 
 import { isPlaceholderSmsSubject, smsTitle, type SmsEncoding } from '../core/sms';
 import { isDataImageUrl } from '../core/urls';
+import { CLICK_KINDS, type ClickKind } from '../core/clickKinds';
 
 /** Tabs of the message view, in display order. */
 export const TAB_IDS = ['conversation', 'html', 'text', 'headers', 'links', 'attachments', 'raw'] as const;
@@ -98,9 +99,9 @@ export interface ViewSms {
   encoding: SmsEncoding;
 }
 
-/** Kinds of link a flow continues with (src/extension/verificationLink.ts chooses one). */
-export const VERIFICATION_KINDS = ['verify-email', 'magic-login', 'reset-password'] as const;
-export type ViewVerificationKind = (typeof VERIFICATION_KINDS)[number];
+/** Kinds of link a flow continues with (core/message.ts chooses one). */
+const VERIFICATION_KINDS = CLICK_KINDS;
+export type ViewVerificationKind = ClickKind;
 
 /** The link the message asks the reader to click to go on (confirm the address, sign in, reset), marked in the view. */
 export interface ViewVerification {

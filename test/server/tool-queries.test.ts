@@ -1,4 +1,4 @@
-// What the agent tools read (src/extension/tools/queries.ts), against the real local HTTP API
+// What the agent tools read (src/api/queries.ts, also the MCP tools' and the library's), against the real local HTTP API
 // through the real client: `sinceMs` never answers older mail, a wait sees the next message,
 // the verification link is chosen over unsubscribe and tracking links, HTML-only mail is read
 // as its visible text.
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { createClient } from '../../src/api/client';
 import type { InboxApi } from '../../src/api/types';
-import { findNewestCode, findNewestVerificationLink, listInboxes, newestMessage } from '../../src/extension/tools/queries';
+import { findCode, findLink, listInboxes, newestMessage } from '../../src/api/queries';
 import { API_TOKEN, DOMAIN, startApi, type Harness } from './api-harness';
 
 describe('agent tool queries (real HTTP API, real client)', () => {
@@ -27,11 +27,11 @@ describe('agent tool queries (real HTTP API, real client)', () => {
 
   it('never answers a code from a message at or before sinceMs, and waits for the next one', async () => {
     await inject('q-code', 'Old', 'Your verification code is 101010.');
-    assert.equal((await findNewestCode({ api, domain: DOMAIN, inbox: 'q-code' }))?.value, '101010');
+    assert.equal((await findCode({ api, domain: DOMAIN, inbox: 'q-code', testInbox: false }))?.value, '101010');
     const since = Date.now();
     await new Promise((r) => setTimeout(r, 5));
-    assert.equal(await findNewestCode({ api, domain: DOMAIN, inbox: 'q-code', sinceMs: since }), undefined, 'the stale code is not answered');
-    const waiting = findNewestCode({ api, domain: DOMAIN, inbox: 'q-code', sinceMs: since, waitSeconds: 10, pollMs: 100 });
+    assert.equal(await findCode({ api, domain: DOMAIN, inbox: 'q-code', testInbox: false, since }), undefined, 'the stale code is not answered');
+    const waiting = findCode({ api, domain: DOMAIN, inbox: 'q-code', testInbox: false, since, waitMs: 10_000, pollMs: 100 });
     setTimeout(() => void inject('q-code', 'New', 'Your verification code is 202020.'), 300);
     const found = await waiting;
     assert.equal(found?.value, '202020');
@@ -40,7 +40,7 @@ describe('agent tool queries (real HTTP API, real client)', () => {
 
   it('an empty inbox is normal: undefined when the wait ends, not an error', async () => {
     const started = Date.now();
-    assert.equal(await findNewestCode({ api, domain: DOMAIN, inbox: 'q-empty', waitSeconds: 0.3, pollMs: 100 }), undefined);
+    assert.equal(await findCode({ api, domain: DOMAIN, inbox: 'q-empty', testInbox: false, waitMs: 300, pollMs: 100 }), undefined);
     assert.ok(Date.now() - started >= 250, 'it waited');
   });
 
@@ -53,7 +53,7 @@ describe('agent tool queries (real HTTP API, real client)', () => {
       html: '<p>Bonjour,</p><p><a href="https://click.acme.test/ls/click?upn=1">Nos offres</a></p><p><a href="https://acme.test/u/7">Se désabonner</a></p><p><a href="https://acme.test/c/3f9?x=1">Vérifier mon adresse</a></p>',
     }).compile().build();
     await h.deliver('q-link', raw);
-    const found = await findNewestVerificationLink({ api, domain: DOMAIN, inbox: 'q-link' });
+    const found = await findLink({ api, domain: DOMAIN, inbox: 'q-link', testInbox: false });
     assert.deepEqual(found?.value, { url: 'https://acme.test/c/3f9?x=1', text: 'Vérifier mon adresse', kind: 'verify-email' });
     const read = await newestMessage(api, DOMAIN, 'q-link');
     assert.equal(read?.verificationLink?.url, 'https://acme.test/c/3f9?x=1');

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Message } from '../../src/api/types';
-import { bestCode } from '../../src/core/otp';
-import { messageTexts } from '../../src/extension/messageText';
+import { codeOf, codeSource, contentOf } from '../../src/core/message';
 import { buildViewState } from '../../src/extension/messagePanel/viewState';
 
 function anSms(body: string): Message {
@@ -28,22 +27,22 @@ describe('message texts for code extraction', () => {
     const filler = 'Thanks for joining the Acme rewards programme, we are glad to have you with us. '.repeat(5);
     const sms = anSms(`${filler}Use 583920 to finish signing in.`);
     assert.ok(sms.kind === 'sms' && sms.parts[0].body.length > 320);
-    assert.equal(bestCode(messageTexts(sms)), '583920');
+    assert.equal(codeOf(contentOf(sms)), '583920');
   });
 
   it('separates the text and HTML parts of an email and ignores attachments', () => {
-    const texts = messageTexts(
+    const texts = codeSource(contentOf(
       anEmail([
         { type: 'text/plain; charset=utf-8', body: 'plain' },
         { type: 'text/html; charset=utf-8', body: '<p>html</p>' },
         { type: 'application/pdf', body: 'JVBERi0=' },
       ]),
-    );
+    ));
     assert.deepEqual(texts, { subject: 'Hello', text: 'plain', html: '<p>html</p>' });
   });
 
   it('still finds the sole number of a short plain-text email, such as an injected test message', () => {
-    assert.equal(bestCode(messageTexts(anEmail([{ type: 'text/plain', body: 'Use 4821 to log in' }]))), '4821');
+    assert.equal(codeOf(contentOf(anEmail([{ type: 'text/plain', body: 'Use 4821 to log in' }]))), '4821');
   });
 
   it('skips a text part marked as an attachment, for Copy One-Time Code and the message view alike', () => {
@@ -51,15 +50,15 @@ describe('message texts for code extraction', () => {
       { type: 'text/plain', body: 'Your verification code is 482913.' },
       { type: 'text/plain; name="invoice.txt"', disposition: 'attachment; filename="invoice.txt"', body: 'Your code is 777111' },
     ]);
-    assert.deepEqual(messageTexts(m), { subject: 'Hello', text: 'Your verification code is 482913.', html: '' });
-    assert.equal(bestCode(messageTexts(m)), '482913');
+    assert.deepEqual(codeSource(contentOf(m)), { subject: 'Hello', text: 'Your verification code is 482913.', html: '' });
+    assert.equal(codeOf(contentOf(m)), '482913');
     assert.equal(buildViewState({ domain: 'inbox.test', message: m, allowRemoteImages: false }).code?.code, '482913');
     // Without the attachment marking the same part would be a body and change the answer.
     const unmarked = anEmail([
       { type: 'text/plain', body: 'Use the number below.' },
       { type: 'text/plain', body: 'Your code is 777111' },
     ]);
-    assert.equal(bestCode(messageTexts(unmarked)), '777111');
+    assert.equal(codeOf(contentOf(unmarked)), '777111');
   });
 
   it('the SMS view state carries the segment count and encoding by the standard rules', () => {

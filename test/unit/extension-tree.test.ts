@@ -8,13 +8,12 @@ import nodemailer from 'nodemailer';
 import { ApiError } from '../../src/api/errors';
 import { createClient } from '../../src/api/client';
 import type { InboxApi } from '../../src/api/types';
-import { bestCode } from '../../src/core/otp';
 import { describeError, ExtensionError } from '../../src/extension/errors';
 import { LocalServerError } from '../../src/extension/localServer';
 import { InboxModel, PAGE_SIZE, type TreeNode } from '../../src/extension/tree/model';
 import { present, senderName } from '../../src/extension/tree/present';
 import { AddedInboxes, MAX_READ_IDS, ReadState } from '../../src/extension/tree/state';
-import { waitForNextCode } from '../../src/extension/waitForCode';
+import { findCode } from '../../src/api/queries';
 import { startInboxServer, type InboxServer } from '../../src/server/server';
 import { memoryMemento as memento } from '../support/memory';
 
@@ -293,13 +292,13 @@ describe('extension tree model', function () {
       const skipped: string[] = [];
       let waiting!: () => void;
       const ready = new Promise<void>((r) => (waiting = r));
-      const found = waitForNextCode({ api, domain: DOMAIN, inbox: 'otp', signal: ac.signal, extract: bestCode, longPoll: true, onWaiting: () => waiting(), onSkipped: (m) => skipped.push(m.subject) });
+      const found = findCode({ api, domain: DOMAIN, inbox: 'otp', signal: ac.signal, testInbox: true, since: 'now', waitMs: Infinity, onWaiting: () => waiting(), onSkipped: (m) => skipped.push(m.subject) });
       await ready;
       await api.inject(DOMAIN, 'otp', { from: 'a@b.test', subject: 'welcome', text: 'Hello there, no digits here.' });
       await api.inject(DOMAIN, 'otp', { from: 'a@b.test', subject: 'Sign-in', text: 'Your verification code is 730152. It expires in 10 minutes.' });
       const result = await found;
-      assert.equal(result.code, '730152');
-      assert.equal(result.summary.subject, 'Sign-in');
+      assert.equal(result?.value, '730152');
+      assert.equal(result?.subject, 'Sign-in');
       assert.deepEqual(skipped, ['welcome']);
     });
 
@@ -307,15 +306,15 @@ describe('extension tree model', function () {
       const ac = new AbortController();
       let waiting!: () => void;
       const ready = new Promise<void>((r) => (waiting = r));
-      const found = waitForNextCode({ api, domain: DOMAIN, inbox: 'otp2', signal: ac.signal, extract: bestCode, longPoll: false, pollMs: 100, onWaiting: () => waiting() });
+      const found = findCode({ api, domain: DOMAIN, inbox: 'otp2', signal: ac.signal, testInbox: false, since: 'now', waitMs: Infinity, pollMs: 100, onWaiting: () => waiting() });
       await ready;
       await api.inject(DOMAIN, 'otp2', { from: 'a@b.test', subject: 'code', text: 'Use 4821 to log in' });
-      assert.equal((await found).code, '4821');
+      assert.equal((await found)?.value, '4821');
     });
 
     it('stops with a cancellation error when cancelled', async () => {
       const ac = new AbortController();
-      const found = waitForNextCode({ api, domain: DOMAIN, inbox: 'quiet', signal: ac.signal, extract: bestCode, longPoll: true, onWaiting: () => setTimeout(() => ac.abort(), 50) });
+      const found = findCode({ api, domain: DOMAIN, inbox: 'quiet', signal: ac.signal, testInbox: true, since: 'now', waitMs: Infinity, onSkipped: () => undefined, onWaiting: () => setTimeout(() => ac.abort(), 50) });
       await assert.rejects(found, (e: unknown) => describeError(e).silent);
     });
   });

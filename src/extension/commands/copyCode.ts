@@ -1,8 +1,7 @@
 import * as vscode from 'vscode';
 import { inert } from '../../core/inert';
-import { bestCode } from '../../core/otp';
+import { codeOf, contentOf } from '../../core/message';
 import { ExtensionError } from '../errors';
-import { messageTexts } from '../messageText';
 import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
 import { resolveMessage } from '../ui/pick';
@@ -22,7 +21,7 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
     try {
       const api = await s.connection.ensure();
       const message = await api.getMessage(ref.domain, ref.inbox, ref.id, { signal });
-      const code = bestCode(messageTexts(message));
+      const code = codeOf(contentOf(message));
       if (!code) throw new ExtensionError('noMessage', `No one-time code found in "${message.subject || ref.id}".`);
       await vscode.env.clipboard.writeText(code);
       s.model.noteCode(ref.id, code);

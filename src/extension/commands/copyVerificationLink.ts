@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
 import { inert } from '../../core/inert';
+import { contentOf, linkToClick } from '../../core/message';
 import { activeMessageRef } from '../messagePanel/messagePanel';
 import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
 import { resolveMessage } from '../ui/pick';
 import { showInfo, showStatus } from '../ui/shown';
-import { verificationLinkOf } from '../verificationLink';
 
 export const id = 'testInbox.copyVerificationLink';
 
@@ -31,7 +31,7 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
     try {
       const api = await s.connection.ensure();
       const message = await api.getMessage(ref.domain, ref.inbox, ref.id, { signal });
-      const link = verificationLinkOf(message);
+      const link = linkToClick(contentOf(message));
       if (!link) {
         void showInfo(inert`No verification, sign-in or password reset link in "${message.subject || ref.id}".`);
         return undefined;

@@ -1,15 +1,15 @@
 import * as vscode from 'vscode';
+import { ApiError } from '../../api/errors';
+import { findCode } from '../../api/queries';
 import { inert } from '../../core/inert';
-import { bestCode } from '../../core/otp';
 import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
 import { resolveInbox } from '../ui/pick';
 import { reportProgress, showInfo } from '../ui/shown';
-import { waitForNextCode } from '../waitForCode';
 
 export const id = 'testInbox.waitForCode';
 
-/** Waits for the next message of an inbox and copies its one-time code (two-factor login flow). */
+/** Waits for the next message of an inbox (after now, on the server's clock) and copies its one-time code (two-factor login flow). */
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {
   const ref = await resolveInbox(s, arg, 'Wait for Next Code', { allowNew: true });
   if (!ref) return undefined;
@@ -19,21 +19,25 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
       const { signal, dispose } = toAbortSignal(token);
       try {
         const api = await s.connection.ensure();
-        const found = await waitForNextCode({
+        const found = await findCode({
           api,
           domain: ref.domain,
           inbox: ref.inbox,
+          testInbox: s.connection.testInbox !== undefined,
           signal,
-          extract: bestCode,
-          longPoll: s.connection.testInbox !== undefined,
+          since: 'now',
+          waitMs: Infinity,
           onWaiting: () => reportProgress(progress, inert`… send it now.`),
           onSkipped: (m) => reportProgress(progress, inert`"${m.subject}" had no code; still waiting…`),
         });
-        await vscode.env.clipboard.writeText(found.code);
-        s.log.info(`Copied the one-time code of ${found.summary.id}.`);
-        s.model.applyNew(ref.domain, [found.summary]);
-        void showInfo(inert`Copied code ${found.code} from "${found.summary.subject}".`);
-        return found.code;
+        // An unbounded wait ends with a code or a cancellation.
+        if (!found) throw new ApiError('cancelled', 'Cancelled.');
+        await vscode.env.clipboard.writeText(found.value);
+        s.log.info(`Copied the one-time code of ${found.id}.`);
+        const summary = { id: found.id, time: found.time, subject: found.subject, from: found.from, to: ref.inbox, domain: ref.domain, seconds_ago: 0, code: found.value };
+        s.model.applyNew(ref.domain, [summary]);
+        void showInfo(inert`Copied code ${found.value} from "${found.subject}".`);
+        return found.value;
       } finally {
         dispose();
       }

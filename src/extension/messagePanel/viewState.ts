@@ -9,8 +9,8 @@ import { isDataImageUrl, safeLinkTarget } from '../../core/urls';
 import { PRIVATE_DOMAIN } from '../../core/ids';
 import { senderLine } from '../../core/sender';
 import { cleanFileName } from '../../core/fileNames';
-import { messageBodies, messageTexts } from '../messageText';
-import { type KindedLink, kindedLinks, pickVerificationLink, VERIFICATION_KIND_LABELS } from '../verificationLink';
+import { CLICK_KIND_LABELS } from '../../core/clickKinds';
+import { codeSource, contentOf, type KindedLink, kindedLinks, messageBodies, pickLinkToClick } from '../../core/message';
 import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText, type ViewVerification } from '../../webview-ui/protocol';
 
 /** Most characters of text or raw source sent to the view; beyond this the view says it is cut (a DOM size limit). */
@@ -76,7 +76,8 @@ export function buildViewState(input: ViewInputs): ViewState {
   const bodies = messageBodies(m);
   const notes = [...(input.notes ?? [])];
 
-  const extracted = kindedLinks(m);
+  const content = contentOf(m);
+  const extracted = kindedLinks(content);
   const links: ViewLink[] = [];
   const shown: KindedLink[] = [];
   for (const l of extracted) {
@@ -100,11 +101,11 @@ export function buildViewState(input: ViewInputs): ViewState {
     } else if (links.length < MAX_VIEW_LINKS) links.push(text ? { url, text } : { url });
   }
   // The same choice as Copy Verification Link, among the links the view lists.
-  const found = pickVerificationLink(shown);
-  const verification: ViewVerification | undefined = found ? { ...found, label: VERIFICATION_KIND_LABELS[found.kind] } : undefined;
+  const found = pickLinkToClick(shown);
+  const verification: ViewVerification | undefined = found ? { ...found, label: CLICK_KIND_LABELS[found.kind] } : undefined;
 
   // The same input as Copy One-Time Code, so both pick the same code.
-  const best = extractCodes(messageTexts(m))[0];
+  const best = extractCodes(codeSource(content))[0];
   const code = best ? { code: best.code, reason: REASON_TEXT[best.reason] ?? best.reason } : undefined;
 
   const raw = input.raw === undefined ? undefined : cut(input.raw);

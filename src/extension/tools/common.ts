@@ -7,7 +7,7 @@ import { parseInboxInput } from '../inboxInput';
 import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
 import { defaultDomain } from '../ui/pick';
-import { MAX_TOOL_WAIT_SECONDS } from './queries';
+import { MAX_TOOL_WAIT_SECONDS } from '../../api/queries';
 
 /** Input of the tools that read one inbox. */
 export interface InboxInput {
@@ -37,25 +37,28 @@ export const FIND_PROPERTIES = {
 } as const;
 
 /** The server, domain and inbox an input names; a clear error for a bad one. */
-export async function target(s: Services, input: InboxInput): Promise<{ api: InboxApi; domain: string; inbox: string }> {
+export async function target(s: Services, input: InboxInput): Promise<{ api: InboxApi; domain: string; inbox: string; testInbox: boolean }> {
   if (typeof input?.inbox !== 'string' || input.inbox.trim() === '') throw new ExtensionError('invalidInput', 'Name the inbox ("inbox": "signup" or "signup@inbox.test").');
   const fallback = typeof input.domain === 'string' && input.domain.trim() !== '' ? input.domain.trim().toLowerCase() : defaultDomain(s);
   const ref = parseInboxInput(input.inbox, fallback);
-  return { api: await s.connection.ensure(), domain: ref.domain, inbox: ref.inbox };
+  const api = await s.connection.ensure();
+  return { api, domain: ref.domain, inbox: ref.inbox, testInbox: s.connection.testInbox !== undefined };
 }
 
-/** Checks the optional search fields; returns them in range. */
-export function findFields(input: FindInput): { sinceMs?: number; waitSeconds?: number } {
-  const out: { sinceMs?: number; waitSeconds?: number } = {};
+/** Checks the optional search fields; returns them in range, and as the core's find options. */
+export function findFields(input: FindInput): { sinceMs?: number; waitSeconds?: number; since?: number; waitMs: number } {
+  const out: { sinceMs?: number; waitSeconds?: number; since?: number; waitMs: number } = { waitMs: 0 };
   if (input.sinceMs !== undefined) {
     if (typeof input.sinceMs !== 'number' || !Number.isFinite(input.sinceMs) || input.sinceMs < 0) throw new ExtensionError('invalidInput', '"sinceMs" must be a time in milliseconds since the Unix epoch.');
     out.sinceMs = input.sinceMs;
+    out.since = input.sinceMs;
   }
   if (input.waitSeconds !== undefined) {
     if (typeof input.waitSeconds !== 'number' || !Number.isFinite(input.waitSeconds) || input.waitSeconds < 0 || input.waitSeconds > MAX_TOOL_WAIT_SECONDS) {
       throw new ExtensionError('invalidInput', `"waitSeconds" must be a number of seconds from 0 to ${MAX_TOOL_WAIT_SECONDS}.`);
     }
     out.waitSeconds = input.waitSeconds;
+    out.waitMs = input.waitSeconds * 1000;
   }
   return out;
 }

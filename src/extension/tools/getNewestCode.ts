@@ -1,7 +1,7 @@
 import type * as vscode from 'vscode';
 import type { Services } from '../services';
 import { describeInput, findFields, jsonResult, target, withSignal, type FindInput } from './common';
-import { findNewestCode } from './queries';
+import { findCode } from '../../api/queries';
 
 export const name = 'testInbox_getNewestCode';
 
@@ -17,9 +17,9 @@ export function create(s: Services): vscode.LanguageModelTool<Input> {
       withSignal(token, async (signal) => {
         const fields = findFields(options.input);
         const t = await target(s, options.input);
-        const found = await findNewestCode({ ...t, ...fields, signal });
+        const found = await findCode({ ...t, since: fields.since, waitMs: fields.waitMs, signal });
         if (!found) return jsonResult({ found: false, message: `No message with a one-time code in ${t.inbox} (${t.domain})${fields.sinceMs !== undefined ? ' after the given time' : ''}${fields.waitSeconds ? ` within ${fields.waitSeconds} s` : ''}.` });
-        return jsonResult({ found: true, code: found.value, id: found.id, subject: found.subject, from: found.from, time: found.time });
+        return jsonResult({ found: true, code: found.value, id: found.id, subject: found.subject, from: found.from, time: new Date(found.time).toISOString() });
       }),
   };
 }

@@ -1,7 +1,7 @@
 import type * as vscode from 'vscode';
 import type { Services } from '../services';
 import { describeInput, findFields, jsonResult, target, withSignal, type FindInput } from './common';
-import { findNewestVerificationLink } from './queries';
+import { findLink } from '../../api/queries';
 
 export const name = 'testInbox_getVerificationLink';
 
@@ -20,9 +20,9 @@ export function create(s: Services): vscode.LanguageModelTool<Input> {
       withSignal(token, async (signal) => {
         const fields = findFields(options.input);
         const t = await target(s, options.input);
-        const found = await findNewestVerificationLink({ ...t, ...fields, signal });
+        const found = await findLink({ ...t, since: fields.since, waitMs: fields.waitMs, signal });
         if (!found) return jsonResult({ found: false, message: `No message with a verification, sign-in or password reset link in ${t.inbox} (${t.domain})${fields.sinceMs !== undefined ? ' after the given time' : ''}${fields.waitSeconds ? ` within ${fields.waitSeconds} s` : ''}.` });
-        return jsonResult({ found: true, url: found.value.url, kind: found.value.kind, text: found.value.text ?? '', id: found.id, subject: found.subject, from: found.from, time: found.time });
+        return jsonResult({ found: true, url: found.value.url, kind: found.value.kind, text: found.value.text ?? '', id: found.id, subject: found.subject, from: found.from, time: new Date(found.time).toISOString() });
       }),
   };
 }

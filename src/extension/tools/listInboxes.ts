@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { shownDomains } from '../config/settings';
 import type { Services } from '../services';
 import { jsonResult, withSignal } from './common';
-import { LIST_LOOK_BACK, listInboxes } from './queries';
+import { LIST_LOOK_BACK, listInboxes } from '../../api/queries';
 
 export const name = 'testInbox_listInboxes';
 

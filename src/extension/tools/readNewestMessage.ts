@@ -1,7 +1,7 @@
 import type * as vscode from 'vscode';
 import type { Services } from '../services';
 import { describeInput, jsonResult, target, withSignal, type InboxInput } from './common';
-import { newestMessage } from './queries';
+import { newestMessage } from '../../api/queries';
 
 export const name = 'testInbox_readNewestMessage';
 

@@ -331,7 +331,7 @@ class Api {
       return;
     }
     if (route.kind === 'health') {
-      const body: HealthResponse = { service: 'test-inbox', version: this.#version, status: 'ok', defaultDomain: this.#ctx.defaultDomain };
+      const body: HealthResponse = { service: 'test-inbox', version: this.#version, status: 'ok', now: Date.now(), defaultDomain: this.#ctx.defaultDomain };
       const challenge = url.query.get(HEALTH_CHALLENGE_PARAM);
       if (challenge !== null) {
         if (challenge.length === 0 || challenge.length > MAX_CHALLENGE_LENGTH) throw badRequest('bad_field', `${HEALTH_CHALLENGE_PARAM} must be 1 to ${MAX_CHALLENGE_LENGTH} characters`);

@@ -1,19 +1,21 @@
 // The MIME work of the read views (parse, render, link extraction), as one function of plain
 // data in and plain data out, so it can run on a worker thread (mimePool.ts) and keep the
 // event loop free while a huge message is read (issue 14 point 7).
-import { type ClassifiedLink, type LinkKind, classifyLinks } from '../../core/linkKinds';
 import { extractLinks } from '../../core/links';
+import type { LinkKind } from '../../core/linkKinds';
+import type { LinkKindParam } from '../../core/clickKinds';
+import { type ClickLink, linkToClick } from '../../core/message';
 import type { SearchableBody } from '../../core/search';
 import type { AttachmentInfo } from '../../core/wire';
 import type { MessageMeta } from '../store/types';
-import { type AttachmentContent, getAttachment, linkSourceOf, listAttachments, type RenderedMessage, renderMessage, searchableOf, textAndHtml } from './render';
+import { type AttachmentContent, getAttachment, contentOfRaw, listAttachments, type RenderedMessage, renderMessage, searchableOf, textAndHtml } from './render';
 
 export type MimeJob =
   | { op: 'message'; raw: Uint8Array; meta: MessageMeta; now: number }
   | { op: 'links'; raw: Uint8Array }
   | { op: 'attachments'; raw: Uint8Array }
   | { op: 'attachment'; raw: Uint8Array; n: number }
-  | { op: 'firstLink'; raw: Uint8Array; kinds: readonly LinkKind[] }
+  | { op: 'linkToClick'; raw: Uint8Array; kind: LinkKindParam }
   | { op: 'searchable'; raw: Uint8Array; linkKinds?: readonly LinkKind[] };
 
 export interface MimeResults {
@@ -21,7 +23,7 @@ export interface MimeResults {
   links: { links: string[]; notice?: string };
   attachments: { attachments: AttachmentInfo[]; notice?: string };
   attachment: AttachmentContent | { notice: string } | undefined;
-  firstLink: ClassifiedLink | undefined;
+  linkToClick: ClickLink | undefined;
   searchable: SearchableBody;
 }
 
@@ -43,8 +45,8 @@ export async function runMimeJob(job: MimeJob): Promise<MimeResults[MimeJob['op'
       return listAttachments(raw);
     case 'attachment':
       return getAttachment(raw, job.n);
-    case 'firstLink':
-      return classifyLinks(await linkSourceOf(raw)).find((l) => job.kinds.includes(l.kind));
+    case 'linkToClick':
+      return linkToClick(await contentOfRaw(raw), job.kind);
     case 'searchable':
       return searchableOf(raw, job.linkKinds);
   }

@@ -15,9 +15,10 @@
 //   `id` so clients can address the message.
 import PostalMime from 'postal-mime';
 import { htmlToText } from '../../core/html';
-import { classifyLinks, type LinkKind } from '../../core/linkKinds';
+import type { LinkKind } from '../../core/linkKinds';
 import { type SearchableBody, searchText } from '../../core/search';
 import { isPhoneInbox } from '../../core/ids';
+import { kindedLinks, type MessageContent } from '../../core/message';
 import type { AttachmentInfo, EmailMessage, EmailPart, MessageSummary, SmsMessage } from '../../core/wire';
 import { decodeEncodedWords } from '../store/headers';
 import type { MessageMeta } from '../store/types';
@@ -202,7 +203,7 @@ export const MAX_SEARCH_TEXT_CHARS = 1_000_000;
  * What the search reads of a message (core/search.ts SearchableBody), from one parse: its text
  * part, or the visible text of its HTML when it has none, folded as the search compares text;
  * whether it has an attachment; with `linkKinds`, whether it has a link of those kinds by the
- * link rule (core/linkKinds.ts classifyLinks, as the link route reads it).
+ * link rule (core/message.ts kindedLinks, as the link route reads it).
  */
 export async function searchableOf(raw: Buffer, linkKinds?: readonly LinkKind[]): Promise<SearchableBody> {
   const { email } = await parse(raw);
@@ -210,14 +211,18 @@ export async function searchableOf(raw: Buffer, linkKinds?: readonly LinkKind[])
   const body: SearchableBody = { text: searchText(text.slice(0, MAX_SEARCH_TEXT_CHARS)), attachment: email.attachments.length > 0 };
   if (linkKinds) {
     const header = email.headers.find((h) => h.key === 'list-unsubscribe');
-    body.link = classifyLinks({ text: email.text, html: email.html, listUnsubscribe: header?.value }).some((l) => linkKinds.includes(l.kind));
+    body.link = kindedLinks({ subject: '', text: email.text, html: email.html, listUnsubscribe: header?.value }).some((l) => linkKinds.includes(l.kind));
   }
   return body;
 }
 
-/** What the link kinds are read from: the text and HTML parts and the List-Unsubscribe header. */
-export async function linkSourceOf(raw: Buffer): Promise<{ text?: string; html?: string; listUnsubscribe?: string }> {
+/** What the answers of core/message.ts are read from (the link route's linkToClick). */
+export async function contentOfRaw(raw: Buffer): Promise<MessageContent> {
   const { email } = await parse(raw);
   const header = email.headers.find((h) => h.key === 'list-unsubscribe');
-  return { text: email.text, html: email.html, listUnsubscribe: header?.value };
+  const c: MessageContent = { subject: email.subject ?? '' };
+  if (email.text !== undefined) c.text = email.text;
+  if (email.html !== undefined) c.html = email.html;
+  if (header) c.listUnsubscribe = header.value;
+  return c;
 }

@@ -1,8 +1,8 @@
-// The one-time code of a stored message, detected once at ingest (core/otp.ts) so listings can
-// carry it (docs/api.md §2.2 `code`) without parsing MIME on the list hot path.
+// The one-time code of a stored message, detected once at ingest by the one rule
+// (core/message.ts codeOf) so listings can carry it (docs/api.md §2.2 `code`) without parsing
+// MIME on the list hot path.
 import PostalMime from 'postal-mime';
-import { htmlToText } from '../../core/html';
-import { bestCode } from '../../core/otp';
+import { codeOf, type MessageContent } from '../../core/message';
 import type { MessageParts } from './types';
 
 /** Parts deeper than this are not parsed (the same bound as the message rendering). */
@@ -23,12 +23,10 @@ export async function detectCode(raw: Buffer, sms: boolean): Promise<string | un
   try {
     const head = raw.length > CODE_SCAN_MAX_BYTES ? raw.subarray(0, CODE_SCAN_MAX_BYTES) : raw;
     const email = await PostalMime.parse(head, { attachmentEncoding: 'arraybuffer', maxNestingDepth: MAX_MIME_NESTING });
-    const subject = email.subject ?? '';
-    if (sms) {
-      const text = email.text ?? (email.html !== undefined ? htmlToText(email.html) : '');
-      return bestCode({ subject, text, kind: 'sms' });
-    }
-    return bestCode({ subject, text: email.text ?? '', html: email.html ?? '' });
+    const content: MessageContent = { subject: email.subject ?? '', sms };
+    if (email.text !== undefined) content.text = email.text;
+    if (email.html !== undefined) content.html = email.html;
+    return codeOf(content);
   } catch {
     return undefined;
   }
@@ -40,5 +38,5 @@ export async function detectCode(raw: Buffer, sms: boolean): Promise<string | un
  * made again; a tenth of the server's CPU per injected message went to that parse.
  */
 export function codeOfParts(parts: MessageParts, sms: boolean): string | undefined {
-  return sms ? bestCode({ subject: parts.subject, text: parts.text, kind: 'sms' }) : bestCode({ subject: parts.subject, text: parts.text, html: '' });
+  return codeOf({ subject: parts.subject, text: parts.text, sms });
 }

@@ -1,10 +1,11 @@
 // The code and link routes for automated tests (docs/api.md "Codes and links"):
 // `…/inboxes/{I}/code` answers the one-time code of the newest message after `since`, and
-// `…/inboxes/{I}/link` its first link of a kind (core/linkKinds.ts), both waiting up to
+// `…/inboxes/{I}/link` the link a person must click (core/message.ts linkToClick), both waiting up to
 // `wait` for one to arrive; `delete=true` removes the message once read, so that two test
 // runs never get the same code.
 import { PRIVATE_DOMAIN, parseMessageId } from '../../../core/ids';
-import type { LinkKind } from '../../../core/linkKinds';
+import { isLinkKindParam, LINK_KINDS, type LinkKindParam } from '../../../core/clickKinds';
+import { messagesAfter } from '../../../core/message';
 import type { MessageMeta } from '../../store/types';
 import { badRequest, notFound } from '../errors';
 import { sendJson } from '../respond';
@@ -16,14 +17,6 @@ import { pollUntil, readWait } from './wait';
 export const MAX_SCANNED_MESSAGES = 500;
 /** A `since` in ms has at most this many digits (ms until the year 33658; longer is not a time). */
 const MAX_SINCE_DIGITS = 15;
-
-/** `kind` values of the link route and the link kinds each accepts. */
-export const LINK_KIND_PARAM: Readonly<Record<string, readonly LinkKind[]>> = {
-  verify: ['verify-email'],
-  reset: ['reset-password'],
-  login: ['magic-login'],
-  any: ['verify-email', 'reset-password', 'magic-login'],
-};
 
 interface Since {
   /** Messages at or before this time (ms) are never answered. */
@@ -45,7 +38,7 @@ export async function latestResource(ctx: ApiContext, res: Res, route: Extract<R
   const since = await readSince(ctx, query.get('since'), domain, inbox);
   const wait = readWait(query);
   const remove = readBoolean(query, 'delete');
-  const kinds = route.what === 'link' ? readLinkKinds(query) : [];
+  const kind = route.what === 'link' ? readLinkKind(query) : 'any';
   /** Messages already read and found without a matching link: not parsed again on the next check. */
   const noLink = new Set<string>();
 
@@ -58,7 +51,7 @@ export async function latestResource(ctx: ApiContext, res: Res, route: Extract<R
     } catch {
       return undefined; // deleted meanwhile
     }
-    const link = await ctx.mime.run({ op: 'firstLink', raw, kinds });
+    const link = await ctx.mime.run({ op: 'linkToClick', raw, kind });
     if (!link) {
       noLink.add(meta.id);
       return undefined;
@@ -79,7 +72,7 @@ export async function latestResource(ctx: ApiContext, res: Res, route: Extract<R
 
   const found = await pollUntil(ctx, res, domain, inbox, wait, check);
   if (!found) {
-    const what = route.what === 'code' ? 'a one-time code' : `a ${kinds.join(' or ')} link`;
+    const what = route.what === 'code' ? 'a one-time code' : `a ${LINK_KINDS[kind].join(' or ')} link`;
     const waited = wait > 0 ? ` (waited ${wait} s)` : '';
     throw notFound(`no message with ${what} in inbox ${inbox}@${domain ?? PRIVATE_DOMAIN}${since.label}${waited}`);
   }
@@ -90,21 +83,7 @@ export async function latestResource(ctx: ApiContext, res: Res, route: Extract<R
 /** The inbox's messages after `since`, newest first. */
 async function after(ctx: ApiContext, domain: string | undefined, inbox: string, since: Since): Promise<MessageMeta[]> {
   const { msgs } = await ctx.store.list(domain, inbox, { limit: MAX_SCANNED_MESSAGES, skip: 0, sort: 'descending' });
-  const out: MessageMeta[] = [];
-  for (const m of msgs) {
-    if (m.id === since.id || m.time < since.time || (m.time === since.time && since.id === undefined)) break;
-    // Same millisecond as the `since` message but listed before it: newer only if its counter is.
-    if (m.time === since.time && since.id !== undefined && !newerId(m.id, since.id)) continue;
-    out.push(m);
-  }
-  return out;
-}
-
-function newerId(a: string, b: string): boolean {
-  const pa = parseMessageId(a);
-  const pb = parseMessageId(b);
-  if (!pa || !pb) return false;
-  return pa.seconds !== pb.seconds ? pa.seconds > pb.seconds : pa.counter > pb.counter;
+  return messagesAfter(msgs, since);
 }
 
 async function readSince(ctx: ApiContext, raw: string | null, domain: string | undefined, inbox: string): Promise<Since> {
@@ -128,9 +107,8 @@ function readBoolean(query: Query, name: string): boolean {
   throw badRequest('bad_param', `${name} must be true or false`);
 }
 
-function readLinkKinds(query: Query): readonly LinkKind[] {
+function readLinkKind(query: Query): LinkKindParam {
   const v = (query.get('kind') ?? 'any').toLowerCase();
-  const kinds = Object.prototype.hasOwnProperty.call(LINK_KIND_PARAM, v) ? LINK_KIND_PARAM[v] : undefined;
-  if (!kinds) throw badRequest('bad_param', `kind must be one of ${Object.keys(LINK_KIND_PARAM).join(', ')}`);
-  return kinds;
+  if (!isLinkKindParam(v)) throw badRequest('bad_param', `kind must be one of ${Object.keys(LINK_KINDS).join(', ')}`);
+  return v;
 }

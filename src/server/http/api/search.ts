@@ -12,7 +12,7 @@ import { summarize } from '../render';
 import { sendJson } from '../respond';
 import type { ApiContext, Query, Res } from './context';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, readInt } from './inboxes';
-import { LINK_KIND_PARAM } from './latest';
+import { LINK_KINDS } from '../../../core/clickKinds';
 import { readWait } from './wait';
 
 /** Candidates the store hands over at a time while bodies are read. */
@@ -187,7 +187,7 @@ async function readBody(ctx: ApiContext, meta: MessageMeta, links: boolean, sign
       throw e;
     }
     searchCounters.bodiesRead++;
-    const body = await ctx.mime.run({ op: 'searchable', raw, linkKinds: links ? LINK_KIND_PARAM.any : undefined });
+    const body = await ctx.mime.run({ op: 'searchable', raw, linkKinds: links ? LINK_KINDS.any : undefined });
     ctx.searchBodies.set(meta, body);
     return body;
   } finally {
