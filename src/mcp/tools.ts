@@ -10,7 +10,7 @@
 // link the core extracted, names the agent gave.
 import { isPhoneInbox, PRIVATE_DOMAIN } from '../core/ids';
 import { MAX_TOTP_INPUT_LENGTH } from '../core/totpInput';
-import { listInboxes, newestMessage } from '../extension/tools/queries';
+import { listInboxes, newestMessage } from '../api/queries';
 import { type Connection, splitInbox, toTestInboxError } from '../testing/connection';
 import { totp } from '../testing/index';
 import { type LinkKindOption, TestInboxError } from '../testing/types';
