@@ -144,7 +144,11 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   // The PostgreSQL store holds no lock of the data folder (its tokens, TLS pair and server file): make sure it exists.
   if (options.databaseUrl !== undefined) await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
   const cleanups: Array<() => Promise<void>> = [() => store.close()];
+  // One budget for the message bytes every SMTP and HTTP connection holds in memory at once.
+  const budget = new ByteBudget();
   const cleanup = async (): Promise<void> => {
+    // First: nothing waits for memory while the server stops (a stop always stops).
+    budget.close();
     for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
   };
   // Per start: the key of the health proof, written only into the data folder (SERVER_FILE).
@@ -152,8 +156,6 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   const caps = defaultConnectionCaps(readSoftFdLimit());
   const maxSmtpConnections = options.maxSmtpConnections ?? caps.smtp;
   const maxHttpConnections = options.maxHttpConnections ?? caps.http;
-  // One budget for the message bytes every SMTP and HTTP connection holds in memory at once.
-  const budget = new ByteBudget();
   try {
     const api = createHttpApi({
       proofKey,

@@ -50,6 +50,8 @@ export class SpoolingSink extends Writable {
   private filePath: string | undefined;
   private total = 0;
   private readonly threshold: number;
+  /** Ends at dispose (or destroy): every grant of this body goes back then, and a wait for one ends. */
+  private readonly life = new AbortController();
 
   constructor(private readonly o: SpoolOptions) {
     // Not destroyed on finish: the body is read after that, and dispose() cleans up.
@@ -67,7 +69,7 @@ export class SpoolingSink extends Writable {
     this.total += chunk.length;
     if (over) return done();
     if (!this.file) {
-      const release = this.memBytes + chunk.length <= this.threshold ? this.o.budget.tryTake(chunk.length) : undefined;
+      const release = this.memBytes + chunk.length <= this.threshold ? this.o.budget.tryTake(chunk.length, this.life.signal) : undefined;
       if (release) {
         this.held.push(release);
         this.chunks.push(chunk);
@@ -112,6 +114,7 @@ export class SpoolingSink extends Writable {
     this.chunks = [];
     this.memBytes = 0;
     this.releaseHeld();
+    this.life.abort();
     const fh = this.file;
     this.file = undefined;
     await fh?.close().catch(() => undefined);
@@ -123,7 +126,6 @@ export class SpoolingSink extends Writable {
   received(): ReceivedBody {
     const spooled = this.filePath !== undefined;
     const size = Math.min(this.total, this.o.maxBytes ?? this.total);
-    let disposed = false;
     return {
       size,
       spooled,
@@ -135,11 +137,8 @@ export class SpoolingSink extends Writable {
           return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, this.memBytes);
         }
         const headSize = Math.min(headBytes, size);
-        this.held.push(await this.o.budget.take(headSize));
-        if (disposed) {
-          this.releaseHeld();
-          throw new Error('the message was disposed of while it waited');
-        }
+        // Rejects (BudgetError) when the body is disposed of, or the server stops, while it waits.
+        this.held.push(await this.o.budget.take(headSize, this.life.signal));
         const file = this.filePath!;
         const fh = await fs.open(file, 'r');
         try {
@@ -156,7 +155,6 @@ export class SpoolingSink extends Writable {
         }
       },
       dispose: async () => {
-        disposed = true;
         await this.cleanup();
       },
     };

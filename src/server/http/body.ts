@@ -1,7 +1,8 @@
 // Reading and validating JSON request bodies (docs/api.md §2.5) with a size limit. A body that is
 // too large, not JSON, not an object or has fields of the wrong type is refused before
 // anything is written.
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { BudgetError, type ByteBudget, responseLifetime } from '../budget';
 import type { InjectedMessage } from '../../core/wire';
 import { HttpError, badRequest } from './errors';
 
@@ -28,14 +29,37 @@ export function requireJson(req: IncomingMessage): void {
   );
 }
 
-/** The whole body, or a 413 HttpError when it exceeds `max` bytes. */
-export function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > Math.max(max, MAX_DRAIN_BYTES)) {
-      reject(tooLarge(max, true));
-      return;
+/** What reading a body needs: its size limit, and the shared byte budget it is held under. */
+export interface BodyLimits {
+  readonly maxBody: number;
+  readonly budget: ByteBudget;
+}
+
+/**
+ * The whole body, or a 413 HttpError when it exceeds `limits.maxBody` bytes. The only reader
+ * of request bodies: called by a route once it has checked its token, it first waits for the
+ * body's share of the byte budget (reading nothing meanwhile, so TCP holds the sender back),
+ * held until the response closes. A client that goes away while it waits leaves the queue.
+ */
+export async function readBody(req: IncomingMessage, res: ServerResponse, limits: BodyLimits): Promise<Buffer> {
+  const max = limits.maxBody;
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > Math.max(max, MAX_DRAIN_BYTES)) throw tooLarge(max, true);
+  // An oversized body is drained, not kept: it needs no budget.
+  const kept = req.headers['transfer-encoding'] !== undefined ? max : Number.isFinite(declared) && declared > 0 && declared <= max ? declared : 0;
+  if (kept > 0) {
+    try {
+      await limits.budget.take(kept, responseLifetime(res));
+    } catch (e) {
+      if (BudgetError.is(e, 'CLOSED')) throw new HttpError(503, 'unavailable', 'the server is stopping; try again in a moment', { connection: 'close' });
+      throw badRequest('bad_request', 'the request ended before its body was read');
     }
+  }
+  return receive(req, max, declared);
+}
+
+function receive(req: IncomingMessage, max: number, declared: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let over = Number.isFinite(declared) && declared > max;
@@ -108,7 +132,7 @@ export function toInjectedMessage(obj: Record<string, unknown>): InjectedMessage
   return out;
 }
 
-export async function readInjectedMessage(req: IncomingMessage, max: number): Promise<InjectedMessage> {
+export async function readInjectedMessage(req: IncomingMessage, res: ServerResponse, limits: BodyLimits): Promise<InjectedMessage> {
   requireJson(req);
-  return toInjectedMessage(parseJsonObject(await readBody(req, max)));
+  return toInjectedMessage(parseJsonObject(await readBody(req, res, limits)));
 }

@@ -12,7 +12,7 @@ import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem } from '../../core/ids';
 import type { HealthResponse } from '../../core/wire';
 import { hmacHex, tokenProofKey } from '../../core/proof';
 import { HEALTH_CHALLENGE_PARAM, healthProof, MAX_CHALLENGE_LENGTH } from '../contract';
-import { ByteBudget } from '../budget';
+import { BudgetError, ByteBudget } from '../budget';
 import { StoreError } from '../store/errors';
 import type { Store } from '../store/types';
 import type { ApiContext } from './api/context';
@@ -90,7 +90,7 @@ export interface HttpApiOptions {
   maxBodyBytes?: number;
   /** The server file's key: `/healthz?challenge=` answers its HMAC proof (contract.ts, SERVER_FILE). */
   proofKey?: string;
-  /** Message bytes held in memory at once, shared with SMTP (budget.ts); a request body waits for its share before it is read. */
+  /** Message bytes held in memory at once, shared with SMTP (budget.ts); a request body waits for its share before it is read, a message read before it is read. */
   budget?: ByteBudget;
   /** Open connections served at once; past it a request is answered 503. Default DEFAULT_MAX_HTTP_CONNECTIONS. */
   maxConnections?: number;
@@ -130,8 +130,6 @@ class Api {
   /** Removes the providers' own spool folder, when they made one. */
   readonly #disposeProviders: () => Promise<void>;
   readonly #maxConnections: number;
-  readonly #budget: ByteBudget;
-  readonly #maxBody: number;
   /** Sockets accepted past the cap: their requests are answered 503 and they are closed. */
   readonly #overCap = new WeakSet<Socket>();
   #open = 0;
@@ -156,11 +154,10 @@ class Api {
     if (!Number.isSafeInteger(maxBody) || maxBody < 1) throw new RangeError(`maxBodyBytes must be a whole number >= 1, got ${String(o.maxBodyBytes)}`);
     this.#hub = new StreamHub(o.store);
     const messages = new TwilioMessages(o.store);
-    this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody };
-    this.#budget = o.budget ?? new ByteBudget();
-    [this.#providers, this.#disposeProviders] = providerContext(o, this.#budget, (what, err) => this.#toHttpError(what, err));
-    this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget: this.#budget, searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
-    this.#maxBody = maxBody;
+    const budget = o.budget ?? new ByteBudget();
+    this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody, budget };
+    [this.#providers, this.#disposeProviders] = providerContext(o, budget, (what, err) => this.#toHttpError(what, err));
+    this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
     this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;
     if (!Number.isSafeInteger(this.#maxConnections) || this.#maxConnections < 1) throw new RangeError(`maxConnections must be a whole number >= 1, got ${String(o.maxConnections)}`);
     const headersTimeout = o.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
@@ -254,6 +251,8 @@ class Api {
 
   #toHttpError(what: string, err: unknown): HttpError {
     if (HttpError.is(err)) return err;
+    // A wait for memory ended: the server is stopping (or the client left, and hears nothing).
+    if (BudgetError.is(err)) return new HttpError(503, 'unavailable', err.message, { connection: 'close', 'retry-after': '1' });
     if (ComposeError.is(err)) return badRequest('bad_field', err.message);
     if (StoreError.is(err)) {
       switch (err.code) {
@@ -302,20 +301,14 @@ class Api {
     this.#checkHost(req);
     // The email provider APIs answer in their providers' shapes and hold their bodies to their providers' limits.
     const provider = matchProviderRoute(parseUrl(req.url).segments);
-    if (provider) return handleProvider(this.#providers, this.#budget, req, res, provider, describe(req));
-    // A body is held in memory while it is read, parsed and stored: it waits for its share of
-    // the budget first (reading nothing meanwhile, so the sender is held back by TCP).
-    const declared = Number(req.headers['content-length']);
-    const bodyBytes = req.headers['transfer-encoding'] !== undefined ? this.#maxBody : Number.isFinite(declared) && declared > 0 ? Math.min(declared, this.#maxBody) : 0;
-    if (bodyBytes > 0) {
-      const release = await this.#budget.take(bodyBytes);
-      res.once('close', release);
-    }
+    if (provider) return handleProvider(this.#providers, this.#ctx.budget, req, res, provider, describe(req));
+    // A body takes its share of the byte budget only when its route reads it (body.ts readBody),
+    // after the route and its token are checked, and never beyond the response's lifetime.
     // HEAD is GET without the body: Node's response drops the body of a HEAD request itself.
     const head = req.method === 'HEAD';
     const method = head ? 'GET' : (req.method ?? 'GET');
     const url = parseUrl(req.url);
-    if (url.path === MCP_PATH || url.path === `${MCP_PATH}/`) return handleMcp({ apiToken: this.#apiToken, version: this.#version, maxBody: this.#maxBody, server: this.server }, req, res);
+    if (url.path === MCP_PATH || url.path === `${MCP_PATH}/`) return handleMcp({ apiToken: this.#apiToken, version: this.#version, maxBody: this.#ctx.maxBody, budget: this.#ctx.budget, server: this.server }, req, res);
     if (isOAuthProbe(url.path)) return answerOAuthProbe(res);
     const route = matchRoute(url.segments);
     if (!route) throw notFound(`unknown route ${method} ${url.path}`);

@@ -13,6 +13,7 @@ import { loadMcpSdk } from '../../mcp/load';
 import { mcpToolSet, type ToolContext } from '../../mcp/tools';
 import type { Connection } from '../../testing/connection';
 import { checkToken, type TokenCheck } from './auth';
+import type { ByteBudget } from '../budget';
 import { parseJsonObjectOrArray, readBody } from './body';
 import { HttpError } from './errors';
 import { checkOrigin } from './origin';
@@ -44,6 +45,8 @@ export interface McpRouteOptions {
   apiToken: TokenCheck;
   version: string;
   maxBody: number;
+  /** The shared byte budget the request body is read under (body.ts). */
+  budget: ByteBudget;
   server: import('node:http').Server;
 }
 
@@ -66,7 +69,7 @@ export async function handleMcp(o: McpRouteOptions, req: IncomingMessage, res: S
     res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: `method ${req.method ?? '?'} is not allowed: this MCP endpoint is stateless, POST each message` }, id: null }));
     return;
   }
-  const body = parseJsonObjectOrArray(await readBody(req, o.maxBody));
+  const body = parseJsonObjectOrArray(await readBody(req, res, o));
   const sdk = await loadMcpSdk();
   const api = createClient({ baseUrl: selfUrl(o.server), apiToken: token, retries: 0, timeoutMs: 120_000 });
   const conn: Connection = {

@@ -21,7 +21,7 @@ export interface ApiContext {
   readonly hub: StreamHub;
   /** Parses and renders stored messages off the main thread. */
   readonly mime: MimePool;
-  /** Message bytes held in memory at once, shared with SMTP: a search's body reads wait for their share. */
+  /** Message bytes held in memory at once, shared with SMTP (budget.ts): request bodies, message reads and a search's body reads wait for their share. */
   readonly budget: ByteBudget;
   /** What the search read of message bodies lately (api/search.ts). */
   readonly searchBodies: SearchBodyCache;

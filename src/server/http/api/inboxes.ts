@@ -41,7 +41,7 @@ export async function listInbox(ctx: ApiContext, res: Res, rawDomain: string, ra
 export async function injectMessage(ctx: ApiContext, req: Req, res: Res, rawDomain: string, rawInbox: string): Promise<void> {
   const domain = readDomain(rawDomain) ?? ctx.defaultDomain;
   const inbox = readInbox(rawInbox, false);
-  const msg = await readInjectedMessage(req, ctx.maxBody);
+  const msg = await readInjectedMessage(req, res, ctx);
   await deliver(ctx, res, domain, inbox, msg, 'inject');
 }
 

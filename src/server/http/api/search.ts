@@ -5,6 +5,7 @@
 // is the one search every surface calls (this route, a web UI's own route later).
 import { parseMessageId } from '../../../core/ids';
 import { isMetaTerm, matchesAll, parseSearchQuery, type SearchableBody, SearchQueryError, type SearchTerm } from '../../../core/search';
+import { BudgetError } from '../../budget';
 import type { MessageMeta } from '../../store/types';
 import { badRequest } from '../errors';
 import { MIME_WORKERS } from '../mimePool';
@@ -176,7 +177,13 @@ async function readBodies(ctx: ApiContext, metas: readonly MessageMeta[], links:
 async function readBody(ctx: ApiContext, meta: MessageMeta, links: boolean, signal: AbortSignal): Promise<SearchableBody | undefined> {
   const cached = ctx.searchBodies.get(meta.id);
   if (cached && (!links || cached.link !== undefined)) return cached;
-  const release = await ctx.budget.take(meta.size);
+  let release: () => void;
+  try {
+    release = await ctx.budget.take(meta.size, signal);
+  } catch (e) {
+    if (BudgetError.is(e, 'GONE')) return undefined; // the client left while it waited
+    throw e;
+  }
   try {
     if (signal.aborted) return undefined;
     let raw: Buffer;

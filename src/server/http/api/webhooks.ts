@@ -25,7 +25,7 @@ export async function receiveWebhook(ctx: ApiContext, req: Req, res: Res, route:
   // Rule 3: an inbox in the path overrides `to`.
   const pathInbox = route.inbox === undefined ? undefined : readInbox(route.inbox, false);
   if (isForm(req)) return receiveTwilioForm(ctx, req, res, domain, pathInbox);
-  const msg = await readInjectedMessage(req, ctx.maxBody);
+  const msg = await readInjectedMessage(req, res, ctx);
   let inbox = pathInbox;
   if (inbox === undefined) {
     // Rules 1 and 2: the inbox named by `to` (an inbox name, or an address whose local part is used).
@@ -48,7 +48,7 @@ const EMPTY_TWIML = Buffer.from('<?xml version="1.0" encoding="UTF-8"?><Response
 async function receiveTwilioForm(ctx: ApiContext, req: Req, res: Res, domain: string, pathInbox: string | undefined): Promise<void> {
   let form: FormFields;
   try {
-    form = parseForm(await readBody(req, ctx.maxBody));
+    form = parseForm(await readBody(req, res, ctx));
   } catch (e) {
     if (FormError.is(e)) throw badRequest('bad_field', `the webhook body is not a readable form: ${e.message}`);
     throw e;

@@ -46,6 +46,8 @@ export type FailureKind = 'auth_missing' | 'auth_wrong' | 'bad_request' | 'unpro
 export interface ProviderApiModule<R> {
   /** Largest request body the provider takes (its own limit). */
   maxRequestBytes: number;
+  /** Checks the provider's key (throws its 401/403): called before the body is read, so a request without it takes no budget. */
+  authenticate(ctx: ProviderContext, req: http.IncomingMessage): void;
   handle(ctx: ProviderContext, req: http.IncomingMessage, res: http.ServerResponse, route: R, body: Buffer): Promise<void>;
   /** A failure in the provider's own shape. */
   fail(kind: FailureKind, message: string, status: number): ProviderError;

@@ -5,7 +5,7 @@
 //   Postmark   POST /email, /email/batch, /email/withTemplate, /email/batchWithTemplates
 //   Mailgun    POST /v3/{domain}/messages, POST /v3/{domain}/messages.mime
 //   SES v2     POST /v2/email/outbound-emails
-// This file matches those paths, holds the request body within the byte budget while it is read,
+// This file matches those paths, checks the provider's key, then reads the request body within the byte budget,
 // and answers every failure in the route's provider's shape.
 import type http from 'node:http';
 import type { ByteBudget } from '../../budget';
@@ -39,12 +39,9 @@ export async function handleProvider(ctx: ProviderContext, budget: ByteBudget, r
     if (!match.methods.includes(req.method ?? 'GET')) {
       throw mod.fail('method', `method ${req.method ?? ''} is not allowed here; use ${match.methods.join(' or ')}`, 405);
     }
-    // The body is held in memory while it is read and parsed: it waits for its share of the budget first.
-    const declared = Number(req.headers['content-length']);
-    const max = mod.maxRequestBytes;
-    const share = req.headers['transfer-encoding'] !== undefined ? max : Number.isFinite(declared) && declared > 0 ? Math.min(declared, max) : 0;
-    if (share > 0) res.once('close', await budget.take(share));
-    const body = await readBody(req, max);
+    // The key first: the body then waits for its share of the budget (body.ts readBody).
+    mod.authenticate(ctx, req);
+    const body = await readBody(req, res, { maxBody: mod.maxRequestBytes, budget });
     await mod.handle(ctx, req, res, match.route, body);
   } catch (err) {
     const e = ProviderError.is(err) ? err : toProviderError(ctx, mod, what, err);

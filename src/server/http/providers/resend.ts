@@ -72,7 +72,6 @@ function authenticate(ctx: ProviderContext, req: http.IncomingMessage): void {
 }
 
 async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http.ServerResponse, route: ResendRoute, body: Buffer): Promise<void> {
-  authenticate(ctx, req);
   const type = (req.headers['content-type'] ?? '').split(';', 1)[0].trim().toLowerCase();
   if (type !== 'application/json') throw error(400, 'validation_error', 'The request body must be JSON: send it with Content-Type: application/json.');
   const value = parseJson(body);
@@ -265,4 +264,4 @@ function readAttachments(v: unknown): OutgoingAttachment[] {
   });
 }
 
-export const resend: ProviderApiModule<ResendRoute> = { maxRequestBytes: RESEND_MAX_REQUEST_BYTES, handle, fail };
+export const resend: ProviderApiModule<ResendRoute> = { maxRequestBytes: RESEND_MAX_REQUEST_BYTES, authenticate, handle, fail };

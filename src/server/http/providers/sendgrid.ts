@@ -88,7 +88,6 @@ function refuseSchedule(ctx: ProviderContext, v: unknown, where: string): void {
 }
 
 async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http.ServerResponse, _route: SendGridRoute, body: Buffer): Promise<void> {
-  authenticate(ctx, req);
   const type = (req.headers['content-type'] ?? '').split(';', 1)[0].trim().toLowerCase();
   if (type !== 'application/json') throw error(415, 'Content-Type should be application/json.');
   const value = parseJson(body);
@@ -220,4 +219,4 @@ function readAttachments(v: unknown): OutgoingAttachment[] {
   });
 }
 
-export const sendgrid: ProviderApiModule<SendGridRoute> = { maxRequestBytes: SENDGRID_MAX_REQUEST_BYTES, handle, fail };
+export const sendgrid: ProviderApiModule<SendGridRoute> = { maxRequestBytes: SENDGRID_MAX_REQUEST_BYTES, authenticate, handle, fail };

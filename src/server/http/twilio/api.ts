@@ -9,7 +9,8 @@ import { isPhoneInbox } from '../../../core/ids';
 import { phoneDigits, smsSegments } from '../../../core/sms';
 import type { TokenCheck } from '../auth';
 import { checkToken } from '../auth';
-import { readBody } from '../body';
+import type { ByteBudget } from '../../budget';
+import { type BodyLimits, readBody } from '../body';
 import { sendJson } from '../respond';
 import { TWILIO_API_PREFIX } from '../../contract';
 import { TWILIO_ERROR, TwilioApiError } from './errors';
@@ -34,6 +35,8 @@ export interface TwilioContext {
   authToken?: TokenCheck;
   defaultDomain: string;
   maxBody: number;
+  /** The shared byte budget request bodies are read under (body.ts). */
+  budget: ByteBudget;
 }
 
 export type TwilioRoute = { kind: 'twilioMessages'; accountSid: string } | { kind: 'twilioMessage'; accountSid: string; sid: string };
@@ -70,9 +73,9 @@ export async function handleTwilio(ctx: TwilioContext, req: http.IncomingMessage
 }
 
 /** The form of a request to the API: Twilio answers 21604 (no `To`) to a body it cannot read as a form. */
-async function readForm(req: http.IncomingMessage, max: number): Promise<FormFields> {
+async function readForm(req: http.IncomingMessage, res: http.ServerResponse, limits: BodyLimits): Promise<FormFields> {
   if (!isForm(req)) throw new TwilioApiError(400, TWILIO_ERROR.TO_REQUIRED, "A 'To' phone number is required: send the parameters as application/x-www-form-urlencoded");
-  const body = await readBody(req, max);
+  const body = await readBody(req, res, limits);
   try {
     return parseForm(body);
   } catch (e) {
@@ -99,7 +102,7 @@ export function inboxOfTo(to: string): string {
 }
 
 async function send(ctx: TwilioContext, req: http.IncomingMessage, res: http.ServerResponse, accountSid: string): Promise<void> {
-  const form = await readForm(req, ctx.maxBody);
+  const form = await readForm(req, res, ctx);
   const to = field(form, 'To')?.trim();
   if (!to) throw new TwilioApiError(400, TWILIO_ERROR.TO_REQUIRED, "A 'To' phone number is required.");
   const inbox = inboxOfTo(to);
