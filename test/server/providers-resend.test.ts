@@ -167,4 +167,28 @@ describe('Resend API (server, real HTTP, official SDK)', () => {
     const list = await h.call('GET', `/api/v2/domains/${DOMAIN}/inboxes/tpl`);
     assert.equal(list.json.msgs[0].code, '775533');
   });
+
+  it('a message past 256 KB goes through the spool and is stored whole; one over the server\'s SMTP size or Resend\'s request limit gets a 413 in Resend\'s shape', async () => {
+    const big = Buffer.alloc(700 * 1024, 7);
+    const r = await post('/emails', { from: 'a@acme.test', to: 'big@inbox.test', subject: 'Big', text: 'big', attachments: [{ filename: 'big.bin', content: big.toString('base64') }] });
+    assert.equal(r.status, 200, r.text);
+    const m = await onlyMessage(h, 'big');
+    assert.equal(m.attachments[0].size, big.length);
+    const file = await h.call('GET', `/api/v2/domains/${DOMAIN}/inboxes/big/messages/${m.id}/attachments/${m.attachments[0].attachment_id}`);
+    assert.ok(file.bytes.equals(big));
+    await h.close();
+
+    h = await startProviders({ maxMessageBytes: 200 * 1024 });
+    const over = await post('/emails', { from: 'a@acme.test', to: 'big@inbox.test', subject: 'Big', text: 'big', attachments: [{ filename: 'big.bin', content: big.toString('base64') }] });
+    assert.equal(over.status, 413);
+    assert.equal(over.json.statusCode, 413);
+    assert.equal(over.json.name, 'validation_error');
+    assert.match(over.json.message, /more than this server's limit of 204800 bytes/);
+    assert.equal((await readInbox(h, 'big')).length, 0);
+    // Declared larger than Resend's 40 MB: refused before a byte of it is read.
+    const declared = await h.call('POST', '/emails', { body: '{}', headers: { authorization: `Bearer ${PROVIDER_KEY}`, 'content-length': String(41 * 1024 * 1024) } });
+    assert.equal(declared.status, 413);
+    assert.equal(declared.json.name, 'validation_error');
+    assert.equal((await h.call('GET', '/healthz')).status, 200);
+  });
 });

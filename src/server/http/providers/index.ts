@@ -15,23 +15,32 @@ import { HttpError } from '../errors';
 import { sendJson } from '../respond';
 import { type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
 import { MailRefusal } from './mail';
+import { mailgun, type MailgunRoute } from './mailgun';
+import { postmark, type PostmarkRoute } from './postmark';
 import { resend, type ResendRoute } from './resend';
 import { sendgrid, type SendGridRoute } from './sendgrid';
 
 export type ProviderRoute =
   | { api: 'resend'; methods: readonly string[]; route: ResendRoute }
-  | { api: 'sendgrid'; methods: readonly string[]; route: SendGridRoute };
+  | { api: 'sendgrid'; methods: readonly string[]; route: SendGridRoute }
+  | { api: 'postmark'; methods: readonly string[]; route: PostmarkRoute }
+  | { api: 'mailgun'; methods: readonly string[]; route: MailgunRoute };
 
 const POST = ['POST'] as const;
 
 /** The provider route a path names, or undefined (then the path is the server's own API's). */
 export function matchProviderRoute(s: string[]): ProviderRoute | undefined {
   if (s[0] === 'emails' && (s.length === 1 || (s.length === 2 && s[1] === 'batch'))) return { api: 'resend', methods: POST, route: { kind: s.length === 1 ? 'send' : 'batch' } };
+  if (s[0] === 'email' && s.length <= 2) {
+    const kind = s.length === 1 ? 'send' : ({ batch: 'batch', withTemplate: 'template', batchWithTemplates: 'batchTemplate' } as const)[s[1]];
+    return kind ? { api: 'postmark', methods: POST, route: { kind } } : undefined;
+  }
   if (s[0] === 'v3' && s.length === 3 && s[1] === 'mail' && s[2] === 'send') return { api: 'sendgrid', methods: POST, route: { kind: 'send' } };
+  if (s[0] === 'v3' && s.length === 3 && (s[2] === 'messages' || s[2] === 'messages.mime')) return { api: 'mailgun', methods: POST, route: { kind: s[2] === 'messages' ? 'send' : 'mime', domain: s[1] } };
   return undefined;
 }
 
-const MODULES: { [K in ProviderRoute['api']]: ProviderApiModule<Extract<ProviderRoute, { api: K }>['route']> } = { resend, sendgrid };
+const MODULES: { [K in ProviderRoute['api']]: ProviderApiModule<Extract<ProviderRoute, { api: K }>['route']> } = { resend, sendgrid, postmark, mailgun };
 
 export async function handleProvider(ctx: ProviderContext, budget: ByteBudget, req: http.IncomingMessage, res: http.ServerResponse, match: ProviderRoute, what: string): Promise<void> {
   const mod = MODULES[match.api] as ProviderApiModule<ProviderRoute['route']>;
@@ -45,7 +54,11 @@ export async function handleProvider(ctx: ProviderContext, budget: ByteBudget, r
     await mod.handle(ctx, req, res, match.route, body);
   } catch (err) {
     const e = ProviderError.is(err) ? err : toProviderError(ctx, mod, what, err);
-    sendJson(res, e.status, e.body, e.headers);
+    if (typeof e.body !== 'string') return sendJson(res, e.status, e.body, e.headers);
+    // A plain-text answer (Mailgun's 401 `Forbidden`).
+    if (res.headersSent) return void res.end();
+    res.writeHead(e.status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'content-length': Buffer.byteLength(e.body), ...e.headers });
+    res.end(e.body);
   }
 }
 
