@@ -3,6 +3,7 @@ import { lastRenderedMessage, messagePanelsInfo, openMessagePanels } from '../me
 import type { InboxTreeProvider } from '../tree/provider';
 import { statusBarShown } from '../statusBar';
 import { shownTexts } from '../ui/shown';
+import { searchPickShown } from './searchMessages';
 
 export const id = 'testInbox._debugState';
 
@@ -29,6 +30,8 @@ export async function run(s: Services, provider: InboxTreeProvider): Promise<unk
     live: s.live.describe(),
     tree,
     shown: shownTexts(),
+    /** The open Search Messages picker: its title and rows. */
+    search: searchPickShown() ?? null,
     messageView: { openPanels: openMessagePanels(), panels: messagePanelsInfo(), lastRendered: lastRenderedMessage() ?? null },
     /** The tree rows selected (ids) and whether the view is shown. */
     selection: s.tree.view.selection.map((n) => n.id),

@@ -25,6 +25,7 @@ import * as openMessage from './openMessage';
 import * as openMessageInNewPanel from './openMessageInNewPanel';
 import * as refresh from './refresh';
 import * as removeInbox from './removeInbox';
+import * as searchMessages from './searchMessages';
 import * as setApiToken from './setApiToken';
 import * as setWebhookToken from './setWebhookToken';
 import * as showLog from './showLog';
@@ -50,6 +51,7 @@ const COMMANDS: Array<{ id: string; title: string; run: Runner }> = [
   { ...copyVerificationLink, title: 'Copy Verification Link' },
   { ...copyTotpCode, title: 'Copy TOTP Code' },
   { ...waitForCode, title: 'Wait for Next Code' },
+  { ...searchMessages, title: 'Search Messages' },
   { ...copyMessageId, title: 'Copy Message Id' },
   { ...deleteMessage, title: 'Delete Message' },
   { ...clearInbox, title: 'Clear Inbox' },

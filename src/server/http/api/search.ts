@@ -6,6 +6,7 @@
 import { parseMessageId } from '../../../core/ids';
 import { isMetaTerm, matchesAll, parseSearchQuery, type SearchableBody, SearchQueryError, type SearchTerm } from '../../../core/search';
 import { BudgetError } from '../../budget';
+import type { SearchResponse } from '../../../core/wire';
 import type { MessageMeta } from '../../store/types';
 import { badRequest } from '../errors';
 import { MIME_WORKERS } from '../mimePool';
@@ -105,7 +106,8 @@ export async function searchResource(ctx: ApiContext, res: Res, query: Query): P
     const result = wait > 0 ? await searchAndWait(ctx, terms, page, wait, left.signal) : await runSearch(ctx, terms, page, left.signal);
     if (left.signal.aborted) return;
     const now = Date.now();
-    sendJson(res, 200, { q, total: result.total, msgs: result.msgs.map((m) => summarize(m, now)), ...(result.partial ? { partial: true } : {}) });
+    const body: SearchResponse = { q, total: result.total, msgs: result.msgs.map((m) => summarize(m, now)), ...(result.partial ? { partial: true } : {}) };
+    sendJson(res, 200, body);
   } finally {
     res.off('close', leave);
   }
