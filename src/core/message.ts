@@ -158,12 +158,25 @@ function newerId(a: string, b: string): boolean {
 /**
  * The messages of a newest-first list that came after `since` (all of them without one). The
  * one rule of "after": the server's code and link routes and the client's list path use it.
+ * A point that is one of this server's ids (`<inbox>-<epochSeconds>-<counter>`, the counter
+ * rising across the store) orders by the id itself within its second, so an id still marks its
+ * point in time once its message is gone (consumed by `delete=true`, or retention).
  */
 export function messagesAfter<T extends { id: string; time: number }>(newestFirst: readonly T[], since: SincePoint | undefined): T[] {
   if (since === undefined) return [...newestFirst];
+  const point = since.id === undefined ? undefined : parseMessageId(since.id);
   const out: T[] = [];
   for (const m of newestFirst) {
-    if (m.id === since.id || m.time < since.time || (m.time === since.time && since.id === undefined)) break;
+    if (m.id === since.id) break;
+    const own = point && parseMessageId(m.id);
+    if (point && own) {
+      // Our ids: before the point's second is before it; within it, the counter says.
+      if (own.seconds < point.seconds) break;
+      if (own.seconds === point.seconds && own.counter <= point.counter) continue;
+      out.push(m);
+      continue;
+    }
+    if (m.time < since.time || (m.time === since.time && since.id === undefined)) break;
     // Same millisecond as the `since` message but listed before it: newer only if its id is.
     if (m.time === since.time && since.id !== undefined && !newerId(m.id, since.id)) continue;
     out.push(m);

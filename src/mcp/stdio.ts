@@ -58,7 +58,8 @@ export function stdioContext(options: ConnectionOptions): ToolContext & { probe(
   };
   return {
     connection,
-    serverNow: () => Promise.resolve(Date.now()),
+    // A Test Inbox server says its time in /healthz; a hosted service has no clock to ask, so this machine's.
+    serverNow: async (conn, signal) => ((await conn.isTestInbox()) ? ((await conn.api.health({ signal })).now ?? Date.now()) : Date.now()),
     forget: () => {
       const c = current;
       current = undefined;

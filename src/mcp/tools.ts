@@ -10,11 +10,10 @@
 // link the core extracted, names the agent gave.
 import { isPhoneInbox, PRIVATE_DOMAIN } from '../core/ids';
 import { MAX_TOTP_INPUT_LENGTH } from '../core/totpInput';
-import { listInboxes, newestMessage } from '../api/queries';
+import { findCode, findLink, type FindOptions, listInboxes, newestMessage } from '../api/queries';
+import type { LinkKindParam } from '../core/clickKinds';
 import { type Connection, splitInbox, toTestInboxError } from '../testing/connection';
 import { totp } from '../testing/index';
-import { type LinkKindOption, TestInboxError } from '../testing/types';
-import { waitForCodeOn, waitForLinkOn } from '../testing/wait';
 
 /** Longest wait a tool accepts: under the MCP SDK client's default request timeout (60 s), so a wait ends as an answer. */
 export const MAX_MCP_WAIT_SECONDS = 50;
@@ -78,7 +77,7 @@ export const MCP_TOOLS: readonly McpToolDefinition[] = [
   {
     name: 'wait_for_code',
     title: 'Wait for a one-time code',
-    description: `Returns the one-time code (OTP, verification or login code) of the newest message of an inbox received after "since", waiting up to wait_seconds for it; found:false when none arrives. The code is extracted by Test Inbox, not read by you. Pass the message_id or server_time_ms of this answer as "since" to get the next code. ${READ_ONLY}`,
+    description: `Returns the one-time code (OTP, verification or login code) of the newest message of an inbox received after "since", waiting up to wait_seconds for it; found:false when none arrives. The code is extracted by Test Inbox, not read by you. For the next code, pass this answer's message_id as "since" (or, when found is false, its server_time_ms). ${READ_ONLY}`,
     inputSchema: { type: 'object', properties: { ...INBOX_ARGS, ...SINCE_ARGS }, required: ['inbox'], additionalProperties: false },
   },
   {
@@ -153,10 +152,10 @@ function readWait(args: Args): number {
   return w;
 }
 
-function readKind(args: Args): LinkKindOption {
+function readKind(args: Args): LinkKindParam {
   const k = str(args, 'kind', false) ?? 'any';
   if (!['verify', 'reset', 'login', 'any'].includes(k)) throw new ArgError(`"kind" must be verify, reset, login or any (got ${JSON.stringify(k.slice(0, 40))}).`);
-  return k as LinkKindOption;
+  return k as LinkKindParam;
 }
 
 /** The inbox and domain an input names (the CLI's rule: a name, name@domain or a phone number). */
@@ -181,8 +180,8 @@ const HANDLERS: Record<string, Handler> = {
     const conn = await ctx.connection(signal);
     const one = str(args, 'domain', false)?.toLowerCase();
     const domains = one ? [one] : (await conn.isTestInbox()) ? (await conn.api.listDomains({ signal })).domains.map((d) => d.name) : [PRIVATE_DOMAIN];
-    const listed = await listInboxes(conn.api, domains, signal);
     const serverTime = await ctx.serverNow(conn, signal);
+    const listed = await listInboxes(conn.api, domains, signal);
     return {
       server_time_ms: serverTime,
       message_id: null,
@@ -206,9 +205,9 @@ const HANDLERS: Record<string, Handler> = {
     const wait = readWait(args);
     const conn = await ctx.connection(signal);
     const t = target(conn, args);
-    return found(ctx, conn, t, since, wait, signal, async () => {
-      const r = await waitForCodeOn(conn, `${t.inbox}@${t.domain}`, { since, timeout: wait * 1000, signal });
-      return { message_id: r.id, received_ms: r.time, code: r.code, [UNTRUSTED]: { subject: r.subject, from: r.from } };
+    return answerFound(ctx, conn, t, since, wait, signal, async (o) => {
+      const r = await findCode(o);
+      return r && { message_id: r.id, received_ms: r.time, code: r.value, [UNTRUSTED]: { subject: r.subject, from: r.from } };
     });
   },
 
@@ -218,17 +217,17 @@ const HANDLERS: Record<string, Handler> = {
     const kind = readKind(args);
     const conn = await ctx.connection(signal);
     const t = target(conn, args);
-    return found(ctx, conn, t, since, wait, signal, async () => {
-      const r = await waitForLinkOn(conn, `${t.inbox}@${t.domain}`, { since, timeout: wait * 1000, kind, signal });
-      return { message_id: r.id, received_ms: r.time, url: r.url, kind: r.kind, [UNTRUSTED]: { subject: r.subject, from: r.from, link_text: r.text } };
+    return answerFound(ctx, conn, t, since, wait, signal, async (o) => {
+      const r = await findLink({ ...o, kind });
+      return r && { message_id: r.id, received_ms: r.time, url: r.value.url, kind: r.value.kind, [UNTRUSTED]: { subject: r.subject, from: r.from, link_text: r.value.text ?? '' } };
     });
   },
 
   read_newest_message: async (ctx, args, signal) => {
     const conn = await ctx.connection(signal);
     const t = target(conn, args);
-    const read = await newestMessage(conn.api, t.domain, t.inbox, signal);
     const serverTime = await ctx.serverNow(conn, signal);
+    const read = await newestMessage(conn.api, t.domain, t.inbox, signal);
     if (!read) return { found: false, server_time_ms: serverTime, message_id: null, inbox: t.inbox, domain: t.domain, message: `Inbox ${address(t.inbox, t.domain)} has no messages. list_inboxes shows the inboxes that have mail.` };
     return {
       found: true,
@@ -265,32 +264,33 @@ const HANDLERS: Record<string, Handler> = {
   },
 };
 
-/** The answer of a tool that waits for something after `since`: found, or found:false when nothing came in time. */
-async function found(
+/**
+ * The answer of a tool that waits for something after `since` (the core's one wait, api/queries.ts):
+ * found, or found:false when nothing came in time. Not found, `server_time_ms` is read before the
+ * look, so an agent that passes it back as `since` misses nothing that arrived after the look.
+ */
+async function answerFound(
   ctx: ToolContext,
   conn: Connection,
   t: { inbox: string; domain: string },
   since: string | number | undefined,
   wait: number,
   signal: AbortSignal | undefined,
-  look: () => Promise<Record<string, unknown>>,
+  look: (o: FindOptions) => Promise<Record<string, unknown> | undefined>,
 ): Promise<Record<string, unknown>> {
-  try {
-    const hit = await look();
-    return { found: true, server_time_ms: await ctx.serverNow(conn, signal), inbox: t.inbox, domain: t.domain, ...hit };
-  } catch (e) {
-    if (!TestInboxError.is(e, 'timeout')) throw e;
-    const serverTime = await ctx.serverNow(conn, signal);
-    const after = since === undefined ? '' : ` after ${typeof since === 'number' ? `${since} ms` : since === 'now' ? 'the call' : `message ${since}`}`;
-    return {
-      found: false,
-      server_time_ms: serverTime,
-      message_id: null,
-      inbox: t.inbox,
-      domain: t.domain,
-      message: `Nothing matching arrived in ${address(t.inbox, t.domain)}${after}${wait > 0 ? ` within ${wait} s` : ''}. To keep waiting, call again with the same since and wait_seconds up to ${MAX_MCP_WAIT_SECONDS}.`,
-    };
-  }
+  const serverTime = await ctx.serverNow(conn, signal);
+  const hit = await look({ api: conn.api, domain: t.domain, inbox: t.inbox, testInbox: await conn.isTestInbox(), signal, since, waitMs: wait * 1000 });
+  // Found: the time after the look (the found message's id is the `since` of the next call).
+  if (hit) return { found: true, server_time_ms: await ctx.serverNow(conn, signal), inbox: t.inbox, domain: t.domain, ...hit };
+  const after = since === undefined ? '' : ` after ${typeof since === 'number' ? `${since} ms` : since === 'now' ? 'the call' : `message ${since}`}`;
+  return {
+    found: false,
+    server_time_ms: serverTime,
+    message_id: null,
+    inbox: t.inbox,
+    domain: t.domain,
+    message: `Nothing matching arrived in ${address(t.inbox, t.domain)}${after}${wait > 0 ? ` within ${wait} s` : ''}. To keep waiting, call again with the same since and wait_seconds up to ${MAX_MCP_WAIT_SECONDS}.`,
+  };
 }
 
 /** What an agent can do about a failure, by its kind. */

@@ -7,7 +7,11 @@ import * as vscode from 'vscode';
 import { DEFAULT_DOMAIN } from '../../src/server/contract';
 import { TOOL_NAMES } from '../../src/extension/tools';
 import { FIND_PROPERTIES, INBOX_PROPERTIES } from '../../src/extension/tools/common';
-import { uniqueInbox, useLocalServer } from './support/state';
+import { dataDir, uniqueInbox, useLocalServer } from './support/state';
+import { existsSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { MCP_AGENTS } from '../../src/extension/mcpConfig';
+import { MCP_TOOL_NAMES } from '../../src/mcp/tools';
 
 const DOMAIN = DEFAULT_DOMAIN;
 
@@ -54,6 +58,28 @@ describe('language-model tools (vscode.lm.invokeTool)', function () {
       assert.deepEqual(byName.get(n)!.inputSchema.properties, FIND_PROPERTIES, n);
       assert.deepEqual(byName.get(n)!.inputSchema.required, ['inbox']);
     }
+  });
+
+  it('Copy MCP Server Config copies each agent\'s config without any token; the MCP tools are not registered as language-model tools too', async () => {
+    const tokens = JSON.parse(readFileSync(path.join(dataDir, 'tokens.json'), 'utf8')) as Record<string, string>;
+    const secrets = Object.values(tokens).filter((v) => typeof v === 'string' && v.length >= 16);
+    assert.ok(secrets.length >= 2, 'the data folder has its tokens');
+    for (const { agent } of MCP_AGENTS) {
+      for (const transport of ['stdio', 'http']) {
+        const text = await vscode.commands.executeCommand<string>('testInbox.copyMcpConfig', agent, transport);
+        assert.ok(text, `${agent} ${transport} copied`);
+        assert.equal(await vscode.env.clipboard.readText(), text);
+        for (const secret of secrets) assert.ok(!text.includes(secret), `${agent} ${transport}: no token`);
+        if (transport === 'stdio') {
+          assert.ok(text.includes(dataDir), 'it names the data folder');
+          const launcher = /"([^"]*test-inbox-mcp\.cjs)"/.exec(text)?.[1];
+          assert.ok(launcher && existsSync(launcher), `the launcher was written: ${text}`);
+          for (const secret of secrets) assert.ok(!readFileSync(launcher, 'utf8').includes(secret), 'the launcher holds no token');
+        } else assert.match(text, /\/mcp/);
+      }
+    }
+    const registered = new Set(vscode.lm.tools.map((t) => t.name));
+    for (const n of MCP_TOOL_NAMES) assert.ok(!registered.has(n), `${n} is not registered twice`);
   });
 
   it('list inboxes names the inboxes with mail and their newest message', async () => {

@@ -67,6 +67,23 @@ describe('HTTP API: code, link and TOTP routes', () => {
       assert.equal(before.json.code, '111111');
     });
 
+    it('a since id whose message was consumed by delete=true still marks its point in time (issue 25 finding 13)', async () => {
+      // Two messages, most likely in one second: the order within it comes from the ids.
+      await send('cal', { subject: 'Code', text: 'Your code is 333333' });
+      await send('cal', { subject: 'Code', text: 'Your code is 444444' });
+      const taken = await h.call('GET', '/api/v2/domains/private/inboxes/cal/code?delete=true');
+      assert.equal(taken.json.code, '444444', taken.text);
+      assert.equal(await h.store.get(taken.json.id), undefined, 'consumed');
+      const none = await h.call('GET', `/api/v2/domains/private/inboxes/cal/code?since=${taken.json.id}`);
+      assertError(none, 404, new RegExp(`no message with a one-time code in inbox cal@private after message ${taken.json.id} \\(no longer stored\\)$`));
+      await send('cal', { subject: 'Code', text: 'Your code is 555555' });
+      const next = await h.call('GET', `/api/v2/domains/private/inboxes/cal/code?since=${taken.json.id}`);
+      assert.equal(next.status, 200, next.text);
+      assert.equal(next.json.code, '555555');
+      // The consumed id of another inbox is still not a point of this one.
+      assertError(await h.call('GET', `/api/v2/domains/private/inboxes/ann/code?since=${taken.json.id}`), 400, /neither a time in milliseconds nor the id of a message in inbox ann/);
+    });
+
     it('waits for a code sent by SMTP after since, ignoring mail without one and other inboxes', async () => {
       await send('kim', { subject: 'Old', text: 'Your code is 111111' });
       const since = (await latestId('kim'));
@@ -178,5 +195,27 @@ describe('HTTP API: code, link and TOTP routes', () => {
     for (const [target, message] of cases) assertError(await h.call('GET', target), 400, message);
     const post = await h.call('POST', '/api/v2/domains/private/inboxes/joe/code', { body: {} });
     assert.equal(post.status, 405);
+  });
+
+  describe('since after retention (issue 25 finding 13)', () => {
+    let kept: Harness;
+    beforeEach(async () => {
+      kept = await startApi({}, { maxMessages: 1 });
+    });
+    afterEach(async () => {
+      await kept.close();
+    });
+
+    it('a since id whose message retention removed still marks its point in time', async () => {
+      const mail = (code: string): Buffer => Buffer.from(`From: a@acme.test\r\nTo: ret@${DOMAIN}\r\nSubject: Code\r\n\r\nYour code is ${code}\r\n`);
+      const first = await kept.deliver('ret', mail('666666'));
+      await kept.deliver('ret', mail('777777'));
+      // The Maildir store applies retention as it adds; PostgreSQL in its sweep.
+      for (let i = 0; i < 300 && (await kept.store.get(first.id)) !== undefined; i++) await new Promise((r) => setTimeout(r, 100));
+      assert.equal(await kept.store.get(first.id), undefined, 'retention removed the first message');
+      const r = await kept.call('GET', `/api/v2/domains/private/inboxes/ret/code?since=${first.id}`);
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.code, '777777');
+    });
   });
 });

@@ -22,7 +22,8 @@ export const ON_MAILDIR = STORE_KIND === 'maildir';
 
 /** A new, empty, unopened store of STORE_KIND; `dir` is the Maildir's folder (a scratch folder for PostgreSQL). */
 export async function makeStore(dir: string, log: (level: string, msg: string) => void, retention?: Partial<RetentionOptions>): Promise<Store> {
-  if (STORE_KIND === 'postgres') return new PostgresStore({ url: await (await sharedCluster()).createDatabase(), log, ...(retention ? { retention } : {}) });
+  // PostgreSQL applies retention in a periodic sweep: a short period lets a test see it.
+  if (STORE_KIND === 'postgres') return new PostgresStore({ url: await (await sharedCluster()).createDatabase(), log, ...(retention ? { retention, sweepIntervalMs: 200 } : {}) });
   return new MaildirStore({ dir, log, ...(retention ? { retention } : {}) });
 }
 
@@ -60,10 +61,10 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startApi(over: Partial<HttpApiOptions> = {}): Promise<Harness> {
+export async function startApi(over: Partial<HttpApiOptions> = {}, retention?: Partial<RetentionOptions>): Promise<Harness> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-api-'));
   const logs: Array<{ level: string; msg: string }> = [];
-  const store = await makeStore(dir, (level, msg) => logs.push({ level, msg }));
+  const store = await makeStore(dir, (level, msg) => logs.push({ level, msg }), retention);
   await store.open();
   const api = createHttpApi({
     store,

@@ -141,6 +141,9 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
         assert.equal(next.s.found, true);
         assert.equal(next.s.code, '222222');
         assert.notEqual(next.s.message_id, first.s.message_id);
+        // The server_time_ms of the answer that found nothing, passed back, misses nothing that came after it.
+        const fromNone = await call(client, 'wait_for_code', { inbox: inbox('code'), domain: DOMAIN, since: none.s.server_time_ms });
+        assert.equal(fromNone.s.code, '222222');
         // since in ms (the alias too): the older code is not answered.
         const byMs = await call(client, 'wait_for_code', { inbox: inbox('code'), domain: DOMAIN, since_ms: first.s.received_ms });
         assert.equal(byMs.s.code, '222222');

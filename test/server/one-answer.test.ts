@@ -1,7 +1,8 @@
 // One answer per message on every surface (issue 26): the corpus of test/support/corpus.ts is
 // sent over real SMTP to a real server on port 0, then every surface that answers on Node is
 // asked for each message's code and link, and each must give the corpus's one answer. The
-// extension's Copy commands answer in test/integration/oneAnswer.test.ts.
+// extension's Copy commands answer in test/integration/oneAnswer.test.ts. The MCP tools answer
+// through the MCP SDK's own client over /mcp.
 //
 // A new surface joins by adding one entry to SURFACES.
 //
@@ -11,6 +12,8 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import nodemailer from 'nodemailer';
 import { createClient } from '../../src/api/client';
 import { findCode, findLink, newestMessage } from '../../src/api/queries';
@@ -68,6 +71,19 @@ async function cli(w: World, args: string[]): Promise<string | undefined> {
   return stdout.trim();
 }
 
+/** One MCP client (the SDK's own) per run, over the server's /mcp. */
+let mcp: Client | undefined;
+async function mcpTool(w: World, name: string, inbox: string): Promise<Record<string, unknown>> {
+  if (!mcp) {
+    mcp = new Client({ name: 'one-answer', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${w.server.httpUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${w.token}` } } }));
+  }
+  const r = (await mcp.callTool({ name, arguments: { inbox, domain: DOMAIN } })) as { structuredContent?: Record<string, unknown>; isError?: boolean };
+  assert.ok(r.structuredContent && !r.isError, JSON.stringify(r));
+  return r.structuredContent;
+}
+after(() => mcp?.close());
+
 const SURFACES: Surface[] = [
   {
     name: 'HTTP code and link routes',
@@ -78,6 +94,21 @@ const SURFACES: Surface[] = [
     link: async (w, d) => {
       const r = await w.call(`/api/v2/domains/${DOMAIN}/inboxes/${d.inbox}/link?kind=any`);
       return r.status === 404 ? undefined : (r.json.url as string);
+    },
+  },
+  {
+    name: 'MCP tools (wait_for_code, get_verification_link, read_newest_message over /mcp)',
+    code: async (w, d) => {
+      const r = await mcpTool(w, 'wait_for_code', d.inbox);
+      const read = await mcpTool(w, 'read_newest_message', d.inbox);
+      assert.equal(read.code ?? undefined, r.found ? r.code : undefined, `${d.m.name}: read_newest_message's code is wait_for_code's`);
+      return r.found ? (r.code as string) : undefined;
+    },
+    link: async (w, d) => {
+      const r = await mcpTool(w, 'get_verification_link', d.inbox);
+      const read = await mcpTool(w, 'read_newest_message', d.inbox);
+      assert.equal((read.verification_link as { url?: string } | null)?.url, r.found ? r.url : undefined, `${d.m.name}: read_newest_message's link is get_verification_link's`);
+      return r.found ? (r.url as string) : undefined;
     },
   },
   {

@@ -9,6 +9,7 @@ import * as clearInbox from './clearInbox';
 import * as clearWebhookToken from './clearWebhookToken';
 import * as confirmServer from './confirmServer';
 import * as copyCode from './copyCode';
+import * as copyMcpConfig from './copyMcpConfig';
 import * as copyMessageId from './copyMessageId';
 import * as copySmtpSettings from './copySmtpSettings';
 import * as copySmsSettings from './copySmsSettings';
@@ -64,6 +65,7 @@ const COMMANDS: Array<{ id: string; title: string; run: Runner }> = [
   { ...stopLocalServer, title: 'Stop Local Server' },
   { ...copySmtpSettings, title: 'Copy SMTP Settings' },
   { ...copySmsSettings, title: 'Copy SMS Settings' },
+  { ...copyMcpConfig, title: 'Copy MCP Server Config' },
   { ...showLog, title: 'Show Log' },
   { ...switchServer, title: 'Switch Server' },
   { ...confirmServer, title: 'Review Server' },

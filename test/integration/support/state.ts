@@ -66,7 +66,7 @@ export async function setSetting(key: string, value: unknown): Promise<void> {
 }
 
 /** One data folder per extension host (every suite file shares it), removed when the host exits. */
-const dataDir = path.join(os.tmpdir(), `test-inbox-it-${process.pid}`);
+export const dataDir = path.join(os.tmpdir(), `test-inbox-it-${process.pid}`);
 let cleanupRegistered = false;
 
 /** Points the extension at its own local server on free ports with a fresh data folder; resolves when connected. */

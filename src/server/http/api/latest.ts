@@ -93,11 +93,13 @@ async function readSince(ctx: ApiContext, raw: string | null, domain: string | u
     return { time: Number(raw), label: ` after ${new Date(Number(raw)).toISOString()} (since=${raw})` };
   }
   const id = raw.toLowerCase();
-  const meta = parseMessageId(id) ? await ctx.store.get(id) : undefined;
-  if (!meta || meta.inbox !== inbox || (domain !== undefined && meta.domain !== domain)) {
-    throw badRequest('bad_param', `since ${JSON.stringify(raw.slice(0, 100))} is neither a time in milliseconds nor the id of a message in inbox ${inbox}`);
-  }
-  return { time: meta.time, id: meta.id, label: ` after message ${meta.id}` };
+  const parsed = parseMessageId(id);
+  const meta = parsed ? await ctx.store.get(id) : undefined;
+  if (meta && meta.inbox === inbox && (domain === undefined || meta.domain === domain)) return { time: meta.time, id: meta.id, label: ` after message ${meta.id}` };
+  // An id of this inbox whose message is gone (delete=true, retention) still marks its point in
+  // time: ids encode their second and a counter that rises across the store (messagesAfter).
+  if (parsed && !meta && parsed.inbox === inbox) return { time: parsed.seconds * 1000, id, label: ` after message ${id} (no longer stored)` };
+  throw badRequest('bad_param', `since ${JSON.stringify(raw.slice(0, 100))} is neither a time in milliseconds nor the id of a message in inbox ${inbox}`);
 }
 
 function readBoolean(query: Query, name: string): boolean {

@@ -19,12 +19,14 @@ import { mailgun, type MailgunRoute } from './mailgun';
 import { postmark, type PostmarkRoute } from './postmark';
 import { resend, type ResendRoute } from './resend';
 import { sendgrid, type SendGridRoute } from './sendgrid';
+import { ses, type SesRoute } from './ses';
 
 export type ProviderRoute =
   | { api: 'resend'; methods: readonly string[]; route: ResendRoute }
   | { api: 'sendgrid'; methods: readonly string[]; route: SendGridRoute }
   | { api: 'postmark'; methods: readonly string[]; route: PostmarkRoute }
-  | { api: 'mailgun'; methods: readonly string[]; route: MailgunRoute };
+  | { api: 'mailgun'; methods: readonly string[]; route: MailgunRoute }
+  | { api: 'ses'; methods: readonly string[]; route: SesRoute };
 
 const POST = ['POST'] as const;
 
@@ -36,11 +38,12 @@ export function matchProviderRoute(s: string[]): ProviderRoute | undefined {
     return kind ? { api: 'postmark', methods: POST, route: { kind } } : undefined;
   }
   if (s[0] === 'v3' && s.length === 3 && s[1] === 'mail' && s[2] === 'send') return { api: 'sendgrid', methods: POST, route: { kind: 'send' } };
+  if (s[0] === 'v2' && s.length === 3 && s[1] === 'email' && s[2] === 'outbound-emails') return { api: 'ses', methods: POST, route: { kind: 'send' } };
   if (s[0] === 'v3' && s.length === 3 && (s[2] === 'messages' || s[2] === 'messages.mime')) return { api: 'mailgun', methods: POST, route: { kind: s[2] === 'messages' ? 'send' : 'mime', domain: s[1] } };
   return undefined;
 }
 
-const MODULES: { [K in ProviderRoute['api']]: ProviderApiModule<Extract<ProviderRoute, { api: K }>['route']> } = { resend, sendgrid, postmark, mailgun };
+const MODULES: { [K in ProviderRoute['api']]: ProviderApiModule<Extract<ProviderRoute, { api: K }>['route']> } = { resend, sendgrid, postmark, mailgun, ses };
 
 export async function handleProvider(ctx: ProviderContext, budget: ByteBudget, req: http.IncomingMessage, res: http.ServerResponse, match: ProviderRoute, what: string): Promise<void> {
   const mod = MODULES[match.api] as ProviderApiModule<ProviderRoute['route']>;

@@ -97,7 +97,6 @@ function newId(domain: string): string {
 }
 
 async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http.ServerResponse, route: MailgunRoute, body: Buffer): Promise<void> {
-  authenticate(ctx, req);
   const domain = route.domain.toLowerCase();
   if (domainProblem(domain)) throw error(404, `Domain not found: ${route.domain.slice(0, 100)}`);
   const form = await readForm(req, body);
@@ -180,4 +179,4 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   sendJson(res, 200, { id, message: 'Queued. Thank you.' });
 }
 
-export const mailgun: ProviderApiModule<MailgunRoute> = { maxRequestBytes: MAILGUN_MAX_REQUEST_BYTES, handle, fail };
+export const mailgun: ProviderApiModule<MailgunRoute> = { maxRequestBytes: MAILGUN_MAX_REQUEST_BYTES, authenticate, handle, fail };

@@ -60,7 +60,6 @@ function authenticate(ctx: ProviderContext, req: http.IncomingMessage): void {
 }
 
 async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http.ServerResponse, route: PostmarkRoute, body: Buffer): Promise<void> {
-  authenticate(ctx, req);
   const type = (req.headers['content-type'] ?? '').split(';', 1)[0].trim().toLowerCase();
   if (type !== 'application/json') throw error(415, CODE.JSON_REQUIRED, "JSON required: send the request with 'Content-Type: application/json'.");
   const value = parseJson(body);
@@ -215,4 +214,4 @@ function readAttachments(v: unknown): OutgoingAttachment[] {
   });
 }
 
-export const postmark: ProviderApiModule<PostmarkRoute> = { maxRequestBytes: POSTMARK_MAX_REQUEST_BYTES, handle, fail };
+export const postmark: ProviderApiModule<PostmarkRoute> = { maxRequestBytes: POSTMARK_MAX_REQUEST_BYTES, authenticate, handle, fail };
