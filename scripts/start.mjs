@@ -14,7 +14,7 @@
 //   TEST_INBOX_EDITOR=code-server npm start    code-server even when `code` is on PATH
 //   TEST_INBOX_DATA_DIR=<dir> npm start    keep the mail in <dir> (kept after Ctrl+C)
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, promises as fsp } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,39 +27,53 @@ const { DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT } = contract;
 
 const root = resolvePath(fileURLToPath(new URL('..', import.meta.url)));
 const options = parseArgs(process.argv.slice(2));
+
+/** The temp folders: what stops (the server, code-server) may still be writing into them, so removal retries. */
+const RM_RETRIES = { recursive: true, force: true, maxRetries: 10, retryDelay: 100 };
+/** @type {import('./demoServer').DemoServer | undefined} */
+let demo;
+/** @type {{ stop(): Promise<void> } | undefined} */
+let editor;
+/** @type {string | undefined} */
+let sessionDir;
+let stopping = false;
+
+// Ctrl+C reaches every process of the terminal's job (this one and the inbox server): this
+// process stops the others in order (code-server, then the server, waiting for each to exit),
+// then removes the temp folders and exits 0. Installed before anything starts.
+const shutdown = async (code) => {
+  if (stopping) return;
+  stopping = true;
+  process.stdout.write('\nStopping…\n');
+  await editor?.stop().catch((e) => process.stderr.write(`Stopping code-server: ${e instanceof Error ? e.message : String(e)}\n`));
+  await demo?.stop().catch((e) => process.stderr.write(`Stopping the server: ${e instanceof Error ? e.message : String(e)}\n`));
+  if (sessionDir) await fsp.rm(sessionDir, RM_RETRIES).catch((e) => process.stderr.write(`Could not remove ${sessionDir}: ${e.message}\n`));
+  process.exit(code);
+};
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+// Whatever else ends this process (an error, the server dying) ends the server and removes the
+// temp folders; code-server's own group is ended by the harness's exit handler. Never throws.
+process.on('exit', () => {
+  if (demo && demo.child.exitCode === null) demo.child.kill('SIGTERM');
+  if (!sessionDir) return;
+  try {
+    rmSync(sessionDir, RM_RETRIES);
+  } catch (e) {
+    process.stderr.write(`Could not remove ${sessionDir}: ${e instanceof Error ? e.message : String(e)}\n`);
+  }
+});
+
 execFileSync(process.execPath, [join(root, 'esbuild.mjs')], { cwd: root, stdio: 'inherit' });
 
 /** @type {typeof import('./demoServer')} */
 const demoModule = tsRequire('./demoServer.ts', import.meta.url);
 const { startDemoServer, seedSamples, DemoServerError, SAMPLES } = demoModule;
 
-const sessionDir = mkdtempSync(join(tmpdir(), 'test-inbox-start-'));
+sessionDir = mkdtempSync(join(tmpdir(), 'test-inbox-start-'));
 const keptDataDir = process.env.TEST_INBOX_DATA_DIR;
 const dataDir = keptDataDir ?? join(sessionDir, 'data');
 mkdirSync(dataDir, { recursive: true });
-
-/** @type {import('./demoServer').DemoServer | undefined} */
-let demo;
-/** @type {{ stop(): Promise<void> } | undefined} */
-let editor;
-let stopping = false;
-
-// Whatever ends this process (Ctrl+C, an error, the server dying) ends the server and
-// removes the temp folders; code-server's own group is ended by the harness's exit handler.
-process.on('exit', () => {
-  if (demo && demo.child.exitCode === null) demo.child.kill('SIGTERM');
-  rmSync(sessionDir, { recursive: true, force: true });
-});
-const shutdown = async (code) => {
-  if (stopping) return;
-  stopping = true;
-  process.stdout.write('\nStopping…\n');
-  await editor?.stop().catch(() => {});
-  await demo?.stop().catch(() => {});
-  process.exit(code);
-};
-process.on('SIGINT', () => void shutdown(0));
-process.on('SIGTERM', () => void shutdown(0));
 
 try {
   demo = await startServer();
@@ -139,6 +153,8 @@ async function openEditor(server) {
     // only for the test harness's payload.
     smokeTestDriver: false,
     linkExtension: true,
+    // This script stops code-server itself on Ctrl+C, before the inbox server (shutdown above).
+    handleSignals: false,
     onProgress: (message) => process.stdout.write(`[code-server] ${message}\n`),
   });
   session.serverExited.catch((err) => {

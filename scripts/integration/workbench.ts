@@ -69,6 +69,12 @@ const SEED_SETTINGS: Record<string, unknown> = {
 };
 
 export interface WorkbenchOptions {
+  /**
+   * Whether an interrupt (SIGINT/SIGTERM) of this process ends the session and the process
+   * (default true: the test runner). `npm start` says false: it stops the session itself, in
+   * order, with the inbox server, and then exits.
+   */
+  handleSignals?: boolean;
   /** Folder opened in the workbench; a fresh empty temp folder when omitted. */
   workspace?: string;
   /** Folder with the extension's package.json; the clone by default. Ignored with `vsix`. */
@@ -138,6 +144,10 @@ export interface Workbench extends CodeServerSession {
  * while any session is live, an interrupt or exit of this process ends those groups too.
  */
 const liveServers = new Map<ChildProcess, string>();
+/** Live sessions whose owner asked for the interrupt handlers (handleSignals). */
+const signalOwners = new Set<ChildProcess>();
+/** Folders a session leaves: processes that are being killed may still write into them, so removal retries. */
+const RM_RETRIES = { recursive: true, force: true, maxRetries: 10, retryDelay: 100 } as const;
 const onSignal = (signal: NodeJS.Signals) => {
   process.stderr.write(`Interrupted (${signal}); stopping code-server.\n`);
   process.exit(signal === 'SIGINT' ? 130 : 143);
@@ -145,25 +155,32 @@ const onSignal = (signal: NodeJS.Signals) => {
 const onExit = () => {
   for (const [child, tmpDir] of liveServers) {
     killGroup(child, 'SIGKILL');
-    fs.rmSync(tmpDir, { recursive: true, force: true });
+    try {
+      fs.rmSync(tmpDir, RM_RETRIES);
+    } catch (e) {
+      // An exit handler never throws: the other sessions' folders are removed too.
+      process.stderr.write(`Could not remove ${tmpDir}: ${(e as Error).message}\n`);
+    }
   }
 };
 
-/** Registers a running code-server and its session temp dir for cleanup on interrupt. */
-function track(child: ChildProcess, tmpDir: string): void {
-  if (liveServers.size === 0) {
+/** Registers a running code-server and its session temp dir for cleanup on exit (and on interrupt, when `signals`). */
+function track(child: ChildProcess, tmpDir: string, signals: boolean): void {
+  if (liveServers.size === 0) process.on('exit', onExit);
+  if (signals && signalOwners.size === 0) {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
-    process.on('exit', onExit);
   }
   liveServers.set(child, tmpDir);
+  if (signals) signalOwners.add(child);
 }
 
 function untrack(child: ChildProcess): void {
-  if (!liveServers.delete(child) || liveServers.size > 0) return;
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
-  process.off('exit', onExit);
+  if (signalOwners.delete(child) && signalOwners.size === 0) {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  if (liveServers.delete(child) && liveServers.size === 0) process.off('exit', onExit);
 }
 
 /** Chromium to drive; throws NO_RUNNER with the packages to install when it is missing. */
@@ -227,7 +244,7 @@ export async function startCodeServer(options: WorkbenchOptions = {}): Promise<C
       untrack(server);
     }
     if (stopOptions.keepLogsIn) keepLogs(tmpDir, dirs, stopOptions.keepLogsIn);
-    fs.rmSync(tmpDir, { recursive: true, force: true });
+    await fs.promises.rm(tmpDir, RM_RETRIES);
   };
 
   try {
@@ -272,7 +289,7 @@ export async function startCodeServer(options: WorkbenchOptions = {}): Promise<C
       options.onProgress?.(`Starting code-server on 127.0.0.1:${port}…`);
       const child = spawn(install.node, args, { cwd: tmpDir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
       server = child;
-      track(child, tmpDir);
+      track(child, tmpDir, options.handleSignals ?? true);
       try {
         await waitForReady(child, serverLog);
         started = { child, port };

@@ -381,6 +381,7 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await prepareDataDirLocked(config.dataDir, stderrLog);
   } catch (e) {
+    if (StoreError.is(e, 'UNSAFE')) fail(e.message, EXIT_FAILURE);
     fail(`cannot prepare the data dir ${config.dataDir}: ${(e as Error).message}`, EXIT_FAILURE);
   }
 

@@ -286,6 +286,37 @@ async function readContractFile<T, P>(
   return parse(text, file);
 }
 
+// ---- Ownership --------------------------------------------------------------------------
+
+/** What ownershipProblem needs of a stat (node:fs Stats has it). */
+export interface OwnedEntry {
+  uid: number;
+  mode: number;
+  isSymbolicLink(): boolean;
+}
+
+/**
+ * Why the data folder or its tokens file must not be used, or undefined when it may: ssh's
+ * rule for a key file. Another user owns it, or group or others can write it (then another user
+ * could have put tokens there, or can swap files in), or it is a symbolic link (stat it with
+ * lstat). The message names the path, its owner and its mode. `st` is the caller's stat of `p`;
+ * `uid` this process's user; `nameOf` a user's name where known. Not on Windows (no modes).
+ */
+export function ownershipProblem(p: string, st: OwnedEntry, uid: number, nameOf: (uid: number) => string | undefined = () => undefined): string | undefined {
+  const who = (id: number): string => {
+    const name = nameOf(id);
+    return name === undefined ? `uid ${id}` : `${name} (uid ${id})`;
+  };
+  const mode = `0${(st.mode & 0o777).toString(8).padStart(3, '0')}`;
+  if (st.isSymbolicLink()) return `${p} is a symbolic link (owner ${who(st.uid)}); Test Inbox never follows one for its data: replace it by the folder or file itself`;
+  if (st.uid !== uid) return `${p} belongs to ${who(st.uid)}, not to you (${who(uid)}), mode ${mode}; Test Inbox uses only a data folder and tokens file of your own (like ssh with a key file): chown it to yourself or choose another data folder`;
+  if ((st.mode & 0o022) !== 0) {
+    const writers = (st.mode & 0o020) !== 0 && (st.mode & 0o002) !== 0 ? 'group and others' : (st.mode & 0o020) !== 0 ? 'its group' : 'other users';
+    return `${p} can be written by ${writers} (owner ${who(st.uid)}, mode ${mode}); Test Inbox refuses it, as ssh refuses such a key file: run chmod go-w ${p}`;
+  }
+  return undefined;
+}
+
 // ---- Proof of identity ------------------------------------------------------------------
 
 /**

@@ -1,7 +1,8 @@
 // Files in the data folder that hold secrets (tokens.json, server.json): written whole, owner
 // read/write only, fsynced, then renamed into place so that no reader sees half a file.
-import { promises as fs } from 'node:fs';
+import { readFileSync, promises as fs, type Stats } from 'node:fs';
 import * as path from 'node:path';
+import { ownershipProblem } from './contract';
 
 /** Owner read/write only: the files hold secrets. */
 export const PRIVATE_FILE_MODE = 0o600;
@@ -23,4 +24,34 @@ export async function writePrivateFile(file: string, text: string): Promise<void
     await fs.rm(tmp, { force: true }).catch(() => undefined);
     throw e;
   }
+}
+
+/** The name of a user id in /etc/passwd, or undefined (no such file, no such user, Windows). */
+export function userName(uid: number): string | undefined {
+  try {
+    for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
+      const [name, , id] = line.split(':');
+      if (id !== undefined && Number(id) === uid) return name;
+    }
+  } catch {
+    // No passwd file: the uid alone is named.
+  }
+  return undefined;
+}
+
+/**
+ * Why the data folder (`kind` 'folder', stat'ed through a symlink: where it lives is the user's
+ * choice) or a file of it ('file', lstat'ed: never a link) must not be used: contract.ts's
+ * ownershipProblem. Undefined when it may, when it does not exist, and on Windows.
+ */
+export async function ownershipProblemOf(p: string, kind: 'folder' | 'file'): Promise<string | undefined> {
+  if (typeof process.getuid !== 'function') return undefined;
+  let st: Stats;
+  try {
+    st = kind === 'folder' ? await fs.stat(p) : await fs.lstat(p);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  return ownershipProblem(p, st, process.getuid(), userName);
 }

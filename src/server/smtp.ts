@@ -174,6 +174,11 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
         if (StoreError.is(e, 'BAD_TARGET')) throw reply(550, `5.1.3 ${e.message}`);
         // RFC 3463 4.3.1 "mail system full": a transient failure, the sender retries once there is room.
         if (StoreError.is(e, 'FULL')) throw reply(452, `4.3.1 ${e.message}`);
+        // A folder of the inbox is a symlink (or not a folder): refused until the data dir is mended.
+        if (StoreError.is(e, 'UNSAFE')) {
+          log('error', `smtp: refused a delivery: ${e.message}`);
+          throw reply(451, `4.3.0 ${e.message}`);
+        }
         log('error', `smtp: could not store a message: ${(e as Error).message}`);
         throw reply(451, '4.3.0 could not store the message, try again later');
       }

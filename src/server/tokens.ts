@@ -5,9 +5,9 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { generateProviderKey, generateToken, readTokensFile, type SavedTokens, TOKENS_FILE, TokensFileProblem } from './contract';
-import { writePrivateFile } from './privateFile';
+import { ownershipProblemOf, writePrivateFile } from './privateFile';
 
-export type TokensErrorCode = 'TOKENS_FILE_INVALID' | 'TOKENS_SAME' | 'TOKENS_IO';
+export type TokensErrorCode = 'TOKENS_FILE_INVALID' | 'TOKENS_SAME' | 'TOKENS_IO' | 'TOKENS_UNSAFE';
 
 export class TokensError extends Error {
   readonly code: TokensErrorCode;
@@ -92,6 +92,8 @@ export async function loadOrCreateTokens(dataDir: string, given: Partial<Record<
 
 /** The saved tokens (none when there is no file); an unreadable or damaged file is an error. */
 async function readSaved(file: string): Promise<SavedTokens> {
+  const unsafe = await ownershipProblemOf(file, 'file');
+  if (unsafe !== undefined) throw new TokensError('TOKENS_UNSAFE', unsafe);
   const saved = await readTokensFile(file, (f) => fs.readFile(f, 'utf8'));
   if (!TokensFileProblem.is(saved)) return saved;
   if (saved.code === 'TOKENS_FILE_MISSING') return {};

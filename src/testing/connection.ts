@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { ApiError, createClient, type InboxApi } from '../api';
 import { domainProblem, inboxNameProblem, normalizeInbox, PRIVATE_DOMAIN } from '../core/ids';
 import { parseDuration } from '../core/duration';
-import { API_TOKEN_ENV, DEFAULT_HOST, DEFAULT_HTTP_PORT, checkHealthProof, readServerFile, readTokensFile, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../server/contract';
+import { API_TOKEN_ENV, DEFAULT_HOST, DEFAULT_HTTP_PORT, checkHealthProof, ownershipProblem, readServerFile, readTokensFile, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../server/contract';
 import { DATA_DIR_ENV, defaultDataDir } from '../server/dataDir';
 import { isLoopbackHost } from '../core/urls';
 import { type ConnectionOptions, TestInboxError } from './types';
@@ -85,11 +85,13 @@ export async function connect(o: ConnectionOptions, env: NodeJS.ProcessEnv = pro
   }
   let savedTokens: SavedTokens = {};
   if (proven) {
-    const t = await readTokensFile(path.join(dataDir, TOKENS_FILE), readText);
-    if (!TokensFileProblem.is(t)) savedTokens = t;
+    const tokensFile = path.join(dataDir, TOKENS_FILE);
+    unproven = await tokensFileProblem(tokensFile);
+    const t = unproven === undefined ? await readTokensFile(tokensFile, readText) : undefined;
+    if (t !== undefined && !TokensFileProblem.is(t)) savedTokens = t;
   }
   const token = o.token || env[API_TOKEN_ENV] || savedTokens.apiToken;
-  const notUsed = unproven && named === undefined ? `the server named in ${serverFile} was not used: ${unproven}` : unproven ? `the data dir's ${TOKENS_FILE} was not used: ${unproven}` : '';
+  const notUsed = unproven && !proven && named === undefined ? `the server named in ${serverFile} was not used: ${unproven}` : unproven ? `the data dir's ${TOKENS_FILE} was not used: ${unproven}` : '';
   if (!token) {
     // Nothing answering is the first thing to fix: it is said before the missing token.
     await answers(baseUrl, o.signal, notUsed);
@@ -165,6 +167,16 @@ async function answers(baseUrl: string, signal: AbortSignal | undefined, note: s
     if (err.code === 'cancelled') throw err;
   } finally {
     await api.dispose();
+  }
+}
+
+/** Why tokens.json must not be used (contract.ts's ownershipProblem: another user's, writable by others, a link), or undefined. */
+async function tokensFileProblem(file: string): Promise<string | undefined> {
+  if (typeof process.getuid !== 'function') return undefined;
+  try {
+    return ownershipProblem(file, await fs.lstat(file), process.getuid());
+  } catch {
+    return undefined; // missing or unreadable: readTokensFile says so
   }
 }
 

@@ -137,6 +137,41 @@ describe('e2e: npm start', function () {
     assert.equal(fs.existsSync(sessionDir), false, 'the temp data folder is removed');
   });
 
+  it('Ctrl+C in the terminal (SIGINT to the whole process group) exits 0 without a stack trace and leaves no temp folder', async () => {
+    // A terminal delivers Ctrl+C to every process of the foreground job: start.mjs and the
+    // inbox server it spawned. TMPDIR is a folder of the test's own, so what is left is seen.
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'test-inbox-e2e-sigint-'));
+    try {
+      for (const editor of [['--no-editor'], []]) {
+        output = '';
+        const env: NodeJS.ProcessEnv = { ...process.env, TEST_INBOX_EDITOR: 'code-server', TMPDIR: tmp };
+        delete env.TEST_INBOX_DATA_DIR;
+        child = spawn(process.execPath, [path.join(REPO_ROOT, 'scripts', 'start.mjs'), '--http-port', '0', '--smtp-port', '0', ...editor], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+        const started = child;
+        exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
+        child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+        child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+        const [, api] = await waitForOutput(child, () => output, /HTTP API\s+(http:\/\/127\.0\.0\.1:\d+)/, URL_TIMEOUT_MS);
+        const codeServer = editor.length === 0 ? (await waitForOutput(child, () => output, /http:\/\/127\.0\.0\.1:(\d+)\/\?folder=\S+/, URL_TIMEOUT_MS))[1] : undefined;
+        await waitForOutput(child, () => output, /Press Ctrl\+C to stop\./, URL_TIMEOUT_MS);
+        assert.ok(fs.readdirSync(tmp).some((n) => n.startsWith('test-inbox-start-')), 'the session folder is in TMPDIR');
+
+        process.kill(-child.pid!, 'SIGINT');
+        const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), EXIT_TIMEOUT_MS).unref());
+        const code = await Promise.race([exited, timeout]);
+        const what = editor.length === 0 ? 'with code-server' : 'without an editor';
+        assert.equal(code, 0, `${what}: npm start exits 0 after Ctrl+C:\n${output}`);
+        assert.doesNotMatch(output, /ENOTEMPTY|\n\s+at .+:\d+:\d+\)?\n/, `${what}: no stack trace`);
+        assert.deepEqual(fs.readdirSync(tmp).filter((n) => n.startsWith('test-inbox-')), [], `${what}: no temp folder left in TMPDIR`);
+        assert.equal(await isListening(`${api}/healthz`), false, `${what}: the inbox server is stopped`);
+        if (codeServer) assert.equal(await isListening(`http://127.0.0.1:${codeServer}/healthz`), false, 'code-server is stopped');
+        child = undefined;
+      }
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
   it('with `code` on PATH, launches it with the extension and a profile whose settings attach to the server', async () => {
     // A stand-in `code` that records how it was called: this checks the launcher's command
     // line and seeded settings, not desktop VS Code itself (not installed here).

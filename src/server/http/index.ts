@@ -272,6 +272,9 @@ class Api {
         case 'FULL':
           this.#log('warn', `${what}: ${err.message}`);
           return new HttpError(507, 'insufficient_storage', err.message);
+        case 'UNSAFE':
+          this.#log('error', `${what}: refused: ${err.message}`);
+          return new HttpError(500, 'internal', err.message);
         case 'IO':
           this.#log('error', `${what}: storage failed: ${err.message}`);
           return new HttpError(500, 'internal', 'the message store failed to read or write; see the server log');

@@ -17,7 +17,7 @@ import { PRIVATE_FILE_MODE } from '../privateFile';
 import { detectCode } from './code';
 import { StoreError } from './errors';
 import { parseIndexedHeaders } from './headers';
-import { fsyncDir, inboxDirOf, mailRoot, mapLimit, messageFileOf, PRIVATE_DIR_MODE } from './layout';
+import { fsyncDir, inboxDirOf, mailPathError, mailRoot, mapLimit, messageFileOf, PRIVATE_DIR_MODE } from './layout';
 import type { IndexRecord } from './ordered';
 import { Materialiser, type MaterialiseJob } from './materialiser';
 import { inboxKeyOf } from './snapshot';
@@ -80,6 +80,9 @@ const NO_SPACE = new Set(['ENOSPC', 'EDQUOT']);
 export function isNoSpace(e: unknown): boolean {
   return NO_SPACE.has(errnoCode(e) ?? '') || StoreError.is(e, 'FULL');
 }
+
+/** Open flags of a message file rewritten in tmp/: created or truncated, and never through a symlink in its place (ELOOP). */
+const WRITE_NOFOLLOW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | (fsConstants.O_NOFOLLOW ?? 0);
 
 function storeFailure(e: unknown): StoreError {
   if (StoreError.is(e)) return e;
@@ -390,6 +393,10 @@ export class MaildirFiles {
       const id = r.meta.id;
       if (job.written.has(id) || job.cancelled.has(id)) continue;
       await this.ensureInboxDir(r.meta.domain, r.meta.inbox);
+      // At the point of use: a link planted since the delivery is never written through (the
+      // message stays readable from memory and the write is tried again).
+      const unsafe = mailPathError(this.dir, r.meta.domain, r.meta.inbox);
+      if (unsafe) throw unsafe;
       const final = this.pathOf(r.meta, 'new');
       if (first !== undefined && this.linksUsable) {
         try {
@@ -414,7 +421,7 @@ export class MaildirFiles {
       }
       const tmp = this.pathOf(r.meta, 'tmp');
       // 'w': a leftover of a failed try of this same message is replaced.
-      await fs.writeFile(tmp, job.raw, { mode: PRIVATE_FILE_MODE });
+      await fs.writeFile(tmp, job.raw, { mode: PRIVATE_FILE_MODE, flag: WRITE_NOFOLLOW });
       await fs.rename(tmp, final);
       job.written.add(id);
       first ??= final;
@@ -450,7 +457,12 @@ export class MaildirFiles {
     await Promise.all(
       items.map(async (b) => {
         try {
-          for (const r of b.recs) await this.ensureInboxDir(r.meta.domain, r.meta.inbox);
+          for (const r of b.recs) {
+            await this.ensureInboxDir(r.meta.domain, r.meta.inbox);
+            // Each delivery, not once per inbox: a folder swapped for a symlink since is refused.
+            const unsafe = mailPathError(this.dir, r.meta.domain, r.meta.inbox);
+            if (unsafe) throw unsafe;
+          }
         } catch (e) {
           b.failed = true;
           b.reject(storeFailure(e));
@@ -513,6 +525,9 @@ export class MaildirFiles {
     let p = this.readyDirs.get(key);
     if (!p) {
       p = (async () => {
+        // Before any mkdir: `mkdir -p` would follow a link planted on the way.
+        const unsafe = mailPathError(this.dir, domain, inbox);
+        if (unsafe) throw unsafe;
         const inboxDir = inboxDirOf(this.dir, domain, inbox);
         // Directories, not just names: a file in their place makes the mkdir below fail, so the
         // delivery is refused before its acknowledgement instead of its file failing after it.

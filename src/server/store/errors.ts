@@ -15,6 +15,8 @@ export type StoreErrorCode =
   | 'FULL'
   /** Another server (or store) uses the data dir. */
   | 'LOCKED'
+  /** The data dir or a folder in it cannot be trusted: another user's, writable by others, or a symbolic link. */
+  | 'UNSAFE'
   /** The PostgreSQL store's database cannot be reached now (down, restarting, network): retry later. */
   | 'DB_UNREACHABLE'
   /** The PostgreSQL store's database refused the login (a wrong user or password). */

@@ -13,7 +13,7 @@
 // The directory is 0700 and every file in it 0600; a migration tightens what older releases
 // left readable (0644 files in 0755 directories).
 
-import { type Dir, type Dirent, promises as fs, type Stats } from 'node:fs';
+import { type Dir, type Dirent, lstatSync, promises as fs, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import { decodeFileName, encodeFileName } from '../../core/fileNames';
 import { domainProblem } from '../../core/ids';
@@ -47,6 +47,30 @@ export function mailRoot(dataDir: string): string {
 /** The directory of an inbox (holding tmp/, new/, cur/). */
 export function inboxDirOf(dataDir: string, domain: string, inbox: string): string {
   return path.join(dataDir, MAIL_DIR, encodeFileName(domain), encodeFileName(inbox));
+}
+
+/**
+ * Why mail for an inbox must not be written now, or undefined: a folder on its way (mail/, the
+ * domain's, the inbox's, its tmp/ and new/) is a symbolic link, which mail is never written
+ * through (it would land wherever the link points). Missing folders are no problem (they are
+ * made). Synchronous and cheap (five lstat calls): called at
+ * the point of use, before each delivery and each file written.
+ */
+export function mailPathProblemSync(dataDir: string, domain: string, inbox: string): string | undefined {
+  const inboxDir = inboxDirOf(dataDir, domain, inbox);
+  for (const p of [mailRoot(dataDir), path.dirname(inboxDir), inboxDir, path.join(inboxDir, 'tmp'), path.join(inboxDir, 'new')]) {
+    const st = lstatSync(p, { throwIfNoEntry: false });
+    if (st === undefined) continue;
+    // (A file in a folder's place makes the mkdir or the write fail: an IO error.)
+    if (st.isSymbolicLink()) return `the folder ${path.relative(dataDir, p)} of ${inbox}@${domain} in the data dir is a symbolic link; Test Inbox never writes mail through one (remove the link: the inbox is made anew)`;
+  }
+  return undefined;
+}
+
+/** mailPathProblemSync as a StoreError UNSAFE to throw, or undefined. */
+export function mailPathError(dataDir: string, domain: string, inbox: string): StoreError | undefined {
+  const problem = mailPathProblemSync(dataDir, domain, inbox);
+  return problem === undefined ? undefined : new StoreError('UNSAFE', problem);
 }
 
 /** The one mapping from a message to its file: `<data>/mail/<domain>/<inbox>/<sub>/<id>.eml`. */

@@ -6,7 +6,8 @@
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { PRIVATE_FILE_MODE } from '../privateFile';
+import { ownershipProblemOf, PRIVATE_FILE_MODE } from '../privateFile';
+import { TOKENS_FILE } from '../contract';
 import { StoreError } from './errors';
 
 /** Lock file inside the data dir; the leading dot keeps it apart from domain directories. */
@@ -47,6 +48,10 @@ function inUse(dir: string, file: string, pid: number | undefined): StoreError {
 export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   const file = path.join(dir, LOCK_FILE);
   if (held.has(dir)) throw inUse(dir, file, process.pid);
+  // Before anything is written into it (this lock is the first write of every start): a data
+  // folder or tokens file of another user, or one others can write, is refused, not used.
+  const unsafe = (await ownershipProblemOf(dir, 'folder')) ?? (await ownershipProblemOf(path.join(dir, TOKENS_FILE), 'file'));
+  if (unsafe !== undefined) throw new StoreError('UNSAFE', unsafe);
   const mine = `${process.pid}\n`;
   try {
     await fs.writeFile(file, mine, { flag: 'wx', mode: PRIVATE_FILE_MODE });
