@@ -1,6 +1,6 @@
 // The search's cache of message bodies (server/http/api/search.ts): it keeps the newest.
 import { strict as assert } from 'node:assert';
-import { SearchBodyCache } from '../../src/server/http/api/search';
+import { SearchBodyCache } from '../../src/server/http/api/searchBodyCache';
 
 describe('search body cache', () => {
   const body = (chars: number) => ({ text: 'x'.repeat(chars), attachment: false });

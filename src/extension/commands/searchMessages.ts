@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { inert, inertText } from '../../core/inert';
 import type { MessageSummary } from '../../core/wire';
+import { COMMANDS } from '../commandIds';
 import { ACTION_TITLES, describeError, isCancellation } from '../errors';
 import { runAction } from '../services';
 import { showWarning } from '../ui/shown';
@@ -14,7 +15,7 @@ import type { MessageRef } from '../tree/state';
 import { relativeTime } from '../util/time';
 import { run as openMessage } from './openMessage';
 
-export const id = 'testInbox.searchMessages';
+export const id = COMMANDS.searchMessages.id;
 
 /** Typing pauses this long before a search is sent. */
 export const SEARCH_DEBOUNCE_MS = 250;

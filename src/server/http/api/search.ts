@@ -3,7 +3,6 @@
 // reads the bodies the other terms need: one message at a time per MIME worker (off the main
 // thread), each read within the byte budget, stopping as soon as the client leaves. runSearch()
 // is the one search every surface calls (this route, a web UI's own route later).
-import { parseMessageId } from '../../../core/ids';
 import { isMetaTerm, matchesAll, parseSearchQuery, type SearchableBody, SearchQueryError, type SearchTerm } from '../../../core/search';
 import { BudgetError } from '../../budget';
 import type { SearchResponse } from '../../../core/wire';
@@ -26,8 +25,6 @@ const SEARCH_BATCH = 64;
  * domain: or after: to search further back.
  */
 export const MAX_BODY_READS = 5000;
-/** Text kept of bodies already read, for the next search (typing a query searches on each keystroke). */
-const BODY_CACHE_CHARS = 16 * 1024 * 1024;
 
 /** Counters for tests and the bench: bodies read from the store by every search of this process. */
 export const searchCounters = { bodiesRead: 0 };
@@ -42,46 +39,6 @@ export interface SearchResult {
   total: number;
   /** Set when MAX_BODY_READS cut the scan short: `total` then counts the messages read so far. */
   partial?: boolean;
-}
-
-/**
- * The searchable bodies read lately, by message id (a message never changes, and an id is never
- * reused). It keeps the newest messages, not the last used: a search reads newest first, so a
- * scan longer than the cache would evict under LRU exactly what the next scan reads first.
- */
-export class SearchBodyCache {
-  private readonly entries = new Map<string, { body: SearchableBody; key: number }>();
-  private chars = 0;
-  /** The oldest key kept once the cache has been full (older bodies are not kept). */
-  private floor = -Infinity;
-
-  constructor(private readonly capacity = BODY_CACHE_CHARS) {}
-
-  get(id: string): SearchableBody | undefined {
-    return this.entries.get(id)?.body;
-  }
-
-  set(meta: Pick<MessageMeta, 'id' | 'time'>, body: SearchableBody): void {
-    const parsed = parseMessageId(meta.id);
-    if (!parsed || body.text.length > this.capacity / 8) return;
-    // Receipt order: the id's second and counter (the store's own order).
-    const key = parsed.seconds * 1e12 + parsed.counter;
-    if (key < this.floor) return;
-    const had = this.entries.get(meta.id);
-    if (had) this.chars -= had.body.text.length;
-    this.entries.set(meta.id, { body, key });
-    this.chars += body.text.length;
-    if (this.chars <= this.capacity) return;
-    // Over: drop the oldest quarter (by key) at once, so eviction costs one sort per many inserts.
-    const byAge = [...this.entries].sort((a, b) => a[1].key - b[1].key);
-    let i = 0;
-    while (i < byAge.length && (this.chars > this.capacity * 0.75 || i === 0)) {
-      this.entries.delete(byAge[i][0]);
-      this.chars -= byAge[i][1].body.text.length;
-      i++;
-    }
-    this.floor = byAge[i]?.[1].key ?? -Infinity;
-  }
 }
 
 /** `q` as terms, or a 400 naming what is wrong with it. */
