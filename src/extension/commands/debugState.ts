@@ -2,6 +2,7 @@ import type { Services } from '../services';
 import { lastRenderedMessage, messagePanelsInfo, openMessagePanels } from '../messagePanel/messagePanel';
 import type { InboxTreeProvider } from '../tree/provider';
 import { statusBarShown } from '../statusBar';
+import { serverNoticeShown } from '../ui/serverNotice';
 import { shownTexts } from '../ui/shown';
 import { COMMANDS } from '../commandIds';
 import { searchPickShown } from './searchMessages';
@@ -31,6 +32,8 @@ export async function run(s: Services, provider: InboxTreeProvider): Promise<unk
     live: s.live.describe(),
     tree,
     shown: shownTexts(),
+    /** The server notice on screen (ui/serverNotice.ts): its text and action titles, or null once withdrawn. */
+    serverNotice: serverNoticeShown() ?? null,
     /** The open Search Messages picker: its title and rows. */
     search: searchPickShown() ?? null,
     messageView: { openPanels: openMessagePanels(), panels: messagePanelsInfo(), lastRendered: lastRenderedMessage() ?? null },
