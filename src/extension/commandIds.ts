@@ -29,6 +29,7 @@ export const COMMANDS = {
   openMessageInNewPanel: { id: 'testInbox.openMessageInNewPanel', title: 'Open in New Panel' },
   refresh: { id: 'testInbox.refresh', title: 'Refresh' },
   removeInbox: { id: 'testInbox.removeInbox', title: 'Remove Inbox' },
+  searchMessages: { id: 'testInbox.searchMessages', title: 'Search Messages…' },
   setApiToken: { id: 'testInbox.setApiToken', title: 'Set API Token…' },
   setWebhookToken: { id: 'testInbox.setWebhookToken', title: 'Set Webhook Token…' },
   showLog: { id: 'testInbox.showLog', title: 'Show Log' },

@@ -5,6 +5,7 @@ import { statusBarShown } from '../statusBar';
 import { serverNoticeShown } from '../ui/serverNotice';
 import { shownTexts } from '../ui/shown';
 import { COMMANDS } from '../commandIds';
+import { searchPickShown } from './searchMessages';
 
 export const id = COMMANDS.debugState.id;
 
@@ -33,6 +34,8 @@ export async function run(s: Services, provider: InboxTreeProvider): Promise<unk
     shown: shownTexts(),
     /** The server notice on screen (ui/serverNotice.ts): its text and action titles, or null once withdrawn. */
     serverNotice: serverNoticeShown() ?? null,
+    /** The open Search Messages picker: its title and rows. */
+    search: searchPickShown() ?? null,
     messageView: { openPanels: openMessagePanels(), panels: messagePanelsInfo(), lastRendered: lastRenderedMessage() ?? null },
     /** The tree rows selected (ids) and whether the view is shown. */
     selection: s.tree.view.selection.map((n) => n.id),

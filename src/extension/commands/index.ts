@@ -29,6 +29,7 @@ import * as openMessage from './openMessage';
 import * as openMessageInNewPanel from './openMessageInNewPanel';
 import * as refresh from './refresh';
 import * as removeInbox from './removeInbox';
+import * as searchMessages from './searchMessages';
 import * as setApiToken from './setApiToken';
 import * as setWebhookToken from './setWebhookToken';
 import * as showLog from './showLog';
@@ -56,6 +57,7 @@ const COMMANDS: CommandModule[] = [
   { ...copyVerificationLink, title: commandTitle('copyVerificationLink') },
   { ...copyTotpCode, title: commandTitle('copyTotpCode') },
   { ...waitForCode, title: commandTitle('waitForCode') },
+  { ...searchMessages, title: commandTitle('searchMessages') },
   { ...copyMessageId, title: commandTitle('copyMessageId') },
   { ...deleteMessage, title: commandTitle('deleteMessage') },
   { ...clearInbox, title: commandTitle('clearInbox') },
