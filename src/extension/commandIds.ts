@@ -9,6 +9,7 @@ export const COMMANDS = {
   clearInbox: { id: 'testInbox.clearInbox', title: 'Clear Inbox…' },
   clearWebhookToken: { id: 'testInbox.clearWebhookToken', title: 'Clear Webhook Token' },
   confirmServer: { id: 'testInbox.confirmServer', title: 'Review Server…' },
+  copyApiToken: { id: 'testInbox.copyApiToken', title: 'Copy API Token' },
   copyCode: { id: 'testInbox.copyCode', title: 'Copy One-Time Code' },
   copyMcpConfig: { id: 'testInbox.copyMcpConfig', title: 'Copy MCP Server Config…' },
   copyMessageId: { id: 'testInbox.copyMessageId', title: 'Copy Message Id' },

@@ -40,6 +40,8 @@ export async function run(s: Services, provider: InboxTreeProvider): Promise<unk
     /** The tree rows selected (ids) and whether the view is shown. */
     selection: s.tree.view.selection.map((n) => n.id),
     viewVisible: s.tree.view.visible,
+    /** The view's message (tree/present.ts connectionMessage): the URL and the reason when not connected. */
+    viewMessage: s.tree.view.message,
     statusBar: statusBarShown() ?? null,
     // Everything the extension keeps outside SecretStorage, so tests can check no token is there.
     mementos: {

@@ -9,6 +9,7 @@ import * as clearApiToken from './clearApiToken';
 import * as clearInbox from './clearInbox';
 import * as clearWebhookToken from './clearWebhookToken';
 import * as confirmServer from './confirmServer';
+import * as copyApiToken from './copyApiToken';
 import * as copyCode from './copyCode';
 import * as copyMcpConfig from './copyMcpConfig';
 import * as copyMessageId from './copyMessageId';
@@ -69,6 +70,7 @@ const COMMANDS: CommandModule[] = [
   { ...stopLocalServer, title: commandTitle('stopLocalServer') },
   { ...copySmtpSettings, title: commandTitle('copySmtpSettings') },
   { ...copySmsSettings, title: commandTitle('copySmsSettings') },
+  { ...copyApiToken, title: commandTitle('copyApiToken') },
   { ...copyProviderSettings, title: commandTitle('copyProviderSettings') },
   { ...copyMcpConfig, title: commandTitle('copyMcpConfig') },
   { ...showLog, title: commandTitle('showLog') },
