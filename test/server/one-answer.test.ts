@@ -19,7 +19,7 @@ import { createClient } from '../../src/api/client';
 import { findCode, findLink, newestMessage } from '../../src/api/queries';
 import type { InboxApi } from '../../src/api/types';
 import { codeOf, contentOf, linkToClick } from '../../src/core/message';
-import { buildViewState } from '../../src/extension/messagePanel/viewState';
+import { buildViewState } from '../../src/webview-ui/viewState';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { waitForCode, waitForLink, TestInboxError } from '../../src/testing';
