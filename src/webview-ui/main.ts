@@ -13,7 +13,7 @@ import {
   type ViewState,
   type ViewTiming,
   type WebviewMessage,
-} from './protocol';
+} from '../shared/viewProtocol';
 import { buildSrcdoc, type FrameTheme, type SrcdocResult } from './sanitize';
 
 interface VsCodeApi {

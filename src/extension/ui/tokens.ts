@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { inert } from '../../core/inert';
 import { tokenProblem, type TokenKind } from '../config/secrets';
 import type { Services } from '../services';
-import { TOKENS_FILE } from '../../server/contract';
+import { TOKENS_FILE } from '../../shared/contract';
 import { askToUseServer } from './confirmServer';
 import { showInfo, showStatus } from './shown';
 
