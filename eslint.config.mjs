@@ -66,7 +66,7 @@ export default tseslint.config(
       [noUndici],
       [
         { regex: '(^|/)(server|cli)(/|$)', message: 'the extension runs the server as a child process: it shares only src/shared (the process contract) with it.' },
-        { regex: '(^|/)webview-ui(/|$)', message: 'the extension and the message view share only src/shared/viewProtocol.ts.' },
+        { regex: '(^|/)webview-ui/(?!viewState$)', message: 'the extension imports of src/webview-ui only the pure view state (the protocol is src/shared/viewProtocol.ts).' },
       ],
     ),
   },
@@ -114,7 +114,7 @@ export default tseslint.config(
     rules: restrict(
       [noVscode, { name: 'undici', message: 'the webview UI has no network client.' }],
       [
-        { regex: '^\\.\\./(?!core/|shared/viewProtocol$)', message: 'src/webview-ui imports of the project only src/core and src/shared/viewProtocol.ts.' },
+        { regex: '^\\.\\./(?!core/|shared/viewProtocol$|api/(types|validate)$)', message: 'src/webview-ui imports of the project only src/core, src/shared/viewProtocol.ts, and the API client types and response checks.' },
         { regex: '^node:', message: 'the webview UI runs in a browser: no Node modules.' },
       ],
     ),
