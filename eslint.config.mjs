@@ -61,13 +61,13 @@ export default tseslint.config(
   {
     // mcp: the MCP tools (tools.ts, no SDK) and the SDK plumbing (sdk.ts); a client of the
     // server like the test library: the API client, the library's connection and waits, and of
-    // src/server only the CLI helpers. The extension's tool queries until they move to the core.
+    // src/server only the CLI helpers; nothing of the extension.
     files: ['src/mcp/**'],
     rules: restrict(
       [noVscode, noUndici],
       [
         { regex: '(^|/)webview-ui(/|$)', message: 'src/mcp never imports the webview UI.' },
-        { regex: '/extension/(?!tools/queries$)', message: 'src/mcp imports nothing of the extension (its tool queries aside, until they move to the core).' },
+        { regex: '(^|/)extension(/|$)', message: 'src/mcp imports nothing of the extension: the queries it shares with the language-model tools are src/api/queries.ts.' },
         { regex: '^\\.\\./server/(?!(contract|dataDir|args)$)', message: 'src/mcp imports from src/server only contract, dataDir and args.' },
       ],
     ),

@@ -10,7 +10,9 @@ import assert from 'node:assert/strict';
 import { promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
+import MailComposer from 'nodemailer/lib/mail-composer';
 import { BIG_MESSAGE_BYTES, BIG_MESSAGES, HUGE_HTML_LINKS, hugeHtmlMessage } from '../../bench/harden';
 import { buildMessage, sendOne } from '../../bench/lib/smtp-load';
 import { sharedCluster } from '../support/postgres';
@@ -21,6 +23,13 @@ const API = 'big-api-token-3e8a';
 const WEBHOOK = 'big-webhook-token-6d1c';
 /** The bound the issue allows a test to assert on the peak. */
 const PEAK_RISE_MB = 150;
+/** Issue 25 finding 10: 40 concurrent reads of one 20 MB message took the server from 102 MB to 1.7 GB. */
+const CONCURRENT_READS = 40;
+const READ_MESSAGE_MB = 20;
+/** 15 MB of attachment is a 20 MB message in base64. */
+const READ_ATTACHMENT_BYTES = 15 * 1024 * 1024;
+/** Generous: reads wait for the byte budget, so at most one such read is in memory at a time (~3-4x its size). */
+const READ_PEAK_RISE_MB = 400;
 
 function rssMb(pid: number): number {
   return Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
@@ -101,5 +110,55 @@ describe('big messages on the real server', function () {
     assert.equal(done.status, 200);
     assert.equal(done.body.links.length, HUGE_HTML_LINKS);
     assert.deepEqual(order.slice(0, 2).sort(), ['healthz', 'smtp'], `finished in the order ${order.join(', ')}`);
+  });
+
+  it(`keeps RSS bounded while ${CONCURRENT_READS} clients read one ${READ_MESSAGE_MB} MB message at once, each whole (issue 25 finding 10)`, async () => {
+    // A message with a big attachment: raw, the attachment and the message view are read at once.
+    const attachment = randomBytes(READ_ATTACHMENT_BYTES);
+    const to = 'readers@inbox.test';
+    const message = await new MailComposer({
+      from: 'big@sender.test',
+      to,
+      subject: 'read by many',
+      text: 'See the attachment.',
+      attachments: [{ filename: 'data.bin', content: attachment, contentType: 'application/octet-stream' }],
+    })
+      .compile()
+      .build();
+    assert.ok(message.length > 19 * 1024 * 1024, `the message is ${message.length} bytes`);
+    const stored = await sendOne('127.0.0.1', smtpPort, to, message);
+    assert.equal(stored.code, 250, stored.text);
+    const id = /stored as (\S+)/.exec(stored.text)![1];
+    const base = `${http}/api/v2/domains/private/inboxes/readers/messages/${id}`;
+    const list = (await (await fetch(`${base}/attachments`, { headers: { authorization: API } })).json()) as { attachments: Array<{ attachment_id: number }> };
+    const attachmentUrl = `${base}/attachments/${list.attachments[0].attachment_id}`;
+
+    const pid = server.child.pid!;
+    await new Promise((r) => setTimeout(r, 1_000));
+    const idle = rssMb(pid);
+    let peak = idle;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssMb(pid))), 50);
+    const views = ['raw', 'attachment', 'message'] as const;
+    let results: Array<{ view: (typeof views)[number]; status: number; bytes: Buffer }>;
+    try {
+      results = await Promise.all(
+        Array.from({ length: CONCURRENT_READS }, async (_, i) => {
+          const view = views[i % views.length];
+          const url = view === 'raw' ? `${base}/raw` : view === 'attachment' ? attachmentUrl : base;
+          const r = await fetch(url, { headers: { authorization: API } });
+          return { view, status: r.status, bytes: Buffer.from(await r.arrayBuffer()) };
+        }),
+      );
+    } finally {
+      clearInterval(sampler);
+    }
+    peak = Math.max(peak, rssMb(pid));
+    for (const r of results) {
+      assert.equal(r.status, 200, `${r.view}: ${r.bytes.subarray(0, 200).toString()}`);
+      if (r.view === 'raw') assert.ok(r.bytes.equals(message), 'raw is the whole message');
+      if (r.view === 'attachment') assert.ok(r.bytes.equals(attachment), 'the attachment is whole');
+      if (r.view === 'message') assert.equal((JSON.parse(r.bytes.toString('utf8')) as { subject: string }).subject, 'read by many');
+    }
+    assert.ok(peak - idle <= READ_PEAK_RISE_MB, `RSS rose from ${idle.toFixed(0)} MB to ${peak.toFixed(0)} MB while ${CONCURRENT_READS} clients read`);
   });
 });

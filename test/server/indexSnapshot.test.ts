@@ -34,10 +34,8 @@ describe('index snapshot', function () {
     return undefined;
   }
 
-  const subjects = (store: MaildirStore, inbox: string): string[] =>
-    store
-      .list('inbox.test', inbox, { limit: 1000, skip: 0, sort: 'ascending' })
-      .msgs.map((m) => m.subject);
+  const subjects = async (store: MaildirStore, inbox: string): Promise<string[]> =>
+    (await store.list('inbox.test', inbox, { limit: 1000, skip: 0, sort: 'ascending' })).msgs.map((m) => m.subject);
 
   /** Two inboxes, joe (3 messages) and ann (2), closed cleanly: a snapshot on disk. */
   async function seeded(): Promise<Array<{ id: string; inbox: string }>> {
@@ -67,8 +65,8 @@ describe('index snapshot', function () {
     await fs.access(path.join(dir, SNAPSHOT_FILE));
     const { store, logs } = await openStore();
     assert.equal(trustedOf(logs), '2 of 2');
-    assert.deepEqual(subjects(store, 'joe'), ['j1', 'j2', 'j3']);
-    assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2']);
+    assert.deepEqual(await subjects(store, 'joe'), ['j1', 'j2', 'j3']);
+    assert.deepEqual(await subjects(store, 'ann'), ['a1', 'a2']);
   });
 
   it('lists an inbox again when a file was deleted behind its back, and does not invent the message', async () => {
@@ -76,9 +74,9 @@ describe('index snapshot', function () {
     await fs.rm(fileOf('joe', ids[1].id));
     const { store, logs } = await openStore();
     assert.equal(trustedOf(logs), '1 of 2', 'joe is listed, ann is trusted');
-    assert.deepEqual(subjects(store, 'joe'), ['j1', 'j3']);
+    assert.deepEqual(await subjects(store, 'joe'), ['j1', 'j3']);
     assert.equal(store.get(ids[1].id), undefined);
-    assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2']);
+    assert.deepEqual(await subjects(store, 'ann'), ['a1', 'a2']);
   });
 
   it('indexes a message file dropped in behind its back', async () => {
@@ -87,7 +85,7 @@ describe('index snapshot', function () {
     await fs.writeFile(fileOf('ann', copyId), anEmail('dropped in'));
     const { store, logs } = await openStore();
     assert.equal(trustedOf(logs), '1 of 2');
-    assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2', 'dropped in']);
+    assert.deepEqual(await subjects(store, 'ann'), ['a1', 'a2', 'dropped in']);
   });
 
   /** [walked, inboxes] from the line that ends the start's walk over the mail's modes (maildir.ts makeMailPrivate), once it is logged. */
@@ -138,7 +136,7 @@ describe('index snapshot', function () {
     assert.equal(trustedOf(logs), '1 of 2');
     assert.deepEqual(await walkedOf(logs), [1, 2]);
     assert.equal((await fs.stat(dropped)).mode & 0o777, 0o600);
-    assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2', 'dropped in']);
+    assert.deepEqual(await subjects(store, 'ann'), ['a1', 'a2', 'dropped in']);
   });
 
   it('walks cur/ on every start, and never follows a symlinked folder out of the mail root', async () => {
@@ -185,7 +183,7 @@ describe('index snapshot', function () {
       const { store, logs } = await openStore();
       // joe is listed (its tmp/ is another folder now), which is when a start empties tmp/.
       assert.equal(trustedOf(logs), '1 of 2');
-      assert.deepEqual(subjects(store, 'joe'), ['j1', 'j2', 'j3']);
+      assert.deepEqual(await subjects(store, 'joe'), ['j1', 'j2', 'j3']);
       await fs.access(kept);
     } finally {
       await fs.rm(outside, { recursive: true, force: true });
@@ -200,8 +198,8 @@ describe('index snapshot', function () {
     const { store, logs } = await openStore();
     assert.ok(logs.some((l) => l.startsWith('warn') && l.includes('not using the index snapshot')), logs.join('\n'));
     assert.equal(trustedOf(logs), undefined);
-    assert.deepEqual(subjects(store, 'joe'), ['j1', 'j2', 'j3']);
-    assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2']);
+    assert.deepEqual(await subjects(store, 'joe'), ['j1', 'j2', 'j3']);
+    assert.deepEqual(await subjects(store, 'ann'), ['a1', 'a2']);
   });
 
   it('trusts no inbox of a stale snapshot whose directories changed since, and loses none of the later messages or deletes', async () => {
@@ -218,8 +216,8 @@ describe('index snapshot', function () {
     await fs.writeFile(path.join(dir, SNAPSHOT_FILE), stale);
     const { store: after, logs } = await openStore();
     assert.equal(trustedOf(logs), '0 of 2');
-    assert.deepEqual(subjects(after, 'joe'), ['j2', 'j3', 'j4']);
-    assert.deepEqual(subjects(after, 'ann'), ['a2', 'a3']);
+    assert.deepEqual(await subjects(after, 'joe'), ['j2', 'j3', 'j4']);
+    assert.deepEqual(await subjects(after, 'ann'), ['a2', 'a3']);
   });
 
   it('lists an inbox whose journal lost lines although its directory did not change', async () => {
@@ -232,7 +230,7 @@ describe('index snapshot', function () {
     await fs.writeFile(journal, lines.join('\n') + '\n');
     const { store, logs } = await openStore();
     assert.equal(trustedOf(logs), '1 of 2');
-    assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2']);
+    assert.deepEqual(await subjects(store, 'ann'), ['a1', 'a2']);
   });
 
   it('keeps every message acknowledged after the snapshot by a run killed with SIGKILL (log and files newer than the snapshot)', async () => {
@@ -256,8 +254,8 @@ describe('index snapshot', function () {
     assert.ok((await fs.readdir(dir)).some((f) => f.startsWith('.wal-')), 'the killed run left its log');
     const { store, logs } = await openStore();
     assert.equal(trustedOf(logs), '1 of 2', 'ann is trusted, joe is listed');
-    assert.deepEqual(subjects(store, 'joe'), ['j1', 'j2', 'j3', 'k1', 'k2', 'k3']);
+    assert.deepEqual(await subjects(store, 'joe'), ['j1', 'j2', 'j3', 'k1', 'k2', 'k3']);
     for (const id of acked) assert.ok(store.get(id), `acknowledged ${id} is there`);
-    assert.deepEqual(subjects(store, 'ann'), ['a1', 'a2']);
+    assert.deepEqual(await subjects(store, 'ann'), ['a1', 'a2']);
   });
 });

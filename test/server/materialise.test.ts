@@ -144,7 +144,7 @@ describe('the materialiser (files written after the acknowledgement)', function 
     release();
     await until('the kept files are written', async () => (await emlFiles(dataDir)).length === 4);
     const names = (await emlFiles(dataDir)).map((f) => path.basename(f, '.eml')).sort();
-    assert.deepEqual(names, [kept, sharedKept, ...store.list('inbox.test', 'dan', { limit: 10, skip: 0, sort: 'descending' }).msgs.map((m) => m.id)].sort());
+    assert.deepEqual(names, [kept, sharedKept, ...(await store.list('inbox.test', 'dan', { limit: 10, skip: 0, sort: 'descending' })).msgs.map((m) => m.id)].sort());
     await store.close();
 
     const again = new MaildirStore({ dir: dataDir, retention: { maxMessages: 0, maxAgeMs: 0 }, checkpointIntervalMs: 0 });
@@ -185,7 +185,8 @@ describe('the materialiser (files written after the acknowledgement)', function 
         assert.equal((await store.readRaw(a.id)).toString('utf8'), a.body, `${a.id} complete`);
         assert.ok(existsSync(store.pathOf({ domain: 'inbox.test', inbox: a.inbox, id: a.id })), `${a.id} materialised on open`);
       }
-      const listed = ['m0', 'm1', 'm2', 'two-a', 'two-b'].flatMap((inbox) => store.list('inbox.test', inbox, { limit: 1000, skip: 0, sort: 'descending' }).msgs.map((m) => m.id));
+      const listed: string[] = [];
+      for (const inbox of ['m0', 'm1', 'm2', 'two-a', 'two-b']) listed.push(...(await store.list('inbox.test', inbox, { limit: 1000, skip: 0, sort: 'descending' })).msgs.map((m) => m.id));
       assert.equal(new Set(listed).size, listed.length, 'no message listed twice');
       assert.deepEqual([...listed].sort(), acked.map((a) => a.id).sort());
     } finally {

@@ -33,7 +33,7 @@ describe('packed index', function () {
   const usedPacked = (logs: string[]): boolean => logs.some((l) => l.includes(PACKED_LOG));
 
   /** Every list the API reads, in both orders, as ids. */
-  function lists(store: MaildirStore): Record<string, string[]> {
+  async function lists(store: MaildirStore): Promise<Record<string, string[]>> {
     const out: Record<string, string[]> = {};
     for (const [domain, inbox] of [
       ['inbox.test', 'joe'],
@@ -45,7 +45,7 @@ describe('packed index', function () {
       [undefined, '*'],
     ] as const) {
       for (const sort of ['ascending', 'descending'] as const) {
-        out[`${domain ?? 'private'}/${inbox}/${sort}`] = store.list(domain, inbox, { limit: 1000, skip: 0, sort }).msgs.map((m) => m.id);
+        out[`${domain ?? 'private'}/${inbox}/${sort}`] = (await store.list(domain, inbox, { limit: 1000, skip: 0, sort })).msgs.map((m) => m.id);
       }
     }
     return out;
@@ -79,7 +79,7 @@ describe('packed index', function () {
     const { store } = await openStore();
     const metas = await seed(store);
     assert.ok(metas.some((m) => m.code) && metas.some((m) => !m.code), 'messages with and without a code');
-    const before = lists(store);
+    const before = await lists(store);
     const raws = await Promise.all(metas.map((m) => store.readRaw(m.id)));
     await close(store);
     const st = await fs.stat(path.join(dir, PACKED_INDEX_FILE));
@@ -91,7 +91,7 @@ describe('packed index', function () {
       assert.deepEqual(again.get(m.id), m);
       assert.deepEqual(await again.readRaw(m.id), raws[i]);
     }
-    assert.deepEqual(lists(again), before);
+    assert.deepEqual(await lists(again), before);
     assert.deepEqual(again.domains(), store.domains());
     assert.deepEqual(again.inboxes(undefined), store.inboxes(undefined));
   });
@@ -105,45 +105,45 @@ describe('packed index', function () {
     const [added] = await second.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ subject: 'after the packed index' }), 'smtp');
     assert.equal(await second.delete(metas[0].id), true);
     assert.equal(await second.delete(metas[0].id), false, 'a packed message is removed once');
-    assert.equal(second.get(metas[0].id), undefined);
-    const joe = second.list('inbox.test', 'joe', { limit: 1000, skip: 0, sort: 'descending' });
+    assert.equal(await second.get(metas[0].id), undefined);
+    const joe = await second.list('inbox.test', 'joe', { limit: 1000, skip: 0, sort: 'descending' });
     assert.deepEqual(
       joe.msgs.map((m) => m.id),
       [added.id, metas[1].id],
     );
     assert.equal(joe.total, 2);
     // A cursor page that starts in the new messages and continues in the packed ones.
-    const page1 = second.list('inbox.test', '*', { limit: 2, skip: 0, sort: 'descending' });
-    const page2 = second.list('inbox.test', '*', { limit: 100, skip: 0, sort: 'descending', cursor: page1.nextCursor });
+    const page1 = await second.list('inbox.test', '*', { limit: 2, skip: 0, sort: 'descending' });
+    const page2 = await second.list('inbox.test', '*', { limit: 100, skip: 0, sort: 'descending', cursor: page1.nextCursor });
     assert.deepEqual(
       [...page1.msgs, ...page2.msgs].map((m) => m.id),
-      second.list('inbox.test', '*', { limit: 100, skip: 0, sort: 'descending' }).msgs.map((m) => m.id),
+      (await second.list('inbox.test', '*', { limit: 100, skip: 0, sort: 'descending' })).msgs.map((m) => m.id),
     );
     assert.equal(await second.clear('other.test', '*'), 2);
-    const expected = lists(second);
+    const expected = await lists(second);
     await close(second);
     const { store: third, logs: thirdLogs } = await openStore();
     assert.ok(usedPacked(thirdLogs));
-    assert.deepEqual(lists(third), expected);
+    assert.deepEqual(await lists(third), expected);
     assert.deepEqual(third.get(added.id), added);
   });
 
   it('opens a data folder of the old format (journal only), then upgrades it', async () => {
     const { store } = await openStore();
     const metas = await seed(store);
-    const before = lists(store);
+    const before = await lists(store);
     await close(store);
     // What a data folder of an earlier version holds: the journal, no packed index.
     await fs.rm(path.join(dir, PACKED_INDEX_FILE));
     const { store: old, logs } = await openStore();
     assert.equal(usedPacked(logs), false);
-    assert.equal(old.get(metas[0].id)?.code, metas[0].code);
-    assert.deepEqual(lists(old), before);
+    assert.equal((await old.get(metas[0].id))?.code, metas[0].code);
+    assert.deepEqual(await lists(old), before);
     await close(old);
     await fs.access(path.join(dir, PACKED_INDEX_FILE));
     const { store: upgraded, logs: upgradedLogs } = await openStore();
     assert.ok(usedPacked(upgradedLogs), upgradedLogs.join('\n'));
-    assert.deepEqual(lists(upgraded), before);
+    assert.deepEqual(await lists(upgraded), before);
   });
 
   for (const [name, damage] of [
@@ -155,14 +155,14 @@ describe('packed index', function () {
     it(`ignores a ${name} packed index and reads the whole journal`, async () => {
       const { store } = await openStore();
       await seed(store);
-      const before = lists(store);
+      const before = await lists(store);
       await close(store);
       const file = path.join(dir, PACKED_INDEX_FILE);
       await fs.writeFile(file, damage(await fs.readFile(file)));
       const { store: again, logs } = await openStore();
       assert.equal(usedPacked(logs), false);
       assert.ok(logs.some((l) => l.startsWith('warn') && l.includes('not using the packed index')), logs.join('\n'));
-      assert.deepEqual(lists(again), before);
+      assert.deepEqual(await lists(again), before);
     });
   }
 
@@ -175,7 +175,7 @@ describe('packed index', function () {
     await fs.writeFile(path.join(dir, JOURNAL_FILE), '');
     const { store: again, logs } = await openStore();
     assert.equal(usedPacked(logs), false);
-    for (const m of metas) assert.equal(again.get(m.id)?.subject, m.subject);
+    for (const m of metas) assert.equal((await again.get(m.id))?.subject, m.subject);
   });
 
   it('after a run killed with SIGKILL, keeps what that run added and removed (journal after the packed index, files)', async () => {
@@ -208,11 +208,11 @@ describe('packed index', function () {
     assert.equal(after.get(annFirst), undefined, 'deleted by the killed run');
     for (const id of acked) assert.ok(after.get(id), `acknowledged ${id} is there`);
     assert.deepEqual(
-      after.list('inbox.test', 'joe', { limit: 100, skip: 0, sort: 'ascending' }).msgs.map((m) => m.subject),
+      (await after.list('inbox.test', 'joe', { limit: 100, skip: 0, sort: 'ascending' })).msgs.map((m) => m.subject),
       [metas[1].subject, 'k1', 'k2'],
     );
     assert.deepEqual(
-      after.list('inbox.test', 'ann', { limit: 100, skip: 0, sort: 'ascending' }).msgs.map((m) => m.id),
+      (await after.list('inbox.test', 'ann', { limit: 100, skip: 0, sort: 'ascending' })).msgs.map((m) => m.id),
       [metas[5].id],
     );
   });
@@ -230,7 +230,7 @@ describe('packed index', function () {
     const { store: after, logs } = await openStore();
     assert.ok(usedPacked(logs));
     assert.equal(after.get(metas[2].id), undefined, 'its file is gone');
-    assert.equal(after.get(droppedId)?.subject, 'dropped in');
-    assert.equal(after.get(metas[0].id)?.code, metas[0].code);
+    assert.equal((await after.get(droppedId))?.subject, 'dropped in');
+    assert.equal((await after.get(metas[0].id))?.code, metas[0].code);
   });
 });

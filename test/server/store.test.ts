@@ -94,9 +94,9 @@ describe('MaildirStore', () => {
     const { store } = await openStore();
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ subject: `m${i}` }), 'smtp'))[0].id);
-    assert.deepEqual(store.list('inbox.test', 'joe', all).msgs.map((m) => m.id), [...ids].reverse());
-    assert.deepEqual(store.list('inbox.test', 'joe', { ...all, sort: 'ascending' }).msgs.map((m) => m.id), ids);
-    assert.equal(store.list('inbox.test', 'joe', all).total, 5);
+    assert.deepEqual((await store.list('inbox.test', 'joe', all)).msgs.map((m) => m.id), [...ids].reverse());
+    assert.deepEqual((await store.list('inbox.test', 'joe', { ...all, sort: 'ascending' })).msgs.map((m) => m.id), ids);
+    assert.equal((await store.list('inbox.test', 'joe', all)).total, 5);
   });
 
   it('pages with limit, skip and cursor and says where the next page starts', async () => {
@@ -104,17 +104,17 @@ describe('MaildirStore', () => {
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'))[0].id);
     const newest = [...ids].reverse();
-    const p1 = store.list('inbox.test', 'joe', { limit: 3, skip: 0, sort: 'descending' });
+    const p1 = await store.list('inbox.test', 'joe', { limit: 3, skip: 0, sort: 'descending' });
     assert.deepEqual(p1.msgs.map((m) => m.id), newest.slice(0, 3));
     assert.equal(p1.total, 7);
     assert.equal(p1.nextCursor, newest[2]);
-    const p2 = store.list('inbox.test', 'joe', { limit: 3, skip: 0, sort: 'descending', cursor: p1.nextCursor });
+    const p2 = await store.list('inbox.test', 'joe', { limit: 3, skip: 0, sort: 'descending', cursor: p1.nextCursor });
     assert.deepEqual(p2.msgs.map((m) => m.id), newest.slice(3, 6));
-    const p3 = store.list('inbox.test', 'joe', { limit: 3, skip: 0, sort: 'descending', cursor: p2.nextCursor });
+    const p3 = await store.list('inbox.test', 'joe', { limit: 3, skip: 0, sort: 'descending', cursor: p2.nextCursor });
     assert.deepEqual(p3.msgs.map((m) => m.id), newest.slice(6));
     assert.equal(p3.nextCursor, undefined);
-    assert.deepEqual(store.list('inbox.test', 'joe', { limit: 2, skip: 2, sort: 'ascending' }).msgs.map((m) => m.id), ids.slice(2, 4));
-    assert.deepEqual(store.list('inbox.test', 'joe', { limit: 2, skip: 0, sort: 'ascending', cursor: ids[4] }).msgs.map((m) => m.id), ids.slice(5, 7));
+    assert.deepEqual((await store.list('inbox.test', 'joe', { limit: 2, skip: 2, sort: 'ascending' })).msgs.map((m) => m.id), ids.slice(2, 4));
+    assert.deepEqual((await store.list('inbox.test', 'joe', { limit: 2, skip: 0, sort: 'ascending', cursor: ids[4] })).msgs.map((m) => m.id), ids.slice(5, 7));
   });
 
   it('continues after a cursor whose message was deleted meanwhile', async () => {
@@ -122,7 +122,7 @@ describe('MaildirStore', () => {
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'))[0].id);
     await store.delete(ids[2]);
-    assert.deepEqual(store.list('inbox.test', 'joe', { ...all, cursor: ids[2] }).msgs.map((m) => m.id), [ids[1], ids[0]]);
+    assert.deepEqual((await store.list('inbox.test', 'joe', { ...all, cursor: ids[2] })).msgs.map((m) => m.id), [ids[1], ids[0]]);
   });
 
   it('rejects a cursor that is not a message id', async () => {
@@ -140,9 +140,9 @@ describe('MaildirStore', () => {
     assert.equal(a.inbox, 'joe');
     await store.filesWritten();
     assert.ok(existsSync(path.join(dir, 'mail', 'one.test', 'joe', 'new', `${a.id}.eml`)));
-    assert.deepEqual(store.list(undefined, 'JOE', all).msgs.map((m) => m.id), [b.id, a.id]);
-    assert.equal(store.list('two.test', '*', all).total, 2);
-    assert.equal(store.list(undefined, '*', all).total, 3);
+    assert.deepEqual((await store.list(undefined, 'JOE', all)).msgs.map((m) => m.id), [b.id, a.id]);
+    assert.equal((await store.list('two.test', '*', all)).total, 2);
+    assert.equal((await store.list(undefined, '*', all)).total, 3);
     assert.deepEqual(store.domains(), [
       { name: 'one.test', inboxes: 1, messages: 1 },
       { name: 'two.test', inboxes: 2, messages: 2 },
@@ -165,7 +165,7 @@ describe('MaildirStore', () => {
     );
     assert.deepEqual(metas.map((m) => `${m.inbox}@${m.domain}`), ['joe@inbox.test', 'ann@inbox.test', 'joe@other.test']);
     assert.equal(new Set(metas.map((m) => m.id)).size, 3);
-    assert.equal(store.list(undefined, '*', all).total, 3);
+    assert.equal((await store.list(undefined, '*', all)).total, 3);
   });
 
   it('refuses names that could escape the data dir and writes nothing', async () => {
@@ -182,7 +182,7 @@ describe('MaildirStore', () => {
       await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'ok' }, target], anEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'BAD_TARGET'), JSON.stringify(target));
     }
     assert.deepEqual(await fs.readdir(path.join(dir, 'mail')), [], 'no domain directory was made');
-    assert.equal(store.list(undefined, '*', all).total, 0);
+    assert.equal((await store.list(undefined, '*', all)).total, 0);
   });
 
   it('keeps names with characters unsafe for file systems encoded on disk and restores them', async () => {
@@ -192,7 +192,7 @@ describe('MaildirStore', () => {
     assert.ok(!/[*|?']/.test(inboxDir));
     assert.ok(existsSync(path.join(dir, 'mail', 'inbox.test', inboxDir, 'new')));
     const again = (await reopen(store)).store;
-    assert.equal(again.get(meta.id)?.inbox, "a*b|c?d'e");
+    assert.equal((await again.get(meta.id))?.inbox, "a*b|c?d'e");
   });
 
   it('leaves no copy at all when one of the recipients cannot be stored', async () => {
@@ -202,11 +202,11 @@ describe('MaildirStore', () => {
       store.add([{ domain: 'ok.test', inbox: 'joe' }, { domain: 'blocked.test', inbox: 'ann' }], anEmail(), 'smtp'),
       (e: unknown) => StoreError.is(e, 'IO'),
     );
-    assert.equal(store.list(undefined, '*', all).total, 0);
+    assert.equal((await store.list(undefined, '*', all)).total, 0);
     assert.deepEqual(await fs.readdir(path.join(dir, 'mail', 'ok.test', 'joe', 'new')), []);
     assert.deepEqual(await fs.readdir(path.join(dir, 'mail', 'ok.test', 'joe', 'tmp')), []);
     const again = (await reopen(store)).store;
-    assert.equal(again.list(undefined, '*', all).total, 0);
+    assert.equal((await again.list(undefined, '*', all)).total, 0);
   });
 
   it('indexes From and Subject with RFC 2047 encoded-words decoded', async () => {
@@ -218,30 +218,75 @@ describe('MaildirStore', () => {
     );
     assert.equal(meta.from, 'Jürgen Müller <jm@acme.test>');
     assert.equal(meta.subject, 'École dété ok'.replace('dété', 'd\u00e9t\u00e9'));
-    assert.equal(store.get(meta.id)?.subject, 'École d\u00e9t\u00e9 ok');
+    assert.equal((await store.get(meta.id))?.subject, 'École d\u00e9t\u00e9 ok');
   });
 
-  it('emits a message event once the message is durable and a delete event when it goes', async () => {
+  it('emits a message event, carrying its code, once the message is durable and its code read, and a delete event when it goes', async () => {
     const { store } = await openStore();
     const seen: MessageMeta[] = [];
+    const announced = new Promise<void>((resolve) => store.on('message', () => resolve()));
     const gone: string[] = [];
     const reads: Array<Promise<Buffer>> = [];
     store.on('message', (m) => {
       seen.push(m);
       // Readable from the event on (its file may still be being written: materialise.test.ts).
       reads.push(store.readRaw(m.id));
-      assert.equal(store.get(m.id)?.id, m.id, 'message is listed when the event fires');
+      const listed = store.get(m.id);
+      assert.ok(!(listed instanceof Promise), 'its code is read before the event fires');
+      assert.equal(listed?.id, m.id, 'message is listed when the event fires');
     });
     store.on('delete', (ms) => gone.push(...ms.map((m) => m.id)));
-    const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'webhook');
-    assert.deepEqual(seen.map((m) => m.id), [meta.id]);
-    assert.deepEqual(await Promise.all(reads), [anEmail()]);
+    const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ body: 'Your code is 482913' }), 'webhook');
+    // Acknowledged first; the code is read just after (the acknowledgement waits for the log only).
+    await announced;
+    assert.deepEqual(seen.map((m) => [m.id, m.code]), [[meta.id, '482913']]);
+    assert.deepEqual(await Promise.all(reads), [anEmail({ body: 'Your code is 482913' })]);
     assert.equal(await store.delete(meta.id), true);
     assert.deepEqual(gone, [meta.id]);
     assert.equal(existsSync(store.pathOf(meta)), false);
     assert.equal(await store.delete(meta.id), false);
     assert.equal(store.get(meta.id), undefined);
     await assert.rejects(store.readRaw(meta.id), (e: unknown) => StoreError.is(e, 'NOT_FOUND'));
+  });
+
+  it('acknowledges before reading the code; a listing or a fetch reads a code still pending, keeps it, and the event follows', async () => {
+    const { store } = await openStore();
+    const release = store.holdCodes();
+    const events: MessageMeta[] = [];
+    store.on('message', (m) => events.push({ ...m }));
+    const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ body: 'Your code is 482913' }), 'smtp');
+    assert.equal(meta.code, undefined, 'acknowledged with the header fields only');
+    assert.equal(events.length, 0, 'not announced before its code is read');
+    const listed = await store.list('inbox.test', 'joe', { limit: 10, skip: 0, sort: 'descending' });
+    assert.deepEqual(listed.msgs.map((m) => [m.id, m.code]), [[meta.id, '482913']], 'the listing read the pending code');
+    assert.deepEqual(events.map((m) => [m.id, m.code]), [[meta.id, '482913']], 'announced with its code');
+    assert.equal((await store.get(meta.id))?.code, '482913', 'kept');
+    const [second] = await store.add([{ domain: 'inbox.test', inbox: 'ann' }], anEmail({ body: 'Your code is 771204' }), 'smtp');
+    assert.equal((await store.get(second.id))?.code, '771204', 'a fetch reads it too');
+    const [third] = await store.add([{ domain: 'inbox.test', inbox: 'bob' }], anEmail({ body: 'Your code is 550213' }), 'smtp');
+    const found = await store.search([{ field: 'code', value: '550213', negated: false }], { limit: 10, skip: 0, count: true });
+    assert.deepEqual(found.msgs.map((m) => m.id), [third.id], 'a search for a code reads the codes still pending');
+    release();
+  });
+
+  it('reads codes in the background after the acknowledgement, and holds new deliveries while too many wait for theirs', async () => {
+    const { store } = await openStore();
+    const release = store.holdCodes();
+    const acked: string[] = [];
+    const adds = Array.from({ length: 300 }, (_, i) =>
+      store.add([{ domain: 'inbox.test', inbox: `flood${i % 4}` }], anEmail({ body: `Your code is ${100000 + i}` }), 'smtp').then(([m]) => acked.push(m.id)),
+    );
+    // Deliveries go on until 256 wait for their code, then wait themselves.
+    for (let i = 0; i < 200 && acked.length < 256; i++) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(acked.length >= 256 && acked.length < 300, `${acked.length} acknowledged while the codes were held`);
+    release();
+    await Promise.all(adds);
+    const all = await store.list('inbox.test', '*', { limit: 1000, skip: 0, sort: 'ascending' });
+    assert.equal(all.msgs.length, 300);
+    const codes = new Set(all.msgs.map((m) => m.code));
+    assert.equal(codes.size, 300, 'every code read, each its own');
+    assert.ok([...codes].every((c) => c !== undefined && Number(c) >= 100000 && Number(c) < 100300));
   });
 
   it('clears an inbox or a whole domain and says how many it removed', async () => {
@@ -260,7 +305,7 @@ describe('MaildirStore', () => {
     let { store } = await openStore();
     const ids = new Set<string>();
     for (let i = 0; i < 3; i++) ids.add((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'))[0].id);
-    const newest = store.list('inbox.test', 'joe', all).msgs[0];
+    const newest = (await store.list('inbox.test', 'joe', all)).msgs[0];
     await store.delete(newest.id);
     store = (await reopen(store)).store;
     const [next] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
@@ -278,8 +323,8 @@ describe('MaildirStore', () => {
     assert.equal(none.code, undefined);
     assert.ok(store.get(broken.id), 'a message whose body cannot be read is stored all the same');
     store = (await reopen(store)).store;
-    assert.equal(store.get(email.id)?.code, '482913');
-    assert.equal(store.get(none.id)?.code, undefined);
+    assert.equal((await store.get(email.id))?.code, '482913');
+    assert.equal((await store.get(none.id))?.code, undefined);
     // A journal line written before codes existed still reads (the code is a trailing field).
     assert.equal(addLine({ ...none }).includes('482913'), false);
     assert.deepEqual(JSON.parse(addLine(email)).slice(-1), ['482913']);
@@ -328,7 +373,7 @@ describe('MaildirStore', () => {
     const reopened = await reopen(store, { maxMessages: 0 });
     store = reopened.store;
     assert.ok(!reopened.logs.some((l) => l.msg.includes('indexed from their headers')), 'every live message has its journal line');
-    assert.deepEqual(store.list(undefined, '*', { ...all, sort: 'ascending' }).msgs, kept);
+    assert.deepEqual((await store.list(undefined, '*', { ...all, sort: 'ascending' })).msgs, kept);
   });
 
   it('rebuilds the index from the files when the journal is lost, keeping receipt times to the second', async () => {
@@ -341,7 +386,7 @@ describe('MaildirStore', () => {
     store = reopened.store;
     assert.ok(reopened.logs.some((l) => l.msg.includes('5 indexed from their headers')));
     for (const m of metas) {
-      const again = store.get(m.id);
+      const again = await store.get(m.id);
       assert.ok(again);
       assert.deepEqual({ ...again, time: 0 }, { ...m, time: 0 });
       assert.equal(Math.floor(again.time / 1000), Math.floor(m.time / 1000));
@@ -349,7 +394,7 @@ describe('MaildirStore', () => {
     // ...and the journal was rewritten, so the next start reads no file.
     const third = await reopen(store);
     assert.ok(!third.logs.some((l) => l.msg.includes('indexed from their headers')));
-    assert.equal(third.store.list('inbox.test', 'joe', all).total, 5);
+    assert.equal((await third.store.list('inbox.test', 'joe', all)).total, 5);
   });
 
   it('skips damaged and foreign files with a warning and loses nothing else', async () => {
@@ -368,7 +413,7 @@ describe('MaildirStore', () => {
     await fs.appendFile(path.join(dir, JOURNAL_FILE), '["a","torn');
     const reopened = await openStore();
     store = reopened.store;
-    assert.deepEqual(store.list(undefined, '*', all).msgs.map((m) => m.id), [good.id]);
+    assert.deepEqual((await store.list(undefined, '*', all)).msgs.map((m) => m.id), [good.id]);
     const warnings = reopened.logs.filter((l) => l.level === 'warn').map((l) => l.msg).join('\n');
     for (const expected of ['joe-1763700000-999999.eml', 'notes.txt', 'ann-1763700000-5.eml', 'Not A Domain!', '..%2Fx', 'damaged line']) {
       assert.ok(warnings.includes(expected), `warns about ${expected}:\n${warnings}`);
@@ -384,7 +429,7 @@ describe('MaildirStore', () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'))[0].id);
     await store.add([{ domain: 'inbox.test', inbox: 'ann' }], anEmail(), 'smtp');
-    assert.deepEqual(store.list('inbox.test', 'joe', { ...all, sort: 'ascending' }).msgs.map((m) => m.id), ids.slice(2));
+    assert.deepEqual((await store.list('inbox.test', 'joe', { ...all, sort: 'ascending' })).msgs.map((m) => m.id), ids.slice(2));
     assert.deepEqual(removed, ids.slice(0, 2));
     await store.close();
     assert.deepEqual((await fs.readdir(path.join(dir, 'mail', 'inbox.test', 'joe', 'new'))).sort(), ids.slice(2).map((id) => `${id}.eml`).sort());
@@ -412,7 +457,7 @@ describe('MaildirStore', () => {
     const ids = results.flat().map((m) => m.id);
     assert.equal(new Set(ids).size, 200);
     store = (await reopen(store, { maxMessages: 0 })).store;
-    assert.equal(store.list(undefined, '*', all).total, 200);
+    assert.equal((await store.list(undefined, '*', all)).total, 200);
     for (const id of ids) assert.ok(store.get(id), id);
   });
 
@@ -435,7 +480,7 @@ describe('MaildirStore', () => {
     // The same pid, now gone: a stale lock, taken over.
     const reopened = (await openStore()).store;
     assert.equal((await fs.readFile(path.join(dir, LOCK_FILE), 'utf8')).trim(), String(process.pid));
-    assert.equal(reopened.list(undefined, '*', all).total, 0);
+    assert.equal((await reopened.list(undefined, '*', all)).total, 0);
   });
 
   it('refuses to work before open and after close', async () => {
@@ -500,8 +545,8 @@ describe('MaildirStore write-ahead log', () => {
     const { store: after, logs } = await openAt(image);
     assert.deepEqual(await fs.readFile(lostFile), a);
     assert.deepEqual(await fs.readFile(cutFile), b);
-    assert.equal(after.get(lost.id)?.subject, 'lost');
-    assert.equal(after.get(cut.id)?.subject, 'cut short');
+    assert.equal((await after.get(lost.id))?.subject, 'lost');
+    assert.equal((await after.get(cut.id))?.subject, 'cut short');
     assert.ok(logs.some((l) => l.msg.includes('restored 2 acknowledged message(s)')));
   });
 
@@ -524,7 +569,7 @@ describe('MaildirStore write-ahead log', () => {
     const { store: after, logs } = await openAt(image);
     for (const m of metas) {
       assert.deepEqual(await fs.readFile(messageFileOf(image, m)), raw, m.id);
-      assert.equal(after.get(m.id)?.subject, 'fan-out');
+      assert.equal((await after.get(m.id))?.subject, 'fan-out');
     }
     assert.ok(logs.some((l) => l.msg.includes('restored 50 acknowledged message(s)')), JSON.stringify(logs));
     // Deleting one recipient's copy leaves the others.
@@ -538,7 +583,7 @@ describe('MaildirStore write-ahead log', () => {
     const [gone] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
     await store.delete(gone.id);
     const { store: after } = await openAt(await crashImage());
-    assert.deepEqual(after.list(undefined, '*', { limit: 10, skip: 0, sort: 'ascending' }).msgs.map((m) => m.id), [keep.id]);
+    assert.deepEqual((await after.list(undefined, '*', { limit: 10, skip: 0, sort: 'ascending' })).msgs.map((m) => m.id), [keep.id]);
   });
 
   it('replays a log that ends in a torn record, keeping every complete one', async () => {

@@ -14,6 +14,14 @@ const IDLE_STOP_MS = 30_000;
 /** workerData marker of a MIME worker (mimeWorkerMain.ts serves jobs only when it sees it). */
 export const MIME_WORKER_ROLE = 'test-inbox-mime';
 
+/** A queued job whose request ended before a worker took it. */
+export class MimeJobDropped extends Error {
+  constructor() {
+    super('the request ended before its message was parsed');
+    this.name = 'MimeJobDropped';
+  }
+}
+
 interface Pending {
   job: MimeJob;
   resolve: (v: unknown) => void;
@@ -48,10 +56,29 @@ export class MimePool {
 
   constructor(private readonly size: number = MIME_WORKERS) {}
 
-  run<K extends MimeJob['op']>(job: Extract<MimeJob, { op: K }>): Promise<MimeResults[K]> {
+  /**
+   * Runs `job` on a worker. With `signal`: a job still queued when it ends is dropped (rejects
+   * MimeJobDropped), so a client that left costs no parse; a job already running finishes.
+   */
+  run<K extends MimeJob['op']>(job: Extract<MimeJob, { op: K }>, signal?: AbortSignal): Promise<MimeResults[K]> {
     if (this.closed) return Promise.reject(new Error('the MIME workers are stopped'));
+    if (signal?.aborted) return Promise.reject(new MimeJobDropped());
     return new Promise<MimeResults[K]>((resolve, reject) => {
-      this.queue.push({ job, resolve: resolve as (v: unknown) => void, reject });
+      const pending: Pending = { job, resolve: resolve as (v: unknown) => void, reject };
+      if (signal) {
+        const drop = (): void => {
+          const i = this.queue.indexOf(pending);
+          if (i >= 0) {
+            this.queue.splice(i, 1);
+            reject(new MimeJobDropped());
+          }
+        };
+        signal.addEventListener('abort', drop, { once: true });
+        const settle = (): void => signal.removeEventListener('abort', drop);
+        pending.resolve = (v) => (settle(), (resolve as (v: unknown) => void)(v));
+        pending.reject = (e) => (settle(), reject(e));
+      }
+      this.queue.push(pending);
       this.pump();
     });
   }

@@ -48,15 +48,30 @@ export interface IndexedFields {
 }
 
 /**
- * Reads the indexed fields. A body in a file is read from its head: the headers and the code's
- * scan window (code.ts). `parts`: the decoded subject and text when the caller composed the
- * message itself, so the code is read from them rather than by parsing the MIME again.
+ * The fields the index needs before an acknowledgement: size, sender and subject, read from the
+ * header block only (no MIME parse). A body in a file is read from its head.
  */
-export async function indexedFields(norm: Target[], body: MessageBody, parts: MessageParts | undefined): Promise<IndexedFields> {
+export function indexedHeaders(body: MessageBody): Omit<IndexedFields, 'codes'> {
   const head = Buffer.isBuffer(body) ? body : body.head;
   const size = Buffer.isBuffer(body) ? body.length : body.size;
   const headers = parseIndexedHeaders(head) ?? { from: '', subject: '' };
+  return { head, size, from: headers.from, subject: headers.subject };
+}
+
+/**
+ * The code of a message as an email and as an SMS, for the kinds among its targets, read from
+ * its head (the code's scan window, code.ts). `parts`: the decoded subject and text when the
+ * caller composed the message itself, so the code is read from them rather than by parsing the
+ * MIME again.
+ */
+export async function indexedCodes(norm: Target[], head: Buffer, parts: MessageParts | undefined): Promise<Map<boolean, string | undefined>> {
   const codes = new Map<boolean, string | undefined>();
   for (const sms of new Set(norm.map((t) => isPhoneInbox(t.inbox)))) codes.set(sms, parts ? codeOfParts(parts, sms) : await detectCode(head, sms));
-  return { head, size, from: headers.from, subject: headers.subject, codes };
+  return codes;
+}
+
+/** Both of the above at once: a store that reads the code before its acknowledgement (postgres/store.ts). */
+export async function indexedFields(norm: Target[], body: MessageBody, parts: MessageParts | undefined): Promise<IndexedFields> {
+  const fields = indexedHeaders(body);
+  return { ...fields, codes: await indexedCodes(norm, fields.head, parts) };
 }

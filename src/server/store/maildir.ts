@@ -17,7 +17,8 @@ import { formatMessageId, isPhoneInbox } from '../../core/ids';
 import { matchesMetaTerm, type MetaTerm } from '../../core/search';
 import { type CommitItem, MaildirFiles, type StoreLog } from './durability';
 import { StoreError } from './errors';
-import { indexedFields, targetsToAdd, type Target } from './incoming';
+import { CODE_SCAN_MAX_BYTES } from './code';
+import { indexedCodes, indexedHeaders, targetsToAdd, type Target } from './incoming';
 import { loadIndex, saveIndex } from './indexFiles';
 import { addLine, deleteLine, Journal } from './journal';
 import { inboxDirOf, mailRoot, prepareDataDir, PRIVATE_DIR_MODE, tightenTree } from './layout';
@@ -25,7 +26,7 @@ import { lockDataDir } from './lock';
 import { MessageIndex } from './memoryIndex';
 import type { IndexRecord } from './ordered';
 import { inboxKeyOf } from './snapshot';
-import type { ListOptions, ListResult, MessageBody, MessageMeta, MessageParts, MessageSource, RetentionOptions, SearchOptions, Store, StoreEvents } from './types';
+import type { Answer, ListOptions, ListResult, MessageBody, MessageMeta, MessageParts, MessageSource, RetentionOptions, SearchOptions, Store, StoreEvents } from './types';
 
 export { decodeFileName as decodeName, encodeFileName as encodeName } from '../../core/fileNames';
 export { WAL_CHECKPOINT_BYTES, type StoreLog } from './durability';
@@ -48,6 +49,24 @@ const SEARCH_CHUNK = 8192;
 export const SPOOL_DIR_NAME = '.spool';
 /** Checkpoint this often while the log holds anything: the kernel writes dirty pages back about this often anyway. */
 export const WAL_CHECKPOINT_INTERVAL_MS = 2000;
+/** Codes read at once after their acknowledgements (each a MIME parse and a scan, a few hundred µs of CPU). */
+const CODE_CONCURRENCY = 4;
+/**
+ * Deliveries wait while this many acknowledged messages still wait for their code, or their
+ * heads hold this many bytes: the code is read within a bounded time of the acknowledgement
+ * (a few hundred messages' worth of work), and a flood cannot pile up heads in memory.
+ */
+const MAX_PENDING_CODES = 256;
+const MAX_PENDING_CODE_BYTES = 8 * 1024 * 1024;
+
+/** Acknowledged messages (one body, one record per recipient) whose one-time code is still to be read. */
+interface CodeJob {
+  recs: IndexRecord[];
+  head: Buffer;
+  parts: MessageParts | undefined;
+  /** Set once the job started; resolves when its codes are kept, journaled and announced. */
+  done?: Promise<void>;
+}
 
 export interface MaildirStoreOptions {
   dir: string;
@@ -79,6 +98,21 @@ export class MaildirStore implements Store {
    * snapshot, or walked to the end in this run (makeMailPrivate). The snapshot at close records them.
    */
   private readonly privateInboxes = new Set<string>();
+
+  /**
+   * The code is read after the acknowledgement (acknowledging needs only the header fields, the
+   * log record and the index entry): these jobs wait in order; a read that returns one of their
+   * messages starts it at once and waits for it (codesOf). A message is journaled and announced
+   * (the `message` event: push streams, wait=) once its code is known, so every event carries it.
+   */
+  private readonly codeJobs: CodeJob[] = [];
+  private readonly pendingCodes = new Map<string, CodeJob>();
+  private pendingCodeBytes = 0;
+  private codesRunning = 0;
+  private codesHeld = 0;
+  private codeRoomWaiters: Array<() => void> = [];
+  /** The code job of each delivery waiting in the commit queue. */
+  private readonly codeJobOf = new WeakMap<CommitItem, CodeJob>();
 
   private commitQueue: CommitItem[] = [];
   private committing = false;
@@ -210,6 +244,9 @@ export class MaildirStore implements Store {
     // Files still to write are written now; one that fails keeps its log generation for the next start.
     this.files.materialiser.stop();
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    // Every acknowledged message's code, so the journal and the packed index hold them all.
+    this.codesHeld = 0;
+    await this.drainCodes();
     if (wasOpen) {
       await this.files.checkpoint();
       await this.files.close();
@@ -233,23 +270,25 @@ export class MaildirStore implements Store {
   }
 
   private async addNormalized(norm: Target[], body: MessageBody, source: MessageSource, parts: MessageParts | undefined): Promise<MessageMeta[]> {
-    // The code is read once here, as an email or as an SMS (a phone inbox), for the listings.
-    const { size, from, subject, codes } = await indexedFields(norm, body, parts);
+    // Only the header fields before the acknowledgement; the code is read after it (readCodes).
+    const { head, size, from, subject } = indexedHeaders(body);
     if (this.state !== 'open') throw new StoreError('NOT_OPEN', 'the store is not open');
     const time = Date.now();
     const seconds = Math.floor(time / 1000);
     const recs: IndexRecord[] = norm.map(({ domain, inbox }) => {
       const counter = ++this.counter;
-      const code = codes.get(isPhoneInbox(inbox));
-      const meta: MessageMeta = { id: formatMessageId(inbox, seconds, counter), domain, inbox, time, from, subject, size, source, ...(code ? { code } : {}) };
+      const meta: MessageMeta = { id: formatMessageId(inbox, seconds, counter), domain, inbox, time, from, subject, size, source };
       return { meta, seconds, counter, dead: false };
     });
-    return this.write(recs, body);
+    const job: CodeJob = { recs, head: head.length > CODE_SCAN_MAX_BYTES ? head.subarray(0, CODE_SCAN_MAX_BYTES) : head, parts };
+    return this.write(recs, body, job);
   }
 
-  private write(recs: IndexRecord[], raw: MessageBody): Promise<MessageMeta[]> {
+  private write(recs: IndexRecord[], raw: MessageBody, job: CodeJob): Promise<MessageMeta[]> {
     return new Promise<void>((resolve, reject) => {
-      this.commitQueue.push({ recs, raw, resolve, reject });
+      const item: CommitItem = { recs, raw, resolve, reject };
+      this.codeJobOf.set(item, job);
+      this.commitQueue.push(item);
       if (!this.committing) void this.runCommits();
     }).then(() => recs.map((r) => r.meta));
   }
@@ -262,32 +301,29 @@ export class MaildirStore implements Store {
     this.committing = true;
     try {
       while (this.commitQueue.length > 0) {
-        // Bounds the bytes acknowledged and waiting for their files (a disk slower than the network).
+        // Bounds the bytes acknowledged and waiting for their files (a disk slower than the network),
+        // and the messages acknowledged and waiting for their code.
         await this.files.materialiser.room();
-        const queued = this.commitQueue;
-        this.commitQueue = [];
+        await this.codeRoom();
+        // No more than the room left for codes waiting to be read, so the bound holds per message.
+        const room = Math.max(1, MAX_PENDING_CODES - this.pendingCodes.size);
+        const queued = this.commitQueue.length <= room ? this.commitQueue : this.commitQueue.slice(0, room);
+        this.commitQueue = this.commitQueue.length <= room ? [] : this.commitQueue.slice(room);
         const batch = await this.files.commit(queued);
         if (batch.length === 0) continue;
-        let text = '';
-        let lines = 0;
         for (const b of batch) {
-          for (const r of b.recs) {
-            this.index.insert(r);
-            text += addLine(r.meta);
-            lines++;
-          }
+          for (const r of b.recs) this.index.insert(r);
+          const job = this.codeJobOf.get(b)!;
+          for (const r of job.recs) this.pendingCodes.set(r.meta.id, job);
+          this.pendingCodeBytes += job.head.length;
+          this.codeJobs.push(job);
         }
-        // Not waited for: the journal is a cache that is never fsynced (the log is the durable
-        // record), written in order a little later.
-        this.journal.append(text, lines);
         const touched = new Map<string, { domain: string; inbox: string }>();
         for (const b of batch) {
-          for (const r of b.recs) {
-            this.events.emit('message', r.meta);
-            touched.set(`${r.meta.domain}\n${r.meta.inbox}`, r.meta);
-          }
+          for (const r of b.recs) touched.set(`${r.meta.domain}\n${r.meta.inbox}`, r.meta);
           b.resolve();
         }
+        this.pumpCodes();
         for (const t of touched.values()) this.enforceCount(t.domain, t.inbox);
         if (this.files.checkpointDue) void this.checkpoint();
       }
@@ -352,8 +388,10 @@ export class MaildirStore implements Store {
 
   // ---- reads -----------------------------------------------------------------------------
 
-  list(domain: string | undefined, inbox: string, options: ListOptions): ListResult {
-    return this.index.list(domain, inbox, options);
+  list(domain: string | undefined, inbox: string, options: ListOptions): Answer<ListResult> {
+    const result = this.index.list(domain, inbox, options);
+    const ready = this.codesOf(result.msgs);
+    return ready ? ready.then(() => result) : result;
   }
 
   /**
@@ -363,6 +401,8 @@ export class MaildirStore implements Store {
    */
   async search(terms: readonly MetaTerm[], options: SearchOptions): Promise<ListResult> {
     this.assertOpen();
+    // A term may ask for the code (code:, has:code): every acknowledged message's code first.
+    if (this.pendingCodes.size > 0) await this.drainCodes();
     const named = (field: 'domain' | 'inbox'): string | undefined => terms.find((t) => t.field === field && !t.negated)?.value as string | undefined;
     const walk = this.index.searchWalk(named('domain'), named('inbox'), options.cursor);
     const msgs: MessageMeta[] = [];
@@ -390,8 +430,97 @@ export class MaildirStore implements Store {
     return { msgs, total: options.count ? total : -1, ...(more && msgs.length > 0 ? { nextCursor: msgs[msgs.length - 1].id } : {}) };
   }
 
-  get(id: string): MessageMeta | undefined {
-    return this.index.record(id)?.meta;
+  get(id: string): Answer<MessageMeta | undefined> {
+    const meta = this.index.record(id)?.meta;
+    const ready = meta && this.codesOf([meta]);
+    return ready ? ready.then(() => meta) : meta;
+  }
+
+  // ---- codes, read after the acknowledgement ------------------------------------------------
+
+  /** Undefined when every one of `metas` has its code read; else starts their jobs and resolves once they are done. */
+  private codesOf(metas: readonly MessageMeta[]): Promise<void> | undefined {
+    if (this.pendingCodes.size === 0) return undefined;
+    const jobs = new Set<Promise<void>>();
+    for (const m of metas) {
+      const job = this.pendingCodes.get(m.id);
+      if (job) jobs.add(this.startCodes(job));
+    }
+    return jobs.size > 0 ? Promise.all(jobs).then(() => undefined) : undefined;
+  }
+
+  private pumpCodes(): void {
+    if (this.codesHeld > 0) return;
+    while (this.codesRunning < CODE_CONCURRENCY && this.codeJobs.length > 0) void this.startCodes(this.codeJobs.shift()!);
+  }
+
+  /** Test hook: the background reading of codes waits (a read that needs one still reads it) until the returned function is called. */
+  holdCodes(): () => void {
+    this.codesHeld++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.codesHeld--;
+      this.pumpCodes();
+    };
+  }
+
+  private startCodes(job: CodeJob): Promise<void> {
+    if (job.done) return job.done;
+    this.codesRunning++;
+    job.done = this.track(this.readCodes(job)).finally(() => {
+      this.codesRunning--;
+      this.pumpCodes();
+    });
+    return job.done;
+  }
+
+  /**
+   * Reads a delivery's code (as an email and as an SMS, for the kinds among its recipients),
+   * keeps it in the index, journals the messages and announces them. A code is a convenience:
+   * one that cannot be read leaves the message without one.
+   */
+  private async readCodes(job: CodeJob): Promise<void> {
+    let codes: Map<boolean, string | undefined>;
+    try {
+      codes = await indexedCodes(job.recs.map((r) => r.meta), job.head, job.parts);
+    } catch (e) {
+      this.log('warn', `store: reading the code of ${job.recs[0]?.meta.id} failed: ${(e as Error).message}`);
+      codes = new Map();
+    }
+    const live = job.recs.filter((r) => !r.dead);
+    let text = '';
+    for (const r of job.recs) {
+      const code = codes.get(isPhoneInbox(r.meta.inbox));
+      if (code) r.meta.code = code;
+      this.pendingCodes.delete(r.meta.id);
+    }
+    this.pendingCodeBytes -= job.head.length;
+    const at = this.codeJobs.indexOf(job);
+    if (at >= 0) this.codeJobs.splice(at, 1);
+    // Not waited for: the journal is a cache that is never fsynced (the log is the durable
+    // record), written in order a little later. A message removed meanwhile is not journaled.
+    for (const r of live) text += addLine(r.meta);
+    if (live.length > 0) this.journal.append(text, live.length);
+    for (const r of live) this.events.emit('message', r.meta);
+    if (this.pendingCodes.size < MAX_PENDING_CODES && this.pendingCodeBytes < MAX_PENDING_CODE_BYTES) {
+      for (const wake of this.codeRoomWaiters.splice(0)) wake();
+    }
+  }
+
+  /** Waits while too many acknowledged messages wait for their code (MAX_PENDING_CODES). */
+  private codeRoom(): Promise<void> | void {
+    if (this.pendingCodes.size < MAX_PENDING_CODES && this.pendingCodeBytes < MAX_PENDING_CODE_BYTES) return;
+    return new Promise((resolve) => this.codeRoomWaiters.push(resolve));
+  }
+
+  /** Resolves once every acknowledged message's code is read. */
+  private async drainCodes(): Promise<void> {
+    while (this.pendingCodes.size > 0) {
+      const jobs = new Set(this.pendingCodes.values());
+      await Promise.allSettled([...jobs].map((j) => this.startCodes(j)));
+    }
   }
 
   async readRaw(id: string): Promise<Buffer> {

@@ -4,6 +4,8 @@ import type { DeleteResult } from '../../../core/wire';
 import { badRequest, notFound } from '../errors';
 import { sendBytes, sendJson } from '../respond';
 import type { Route } from '../routes';
+import { responseLifetime } from '../../budget';
+import { PARSE_COST, RAW_COST, readHeld } from './read';
 import { type ApiContext, type Req, type Res, readDomain, readId, readInbox } from './context';
 
 export async function messageResource(ctx: ApiContext, req: Req, res: Res, route: Extract<Route, { kind: 'message' }>): Promise<void> {
@@ -27,7 +29,8 @@ export async function messageResource(ctx: ApiContext, req: Req, res: Res, route
     sendJson(res, 200, body);
     return;
   }
-  const raw = await ctx.store.readRaw(id);
+  // Held of the byte budget until the response closes (read.ts).
+  const { raw } = await readHeld(ctx, meta, responseLifetime(res), route.view === 'raw' ? RAW_COST : PARSE_COST);
   switch (route.view) {
     case 'message':
       sendJson(res, 200, await ctx.mime.run({ op: 'message', raw, meta, now: Date.now() }));

@@ -13,6 +13,7 @@ import { sendJson } from '../respond';
 import type { ApiContext, Query, Res } from './context';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, readInt } from './inboxes';
 import { LINK_KINDS } from '../../../core/clickKinds';
+import { type HeldMessage, PARSE_COST, readHeld } from './read';
 import { readWait } from './wait';
 
 /** Candidates the store hands over at a time while bodies are read. */
@@ -163,22 +164,16 @@ async function readBodies(ctx: ApiContext, metas: readonly MessageMeta[], signal
 async function readBody(ctx: ApiContext, meta: MessageMeta, signal: AbortSignal): Promise<SearchableBody | undefined> {
   const cached = ctx.searchBodies.get(meta.id);
   if (cached) return cached;
-  let release: () => void;
+  let held: HeldMessage;
   try {
-    release = await ctx.budget.take(meta.size, signal);
+    held = await readHeld(ctx, meta, signal, PARSE_COST);
   } catch (e) {
     if (BudgetError.is(e, 'GONE')) return undefined; // the client left while it waited
+    if ((await ctx.store.get(meta.id)) === undefined) return undefined; // deleted meanwhile
     throw e;
   }
+  const { raw, release } = held;
   try {
-    if (signal.aborted) return undefined;
-    let raw: Buffer;
-    try {
-      raw = await ctx.store.readRaw(meta.id);
-    } catch (e) {
-      if ((await ctx.store.get(meta.id)) === undefined) return undefined; // deleted meanwhile
-      throw e;
-    }
     searchCounters.bodiesRead++;
     const body = await ctx.mime.run({ op: 'searchable', raw, linkKinds: LINK_KINDS.any });
     ctx.searchBodies.set(meta.id, body);
