@@ -4,9 +4,11 @@
 // arrives over real SMTP. Also: the /mcp route's token, Origin and OAuth-probe answers, the
 // SDK loaded only on the first MCP request, and bad input answered as tool errors.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -17,6 +19,7 @@ import { loadOrCreateTokens } from '../../src/server/tokens';
 import { freePort } from '../support/postgres';
 
 const REPO = path.resolve(__dirname, '..', '..');
+const execFileP = promisify(execFile);
 const CLI = path.join(REPO, 'src', 'server', 'cli.ts');
 const DOMAIN = 'inbox.test';
 
@@ -68,18 +71,9 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
   });
 
   it('loads the MCP SDK only on the first /mcp request (a server never asked, and its MIME workers, never load it)', async () => {
-    // (This test's own client loads parts of the SDK; the server's Server class is not among them.)
-    const serverSide = [path.join('src', 'mcp', 'sdk.ts'), path.join('sdk', 'dist', 'cjs', 'server', 'index.js'), path.join('sdk', 'dist', 'cjs', 'server', 'webStandardStreamableHttp.js')];
-    const sdkLoaded = () => Object.keys(require.cache).some((k) => serverSide.some((s) => k.endsWith(s)));
-    // The server has started, answered /healthz and read a message (which runs the MIME workers).
-    await send('lazy', 'Hello', 'Your code is 123123.');
-    const listed = await fetch(`${server.httpUrl}/api/v2/domains/${DOMAIN}/inboxes/lazy`, { headers: { authorization: apiToken } });
-    const id = ((await listed.json()) as { msgs: Array<{ id: string }> }).msgs[0].id;
-    assert.equal((await fetch(`${server.httpUrl}/api/v2/domains/${DOMAIN}/messages/${id}`, { headers: { authorization: apiToken } })).status, 200);
-    assert.equal(sdkLoaded(), false, 'not loaded before an MCP request');
-    const r = await fetch(`${server.httpUrl}/mcp`, { method: 'POST', headers: { authorization: apiToken, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
-    assert.equal(r.status, 200);
-    assert.equal(sdkLoaded(), true, 'loaded by the first MCP request');
+    // In a process of its own, so no other test's MCP request has loaded it already.
+    const { stdout } = await execFileP(process.execPath, ['--import', 'tsx', path.join(REPO, 'test', 'support', 'mcpLazyProbe.ts')], { cwd: REPO, env: cleanEnv({}), encoding: 'utf8' });
+    assert.deepEqual(JSON.parse(stdout.trim()), { read: 200, before: false, mcp: 200, after: true });
   });
 
   const transports: Record<string, () => Promise<Client>> = {
@@ -150,6 +144,15 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
         const afterAll = await call(client, 'wait_for_code', { inbox: inbox('code'), domain: DOMAIN, since: next.s.server_time_ms });
         assert.equal(afterAll.s.found, false);
       });
+
+      if (label === 'streamable HTTP') {
+        it(`a wait of the longest wait_seconds (${MAX_MCP_WAIT_SECONDS}) with nothing arriving ends as an answer, within the SDK client's default request timeout`, async function () {
+          this.timeout(120_000);
+          const r = await call(client, 'wait_for_code', { inbox: inbox('silent'), domain: DOMAIN, since: 'now', wait_seconds: MAX_MCP_WAIT_SECONDS });
+          assert.equal(r.isError, false);
+          assert.equal(r.s.found, false);
+        });
+      }
 
       it('chooses the verify link among tracking and unsubscribe links', async () => {
         await send(inbox('link'), 'Confirm your address', 'Confirm your address', {
