@@ -2,20 +2,21 @@
 // that fix it. Branches on typed `code`s only. No vscode import: the UI layer turns the
 // actions into buttons and tree-node commands.
 import { ApiError } from '../api/errors';
+import { commandTitle } from './commandIds';
 import { LocalServerError } from './localServer';
 
 export type ErrorAction = 'setApiToken' | 'setWebhookToken' | 'showLog' | 'retry' | 'changePort' | 'startLocalServer' | 'confirmServer' | 'switchServer';
 
 /** Button labels, shared by notifications and error nodes. */
 export const ACTION_TITLES: Record<ErrorAction, string> = {
-  setApiToken: 'Set API Token',
-  setWebhookToken: 'Set Webhook Token',
-  showLog: 'Show Log',
+  setApiToken: commandTitle('setApiToken'),
+  setWebhookToken: commandTitle('setWebhookToken'),
+  showLog: commandTitle('showLog'),
   retry: 'Retry',
   changePort: 'Change Port',
-  startLocalServer: 'Start Local Server',
-  confirmServer: 'Review Server',
-  switchServer: 'Switch Server',
+  startLocalServer: commandTitle('startLocalServer'),
+  confirmServer: commandTitle('confirmServer'),
+  switchServer: commandTitle('switchServer'),
 };
 
 export interface UserFacingError {

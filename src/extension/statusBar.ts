@@ -1,7 +1,7 @@
 // The status bar item: which server, its state, and a click for the quick menu.
 import * as vscode from 'vscode';
 import type { Connection, ConnectionState } from './connection';
-import * as showMenu from './commands/showMenu';
+import { COMMANDS } from './commandIds';
 import { describeError } from './errors';
 import { inert, inertMessage } from '../core/inert';
 
@@ -15,7 +15,7 @@ export function statusBarShown(): typeof shown {
 export function createStatusBar(connection: Connection): vscode.Disposable {
   const item = vscode.window.createStatusBarItem('testInbox.status', vscode.StatusBarAlignment.Left, 10);
   item.name = 'Test Inbox';
-  item.command = showMenu.id;
+  item.command = COMMANDS.showMenu.id;
   const update = (st: ConnectionState) => {
     item.backgroundColor = undefined;
     switch (st.kind) {

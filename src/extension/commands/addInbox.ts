@@ -3,8 +3,9 @@ import type { InboxRef } from '../tree/state';
 import { resolveInbox } from '../ui/pick';
 import { inert } from '../../core/inert';
 import { showInfo } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.addInbox';
+export const id = COMMANDS.addInbox.id;
 
 /** Adds an inbox to the tree (persisted per server), even before it has mail. */
 export async function run(s: Services, arg?: unknown): Promise<InboxRef | undefined> {

@@ -1,7 +1,8 @@
 import type { Services } from '../services';
 import { clearToken } from '../ui/tokens';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.clearApiToken';
+export const id = COMMANDS.clearApiToken.id;
 
 export function run(s: Services): Promise<boolean> {
   return clearToken(s, 'api');

@@ -2,8 +2,9 @@ import { inert, plain } from '../../core/inert';
 import type { Services } from '../services';
 import { resolveInbox } from '../ui/pick';
 import { showModalWarning } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.clearInbox';
+export const id = COMMANDS.clearInbox.id;
 
 /** Deletes every message of an inbox after a modal confirmation (`{ confirm: false }` skips it for scripts). */
 export async function run(s: Services, arg?: unknown): Promise<number | undefined> {

@@ -2,8 +2,9 @@ import { inert } from '../../core/inert';
 import type { Services } from '../services';
 import { askToUseServer } from '../ui/confirmServer';
 import { showInfo } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.confirmServer';
+export const id = COMMANDS.confirmServer.id;
 
 /** Asks whether to use the configured hosted URL that waits for confirmation (workspace-set, or plain http to another machine). */
 export async function run(s: Services): Promise<boolean> {

@@ -6,8 +6,9 @@ import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
 import { resolveMessage } from '../ui/pick';
 import { showStatus } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.copyCode';
+export const id = COMMANDS.copyCode.id;
 
 /** How long the status bar shows the copied code. */
 const COPIED_MESSAGE_MS = 5000;

@@ -10,8 +10,9 @@ import { ExtensionError } from '../errors';
 import { MCP_AGENTS, MCP_TOKEN_ENV, type McpAgent, mcpConfigText, mcpLauncherText, type McpTransport } from '../mcpConfig';
 import type { Services } from '../services';
 import { showInfo } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.copyMcpConfig';
+export const id = COMMANDS.copyMcpConfig.id;
 
 /** Where the launcher of the stdio configs lives: the extension's global storage, which stays put across updates. */
 export function launcherPath(s: Services): string {

@@ -4,8 +4,9 @@ import { ExtensionError } from '../errors';
 import type { Services } from '../services';
 import { inert } from '../../core/inert';
 import { showStatus } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.copySmsSettings';
+export const id = COMMANDS.copySmsSettings.id;
 
 /**
  * What an app needs to send SMS into the local server through a Twilio SDK, in `.env` form:

@@ -5,8 +5,9 @@ import { ExtensionError } from '../errors';
 import type { Services } from '../services';
 import { inert } from '../../core/inert';
 import { showStatus } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.copySmtpSettings';
+export const id = COMMANDS.copySmtpSettings.id;
 
 /** The settings an app under test needs to send mail into the local server; `tlsCertFile` when it offers STARTTLS. */
 export function smtpSettingsText(host: string, port: number, domain: string, tlsCertFile?: string): string {

@@ -6,8 +6,9 @@ import { TotpSecretStore, totpNameProblem, type StoredTotpSecret } from '../conf
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
 import { showInfo, showModalWarning, showStatus } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.copyTotpCode';
+export const id = COMMANDS.copyTotpCode.id;
 
 /** How long the status bar confirms the copy. */
 const COPIED_MESSAGE_MS = 8000;

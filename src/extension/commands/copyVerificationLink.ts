@@ -6,8 +6,9 @@ import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
 import { resolveMessage } from '../ui/pick';
 import { showInfo, showStatus } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.copyVerificationLink';
+export const id = COMMANDS.copyVerificationLink.id;
 
 /** How long the status bar confirms the copy. */
 const COPIED_MESSAGE_MS = 5000;

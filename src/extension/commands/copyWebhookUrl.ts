@@ -10,8 +10,9 @@ import { resolveInbox } from '../ui/pick';
 import { pickDomain } from '../ui/pickDomain';
 import { showInfo, showWarning } from '../ui/shown';
 import * as setWebhookToken from './setWebhookToken';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.copyWebhookUrl';
+export const id = COMMANDS.copyWebhookUrl.id;
 
 interface Args {
   domain?: string;

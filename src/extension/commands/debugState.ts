@@ -3,8 +3,9 @@ import { lastRenderedMessage, messagePanelsInfo, openMessagePanels } from '../me
 import type { InboxTreeProvider } from '../tree/provider';
 import { statusBarShown } from '../statusBar';
 import { shownTexts } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox._debugState';
+export const id = COMMANDS.debugState.id;
 
 /** Hidden: the tree as presented, the connection and live-update state, for integration tests. */
 export async function run(s: Services, provider: InboxTreeProvider): Promise<unknown> {

@@ -1,7 +1,8 @@
 import type { Services } from '../services';
 import { resolveMessage } from '../ui/pick';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.deleteMessage';
+export const id = COMMANDS.deleteMessage.id;
 
 /** Deletes one message (no confirmation: it is one test message, and the command names it). */
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {

@@ -3,8 +3,9 @@ import type { Services } from '../services';
 import { inert } from '../../core/inert';
 import { resolveMessage } from '../ui/pick';
 import { showInfo } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.exportEml';
+export const id = COMMANDS.exportEml.id;
 
 /**
  * Saves a message's RFC 5322 source as a .eml file, always through the save dialog: a

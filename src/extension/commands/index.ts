@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { reportError, type Services } from '../services';
 import type { InboxTreeProvider } from '../tree/provider';
+import { commandTitle } from '../commandIds';
 import * as addInbox from './addInbox';
 import * as clearApiToken from './clearApiToken';
 import * as clearInbox from './clearInbox';
@@ -37,38 +38,38 @@ import * as waitForCode from './waitForCode';
 
 type Runner = (s: Services, ...args: unknown[]) => unknown;
 
-/** Titles used in error messages ("<title> failed. …"). */
+/** Each command with its title as said in error messages ("<title> failed. …"). */
 const COMMANDS: Array<{ id: string; title: string; run: Runner }> = [
-  { ...refresh, title: 'Refresh' },
-  { ...addInbox, title: 'Add Inbox' },
-  { ...removeInbox, title: 'Remove Inbox' },
-  { ...openMessage, title: 'Open Message' },
-  { ...openMessageInNewPanel, title: 'Open in New Panel' },
-  { ...keepMessageOpen, title: 'Keep Open' },
-  { ...injectMessage, title: 'Inject Test Message' },
-  { ...copyWebhookUrl, title: 'Copy Webhook URL' },
-  { ...copyCode, title: 'Copy One-Time Code' },
-  { ...copyVerificationLink, title: 'Copy Verification Link' },
-  { ...copyTotpCode, title: 'Copy TOTP Code' },
-  { ...waitForCode, title: 'Wait for Next Code' },
-  { ...copyMessageId, title: 'Copy Message Id' },
-  { ...deleteMessage, title: 'Delete Message' },
-  { ...clearInbox, title: 'Clear Inbox' },
-  { ...exportEml, title: 'Export as .eml' },
-  { ...setApiToken, title: 'Set API Token' },
-  { ...clearApiToken, title: 'Clear API Token' },
-  { ...setWebhookToken, title: 'Set Webhook Token' },
-  { ...clearWebhookToken, title: 'Clear Webhook Token' },
-  { ...startLocalServer, title: 'Start Local Server' },
-  { ...stopLocalServer, title: 'Stop Local Server' },
-  { ...copySmtpSettings, title: 'Copy SMTP Settings' },
-  { ...copySmsSettings, title: 'Copy SMS Settings' },
-  { ...copyMcpConfig, title: 'Copy MCP Server Config' },
-  { ...showLog, title: 'Show Log' },
-  { ...switchServer, title: 'Switch Server' },
-  { ...confirmServer, title: 'Review Server' },
-  { ...showMenu, title: 'Test Inbox menu' },
-  { ...loadMore, title: 'Load more' },
+  { ...refresh, title: commandTitle('refresh') },
+  { ...addInbox, title: commandTitle('addInbox') },
+  { ...removeInbox, title: commandTitle('removeInbox') },
+  { ...openMessage, title: commandTitle('openMessage') },
+  { ...openMessageInNewPanel, title: commandTitle('openMessageInNewPanel') },
+  { ...keepMessageOpen, title: commandTitle('keepMessageOpen') },
+  { ...injectMessage, title: commandTitle('injectMessage') },
+  { ...copyWebhookUrl, title: commandTitle('copyWebhookUrl') },
+  { ...copyCode, title: commandTitle('copyCode') },
+  { ...copyVerificationLink, title: commandTitle('copyVerificationLink') },
+  { ...copyTotpCode, title: commandTitle('copyTotpCode') },
+  { ...waitForCode, title: commandTitle('waitForCode') },
+  { ...copyMessageId, title: commandTitle('copyMessageId') },
+  { ...deleteMessage, title: commandTitle('deleteMessage') },
+  { ...clearInbox, title: commandTitle('clearInbox') },
+  { ...exportEml, title: commandTitle('exportEml') },
+  { ...setApiToken, title: commandTitle('setApiToken') },
+  { ...clearApiToken, title: commandTitle('clearApiToken') },
+  { ...setWebhookToken, title: commandTitle('setWebhookToken') },
+  { ...clearWebhookToken, title: commandTitle('clearWebhookToken') },
+  { ...startLocalServer, title: commandTitle('startLocalServer') },
+  { ...stopLocalServer, title: commandTitle('stopLocalServer') },
+  { ...copySmtpSettings, title: commandTitle('copySmtpSettings') },
+  { ...copySmsSettings, title: commandTitle('copySmsSettings') },
+  { ...copyMcpConfig, title: commandTitle('copyMcpConfig') },
+  { ...showLog, title: commandTitle('showLog') },
+  { ...switchServer, title: commandTitle('switchServer') },
+  { ...confirmServer, title: commandTitle('confirmServer') },
+  { ...showMenu, title: commandTitle('showMenu') },
+  { ...loadMore, title: commandTitle('loadMore') },
 ] as Array<{ id: string; title: string; run: Runner }>;
 
 export function registerCommands(s: Services, provider: InboxTreeProvider): vscode.Disposable[] {

@@ -6,8 +6,9 @@ import { toAbortSignal } from '../ui/cancel';
 import { resolveInbox } from '../ui/pick';
 import { showInfo } from '../ui/shown';
 import * as openMessage from './openMessage';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.injectMessage';
+export const id = COMMANDS.injectMessage.id;
 
 /** Sender used when the user leaves "from" empty. */
 export const DEFAULT_FROM = 'Test Inbox <test@test-inbox.invalid>';

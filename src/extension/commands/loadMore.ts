@@ -1,6 +1,7 @@
 import type { Services } from '../services';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox._loadMore';
+export const id = COMMANDS.loadMore.id;
 
 /** Clicked "Load more…" node: appends the next page of the inbox. */
 export async function run(s: Services, arg?: unknown): Promise<number | undefined> {

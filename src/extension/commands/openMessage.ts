@@ -2,8 +2,9 @@ import { showMessage } from '../messagePanel/messagePanel';
 import type { Services } from '../services';
 import type { MessageRef } from '../tree/state';
 import { resolveMessage } from '../ui/pick';
+import { COMMANDS, commandTitle } from '../commandIds';
 
-export const id = 'testInbox.openMessage';
+export const id = COMMANDS.openMessage.id;
 
 /**
  * Opens a message in the message view and marks it read. It replaces the content of the
@@ -12,7 +13,7 @@ export const id = 'testInbox.openMessage';
  */
 export async function run(s: Services, arg?: unknown, opts: { keep?: boolean } = {}): Promise<MessageRef | undefined> {
   const requestedAt = Date.now();
-  const ref = await resolveMessage(s, arg, opts.keep ? 'Open in New Panel' : 'Open Message');
+  const ref = await resolveMessage(s, arg, commandTitle(opts.keep ? 'openMessageInNewPanel' : 'openMessage'));
   if (!ref) return undefined;
   const api = await s.connection.ensure();
   // The panel and the fetch start first; saving the read mark (a round trip to the workbench) runs beside them.

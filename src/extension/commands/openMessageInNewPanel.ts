@@ -1,8 +1,9 @@
 import type { Services } from '../services';
 import type { MessageRef } from '../tree/state';
 import * as openMessage from './openMessage';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.openMessageInNewPanel';
+export const id = COMMANDS.openMessageInNewPanel.id;
 
 /** A message row's context action: opens the message in a kept panel, which later opened messages do not replace. */
 export function run(s: Services, arg?: unknown): Promise<MessageRef | undefined> {

@@ -1,6 +1,7 @@
 import type { Services } from '../services';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.refresh';
+export const id = COMMANDS.refresh.id;
 
 /** Re-reads everything; after a failure it also reconnects (this is the "Retry" action). */
 export async function run(s: Services): Promise<void> {

@@ -4,8 +4,9 @@ import type { InboxRef } from '../tree/state';
 import { resolveInbox } from '../ui/pick';
 import { inert } from '../../core/inert';
 import { showInfo } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.removeInbox';
+export const id = COMMANDS.removeInbox.id;
 
 /** Removes an added inbox from the tree (its mail stays on the server). */
 export async function run(s: Services, arg?: unknown): Promise<InboxRef | undefined> {

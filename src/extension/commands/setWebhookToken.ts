@@ -1,7 +1,8 @@
 import type { Services } from '../services';
 import { setToken } from '../ui/tokens';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.setWebhookToken';
+export const id = COMMANDS.setWebhookToken.id;
 
 export function run(s: Services, value?: unknown): Promise<boolean> {
   return setToken(s, 'webhook', value);

@@ -11,8 +11,9 @@ import * as showLog from './showLog';
 import * as startLocalServer from './startLocalServer';
 import * as stopLocalServer from './stopLocalServer';
 import * as switchServer from './switchServer';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.showMenu';
+export const id = COMMANDS.showMenu.id;
 
 /** The status bar's quick menu. */
 export async function run(s: Services): Promise<void> {

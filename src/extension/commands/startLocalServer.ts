@@ -1,8 +1,9 @@
 import * as vscode from 'vscode';
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.startLocalServer';
+export const id = COMMANDS.startLocalServer.id;
 
 export async function run(s: Services): Promise<{ http: string; smtp?: string } | undefined> {
   if (!s.connection.isLocal) {

@@ -1,8 +1,9 @@
 import { inert } from '../../core/inert';
 import type { Services } from '../services';
 import { showInfo } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.stopLocalServer';
+export const id = COMMANDS.stopLocalServer.id;
 
 /**
  * Stops the local server this window started. One that another process runs (another window,

@@ -5,8 +5,9 @@ import { LOCAL_SERVER, normalizeBaseUrl, serverUrlProblem, SETTINGS_SECTION, Set
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
 import { askToUseServer } from '../ui/confirmServer';
+import { COMMANDS, commandTitle } from '../commandIds';
 
-export const id = 'testInbox.switchServer';
+export const id = COMMANDS.switchServer.id;
 
 /** The hosted service offered in the picker. */
 export const HOSTED_URL = 'https://api.mailinator.com';
@@ -29,7 +30,7 @@ export async function run(s: Services, proposed?: unknown): Promise<string | und
     const value = proposed === LOCAL_SERVER ? LOCAL_SERVER : normalizeBaseUrl(proposed)!;
     items.unshift({ label: inert`$(arrow-right) ${value === LOCAL_SERVER ? 'Local server' : value}`, description: 'proposed by a command call', value });
   }
-  const picked = await vscode.window.showQuickPick(items, { title: 'Switch Server' });
+  const picked = await vscode.window.showQuickPick(items, { title: commandTitle('switchServer') });
   if (!picked) return undefined;
   let target = picked.value;
   if (target === undefined) {

@@ -6,8 +6,9 @@ import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
 import { resolveInbox } from '../ui/pick';
 import { reportProgress, showInfo } from '../ui/shown';
+import { COMMANDS } from '../commandIds';
 
-export const id = 'testInbox.waitForCode';
+export const id = COMMANDS.waitForCode.id;
 
 /** Waits for the next message of an inbox (after now, on the server's clock) and copies its one-time code (two-factor login flow). */
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {

@@ -6,6 +6,7 @@
 import { plain, plainMessage, type Plain } from '../../core/inert';
 import { senderLine } from '../../core/sender';
 import { firstWords, isPlaceholderSmsSubject } from '../../core/sms';
+import { commandTitle } from '../commandIds';
 import { ACTION_TITLES, type ErrorAction } from '../errors';
 import { absoluteTime, relativeTime } from '../util/time';
 import type { TreeNode } from './model';
@@ -129,7 +130,7 @@ export function present(node: TreeNode, now: number): Presentation {
         iconColor: node.unread ? 'notificationsInfoIcon.foreground' : undefined,
         contextValue: node.code ? NodeContext.messageWithCode : NodeContext.message,
         collapsible: 'none',
-        command: { action: 'openMessage', title: 'Open Message', withNode: true },
+        command: { action: 'openMessage', title: commandTitle('openMessage'), withNode: true },
         accessibilityLabel: plain`${node.unread ? 'Unread ' : ''}${node.phone ? 'SMS' : 'email'} from ${sender}, ${subject}, ${when}${node.code ? `, has code ${node.code}` : ''}`,
       };
     }

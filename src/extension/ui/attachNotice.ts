@@ -5,9 +5,9 @@ import * as vscode from 'vscode';
 import { inert } from '../../core/inert';
 import type { Connection } from '../connection';
 import { showInfo } from './shown';
-import * as showLog from '../commands/showLog';
+import { COMMANDS, commandTitle } from '../commandIds';
 
-const SHOW_LOG = 'Show Log';
+const SHOW_LOG = commandTitle('showLog');
 
 export function announceAttach(connection: Connection): vscode.Disposable {
   let announced: string | undefined;
@@ -22,6 +22,6 @@ export function announceAttach(connection: Connection): vscode.Disposable {
     void showInfo(
       inert`Attached to the Test Inbox server at ${st.server.baseUrl} (pid ${st.server.pid ?? '?'}) that this window did not start; it proved it serves this window's data folder. Stopping it here only disconnects.`,
       SHOW_LOG,
-    ).then((c) => (c === SHOW_LOG ? vscode.commands.executeCommand(showLog.id) : undefined));
+    ).then((c) => (c === SHOW_LOG ? vscode.commands.executeCommand(COMMANDS.showLog.id) : undefined));
   });
 }

@@ -1,7 +1,7 @@
 // The new-mail notification (notify.ts) shown by the editor: VS Code's information message,
 // the Open Message command and the clipboard.
 import * as vscode from 'vscode';
-import * as openMessage from '../commands/openMessage';
+import { COMMANDS } from '../commandIds';
 import type { NotifyDeps } from '../notify';
 import { showInfo } from './shown';
 
@@ -9,7 +9,7 @@ export function withEditorUi(deps: Omit<NotifyDeps, 'show' | 'open' | 'copy'>): 
   return {
     ...deps,
     show: (text, buttons) => showInfo(text, ...buttons),
-    open: (ref) => vscode.commands.executeCommand(openMessage.id, ref),
+    open: (ref) => vscode.commands.executeCommand(COMMANDS.openMessage.id, ref),
     copy: (text) => vscode.env.clipboard.writeText(text),
   };
 }

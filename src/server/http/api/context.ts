@@ -8,7 +8,7 @@ import type { Store } from '../../store/types';
 import type { TokenCheck } from '../auth';
 import { badRequest } from '../errors';
 import type { MimePool } from '../mimePool';
-import type { SearchBodyCache } from './search';
+import type { SearchBodyCache } from './searchBodyCache';
 import type { StreamHub } from '../stream';
 import type { TwilioContext } from '../twilio/api';
 

@@ -24,8 +24,6 @@ const SEARCH_BATCH = 64;
  * domain: or after: to search further back.
  */
 export const MAX_BODY_READS = 5000;
-/** Text kept of bodies already read, for the next search (typing a query searches on each keystroke). */
-const BODY_CACHE_CHARS = 4 * 1024 * 1024;
 
 /** Counters for tests and the bench: bodies read from the store by every search of this process. */
 export const searchCounters = { bodiesRead: 0 };
@@ -40,34 +38,6 @@ export interface SearchResult {
   total: number;
   /** Set when MAX_BODY_READS cut the scan short: `total` then counts the messages read so far. */
   partial?: boolean;
-}
-
-/** The searchable bodies read lately, by message id (a message never changes, and an id is never reused). */
-export class SearchBodyCache {
-  private readonly entries = new Map<string, SearchableBody>();
-  private chars = 0;
-
-  constructor(private readonly capacity = BODY_CACHE_CHARS) {}
-
-  get(id: string): SearchableBody | undefined {
-    const b = this.entries.get(id);
-    if (b) {
-      this.entries.delete(id);
-      this.entries.set(id, b);
-    }
-    return b;
-  }
-
-  set(id: string, body: SearchableBody): void {
-    if (body.text.length > this.capacity / 8 || this.entries.has(id)) return;
-    this.entries.set(id, body);
-    this.chars += body.text.length;
-    for (const [old, b] of this.entries) {
-      if (this.chars <= this.capacity) break;
-      this.entries.delete(old);
-      this.chars -= b.text.length;
-    }
-  }
 }
 
 /** `q` as terms, or a 400 naming what is wrong with it. */
