@@ -16,6 +16,7 @@ import { createSmtpServer, type InboxSmtpServer } from './smtp';
 import type { SmtpCredentials, SmtpSecurity } from './smtpSecurity';
 import { loadOrCreateSelfSigned, loadOwnTlsFiles, type SmtpTlsMaterial } from './tls/material';
 import { MaildirStore } from './store/maildir';
+import { MimePool } from './http/mimePool';
 import { PostgresStore } from './store/postgres/store';
 import type { RetentionOptions, Store } from './store/types';
 import { VERSION } from './version';
@@ -138,12 +139,22 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   // Every component (store, HTTP, SMTP) logs through this: a name or path a sender chose may hold a token.
   const log: Log = redactingLog(options.log ?? (() => undefined), [options.apiToken, options.webhookToken, options.twilioAuthToken, options.providerKey]);
   const dataDir = path.resolve(options.dataDir);
+  // The MIME worker threads: the read views' parsing, and the Maildir store's codes after each acknowledgement.
+  const mime = new MimePool();
   const store: Store =
-    options.databaseUrl !== undefined ? new PostgresStore({ url: options.databaseUrl, retention: options.retention, log, sweepIntervalMs: options.sweepIntervalMs }) : new MaildirStore({ dir: dataDir, retention: options.retention, log });
-  await store.open();
+    options.databaseUrl !== undefined
+      ? new PostgresStore({ url: options.databaseUrl, retention: options.retention, log, sweepIntervalMs: options.sweepIntervalMs })
+      : new MaildirStore({ dir: dataDir, retention: options.retention, log, detectCode: (head, sms) => mime.run({ op: 'code', raw: head, sms }) });
+  try {
+    await store.open();
+  } catch (e) {
+    await mime.close();
+    throw e;
+  }
   // The PostgreSQL store holds no lock of the data folder (its tokens, TLS pair and server file): make sure it exists.
   if (options.databaseUrl !== undefined) await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
-  const cleanups: Array<() => Promise<void>> = [() => store.close()];
+  // Run last first: the store closes (reading the codes still pending) before the workers stop.
+  const cleanups: Array<() => Promise<void>> = [() => mime.close(), () => store.close()];
   // One budget for the message bytes every SMTP and HTTP connection holds in memory at once.
   const budget = new ByteBudget();
   const cleanup = async (): Promise<void> => {
@@ -160,6 +171,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     const api = createHttpApi({
       proofKey,
       store,
+      mime,
       apiToken: options.apiToken,
       webhookToken: options.webhookToken,
       twilioAuthToken: options.twilioAuthToken,

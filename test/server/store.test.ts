@@ -12,6 +12,7 @@ import { addLine, Journal, JOURNAL_FILE, JOURNAL_FLUSH_MS } from '../../src/serv
 import { LOCK_FILE } from '../../src/server/store/lock';
 import { encodeName, MaildirStore, type MaildirStoreOptions } from '../../src/server/store/maildir';
 import type { MessageMeta, RetentionOptions } from '../../src/server/store/types';
+import { MimePool } from '../../src/server/http/mimePool';
 
 /** A raw RFC 5322 message with sensible defaults. */
 function anEmail(o: { from?: string; subject?: string; body?: string; headers?: string[] } = {}): Buffer {
@@ -287,6 +288,34 @@ describe('MaildirStore', () => {
     const codes = new Set(all.msgs.map((m) => m.code));
     assert.equal(codes.size, 300, 'every code read, each its own');
     assert.ok([...codes].every((c) => c !== undefined && Number(c) >= 100000 && Number(c) < 100300));
+  });
+
+  it('reads codes through the MIME worker threads when given them, and in this thread when a worker cannot answer', async () => {
+    const pool = new MimePool(1);
+    const threads: boolean[] = [];
+    const viaPool = new MaildirStore({
+      dir: path.join(dir, 'pooled'),
+      retention: { maxMessages: 0, maxAgeMs: 0 },
+      checkpointIntervalMs: 0,
+      detectCode: (head, sms) => {
+        threads.push(true);
+        return pool.run({ op: 'code', raw: head, sms });
+      },
+    });
+    await viaPool.open();
+    try {
+      const [m] = await viaPool.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ body: 'Your code is 482913' }), 'smtp');
+      assert.equal((await viaPool.get(m.id))?.code, '482913');
+      assert.equal(threads.length, 1, 'handed to the pool');
+      await pool.close();
+      // A stopped pool refuses the job: the store reads the code itself.
+      const [n] = await viaPool.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ body: 'Your code is 771204' }), 'smtp');
+      assert.equal((await viaPool.get(n.id))?.code, '771204');
+      assert.equal(threads.length, 2);
+    } finally {
+      await viaPool.close();
+      await pool.close();
+    }
   });
 
   it('clears an inbox or a whole domain and says how many it removed', async () => {

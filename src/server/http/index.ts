@@ -99,6 +99,8 @@ export interface HttpApiOptions {
   headersTimeoutMs?: number;
   /** Default DEFAULT_REQUEST_TIMEOUT_MS. */
   requestTimeoutMs?: number;
+  /** The server's MIME worker threads, shared with its store (codes after the acknowledgement); its owner stops them. Default: a pool of its own. */
+  mime?: MimePool;
 }
 
 export interface HttpApi {
@@ -122,7 +124,9 @@ class Api {
   readonly #tokenProofKey: Promise<string>;
   readonly #log: (level: LogLevel, msg: string) => void;
   readonly #hub: StreamHub;
-  readonly #mime = new MimePool();
+  readonly #mime: MimePool;
+  /** Stops #mime on close: a pool this API made itself. */
+  readonly #ownMime: boolean;
   /** Pending long-polls: each ends its wait when called. */
   readonly #polls = new Set<() => void>();
   readonly #ctx: ApiContext;
@@ -141,6 +145,8 @@ class Api {
     if (o.twilioAuthToken !== undefined && o.twilioAuthToken === o.apiToken) throw new AuthConfigError('same_tokens', 'the Twilio auth token and the API token must differ');
     if (o.providerKey !== undefined && [o.apiToken, o.webhookToken, o.twilioAuthToken].includes(o.providerKey)) throw new AuthConfigError('same_tokens', 'the provider key must differ from the API, webhook and Twilio tokens');
     const twilioToken = o.twilioAuthToken === undefined ? undefined : new TokenCheck(o.twilioAuthToken, 'Twilio auth token');
+    this.#mime = o.mime ?? new MimePool();
+    this.#ownMime = o.mime === undefined;
     this.#apiToken = new TokenCheck(o.apiToken, 'API token');
     const webhookToken = new TokenCheck(o.webhookToken, 'webhook token');
     const defaultDomain = o.defaultDomain.toLowerCase();
@@ -199,7 +205,7 @@ class Api {
   async close(): Promise<void> {
     this.#closing = true;
     this.#hub.close();
-    void this.#mime.close();
+    if (this.#ownMime) void this.#mime.close();
     for (const end of [...this.#polls]) end();
     if (!this.server.listening) return this.#disposeProviders();
     await new Promise<void>((resolve) => {

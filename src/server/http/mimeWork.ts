@@ -7,6 +7,7 @@ import type { LinkKindParam } from '../../core/clickKinds';
 import { type ClickLink, linkToClick } from '../../core/message';
 import type { SearchableBody } from '../../core/search';
 import type { AttachmentInfo } from '../../core/wire';
+import { detectCode } from '../store/code';
 import type { MessageMeta } from '../store/types';
 import { type AttachmentContent, getAttachment, contentOfRaw, listAttachments, type RenderedMessage, renderMessage, searchableOf, textAndHtml } from './render';
 
@@ -16,7 +17,8 @@ export type MimeJob =
   | { op: 'attachments'; raw: Uint8Array }
   | { op: 'attachment'; raw: Uint8Array; n: number }
   | { op: 'linkToClick'; raw: Uint8Array; kind: LinkKindParam }
-  | { op: 'searchable'; raw: Uint8Array; linkKinds: readonly LinkKind[] };
+  | { op: 'searchable'; raw: Uint8Array; linkKinds: readonly LinkKind[] }
+  | { op: 'code'; raw: Uint8Array; sms: boolean };
 
 export interface MimeResults {
   message: RenderedMessage & { notice?: string };
@@ -25,6 +27,7 @@ export interface MimeResults {
   attachment: AttachmentContent | { notice: string } | undefined;
   linkToClick: ClickLink | undefined;
   searchable: SearchableBody;
+  code: string | undefined;
 }
 
 function asBuffer(raw: Uint8Array): Buffer {
@@ -49,5 +52,7 @@ export async function runMimeJob(job: MimeJob): Promise<MimeResults[MimeJob['op'
       return linkToClick(await contentOfRaw(raw), job.kind);
     case 'searchable':
       return searchableOf(raw, job.linkKinds);
+    case 'code':
+      return detectCode(raw, job.sms);
   }
 }

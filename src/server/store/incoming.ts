@@ -64,11 +64,14 @@ export function indexedHeaders(body: MessageBody): Omit<IndexedFields, 'codes'> 
  * caller composed the message itself, so the code is read from them rather than by parsing the
  * MIME again.
  */
-export async function indexedCodes(norm: Target[], head: Buffer, parts: MessageParts | undefined): Promise<Map<boolean, string | undefined>> {
+export async function indexedCodes(norm: Target[], head: Buffer, parts: MessageParts | undefined, detect: CodeDetector = detectCode): Promise<Map<boolean, string | undefined>> {
   const codes = new Map<boolean, string | undefined>();
-  for (const sms of new Set(norm.map((t) => isPhoneInbox(t.inbox)))) codes.set(sms, parts ? codeOfParts(parts, sms) : await detectCode(head, sms));
+  for (const sms of new Set(norm.map((t) => isPhoneInbox(t.inbox)))) codes.set(sms, parts ? codeOfParts(parts, sms) : await detect(head, sms));
   return codes;
 }
+
+/** Reads the code of a raw message (code.ts detectCode), in this thread or another (the server's MIME workers). */
+export type CodeDetector = (head: Buffer, sms: boolean) => Promise<string | undefined>;
 
 /** Both of the above at once: a store that reads the code before its acknowledgement (postgres/store.ts). */
 export async function indexedFields(norm: Target[], body: MessageBody, parts: MessageParts | undefined): Promise<IndexedFields> {

@@ -18,7 +18,8 @@ import { matchesMetaTerm, type MetaTerm } from '../../core/search';
 import { type CommitItem, MaildirFiles, type StoreLog } from './durability';
 import { StoreError } from './errors';
 import { CODE_SCAN_MAX_BYTES } from './code';
-import { indexedCodes, indexedHeaders, targetsToAdd, type Target } from './incoming';
+import { detectCode } from './code';
+import { type CodeDetector, indexedCodes, indexedHeaders, targetsToAdd, type Target } from './incoming';
 import { loadIndex, saveIndex } from './indexFiles';
 import { addLine, deleteLine, Journal } from './journal';
 import { inboxDirOf, mailRoot, prepareDataDir, PRIVATE_DIR_MODE, tightenTree } from './layout';
@@ -74,6 +75,12 @@ export interface MaildirStoreOptions {
   log?: StoreLog;
   /** How often a log holding anything is checkpointed; 0 = only by size and on close. Default WAL_CHECKPOINT_INTERVAL_MS. */
   checkpointIntervalMs?: number;
+  /**
+   * Reads the code of a message after its acknowledgement: the server hands it to its MIME
+   * worker threads (http/mimePool.ts), so the code never takes the event loop from SMTP and the
+   * log. Default: code.ts detectCode in this thread. One that fails is read here instead.
+   */
+  detectCode?: CodeDetector;
 }
 
 export class MaildirStore implements Store {
@@ -83,6 +90,7 @@ export class MaildirStore implements Store {
   readonly retention: RetentionOptions;
   private readonly log: StoreLog;
   private readonly checkpointIntervalMs: number;
+  private readonly detect: CodeDetector;
   private readonly events = new EventEmitter();
   private readonly journal: Journal;
   private readonly files: MaildirFiles;
@@ -129,6 +137,9 @@ export class MaildirStore implements Store {
     }
     this.log = options.log ?? (() => undefined);
     this.checkpointIntervalMs = options.checkpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS;
+    const elsewhere = options.detectCode;
+    // The same detector either way: a worker that cannot answer (stopping, died) leaves the work to this thread.
+    this.detect = elsewhere ? (head, sms) => elsewhere(head, sms).catch(() => detectCode(head, sms)) : detectCode;
     this.journal = new Journal(this.dir, (e) => this.log('warn', `store: journal write failed (the messages are stored; the next start re-reads them): ${e.message}`));
     this.files = new MaildirFiles(this.dir, this.log);
     // Its folders made by this store hold only files it created 0600: no walk needed on the next start.
@@ -484,7 +495,7 @@ export class MaildirStore implements Store {
   private async readCodes(job: CodeJob): Promise<void> {
     let codes: Map<boolean, string | undefined>;
     try {
-      codes = await indexedCodes(job.recs.map((r) => r.meta), job.head, job.parts);
+      codes = await indexedCodes(job.recs.map((r) => r.meta), job.head, job.parts, this.detect);
     } catch (e) {
       this.log('warn', `store: reading the code of ${job.recs[0]?.meta.id} failed: ${(e as Error).message}`);
       codes = new Map();
