@@ -11,7 +11,7 @@
 import { PRIVATE_DOMAIN } from '../core/ids';
 import { ApiError } from './errors';
 import { baseString, checkDomain, checkInbox, normalizeBaseUrl } from './paths';
-import type { WebhookUrl } from './types';
+import type { WebhookForm, WebhookUrl } from './types';
 
 /** Longest webhook token accepted; real tokens are a few dozen characters. */
 export const MAX_WEBHOOK_TOKEN_LENGTH = 256;
@@ -54,6 +54,28 @@ export function webhookUrls(base: string, options: WebhookUrlOptions): WebhookUr
     urls.push({ form: 'privateInboxQuery', label: `Private domain, inbox "${inbox}" in path, token in query`, url: `${root}/${PRIVATE_DOMAIN}/webhook/${enc(inbox)}?${wh}` });
   }
   return urls;
+}
+
+/** Stand-ins a preview builds with (valid names, so the one builder above checks them) and what it shows for them. */
+const PREVIEW_PARTS: Array<[sentinel: string, shown: string]> = [
+  ['webhooktokenplaceholder0', '<webhook token>'],
+  ['inboxplaceholder0', '<inbox>'],
+  ['domainplaceholder0.test', '<domain>'],
+];
+
+/**
+ * Every form as one full URL for a picker to show, built by webhookUrls: what is known filled
+ * in (the server, the inbox, a named domain), `<inbox>`, `<domain>` and `<webhook token>`
+ * where it is not (the token is never shown). One form for all four, so a picker never mixes
+ * full URLs and bare paths.
+ */
+export function webhookUrlPreviews(base: string, options: { domain?: string; inbox?: string }): Array<{ form: WebhookForm; url: string }> {
+  const [token, inbox, domain] = PREVIEW_PARTS.map(([sentinel]) => sentinel);
+  const named = options.domain !== undefined && options.domain !== '' && options.domain.toLowerCase() !== PRIVATE_DOMAIN ? options.domain : domain;
+  return webhookUrls(base, { token, inbox: options.inbox || inbox, domain: named }).map((u) => ({
+    form: u.form,
+    url: PREVIEW_PARTS.reduce((url, [sentinel, shown]) => url.split(sentinel).join(shown), u.url),
+  }));
 }
 
 /** The URL with the webhook token hidden, for logs and error messages. */

@@ -410,13 +410,16 @@ export class Connection {
     this.stopRecovery();
     const api = this.api;
     this.api = undefined;
-    await api?.dispose();
-    if (stopServer) {
-      const server = this.server;
-      this.server = undefined;
-      await this.stopTracked(server);
-    }
+    const server = stopServer ? this.server : undefined;
+    if (stopServer) this.server = undefined;
+    // Started before anything is awaited: `stopping` is set at once, so a connection made
+    // meanwhile waits for the old process's exit (connectLocal).
+    const stopped = this.stopTracked(server);
+    // Said at once, not after the old process exited (seconds): the tree drops the previous
+    // server's rows now, and connects again to the new one.
     if (this.stateValue.kind !== 'stopped') this.setState({ kind: 'idle' });
+    await api?.dispose();
+    await stopped;
   }
 
   /** Stops our process and keeps the stop's promise meanwhile, so that no start races its exit. */

@@ -123,10 +123,42 @@ function showError(message: string, retryable: boolean): void {
   r.append(box);
 }
 
+/**
+ * The button whose action the next notice answers ("Copied code …" after Copy): the notice
+ * shows beside it, where the eye is, not in a corner of the view. Set on click, used once.
+ */
+let noticeAnchor: HTMLElement | undefined;
+
+/** A button whose click posts `message` and whose answer (a notice) shows beside it. */
+function actionButton(label: string, iconName: string, message: WebviewMessage, attrs: Record<string, string> = {}): HTMLButtonElement {
+  const b: HTMLButtonElement = button(label, iconName, () => {
+    noticeAnchor = b;
+    post(message);
+  }, attrs);
+  return b;
+}
+
+/** Places the status line just below `anchor` (kept inside the view), or back in its corner without one. */
+function placeNotice(s: HTMLElement, anchor: HTMLElement | undefined): void {
+  if (!anchor || !anchor.isConnected) {
+    s.classList.remove('anchored');
+    s.style.removeProperty('left');
+    s.style.removeProperty('top');
+    return;
+  }
+  const r = anchor.getBoundingClientRect();
+  s.classList.add('anchored');
+  const width = s.getBoundingClientRect().width;
+  s.style.left = `${Math.max(8, Math.min(r.left, window.innerWidth - width - 8))}px`;
+  s.style.top = `${Math.min(r.bottom + 4, window.innerHeight - s.getBoundingClientRect().height - 8)}px`;
+}
+
 function showNotice(level: 'info' | 'error', text: string): void {
   const s = statusLine();
   s.textContent = text;
   s.className = level === 'error' ? 'status error' : 'status';
+  placeNotice(s, noticeAnchor);
+  noticeAnchor = undefined;
   if (noticeTimer) clearTimeout(noticeTimer);
   noticeTimer = setTimeout(() => {
     s.textContent = '';
@@ -146,7 +178,7 @@ function renderHeader(state: ViewState): HTMLElement {
   field('From', h.from);
   field('To', h.to);
   field('Date', h.date ? `${formatTime(h.time)} (${h.date})` : formatTime(h.time));
-  field('ID', h.id, button('Copy ID', 'copy', () => post({ type: 'copyId' }), { class: 'icon-button', 'aria-label': `Copy message ID ${h.id}`, title: 'Copy message ID' }));
+  field('ID', h.id, actionButton('Copy ID', 'copy', { type: 'copyId' }, { class: 'icon-button', 'aria-label': `Copy message ID ${h.id}`, title: 'Copy message ID' }));
   header.append(dl);
   return header;
 }
@@ -156,7 +188,7 @@ function renderCode(state: ViewState): HTMLElement | undefined {
   const box = el('section', { class: 'code-box', 'aria-label': 'Detected one-time code' });
   box.append(icon('key'), el('span', { class: 'code-label' }, 'Code'));
   box.append(el('span', { class: 'code-value', title: state.code.reason }, state.code.code));
-  box.append(button('Copy', 'copy', () => post({ type: 'copyCode' }), { class: 'primary', 'aria-label': `Copy code ${state.code.code}` }));
+  box.append(actionButton('Copy', 'copy', { type: 'copyCode' }, { class: 'primary', 'aria-label': `Copy code ${state.code.code}` }));
   return box;
 }
 
@@ -177,7 +209,7 @@ function renderVerification(state: ViewState): HTMLElement | undefined {
   const box = el('section', { class: 'verify-box', 'aria-label': v.label });
   box.append(icon('verified'), el('span', { class: 'code-label' }, v.label));
   box.append(el('span', { class: 'verify-value', title: v.url }, v.text ? `${v.text} (${hostOf(v.url)})` : v.url));
-  box.append(button('Copy link', 'copy', () => post({ type: 'copyVerificationLink' }), { class: 'primary', 'aria-label': `Copy link: ${name}` }));
+  box.append(actionButton('Copy link', 'copy', { type: 'copyVerificationLink' }, { class: 'primary', 'aria-label': `Copy link: ${name}` }));
   box.append(button('Open…', 'link-external', () => post({ type: 'openLink', url: v.url }), { 'aria-label': `Open ${name} ${v.url}` }));
   return box;
 }
@@ -271,7 +303,7 @@ function renderAttachmentsPanel(state: ViewState, panel: HTMLElement): void {
     li.append(icon('file'));
     li.append(el('span', { class: 'filename' }, a.filename));
     li.append(el('span', { class: 'meta' }, `${a.contentType} · ${formatSize(a.size)}`));
-    li.append(button('Save…', 'save', () => post({ type: 'saveAttachment', index: a.index }), { 'aria-label': `Save attachment ${a.filename}` }));
+    li.append(actionButton('Save…', 'save', { type: 'saveAttachment', index: a.index }, { 'aria-label': `Save attachment ${a.filename}` }));
     list.append(li);
   }
   panel.append(list);

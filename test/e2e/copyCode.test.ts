@@ -88,9 +88,16 @@ describe('e2e: Test Inbox installed from its VSIX in a real workbench', function
 
     // Something else on the clipboard first, so the assertion can only pass through the button.
     await page.evaluate(() => navigator.clipboard.writeText('before the click'));
-    await view.getByRole('button', { name: `Copy code ${code}` }).click();
-    await view.locator('#status').filter({ hasText: `Copied code ${code}` }).waitFor({ timeout: UI_TIMEOUT_MS });
+    const copy = view.getByRole('button', { name: `Copy code ${code}` });
+    await copy.click();
+    const status = view.locator('#status').filter({ hasText: `Copied code ${code}` });
+    await status.waitFor({ timeout: UI_TIMEOUT_MS });
     assert.equal(await readClipboard(page), code);
+    // The feedback shows beside the button it answers, not in a far corner of the view.
+    const [b, s] = [await copy.boundingBox(), await status.boundingBox()];
+    assert.ok(b && s, 'both are on screen');
+    const gap = Math.max(0, s.y - (b.y + b.height), b.y - (s.y + s.height)) + Math.max(0, s.x - (b.x + b.width), b.x - (s.x + s.width));
+    assert.ok(gap <= 24, `the "Copied" feedback is ${gap} px from its button (${JSON.stringify({ button: b, status: s })})`);
   });
 
   it('attaches to a server already running with the samples: the SMS opens and its code is copied', async () => {

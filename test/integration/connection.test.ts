@@ -115,8 +115,10 @@ describe('Test Inbox connection to the local server', function () {
       await waitForState((s) => s.connection.kind === 'ready' && s.connection.mode === 'attached' && s.connection.baseUrl === running.httpUrl, 'the attached server');
       assert.equal(await vscode.commands.executeCommand('testInbox.copyWebhookUrl', { form: 'privateQuery' }), undefined, 'nothing copied');
       const st = await debugState();
-      const told = st.shown.filter((m) => m.where === 'warning').pop();
-      assert.ok(told, JSON.stringify(st.shown));
+      const shown = st.shown.filter((m) => m.where === 'warning').pop();
+      assert.ok(shown, JSON.stringify(st.shown));
+      // As read: without the zero-width breaks that keep a URL in a notification from becoming a link (core/inert).
+      const told = { text: shown.text.replace(/\u200b/g, '') };
       assert.ok(told.text.startsWith(`The local server at ${running.httpUrl} (pid ${process.pid}) was started with a webhook token that is not in ${TOKENS_FILE} of its data folder ${dir}`), told.text);
       assert.match(told.text, /Start that server without --webhook-token/);
       assert.doesNotMatch(told.text, /Set the webhook token/);

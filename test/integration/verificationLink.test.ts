@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import nodemailer from 'nodemailer';
 import * as vscode from 'vscode';
 import { DEFAULT_DOMAIN } from '../../src/server/contract';
-import { clipboard, inboxNode, uniqueInbox, useLocalServer, waitForState } from './support/state';
+import { answering, clipboard, inboxNode, uniqueInbox, useLocalServer, waitForState } from './support/state';
 
 const DOMAIN = DEFAULT_DOMAIN;
 const VERIFY_URL = 'https://app.acme.test/email/verify?token=Zx81Qk&lang=de';
@@ -60,6 +60,24 @@ describe('Copy Verification Link', function () {
     await vscode.env.clipboard.writeText('before');
     assert.equal(await vscode.commands.executeCommand('testInbox.copyVerificationLink'), VERIFY_URL);
     assert.equal(await clipboard(), VERIFY_URL);
+  });
+
+  it('from the palette, Copy One-Time Code and Copy Verification Link both use the open message, and ask only when none is open', async () => {
+    const inbox = uniqueInbox('vl-both');
+    const r = await vscode.commands.executeCommand<{ id: string }>('testInbox.injectMessage', { domain: DOMAIN, inbox, subject: 'Verify', text: `Your code is 604219. Confirm: ${VERIFY_URL}` });
+    // A newer message in another inbox: "the latest" would not be the open one.
+    await vscode.commands.executeCommand('testInbox.injectMessage', { domain: DOMAIN, inbox: uniqueInbox('vl-other'), subject: 'Other', text: 'Your code is 111111.' });
+    await vscode.commands.executeCommand('testInbox.openMessage', { domain: DOMAIN, inbox, id: r!.id });
+    await waitForState((s) => s.messageView.lastRendered?.id === r!.id, 'the rendered message');
+    // No picker is answered: a command that asked for an inbox would wait until the test times out.
+    assert.equal(await vscode.commands.executeCommand('testInbox.copyCode'), '604219');
+    assert.equal(await clipboard(), '604219');
+    assert.equal(await vscode.commands.executeCommand('testInbox.copyVerificationLink'), VERIFY_URL);
+    // With no message open, it asks (closed here: nothing is copied).
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.env.clipboard.writeText('unchanged');
+    assert.equal(await answering(vscode.commands.executeCommand('testInbox.copyCode'), 'close'), undefined);
+    assert.equal(await clipboard(), 'unchanged');
   });
 
   it('says so as information, not as a failure, when the message has none, and leaves the clipboard alone', async () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { ApiError, redactWebhookUrl, webhookUrls } from '../../src/api';
+import { webhookUrlPreviews } from '../../src/api/webhooks';
 
 describe('webhook URLs', () => {
   it('gives the four forms of docs/api.md §4.5 when a domain and an inbox are named', () => {
@@ -64,5 +65,27 @@ describe('webhook URLs', () => {
     const urls = webhookUrls('http://127.0.0.1:2580', { token: 'wh-secret', domain: 'qa.example.com', inbox: 'joe' });
     for (const u of urls) assert.ok(!redactWebhookUrl(u.url).includes('wh-secret'), redactWebhookUrl(u.url));
     assert.equal(redactWebhookUrl('/api/v2/domains/private/webhook/joe?whtoken=wh-secret'), '/api/v2/domains/private/webhook/joe?whtoken=***');
+  });
+});
+
+describe('webhookUrlPreviews (the Copy Webhook URL picker)', () => {
+  it('shows every form as one full URL, with placeholders for what is not chosen and never a token', () => {
+    const none = webhookUrlPreviews('http://127.0.0.1:2580', {});
+    assert.deepEqual(
+      none.map((p) => [p.form, p.url]),
+      [
+        ['tokenInPath', 'http://127.0.0.1:2580/api/v2/domains/<webhook token>/webhook/<inbox>/'],
+        ['namedDomain', 'http://127.0.0.1:2580/api/v2/domains/<domain>/webhook/?whtoken=<webhook token>'],
+        ['privateQuery', 'http://127.0.0.1:2580/api/v2/domains/private/webhook/?whtoken=<webhook token>'],
+        ['privateInboxQuery', 'http://127.0.0.1:2580/api/v2/domains/private/webhook/<inbox>?whtoken=<webhook token>'],
+      ],
+    );
+    const known = webhookUrlPreviews('https://team.example.test/', { inbox: 'signup', domain: 'acme.test' });
+    assert.equal(known.length, 4);
+    for (const p of known) assert.ok(p.url.startsWith('https://team.example.test/api/v2/domains/'), p.url);
+    assert.ok(known.find((p) => p.form === 'tokenInPath')!.url.endsWith('/webhook/signup/'));
+    assert.ok(known.find((p) => p.form === 'namedDomain')!.url.includes('/domains/acme.test/webhook/'));
+    // The private domain is no named domain: the form that needs one still shows <domain>.
+    assert.ok(webhookUrlPreviews('http://x.test', { domain: 'private' }).find((p) => p.form === 'namedDomain')!.url.includes('/domains/<domain>/'));
   });
 });

@@ -265,6 +265,28 @@ describe('extension local server', function () {
       }
     });
 
+    it('a reset (Switch Server, new settings) says "idle" at once, while its old process is still exiting, so the tree drops that server\'s rows now', async () => {
+      const settings = settingsFor({ 'local.httpPort': 0, 'local.smtpPort': 0, 'local.dataFolder': dir });
+      const conn = new Connection({ settings: () => settings, tokens: new TokenStore(memorySecrets()), trust: new ConfirmedServers(memoryMemento()), log: memoryLog().log, createApi: (o) => createClient(o), cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: dir });
+      try {
+        await conn.ensure();
+        const pid = conn.localPid!;
+        const kinds: string[] = [];
+        conn.onDidChangeState((st) => kinds.push(st.kind));
+        const reset = conn.reset(true);
+        // Before anything was awaited: the state says it, while the old process still runs.
+        assert.deepEqual(kinds, ['idle']);
+        assert.equal(isAlive(pid), true, 'the old process has not exited yet');
+        await reset;
+        assert.equal(isAlive(pid), false, 'and it is gone once reset resolves');
+        // A connection made right away waits for that exit and starts a new process.
+        await conn.ensure();
+        assert.notEqual(conn.localPid, pid);
+      } finally {
+        await conn.dispose();
+      }
+    });
+
     it('reads tokens.json when attaching to a server started elsewhere, and stores nothing', async () => {
       const httpPort = await freePort();
       await fs.writeFile(path.join(dir, TOKENS_FILE), JSON.stringify({ apiToken: 'standalone-api-1111', webhookToken: 'standalone-wh-2222' }));
@@ -319,3 +341,13 @@ describe('extension local server', function () {
     });
   });
 });
+
+/** Whether a process runs (signal 0 checks without sending anything). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -220,6 +220,25 @@ describe('extension tree model', function () {
     assert.deepEqual(msgs.map((n) => n.kind === 'message' && n.summary.subject), ['after', 'before']);
   });
 
+  it('opens the row of an inbox whose first message just arrived, once; inboxes that had mail stay as they were', async () => {
+    await api.inject(DOMAIN, 'old', { from: 'a@b.test', subject: 'one', text: 't' });
+    const { model, added } = modelFor(api);
+    await added.add({ domain: DOMAIN, inbox: 'watched' });
+    await model.roots();
+    const collapsible = async () => Object.fromEntries((await model.domainChildren(DOMAIN)).map((n) => [n.kind === 'inbox' ? n.inbox : n.id, present(n, Date.now()).collapsible]));
+    assert.deepEqual(await collapsible(), { old: 'collapsed', watched: 'collapsed' });
+    const arrivals = [];
+    for (const inbox of ['brand-new', 'watched', 'old']) {
+      await api.inject(DOMAIN, inbox, { from: 'a@b.test', subject: `to ${inbox}`, text: 't' });
+      arrivals.push(...(await api.listInbox(DOMAIN, inbox, { limit: 1 })).msgs);
+    }
+    model.applyNew(DOMAIN, arrivals);
+    assert.deepEqual(await collapsible(), { 'brand-new': 'expanded', watched: 'expanded', old: 'collapsed' });
+    // Once VS Code has the rows, they open no more by themselves (a user who closes one keeps it closed).
+    model.rowsShown(await model.domainChildren(DOMAIN));
+    assert.deepEqual(await collapsible(), { 'brand-new': 'collapsed', watched: 'collapsed', old: 'collapsed' });
+  });
+
   it('applies stream events for new and deleted mail', async () => {
     await api.inject(DOMAIN, 'gina', { from: 'a@b.test', subject: 'one', text: 't' });
     const { model } = modelFor(api);

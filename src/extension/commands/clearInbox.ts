@@ -5,6 +5,8 @@ import { showModalWarning } from '../ui/shown';
 import { COMMANDS } from '../commandIds';
 
 export const id = COMMANDS.clearInbox.id;
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** Deletes every message of an inbox after a modal confirmation (`{ confirm: false }` skips it for scripts). */
 export async function run(s: Services, arg?: unknown): Promise<number | undefined> {

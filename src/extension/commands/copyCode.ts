@@ -9,6 +9,8 @@ import { showStatus } from '../ui/shown';
 import { COMMANDS } from '../commandIds';
 
 export const id = COMMANDS.copyCode.id;
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** How long the status bar shows the copied code. */
 const COPIED_MESSAGE_MS = 5000;
@@ -16,7 +18,8 @@ const COPIED_MESSAGE_MS = 5000;
 /** Copies the one-time code of a message, or of the latest message of a picked inbox. */
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {
   return vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Looking for a one-time code…', cancellable: true }, async (_p, token) => {
-    const ref = await resolveMessage(s, arg, 'Copy One-Time Code (latest message)', { latest: true, token });
+    // From the palette or the panel's title bar: the open message, if any, as Copy Verification Link does.
+    const ref = await resolveMessage(s, arg, 'Copy One-Time Code (latest message)', { latest: true, openMessage: true, token });
     if (!ref) return undefined;
     const { signal, dispose } = toAbortSignal(token);
     try {

@@ -13,6 +13,8 @@ import { showInfo } from '../ui/shown';
 import { COMMANDS } from '../commandIds';
 
 export const id = COMMANDS.copyMcpConfig.id;
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** Where the launcher of the stdio configs lives: the extension's global storage, which stays put across updates. */
 export function launcherPath(s: Services): string {

@@ -7,6 +7,8 @@ import { showStatus } from '../ui/shown';
 import { COMMANDS } from '../commandIds';
 
 export const id = COMMANDS.copySmsSettings.id;
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /**
  * What an app needs to send SMS into the local server through a Twilio SDK, in `.env` form:

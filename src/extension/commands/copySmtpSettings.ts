@@ -8,6 +8,8 @@ import { showStatus } from '../ui/shown';
 import { COMMANDS } from '../commandIds';
 
 export const id = COMMANDS.copySmtpSettings.id;
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** The settings an app under test needs to send mail into the local server; `tlsCertFile` when it offers STARTTLS. */
 export function smtpSettingsText(host: string, port: number, domain: string, tlsCertFile?: string): string {

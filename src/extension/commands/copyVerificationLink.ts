@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
 import { inert } from '../../core/inert';
 import { contentOf, linkToClick } from '../../core/message';
-import { activeMessageRef } from '../messagePanel/messagePanel';
 import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
 import { resolveMessage } from '../ui/pick';
@@ -9,14 +8,11 @@ import { showInfo, showStatus } from '../ui/shown';
 import { COMMANDS } from '../commandIds';
 
 export const id = COMMANDS.copyVerificationLink.id;
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** How long the status bar confirms the copy. */
 const COPIED_MESSAGE_MS = 5000;
-
-/** Whether a command argument names a message or an inbox (a tree row or `{ domain, inbox, id }`). */
-function namesMessage(arg: unknown): boolean {
-  return typeof arg === 'object' && arg !== null && typeof (arg as { inbox?: unknown }).inbox === 'string';
-}
 
 /**
  * Copies the link a message asks the reader to click to confirm an address (else to sign in,
@@ -25,8 +21,8 @@ function namesMessage(arg: unknown): boolean {
  */
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {
   return vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Looking for a verification link…', cancellable: true }, async (_p, token) => {
-    // From the palette or the panel's title bar (which passes no message): the panel in front, if any.
-    const ref = (namesMessage(arg) ? undefined : activeMessageRef()) ?? (await resolveMessage(s, arg, 'Copy Verification Link (latest message)', { latest: true, token }));
+    // From the palette or the panel's title bar (which passes no message): the open message, if any.
+    const ref = await resolveMessage(s, arg, 'Copy Verification Link (latest message)', { latest: true, openMessage: true, token });
     if (!ref) return undefined;
     const { signal, dispose } = toAbortSignal(token);
     try {

@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
-import { webhookUrls } from '../../api/webhooks';
+import { webhookUrlPreviews, webhookUrls } from '../../api/webhooks';
 import type { WebhookForm } from '../../api/types';
 import { PRIVATE_DOMAIN } from '../../core/ids';
-import { inert, inertMessage } from '../../core/inert';
+import { inert, inertMessage, inertText, MAX_MESSAGE_LENGTH } from '../../core/inert';
 import { TOKENS_FILE } from '../../server/contract';
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
@@ -13,6 +13,8 @@ import * as setWebhookToken from './setWebhookToken';
 import { COMMANDS } from '../commandIds';
 
 export const id = COMMANDS.copyWebhookUrl.id;
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 interface Args {
   domain?: string;
@@ -21,11 +23,11 @@ interface Args {
 }
 
 /** The four forms of docs/api.md §4.5, in the order the picker offers them, and what each must name. */
-export const WEBHOOK_FORMS: ReadonlyArray<{ form: WebhookForm; label: string; detail: string; needs: 'inbox' | 'domain' | 'nothing' }> = [
-  { form: 'tokenInPath', label: 'Token in path, inbox in path', detail: '/api/v2/domains/<token>/webhook/<inbox>/ — writes to the default domain', needs: 'inbox' },
-  { form: 'namedDomain', label: 'Named domain, token in query', detail: '/api/v2/domains/<domain>/webhook/?whtoken=<token> — the inbox comes from the payload\'s "to"', needs: 'domain' },
-  { form: 'privateQuery', label: 'Private domain, token in query', detail: '/api/v2/domains/private/webhook/?whtoken=<token> — the inbox comes from the payload\'s "to"', needs: 'nothing' },
-  { form: 'privateInboxQuery', label: 'Private domain, inbox in path, token in query', detail: '/api/v2/domains/private/webhook/<inbox>?whtoken=<token>', needs: 'inbox' },
+export const WEBHOOK_FORMS: ReadonlyArray<{ form: WebhookForm; label: string; note?: string; needs: 'inbox' | 'domain' | 'nothing' }> = [
+  { form: 'tokenInPath', label: 'Token in path, inbox in path', note: 'writes to the default domain', needs: 'inbox' },
+  { form: 'namedDomain', label: 'Named domain, token in query', note: 'the inbox comes from the payload\'s "to"', needs: 'domain' },
+  { form: 'privateQuery', label: 'Private domain, token in query', note: 'the inbox comes from the payload\'s "to"', needs: 'nothing' },
+  { form: 'privateInboxQuery', label: 'Private domain, inbox in path, token in query', needs: 'inbox' },
 ];
 
 /**
@@ -76,12 +78,13 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
 
   let form = a.form;
   if (!form) {
-    const preview = webhookUrls(base, { token, domain, inbox });
+    // Every form as a full URL, with <inbox>, <domain> and <webhook token> where they are not known yet.
+    const preview = webhookUrlPreviews(base, { domain, inbox });
     const picked = await vscode.window.showQuickPick(
       WEBHOOK_FORMS.map((f) => {
-        const url = preview.find((u) => u.form === f.form)?.url;
+        const url = preview.find((u) => u.form === f.form)!.url;
         const asks = f.needs === 'inbox' && inbox === undefined ? ' (asks for the inbox)' : f.needs === 'domain' && (domain === undefined || domain.toLowerCase() === PRIVATE_DOMAIN) ? ' (asks for the domain)' : '';
-        return { label: f.label + asks, detail: url ? url.replace(encodeURIComponent(token), '<webhook token>') : f.detail, form: f.form };
+        return { label: inertText(f.label + asks), description: inertText(f.note ?? ''), detail: inertText(url, MAX_MESSAGE_LENGTH), form: f.form };
       }),
       { title: 'Copy Webhook URL', placeHolder: inbox ? `Webhook URL forms for inbox ${inbox}` : 'Pick a webhook URL form' },
     );

@@ -2,6 +2,7 @@ import type { Services } from '../services';
 import { lastRenderedMessage, messagePanelsInfo, openMessagePanels } from '../messagePanel/messagePanel';
 import type { InboxTreeProvider } from '../tree/provider';
 import { statusBarShown } from '../statusBar';
+import { serverNoticeShown } from '../ui/serverNotice';
 import { shownTexts } from '../ui/shown';
 import { COMMANDS } from '../commandIds';
 
@@ -30,6 +31,8 @@ export async function run(s: Services, provider: InboxTreeProvider): Promise<unk
     live: s.live.describe(),
     tree,
     shown: shownTexts(),
+    /** The server notice on screen (ui/serverNotice.ts): its text and action titles, or null once withdrawn. */
+    serverNotice: serverNoticeShown() ?? null,
     messageView: { openPanels: openMessagePanels(), panels: messagePanelsInfo(), lastRendered: lastRenderedMessage() ?? null },
     /** The tree rows selected (ids) and whether the view is shown. */
     selection: s.tree.view.selection.map((n) => n.id),

@@ -3,6 +3,8 @@ import { resolveMessage } from '../ui/pick';
 import { COMMANDS } from '../commandIds';
 
 export const id = COMMANDS.deleteMessage.id;
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** Deletes one message (no confirmation: it is one test message, and the command names it). */
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {

@@ -6,6 +6,8 @@ import { showInfo } from '../ui/shown';
 import { COMMANDS } from '../commandIds';
 
 export const id = COMMANDS.exportEml.id;
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /**
  * Saves a message's RFC 5322 source as a .eml file, always through the save dialog: a

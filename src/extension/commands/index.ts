@@ -1,7 +1,7 @@
 // Registers every command. Each runs inside one error boundary: failures get a message with
 // actions (never thrown into VS Code's generic "command failed" toast), cancellation is silent.
 import * as vscode from 'vscode';
-import { reportError, type Services } from '../services';
+import { reportError, requireServer, type Services } from '../services';
 import type { InboxTreeProvider } from '../tree/provider';
 import { commandTitle } from '../commandIds';
 import * as addInbox from './addInbox';
@@ -37,9 +37,11 @@ import * as switchServer from './switchServer';
 import * as waitForCode from './waitForCode';
 
 type Runner = (s: Services, ...args: unknown[]) => unknown;
+/** A command module: its id and run, and `needsServer` when it cannot do anything without the server. */
+type CommandModule = { id: string; title: string; run: Runner; needsServer?: boolean };
 
 /** Each command with its title as said in error messages ("<title> failed. …"). */
-const COMMANDS: Array<{ id: string; title: string; run: Runner }> = [
+const COMMANDS: CommandModule[] = [
   { ...refresh, title: commandTitle('refresh') },
   { ...addInbox, title: commandTitle('addInbox') },
   { ...removeInbox, title: commandTitle('removeInbox') },
@@ -70,12 +72,14 @@ const COMMANDS: Array<{ id: string; title: string; run: Runner }> = [
   { ...confirmServer, title: commandTitle('confirmServer') },
   { ...showMenu, title: commandTitle('showMenu') },
   { ...loadMore, title: commandTitle('loadMore') },
-] as Array<{ id: string; title: string; run: Runner }>;
+] as CommandModule[];
 
 export function registerCommands(s: Services, provider: InboxTreeProvider): vscode.Disposable[] {
   const out = COMMANDS.map((c) =>
     vscode.commands.registerCommand(c.id, async (...args: unknown[]) => {
       try {
+        // Before the command asks anything: the server it needs is there, or the user is told why not and how to fix it.
+        if (c.needsServer) await requireServer(s);
         return await c.run(s, ...args);
       } catch (e) {
         // Not awaited: the command returns while the message waits for the user.

@@ -9,6 +9,8 @@ import * as openMessage from './openMessage';
 import { COMMANDS } from '../commandIds';
 
 export const id = COMMANDS.injectMessage.id;
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** Sender used when the user leaves "from" empty. */
 export const DEFAULT_FROM = 'Test Inbox <test@test-inbox.invalid>';

@@ -5,6 +5,8 @@ import { resolveMessage } from '../ui/pick';
 import { COMMANDS, commandTitle } from '../commandIds';
 
 export const id = COMMANDS.openMessage.id;
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /**
  * Opens a message in the message view and marks it read. It replaces the content of the

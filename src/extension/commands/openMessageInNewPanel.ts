@@ -4,6 +4,8 @@ import * as openMessage from './openMessage';
 import { COMMANDS } from '../commandIds';
 
 export const id = COMMANDS.openMessageInNewPanel.id;
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** A message row's context action: opens the message in a kept panel, which later opened messages do not replace. */
 export function run(s: Services, arg?: unknown): Promise<MessageRef | undefined> {

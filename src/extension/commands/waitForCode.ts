@@ -9,6 +9,8 @@ import { reportProgress, showInfo } from '../ui/shown';
 import { COMMANDS } from '../commandIds';
 
 export const id = COMMANDS.waitForCode.id;
+/** Needs the server: the command registry checks it before the command asks anything. */
+export const needsServer = true;
 
 /** Waits for the next message of an inbox (after now, on the server's clock) and copies its one-time code (two-factor login flow). */
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {

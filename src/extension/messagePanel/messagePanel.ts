@@ -91,9 +91,17 @@ export function lastRenderedMessage(): RenderedMessage | undefined {
   return lastRendered;
 }
 
-/** The message of the message panel that is active (focused editor), if any: commands run from the palette act on it. */
+/**
+ * The open message commands run from the palette act on: the message panel that is active
+ * (the focused editor), else the one message panel on screen; undefined when none (or several
+ * and none active).
+ */
 export function activeMessageRef(): MessageRef | undefined {
-  return [...panels.values()].find((p) => p.panel.active)?.ref;
+  const all = [...panels.values()];
+  const active = all.find((p) => p.panel.active);
+  if (active) return active.ref;
+  const visible = all.filter((p) => p.panel.visible);
+  return visible.length === 1 ? visible[0].ref : undefined;
 }
 
 /** For tests and the host: the open panel of a message, if any. */

@@ -126,6 +126,8 @@ export class InboxModel {
   private readonly domainData = new Map<string, DomainData>();
   private readonly inboxData = new Map<string, InboxData>();
   private readonly changeEmitter = new Emitter<TreeChange | undefined>();
+  /** Inboxes (inboxKey) whose first message just arrived: their row is shown expanded, once. */
+  private readonly firstArrivals = new Set<string>();
   /** Codes of fetched messages by id (oldest forgotten first). */
   private readonly learnedCodes = new Map<string, string>();
   /** Fires when cached data changed and the tree should re-read it (all of it, or what the TreeChange names). */
@@ -177,7 +179,27 @@ export class InboxModel {
       phone,
       unread: this.unreadIn(data.msgs.filter((m) => m.to.toLowerCase() === inbox)),
       address: domain !== 'private' && !phone ? `${inbox}@${domain}` : undefined,
+      ...(this.firstArrivals.has(inboxKey({ domain, inbox })) ? { expand: true } : {}),
     };
+  }
+
+  /**
+   * Notes the inboxes whose first message is among `fresh` (none of theirs in `known`): their
+   * row opens, since that message is what the user waits for. Bounded like the codes.
+   */
+  private noteFirstArrivals(domain: string, known: MessageSummary[], fresh: MessageSummary[]): void {
+    const had = new Set(known.map((m) => m.to.toLowerCase()));
+    for (const m of fresh) {
+      const inbox = m.to.toLowerCase();
+      if (had.has(inbox)) continue;
+      if (this.firstArrivals.size >= MAX_LEARNED_CODES) this.firstArrivals.delete(this.firstArrivals.values().next().value as string);
+      this.firstArrivals.add(inboxKey({ domain, inbox }));
+    }
+  }
+
+  /** The tree showed these rows (VS Code has them now): an inbox opened for its first message opens once, and then as the user leaves it. */
+  rowsShown(nodes: TreeNode[]): void {
+    for (const n of nodes) if (n.kind === 'inbox' && n.expand) this.firstArrivals.delete(inboxKey(n));
   }
 
   /**
@@ -312,6 +334,7 @@ export class InboxModel {
     const known = new Set(data.msgs.map((m) => m.id));
     const fresh = msgs.filter((m) => !known.has(m.id));
     if (fresh.length === 0) return [];
+    this.noteFirstArrivals(domain, data.msgs, fresh);
     data.msgs = [...fresh, ...data.msgs].sort(byNewest).slice(0, Math.max(RECENT_LIMIT, data.msgs.length));
     for (const m of fresh) {
       const ib = this.inboxData.get(inboxKey({ domain, inbox: m.to.toLowerCase() }));
@@ -355,6 +378,7 @@ export class InboxModel {
         continue;
       }
       const news = after.msgs.filter((m) => !known.has(m.id));
+      this.noteFirstArrivals(domain, before.msgs, news);
       const goneIds = before.msgs.filter((m) => !after.msgs.some((x) => x.id === m.id)).map((m) => m.id);
       for (const m of news) {
         const ib = this.inboxData.get(inboxKey({ domain, inbox: m.to.toLowerCase() }));

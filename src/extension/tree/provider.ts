@@ -72,7 +72,8 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
       const shown = this.rows.get(at.inbox === undefined ? domainRowId(at.domain) : inboxRowId(at.domain, at.inbox));
       const now = this.deps.model.rowNow(at);
       if (!shown || !now) return undefined;
-      Object.assign(shown, now);
+      // `expand` only as the row is now: a first arrival opens its row once (model.rowsShown).
+      Object.assign(shown, { expand: undefined }, now);
       out.push(shown);
     }
     // VS Code forgets the rows under a redrawn domain until it asks for them again.
@@ -115,6 +116,7 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     if (!node || node.kind === 'domain') {
       if (node) this.forgetInboxRows(node.domain);
       for (const k of kids) if (k.kind === 'domain' || k.kind === 'inbox') this.rows.set(k.id, k);
+      this.deps.model.rowsShown(kids);
     }
     return kids;
   }
@@ -135,6 +137,13 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
 
   private async roots(): Promise<TreeNode[]> {
     const c = this.deps.connection;
+    const k = c.state.kind;
+    if ((k === 'idle' || k === 'starting' || k === 'ready') && !c.current()) {
+      // Connecting (first use, another server, a restart): nothing of a previous server stays on
+      // screen meanwhile; the connection's next state redraws the view (view.ts).
+      c.ensure().catch(() => undefined);
+      return this.setState('starting'), [];
+    }
     try {
       await c.ensure();
     } catch (e) {

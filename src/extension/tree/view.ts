@@ -56,8 +56,9 @@ export class InboxView implements vscode.Disposable {
         const wasUnreachable = this.lastConnectionKind === 'unreachable';
         this.lastConnectionKind = st.kind;
         live.sync();
-        // The server answers again: read everything afresh (the cache holds the failed loads).
-        if (wasUnreachable && st.kind === 'idle') model.invalidate();
+        // A new connection (another server, a token, Retry) or the server answers again: read
+        // everything afresh, so nothing of the previous server or of the failed loads stays shown.
+        if (st.kind === 'idle' || wasUnreachable) model.invalidate();
         else model.refreshView(); // the welcome view follows the connection
       }),
     );

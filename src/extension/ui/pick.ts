@@ -5,6 +5,7 @@ import { isPhoneInbox } from '../../core/ids';
 import { inert, inertText } from '../../core/inert';
 import type { MessageSummary } from '../../core/wire';
 import { ExtensionError } from '../errors';
+import { activeMessageRef } from '../messagePanel/messagePanel';
 import { checkInboxName, parseInboxInput } from '../inboxInput';
 import type { Services } from '../services';
 import type { TreeNode } from '../tree/model';
@@ -117,6 +118,8 @@ async function pickInbox(s: Services, title: string, allowNew: boolean): Promise
 }
 
 export interface ResolveMessageOptions {
+  /** Without an argument naming a message or an inbox (the palette, the panel's title bar): the open message, when there is one (messagePanel.activeMessageRef). */
+  openMessage?: boolean;
   /** From an inbox, take its newest message instead of asking which (Copy One-Time Code). */
   latest?: boolean;
   /** Cancels the listing of the inbox. */
@@ -133,6 +136,10 @@ export async function resolveMessage(s: Services, arg: unknown, title: string, o
     if (typeof node.id === 'string' && typeof node.inbox === 'string' && node.kind === undefined) {
       return { domain: typeof node.domain === 'string' ? node.domain : defaultDomain(s), inbox: checkInboxName(node.inbox), id: node.id };
     }
+  }
+  if (opts.openMessage && !(isObject(arg) && typeof (arg as RefArg).inbox === 'string')) {
+    const open = activeMessageRef();
+    if (open) return open;
   }
   const ref = await resolveInbox(s, arg, title, { allowNew: false });
   if (!ref) return undefined;

@@ -13,6 +13,11 @@ export type ShownWhere = 'info' | 'warning' | 'error' | 'progress' | 'status';
 
 const kept: Array<{ where: ShownWhere; text: string }> = [];
 
+/** Records a text shown by other means (ui/serverNotice.ts) for the debug state. */
+export function noteShown(where: ShownWhere, text: string): void {
+  keep(where, text);
+}
+
 function keep(where: ShownWhere, text: string): void {
   kept.push({ where, text });
   if (kept.length > MAX_KEPT) kept.shift();
