@@ -201,3 +201,9 @@ export interface StreamEvent {
   /** Present for `delete`: ids removed. */
   ids?: string[];
 }
+
+/**
+ * The header field naming the API a message came through (a provider's, docs/providers.md), e.g.
+ * `Resend (POST /emails)`; the server writes it, the message view shows it as "Sent through".
+ */
+export const PROVIDER_API_HEADER = 'X-Test-Inbox-Api';

@@ -12,6 +12,7 @@ export const COMMANDS = {
   copyCode: { id: 'testInbox.copyCode', title: 'Copy One-Time Code' },
   copyMcpConfig: { id: 'testInbox.copyMcpConfig', title: 'Copy MCP Server Config…' },
   copyMessageId: { id: 'testInbox.copyMessageId', title: 'Copy Message Id' },
+  copyProviderSettings: { id: 'testInbox.copyProviderSettings', title: 'Copy Provider Settings…' },
   copySmsSettings: { id: 'testInbox.copySmsSettings', title: 'Copy SMS Settings' },
   copySmtpSettings: { id: 'testInbox.copySmtpSettings', title: 'Copy SMTP Settings' },
   copyTotpCode: { id: 'testInbox.copyTotpCode', title: 'Copy TOTP Code…' },

@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { encodeFileName } from '../core/fileNames';
 import { redact } from '../core/redact';
+import { isLoopbackHost } from '../core/urls';
 import { generateToken, SERVER_FILE, type ServerFile, tokenDigest } from './contract';
 import { createHttpApi } from './http/index';
 import { writePrivateFile } from './privateFile';
@@ -109,10 +110,6 @@ export function hostForUrl(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
-}
-
 function listenError(service: string, host: string, port: number, e: unknown): Error {
   const code = (e as NodeJS.ErrnoException).code;
   const where = `${hostForUrl(host)}:${port}`;
@@ -180,7 +177,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       defaultDomain: options.defaultDomain,
       ...(store instanceof MaildirStore ? { spoolDir: store.spoolDir } : {}),
       ...(options.maxMessageBytes !== undefined ? { maxMessageBytes: options.maxMessageBytes } : {}),
-      allowedHosts: options.allowedHosts ?? (isLoopback(options.host) ? [] : [options.host, os.hostname()]),
+      allowedHosts: options.allowedHosts ?? (isLoopbackHost(options.host) ? [] : [options.host, os.hostname()]),
       version: VERSION,
       maxConnections: maxHttpConnections,
       budget,

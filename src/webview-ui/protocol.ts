@@ -45,6 +45,8 @@ export interface ViewHeader {
   time: number;
   /** The `Date` header as sent, when there is one. */
   date?: string;
+  /** The API the message came through (a provider's, PROVIDER_API_HEADER), when it names one. */
+  via?: string;
   id: string;
   domain: string;
 }
@@ -256,6 +258,8 @@ function viewState(v: unknown): ViewState {
   };
   const date = optStr(h, 'date', 'state.header');
   if (date !== undefined) header.date = date;
+  const via = optStr(h, 'via', 'state.header');
+  if (via !== undefined) header.via = via;
   const state: ViewState = {
     id: id(o, what),
     kind,

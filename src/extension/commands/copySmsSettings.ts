@@ -4,6 +4,7 @@ import { ExtensionError } from '../errors';
 import type { Services } from '../services';
 import { inert } from '../../core/inert';
 import { showStatus } from '../ui/shown';
+import { TWILIO_NODE_CLIENT } from '../providerSettings';
 import { COMMANDS } from '../commandIds';
 
 export const id = COMMANDS.copySmsSettings.id;
@@ -16,10 +17,11 @@ export const needsServer = true;
  */
 export function smsSettingsText(baseUrl: string, accountSid: string, twilioAuthToken: string): string {
   return [
-    '# Test Inbox: SMS through the Twilio-compatible API (point your Twilio client at TWILIO_API_BASE_URL)',
+    '# Test Inbox: SMS and Verify through the Twilio-compatible API (point your Twilio client at TWILIO_API_BASE_URL)',
     `TWILIO_API_BASE_URL=${baseUrl}`,
     `TWILIO_ACCOUNT_SID=${accountSid}`,
     `TWILIO_AUTH_TOKEN=${twilioAuthToken}`,
+    `# Node: ${TWILIO_NODE_CLIENT}`,
     '',
   ].join('\n');
 }

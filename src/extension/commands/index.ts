@@ -12,6 +12,7 @@ import * as confirmServer from './confirmServer';
 import * as copyCode from './copyCode';
 import * as copyMcpConfig from './copyMcpConfig';
 import * as copyMessageId from './copyMessageId';
+import * as copyProviderSettings from './copyProviderSettings';
 import * as copySmtpSettings from './copySmtpSettings';
 import * as copySmsSettings from './copySmsSettings';
 import * as copyTotpCode from './copyTotpCode';
@@ -66,6 +67,7 @@ const COMMANDS: CommandModule[] = [
   { ...stopLocalServer, title: commandTitle('stopLocalServer') },
   { ...copySmtpSettings, title: commandTitle('copySmtpSettings') },
   { ...copySmsSettings, title: commandTitle('copySmsSettings') },
+  { ...copyProviderSettings, title: commandTitle('copyProviderSettings') },
   { ...copyMcpConfig, title: commandTitle('copyMcpConfig') },
   { ...showLog, title: commandTitle('showLog') },
   { ...switchServer, title: commandTitle('switchServer') },

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { inert } from '../../core/inert';
 import type { Services } from '../services';
 import * as copySmsSettings from './copySmsSettings';
+import * as copyProviderSettings from './copyProviderSettings';
 import * as copySmtpSettings from './copySmtpSettings';
 import * as injectMessage from './injectMessage';
 import * as refresh from './refresh';
@@ -27,6 +28,7 @@ export async function run(s: Services): Promise<void> {
     else items.push({ label: '$(play) Start Local Server', command: startLocalServer.id });
     items.push({ label: '$(copy) Copy SMTP Settings', command: copySmtpSettings.id });
     items.push({ label: '$(device-mobile) Copy SMS Settings', command: copySmsSettings.id });
+    items.push({ label: '$(cloud-upload) Copy Provider Settings…', description: 'Resend, SendGrid, Postmark, Mailgun, SES, Twilio', command: copyProviderSettings.id });
   }
   items.push(
     { label: '$(arrow-swap) Switch Server…', command: switchServer.id },

@@ -3,7 +3,7 @@
 // Email HTML goes to the view as received; the view sanitizes it (src/webview-ui/sanitize.ts).
 import { type SmsEncoding, smsSegments } from '../../core/sms';
 import type { Message } from '../../api/types';
-import type { AttachmentInfo } from '../../core/wire';
+import { type AttachmentInfo, PROVIDER_API_HEADER } from '../../core/wire';
 import { extractCodes, type CodeReason } from '../../core/otp';
 import { isDataImageUrl, safeLinkTarget } from '../../core/urls';
 import { PRIVATE_DOMAIN } from '../../core/ids';
@@ -45,6 +45,18 @@ function header(headers: Record<string, string> | undefined, name: string): stri
   if (!headers) return undefined;
   for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return v;
   return undefined;
+}
+
+/** The API a message came through: its header (email), or the header block of its raw source (an SMS, whose JSON has no headers). */
+function sentThrough(headers: Record<string, string> | undefined, raw: string | undefined): string | undefined {
+  const name = PROVIDER_API_HEADER.toLowerCase();
+  const fromHeaders = header(headers, name);
+  if (fromHeaders !== undefined) return fromHeaders;
+  if (raw === undefined) return undefined;
+  const end = raw.search(/\r?\n\r?\n/);
+  const block = (end < 0 ? raw : raw.slice(0, end)).replace(/\r?\n[ \t]+/g, ' ');
+  const line = block.split(/\r?\n/).find((l) => l.toLowerCase().startsWith(`${name}:`));
+  return line?.slice(name.length + 1).trim();
 }
 
 function cut(s: string, max = MAX_VIEW_TEXT): ViewText {
@@ -138,6 +150,8 @@ export function buildViewState(input: ViewInputs): ViewState {
     if (raw) state.raw = raw;
     if (code) state.code = code;
     if (verification) state.verification = verification;
+    const via = sentThrough(undefined, input.raw);
+    if (via) state.header.via = via;
     return state;
   }
 
@@ -154,6 +168,8 @@ export function buildViewState(input: ViewInputs): ViewState {
   };
   const date = header(m.headers, 'date');
   if (date) state.header.date = date;
+  const via = sentThrough(m.headers, input.raw);
+  if (via) state.header.via = via;
   if (bodies.html !== undefined) {
     // Raw: the view sanitizes it with DOMPurify on the browser's parser (src/webview-ui/sanitize.ts).
     const truncated = bodies.html.length > MAX_HTML_SOURCE;

@@ -163,7 +163,7 @@ class Api {
     const messages = new TwilioMessages(o.store);
     const budget = o.budget ?? new ByteBudget();
     this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody, budget };
-    [this.#providers, this.#disposeProviders] = providerContext(o, budget, (what, err) => this.#toHttpError(what, err));
+    [this.#providers, this.#disposeProviders] = providerContext(o, budget, this.#twilio, (what, err) => this.#toHttpError(what, err));
     this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
     this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;
     if (!Number.isSafeInteger(this.#maxConnections) || this.#maxConnections < 1) throw new RangeError(`maxConnections must be a whole number >= 1, got ${String(o.maxConnections)}`);
@@ -389,7 +389,7 @@ class Api {
   }
 }
 
-function providerContext(o: HttpApiOptions, budget: ByteBudget, toHttpError: ProviderContext['toHttpError']): [ProviderContext, () => Promise<void>] {
+function providerContext(o: HttpApiOptions, budget: ByteBudget, twilio: TwilioContext, toHttpError: ProviderContext['toHttpError']): [ProviderContext, () => Promise<void>] {
   let own: Promise<string> | undefined;
   const spoolDir = (): Promise<string> => (o.spoolDir !== undefined ? Promise.resolve(o.spoolDir) : (own ??= fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-spool-'))));
   const dispose = async (): Promise<void> => {
@@ -402,6 +402,7 @@ function providerContext(o: HttpApiOptions, budget: ByteBudget, toHttpError: Pro
     maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     ...(o.providerKey !== undefined ? { key: new TokenCheck(o.providerKey, 'provider key'), secret: o.providerKey } : {}),
     clock: o.clock ?? systemClock,
+    twilio,
     toHttpError,
   };
   return [ctx, dispose];

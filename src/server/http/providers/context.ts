@@ -4,6 +4,7 @@ import type http from 'node:http';
 import type { Clock } from '../../clock';
 import { type AuthOutcome, checkToken, type TokenCheck } from '../auth';
 import type { HttpError } from '../errors';
+import type { TwilioContext } from '../twilio/api';
 import type { MailStoreOptions } from './mail';
 
 export interface ProviderContext extends MailStoreOptions {
@@ -12,6 +13,8 @@ export interface ProviderContext extends MailStoreOptions {
   /** The provider key itself: Amazon SES signs requests with it (AWS Signature V4), so the signature is recomputed with it. */
   secret?: string;
   clock: Clock;
+  /** Twilio's auth token and default domain, for Twilio Verify (verify.ts). */
+  twilio?: TwilioContext;
   /** The shared layer's mapping of a failure (store, body reading) to an HttpError, logging what the sender must not see. */
   toHttpError: (what: string, err: unknown) => HttpError;
 }

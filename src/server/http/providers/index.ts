@@ -5,6 +5,7 @@
 //   Postmark   POST /email, /email/batch, /email/withTemplate, /email/batchWithTemplates
 //   Mailgun    POST /v3/{domain}/messages, POST /v3/{domain}/messages.mime
 //   SES v2     POST /v2/email/outbound-emails
+//   Twilio Verify v2 (Twilio's auth token, not the provider key)  /v2/Services/…
 // This file matches those paths, checks the provider's key, then reads the request body within the byte budget,
 // and answers every failure in the route's provider's shape.
 import type http from 'node:http';
@@ -20,13 +21,15 @@ import { postmark, type PostmarkRoute } from './postmark';
 import { resend, type ResendRoute } from './resend';
 import { sendgrid, type SendGridRoute } from './sendgrid';
 import { ses, type SesRoute } from './ses';
+import { verify, type VerifyRoute, verifyRoute } from './verify';
 
 export type ProviderRoute =
   | { api: 'resend'; methods: readonly string[]; route: ResendRoute }
   | { api: 'sendgrid'; methods: readonly string[]; route: SendGridRoute }
   | { api: 'postmark'; methods: readonly string[]; route: PostmarkRoute }
   | { api: 'mailgun'; methods: readonly string[]; route: MailgunRoute }
-  | { api: 'ses'; methods: readonly string[]; route: SesRoute };
+  | { api: 'ses'; methods: readonly string[]; route: SesRoute }
+  | { api: 'verify'; methods: readonly string[]; route: VerifyRoute };
 
 const POST = ['POST'] as const;
 
@@ -38,12 +41,13 @@ export function matchProviderRoute(s: string[]): ProviderRoute | undefined {
     return kind ? { api: 'postmark', methods: POST, route: { kind } } : undefined;
   }
   if (s[0] === 'v3' && s.length === 3 && s[1] === 'mail' && s[2] === 'send') return { api: 'sendgrid', methods: POST, route: { kind: 'send' } };
+  if (s[0] === 'v2' && s[1] === 'Services') return { api: 'verify', ...verifyRoute(s) };
   if (s[0] === 'v2' && s.length === 3 && s[1] === 'email' && s[2] === 'outbound-emails') return { api: 'ses', methods: POST, route: { kind: 'send' } };
   if (s[0] === 'v3' && s.length === 3 && (s[2] === 'messages' || s[2] === 'messages.mime')) return { api: 'mailgun', methods: POST, route: { kind: s[2] === 'messages' ? 'send' : 'mime', domain: s[1] } };
   return undefined;
 }
 
-const MODULES: { [K in ProviderRoute['api']]: ProviderApiModule<Extract<ProviderRoute, { api: K }>['route']> } = { resend, sendgrid, postmark, mailgun, ses };
+const MODULES: { [K in ProviderRoute['api']]: ProviderApiModule<Extract<ProviderRoute, { api: K }>['route']> } = { resend, sendgrid, postmark, mailgun, ses, verify };
 
 export async function handleProvider(ctx: ProviderContext, budget: ByteBudget, req: http.IncomingMessage, res: http.ServerResponse, match: ProviderRoute, what: string): Promise<void> {
   const mod = MODULES[match.api] as ProviderApiModule<ProviderRoute['route']>;

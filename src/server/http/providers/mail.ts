@@ -11,6 +11,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type Mail from 'nodemailer/lib/mailer';
+import { PROVIDER_API_HEADER } from '../../../core/wire';
 import type { ByteBudget } from '../../budget';
 import { recipientTarget } from '../../smtp';
 import { SpoolingSink } from '../../spool';
@@ -18,7 +19,7 @@ import { CODE_SCAN_MAX_BYTES } from '../../store/code';
 import type { MessageMeta, Store } from '../../store/types';
 
 /** The header naming the API a message came through, e.g. `Resend (POST /emails)`; the message view shows it. */
-export const API_HEADER = 'X-Test-Inbox-Api';
+export const API_HEADER = PROVIDER_API_HEADER;
 /** The id the provider's API answered for the message (Resend's id, SendGrid's X-Message-Id, …). */
 export const PROVIDER_ID_HEADER = 'X-Test-Inbox-Provider-Id';
 /** Set on a message the provider would not have delivered (SendGrid sandbox_mode, Mailgun o:testmode). */
