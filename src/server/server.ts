@@ -10,7 +10,8 @@ import { redact } from '../core/redact';
 import { isLoopbackHost } from '../core/urls';
 import { generateToken, SERVER_FILE, type ServerFile, tokenDigest } from './contract';
 import { createHttpApi } from './http/index';
-import { writePrivateFile } from './privateFile';
+import { keepReserve, writeServerFile } from './privateFile';
+import { isNoSpace } from './store/durability';
 import { ByteBudget } from './budget';
 import { defaultConnectionCaps, readSoftFdLimit } from './limits';
 import { createSmtpServer, type InboxSmtpServer } from './smtp';
@@ -251,7 +252,17 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       apiTokenSha256: await tokenDigest(options.apiToken),
       webhookTokenSha256: await tokenDigest(options.webhookToken),
     };
-    await writePrivateFile(serverFile, JSON.stringify(proof) + '\n');
+    // A disk that mail filled still takes the server file: the data folder keeps room for it.
+    // Without even that room the server serves anyway (reads and deletes work, writes are refused
+    // 452 4.3.1 / 507): only other processes cannot find it through the server file meanwhile.
+    const wrote = await writeServerFile(dataDir, serverFile, JSON.stringify(proof) + '\n').catch((e: unknown) => {
+      if (!isNoSpace(e)) throw e;
+      return 'no room' as const;
+    });
+    if (wrote !== 'written') {
+      log('warn', `the disk of ${dataDir} is full: ${wrote === 'no room' ? `${SERVER_FILE} could not be written, so other processes do not find this server until a restart with room` : 'the server file took the room kept for it'}; mail is refused (452 4.3.1, 507) until there is room`);
+    }
+    if (!(await keepReserve(dataDir))) log('warn', `the disk of ${dataDir} is full: mail is refused (452 4.3.1, 507) until there is room; reads and deletes work`);
     // Removed before the store releases the data folder's lock: the next server writes its own.
     cleanups.push(() => fs.rm(serverFile, { force: true }));
     const smtpNotes = [
