@@ -5,7 +5,7 @@
 // once, when the shared one holds nothing yet, so no mail is lost. No vscode import.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { LOCK_FILE, processAlive } from '../server/contract';
+import { LOCK_FILE, processAlive } from '../shared/contract';
 import type { Logger } from './log';
 
 /** Owner only, as the server makes it. */

@@ -3,7 +3,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { createClient } from '../api/client';
-import { defaultDataDir } from '../server/contract';
+import { defaultDataDir } from '../shared/contract';
 import { ACTIVATED_LOG_PREFIX } from './activationLog';
 import { registerCommands } from './commands';
 import { TokenStore } from './config/secrets';

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { encodeFileName } from '../core/fileNames';
 import { redact } from '../core/redact';
 import { isLoopbackHost } from '../core/urls';
-import { generateToken, SERVER_FILE, type ServerFile, tokenDigest } from './contract';
+import { generateToken, SERVER_FILE, type ServerFile, tokenDigest } from '../shared/contract';
 import { createHttpApi } from './http/index';
 import { keepReserve, writeServerFile } from './privateFile';
 import { isNoSpace } from './store/durability';

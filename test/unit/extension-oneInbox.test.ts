@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { defaultLocalDataDir } from '../../src/extension/dataFolder';
 import { LocalServer } from '../../src/extension/localServer';
-import { DEFAULT_DOMAIN, defaultDataDir, EXIT_DATA_DIR_IN_USE, EXIT_FAILURE } from '../../src/server/contract';
+import { DEFAULT_DOMAIN, defaultDataDir, EXIT_DATA_DIR_IN_USE, EXIT_FAILURE } from '../../src/shared/contract';
 import { startInboxServer } from '../../src/server/server';
 import { LAYOUT_FILE, WRITER_FILE } from '../../src/server/store/layout';
 import { loadOrCreateTokens } from '../../src/server/tokens';

@@ -7,7 +7,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ownershipProblemOf, PRIVATE_FILE_MODE } from '../privateFile';
-import { LOCK_FILE, processAlive, TOKENS_FILE } from '../contract';
+import { LOCK_FILE, processAlive, TOKENS_FILE } from '../../shared/contract';
 import { StoreError } from './errors';
 
 export { LOCK_FILE, processAlive };
