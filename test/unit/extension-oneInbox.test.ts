@@ -22,7 +22,7 @@ import { startCli } from '../server/cliProcess';
 import { memoryLog } from '../support/memory';
 import { closedPort } from '../support/ports';
 
-const CLI = path.resolve(__dirname, '../../src/server/cli.ts');
+const CLI = path.resolve(__dirname, '../../src/cli/cli.ts');
 const EXEC_ARGV = ['--require', 'tsx/cjs'];
 
 async function sendCode(smtpPort: number, to: string, code: string): Promise<void> {
