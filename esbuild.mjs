@@ -26,7 +26,7 @@ const ENTRIES = {
     external: ['vscode'],
   },
   cli: {
-    entryPoints: { cli: 'src/server/cli.ts' },
+    entryPoints: { cli: 'src/cli/cli.ts' },
     platform: 'node',
     format: 'cjs',
     target: 'node20',
@@ -57,6 +57,17 @@ const ENTRIES = {
     platform: 'browser',
     format: 'iife',
     target: 'es2022',
+  },
+  // The web UI's page script and style (src/server/http/ui), served from beside cli.js.
+  webui: {
+    entryPoints: { webui: 'src/webview-ui/page.ts' },
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+  },
+  webuiCss: {
+    entryPoints: { webui: 'src/webview-ui/page.css' },
+    loader: { '.ttf': 'file' },
   },
 };
 

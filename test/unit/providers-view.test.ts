@@ -2,8 +2,8 @@
 // the provider routes write, for an email from its headers and for an SMS from its raw source.
 import assert from 'node:assert/strict';
 import type { Message } from '../../src/api/types';
-import { buildViewState } from '../../src/extension/messagePanel/viewState';
-import { parseHostMessage } from '../../src/webview-ui/protocol';
+import { buildViewState } from '../../src/webview-ui/viewState';
+import { parseHostMessage } from '../../src/shared/viewProtocol';
 
 const email: Message = {
   kind: 'email',

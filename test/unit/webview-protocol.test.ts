@@ -9,10 +9,10 @@ import {
   viewTitle,
   type HostMessage,
   type ViewState,
-} from '../../src/webview-ui/protocol';
+} from '../../src/shared/viewProtocol';
 import type { Message } from '../../src/api/types';
 import { cleanFileName } from '../../src/core/fileNames';
-import { buildViewState, contentIdOf, MAX_VIEW_TEXT, referencedContentIds } from '../../src/extension/messagePanel/viewState';
+import { buildViewState, contentIdOf, MAX_VIEW_TEXT, referencedContentIds } from '../../src/webview-ui/viewState';
 
 function aViewState(overrides: Partial<ViewState> = {}): ViewState {
   return {

@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem } from '../../core/ids';
 import type { HealthResponse } from '../../core/wire';
 import { hmacHex, tokenProofKey } from '../../core/proof';
-import { HEALTH_CHALLENGE_PARAM, healthProof, MAX_CHALLENGE_LENGTH } from '../contract';
+import { HEALTH_CHALLENGE_PARAM, healthProof, MAX_CHALLENGE_LENGTH } from '../../shared/contract';
 import { BudgetError, ByteBudget } from '../budget';
 import { StoreError } from '../store/errors';
 import type { Store } from '../store/types';
@@ -25,6 +25,8 @@ import { totpResource } from './api/totp';
 import { searchResource } from './api/search';
 import { SearchBodyCache } from './api/searchBodyCache';
 import { receiveWebhook } from './api/webhooks';
+import { handleUi, isUiPath, type UiDeps } from './ui/index';
+import { MemoryRevocations, SessionKeys } from './ui/session';
 import { AuthConfigError, HostCheck, TokenCheck, checkToken } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { ComposeError } from './compose';
@@ -32,9 +34,9 @@ import { HttpError, badRequest, notFound } from './errors';
 import { answerOAuthProbe, handleMcp, isOAuthProbe, MCP_PATH } from './mcp';
 import { MimePool } from './mimePool';
 import { sendError, sendJson } from './respond';
-import { allowedMethods, isTwilioRoute, matchRoute, parseUrl } from './routes';
+import { allowedMethods, isTwilioRoute, matchRoute, parseUrl, type ParsedUrl, type Route } from './routes';
 import { StreamHub } from './stream';
-import { TWILIO_API_PREFIX } from '../contract';
+import { TWILIO_API_PREFIX } from '../../shared/contract';
 import { type TwilioContext, handleTwilio } from './twilio/api';
 import { TwilioApiError, fromHttpError, sendTwilioError } from './twilio/errors';
 import { TwilioMessages } from './twilio/store';
@@ -91,8 +93,10 @@ export interface HttpApiOptions {
   maxBodyBytes?: number;
   /** The server file's key: `/healthz?challenge=` answers its HMAC proof (contract.ts, SERVER_FILE). */
   proofKey?: string;
-  /** Message bytes held in memory at once, shared with SMTP (budget.ts); a request body waits for its share before it is read, a message read before it is read. */
+  /** Message bytes held in memory at once, shared with SMTP (budget.ts): a request body waits for its share before it is read. */
   budget?: ByteBudget;
+  /** Bytes of stored messages read at once (api/read.ts): its own budget, so reads never hold back intake. */
+  readBudget?: ByteBudget;
   /** Open connections served at once; past it a request is answered 503. Default DEFAULT_MAX_HTTP_CONNECTIONS. */
   maxConnections?: number;
   /** Default DEFAULT_HEADERS_TIMEOUT_MS. */
@@ -130,6 +134,7 @@ class Api {
   /** Pending long-polls: each ends its wait when called. */
   readonly #polls = new Set<() => void>();
   readonly #ctx: ApiContext;
+  readonly #ui: UiDeps;
   readonly #twilio: TwilioContext;
   readonly #providers: ProviderContext;
   /** Removes the providers' own spool folder, when they made one. */
@@ -164,7 +169,15 @@ class Api {
     const budget = o.budget ?? new ByteBudget();
     this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody, budget };
     [this.#providers, this.#disposeProviders] = providerContext(o, budget, this.#twilio, (what, err) => this.#toHttpError(what, err));
-    this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
+    this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, readBudget: o.readBudget ?? new ByteBudget(), searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
+    this.#ui = {
+      apiToken: this.#apiToken,
+      sessions: new SessionKeys(o.apiToken, o.clock ? () => (o.clock as Clock).now() : Date.now),
+      revocations: new MemoryRevocations(),
+      limits: { maxBody, budget },
+      secure: false,
+      dispatch: (route, method, req, res, url) => this.#dispatch(route, method, req, res, url),
+    };
     this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;
     if (!Number.isSafeInteger(this.#maxConnections) || this.#maxConnections < 1) throw new RangeError(`maxConnections must be a whole number >= 1, got ${String(o.maxConnections)}`);
     const headersTimeout = o.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
@@ -320,6 +333,7 @@ class Api {
     const url = parseUrl(req.url);
     if (url.path === MCP_PATH || url.path === `${MCP_PATH}/`) return handleMcp({ apiToken: this.#apiToken, version: this.#version, maxBody: this.#ctx.maxBody, budget: this.#ctx.budget, server: this.server }, req, res);
     if (isOAuthProbe(url.path)) return answerOAuthProbe(res);
+    if (isUiPath(url.segments)) return handleUi(this.#ui, req, res, url, method);
     const route = matchRoute(url.segments);
     if (!route) throw notFound(`unknown route ${method} ${url.path}`);
     const allowed = allowedMethods(route);
@@ -351,6 +365,12 @@ class Api {
       return handleTwilio(this.#twilio, req, res, route, url.query);
     }
     this.#requireApiToken(req, url.query);
+    return this.#dispatch(route, method, req, res, url);
+  }
+
+  /** Runs an API route once its credential is checked: the API token here, a web UI session (ui/index.ts). */
+  async #dispatch(route: Route, method: string, req: http.IncomingMessage, res: http.ServerResponse, url: ParsedUrl): Promise<void> {
+    const ctx = this.#ctx;
     switch (route.kind) {
       case 'domains':
         return listDomains(ctx, res);
