@@ -1,8 +1,9 @@
 // `test-inbox`. `serve` runs the local inbox server in the foreground: when ready it prints
 // exactly one JSON line on stdout, the ready line of ./contract.ts; everything else goes to
 // stderr. SIGINT/SIGTERM stop it cleanly (exit 0). The commands for tests (code, link, totp,
-// send-sms, send-mail, clear) are dispatched to ../testing/commands.ts.
+// send-sms, send-mail, clear) are dispatched to ./testCommands.ts.
 
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseDuration } from '../core/duration';
 import { domainProblem, PRIVATE_DOMAIN } from '../core/ids';
@@ -20,7 +21,10 @@ import {
   EXIT_PORT_IN_USE,
   EXIT_USAGE,
   formatReadyLine,
+  readServerFile,
   SERVE_COMMAND,
+  SERVER_FILE,
+  ServerFileProblem,
   SMTP_AUTH_ENV,
   SMTP_TLS_CERT_ENV,
   SMTP_TLS_DIR,
@@ -31,25 +35,25 @@ import {
   TWILIO_AUTH_TOKEN_ENV,
   PROVIDER_KEY_ENV,
   WEBHOOK_TOKEN_ENV,
-} from './contract';
-import { type FlagSpec, parseFlags, UsageError } from './args';
-import { defaultDataDir } from './dataDir';
-import { hostForUrl, type LogLevel, secretForms, ServerStartError, startInboxServer } from './server';
-import { parseSmtpCredentials, type SmtpCredentials } from './smtpSecurity';
-import { StoreError } from './store/errors';
-import { prepareDataDirLocked } from './store/layout';
-import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX, RETENTION_SWEEP_INTERVAL_MS } from './store/maildir';
-import { resolveTokens, type TokenName, TokensError } from './tokens';
-import { VERSION } from './version';
-import { defaultConnectionCaps, readSoftFdLimit } from './limits';
-import { DEFAULT_MAX_RECIPIENTS } from './smtp';
-import { isMimeWorker, serveMimeJobs } from './http/mimePool';
+} from '../shared/contract';
+import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
+import { defaultDataDir } from '../shared/dataDir';
+import { hostForUrl, type LogLevel, secretForms, ServerStartError, startInboxServer } from '../server/server';
+import { parseSmtpCredentials, type SmtpCredentials } from '../server/smtpSecurity';
+import { StoreError } from '../server/store/errors';
+import { prepareDataDirLocked } from '../server/store/layout';
+import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX, RETENTION_SWEEP_INTERVAL_MS } from '../server/store/maildir';
+import { resolveTokens, type TokenName, TokensError } from '../server/tokens';
+import { VERSION } from '../server/version';
+import { defaultConnectionCaps, readSoftFdLimit } from '../server/limits';
+import { DEFAULT_MAX_RECIPIENTS } from '../server/smtp';
+import { isMimeWorker, serveMimeJobs } from '../server/http/mimePool';
 
 function fdCapsText(): string {
   const c = defaultConnectionCaps(readSoftFdLimit());
   return `here ${c.smtp} each for a limit of ${c.fdLimit}`;
 }
-import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_EXIT_CODES, TEST_COMMANDS_LIST } from '../testing/commands';
+import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_EXIT_CODES, TEST_COMMANDS_LIST } from './testCommands';
 import { MCP_COMMAND, runMcpCommand } from '../mcp/stdio';
 
 /** The shortest --sweep-every: a sweep is a query of the whole table, not something to run in a loop. */
@@ -340,6 +344,12 @@ function fail(message: string, code: number): never {
   process.exit(code);
 }
 
+/** Where the server that holds the data dir says it listens (its server.json), to name it when a second start is refused. */
+async function servedAt(dataDir: string): Promise<string> {
+  const sf = await readServerFile(path.join(dataDir, SERVER_FILE), (f) => fs.readFile(f, 'utf8'));
+  return ServerFileProblem.is(sf) ? '' : `. It serves ${sf.http} (SMTP ${sf.smtp}): the test commands, the library and the editor attach to it`;
+}
+
 export async function main(argv: string[]): Promise<void> {
   if (argv[0] === MCP_COMMAND) {
     process.exitCode = await runMcpCommand(argv.slice(1), { stdout: process.stdout, stderr: process.stderr }, VERSION);
@@ -420,7 +430,7 @@ export async function main(argv: string[]): Promise<void> {
     });
   } catch (e) {
     if (ServerStartError.is(e, 'PORT_IN_USE')) fail(e.message, EXIT_PORT_IN_USE);
-    if (StoreError.is(e, 'LOCKED')) fail(e.message, EXIT_DATA_DIR_IN_USE);
+    if (StoreError.is(e, 'LOCKED')) fail(e.message + (await servedAt(config.dataDir)), EXIT_DATA_DIR_IN_USE);
     if (StoreError.is(e, 'DB_UNREACHABLE') || StoreError.is(e, 'DB_AUTH')) fail(e.message, EXIT_DATABASE_UNAVAILABLE);
     fail((e as Error).message, EXIT_FAILURE);
   }
