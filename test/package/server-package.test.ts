@@ -84,7 +84,7 @@ describe('the server package, installed from its tarball', function () {
   it('installs only its own files: no dependencies, a bin, and a manifest that names Node 20.18', async () => {
     const installed = path.join(prefix, 'lib', 'node_modules', 'test-inbox');
     const files = (await fs.readdir(installed)).sort();
-    assert.deepEqual(files, ['LICENSE', 'README.md', 'cli.js', 'lib.d.ts', 'lib.js', 'mcp.js', 'mimeWorker.js', 'package.json', 'types.d.ts']);
+    assert.deepEqual(files, ['LICENSE', 'README.md', 'cli.js', 'lib.d.ts', 'lib.js', 'mcp.js', 'mimeWorker.js', 'package.json', 'types.d.ts', 'webui.css', 'webui.js']);
     const pkg = JSON.parse(await fs.readFile(path.join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
     assert.equal(pkg.version, manifest.version);
     assert.equal(pkg.dependencies, undefined);

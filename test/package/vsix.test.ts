@@ -28,6 +28,8 @@ const EXPECTED_FILES = [
   'extension/dist/mimeWorker.js',
   'extension/dist/mcp.js',
   'extension/dist/webview.js',
+  'extension/dist/webui.js',
+  'extension/dist/webui.css',
   'extension/media/icon.png',
   'extension/media/inbox.svg',
   'extension/media/messageView.css',
