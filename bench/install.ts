@@ -21,8 +21,9 @@ import { median } from './lib/stats';
 
 /** The target for activate(). */
 export const ACTIVATE_TARGET_MS = 50;
-/** The VSIX limit. */
-export const VSIX_LIMIT_KB = 800;
+import { VSIX_LIMIT_KB } from './limits';
+
+export { VSIX_LIMIT_KB };
 /** Fresh workbenches measured; the median is reported (each costs ~10 s). */
 export const DEFAULT_INSTALL_RUNS = 3;
 

@@ -9,6 +9,7 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { ApiError, errorFromStatus, networkError, parseRetryAfter, redact, serverMessageOf } from './errors';
 import type { CallOptions } from './types';
 import { redactWebhookUrl } from './webhooks';
+import { sleep } from '../core/sleep';
 
 /** Budget of one call when the caller gives none: long enough for a slow hosted API, short enough that a dead server is noticed. */
 export const DEFAULT_TIMEOUT_MS = 15_000;
@@ -99,24 +100,6 @@ async function readLimited(body: ReadableStream<Uint8Array> | null, limit: numbe
     }
     chunks.push(value);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** Full-jitter-ish exponential backoff: between half and all of `base * 2^attempt`, capped. */

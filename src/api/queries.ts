@@ -8,6 +8,7 @@ import { htmlToText } from '../core/html';
 import { isPhoneInbox } from '../core/ids';
 import { isLinkKindParam, LINK_KINDS, type LinkKindParam } from '../core/clickKinds';
 import { type ClickLink, codeOf, contentOf, linkToClick, messageBodies, messagesAfter, type SincePoint } from '../core/message';
+import { sleep as sleepFor } from '../core/sleep';
 import type { MessageSummary } from '../core/wire';
 import { ApiError } from './errors';
 import type { InboxApi, Message } from './types';
@@ -244,20 +245,9 @@ export function findLink(o: FindOptions & { kind?: LinkKindParam }): Promise<Fou
   });
 }
 
-/** Resolves after `ms`, or rejects with ApiError `cancelled` when `signal` aborts first. The one sleep of the client side. */
+/** Resolves after `ms`, or rejects with ApiError `cancelled` when `signal` aborts first (core/sleep.ts). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new ApiError('cancelled', 'Cancelled.'));
-    const onAbort = (): void => {
-      clearTimeout(t);
-      reject(new ApiError('cancelled', 'Cancelled.'));
-    };
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+  return sleepFor(ms, signal, () => new ApiError('cancelled', 'Cancelled.'));
 }
 
 /** The one wait: the server's route when it has one (it answers with the same rule), else list, read and pick here. */

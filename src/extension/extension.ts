@@ -25,6 +25,22 @@ import { disposeMessagePanels } from './messagePanel/messagePanel';
 
 let shutdown: (() => Promise<void>) | undefined;
 
+/** Reconnects or reloads when another window changes the API token or the user changes a setting. */
+function followChanges(o: { tokens: TokenStore; config: SettingsWatcher; connection: Connection; model: InboxModel; live: LiveUpdates; resetReadState: () => void }): vscode.Disposable[] {
+  const { tokens, config, connection, model, live } = o;
+  return [
+    tokens.onDidChange((c) => {
+      if (c.kind === 'api' && !connection.isLocal && c.baseUrl === connection.tokenKey()) void connection.reset().then(() => model.invalidate());
+    }),
+    config.onDidChange((fx) => {
+      if (fx.resetReadState) o.resetReadState();
+      if (fx.restartPollTimer) live.restartTimer();
+      if (fx.reconnect) void connection.reset(true).then(() => model.invalidate());
+      else if (fx.reloadTree) model.invalidate();
+    }),
+  ];
+}
+
 export function activate(context: vscode.ExtensionContext): void {
   const activationStarted = performance.now();
   const channel = vscode.window.createOutputChannel('Test Inbox', { log: true });
@@ -62,16 +78,7 @@ export function activate(context: vscode.ExtensionContext): void {
     channel,
     config,
     tree,
-    // Another window (or a command here) changed the API token: reconnect with it.
-    tokens.onDidChange((c) => {
-      if (c.kind === 'api' && !connection.isLocal && c.baseUrl === connection.tokenKey()) void connection.reset().then(() => model.invalidate());
-    }),
-    config.onDidChange((fx) => {
-      if (fx.resetReadState) readState = newReadState();
-      if (fx.restartPollTimer) live.restartTimer();
-      if (fx.reconnect) void connection.reset(true).then(() => model.invalidate());
-      else if (fx.reloadTree) model.invalidate();
-    }),
+    ...followChanges({ tokens, config, connection, model, live, resetReadState: () => (readState = newReadState()) }),
     createStatusBar(connection),
     announceAttach(connection),
     ...registerCommands(services, tree.provider),

@@ -19,6 +19,7 @@ import {
 } from '../server/contract';
 import type { Logger } from './log';
 import { Emitter } from './util/emitter';
+import { sleep } from '../core/sleep';
 
 /** The local server only ever binds loopback: its API is for this machine only. */
 export const LOCAL_HOST = DEFAULT_HOST;
@@ -181,7 +182,7 @@ export class LocalServer {
     for (;;) {
       if ((await probeHealth(url)) === 'test-inbox') return true;
       if (Date.now() >= deadline) return false;
-      await new Promise((r) => setTimeout(r, DATA_DIR_POLL_MS));
+      await sleep(DATA_DIR_POLL_MS);
     }
   }
 
@@ -201,7 +202,7 @@ export class LocalServer {
       } catch (e) {
         if (!LocalServerError.is(e, 'notProven') || Date.now() >= deadline) throw e;
       }
-      await new Promise((r) => setTimeout(r, DATA_DIR_POLL_MS));
+      await sleep(DATA_DIR_POLL_MS);
     }
   }
 

@@ -7,7 +7,45 @@ import { ownershipProblem } from './contract';
 /** Owner read/write only: the files hold secrets. */
 export const PRIVATE_FILE_MODE = 0o600;
 
-export async function writePrivateFile(file: string, text: string): Promise<void> {
+/**
+ * Room the data folder keeps for the server's own small files (RESERVE_FILE): on a disk that
+ * mail filled, a start still writes its server file (issue 25 finding 14).
+ */
+export const RESERVE_FILE = '.reserve';
+export const RESERVE_BYTES = 256 * 1024;
+
+/** Keeps `<dir>/RESERVE_FILE` (RESERVE_BYTES of real blocks) when there is room; resolves whether it is there. */
+export async function keepReserve(dir: string): Promise<boolean> {
+  const file = path.join(dir, RESERVE_FILE);
+  const have = await fs.stat(file).then((s) => s.size === RESERVE_BYTES, () => false);
+  if (have) return true;
+  try {
+    await writePrivateFile(file, Buffer.alloc(RESERVE_BYTES));
+    return true;
+  } catch {
+    await fs.rm(file, { force: true }).catch(() => undefined);
+    return false;
+  }
+}
+
+/**
+ * writePrivateFile for the server's own files in a data folder that keeps a reserve: when the
+ * disk is full (ENOSPC, EDQUOT) the reserve is given up and the write tried once more.
+ */
+export async function writeServerFile(dir: string, file: string, text: string): Promise<'written' | 'used the reserve'> {
+  try {
+    await writePrivateFile(file, text);
+    return 'written';
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'ENOSPC' && code !== 'EDQUOT') throw e;
+    await fs.rm(path.join(dir, RESERVE_FILE), { force: true });
+    await writePrivateFile(file, text);
+    return 'used the reserve';
+  }
+}
+
+export async function writePrivateFile(file: string, text: string | Buffer): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;
   try {
     await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });

@@ -7,9 +7,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { encodeFileName } from '../core/fileNames';
 import { redact } from '../core/redact';
+import { isLoopbackHost } from '../core/urls';
 import { generateToken, SERVER_FILE, type ServerFile, tokenDigest } from './contract';
 import { createHttpApi } from './http/index';
-import { writePrivateFile } from './privateFile';
+import { keepReserve, writeServerFile } from './privateFile';
+import { isNoSpace } from './store/durability';
 import { ByteBudget } from './budget';
 import { defaultConnectionCaps, readSoftFdLimit } from './limits';
 import { createSmtpServer, type InboxSmtpServer } from './smtp';
@@ -109,10 +111,6 @@ export function hostForUrl(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
-}
-
 function listenError(service: string, host: string, port: number, e: unknown): Error {
   const code = (e as NodeJS.ErrnoException).code;
   const where = `${hostForUrl(host)}:${port}`;
@@ -180,7 +178,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       defaultDomain: options.defaultDomain,
       ...(store instanceof MaildirStore ? { spoolDir: store.spoolDir } : {}),
       ...(options.maxMessageBytes !== undefined ? { maxMessageBytes: options.maxMessageBytes } : {}),
-      allowedHosts: options.allowedHosts ?? (isLoopback(options.host) ? [] : [options.host, os.hostname()]),
+      allowedHosts: options.allowedHosts ?? (isLoopbackHost(options.host) ? [] : [options.host, os.hostname()]),
       version: VERSION,
       maxConnections: maxHttpConnections,
       budget,
@@ -254,7 +252,17 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       apiTokenSha256: await tokenDigest(options.apiToken),
       webhookTokenSha256: await tokenDigest(options.webhookToken),
     };
-    await writePrivateFile(serverFile, JSON.stringify(proof) + '\n');
+    // A disk that mail filled still takes the server file: the data folder keeps room for it.
+    // Without even that room the server serves anyway (reads and deletes work, writes are refused
+    // 452 4.3.1 / 507): only other processes cannot find it through the server file meanwhile.
+    const wrote = await writeServerFile(dataDir, serverFile, JSON.stringify(proof) + '\n').catch((e: unknown) => {
+      if (!isNoSpace(e)) throw e;
+      return 'no room' as const;
+    });
+    if (wrote !== 'written') {
+      log('warn', `the disk of ${dataDir} is full: ${wrote === 'no room' ? `${SERVER_FILE} could not be written, so other processes do not find this server until a restart with room` : 'the server file took the room kept for it'}; mail is refused (452 4.3.1, 507) until there is room`);
+    }
+    if (!(await keepReserve(dataDir))) log('warn', `the disk of ${dataDir} is full: mail is refused (452 4.3.1, 507) until there is room; reads and deletes work`);
     // Removed before the store releases the data folder's lock: the next server writes its own.
     cleanups.push(() => fs.rm(serverFile, { force: true }));
     const smtpNotes = [

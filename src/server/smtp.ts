@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { domainProblem, inboxNameProblem, normalizeInbox } from '../core/ids';
-import { ByteBudget } from './budget';
+import { BudgetError, ByteBudget } from './budget';
 import { SpoolingSink } from './spool';
 import { securityOptions, type SmtpSecurity } from './smtpSecurity';
 import { StoreError } from './store/errors';
@@ -148,8 +148,7 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
     try {
       await pipeline(stream, sink);
     } catch (e) {
-      log('warn', `smtp: reading a message failed: ${(e as Error).message}`);
-      throw reply(451, '4.3.0 could not read the message, try again');
+      throw replyOf(e, 'reading a message failed');
     }
     const body = sink.received();
     try {
@@ -164,27 +163,34 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
         // A spooled body stays in its file: the store links it into place (store/types.ts FileBody).
         raw = await body.body(CODE_SCAN_MAX_BYTES);
       } catch (e) {
-        log('warn', `smtp: reading a spooled message failed: ${(e as Error).message}`);
-        throw reply(451, '4.3.0 could not read the message, try again');
+        throw replyOf(e, 'reading a spooled message failed');
       }
       try {
         const metas = await store.add(targets, raw, 'smtp');
         return `${STORED_REPLY_PREFIX} ${metas.map((m) => m.id).join(' ')}`;
       } catch (e) {
-        if (StoreError.is(e, 'BAD_TARGET')) throw reply(550, `5.1.3 ${e.message}`);
-        // RFC 3463 4.3.1 "mail system full": a transient failure, the sender retries once there is room.
-        if (StoreError.is(e, 'FULL')) throw reply(452, `4.3.1 ${e.message}`);
-        // A folder of the inbox is a symlink (or not a folder): refused until the data dir is mended.
-        if (StoreError.is(e, 'UNSAFE')) {
-          log('error', `smtp: refused a delivery: ${e.message}`);
-          throw reply(451, `4.3.0 ${e.message}`);
-        }
-        log('error', `smtp: could not store a message: ${(e as Error).message}`);
-        throw reply(451, '4.3.0 could not store the message, try again later');
+        throw replyOf(e, 'could not store a message');
       }
     } finally {
       await body.dispose();
     }
+  }
+
+  /**
+   * The one mapping of a failure to take a message to its SMTP reply, wherever it happened
+   * (receiving, spooling, storing): a full disk is 452 4.3.1 (RFC 3463 "mail system full", the
+   * sender retries once there is room), a refused recipient 550, anything else 451 4.3.0.
+   */
+  function replyOf(e: unknown, what: string): SmtpReplyError {
+    if (typeof (e as Partial<SmtpReplyError>).responseCode === 'number') return e as SmtpReplyError;
+    if (StoreError.is(e, 'BAD_TARGET')) return reply(550, `5.1.3 ${e.message}`);
+    if (StoreError.is(e, 'FULL')) {
+      log('warn', `smtp: ${what}: ${e.message}`);
+      return reply(452, `4.3.1 ${e.message}`);
+    }
+    if (BudgetError.is(e, 'CLOSED')) return reply(451, '4.3.2 the server is stopping, try again later');
+    log(StoreError.is(e) ? 'error' : 'warn', `smtp: ${what}: ${(e as Error).message}`);
+    return reply(451, '4.3.0 could not store the message, try again later');
   }
 
   return {

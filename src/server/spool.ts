@@ -10,7 +10,15 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import type { ByteBudget, Release } from './budget';
+import { isNoSpace } from './store/durability';
+import { StoreError } from './store/errors';
 import type { MessageBody } from './store/types';
+
+/** A spool write that failed: a full disk is the store's FULL (452 4.3.1 / 507), like every other write of mail. */
+function spoolFailure(e: unknown): Error {
+  if (isNoSpace(e) && !StoreError.is(e)) return new StoreError('FULL', 'the disk of the spool folder is full; the message was not stored (delete messages or free space, then try again)', { cause: e });
+  return e as Error;
+}
 
 /** Bodies up to 256 KB stay in memory (the spool costs a file create and a read); larger ones go to disk. */
 export const SPOOL_THRESHOLD_BYTES = 256 * 1024;
@@ -76,18 +84,21 @@ export class SpoolingSink extends Writable {
         this.memBytes += chunk.length;
         return done();
       }
-      this.spill(chunk).then(() => done(), done);
+      this.spill(chunk).then(() => done(), (e: unknown) => done(spoolFailure(e)));
       return;
     }
-    this.file.write(chunk).then(() => done(), done);
+    this.file.write(chunk).then(() => done(), (e: unknown) => done(spoolFailure(e)));
   }
 
   override _final(done: (e?: Error | null) => void): void {
     if (!this.file) return done();
-    this.file.close().then(() => {
-      this.file = undefined;
-      done();
-    }, done);
+    this.file.close().then(
+      () => {
+        this.file = undefined;
+        done();
+      },
+      (e: unknown) => done(spoolFailure(e)),
+    );
   }
 
   override _destroy(err: Error | null, done: (e?: Error | null) => void): void {
