@@ -1,6 +1,7 @@
 // Twilio's inbound "a message comes in" webhook on the webhook routes: form-encoded payloads,
 // signatures computed by the official SDK's own functions.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import twilio from 'twilio';
 import { startApi, WEBHOOK_TOKEN, type Harness } from './api-harness';
 
@@ -83,12 +84,64 @@ describe('Twilio inbound webhook (server, real HTTP, SDK signatures)', () => {
     assert.equal(garbled.status, 400);
   });
 
-  it('without a Twilio auth token configured, form payloads are taken unsigned', async () => {
+  const messagesApi = async () => {
+    const auth = `Basic ${Buffer.from(`${ACCOUNT}:${TWILIO_TOKEN}`).toString('base64')}`;
+    return (await h.call('GET', `/2010-04-01/Accounts/${ACCOUNT}/Messages.json`, { headers: { authorization: auth } })).json.messages as Array<{ sid: string; body: string }>;
+  };
+
+  it('a replayed signed request, or the same one delivered at once several times, is answered 200 and stored once', async () => {
+    const path = `/api/v2/domains/${WEBHOOK_TOKEN}/webhook`;
+    for (let i = 0; i < 3; i++) assert.equal((await post(path, payload())).status, 200);
+    const burst = await Promise.all(Array.from({ length: 4 }, () => post(path, payload({ MessageSid: `SM${'9'.repeat(32)}`, SmsSid: `SM${'9'.repeat(32)}`, Body: 'Other code 112233' }))));
+    assert.deepEqual(
+      burst.map((r) => r.status),
+      [200, 200, 200, 200],
+    );
+    assert.equal((await h.call('GET', '/api/v2/domains/private/inboxes/15550100199')).json.msgs.length, 2);
+    assert.deepEqual((await messagesApi()).map((m) => m.sid).sort(), [MESSAGE_SID, `SM${'9'.repeat(32)}`].sort());
+  });
+
+  it('a JSON body is checked whenever it says it comes from Twilio (a signature, or inbound fields), and never makes a Twilio record', async () => {
+    const path = `/api/v2/domains/${WEBHOOK_TOKEN}/webhook/15550100199`;
+    const json = (body: unknown, headers: Record<string, string> = {}, target = path) => h.call('POST', target, { body, anonymous: true, headers });
+    // Unsigned, with Twilio's inbound fields: refused.
+    const unsigned = await json({ MessageSid: MESSAGE_SID, AccountSid: ACCOUNT, From: '+15550100123', To: '+15550100199', Body: 'x', text: 'Login code 556677' });
+    assert.equal(unsigned.status, 403);
+    assert.match(unsigned.json.message, /inbound field\(s\) MessageSid, AccountSid but no X-Twilio-Signature/);
+    // A signature that does not match: refused.
+    assert.equal((await json({ text: 'x' }, { 'x-twilio-signature': 'bm90IGEgc2lnbmF0dXJl' })).status, 403);
+    // Signed as Twilio signs a JSON body (bodySHA256 in the URL; the SDK's validateRequestWithBody agrees): taken.
+    const body = JSON.stringify({ from: '+15550100123', text: 'Signed code 445566', MessageSid: MESSAGE_SID, AccountSid: ACCOUNT });
+    const target = `${path}?bodySHA256=${createHash('sha256').update(body).digest('hex')}`;
+    const url = `http://127.0.0.1:${h.port}${target}`;
+    const signature = twilio.getExpectedTwilioSignature(TWILIO_TOKEN, url, {});
+    assert.ok(twilio.validateRequestWithBody(TWILIO_TOKEN, signature, url, body));
+    const signed = await json(body, { 'x-twilio-signature': signature, 'content-type': 'application/json' }, target);
+    assert.equal(signed.status, 200, signed.text);
+    // A tampered body under that signature: refused.
+    assert.equal((await json(body.replace('445566', '000000'), { 'x-twilio-signature': signature, 'content-type': 'application/json' }, target)).status, 403);
+    // The plain JSON webhook needs the webhook token only.
+    assert.equal((await json({ from: 'ci@acme.test', text: 'Plain code 778899' })).status, 200);
+    const listing = await h.call('GET', '/api/v2/domains/private/inboxes/15550100199?sort=ascending');
+    assert.deepEqual(
+      listing.json.msgs.map((m: { subject: string }) => m.subject),
+      ['Signed code 445566', 'Plain code 778899'],
+    );
+    // Neither is a Twilio record, whatever SIDs its body names.
+    assert.deepEqual(await messagesApi(), []);
+    const auth = `Basic ${Buffer.from(`${ACCOUNT}:${TWILIO_TOKEN}`).toString('base64')}`;
+    assert.equal((await h.call('GET', `/2010-04-01/Accounts/${ACCOUNT}/Messages/${MESSAGE_SID}.json`, { headers: { authorization: auth } })).status, 404);
+  });
+
+  it('without a Twilio auth token configured, form payloads are taken unsigned, as SMS without a Twilio record', async () => {
     const plain = await startApi();
     try {
       const r = await plain.call('POST', `/api/v2/domains/${WEBHOOK_TOKEN}/webhook`, { body: new URLSearchParams(payload()).toString(), anonymous: true, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
       assert.equal(r.status, 200);
       assert.equal((await plain.call('GET', '/api/v2/domains/private/inboxes/15550100199')).json.msgs.length, 1);
+      // ...as SMS without a Twilio record: nothing could check they come from Twilio.
+      const all = await plain.store.listByScope(ACCOUNT);
+      assert.equal(all.length, 0);
     } finally {
       await plain.close();
     }

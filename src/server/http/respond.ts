@@ -25,6 +25,45 @@ export function sendError(res: ServerResponse, err: HttpError, extra?: Record<st
   sendJson(res, err.status, body, { ...err.headers, ...extra });
 }
 
+/** Items written per piece of a sendJsonList body. */
+const LIST_PIECE_ITEMS = 100;
+
+/**
+ * A 200 JSON body `{"<key>": [items…], …rest}` written in pieces of LIST_PIECE_ITEMS items: the
+ * event loop serves other requests between two pieces, and while the client reads slower than
+ * the body is made the rest waits for it (the socket's `drain`), so a large list holds neither
+ * the loop nor the memory of its whole body. Stops when the client leaves.
+ */
+export async function sendJsonList<T>(res: ServerResponse, key: string, items: readonly T[], toJson: (item: T) => unknown, rest: Record<string, unknown>): Promise<void> {
+  res.writeHead(200, { ...JSON_HEADERS });
+  let text = `{${JSON.stringify(key)}:[`;
+  for (let i = 0; i < items.length; i += LIST_PIECE_ITEMS) {
+    if (res.destroyed) return;
+    text += items
+      .slice(i, i + LIST_PIECE_ITEMS)
+      .map((item) => JSON.stringify(toJson(item)))
+      .join(',');
+    if (i + LIST_PIECE_ITEMS < items.length) text += ',';
+    const more = res.write(text);
+    text = '';
+    await new Promise<void>((resolve) => {
+      if (more) setImmediate(resolve);
+      else {
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      }
+    });
+  }
+  if (res.destroyed) return;
+  const tail = JSON.stringify(rest).slice(1);
+  res.end(`${text}]${tail === '}' ? '}' : `,${tail}`}`);
+}
+
 export function sendBytes(res: ServerResponse, bytes: Uint8Array, headers: Record<string, string>): void {
   res.writeHead(200, {
     'cache-control': 'no-store',

@@ -22,12 +22,13 @@ import { detectCode } from './code';
 import { type CodeDetector, indexedCodes, indexedHeaders, targetsToAdd, type Target } from './incoming';
 import { loadIndex, saveIndex } from './indexFiles';
 import { addLine, deleteLine, Journal } from './journal';
+import { KeyLog } from './keys';
 import { inboxDirOf, mailRoot, prepareDataDir, PRIVATE_DIR_MODE, tightenTree } from './layout';
 import { lockDataDir } from './lock';
 import { MessageIndex } from './memoryIndex';
 import type { IndexRecord } from './ordered';
 import { inboxKeyOf } from './snapshot';
-import type { Answer, ListOptions, ListResult, MessageBody, MessageMeta, MessageParts, MessageSource, RetentionOptions, SearchOptions, Store, StoreEvents } from './types';
+import type { Answer, KeyedMessage, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, SearchOptions, Store, StoreEvents } from './types';
 
 export { decodeFileName as decodeName, encodeFileName as encodeName } from '../../core/fileNames';
 export { WAL_CHECKPOINT_BYTES, type StoreLog } from './durability';
@@ -95,6 +96,8 @@ export class MaildirStore implements Store {
   private readonly journal: Journal;
   private readonly files: MaildirFiles;
   private readonly index = new MessageIndex();
+  /** The callers' keys of messages (keys.ts). */
+  private readonly keys: KeyLog;
   private checkpointTimer: NodeJS.Timeout | undefined;
   private state: 'new' | 'opening' | 'open' | 'closed' = 'new';
   /** Releases the data dir's lock (lock.ts); set while open. */
@@ -142,6 +145,7 @@ export class MaildirStore implements Store {
     this.detect = elsewhere ? (head, sms) => elsewhere(head, sms).catch(() => detectCode(head, sms)) : detectCode;
     this.journal = new Journal(this.dir, (e) => this.log('warn', `store: journal write failed (the messages are stored; the next start re-reads them): ${e.message}`));
     this.files = new MaildirFiles(this.dir, this.log);
+    this.keys = new KeyLog(this.dir);
     // Its folders made by this store hold only files it created 0600: no walk needed on the next start.
     this.files.onInboxCreated = (domain, inbox) => this.privateInboxes.add(inboxKeyOf(domain, inbox));
     this.events.setMaxListeners(0);
@@ -163,6 +167,8 @@ export class MaildirStore implements Store {
       // The packed index and the journal after it (or the whole journal), the snapshot, the files (indexFiles.ts).
       const { parsed, stale, badLines, trusted, snapshotRead, privateInboxes, maxCounter, packed } = await loadIndex(this.dir, this.index, this.journal, this.files, this.log);
       for (const key of privateInboxes) this.privateInboxes.add(key);
+      // Keys of messages the index holds (the log replayed): a key whose message is gone goes too.
+      await this.keys.open((id) => this.index.record(id) !== undefined, (msg) => this.log('warn', msg));
       this.counter = maxCounter;
       if (parsed > 0 || stale > 0 || badLines > 0 || this.journalNeedsCompaction()) {
         await this.journal.compact(this.index.liveMetas(), this.counter);
@@ -266,6 +272,7 @@ export class MaildirStore implements Store {
       await this.journal.compact(this.index.liveMetas(), this.counter).catch((e: unknown) => this.log('warn', `store: journal compaction failed: ${(e as Error).message}`));
     }
     await this.journal.close();
+    await this.keys.close();
     if (wasOpen) {
       // Last, once everything they describe is on disk: a failure only costs the next start some work.
       await saveIndex(this.dir, this.index, this.journal, this.counter, this.privateInboxes, this.log);
@@ -275,12 +282,19 @@ export class MaildirStore implements Store {
 
   // ---- writes ----------------------------------------------------------------------------
 
-  async add(targets: Target[], body: MessageBody, source: MessageSource, parts?: MessageParts): Promise<MessageMeta[]> {
+  async add(targets: Target[], body: MessageBody, source: MessageSource, parts?: MessageParts, key?: MessageKey): Promise<MessageMeta[]> {
     const norm = targetsToAdd(this.state === 'open', targets);
-    return this.track(this.addNormalized(norm, body, source, parts));
+    if (key === undefined) return this.track(this.addNormalized(norm, body, source, parts, undefined));
+    if (norm.length !== 1) throw new StoreError('BAD_TARGET', `a message key names one message, not ${norm.length}`);
+    this.keys.reserve(key.key);
+    try {
+      return await this.track(this.addNormalized(norm, body, source, parts, key));
+    } finally {
+      this.keys.release(key.key);
+    }
   }
 
-  private async addNormalized(norm: Target[], body: MessageBody, source: MessageSource, parts: MessageParts | undefined): Promise<MessageMeta[]> {
+  private async addNormalized(norm: Target[], body: MessageBody, source: MessageSource, parts: MessageParts | undefined, key: MessageKey | undefined): Promise<MessageMeta[]> {
     // Only the header fields before the acknowledgement; the code is read after it (readCodes).
     const { head, size, from, subject } = indexedHeaders(body);
     if (this.state !== 'open') throw new StoreError('NOT_OPEN', 'the store is not open');
@@ -292,7 +306,14 @@ export class MaildirStore implements Store {
       return { meta, seconds, counter, dead: false };
     });
     const job: CodeJob = { recs, head: head.length > CODE_SCAN_MAX_BYTES ? head.subarray(0, CODE_SCAN_MAX_BYTES) : head, parts };
-    return this.write(recs, body, job);
+    if (key === undefined) return this.write(recs, body, job);
+    // The key's line is durable before the message's log record: an acknowledged keyed message always has it.
+    const entry = { ...key, id: recs[0].meta.id };
+    await this.keys.write(entry);
+    const metas = await this.write(recs, body, job);
+    // Found by its key from its acknowledgement on (unless removed meanwhile, by retention).
+    if (!recs[0].dead) this.keys.commit(entry);
+    return metas;
   }
 
   private write(recs: IndexRecord[], raw: MessageBody, job: CodeJob): Promise<MessageMeta[]> {
@@ -371,6 +392,7 @@ export class MaildirStore implements Store {
     if (live.length === 0) return;
     for (const r of live) this.index.remove(r);
     const metas = live.map((r) => r.meta);
+    this.keys.forget(metas.map((m) => m.id));
     this.events.emit('delete', metas);
     await this.files.remove(metas, kind === 'answered');
     let text = '';
@@ -439,6 +461,22 @@ export class MaildirStore implements Store {
       }
     }
     return { msgs, total: options.count ? total : -1, ...(more && msgs.length > 0 ? { nextCursor: msgs[msgs.length - 1].id } : {}) };
+  }
+
+  findByKey(key: string): KeyedMessage | undefined {
+    const e = this.keys.find(key);
+    const meta = e && this.index.record(e.id)?.meta;
+    return meta && { meta, key: e.key, scope: e.scope, data: e.data };
+  }
+
+  listByScope(scope: string): KeyedMessage[] {
+    const out: KeyedMessage[] = [];
+    for (const e of this.keys.scope(scope)) {
+      const meta = this.index.record(e.id)?.meta;
+      if (meta) out.push({ meta, key: e.key, scope: e.scope, data: e.data });
+    }
+    // Newest first: by receipt time, then the later one added.
+    return out.reverse().sort((a, b) => b.meta.time - a.meta.time);
   }
 
   get(id: string): Answer<MessageMeta | undefined> {

@@ -94,13 +94,21 @@ export interface FileBody {
 }
 
 /**
- * A caller's own key of a message it adds (a Twilio Message SID), unique in the store, and the
- * scope that lists it (the Twilio Account SID). Kept only by a store several processes share
- * (one with findByKey); a store of one process ignores it and its caller indexes keys itself.
+ * A caller's own key of a message it adds (a Twilio Message SID), unique in the store, the
+ * scope that lists it (the Twilio Account SID), and the caller's record of the message (`data`,
+ * stored and answered verbatim). Only add() makes one: nothing in a message's bytes does, so
+ * mail a sender writes can never carry a key. Both stores keep them (the Maildir store in
+ * keys.ts, PostgreSQL in the message's row), made durable with the message.
  */
 export interface MessageKey {
   key: string;
   scope: string;
+  data: string;
+}
+
+/** A keyed message: its index entry and the key it was added with. */
+export interface KeyedMessage extends MessageKey {
+  meta: MessageMeta;
 }
 
 /** The bytes of a message: in memory, or in a file of the data folder's file system. */
@@ -117,18 +125,14 @@ export interface Store {
    * failure no copy remains visible. A FileBody is never read into memory whole. `parts`: the
    * message's decoded subject and text when the caller composed it itself, so its code is read
    * from them (code.ts codeOfParts). `key`: the caller's key of the message (one target only);
-   * a store with findByKey rejects a key it holds already with StoreError DUPLICATE_KEY.
+   * a key the store holds already is refused with StoreError DUPLICATE_KEY, nothing stored.
    */
   add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts?: MessageParts, key?: MessageKey): Promise<MessageMeta[]>;
 
-  /**
-   * Optional: a store several processes share (PostgreSQL) finds a message by the key it was
-   * added with, so a key given through one process is found through every other. Without it
-   * the store serves one process, whose caller keeps its keys in memory.
-   */
-  findByKey?(key: string): Answer<MessageMeta | undefined>;
-  /** With findByKey: the keyed messages of a scope (MessageKey), newest first. */
-  listByScope?(scope: string): Answer<MessageMeta[]>;
+  /** The message added with this key (MessageKey), through every process that shares the store. */
+  findByKey(key: string): Answer<KeyedMessage | undefined>;
+  /** The keyed messages of a scope (MessageKey), newest first. */
+  listByScope(scope: string): Answer<KeyedMessage[]>;
 
   /** Messages of an inbox, or of every inbox of the domain when `inbox` is `*`. `domain` undefined = every domain. */
   list(domain: string | undefined, inbox: string, options: ListOptions): Answer<ListResult>;

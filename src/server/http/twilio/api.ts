@@ -11,7 +11,8 @@ import type { TokenCheck } from '../auth';
 import { checkToken } from '../auth';
 import type { ByteBudget } from '../../budget';
 import { type BodyLimits, readBody } from '../body';
-import { sendJson } from '../respond';
+import { sendJson, sendJsonList } from '../respond';
+import { StoreError } from '../../store/errors';
 import { TWILIO_API_PREFIX } from '../../contract';
 import { TWILIO_ERROR, TwilioApiError } from './errors';
 import { FormError, type FormFields, field, isForm, parseForm } from './form';
@@ -65,7 +66,7 @@ export async function handleTwilio(ctx: TwilioContext, req: http.IncomingMessage
     if (!rec || rec.accountSid !== route.accountSid) {
       throw new TwilioApiError(404, TWILIO_ERROR.NOT_FOUND, `The requested resource ${req.url?.split('?')[0] ?? ''} was not found`);
     }
-    sendJson(res, 200, await resource(ctx, rec));
+    sendJson(res, 200, resource(rec));
     return;
   }
   if (req.method === 'POST') return send(ctx, req, res, route.accountSid);
@@ -85,7 +86,7 @@ async function readForm(req: http.IncomingMessage, res: http.ServerResponse, lim
 }
 
 /** Why a To/From value cannot be used, or undefined. */
-function addressProblem(v: string): string | undefined {
+export function addressProblem(v: string): string | undefined {
   if (v.length > MAX_ADDRESS_LENGTH) return `is longer than ${MAX_ADDRESS_LENGTH} characters`;
   if (/[\u0000-\u001f\u007f]/.test(v)) return 'contains control characters';
   return undefined;
@@ -116,8 +117,16 @@ async function send(ctx: TwilioContext, req: http.IncomingMessage, res: http.Ser
   if (Array.from(body).length > MAX_BODY_CHARS) {
     throw new TwilioApiError(400, TWILIO_ERROR.BODY_TOO_LONG, `The concatenated message body exceeds the ${MAX_BODY_CHARS} character limit.`);
   }
-  const rec = await ctx.messages.add({ sid: newMessageSid(), accountSid, to, from, messagingServiceSid: service, direction: 'outbound-api', body, domain: ctx.defaultDomain, inbox });
-  sendJson(res, 201, await resource(ctx, rec, 'created'));
+  const input = { accountSid, to, from, messagingServiceSid: service, direction: 'outbound-api' as const, body, domain: ctx.defaultDomain, inbox };
+  let rec: TwilioRecord;
+  try {
+    rec = await ctx.messages.add({ sid: newMessageSid(), ...input });
+  } catch (e) {
+    // 128 random bits met a SID stored already: another one.
+    if (!StoreError.is(e, 'DUPLICATE_KEY')) throw e;
+    rec = await ctx.messages.add({ sid: newMessageSid(), ...input });
+  }
+  sendJson(res, 201, resource(rec, 'created'));
 }
 
 /** Twilio's date format (RFC 2822, in GMT): `Thu, 30 Jul 2015 20:12:31 +0000`. */
@@ -130,8 +139,8 @@ function messageUri(rec: TwilioRecord): string {
 }
 
 /** Twilio's Message resource. Just created: `queued`, not sent yet; read back: delivered (the inbox has it). */
-async function resource(ctx: TwilioContext, rec: TwilioRecord, phase: 'created' | 'stored' = 'stored'): Promise<Record<string, unknown>> {
-  const body = await ctx.messages.body(rec);
+function resource(rec: TwilioRecord, phase: 'created' | 'stored' = 'stored'): Record<string, unknown> {
+  const body = rec.body;
   const date = rfc2822(rec.time);
   const inbound = rec.direction === 'inbound';
   return {
@@ -223,8 +232,7 @@ async function list(ctx: TwilioContext, res: http.ServerResponse, accountSid: st
     return `${base}?${q.toString()}`;
   };
   const hasNext = start + pageSize < all.length;
-  const body = {
-    messages: await Promise.all(items.map((r) => resource(ctx, r))),
+  const paging = {
     end: start + Math.max(items.length, 1) - 1,
     first_page_uri: uriOf(0),
     next_page_uri: hasNext && items.length > 0 ? uriOf(page + 1, { PageToken: `PA${items[items.length - 1].sid}` }) : null,
@@ -234,5 +242,6 @@ async function list(ctx: TwilioContext, res: http.ServerResponse, accountSid: st
     start,
     uri: uriOf(page, token ? { PageToken: token } : undefined),
   };
-  sendJson(res, 200, body);
+  // The records hold everything a resource says: no message is read or parsed for a list.
+  await sendJsonList(res, 'messages', items, (r) => resource(r), paging);
 }

@@ -1,7 +1,9 @@
 // The `X-Twilio-Signature` of an inbound webhook: base64 of HMAC-SHA1, keyed with the auth
 // token, over the full URL Twilio requested followed by every form field as name + value, the
 // names in sorted order (a repeated name: its distinct values sorted). Compared in constant time.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// A body that is not a form (JSON) is signed through the URL alone, which carries the body's
+// SHA-256 in its `bodySHA256` query parameter (the SDKs' validateRequestWithBody).
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FormFields } from './form';
 
@@ -57,4 +59,14 @@ export function verifySignature(authToken: string, req: IncomingMessage, fields:
     if (expected.length === given.length && timingSafeEqual(expected, given)) ok = true;
   }
   return ok;
+}
+
+/** True when a request whose body is not a form is signed: its URL's `bodySHA256` is the body's hash, and the signature covers that URL. */
+export function verifyBodySignature(authToken: string, req: IncomingMessage, body: Buffer): boolean {
+  const given = Buffer.from(new URL(req.url ?? '/', 'http://x').searchParams.get('bodySHA256') ?? '', 'utf8');
+  const expected = Buffer.from(createHash('sha256').update(body).digest('hex'), 'utf8');
+  const hashOk = given.length === expected.length && timingSafeEqual(given, expected);
+  // The signature is always checked, so a wrong hash and a wrong signature take the same time.
+  const signed = verifySignature(authToken, req, []);
+  return hashOk && signed;
 }

@@ -108,6 +108,17 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
         REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION test_inbox_count_removed();
     `,
   },
+  {
+    // The caller's record of a keyed message (MessageKey.data), stored with its row. A key comes
+    // only from the caller that added the message: the keys migration 2 read from the header
+    // fields of mail that arrived by SMTP (which any sender writes) are dropped.
+    version: 5,
+    name: 'message key data',
+    sql: `
+      ALTER TABLE test_inbox_messages ADD COLUMN key_data text;
+      UPDATE test_inbox_messages SET msg_key = NULL, key_scope = NULL WHERE msg_key IS NOT NULL AND source = 'smtp';
+    `,
+  },
 ];
 
 /** A statement with its own bound (node-postgres reads `query_timeout` per query; its types do not list it). */

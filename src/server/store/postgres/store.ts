@@ -18,7 +18,7 @@ import type { StoreLog } from '../durability';
 import { StoreError } from '../errors';
 import { indexedFields, targetsToAdd, type Target } from '../incoming';
 import { DEFAULT_RETENTION, RETENTION_SWEEP_INTERVAL_MS } from '../maildir';
-import type { FileBody, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, SearchOptions, Store, StoreEvents } from '../types';
+import type { FileBody, KeyedMessage, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, SearchOptions, Store, StoreEvents } from '../types';
 import { bounded, migrate, RETENTION_SWEEP } from './migrations';
 
 /** The NOTIFY channel of arrivals and removals. */
@@ -101,6 +101,13 @@ interface Row {
 function toMeta(r: Row): MessageMeta {
   return { id: r.id, domain: r.domain, inbox: r.inbox, time: Number(r.time_ms), from: fromColumn(r.sender), subject: fromColumn(r.subject), size: r.size, source: r.source, ...(r.code ? { code: fromColumn(r.code) } : {}) };
 }
+
+/** A keyed row; a key stored before its data was (migration 5) has none: '' (its caller reads the message). */
+function keyed(r: KeyedRow): KeyedMessage {
+  return { meta: toMeta(r), key: r.msg_key, scope: r.key_scope, data: r.key_data === null ? '' : fromColumn(r.key_data) };
+}
+
+type KeyedRow = Row & { msg_key: string; key_scope: string; key_data: string | null };
 
 /**
  * A `text` column holds no NUL character, which a sender or subject may carry (the raw bytes,
@@ -491,9 +498,9 @@ export class PostgresStore implements Store {
       const oid = Buffer.isBuffer(body) ? undefined : await this.uploadFile(c, body);
       try {
         await c.query(
-          `INSERT INTO test_inbox_messages (seq, id, domain, inbox, time_ms, sender, subject, size, source, code, raw, msg_key, key_scope)
-           SELECT t.*, r.*, $12::text, $13::text FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[]) AS t, (SELECT ${oid === undefined ? '$11::bytea' : 'lo_get($11::oid)'}) AS r`,
-          [out.map((m) => m.seq), out.map((m) => m.id), out.map((m) => m.domain), out.map((m) => m.inbox), out.map((m) => m.time), out.map((m) => toColumn(m.from)), out.map((m) => toColumn(m.subject)), out.map((m) => m.size), out.map((m) => m.source), out.map((m) => (m.code === undefined ? null : toColumn(m.code))), oid ?? body, key?.key ?? null, key?.scope ?? null],
+          `INSERT INTO test_inbox_messages (seq, id, domain, inbox, time_ms, sender, subject, size, source, code, raw, msg_key, key_scope, key_data)
+           SELECT t.*, r.*, $12::text, $13::text, $14::text FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[]) AS t, (SELECT ${oid === undefined ? '$11::bytea' : 'lo_get($11::oid)'}) AS r`,
+          [out.map((m) => m.seq), out.map((m) => m.id), out.map((m) => m.domain), out.map((m) => m.inbox), out.map((m) => m.time), out.map((m) => toColumn(m.from)), out.map((m) => toColumn(m.subject)), out.map((m) => m.size), out.map((m) => m.source), out.map((m) => (m.code === undefined ? null : toColumn(m.code))), oid ?? body, key?.key ?? null, key?.scope ?? null, key === undefined ? null : toColumn(key.data)],
         );
       } catch (e) {
         if ((e as { code?: unknown }).code === UNIQUE_VIOLATION && key !== undefined) throw new StoreError('DUPLICATE_KEY', `a message with key ${key.key} is stored already`, { cause: e });
@@ -679,14 +686,14 @@ export class PostgresStore implements Store {
     return { msgs, total: Number(count[0].n), ...(more && msgs.length > 0 ? { nextCursor: msgs[msgs.length - 1].id } : {}) };
   }
 
-  async findByKey(key: string): Promise<MessageMeta | undefined> {
-    const rows = await this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE msg_key = $1`, [key]);
-    return rows[0] ? toMeta(rows[0]) : undefined;
+  async findByKey(key: string): Promise<KeyedMessage | undefined> {
+    const rows = await this.query<KeyedRow>(`SELECT ${META_COLUMNS}, msg_key, key_scope, key_data FROM test_inbox_messages WHERE msg_key = $1`, [key]);
+    return rows[0] ? keyed(rows[0]) : undefined;
   }
 
-  async listByScope(scope: string): Promise<MessageMeta[]> {
-    const rows = await this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE key_scope = $1 ORDER BY seq DESC`, [scope]);
-    return rows.map(toMeta);
+  async listByScope(scope: string): Promise<KeyedMessage[]> {
+    const rows = await this.query<KeyedRow>(`SELECT ${META_COLUMNS}, msg_key, key_scope, key_data FROM test_inbox_messages WHERE key_scope = $1 ORDER BY seq DESC`, [scope]);
+    return rows.map(keyed);
   }
 
   async get(id: string): Promise<MessageMeta | undefined> {
