@@ -15,7 +15,8 @@
 //             process's fdatasync latency idle, during our ingest, and during our ingest beside a
 //             `sync -f` loop, issue 16 point 3, bench/lib/fsync-latency.ts); and, only when named,
 //             team: 1, 2 and 3 processes on one PostgreSQL beside the Maildir store, list with 1M
-//             rows (bench/team.ts)
+//             rows (bench/team.ts); search: GET /api/v2/search over 100k stored on the Maildir store
+//             and on PostgreSQL, field queries (p95) and text queries (printed) (bench/search.ts)
 // --rounds N  SMTP rounds per server, best kept (default 2; interleaved to share the noise)
 // --store S   the fixture store of the list rows: 100k (default) or 1m (a million messages, with
 //             its own targets: ready, RSS, list, SMTP ingest into it vs an empty store, and the
@@ -44,6 +45,7 @@ import { HEAP_MESSAGES, HEAP_TARGET_MB, measureExtensionHeap } from './extension
 import { ACTIVATE_TARGET_MS, DEFAULT_INSTALL_RUNS, measureInstall, VSIX_LIMIT_KB } from './install';
 import { HARDEN_FIGURES, measureHarden } from './harden';
 import { measureTeam } from './team';
+import { measureSearch } from './search';
 import { runAgainst } from './against';
 import { indexedFromHeaders, invalidateStore, prepareStore, BIG_INBOX, DEFAULT_STORE_SPEC, STORE_SPECS, type StoreSpec } from './lib/store-fixture';
 
@@ -129,7 +131,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { store: DEFAULT_STORE_SPEC, quick: false, only: new Set(['smtp', 'inject', 'fsync', 'store', 'list', 'arrival', 'install', 'open', 'heap', ...HARDEN_FIGURES]), rounds: 2, profile: false, refRuns: 2, passThrough: [] };
+  const a: Args = { store: DEFAULT_STORE_SPEC, quick: false, only: new Set(['smtp', 'inject', 'fsync', 'store', 'list', 'arrival', 'install', 'open', 'heap', 'search', ...HARDEN_FIGURES]), rounds: 2, profile: false, refRuns: 2, passThrough: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') {
@@ -172,7 +174,7 @@ function parseArgs(argv: string[]): Args {
 }
 
 /** The rows in the order a full run measures them (--against runs them one by one). */
-const ROW_ORDER = ['smtp', 'inject', 'fsync', 'store', 'list', ...HARDEN_FIGURES, 'install', 'arrival', 'open', 'team', 'heap'];
+const ROW_ORDER = ['smtp', 'inject', 'fsync', 'store', 'list', ...HARDEN_FIGURES, 'install', 'arrival', 'open', 'team', 'search', 'heap'];
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const tmpDirs: string[] = [];
@@ -790,6 +792,16 @@ async function main(): Promise<void> {
       details.team = r.details;
     } catch (e) {
       figures.push(figure({ name: 'team: PostgreSQL store', unit: 'msg/s', note: errText(e) }));
+    }
+  }
+
+  if (args.only.has('search') && haveOurs) {
+    try {
+      const r = await measureSearch({ requests: args.quick ? 50 : 200, warmup: args.quick ? 5 : 20, args: keepAll, log });
+      figures.push(...r.figures);
+      details.search = r.details;
+    } catch (e) {
+      figures.push(figure({ name: 'search over 100k stored', unit: 'ms', note: errText(e) }));
     }
   }
 

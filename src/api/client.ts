@@ -1,14 +1,14 @@
 // The API client: one object per server (base URL + API token) implementing InboxApi for
 // our local server (docs/api.md) and the hosted service (Mailinator v2,
 // `https://api.mailinator.com`, raw `Authorization: <token>` header).
-import type { AttachmentInfo, DeleteResult, DomainsResponse, HealthResponse, InjectedMessage, InjectionResult, LatestCode, LatestLink, WebhookDeliveryResult } from '../core/wire';
+import type { AttachmentInfo, DeleteResult, DomainsResponse, HealthResponse, InjectedMessage, InjectionResult, LatestCode, LatestLink, SearchResponse, WebhookDeliveryResult } from '../core/wire';
 import { HEALTH_CHALLENGE_PARAM, hmacHex, sameProof, tokenProofKey } from '../core/proof';
 import { ApiError } from './errors';
 import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, DEFAULT_USER_AGENT, DOWNLOAD_TIMEOUT_MS, MAX_DOWNLOAD_BYTES, MAX_JSON_BYTES, Transport, type HttpRequest, type LogFn } from './http';
 import { baseString, checkAttachmentId, checkDomain, checkInbox, checkMessageId, listQuery, normalizeBaseUrl, paths } from './paths';
 import { StreamSubscription, type StreamOptions } from './stream';
 import type { LinkKindParam } from '../core/clickKinds';
-import type { Attachment, CallOptions, InboxApi, LatestParams, ListParams, Listing, Message, ServerIdentity, StreamHandlers, Subscription } from './types';
+import type { Attachment, CallOptions, InboxApi, LatestParams, ListParams, Listing, Message, SearchParams, ServerIdentity, StreamHandlers, Subscription } from './types';
 import {
   parseAttachments,
   parseDeleteResult,
@@ -21,6 +21,7 @@ import {
   parseLinks,
   parseListing,
   parseMessage,
+  parseSearchResponse,
   parseWebhookDeliveryResult,
 } from './validate';
 
@@ -185,6 +186,14 @@ class InboxClient implements InboxApi {
       opts,
       parseListing,
     );
+  }
+
+  async search(q: string, params: SearchParams = {}, opts?: CallOptions): Promise<SearchResponse> {
+    if (typeof q !== 'string' || q.trim() === '') throw invalid('q', 'The search query is empty.');
+    const list = listQuery({ limit: params.limit, skip: params.skip, wait: params.wait });
+    const query = `?q=${encodeURIComponent(q)}${list === '' ? '' : `&${list.slice(1)}`}`;
+    const minTimeoutMs = params.wait ? params.wait * 1000 + LONG_POLL_MARGIN_MS : undefined;
+    return this.json({ method: 'GET', url: this.url(paths.search() + query), credential: 'api', what: 'search', minTimeoutMs }, opts, parseSearchResponse);
   }
 
   async getMessage(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<Message> {

@@ -104,6 +104,8 @@ export const paths = {
   /** Local server extra: `what` is `code` or `link` (docs/api.md "Codes and links"). */
   latest: (domain: string, inbox: string, what: 'code' | 'link'): string => `/api/v2/domains/${enc(domain)}/inboxes/${enc(inbox)}/${what}`,
   health: (): string => '/healthz',
+  /** Local server extra: docs/api.md "Search". */
+  search: (): string => '/api/v2/search',
 };
 
 /**

@@ -11,6 +11,7 @@ import type {
   InjectionResult,
   LatestCode,
   LatestLink,
+  SearchResponse,
   StreamEvent,
   WebhookDeliveryResult,
 } from '../core/wire';
@@ -19,6 +20,13 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Overrides the client's default timeout for this call. */
   timeoutMs?: number;
+}
+
+export interface SearchParams {
+  limit?: number;
+  skip?: number;
+  /** Long-poll: wait up to this many seconds for a matching message when none matches. */
+  wait?: number;
 }
 
 export interface ListParams {
@@ -108,6 +116,12 @@ export interface InboxApi {
   getCode(domain: string, inbox: string, params?: LatestParams, opts?: CallOptions): Promise<LatestCode>;
   /** Local server only: the first link of `kind` in the newest message after `since` that has one. */
   getLink(domain: string, inbox: string, params?: LatestParams & { kind?: LinkKindParam }, opts?: CallOptions): Promise<LatestLink>;
+  /**
+   * Test Inbox server only (the hosted service has no search route): the messages of every
+   * domain matching `q` (docs/api.md "Search"), newest first. A malformed query is
+   * `invalidInput` with the server's message naming the problem.
+   */
+  search(q: string, params?: SearchParams, opts?: CallOptions): Promise<SearchResponse>;
   listAttachments(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<AttachmentInfo[]>;
   downloadAttachment(domain: string, inbox: string, id: string, attachmentId: number, opts?: CallOptions): Promise<Attachment>;
   getRaw(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string>;

@@ -13,6 +13,7 @@ import type {
   LatestCode,
   LatestLink,
   MessageSummary,
+  SearchResponse,
   StreamEvent,
   WebhookDeliveryResult,
 } from '../core/wire';
@@ -161,6 +162,15 @@ export function parseListing(v: unknown): Listing {
   const cursor = optStr(o, 'cursor', '');
   if (cursor !== undefined && cursor !== '') listing.cursor = cursor;
   return listing;
+}
+
+/** docs/api.md "Search". */
+export function parseSearchResponse(v: unknown): SearchResponse {
+  const o = obj(v, '');
+  const msgs = arr(o.msgs, 'msgs').map((m, i) => summary(m, join('msgs', i), ''));
+  const out: SearchResponse = { q: str(o, 'q', ''), total: int(o, 'total', ''), msgs };
+  if (o.partial === true) out.partial = true;
+  return out;
 }
 
 /**

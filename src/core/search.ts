@@ -50,8 +50,8 @@ export interface SearchableBody {
   /** The message's text (its text part, or the visible text of its HTML), as searchText() leaves it. */
   text: string;
   attachment: boolean;
-  /** It has a link the link rule picks as verify, sign-in or reset (the link route's `kind=any`). */
-  link: boolean;
+  /** It has a link the link rule picks as verify, sign-in or reset (the link route's `kind=any`); undefined when not read (no has:link asked). */
+  link?: boolean;
 }
 
 export class SearchQueryError extends Error {
@@ -289,7 +289,7 @@ export function matchesBodyTerm(term: SearchTerm, meta: SearchableMeta, body: Se
   let holds: boolean;
   if (term.field === 'text') holds = inMeta(term.value, meta) || body.text.includes(term.value);
   else if (term.field === 'has' && term.value === 'attachment') holds = body.attachment;
-  else if (term.field === 'has' && term.value === 'link') holds = body.link;
+  else if (term.field === 'has' && term.value === 'link') holds = body.link === true;
   else return matchesMetaTerm(term as MetaTerm, meta);
   return holds !== term.negated;
 }

@@ -56,6 +56,15 @@ export interface InboxListing {
   msgs: MessageSummary[];
 }
 
+/** docs/api.md "Search": the answer of `GET /api/v2/search`. */
+export interface SearchResponse {
+  q: string;
+  total: number;
+  msgs: MessageSummary[];
+  /** Set when the search read as many bodies as it may and stopped: `total` counts what it read. */
+  partial?: boolean;
+}
+
 /** docs/api.md §2.3: a content part of an email. */
 export interface EmailPart {
   headers: Record<string, string>;

@@ -549,6 +549,11 @@ export class Connection {
     return this.deps.tokens.get('webhook', this.tokenKey());
   }
 
+  /** The local server's API token, from its data folder once it proved it is that folder's server (connecting first). Never logged. */
+  async localApiToken(): Promise<string> {
+    return (await this.localTokensNow()).apiToken;
+  }
+
   private async localTokensNow(): Promise<LocalTokens> {
     await this.ensure();
     if (!this.localTokens) throw new ExtensionError('noServer', 'The local server is not connected.');

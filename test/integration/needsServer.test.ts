@@ -4,9 +4,12 @@
 // answer that never comes, and the test would time out). The notice names the fix as actions
 // and is withdrawn by itself once the server runs.
 import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { TOKENS_FILE } from '../../src/server/contract';
 import { debugState, setSetting, useLocalServer, waitForState, type DebugState } from './support/state';
 
 type WithNotice = DebugState & { serverNotice: { text: string; actions: string[] } | null };
@@ -22,6 +25,7 @@ const NEEDS_SERVER: Array<[string, string]> = [
   ['testInbox.deleteMessage', 'Delete Message'],
   ['testInbox.clearInbox', 'Clear Inbox'],
   ['testInbox.copyWebhookUrl', 'Copy Webhook URL'],
+  ['testInbox.copyApiToken', 'Copy API Token'],
 ];
 
 /** Visible text: without the zero-width breaks of core/inert. */
@@ -33,6 +37,29 @@ describe('Test Inbox commands that need the server', function () {
   after(async () => {
     await vscode.commands.executeCommand('testInbox.startLocalServer');
     await useLocalServer();
+  });
+
+  it('Copy API Token copies the local server\'s token from its data folder, which opens its API, and shows it nowhere', async () => {
+    const st = await useLocalServer();
+    const dataDir = (st.connection as { dataDir?: string }).dataDir!;
+    const file = JSON.parse(await fs.readFile(path.join(dataDir, TOKENS_FILE), 'utf8')) as { apiToken: string };
+    await vscode.env.clipboard.writeText('before');
+    assert.equal(await vscode.commands.executeCommand('testInbox.copyApiToken'), true);
+    assert.equal(await vscode.env.clipboard.readText(), file.apiToken);
+    const r = await fetch(`${st.connection.baseUrl}/api/v2/domains`, { headers: { authorization: file.apiToken } });
+    assert.equal(r.status, 200);
+    const after = await state();
+    assert.ok(after.shown.some((m) => m.where === 'status' && visible(m.text).startsWith(`$(check) Copied the API token of ${st.connection.baseUrl}`)), JSON.stringify(after.shown.slice(-2)));
+    assert.ok(!JSON.stringify(after).includes(file.apiToken), 'the token is in no text shown and no state kept');
+  });
+
+  it('the unreachable view says its URL and the real reason: a port fetch refuses is not "nothing answers"', async () => {
+    // Port 6000 (X11) is on fetch's list of refused ports: nothing is even tried there.
+    await setSetting('server', 'http://127.0.0.1:6000');
+    const st = (await waitForState((s) => s.viewState === 'unreachable', 'the unreachable view')) as WithNotice & { viewMessage?: string };
+    assert.ok(st.viewMessage?.startsWith('http://127.0.0.1:6000 cannot be reached: fetch refuses this port'), st.viewMessage);
+    await useLocalServer();
+    assert.equal(((await state()) as WithNotice & { viewMessage?: string }).viewMessage, undefined, 'no message once connected');
   });
 
   it('say the local server is stopped before asking anything, offer Start Local Server, and the notice goes once it runs', async () => {

@@ -46,6 +46,17 @@ describe('Test Inbox tokens', function () {
     assert.match(err.label, /token/i);
   });
 
+  it('says a refused token is refused (not "saved"), and the view\'s message gives the URL and the reason in full', async () => {
+    const before = (await debugState()).shown.length;
+    assert.equal(await answering(vscode.commands.executeCommand('testInbox.setApiToken', 'refused-token-987654')), true);
+    const st = (await waitForState((s) => s.connection.kind === 'failed', 'the refused token')) as Awaited<ReturnType<typeof debugState>> & { viewMessage?: string };
+    const shown = st.shown.slice(before).map((m) => ({ ...m, text: m.text.replace(/\u200b/g, '') }));
+    assert.ok(shown.some((m) => m.where === 'warning' && m.text.startsWith(`The API token was saved, but ${hosted.httpUrl} refused it`)), JSON.stringify(shown));
+    assert.ok(!shown.some((m) => m.text.includes('API token saved')), 'no "saved" as if all were well');
+    assert.ok(st.viewMessage?.startsWith(`${hosted.httpUrl}: `), st.viewMessage);
+    assert.match(st.viewMessage ?? '', /token/i);
+  });
+
   it('lists the hosted inboxes once the right token is set, and keeps it only in SecretStorage', async () => {
     const r = await fetch(`${hosted.httpUrl}/api/v2/domains/private/inboxes/hosted-inbox`, {
       method: 'POST',

@@ -6,6 +6,8 @@ import { strict as assert } from 'node:assert';
 import http from 'node:http';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import nodemailer from 'nodemailer';
+import { createClient } from '../../src/api/client';
+import { ApiError } from '../../src/api/errors';
 import { searchCounters } from '../../src/server/http/api/search';
 import { createSmtpServer, type InboxSmtpServer } from '../../src/server/smtp';
 import { API_TOKEN, anEmail, DOMAIN, type Harness, startApi, STORE_KIND } from './api-harness';
@@ -229,6 +231,22 @@ describe(`HTTP API: search (${STORE_KIND} store)`, () => {
       const r = await search('x', extra);
       assert.equal(r.status, 400, extra);
       assert.match(r.json.message, /limit|skip|wait/);
+    }
+  });
+
+  it('the client (src/api) searches, and a malformed query is its badRequest naming the problem', async () => {
+    const ids = await sendTable();
+    const client = createClient({ baseUrl: `http://127.0.0.1:${h.port}`, apiToken: API_TOKEN });
+    try {
+      const r = await client.search('inbox:joe', { limit: 1 });
+      assert.equal(r.q, 'inbox:joe');
+      assert.equal(r.total, 2);
+      assert.deepEqual(r.msgs.map((m) => m.id), [ids.reset]);
+      assert.equal(r.msgs[0].domain, OTHER);
+      await assert.rejects(client.search('has:pony'), (e: unknown) => ApiError.is(e, 'badRequest') && /has:pony is not known/.test((e as Error).message));
+      await assert.rejects(client.search('  '), (e: unknown) => ApiError.is(e, 'invalidInput'));
+    } finally {
+      await client.dispose();
     }
   });
 

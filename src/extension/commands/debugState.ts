@@ -5,6 +5,7 @@ import { statusBarShown } from '../statusBar';
 import { serverNoticeShown } from '../ui/serverNotice';
 import { shownTexts } from '../ui/shown';
 import { COMMANDS } from '../commandIds';
+import { searchPickShown } from './searchMessages';
 
 export const id = COMMANDS.debugState.id;
 
@@ -33,10 +34,14 @@ export async function run(s: Services, provider: InboxTreeProvider): Promise<unk
     shown: shownTexts(),
     /** The server notice on screen (ui/serverNotice.ts): its text and action titles, or null once withdrawn. */
     serverNotice: serverNoticeShown() ?? null,
+    /** The open Search Messages picker: its title and rows. */
+    search: searchPickShown() ?? null,
     messageView: { openPanels: openMessagePanels(), panels: messagePanelsInfo(), lastRendered: lastRenderedMessage() ?? null },
     /** The tree rows selected (ids) and whether the view is shown. */
     selection: s.tree.view.selection.map((n) => n.id),
     viewVisible: s.tree.view.visible,
+    /** The view's message (tree/present.ts connectionMessage): the URL and the reason when not connected. */
+    viewMessage: s.tree.view.message,
     statusBar: statusBarShown() ?? null,
     // Everything the extension keeps outside SecretStorage, so tests can check no token is there.
     mementos: {

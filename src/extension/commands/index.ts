@@ -9,6 +9,7 @@ import * as clearApiToken from './clearApiToken';
 import * as clearInbox from './clearInbox';
 import * as clearWebhookToken from './clearWebhookToken';
 import * as confirmServer from './confirmServer';
+import * as copyApiToken from './copyApiToken';
 import * as copyCode from './copyCode';
 import * as copyMcpConfig from './copyMcpConfig';
 import * as copyMessageId from './copyMessageId';
@@ -28,6 +29,7 @@ import * as openMessage from './openMessage';
 import * as openMessageInNewPanel from './openMessageInNewPanel';
 import * as refresh from './refresh';
 import * as removeInbox from './removeInbox';
+import * as searchMessages from './searchMessages';
 import * as setApiToken from './setApiToken';
 import * as setWebhookToken from './setWebhookToken';
 import * as showLog from './showLog';
@@ -55,6 +57,7 @@ const COMMANDS: CommandModule[] = [
   { ...copyVerificationLink, title: commandTitle('copyVerificationLink') },
   { ...copyTotpCode, title: commandTitle('copyTotpCode') },
   { ...waitForCode, title: commandTitle('waitForCode') },
+  { ...searchMessages, title: commandTitle('searchMessages') },
   { ...copyMessageId, title: commandTitle('copyMessageId') },
   { ...deleteMessage, title: commandTitle('deleteMessage') },
   { ...clearInbox, title: commandTitle('clearInbox') },
@@ -67,6 +70,7 @@ const COMMANDS: CommandModule[] = [
   { ...stopLocalServer, title: commandTitle('stopLocalServer') },
   { ...copySmtpSettings, title: commandTitle('copySmtpSettings') },
   { ...copySmsSettings, title: commandTitle('copySmsSettings') },
+  { ...copyApiToken, title: commandTitle('copyApiToken') },
   { ...copyProviderSettings, title: commandTitle('copyProviderSettings') },
   { ...copyMcpConfig, title: commandTitle('copyMcpConfig') },
   { ...showLog, title: commandTitle('showLog') },

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { inert } from '../../core/inert';
 import type { Services } from '../services';
+import * as copyApiToken from './copyApiToken';
 import * as copySmsSettings from './copySmsSettings';
 import * as copyProviderSettings from './copyProviderSettings';
 import * as copySmtpSettings from './copySmtpSettings';
@@ -28,6 +29,7 @@ export async function run(s: Services): Promise<void> {
     else items.push({ label: '$(play) Start Local Server', command: startLocalServer.id });
     items.push({ label: '$(copy) Copy SMTP Settings', command: copySmtpSettings.id });
     items.push({ label: '$(device-mobile) Copy SMS Settings', command: copySmsSettings.id });
+    items.push({ label: '$(key) Copy API Token', description: 'for curl, CI and the test library', command: copyApiToken.id });
     items.push({ label: '$(cloud-upload) Copy Provider Settings…', description: 'Resend, SendGrid, Postmark, Mailgun, SES, Twilio', command: copyProviderSettings.id });
   }
   items.push(

@@ -7,7 +7,8 @@ import { plain, plainMessage, type Plain } from '../../core/inert';
 import { senderLine } from '../../core/sender';
 import { firstWords, isPlaceholderSmsSubject } from '../../core/sms';
 import { commandTitle } from '../commandIds';
-import { ACTION_TITLES, type ErrorAction } from '../errors';
+import type { ConnectionState } from '../connection';
+import { ACTION_TITLES, describeError, type ErrorAction } from '../errors';
 import { absoluteTime, relativeTime } from '../util/time';
 import type { TreeNode } from './model';
 
@@ -59,6 +60,30 @@ export function senderName(from: string): string {
   const m = /^\s*"?([^"<]*?)"?\s*<([^>]*)>\s*$/.exec(from);
   if (m) return m[1].trim() || m[2].trim();
   return from.trim();
+}
+
+/**
+ * The view's message for a connection state that is not "ready": the server's URL and the
+ * real reason, in full (the welcome view under it offers the fixes). `where` is the configured
+ * server's URL, for states that carry none.
+ */
+export function connectionMessage(st: ConnectionState, where: string): Plain | undefined {
+  switch (st.kind) {
+    case 'idle':
+    case 'starting':
+    case 'ready':
+      return undefined;
+    case 'noToken':
+      return plainMessage`${st.baseUrl} needs an API token.`;
+    case 'stopped':
+      return plainMessage`The local server (${where}) is stopped.`;
+    case 'detached':
+      return plainMessage`Detached from the local server at ${st.baseUrl} (process ${st.pid ?? '?'}); it keeps running.`;
+    case 'unreachable':
+      return plainMessage`${st.baseUrl} cannot be reached: ${st.reason}`;
+    case 'failed':
+      return plainMessage`${where}: ${describeError(st.error).message}`;
+  }
 }
 
 /** Parts joined with `sep`, the empty ones left out; undefined when none is left. */

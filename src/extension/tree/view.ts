@@ -10,6 +10,7 @@ import { isPhoneInbox } from '../../core/ids';
 import type { MessageSummary } from '../../core/wire';
 import type { InboxModel, MessageNode, TreeNode } from './model';
 import { InboxTreeProvider } from './provider';
+import { connectionMessage } from './present';
 
 /** The view id contributed in package.json. */
 export const VIEW_ID = 'testInbox.inboxes';
@@ -60,8 +61,11 @@ export class InboxView implements vscode.Disposable {
         // everything afresh, so nothing of the previous server or of the failed loads stays shown.
         if (st.kind === 'idle' || wasUnreachable) model.invalidate();
         else model.refreshView(); // the welcome view follows the connection
+        // The view's message says where and why, in full (a tree row is cut at the view's width).
+        this.view.message = connectionMessage(st, connection.tokenKey());
       }),
     );
+    this.view.message = connectionMessage(connection.state, connection.tokenKey());
     this.onVisible(this.view.visible);
   }
 

@@ -1,12 +1,14 @@
 // Shared by the four token commands: ask with a password box, store in SecretStorage only.
 // Only the user enters a token: a command argument never stores one without the box.
 import * as vscode from 'vscode';
-import { inert } from '../../core/inert';
+import { ApiError } from '../../api/errors';
+import { inert, inertMessage } from '../../core/inert';
+import { ACTION_TITLES } from '../errors';
 import { tokenProblem, type TokenKind } from '../config/secrets';
 import type { Services } from '../services';
 import { TOKENS_FILE } from '../../server/contract';
 import { askToUseServer } from './confirmServer';
-import { showInfo, showStatus } from './shown';
+import { showInfo, showStatus, showWarning } from './shown';
 
 /** How long the status bar says the token was saved. */
 const SAVED_MESSAGE_MS = 4000;
@@ -60,6 +62,20 @@ export async function setToken(s: Services, kind: TokenKind, proposed: unknown):
   s.log.info(`Stored the ${NAMES[kind]} for ${key}.`);
   if (kind === 'api') await s.connection.reset();
   s.model.invalidate();
+  if (kind === 'api') {
+    // Said as the server answers it: a refused token is not "saved" as if all were well.
+    const refused = await s.connection.ensure().then(
+      () => undefined,
+      (e: unknown) => (ApiError.is(e, 'unauthorized') ? e : undefined),
+    );
+    if (refused) {
+      s.log.warn(`${key} refused the API token just set: ${refused.message}`);
+      void showWarning(inertMessage`The API token was saved, but ${key} refused it: ${refused.message}`, ACTION_TITLES.setApiToken).then((c) => {
+        if (c === ACTION_TITLES.setApiToken) void setToken(s, 'api', undefined);
+      });
+      return true;
+    }
+  }
   showStatus(inert`$(check) ${NAMES[kind]} saved`, SAVED_MESSAGE_MS);
   return true;
 }

@@ -17,7 +17,7 @@ export type MimeJob =
   | { op: 'attachments'; raw: Uint8Array }
   | { op: 'attachment'; raw: Uint8Array; n: number }
   | { op: 'linkToClick'; raw: Uint8Array; kind: LinkKindParam }
-  | { op: 'searchable'; raw: Uint8Array; linkKinds: readonly LinkKind[] }
+  | { op: 'searchable'; raw: Uint8Array; linkKinds?: readonly LinkKind[] }
   | { op: 'code'; raw: Uint8Array; sms: boolean };
 
 export interface MimeResults {

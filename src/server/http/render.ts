@@ -202,15 +202,18 @@ export const MAX_SEARCH_TEXT_CHARS = 1_000_000;
 /**
  * What the search reads of a message (core/search.ts SearchableBody), from one parse: its text
  * part, or the visible text of its HTML when it has none, folded as the search compares text;
- * whether it has an attachment; whether it has a link of `linkKinds` by the link rule
- * (core/message.ts kindedLinks, as the link route reads it).
+ * whether it has an attachment; with `linkKinds`, whether it has a link of those kinds by the
+ * link rule (core/message.ts kindedLinks, as the link route reads it).
  */
-export async function searchableOf(raw: Buffer, linkKinds: readonly LinkKind[]): Promise<SearchableBody> {
+export async function searchableOf(raw: Buffer, linkKinds?: readonly LinkKind[]): Promise<SearchableBody> {
   const { email } = await parse(raw);
   const text = email.text ?? (email.html !== undefined ? htmlToText(email.html) : '');
-  const header = email.headers.find((h) => h.key === 'list-unsubscribe');
-  const link = kindedLinks({ subject: '', text: email.text, html: email.html, listUnsubscribe: header?.value }).some((l) => linkKinds.includes(l.kind));
-  return { text: searchText(text.slice(0, MAX_SEARCH_TEXT_CHARS)), attachment: email.attachments.length > 0, link };
+  const body: SearchableBody = { text: searchText(text.slice(0, MAX_SEARCH_TEXT_CHARS)), attachment: email.attachments.length > 0 };
+  if (linkKinds) {
+    const header = email.headers.find((h) => h.key === 'list-unsubscribe');
+    body.link = kindedLinks({ subject: '', text: email.text, html: email.html, listUnsubscribe: header?.value }).some((l) => linkKinds.includes(l.kind));
+  }
+  return body;
 }
 
 /** What the answers of core/message.ts are read from (the link route's linkToClick). */

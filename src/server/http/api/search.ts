@@ -5,6 +5,7 @@
 // is the one search every surface calls (this route, a web UI's own route later).
 import { isMetaTerm, matchesAll, parseSearchQuery, type SearchableBody, SearchQueryError, type SearchTerm } from '../../../core/search';
 import { BudgetError } from '../../budget';
+import type { SearchResponse } from '../../../core/wire';
 import type { MessageMeta } from '../../store/types';
 import { badRequest } from '../errors';
 import { MIME_WORKERS } from '../mimePool';
@@ -63,7 +64,8 @@ export async function searchResource(ctx: ApiContext, res: Res, query: Query): P
     const result = wait > 0 ? await searchAndWait(ctx, terms, page, wait, left.signal) : await runSearch(ctx, terms, page, left.signal);
     if (left.signal.aborted) return;
     const now = Date.now();
-    sendJson(res, 200, { q, total: result.total, msgs: result.msgs.map((m) => summarize(m, now)), ...(result.partial ? { partial: true } : {}) });
+    const body: SearchResponse = { q, total: result.total, msgs: result.msgs.map((m) => summarize(m, now)), ...(result.partial ? { partial: true } : {}) };
+    sendJson(res, 200, body);
   } finally {
     res.off('close', leave);
   }
@@ -81,6 +83,7 @@ export async function runSearch(ctx: ApiContext, terms: readonly SearchTerm[], p
     const r = await ctx.store.search(metaTerms, { limit: page.limit, skip: page.skip, count: true });
     return { msgs: r.msgs, total: r.total };
   }
+  const links = needsLinks(bodyTerms);
   const msgs: MessageMeta[] = [];
   let total = 0;
   let reads = 0;
@@ -91,7 +94,7 @@ export async function runSearch(ctx: ApiContext, terms: readonly SearchTerm[], p
     const decided = batch.msgs.map((m) => matchesAll(bodyTerms, m));
     const needed = batch.msgs.filter((_, i) => decided[i] === undefined);
     const room = MAX_BODY_READS - reads;
-    const bodies = await readBodies(ctx, needed.slice(0, room), signal);
+    const bodies = await readBodies(ctx, needed.slice(0, room), links, signal);
     reads += Math.min(needed.length, room);
     for (let i = 0; i < batch.msgs.length; i++) {
       const meta = batch.msgs[i];
@@ -118,22 +121,22 @@ export async function runSearch(ctx: ApiContext, terms: readonly SearchTerm[], p
  * its bytes fit the byte budget, parsed on a MIME worker. A message deleted meanwhile maps to
  * undefined; one never started because the client left is absent.
  */
-async function readBodies(ctx: ApiContext, metas: readonly MessageMeta[], signal: AbortSignal): Promise<Map<string, SearchableBody | undefined>> {
+async function readBodies(ctx: ApiContext, metas: readonly MessageMeta[], links: boolean, signal: AbortSignal): Promise<Map<string, SearchableBody | undefined>> {
   const out = new Map<string, SearchableBody | undefined>();
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < metas.length && !signal.aborted) {
       const meta = metas[next++];
-      out.set(meta.id, await readBody(ctx, meta, signal));
+      out.set(meta.id, await readBody(ctx, meta, links, signal));
     }
   };
   await Promise.all(Array.from({ length: Math.min(MIME_WORKERS, metas.length) }, lane));
   return out;
 }
 
-async function readBody(ctx: ApiContext, meta: MessageMeta, signal: AbortSignal): Promise<SearchableBody | undefined> {
+async function readBody(ctx: ApiContext, meta: MessageMeta, links: boolean, signal: AbortSignal): Promise<SearchableBody | undefined> {
   const cached = ctx.searchBodies.get(meta.id);
-  if (cached) return cached;
+  if (cached && (!links || cached.link !== undefined)) return cached;
   let held: HeldMessage;
   try {
     held = await readHeld(ctx, meta, signal, PARSE_COST);
@@ -145,12 +148,17 @@ async function readBody(ctx: ApiContext, meta: MessageMeta, signal: AbortSignal)
   const { raw, release } = held;
   try {
     searchCounters.bodiesRead++;
-    const body = await ctx.mime.run({ op: 'searchable', raw, linkKinds: LINK_KINDS.any });
-    ctx.searchBodies.set(meta.id, body);
+    const body = await ctx.mime.run({ op: 'searchable', raw, linkKinds: links ? LINK_KINDS.any : undefined });
+    ctx.searchBodies.set(meta, body);
     return body;
   } finally {
     release();
   }
+}
+
+/** Whether a query asks for the links of a body (has:link): classifying them is half the cost of a read, so it is done only then. */
+function needsLinks(terms: readonly SearchTerm[]): boolean {
+  return terms.some((t) => t.field === 'has' && t.value === 'link');
 }
 
 /**
@@ -185,7 +193,7 @@ async function searchAndWait(ctx: ApiContext, terms: readonly SearchTerm[], page
         if (signal.aborted) break;
         let match = matchesAll(terms, meta);
         if (match === undefined) {
-          const body = await readBody(ctx, meta, signal);
+          const body = await readBody(ctx, meta, needsLinks(terms), signal);
           match = body !== undefined && matchesAll(terms, meta, body) === true;
         }
         if (match) hit = true;
