@@ -58,6 +58,17 @@ const ENTRIES = {
     format: 'iife',
     target: 'es2022',
   },
+  // The web UI's page script and style (src/server/http/ui), served from beside cli.js.
+  webui: {
+    entryPoints: { webui: 'src/webview-ui/page.ts' },
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+  },
+  webuiCss: {
+    entryPoints: { webui: 'src/webview-ui/page.css' },
+    loader: { '.ttf': 'file' },
+  },
 };
 
 /** cli.js loads src/mcp/sdk.ts as the file beside it, dist/mcp.js, instead of bundling it. */

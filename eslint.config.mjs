@@ -54,7 +54,7 @@ export default tseslint.config(
       [noUndici],
       [
         { regex: '/server/(?!contract$)', message: 'the extension imports from src/server only the process contract (src/server/contract.ts).' },
-        { regex: '/webview-ui/(?!protocol$)', message: 'the extension imports from src/webview-ui only the protocol.' },
+        { regex: '/webview-ui/(?!(protocol|viewState)$)', message: 'the extension imports from src/webview-ui only the protocol and the pure view state.' },
       ],
     ),
   },
@@ -101,7 +101,7 @@ export default tseslint.config(
     rules: restrict(
       [noVscode, { name: 'undici', message: 'the webview UI has no network client.' }],
       [
-        { regex: '^\\.\\./(?!core/)', message: 'src/webview-ui imports of the project only src/core and its own protocol.' },
+        { regex: '^\\.\\./(?!core/|api/(types|validate)$)', message: 'src/webview-ui imports of the project only src/core, its own protocol, and the API client types and response checks.' },
         { regex: '^node:', message: 'the webview UI runs in a browser: no Node modules.' },
       ],
     ),

@@ -63,7 +63,7 @@ function moveMaps(dir, target) {
 async function packageVsix() {
   const stage = ARTIFACTS.vsixStage;
   fs.mkdirSync(stage, { recursive: true });
-  await buildBundles({ production: true, outdir: path.join(stage, 'dist'), only: ['extension', 'cli', 'mcp', 'webview'] });
+  await buildBundles({ production: true, outdir: path.join(stage, 'dist'), only: ['extension', 'cli', 'mcp', 'webview', 'webui', 'webuiCss'] });
   // The maps stay in the stage so that .vscodeignore is what keeps them out (as it must for
   // anyone running vsce at the root); copies go beside the artifacts.
   fs.mkdirSync(ARTIFACTS.sourcemaps, { recursive: true });
@@ -121,7 +121,7 @@ function emitLibraryTypes(stage) {
 async function packageServer() {
   const stage = ARTIFACTS.serverStage;
   fs.mkdirSync(stage, { recursive: true });
-  await buildBundles({ production: true, outdir: stage, only: ['cli', 'mcp', 'lib'] });
+  await buildBundles({ production: true, outdir: stage, only: ['cli', 'mcp', 'lib', 'webui', 'webuiCss'] });
   moveMaps(stage, ARTIFACTS.sourcemaps);
   fs.chmodSync(path.join(stage, 'cli.js'), 0o755);
   emitLibraryTypes(stage);

@@ -19,7 +19,7 @@ import { createClient } from '../../src/api/client';
 import { findCode, findLink, newestMessage } from '../../src/api/queries';
 import type { InboxApi } from '../../src/api/types';
 import { codeOf, contentOf, linkToClick } from '../../src/core/message';
-import { buildViewState } from '../../src/extension/messagePanel/viewState';
+import { buildViewState } from '../../src/webview-ui/viewState';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { waitForCode, waitForLink, TestInboxError } from '../../src/testing';
@@ -154,6 +154,26 @@ const SURFACES: Surface[] = [
     name: 'fetched message (what Copy One-Time Code / Copy Verification Link compute)',
     code: async (w, d) => codeOf(contentOf(await w.api.getMessage(DOMAIN, d.inbox, d.id))),
     link: async (w, d) => linkToClick(contentOf(await w.api.getMessage(DOMAIN, d.inbox, d.id)))?.url,
+  },
+  {
+    // The summary's code of `has:code`, and `code:<it>` must find that very message; has:link
+    // must hold exactly for the messages with a link to click (the URL is then the link route's).
+    name: 'search (GET /api/v2/search: has:code, code:, has:link)',
+    code: async (w, d) => {
+      const r = await w.call(`/api/v2/search?q=${encodeURIComponent(`inbox:${d.inbox} domain:${DOMAIN} has:code`)}`);
+      const code = (r.json.msgs as Array<{ id: string; code?: string }>).find((m) => m.id === d.id)?.code;
+      if (code !== undefined) {
+        const byCode = await w.call(`/api/v2/search?q=${encodeURIComponent(`code:${code} inbox:${d.inbox}`)}`);
+        assert.deepEqual((byCode.json.msgs as Array<{ id: string }>).map((m) => m.id), [d.id], `${d.m.name}: code:${code} finds it`);
+      }
+      return code;
+    },
+    link: async (w, d) => {
+      const r = await w.call(`/api/v2/search?q=${encodeURIComponent(`inbox:${d.inbox} domain:${DOMAIN} has:link`)}`);
+      if (!(r.json.msgs as Array<{ id: string }>).some((m) => m.id === d.id)) return undefined;
+      const link = await w.call(`/api/v2/domains/${DOMAIN}/inboxes/${d.inbox}/link?kind=any`);
+      return link.status === 404 ? 'has:link found a message the link route has no link for' : (link.json.url as string);
+    },
   },
   {
     name: 'message view (code box and marked link)',

@@ -20,7 +20,7 @@ import {
 
 import { senderLine } from '../../src/core/sender';
 import { describeError } from '../../src/extension/errors';
-import { buildViewState } from '../../src/extension/messagePanel/viewState';
+import { buildViewState } from '../../src/webview-ui/viewState';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'hosted');
 const fixture = (name: string): unknown => JSON.parse(readFileSync(path.join(FIXTURES, name), 'utf8'));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Message } from '../../src/api/types';
 import { codeOf, codeSource, contentOf } from '../../src/core/message';
-import { buildViewState } from '../../src/extension/messagePanel/viewState';
+import { buildViewState } from '../../src/webview-ui/viewState';
 
 function anSms(body: string): Message {
   return { kind: 'sms', id: '15555550123-1795313258-3', fromfull: '15555550100', subject: 'SMS', parts: [{ body }], to: '15555550123', time: 1795313258219, seconds_ago: 1 };

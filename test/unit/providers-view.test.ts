@@ -2,7 +2,7 @@
 // the provider routes write, for an email from its headers and for an SMS from its raw source.
 import assert from 'node:assert/strict';
 import type { Message } from '../../src/api/types';
-import { buildViewState } from '../../src/extension/messagePanel/viewState';
+import { buildViewState } from '../../src/webview-ui/viewState';
 import { parseHostMessage } from '../../src/webview-ui/protocol';
 
 const email: Message = {

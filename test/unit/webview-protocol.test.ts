@@ -12,7 +12,7 @@ import {
 } from '../../src/webview-ui/protocol';
 import type { Message } from '../../src/api/types';
 import { cleanFileName } from '../../src/core/fileNames';
-import { buildViewState, contentIdOf, MAX_VIEW_TEXT, referencedContentIds } from '../../src/extension/messagePanel/viewState';
+import { buildViewState, contentIdOf, MAX_VIEW_TEXT, referencedContentIds } from '../../src/webview-ui/viewState';
 
 function aViewState(overrides: Partial<ViewState> = {}): ViewState {
   return {

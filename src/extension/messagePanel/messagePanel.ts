@@ -18,7 +18,7 @@ import type { Logger } from '../log';
 import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewState, type ViewTiming, type WebviewMessage } from '../../webview-ui/protocol';
 import { showModalWarning } from '../ui/shown';
 import type { MessageRef } from '../tree/state';
-import { buildViewState, contentIdOf, referencedContentIds } from './viewState';
+import { buildViewState, contentIdOf, referencedContentIds } from '../../webview-ui/viewState';
 
 export const VIEW_TYPE = 'testInbox.message';
 /** Largest inline (`cid:`) image fetched to show in the HTML; bigger ones stay as placeholders. */

@@ -25,6 +25,8 @@ import { totpResource } from './api/totp';
 import { searchResource } from './api/search';
 import { SearchBodyCache } from './api/searchBodyCache';
 import { receiveWebhook } from './api/webhooks';
+import { handleUi, isUiPath, type UiDeps } from './ui/index';
+import { MemoryRevocations, SessionKeys } from './ui/session';
 import { AuthConfigError, HostCheck, TokenCheck, checkToken } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { ComposeError } from './compose';
@@ -32,7 +34,7 @@ import { HttpError, badRequest, notFound } from './errors';
 import { answerOAuthProbe, handleMcp, isOAuthProbe, MCP_PATH } from './mcp';
 import { MimePool } from './mimePool';
 import { sendError, sendJson } from './respond';
-import { allowedMethods, isTwilioRoute, matchRoute, parseUrl } from './routes';
+import { allowedMethods, isTwilioRoute, matchRoute, parseUrl, type ParsedUrl, type Route } from './routes';
 import { StreamHub } from './stream';
 import { TWILIO_API_PREFIX } from '../contract';
 import { type TwilioContext, handleTwilio } from './twilio/api';
@@ -130,6 +132,7 @@ class Api {
   /** Pending long-polls: each ends its wait when called. */
   readonly #polls = new Set<() => void>();
   readonly #ctx: ApiContext;
+  readonly #ui: UiDeps;
   readonly #twilio: TwilioContext;
   readonly #providers: ProviderContext;
   /** Removes the providers' own spool folder, when they made one. */
@@ -165,6 +168,14 @@ class Api {
     this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody, budget };
     [this.#providers, this.#disposeProviders] = providerContext(o, budget, this.#twilio, (what, err) => this.#toHttpError(what, err));
     this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
+    this.#ui = {
+      apiToken: this.#apiToken,
+      sessions: new SessionKeys(o.apiToken, o.clock ? () => (o.clock as Clock).now() : Date.now),
+      revocations: new MemoryRevocations(),
+      limits: { maxBody, budget },
+      secure: false,
+      dispatch: (route, method, req, res, url) => this.#dispatch(route, method, req, res, url),
+    };
     this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;
     if (!Number.isSafeInteger(this.#maxConnections) || this.#maxConnections < 1) throw new RangeError(`maxConnections must be a whole number >= 1, got ${String(o.maxConnections)}`);
     const headersTimeout = o.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
@@ -320,6 +331,7 @@ class Api {
     const url = parseUrl(req.url);
     if (url.path === MCP_PATH || url.path === `${MCP_PATH}/`) return handleMcp({ apiToken: this.#apiToken, version: this.#version, maxBody: this.#ctx.maxBody, budget: this.#ctx.budget, server: this.server }, req, res);
     if (isOAuthProbe(url.path)) return answerOAuthProbe(res);
+    if (isUiPath(url.segments)) return handleUi(this.#ui, req, res, url, method);
     const route = matchRoute(url.segments);
     if (!route) throw notFound(`unknown route ${method} ${url.path}`);
     const allowed = allowedMethods(route);
@@ -351,6 +363,12 @@ class Api {
       return handleTwilio(this.#twilio, req, res, route, url.query);
     }
     this.#requireApiToken(req, url.query);
+    return this.#dispatch(route, method, req, res, url);
+  }
+
+  /** Runs an API route once its credential is checked: the API token here, a web UI session (ui/index.ts). */
+  async #dispatch(route: Route, method: string, req: http.IncomingMessage, res: http.ServerResponse, url: ParsedUrl): Promise<void> {
+    const ctx = this.#ctx;
     switch (route.kind) {
       case 'domains':
         return listDomains(ctx, res);

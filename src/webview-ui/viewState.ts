@@ -1,17 +1,17 @@
 // Builds what the message view shows (a protocol ViewState) from a fetched message and its
 // extras. Pure: no vscode import, so it is unit-tested under Node; the panel calls it.
 // Email HTML goes to the view as received; the view sanitizes it (src/webview-ui/sanitize.ts).
-import { type SmsEncoding, smsSegments } from '../../core/sms';
-import type { Message } from '../../api/types';
-import { type AttachmentInfo, PROVIDER_API_HEADER } from '../../core/wire';
-import { extractCodes, type CodeReason } from '../../core/otp';
-import { isDataImageUrl, safeLinkTarget } from '../../core/urls';
-import { PRIVATE_DOMAIN } from '../../core/ids';
-import { senderLine } from '../../core/sender';
-import { cleanFileName } from '../../core/fileNames';
-import { CLICK_KIND_LABELS } from '../../core/clickKinds';
-import { codeSource, contentOf, type KindedLink, kindedLinks, messageBodies, pickLinkToClick } from '../../core/message';
-import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText, type ViewVerification } from '../../webview-ui/protocol';
+import { type SmsEncoding, smsSegments } from '../core/sms';
+import type { Message } from '../api/types';
+import { type AttachmentInfo, PROVIDER_API_HEADER } from '../core/wire';
+import { extractCodes, type CodeReason } from '../core/otp';
+import { isDataImageUrl, safeLinkTarget } from '../core/urls';
+import { PRIVATE_DOMAIN } from '../core/ids';
+import { senderLine } from '../core/sender';
+import { cleanFileName } from '../core/fileNames';
+import { CLICK_KIND_LABELS } from '../core/clickKinds';
+import { codeSource, contentOf, type KindedLink, kindedLinks, messageBodies, pickLinkToClick } from '../core/message';
+import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText, type ViewVerification } from './protocol';
 
 /** Most characters of text or raw source sent to the view; beyond this the view says it is cut (a DOM size limit). */
 export const MAX_VIEW_TEXT = 2 * 1024 * 1024;

@@ -1,0 +1,179 @@
+// The web UI's routes (docs/api.md "Web UI"): the page at `/`, everything else under `/ui/`.
+//  - `GET /`                 the page: a nonce-based CSP, no inline script, its script and
+//                            style from `/ui/` (the bundles beside the server's, esbuild.mjs).
+//  - `POST /ui/session`      sign in with the API token; `DELETE /ui/session` signs out.
+//  - `/ui/api/v2/…`          the API's own handlers for the routes the page uses, opened by a
+//                            session (cookie + page token, ./session.ts) instead of the token.
+// A session opens nothing outside `/ui/`; every `/ui/` request passes the one Origin check.
+import { readFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { type TokenCheck, checkToken } from '../auth';
+import { parseJsonObject, readBody, type BodyLimits } from '../body';
+import { HttpError, notFound } from '../errors';
+import { checkOrigin } from '../origin';
+import { sendJson } from '../respond';
+import { allowedMethods, matchRoute, type ParsedUrl, type Route } from '../routes';
+import { PAGE_TOKEN_HEADER, SESSION_COOKIE, type Revocations, type SessionKeys, cookieValue, sessionCookie } from './session';
+
+/** The route kinds a session opens, with their methods: what the page does, nothing else. */
+const UI_ROUTES: Partial<Record<Route['kind'], readonly string[]>> = {
+  domains: ['GET'],
+  inbox: ['GET', 'DELETE'],
+  message: ['GET', 'DELETE'],
+  stream: ['GET'],
+  search: ['GET'],
+};
+
+/** The bundles the page loads, by their name under `/ui/`. */
+const ASSETS: Record<string, string> = {
+  'webui.js': 'application/javascript; charset=utf-8',
+  'webui.css': 'text/css; charset=utf-8',
+};
+
+export interface UiDeps {
+  apiToken: TokenCheck;
+  sessions: SessionKeys;
+  revocations: Revocations;
+  limits: BodyLimits;
+  /** The cookie gets `Secure` (a public https URL in front). */
+  secure: boolean;
+  /** Runs an API route with the API's own handler. */
+  dispatch(route: Route, method: string, req: IncomingMessage, res: ServerResponse, url: ParsedUrl): Promise<void>;
+}
+
+/** True for the paths the web UI owns. */
+export function isUiPath(segments: string[]): boolean {
+  return (segments.length === 1 && segments[0] === '') || segments[0] === 'ui';
+}
+
+/** The folder of the web UI's bundles: beside the server's bundle, or dist/ when running from source. */
+function assetDir(): string {
+  return __filename.endsWith('.ts') ? path.join(__dirname, '..', '..', '..', '..', 'dist') : __dirname;
+}
+
+const assetCache = new Map<string, Promise<Buffer>>();
+
+export async function handleUi(deps: UiDeps, req: IncomingMessage, res: ServerResponse, url: ParsedUrl, method: string): Promise<void> {
+  const s = url.segments;
+  if (s.length === 1 && s[0] === '') {
+    if (method !== 'GET') throw new HttpError(405, 'method_not_allowed', `method ${req.method ?? method} is not allowed here; use GET or HEAD`, { allow: 'GET, HEAD' });
+    return sendPage(res);
+  }
+  checkOrigin(req);
+  if (s.length === 2 && ASSETS[s[1]] !== undefined) {
+    if (method !== 'GET') throw new HttpError(405, 'method_not_allowed', 'use GET or HEAD', { allow: 'GET, HEAD' });
+    return sendAsset(res, s[1]);
+  }
+  if (s.length === 2 && s[1] === 'session') {
+    if (method === 'POST') return signIn(deps, req, res);
+    if (method === 'DELETE') return signOut(deps, req, res);
+    throw new HttpError(405, 'method_not_allowed', 'use POST to sign in or DELETE to sign out', { allow: 'POST, DELETE' });
+  }
+  if (s[1] === 'api') {
+    const route = matchRoute(s.slice(1));
+    const methods = route ? UI_ROUTES[route.kind]?.filter((m) => allowedMethods(route).includes(m)) : undefined;
+    if (!route || !methods) throw notFound(`unknown route ${method} ${url.path}`);
+    await requireSession(deps, req);
+    if (!methods.includes(method)) throw new HttpError(405, 'method_not_allowed', `method ${method} is not allowed here`, { allow: methods.join(', ') });
+    return deps.dispatch(route, method, req, res, url);
+  }
+  throw notFound(`unknown route ${method} ${url.path}`);
+}
+
+async function requireSession(deps: UiDeps, req: IncomingMessage): Promise<{ id: string; expires: number }> {
+  const page = req.headers[PAGE_TOKEN_HEADER];
+  const opened = deps.sessions.open(cookieValue(req.headers.cookie, SESSION_COOKIE), typeof page === 'string' ? page : undefined);
+  if (typeof opened === 'string') {
+    const why = {
+      missing: 'not signed in: sign in with the API token',
+      invalid: 'the session is not valid (signed out, or the API token changed): sign in again',
+      expired: 'the session has expired: sign in again',
+      revoked: 'the session was signed out: sign in again',
+      no_page_token: `the request has no page token (${PAGE_TOKEN_HEADER}): the session cookie alone opens nothing`,
+    }[opened];
+    throw new HttpError(401, 'unauthorized', why);
+  }
+  if (await deps.revocations.isRevoked(opened.id)) throw new HttpError(401, 'unauthorized', 'the session was signed out: sign in again');
+  return opened;
+}
+
+async function signIn(deps: UiDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = parseJsonObject(await readBody(req, res, deps.limits));
+  const token = typeof body.token === 'string' ? body.token : undefined;
+  const outcome = checkToken(deps.apiToken, token);
+  if (outcome === 'missing') throw new HttpError(400, 'bad_field', 'enter the API token');
+  if (outcome === 'wrong') throw new HttpError(403, 'forbidden', 'wrong API token');
+  const session = deps.sessions.issue();
+  sendJson(res, 201, { pageToken: session.pageToken, expires: session.expires }, { 'set-cookie': sessionCookie(session.cookie, Math.floor(deps.sessions.lifetimeMs / 1000), deps.secure) });
+}
+
+async function signOut(deps: UiDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const session = await requireSession(deps, req);
+  await deps.revocations.revoke(session.id, session.expires);
+  sendJson(res, 200, { status: 'ok' }, { 'set-cookie': sessionCookie('', 0, deps.secure) });
+}
+
+async function sendAsset(res: ServerResponse, name: string): Promise<void> {
+  let bytes = assetCache.get(name);
+  if (!bytes) {
+    bytes = readFile(path.join(assetDir(), name));
+    assetCache.set(name, bytes);
+    bytes.catch(() => assetCache.delete(name));
+  }
+  let body: Buffer;
+  try {
+    body = await bytes;
+  } catch {
+    throw new HttpError(500, 'internal', `the web UI's ${name} is missing beside the server's bundle; rebuild (node esbuild.mjs)`);
+  }
+  res.writeHead(200, { 'content-type': ASSETS[name], 'content-length': String(body.byteLength), 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' });
+  res.end(body);
+}
+
+/** The page's policy: scripts by nonce only; email HTML shows in a sandboxed srcdoc frame under it. */
+export function pageCsp(nonce: string): string {
+  return [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}'`,
+    // Email HTML needs inline styles; its remote images pass only when the sanitizer lets them (the reader allowed them).
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: https: http:",
+    "connect-src 'self'",
+    "frame-src 'none'",
+    "form-action 'none'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+function sendPage(res: ServerResponse): void {
+  const nonce = randomBytes(18).toString('base64');
+  const html = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<link rel="stylesheet" href="/ui/webui.css">
+<title>Test Inbox</title>
+</head>
+<body>
+<div id="app"></div>
+<script nonce="${nonce}" src="/ui/webui.js"></script>
+</body>
+</html>
+`;
+  res.writeHead(200, {
+    'content-type': 'text/html; charset=utf-8',
+    'content-length': String(Buffer.byteLength(html)),
+    'cache-control': 'no-store',
+    'content-security-policy': pageCsp(nonce),
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+  });
+  res.end(html);
+}

@@ -1,0 +1,108 @@
+// Sessions of the web UI (docs/api.md "Web UI"). Stateless, so that every process of a team
+// server accepts a session another issued: a session is an id and an expiry, MAC'd with a key
+// derived from the API token (a token change voids every session). The browser holds two
+// halves, and a UI request needs both:
+//  - the cookie `id.expiry.mac` (HttpOnly, SameSite=Strict, Path=/ui, a lifetime), which a page
+//    script cannot read;
+//  - the page token, a MAC of the id the page keeps in memory and sends in a header. A cookie for
+//    127.0.0.1 reaches every port of the host, including the app under test: the cookie alone
+//    opens nothing.
+// Sign-out records the id as revoked until its expiry (Revocations); a revoked id is refused.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const SESSION_COOKIE = 'test_inbox_ui';
+/** The header the page sends its page token in. */
+export const PAGE_TOKEN_HEADER = 'x-test-inbox-session';
+/** A session lasts this long from sign-in. */
+export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
+
+/** Ids signed out before their expiry. One process's memory for the Maildir store. */
+export interface Revocations {
+  revoke(id: string, expires: number): Promise<void>;
+  isRevoked(id: string): Promise<boolean>;
+}
+
+export class MemoryRevocations implements Revocations {
+  readonly #ids = new Map<string, number>();
+  constructor(private readonly now: () => number = Date.now) {}
+  async revoke(id: string, expires: number): Promise<void> {
+    const now = this.now();
+    for (const [k, exp] of this.#ids) if (exp <= now) this.#ids.delete(k);
+    this.#ids.set(id, expires);
+  }
+  async isRevoked(id: string): Promise<boolean> {
+    return this.#ids.has(id);
+  }
+}
+
+export interface IssuedSession {
+  cookie: string;
+  pageToken: string;
+  expires: number;
+}
+
+export interface OpenSession {
+  id: string;
+  expires: number;
+}
+
+export type SessionProblem = 'missing' | 'invalid' | 'expired' | 'revoked' | 'no_page_token';
+
+const ID = /^[A-Za-z0-9_-]{22}$/;
+
+export class SessionKeys {
+  readonly #key: Buffer;
+  constructor(
+    apiToken: string,
+    private readonly now: () => number = Date.now,
+    readonly lifetimeMs = SESSION_LIFETIME_MS,
+  ) {
+    this.#key = createHmac('sha256', apiToken).update('test-inbox web UI session v1').digest();
+  }
+
+  #mac(what: string): string {
+    return createHmac('sha256', this.#key).update(what).digest('base64url');
+  }
+
+  issue(): IssuedSession {
+    const id = randomBytes(16).toString('base64url');
+    const expires = this.now() + this.lifetimeMs;
+    const body = `${id}.${expires}`;
+    return { cookie: `${body}.${this.#mac(`cookie:${body}`)}`, pageToken: this.#mac(`page:${id}`), expires };
+  }
+
+  /** The session the cookie names when its MAC holds and it has not expired (revocation is the caller's). */
+  open(cookie: string | undefined, pageToken: string | undefined): OpenSession | SessionProblem {
+    if (cookie === undefined || cookie === '') return 'missing';
+    const parts = cookie.split('.');
+    if (parts.length !== 3 || !ID.test(parts[0]) || !/^[0-9]{1,16}$/.test(parts[1])) return 'invalid';
+    const [id, exp, mac] = parts;
+    if (!same(mac, this.#mac(`cookie:${id}.${exp}`))) return 'invalid';
+    const expires = Number(exp);
+    if (expires <= this.now()) return 'expired';
+    if (pageToken === undefined || pageToken === '') return 'no_page_token';
+    if (!same(pageToken, this.#mac(`page:${id}`))) return 'invalid';
+    return { id, expires };
+  }
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** The value of one cookie of a Cookie header. */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** The Set-Cookie value of a session (or of its removal, when `value` is empty). */
+export function sessionCookie(value: string, maxAgeSeconds: number, secure: boolean): string {
+  return `${SESSION_COOKIE}=${value}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
+}

@@ -1,0 +1,388 @@
+// The web UI's page (served by src/server/http/ui at `/`, bundled to dist/webui.js): sign-in,
+// domains → inboxes → messages, search, live updates, and the message view. The message view
+// is the editor's own (./view.ts, ./viewState.ts, ./sanitize.ts): this page is its second host.
+// Every request carries the page token (held here, in memory only) and the session cookie.
+import { parseDomains, parseListing, parseMessage } from '../api/validate';
+import type { Message } from '../api/types';
+import type { AttachmentInfo, MessageSummary } from '../core/wire';
+import { parseHostMessage, type WebviewMessage } from './protocol';
+import { handleHostMessage, initView } from './view';
+import { buildViewState } from './viewState';
+
+const PAGE_TOKEN_HEADER = 'x-test-inbox-session';
+const RECONNECT_MS = 2000;
+
+let pageToken: string | undefined;
+let selected: { domain?: string; inbox?: string; query?: string } = {};
+let summaries: MessageSummary[] = [];
+let open: { domain: string; inbox: string; id: string; message: Message; attachments: AttachmentInfo[]; raw?: string; remote: boolean } | undefined;
+let streamAbort: AbortController | undefined;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, text?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function byId(id: string): HTMLElement {
+  const e = document.getElementById(id);
+  if (!e) throw new Error(`the page has no #${id}`);
+  return e;
+}
+
+class SignedOut extends Error {}
+
+/** A UI request: the page token in its header, the cookie sent by the browser. */
+async function call(method: string, path: string, signal?: AbortSignal): Promise<Response> {
+  if (pageToken === undefined) throw new SignedOut('not signed in');
+  const res = await fetch(`/ui/api/v2${path}`, { method, headers: { [PAGE_TOKEN_HEADER]: pageToken }, credentials: 'same-origin', signal });
+  if (res.status === 401) {
+    const body = (await res.json().catch(() => ({}))) as { message?: string };
+    showSignIn(body.message ?? 'the session has ended: sign in again');
+    throw new SignedOut(body.message ?? 'signed out');
+  }
+  if (!res.ok) {
+    const body = (await res.json().catch(() => ({}))) as { message?: string };
+    const err = new Error(body.message ?? `the server answered ${res.status}`);
+    (err as Error & { status?: number }).status = res.status;
+    throw err;
+  }
+  return res;
+}
+
+const seg = encodeURIComponent;
+
+// ---------------------------------------------------------------- sign-in
+
+function showSignIn(problem?: string): void {
+  pageToken = undefined;
+  streamAbort?.abort();
+  const app = byId('app');
+  app.replaceChildren();
+  const main = el('main', { class: 'signin' });
+  main.append(el('h1', {}, 'Test Inbox'));
+  const form = el('form', { novalidate: '' });
+  const label = el('label', { for: 'token' }, 'API token');
+  const input = el('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'current-password', required: '' });
+  const submit = el('button', { type: 'submit', class: 'primary' }, 'Sign in');
+  const error = el('p', { id: 'signin-error', class: 'error', role: 'alert' });
+  if (problem) error.textContent = problem;
+  form.append(label, input, submit, error);
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    void signIn(input.value, error);
+  });
+  main.append(el('p', { class: 'note' }, 'The API token is in the server file, or in the editor: Test Inbox: Copy API Token.'), form);
+  app.append(main);
+  document.title = 'Sign in · Test Inbox';
+  input.focus();
+}
+
+async function signIn(token: string, error: HTMLElement): Promise<void> {
+  error.textContent = '';
+  let res: Response;
+  try {
+    res = await fetch('/ui/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }), credentials: 'same-origin' });
+  } catch {
+    error.textContent = 'The server does not answer. Is it running?';
+    return;
+  }
+  const body = (await res.json().catch(() => ({}))) as { pageToken?: string; message?: string };
+  if (!res.ok || typeof body.pageToken !== 'string') {
+    error.textContent = res.status === 403 ? 'Wrong API token.' : (body.message ?? `Sign-in failed (${res.status}).`);
+    return;
+  }
+  pageToken = body.pageToken;
+  showApp();
+}
+
+async function signOut(): Promise<void> {
+  try {
+    if (pageToken !== undefined) await fetch('/ui/session', { method: 'DELETE', headers: { [PAGE_TOKEN_HEADER]: pageToken }, credentials: 'same-origin' });
+  } finally {
+    showSignIn('Signed out.');
+  }
+}
+
+// ---------------------------------------------------------------- the app
+
+function showApp(): void {
+  const app = byId('app');
+  app.replaceChildren();
+  const header = el('header', { class: 'bar' });
+  header.append(el('h1', {}, 'Test Inbox'));
+  const search = el('form', { role: 'search', class: 'search' });
+  const q = el('input', { id: 'q', type: 'search', 'aria-label': 'Search messages', placeholder: 'Search: from:, subject:, code:, has:link…' });
+  search.append(q, el('button', { type: 'submit' }, 'Search'));
+  search.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    selected = q.value.trim() ? { query: q.value.trim() } : {};
+    void refresh();
+  });
+  const out = el('button', { type: 'button', id: 'signout' }, 'Sign out');
+  out.addEventListener('click', () => void signOut());
+  header.append(search, out);
+  const conn = el('p', { id: 'conn', class: 'conn', role: 'status' });
+  const layout = el('div', { class: 'layout' });
+  layout.append(
+    nav('domains', 'Domains'),
+    nav('inboxes', 'Inboxes'),
+    nav('messages', 'Messages'),
+  );
+  const viewer = el('section', { class: 'viewer', 'aria-label': 'Message' });
+  viewer.append(el('main', { id: 'root' }), el('div', { id: 'status', class: 'status', role: 'status', 'aria-live': 'polite' }));
+  layout.append(viewer);
+  app.append(header, conn, layout);
+  document.title = 'Test Inbox';
+  void refresh();
+  void stream();
+}
+
+function nav(id: string, label: string): HTMLElement {
+  const n = el('nav', { 'aria-label': label, class: `list list-${id}` });
+  n.append(el('h2', {}, label), el('ul', { id }));
+  return n;
+}
+
+function item(text: string, count: string | undefined, current: boolean, onClick: () => void, extra?: string): HTMLLIElement {
+  const li = el('li');
+  const b = el('button', { type: 'button', class: current ? 'item current' : 'item', ...(current ? { 'aria-current': 'true' } : {}) });
+  b.append(el('span', { class: 'name' }, text));
+  if (extra) b.append(el('span', { class: 'extra' }, extra));
+  if (count !== undefined) b.append(el('span', { class: 'count' }, count));
+  b.addEventListener('click', onClick);
+  li.append(b);
+  return li;
+}
+
+async function refresh(): Promise<void> {
+  try {
+    const domains = parseDomains(await (await call('GET', '/domains')).json());
+    const ul = byId('domains');
+    ul.replaceChildren(...domains.domains.map((d) => item(d.name, String(d.messages), d.name === selected.domain, () => {
+      selected = { domain: d.name };
+      void refresh();
+    })));
+    if (domains.domains.length === 0) ul.append(el('li', { class: 'empty' }, 'No mail yet.'));
+    if (selected.query !== undefined) {
+      const body = (await (await call('GET', `/search?q=${seg(selected.query)}&limit=200`)).json()) as { msgs?: unknown[] };
+      summaries = parseListing({ domain: '', msgs: body.msgs ?? [] }).msgs;
+    } else if (selected.domain !== undefined) {
+      summaries = parseListing(await (await call('GET', `/domains/${seg(selected.domain)}/inboxes/*?limit=500&sort=descending`)).json()).msgs;
+    } else summaries = [];
+    renderInboxes();
+    renderMessages();
+    setConn('');
+  } catch (e) {
+    if (!(e instanceof SignedOut)) setConn(`Could not load: ${(e as Error).message}`);
+  }
+}
+
+function renderInboxes(): void {
+  const counts = new Map<string, number>();
+  for (const m of summaries) counts.set(m.to, (counts.get(m.to) ?? 0) + 1);
+  const ul = byId('inboxes');
+  ul.replaceChildren();
+  if (selected.domain === undefined) return;
+  for (const [inbox, n] of [...counts].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const li = item(inbox, String(n), inbox === selected.inbox, () => {
+      selected = { domain: selected.domain, inbox };
+      renderInboxes();
+      renderMessages();
+    });
+    ul.append(li);
+  }
+  if (selected.inbox !== undefined) {
+    const clear = el('button', { type: 'button', class: 'danger' }, `Clear inbox ${selected.inbox}`);
+    clear.addEventListener('click', () => void clearInbox());
+    const li = el('li');
+    li.append(clear);
+    ul.append(li);
+  }
+}
+
+function renderMessages(): void {
+  const ul = byId('messages');
+  const shown = summaries.filter((m) => selected.inbox === undefined || m.to === selected.inbox).sort((a, b) => b.time - a.time);
+  ul.replaceChildren(
+    ...shown.map((m) => item(m.subject || '(no subject)', undefined, open?.id === m.id, () => void openMessage(m.domain, m.to, m.id), `${m.from} · ${m.to} · ${new Date(m.time).toLocaleString()}`)),
+  );
+  if (shown.length === 0) ul.append(el('li', { class: 'empty' }, selected.query !== undefined ? 'No message matches.' : 'No messages.'));
+}
+
+async function clearInbox(): Promise<void> {
+  const { domain, inbox } = selected;
+  if (domain === undefined || inbox === undefined) return;
+  if (!window.confirm(`Delete every message of ${inbox}@${domain}?`)) return;
+  try {
+    await call('DELETE', `/domains/${seg(domain)}/inboxes/${seg(inbox)}`);
+    selected = { domain };
+    await refresh();
+  } catch (e) {
+    if (!(e instanceof SignedOut)) setConn(`Could not clear: ${(e as Error).message}`);
+  }
+}
+
+function setConn(text: string): void {
+  const c = document.getElementById('conn');
+  if (c) c.textContent = text;
+}
+
+// ---------------------------------------------------------------- the message view
+
+async function openMessage(domain: string, inbox: string, id: string): Promise<void> {
+  handleHostMessage({ type: 'loading', id }, Date.now());
+  const base = `/domains/${seg(domain)}/inboxes/${seg(inbox)}/messages/${seg(id)}`;
+  try {
+    const message = parseMessage(await (await call('GET', base)).json(), { inbox, id });
+    const [attachments, raw] = await Promise.all([
+      call('GET', `${base}/attachments`).then(async (r) => ((await r.json()) as { attachments?: AttachmentInfo[] }).attachments ?? []).catch(() => []),
+      call('GET', `${base}/raw`).then((r) => r.text()).catch(() => undefined),
+    ]);
+    open = { domain, inbox, id, message, attachments, raw, remote: false };
+    renderOpen();
+    renderMessages();
+  } catch (e) {
+    if (e instanceof SignedOut) return;
+    const gone = (e as { status?: number }).status === 404;
+    handleHostMessage({ type: 'error', id, message: gone ? 'This message was deleted.' : `Could not open the message: ${(e as Error).message}`, retryable: !gone }, Date.now());
+  }
+}
+
+function renderOpen(): void {
+  if (!open) return;
+  const state = buildViewState({ domain: open.domain, message: open.message, attachments: open.attachments, raw: open.raw, allowRemoteImages: open.remote });
+  // The same check the editor's view applies to what its host sends.
+  const checked = parseHostMessage({ type: 'render', state });
+  handleHostMessage(checked.ok ? checked.value : { type: 'error', id: open.id, message: `The message cannot be shown: ${checked.error}`, retryable: false }, Date.now());
+  const actions = el('div', { class: 'actions' });
+  const del = el('button', { type: 'button', class: 'danger' }, 'Delete message');
+  del.addEventListener('click', () => void deleteOpen());
+  actions.append(del);
+  byId('root').prepend(actions);
+}
+
+async function deleteOpen(): Promise<void> {
+  if (!open) return;
+  const { domain, inbox, id } = open;
+  try {
+    await call('DELETE', `/domains/${seg(domain)}/inboxes/${seg(inbox)}/messages/${seg(id)}`);
+    open = undefined;
+    byId('root').replaceChildren(el('p', { class: 'empty' }, 'Message deleted.'));
+    await refresh();
+  } catch (e) {
+    if (!(e instanceof SignedOut)) setConn(`Could not delete: ${(e as Error).message}`);
+  }
+}
+
+/** Copies text; over plain HTTP on a LAN address navigator.clipboard is missing, so a hidden textarea and execCommand do it. */
+async function copy(text: string, what: string): Promise<void> {
+  let ok = false;
+  if (navigator.clipboard && window.isSecureContext) {
+    ok = await navigator.clipboard.writeText(text).then(() => true, () => false);
+  }
+  if (!ok) {
+    const area = el('textarea', { 'aria-hidden': 'true', class: 'copy-buffer', readonly: '' });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    ok = document.execCommand('copy');
+    area.remove();
+  }
+  handleHostMessage({ type: 'notice', level: ok ? 'info' : 'error', text: ok ? `Copied ${what}.` : `Could not copy ${what}: select it and copy by hand.` }, Date.now());
+}
+
+function answer(m: WebviewMessage): void {
+  if (!open) return;
+  const state = buildViewState({ domain: open.domain, message: open.message, attachments: open.attachments, raw: open.raw, allowRemoteImages: open.remote });
+  switch (m.type) {
+    case 'copyCode':
+      if (state.code) void copy(state.code.code, `code ${state.code.code}`);
+      return;
+    case 'copyVerificationLink':
+      if (state.verification) void copy(state.verification.url, 'the link');
+      return;
+    case 'copyId':
+      void copy(open.id, 'the message ID');
+      return;
+    case 'openLink':
+      // The view lists only the message's own links; the reader confirms the full address first.
+      if (state.links.some((l) => l.url === m.url) && window.confirm(`Open ${m.url}?`)) window.open(m.url, '_blank', 'noopener,noreferrer');
+      return;
+    case 'allowRemoteImages':
+      open.remote = true;
+      renderOpen();
+      return;
+    case 'retry':
+      void openMessage(open.domain, open.inbox, open.id);
+      return;
+    case 'saveAttachment':
+      handleHostMessage({ type: 'notice', level: 'info', text: 'Attachments are saved from the editor or the API; the web UI lists them.' }, Date.now());
+      return;
+    default:
+      return;
+  }
+}
+
+// ---------------------------------------------------------------- live updates
+
+/** Reads the push stream with fetch (the page token goes in a header, which EventSource cannot send); reconnects when it ends. */
+async function stream(): Promise<void> {
+  streamAbort?.abort();
+  const abort = new AbortController();
+  streamAbort = abort;
+  while (!abort.signal.aborted && pageToken !== undefined) {
+    try {
+      const res = await call('GET', '/domains/private/stream', abort.signal);
+      setConn('');
+      await refresh();
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          if (/^event: (message|delete)$/m.test(frame)) onEvent(frame);
+        }
+      }
+      if (!abort.signal.aborted) setConn('The server closed the live connection; reconnecting…');
+    } catch (e) {
+      if (e instanceof SignedOut || abort.signal.aborted) return;
+      setConn('The server is not reachable; reconnecting…');
+    }
+    await new Promise((r) => setTimeout(r, RECONNECT_MS));
+  }
+}
+
+function onEvent(frame: string): void {
+  const data = /^data: (.*)$/m.exec(frame)?.[1];
+  if (!data) return;
+  const event = JSON.parse(data) as { type?: string; ids?: string[] };
+  if (event.type === 'delete' && open && event.ids?.includes(open.id)) {
+    open = undefined;
+    handleHostMessage({ type: 'error', id: 'deleted', message: 'This message was deleted.', retryable: false }, Date.now());
+  }
+  void refresh();
+}
+
+// ---------------------------------------------------------------- start
+
+function applyScheme(): void {
+  const dark = window.matchMedia('(prefers-color-scheme: dark)').matches;
+  document.body.classList.toggle('vscode-dark', dark);
+  document.body.classList.toggle('vscode-light', !dark);
+}
+
+let tabState: unknown;
+initView({ post: answer, getState: () => tabState, setState: (s) => (tabState = s) });
+applyScheme();
+window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+  applyScheme();
+  renderOpen();
+});
+showSignIn();

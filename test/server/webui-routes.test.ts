@@ -1,0 +1,163 @@
+// The web UI's routes on a real server (src/server/http/ui): the page and its CSP, sign-in,
+// the two halves of a session, what a session opens (only /ui/) and what it never opens
+// (/api/v2, /mcp, Twilio, providers), sign-out, a token change, expiry.
+import { strict as assert } from 'node:assert';
+import { API_TOKEN, DOMAIN, anEmail, startApi, type Harness } from './api-harness';
+import { PAGE_TOKEN_HEADER, SESSION_COOKIE } from '../../src/server/http/ui/session';
+
+describe('web UI routes', function () {
+  this.timeout(60_000);
+  let h: Harness;
+  let now = Date.now();
+  before(async () => {
+    h = await startApi({ clock: { now: () => now } });
+  });
+  after(() => h.close());
+
+  async function signIn(server: Harness = h, token = API_TOKEN): Promise<{ cookie: string; pageToken: string }> {
+    const r = await server.call('POST', '/ui/session', { anonymous: true, body: { token } });
+    assert.equal(r.status, 201, r.text);
+    const set = String(r.headers['set-cookie']);
+    const cookie = /^([^;]+)/.exec(set)![1];
+    return { cookie, pageToken: r.json.pageToken as string };
+  }
+
+  const ui = (s: { cookie?: string; pageToken?: string }): Record<string, string | undefined> => ({ cookie: s.cookie, [PAGE_TOKEN_HEADER]: s.pageToken });
+
+  it('serves the page at / with a nonce CSP and no inline script; GET only', async () => {
+    const r = await h.call('GET', '/', { anonymous: true });
+    assert.equal(r.status, 200);
+    assert.match(String(r.headers['content-type']), /^text\/html/);
+    const csp = String(r.headers['content-security-policy']);
+    const nonce = /script-src 'nonce-([^']+)'/.exec(csp)?.[1];
+    assert.ok(nonce, csp);
+    assert.doesNotMatch(csp, /unsafe-eval|script-src[^;]*unsafe-inline/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    const scripts = [...r.text.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
+    assert.equal(scripts.length, 1);
+    assert.equal(scripts[0][2], '', 'no inline script');
+    assert.match(scripts[0][1], new RegExp(`nonce="${nonce!.replace(/[+/=]/g, '\\$&')}" src="/ui/webui.js"`));
+    const again = await h.call('GET', '/', { anonymous: true });
+    assert.notEqual(/nonce-([^']+)/.exec(String(again.headers['content-security-policy']))?.[1], nonce, 'a fresh nonce per page');
+    assert.equal((await h.call('HEAD', '/', { anonymous: true })).status, 200);
+    const post = await h.call('POST', '/', { anonymous: true, body: {} });
+    assert.equal(post.status, 405);
+    assert.equal(post.headers.allow, 'GET, HEAD');
+    const js = await h.call('GET', '/ui/webui.js', { anonymous: true });
+    assert.equal(js.status, 200, 'dist/webui.js is built (node esbuild.mjs)');
+    assert.match(String(js.headers['content-type']), /javascript/);
+    assert.equal((await h.call('GET', '/ui/webui.css', { anonymous: true })).status, 200);
+  });
+
+  it('signs in with the API token only: a wrong or missing token gets a clear error', async () => {
+    const wrong = await h.call('POST', '/ui/session', { anonymous: true, body: { token: 'nope' } });
+    assert.equal(wrong.status, 403);
+    assert.equal(wrong.json.message, 'wrong API token');
+    assert.equal(wrong.headers['set-cookie'], undefined);
+    const empty = await h.call('POST', '/ui/session', { anonymous: true, body: {} });
+    assert.equal(empty.status, 400);
+    const r = await h.call('POST', '/ui/session', { anonymous: true, body: { token: API_TOKEN } });
+    assert.equal(r.status, 201);
+    const set = String(r.headers['set-cookie']);
+    assert.match(set, new RegExp(`^${SESSION_COOKIE}=`));
+    for (const attr of ['HttpOnly', 'SameSite=Strict', 'Path=/ui', 'Max-Age=43200']) assert.ok(set.includes(attr), `${attr} in ${set}`);
+    assert.doesNotMatch(set, /Secure/, 'a loopback http server sets no Secure');
+    assert.equal(typeof r.json.pageToken, 'string');
+    assert.ok(!set.includes(r.json.pageToken as string), 'the page token is not in the cookie');
+  });
+
+  it('a session opens the UI routes, which answer as the API does', async () => {
+    await h.deliver('alice', await anEmail({ subject: 'Your code is 482913' }));
+    const s = await signIn();
+    const domains = await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: ui(s) });
+    assert.equal(domains.status, 200, domains.text);
+    const api = await h.call('GET', '/api/v2/domains');
+    assert.deepEqual(domains.json, api.json);
+    const list = await h.call('GET', `/ui/api/v2/domains/${DOMAIN}/inboxes/alice`, { anonymous: true, headers: ui(s) });
+    assert.equal(list.status, 200);
+    assert.equal(list.json.msgs.length, 1);
+    const found = await h.call('GET', `/ui/api/v2/search?q=${encodeURIComponent('subject:code')}`, { anonymous: true, headers: ui(s) });
+    assert.equal(found.status, 200, found.text);
+    assert.equal(found.json.total, 1);
+    const id = list.json.msgs[0].id as string;
+    const msg = await h.call('GET', `/ui/api/v2/domains/${DOMAIN}/inboxes/alice/messages/${id}`, { anonymous: true, headers: ui(s) });
+    assert.equal(msg.status, 200);
+    // Only what the page does: no injection, no webhook, no TOTP through a session.
+    const inject = await h.call('POST', `/ui/api/v2/domains/${DOMAIN}/inboxes/alice`, { anonymous: true, headers: ui(s), body: { subject: 'x', from: 'a@b.test', text: 'x' } });
+    assert.equal(inject.status, 405);
+    assert.equal((await h.call('GET', '/ui/api/v2/totp/JBSWY3DPEHPK3PXP', { anonymous: true, headers: ui(s) })).status, 404);
+    const del = await h.call('DELETE', `/ui/api/v2/domains/${DOMAIN}/inboxes/alice/messages/${id}`, { anonymous: true, headers: ui(s) });
+    assert.equal(del.status, 200, del.text);
+    const gone = await h.call('GET', `/ui/api/v2/domains/${DOMAIN}/inboxes/alice/messages/${id}`, { anonymous: true, headers: ui(s) });
+    assert.equal(gone.status, 404);
+  });
+
+  it('the cookie alone, the page token alone, or a forged cookie open nothing', async () => {
+    const s = await signIn();
+    const path = '/ui/api/v2/domains';
+    const cookieOnly = await h.call('GET', path, { anonymous: true, headers: { cookie: s.cookie } });
+    assert.equal(cookieOnly.status, 401);
+    assert.match(cookieOnly.json.message, /cookie alone opens nothing/);
+    assert.equal((await h.call('GET', path, { anonymous: true, headers: { [PAGE_TOKEN_HEADER]: s.pageToken } })).status, 401);
+    const [id, exp] = s.cookie.split('=')[1].split('.');
+    const longer = `${SESSION_COOKIE}=${id}.${Number(exp) + 1e9}.${s.cookie.split('.')[2]}`;
+    assert.equal((await h.call('GET', path, { anonymous: true, headers: { cookie: longer, [PAGE_TOKEN_HEADER]: s.pageToken } })).status, 401);
+    const other = await signIn();
+    assert.equal((await h.call('GET', path, { anonymous: true, headers: { cookie: s.cookie, [PAGE_TOKEN_HEADER]: other.pageToken } })).status, 401, "another session's page token");
+    // Not the API token either: the UI routes take a session only.
+    assert.equal((await h.call('GET', path)).status, 401);
+  });
+
+  it('a session never opens /api/v2, /mcp, Twilio or provider routes', async () => {
+    const s = await signIn();
+    const headers = ui(s);
+    for (const [method, target] of [
+      ['GET', '/api/v2/domains'],
+      ['GET', `/api/v2/domains/${DOMAIN}/inboxes/alice`],
+      ['GET', '/api/v2/search?q=code'],
+      ['POST', '/mcp'],
+      ['GET', '/2010-04-01/Accounts/AC00000000000000000000000000000000/Messages.json'],
+      ['POST', '/emails'],
+    ] as const) {
+      const r = await h.call(method, target, { anonymous: true, headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: method === 'POST' ? {} : undefined });
+      assert.ok(r.status === 401 || r.status === 403, `${method} ${target} with a session: ${r.status} ${r.text.slice(0, 200)}`);
+    }
+  });
+
+  it('refuses a foreign Origin on /ui/', async () => {
+    const r = await h.call('POST', '/ui/session', { anonymous: true, headers: { origin: 'http://evil.test' }, body: { token: API_TOKEN } });
+    assert.equal(r.status, 403);
+    const s = await signIn();
+    assert.equal((await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: { ...ui(s), origin: 'http://127.0.0.1:1' } })).status, 403);
+    assert.equal((await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: { ...ui(s), origin: `http://127.0.0.1:${h.port}` } })).status, 200);
+  });
+
+  it('sign-out ends the session; the cookie is cleared', async () => {
+    const s = await signIn();
+    const out = await h.call('DELETE', '/ui/session', { anonymous: true, headers: ui(s) });
+    assert.equal(out.status, 200);
+    assert.match(String(out.headers['set-cookie']), /Max-Age=0/);
+    const after = await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: ui(s) });
+    assert.equal(after.status, 401);
+    assert.match(after.json.message, /signed out/);
+  });
+
+  it('a session expires after its lifetime', async () => {
+    const s = await signIn();
+    now += 12 * 60 * 60 * 1000 + 1;
+    const r = await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: ui(s) });
+    assert.equal(r.status, 401);
+    assert.match(r.json.message, /expired/);
+  });
+
+  it('a token change voids every session (a second server on the same store with a new token)', async () => {
+    const s = await signIn();
+    const other = await startApi({ apiToken: 'a-new-api-token-77', store: h.store });
+    try {
+      const r = await other.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: ui(s) });
+      assert.equal(r.status, 401);
+    } finally {
+      await other.api.close();
+    }
+  });
+});
