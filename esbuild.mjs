@@ -26,7 +26,7 @@ const ENTRIES = {
     external: ['vscode'],
   },
   cli: {
-    entryPoints: { cli: 'src/server/cli.ts' },
+    entryPoints: { cli: 'src/cli/cli.ts' },
     platform: 'node',
     format: 'cjs',
     target: 'node20',

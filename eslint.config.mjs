@@ -30,19 +30,31 @@ export default tseslint.config(
     rules: restrict([noVscode, noUndici], [{ regex: '^\\.\\./(?!core/)', message: 'src/api imports of the project only src/core (never the server).' }]),
   },
   {
-    // server: the local inbox server; never the editor side.
-    files: ['src/server/**'],
-    rules: restrict([noVscode, noUndici], [{ regex: '(^|/)(extension|webview-ui)(/|$)', message: 'src/server never imports the extension or the webview UI.' }]),
+    // shared: what several layers import: the process contract, the data folder, flag parsing,
+    // the message-view protocol. Of the project only core.
+    files: ['src/shared/**'],
+    rules: restrict([noVscode, noUndici], [{ regex: '^\\.\\./(?!core/)', message: 'src/shared imports of the project only src/core.' }]),
   },
   {
-    // testing: the library for test runners and the CLI's test commands; a client of the
-    // server like any test, so of src/server only the process contract and the CLI helpers.
+    // cli: `test-inbox` (serve, mcp and the test commands), above the server, the library and
+    // the MCP tools it dispatches to; never the editor side.
+    files: ['src/cli/**'],
+    rules: restrict([noVscode], [{ regex: '(^|/)(extension|webview-ui)(/|$)', message: 'src/cli never imports the extension or the webview UI.' }]),
+  },
+  {
+    // server: the local inbox server; never the editor side, never the CLI above it.
+    files: ['src/server/**'],
+    rules: restrict([noVscode, noUndici], [{ regex: '(^|/)(extension|webview-ui|cli)(/|$)', message: 'src/server never imports the extension, the webview UI or the CLI.' }]),
+  },
+  {
+    // testing: the library for test runners; a client of the server like any test (the process
+    // contract is in src/shared): nothing of src/server, the CLI, the extension or the view.
     files: ['src/testing/**'],
     rules: restrict(
       [noVscode],
       [
-        { regex: '(^|/)(extension|webview-ui)(/|$)', message: 'src/testing never imports the extension or the webview UI.' },
-        { regex: '/server/(?!(contract|dataDir|args)$)', message: 'src/testing imports from src/server only contract, dataDir and args: it talks to the server over HTTP and SMTP.' },
+        { regex: '(^|/)(extension|webview-ui|cli)(/|$)', message: 'src/testing never imports the extension, the webview UI or the CLI.' },
+        { regex: '(^|/)server(/|$)', message: 'src/testing imports nothing of src/server (the contract is src/shared/contract.ts): it talks to the server over HTTP and SMTP.' },
       ],
     ),
   },
@@ -53,22 +65,22 @@ export default tseslint.config(
     rules: restrict(
       [noUndici],
       [
-        { regex: '/server/(?!contract$)', message: 'the extension imports from src/server only the process contract (src/server/contract.ts).' },
-        { regex: '/webview-ui/(?!(protocol|viewState)$)', message: 'the extension imports from src/webview-ui only the protocol and the pure view state.' },
+        { regex: '(^|/)(server|cli)(/|$)', message: 'the extension runs the server as a child process: it shares only src/shared (the process contract) with it.' },
+        { regex: '(^|/)webview-ui/(?!viewState$)', message: 'the extension imports of src/webview-ui only the pure view state (the protocol is src/shared/viewProtocol.ts).' },
       ],
     ),
   },
   {
     // mcp: the MCP tools (tools.ts, no SDK) and the SDK plumbing (sdk.ts); a client of the
-    // server like the test library: the API client, the library's connection and waits, and of
-    // src/server only the CLI helpers; nothing of the extension.
+    // server like the test library: the API client, the library's connection and waits, and
+    // src/shared; nothing of the server, the CLI or the extension.
     files: ['src/mcp/**'],
     rules: restrict(
       [noVscode, noUndici],
       [
         { regex: '(^|/)webview-ui(/|$)', message: 'src/mcp never imports the webview UI.' },
         { regex: '(^|/)extension(/|$)', message: 'src/mcp imports nothing of the extension: the queries it shares with the language-model tools are src/api/queries.ts.' },
-        { regex: '^\\.\\./server/(?!(contract|dataDir|args)$)', message: 'src/mcp imports from src/server only contract, dataDir and args.' },
+        { regex: '^\\.\\./(server|cli)/', message: 'src/mcp imports nothing of src/server or the CLI (the contract is src/shared/contract.ts).' },
       ],
     ),
   },
@@ -95,13 +107,14 @@ export default tseslint.config(
     },
   },
   {
-    // webview-ui: browser code of the message view; of the project only core (and its own
-    // protocol); libraries such as DOMPurify are fine, Node and the network client are not.
+    // webview-ui: browser code of the message view; of the project only core and the view
+    // protocol (src/shared/viewProtocol.ts); libraries such as DOMPurify are fine, Node and the
+    // network client are not.
     files: ['src/webview-ui/**'],
     rules: restrict(
       [noVscode, { name: 'undici', message: 'the webview UI has no network client.' }],
       [
-        { regex: '^\\.\\./(?!core/|api/(types|validate)$)', message: 'src/webview-ui imports of the project only src/core, its own protocol, and the API client types and response checks.' },
+        { regex: '^\\.\\./(?!core/|shared/viewProtocol$|api/(types|validate)$)', message: 'src/webview-ui imports of the project only src/core, src/shared/viewProtocol.ts, and the API client types and response checks.' },
         { regex: '^node:', message: 'the webview UI runs in a browser: no Node modules.' },
       ],
     ),

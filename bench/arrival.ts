@@ -20,7 +20,7 @@ import { expandRow, openTestInboxView, treeRow } from '../test/e2e/ui';
 import { buildMessage, sendOne } from './lib/smtp-load';
 import { median, percentile, samplesArg } from './lib/stats';
 import { createClient } from '../src/api';
-import { DEFAULT_DOMAIN } from '../src/server/contract';
+import { DEFAULT_DOMAIN } from '../src/shared/contract';
 
 /** The floor: p95 over at least this many samples. */
 export const DEFAULT_ARRIVAL_SAMPLES = 40;

@@ -21,7 +21,7 @@ import { startWorkbench } from '../scripts/integration/workbench';
 import { startDemoServer } from '../scripts/demoServer';
 import { expandRow, openTestInboxView, treeRow, UI_TIMEOUT_MS } from '../test/e2e/ui';
 import { sendMany } from './lib/smtp-load';
-import { DEFAULT_DOMAIN } from '../src/server/contract';
+import { DEFAULT_DOMAIN } from '../src/shared/contract';
 import { MAX_PAGES, PAGE_SIZE } from '../src/extension/tree/model';
 import { writeHostDriver } from './lib/hostDriver';
 

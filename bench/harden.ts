@@ -8,7 +8,7 @@
 // any figure printed here.
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import { DEFAULT_DOMAIN } from '../src/server/contract';
+import { DEFAULT_DOMAIN } from '../src/shared/contract';
 import type { Ours } from './lib/ours';
 import { rssMb } from './lib/procs';
 import { figure, type Figure } from './lib/report';

@@ -22,7 +22,7 @@ import { startDemoServer, type DemoServer } from '../scripts/demoServer';
 import { expandRow, escapeRegExp, openTestInboxView, runFromPalette, treeRow, UI_TIMEOUT_MS } from '../test/e2e/ui';
 import { sendOne } from './lib/smtp-load';
 import { percentile, samplesArg } from './lib/stats';
-import { DEFAULT_DOMAIN } from '../src/server/contract';
+import { DEFAULT_DOMAIN } from '../src/shared/contract';
 import type { OpenTiming } from '../src/extension/messagePanel/messagePanel';
 import { writeHostDriver, type HostDriver } from './lib/hostDriver';
 

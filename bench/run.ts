@@ -31,7 +31,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runInjectLoad, runListLatency, DEFAULT_INJECT_CONCURRENCY, INJECT_SMALL_POOL } from './lib/http-load';
 import { ensureMaildev, MAILDEV_NEXT_VERSION, MAILDEV_VERSION, startMaildev } from './lib/maildev';
-import { DEFAULT_DOMAIN } from '../src/server/contract';
+import { DEFAULT_DOMAIN } from '../src/shared/contract';
 import { cliBuilt, complaints, keepEverythingArgs, PRODUCT_ROOT, REPO_ROOT, serveHelp, startOurs, type Ours } from './lib/ours';
 import { portOf, rssMb, startWithReadyLine, type Started } from './lib/procs';
 import { figure, formatTable, machine, writeJson, type Figure } from './lib/report';

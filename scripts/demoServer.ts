@@ -19,7 +19,7 @@ import {
   TOKENS_FILE,
   TokensFileProblem,
   withoutTokensEnv,
-} from '../src/server/contract';
+} from '../src/shared/contract';
 
 /** Repository root (this file is scripts/demoServer.ts). */
 export const REPO_ROOT = path.resolve(__dirname, '..');

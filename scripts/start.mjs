@@ -20,8 +20,8 @@ import { delimiter, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { require as tsRequire } from 'tsx/cjs/api';
 
-/** @type {typeof import('../src/server/contract')} */
-const contract = tsRequire('../src/server/contract.ts', import.meta.url);
+/** @type {typeof import('../src/shared/contract')} */
+const contract = tsRequire('../src/shared/contract.ts', import.meta.url);
 /** The server's default ports (the extension's defaults too). */
 const { DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT } = contract;
 

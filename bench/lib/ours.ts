@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { generateToken, parseReadyLine, type ReadyLine, serveArgs, tokensEnv } from '../../src/server/contract';
+import { generateToken, parseReadyLine, type ReadyLine, serveArgs, tokensEnv } from '../../src/shared/contract';
 import { rssMb, startWithReadyLine, type Started } from './procs';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');

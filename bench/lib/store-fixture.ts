@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { benchCacheDir } from './maildev';
 import { PRODUCT_ROOT, startOurs } from './ours';
-import { DEFAULT_DOMAIN } from '../../src/server/contract';
+import { DEFAULT_DOMAIN } from '../../src/shared/contract';
 
 /** The inbox the list benchmark reads: half of the store. */
 export const BIG_INBOX = 'big';

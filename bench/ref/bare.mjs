@@ -32,7 +32,7 @@ const smtp = new SMTPServer({
   },
 });
 
-// The literal 'inbox.test' (and the ready line's shape below) copy src/server/contract.ts on
+// The literal 'inbox.test' (and the ready line's shape below) copy src/shared/contract.ts on
 // purpose: this reference server runs as bare `node` with no TypeScript loader, so that its
 // start-up and memory stay a baseline without tsx in them.
 const now = Date.now();

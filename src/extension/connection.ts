@@ -7,7 +7,7 @@ import { ApiError, networkError } from '../api/errors';
 import type { InboxApi, ServerIdentity, StreamHandlers } from '../api/types';
 import type { TokenStore } from './config/secrets';
 import type { ServerDomains, Settings } from './config/settings';
-import { generateProviderKey, generateToken, readTokensFile, tokenDigest, TOKENS_FILE, TokensFileProblem } from '../server/contract';
+import { generateProviderKey, generateToken, readTokensFile, tokenDigest, TOKENS_FILE, TokensFileProblem } from '../shared/contract';
 import { ConfirmedServers, REASON_TEXT, trustReasons, type TrustReason } from './config/serverTrust';
 import { ExtensionError } from './errors';
 import { errorText, type Logger } from './log';

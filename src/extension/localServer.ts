@@ -16,7 +16,7 @@ import {
   serveArgs,
   tokensEnv,
   withoutTokensEnv,
-} from '../server/contract';
+} from '../shared/contract';
 import type { Logger } from './log';
 import { Emitter } from './util/emitter';
 import { sleep } from '../core/sleep';

@@ -4,9 +4,9 @@
 // twins; by default the running local server of the data dir, proven by its challenge). It
 // never starts a server: when none answers, it says on stderr how to start one, and every tool
 // answers that as an error the agent can pass on, until a server runs.
-import { type FlagSpec, parseFlags, UsageError } from '../server/args';
-import { API_TOKEN_ENV, EXIT_USAGE } from '../server/contract';
-import { DATA_DIR_ENV } from '../server/dataDir';
+import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
+import { API_TOKEN_ENV, EXIT_USAGE } from '../shared/contract';
+import { DATA_DIR_ENV } from '../shared/dataDir';
 import { connect, type Connection, DOMAIN_ENV, SERVER_ENV, toTestInboxError } from '../testing/connection';
 import type { ConnectionOptions } from '../testing/types';
 import { loadMcpSdk } from './load';

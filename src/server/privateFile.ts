@@ -2,7 +2,7 @@
 // read/write only, fsynced, then renamed into place so that no reader sees half a file.
 import { readFileSync, promises as fs, type Stats } from 'node:fs';
 import * as path from 'node:path';
-import { ownershipProblem } from './contract';
+import { ownershipProblem } from '../shared/contract';
 
 /** Owner read/write only: the files hold secrets. */
 export const PRIVATE_FILE_MODE = 0o600;

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { encodeFileName } from '../core/fileNames';
 import { redact } from '../core/redact';
 import { isLoopbackHost } from '../core/urls';
-import { generateToken, SERVER_FILE, type ServerFile, tokenDigest } from './contract';
+import { generateToken, SERVER_FILE, type ServerFile, tokenDigest } from '../shared/contract';
 import { createHttpApi } from './http/index';
 import { keepReserve, writeServerFile } from './privateFile';
 import { isNoSpace } from './store/durability';
@@ -155,9 +155,12 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   const cleanups: Array<() => Promise<void>> = [() => mime.close(), () => store.close()];
   // One budget for the message bytes every SMTP and HTTP connection holds in memory at once.
   const budget = new ByteBudget();
+  // Reads of stored messages have a budget of their own: however many clients read, intake goes on.
+  const readBudget = new ByteBudget();
   const cleanup = async (): Promise<void> => {
     // First: nothing waits for memory while the server stops (a stop always stops).
     budget.close();
+    readBudget.close();
     for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
   };
   // Per start: the key of the health proof, written only into the data folder (SERVER_FILE).
@@ -182,6 +185,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       version: VERSION,
       maxConnections: maxHttpConnections,
       budget,
+      readBudget,
       log,
     });
     await new Promise<void>((resolve, reject) => {

@@ -4,7 +4,7 @@
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { generateProviderKey, generateToken, readTokensFile, type SavedTokens, TOKENS_FILE, TokensFileProblem } from './contract';
+import { generateProviderKey, generateToken, readTokensFile, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../shared/contract';
 import { ownershipProblemOf, writePrivateFile } from './privateFile';
 
 export type TokensErrorCode = 'TOKENS_FILE_INVALID' | 'TOKENS_SAME' | 'TOKENS_IO' | 'TOKENS_UNSAFE';

@@ -8,8 +8,8 @@ import * as path from 'node:path';
 import { ApiError, createClient, type InboxApi } from '../api';
 import { domainProblem, inboxNameProblem, normalizeInbox, PRIVATE_DOMAIN } from '../core/ids';
 import { parseDuration } from '../core/duration';
-import { API_TOKEN_ENV, DEFAULT_HOST, DEFAULT_HTTP_PORT, checkHealthProof, ownershipProblem, readServerFile, readTokensFile, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../server/contract';
-import { DATA_DIR_ENV, defaultDataDir } from '../server/dataDir';
+import { API_TOKEN_ENV, DEFAULT_HOST, DEFAULT_HTTP_PORT, checkHealthProof, ownershipProblem, readServerFile, readTokensFile, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../shared/contract';
+import { DATA_DIR_ENV, defaultDataDir } from '../shared/dataDir';
 import { isLoopbackHost } from '../core/urls';
 import { type ConnectionOptions, TestInboxError } from './types';
 

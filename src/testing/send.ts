@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { PRIVATE_DOMAIN } from '../core/ids';
-import { DEFAULT_HOST, DEFAULT_SMTP_PORT, LOCAL_TWILIO_ACCOUNT_SID, TWILIO_API_PREFIX, TWILIO_AUTH_TOKEN_ENV } from '../server/contract';
+import { DEFAULT_HOST, DEFAULT_SMTP_PORT, LOCAL_TWILIO_ACCOUNT_SID, TWILIO_API_PREFIX, TWILIO_AUTH_TOKEN_ENV } from '../shared/contract';
 import { type Connection, SMTP_ENV, splitInbox, toTestInboxError } from './connection';
 import { type MailOptions, type MailResult, type SmsOptions, type SmsResult, TestInboxError } from './types';
 

@@ -1,7 +1,7 @@
 // The message view in the editor: the browser-side script of the message panel (bundled to
 // dist/webview.js). Every message from the host is validated before use (./protocol); the view
 // itself is ./view.ts, shared with the server's web UI.
-import { isFromHost, parseHostMessage } from './protocol';
+import { isFromHost, parseHostMessage } from '../shared/viewProtocol';
 import { handleHostMessage, initView } from './view';
 
 interface VsCodeApi {

@@ -5,7 +5,7 @@
 import { parseDomains, parseListing, parseMessage } from '../api/validate';
 import type { Message } from '../api/types';
 import type { AttachmentInfo, MessageSummary } from '../core/wire';
-import { parseHostMessage, type WebviewMessage } from './protocol';
+import { parseHostMessage, type WebviewMessage } from '../shared/viewProtocol';
 import { handleHostMessage, initView } from './view';
 import { buildViewState } from './viewState';
 

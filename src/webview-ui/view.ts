@@ -12,7 +12,7 @@ import {
   type ViewState,
   type ViewTiming,
   type WebviewMessage,
-} from './protocol';
+} from '../shared/viewProtocol';
 import { buildSrcdoc, type FrameTheme, type SrcdocResult } from './sanitize';
 
 /** What the view needs of its host: where its messages go, and a place to keep the open tab. */

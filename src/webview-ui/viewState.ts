@@ -11,7 +11,7 @@ import { senderLine } from '../core/sender';
 import { cleanFileName } from '../core/fileNames';
 import { CLICK_KIND_LABELS } from '../core/clickKinds';
 import { codeSource, contentOf, type KindedLink, kindedLinks, messageBodies, pickLinkToClick } from '../core/message';
-import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText, type ViewVerification } from './protocol';
+import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText, type ViewVerification } from '../shared/viewProtocol';
 
 /** Most characters of text or raw source sent to the view; beyond this the view says it is cut (a DOM size limit). */
 export const MAX_VIEW_TEXT = 2 * 1024 * 1024;

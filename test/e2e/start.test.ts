@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { REPO_ROOT, SAMPLES } from '../../scripts/demoServer';
 import { chromiumPath } from '../../scripts/integration/workbench';
-import { TOKENS_FILE } from '../../src/server/contract';
+import { TOKENS_FILE } from '../../src/shared/contract';
 import { escapeRegExp, expandRow, keepFailure, openTestInboxView, runFromPalette, treeRow, UI_TIMEOUT_MS } from './ui';
 
 /** Build, server, samples, code-server (already installed) and a workbench load on a busy machine. */

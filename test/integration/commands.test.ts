@@ -5,7 +5,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { DEFAULT_DOMAIN } from '../../src/server/contract';
+import { DEFAULT_DOMAIN } from '../../src/shared/contract';
 import { COMMAND_IDS } from '../../src/extension/commands';
 import { answering, clipboard, inboxNode, messageLabels, uniqueInbox, useLocalServer, waitForState } from './support/state';
 

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { DEFAULT_DOMAIN, TOKENS_FILE } from '../../src/server/contract';
+import { DEFAULT_DOMAIN, TOKENS_FILE } from '../../src/shared/contract';
 import { startInboxServer } from '../../src/server/server';
 import { debugState, findNode, messageLabels, setSetting, useLocalServer, waitForState } from './support/state';
 

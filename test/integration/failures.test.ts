@@ -6,7 +6,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { DEFAULT_DOMAIN } from '../../src/server/contract';
+import { DEFAULT_DOMAIN } from '../../src/shared/contract';
 import { startInboxServer, type InboxServer } from '../../src/server/server';
 import { closedPort } from '../support/ports';
 import { answering, debugState, findNode, inboxNode, uniqueInbox, useLocalServer, waitForState, type DebugState } from './support/state';

@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { TOKENS_FILE } from '../../src/server/contract';
+import { TOKENS_FILE } from '../../src/shared/contract';
 import { debugState, setSetting, useLocalServer, waitForState, type DebugState } from './support/state';
 
 type WithNotice = DebugState & { serverNotice: { text: string; actions: string[] } | null };

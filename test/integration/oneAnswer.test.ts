@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import nodemailer from 'nodemailer';
 import * as vscode from 'vscode';
-import { DEFAULT_DOMAIN } from '../../src/server/contract';
+import { DEFAULT_DOMAIN } from '../../src/shared/contract';
 import { CORPUS, rawOf } from '../support/corpus';
 import { clipboard, uniqueInbox, useLocalServer } from './support/state';
 

@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as vscode from 'vscode';
-import { DEFAULT_DOMAIN } from '../../src/server/contract';
+import { DEFAULT_DOMAIN } from '../../src/shared/contract';
 import { answering, type DebugState, setSetting, uniqueInbox, useLocalServer, waitForState } from './support/state';
 
 const DOMAIN = DEFAULT_DOMAIN;

@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import twilio from 'twilio';
 import RequestClient from 'twilio/lib/base/RequestClient';
 import * as vscode from 'vscode';
-import { DEFAULT_DOMAIN } from '../../src/server/contract';
+import { DEFAULT_DOMAIN } from '../../src/shared/contract';
 import { clipboard, debugState, inboxNode, useLocalServer, waitForState } from './support/state';
 
 /** The SDK's own transport, with api.twilio.com replaced by the base URL from the settings. */

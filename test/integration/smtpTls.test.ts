@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import nodemailer from 'nodemailer';
 import * as vscode from 'vscode';
-import { DEFAULT_DOMAIN } from '../../src/server/contract';
+import { DEFAULT_DOMAIN } from '../../src/shared/contract';
 import { messageLabels, setSetting, uniqueInbox, useLocalServer, waitForState } from './support/state';
 
 describe('SMTP TLS setting', function () {

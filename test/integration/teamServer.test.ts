@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import * as vscode from 'vscode';
-import { parseReadyLine, type ReadyLine } from '../../src/server/contract';
+import { parseReadyLine, type ReadyLine } from '../../src/shared/contract';
 import { type Cluster, startCluster } from '../support/postgres';
 import { getExtension } from './helpers';
 import { answering, findNode, inboxNode, setSetting, uniqueInbox, useLocalServer, waitForState } from './support/state';

@@ -4,7 +4,7 @@
 import * as assert from 'node:assert/strict';
 import nodemailer from 'nodemailer';
 import * as vscode from 'vscode';
-import { DEFAULT_DOMAIN } from '../../src/server/contract';
+import { DEFAULT_DOMAIN } from '../../src/shared/contract';
 import { TOOL_NAMES } from '../../src/extension/tools';
 import { FIND_PROPERTIES, INBOX_PROPERTIES } from '../../src/extension/tools/common';
 import { dataDir, uniqueInbox, useLocalServer } from './support/state';

@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import nodemailer from 'nodemailer';
 import * as vscode from 'vscode';
-import { DEFAULT_DOMAIN } from '../../src/server/contract';
+import { DEFAULT_DOMAIN } from '../../src/shared/contract';
 import { debugState, inboxNode, messageLabels, uniqueInbox, useLocalServer, waitForState } from './support/state';
 
 /** The local server's default domain, which the extension's local.domain setting defaults to. */

@@ -4,7 +4,7 @@
 import * as assert from 'node:assert/strict';
 import nodemailer from 'nodemailer';
 import * as vscode from 'vscode';
-import { DEFAULT_DOMAIN } from '../../src/server/contract';
+import { DEFAULT_DOMAIN } from '../../src/shared/contract';
 import { answering, clipboard, inboxNode, uniqueInbox, useLocalServer, waitForState } from './support/state';
 
 const DOMAIN = DEFAULT_DOMAIN;

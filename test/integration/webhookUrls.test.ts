@@ -3,7 +3,7 @@
 // a picker, and a POST to each copied URL delivers to the embedded local server.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import { DEFAULT_DOMAIN } from '../../src/server/contract';
+import { DEFAULT_DOMAIN } from '../../src/shared/contract';
 import { answering, clipboard, messageLabels, uniqueInbox, useLocalServer, waitForState } from './support/state';
 
 const DOMAIN = DEFAULT_DOMAIN;

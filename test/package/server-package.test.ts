@@ -22,9 +22,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import nodemailer from 'nodemailer';
 import { chromium, type Browser } from 'playwright-core';
 import { chromiumPath } from '../../scripts/integration/workbench';
-import { EXIT_USAGE, SERVER_ENV_NAMES } from '../../src/server/contract';
+import { EXIT_USAGE, SERVER_ENV_NAMES } from '../../src/shared/contract';
 import { type Running, startServer } from '../server/cliProcess';
-import { TOKENS_FILE } from '../../src/server/contract';
+import { TOKENS_FILE } from '../../src/shared/contract';
 
 const execFileP = promisify(execFile);
 const REPO = path.resolve(__dirname, '..', '..');

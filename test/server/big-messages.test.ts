@@ -28,8 +28,8 @@ const CONCURRENT_READS = 40;
 const READ_MESSAGE_MB = 20;
 /** 15 MB of attachment is a 20 MB message in base64. */
 const READ_ATTACHMENT_BYTES = 15 * 1024 * 1024;
-/** Generous: reads wait for the byte budget, so at most one such read is in memory at a time (~3-4x its size). */
-const READ_PEAK_RISE_MB = 400;
+/** Generous (measured ~300 MB: one read at a time, plus what the MIME workers keep; before the read budget ~1.5 GB). */
+const READ_PEAK_RISE_MB = 600;
 
 function rssMb(pid: number): number {
   return Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;

@@ -5,10 +5,10 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
-import { EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, EXIT_USAGE, TOKENS_FILE, tokensEnv } from '../../src/server/contract';
-import { parseServeArgs } from '../../src/server/cli';
-import { TEST_COMMANDS } from '../../src/testing/commands';
-import { UsageError } from '../../src/server/args';
+import { EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, EXIT_USAGE, TOKENS_FILE, tokensEnv } from '../../src/shared/contract';
+import { parseServeArgs } from '../../src/cli/cli';
+import { TEST_COMMANDS } from '../../src/cli/testCommands';
+import { UsageError } from '../../src/shared/args';
 import { parseDuration } from '../../src/core/duration';
 import { LOCK_FILE } from '../../src/server/store/lock';
 import { loadOrCreateTokens, TokensError } from '../../src/server/tokens';
@@ -169,7 +169,7 @@ describe('test-inbox serve (CLI)', function () {
       const c = fork(process.argv[1], process.argv.slice(2), { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
       c.stdout.once('data', () => process.stdout.write(JSON.stringify({ pid: c.pid }) + '\\n'));
       setInterval(() => {}, 1000);`;
-    const cli = path.join(__dirname, '..', '..', 'src', 'server', 'cli.ts');
+    const cli = path.join(__dirname, '..', '..', 'src', 'cli', 'cli.ts');
     const { spawn } = await import('node:child_process');
     const parent = spawn(process.execPath, ['-e', parentScript, cli, 'serve', '--data-dir', dataDir, ...freePorts], {
       cwd: path.join(__dirname, '..', '..'),

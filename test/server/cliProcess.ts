@@ -2,10 +2,10 @@
 // CLI and durability tests.
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
-import { parseReadyLine, SERVER_ENV_NAMES } from '../../src/server/contract';
+import { parseReadyLine, SERVER_ENV_NAMES } from '../../src/shared/contract';
 
 const REPO = path.resolve(__dirname, '..', '..');
-const CLI = path.join(REPO, 'src', 'server', 'cli.ts');
+const CLI = path.join(REPO, 'src', 'cli', 'cli.ts');
 
 export interface Running {
   child: ChildProcess;

@@ -12,7 +12,7 @@ import { sendOne, SmtpConnection } from '../../bench/lib/smtp-load';
 import { type Running, startServer } from './cliProcess';
 
 const REPO = path.resolve(__dirname, '..', '..');
-const CLI = path.join(REPO, 'src', 'server', 'cli.ts');
+const CLI = path.join(REPO, 'src', 'cli', 'cli.ts');
 const API = 'caps-api-token-5b1f';
 const WEBHOOK = 'caps-webhook-token-9e2a';
 /** The soft limit the child runs under: low enough that the held sockets would exhaust it without caps. */

@@ -1,11 +1,11 @@
-// The process contract of `test-inbox serve` (src/server/contract.ts): its values are pinned
+// The process contract of `test-inbox serve` (src/shared/contract.ts): its values are pinned
 // here, because changing one breaks servers and data folders already out there; its builders
 // and parsers are checked against the CLI's own parser and output.
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseServeArgs, type ServeConfig } from '../../src/server/cli';
+import { parseServeArgs, type ServeConfig } from '../../src/cli/cli';
 import {
   API_TOKEN_ENV,
   DEFAULT_DOMAIN,
@@ -36,7 +36,7 @@ import {
   tokensEnv,
   WEBHOOK_TOKEN_ENV,
   withoutTokensEnv,
-} from '../../src/server/contract';
+} from '../../src/shared/contract';
 import { startInboxServer } from '../../src/server/server';
 import { startCli } from './cliProcess';
 

@@ -11,7 +11,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
-import { DEFAULT_DOMAIN } from '../../src/server/contract';
+import { DEFAULT_DOMAIN } from '../../src/shared/contract';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 
 const FS_BYTES = 16 * 1024 * 1024;

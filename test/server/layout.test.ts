@@ -10,7 +10,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
-import { DEFAULT_DOMAIN, SERVER_FILE, TOKENS_FILE } from '../../src/server/contract';
+import { DEFAULT_DOMAIN, SERVER_FILE, TOKENS_FILE } from '../../src/shared/contract';
 import { startInboxServer } from '../../src/server/server';
 import { LAYOUT_FILE, MAIL_DIR } from '../../src/server/store/layout';
 import { type Running, startCli } from './cliProcess';

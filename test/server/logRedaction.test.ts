@@ -14,7 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { encodeFileName } from '../../src/core/fileNames';
-import { API_TOKEN_ENV, PROVIDER_KEY_ENV, TWILIO_AUTH_TOKEN_ENV, WEBHOOK_TOKEN_ENV } from '../../src/server/contract';
+import { API_TOKEN_ENV, PROVIDER_KEY_ENV, TWILIO_AUTH_TOKEN_ENV, WEBHOOK_TOKEN_ENV } from '../../src/shared/contract';
 import { MAIL_DIR } from '../../src/server/store/layout';
 import { type Running, startCli } from './cliProcess';
 

@@ -74,7 +74,7 @@ describe('Copy MCP Server Config: the configs and the launcher', function () {
     await install('0.11.0-linux-x64', "process.stderr.write('an obsolete version ran\\n'); process.exit(3);\n");
     await fs.writeFile(path.join(extensions, '.obsolete'), JSON.stringify({ 'test-inbox.test-inbox-0.11.0-linux-x64': true }));
     // The current version's cli.js runs the CLI of these sources (the bundle's own `main`).
-    await install('0.10.0', `require(${JSON.stringify(require.resolve('tsx/cjs'))});\nrequire(${JSON.stringify(path.join(REPO, 'src', 'server', 'cli.ts'))}).main(process.argv.slice(2));\n`);
+    await install('0.10.0', `require(${JSON.stringify(require.resolve('tsx/cjs'))});\nrequire(${JSON.stringify(path.join(REPO, 'src', 'cli', 'cli.ts'))}).main(process.argv.slice(2));\n`);
     const launcher = input().stdio.launcher;
     await fs.mkdir(path.dirname(launcher), { recursive: true });
     await fs.writeFile(launcher, mcpLauncherText({ extensionsDir: extensions, extensionFolderPrefix: 'test-inbox.test-inbox-', fallbackCli: path.join(extensions, 'gone', 'cli.js') }));

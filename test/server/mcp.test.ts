@@ -20,7 +20,7 @@ import { freePort } from '../support/postgres';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const execFileP = promisify(execFile);
-const CLI = path.join(REPO, 'src', 'server', 'cli.ts');
+const CLI = path.join(REPO, 'src', 'cli', 'cli.ts');
 const DOMAIN = 'inbox.test';
 
 type ToolResult = { structuredContent?: Record<string, unknown>; content: Array<{ type: string; text?: string }>; isError?: boolean };

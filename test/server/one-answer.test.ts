@@ -23,7 +23,7 @@ import { buildViewState } from '../../src/webview-ui/viewState';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { waitForCode, waitForLink, TestInboxError } from '../../src/testing';
-import { runTestCommand } from '../../src/testing/commands';
+import { runTestCommand } from '../../src/cli/testCommands';
 import { connect } from '../../src/testing/connection';
 import { waitForCodeOn } from '../../src/testing/wait';
 import { CORPUS, type CorpusMessage, rawOf } from '../support/corpus';

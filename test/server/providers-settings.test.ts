@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { SendEmailCommand } from '@aws-sdk/client-sesv2';
 import { PROVIDERS, providerEnv, providerSettingsText, type ProviderId, SDK_LINES } from '../../src/extension/providerSettings';
-import { LOCAL_TWILIO_ACCOUNT_SID } from '../../src/server/contract';
+import { LOCAL_TWILIO_ACCOUNT_SID } from '../../src/shared/contract';
 import { DOMAIN, onlyMessage, PROVIDER_KEY, type ProviderHarness, startProviders } from './providers-harness';
 
 const TWILIO_TOKEN = 'twilio-token-7e6d5c4b3a';

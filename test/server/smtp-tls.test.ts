@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
 import nodemailer from 'nodemailer';
-import { SMTP_TLS_CERT_FILE, SMTP_TLS_DIR, SMTP_TLS_KEY_FILE } from '../../src/server/contract';
+import { SMTP_TLS_CERT_FILE, SMTP_TLS_DIR, SMTP_TLS_KEY_FILE } from '../../src/shared/contract';
 import { startInboxServer, type InboxServer, type InboxServerOptions } from '../../src/server/server';
 import { SmtpTlsError } from '../../src/server/tls/material';
 import { createSelfSigned } from '../../src/server/tls/selfSigned';

@@ -13,7 +13,7 @@ import nodemailer from 'nodemailer';
 import pg from 'pg';
 import twilio from 'twilio';
 import RequestClient from 'twilio/lib/base/RequestClient';
-import { EXIT_DATABASE_UNAVAILABLE, TWILIO_AUTH_TOKEN_ENV } from '../../src/server/contract';
+import { EXIT_DATABASE_UNAVAILABLE, TWILIO_AUTH_TOKEN_ENV } from '../../src/shared/contract';
 import { composeMessage } from '../../src/server/http/compose';
 import { HEADER } from '../../src/server/http/twilio/store';
 import { MIGRATIONS } from '../../src/server/store/postgres/migrations';

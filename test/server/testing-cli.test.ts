@@ -9,14 +9,14 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
-import { EXIT_USAGE } from '../../src/server/contract';
+import { EXIT_USAGE } from '../../src/shared/contract';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
-import { EXIT_NO_PERMISSION, EXIT_TIMEOUT, EXIT_UNAVAILABLE, runTestCommand } from '../../src/testing/commands';
+import { EXIT_NO_PERMISSION, EXIT_TIMEOUT, EXIT_UNAVAILABLE, runTestCommand } from '../../src/cli/testCommands';
 import { totp } from '../../src/testing';
 
 const REPO = path.resolve(__dirname, '..', '..');
-const CLI = path.join(REPO, 'src', 'server', 'cli.ts');
+const CLI = path.join(REPO, 'src', 'cli', 'cli.ts');
 const DOMAIN = 'inbox.test';
 
 export interface Ran {

@@ -1,4 +1,4 @@
-// The local server manager against the real CLI (src/server/cli.ts run through tsx), real
+// The local server manager against the real CLI (src/cli/cli.ts run through tsx), real
 // ports and a temp data folder.
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
@@ -13,12 +13,12 @@ import { ConfirmedServers } from '../../src/extension/config/serverTrust';
 import { readSettings, type Settings } from '../../src/extension/config/settings';
 import { Connection } from '../../src/extension/connection';
 import { LocalServer, LocalServerError, probeHealth, type LocalServerOptions } from '../../src/extension/localServer';
-import { DEFAULT_DOMAIN, SERVER_FILE, TOKENS_FILE } from '../../src/server/contract';
+import { DEFAULT_DOMAIN, SERVER_FILE, TOKENS_FILE } from '../../src/shared/contract';
 import { startInboxServer } from '../../src/server/server';
 import { memoryLog, memoryMemento, memorySecrets } from '../support/memory';
 import { closedPort as freePort } from '../support/ports';
 
-const CLI = path.resolve(__dirname, '../../src/server/cli.ts');
+const CLI = path.resolve(__dirname, '../../src/cli/cli.ts');
 const EXEC_ARGV = ['--require', 'tsx/cjs'];
 
 describe('extension local server', function () {

@@ -9,7 +9,7 @@ import type { MessageSummary } from '../../src/core/wire';
 import type { NewMail } from '../../src/extension/live';
 import { COPY_CODE_BUTTON, noticeFor, notifyNewMail, OPEN_BUTTON, type NotifyDeps } from '../../src/extension/notify';
 import type { MessageRef } from '../../src/extension/tree/state';
-import { DEFAULT_DOMAIN, DEFAULT_HOST } from '../../src/server/contract';
+import { DEFAULT_DOMAIN, DEFAULT_HOST } from '../../src/shared/contract';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 
 const msg = (to: string, subject: string, time: number): MessageSummary => ({ subject, domain: 'inbox.test', from: 'a@b.test', id: `${to}-${time}-1`, to, time, seconds_ago: 0 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { DEFAULT_POLL_SECONDS, defaultDomains, normalizeBaseUrl, readSettings } from '../../src/extension/config/settings';
-import { DEFAULT_DOMAIN, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT } from '../../src/server/contract';
+import { DEFAULT_DOMAIN, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT } from '../../src/shared/contract';
 
 const reader = (values: Record<string, unknown>) => ({ get: <T>(k: string) => values[k] as T | undefined });
 

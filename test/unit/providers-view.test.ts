@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import type { Message } from '../../src/api/types';
 import { buildViewState } from '../../src/webview-ui/viewState';
-import { parseHostMessage } from '../../src/webview-ui/protocol';
+import { parseHostMessage } from '../../src/shared/viewProtocol';
 
 const email: Message = {
   kind: 'email',

@@ -9,7 +9,7 @@ import {
   viewTitle,
   type HostMessage,
   type ViewState,
-} from '../../src/webview-ui/protocol';
+} from '../../src/shared/viewProtocol';
 import type { Message } from '../../src/api/types';
 import { cleanFileName } from '../../src/core/fileNames';
 import { buildViewState, contentIdOf, MAX_VIEW_TEXT, referencedContentIds } from '../../src/webview-ui/viewState';

@@ -4,7 +4,7 @@
 // or shown. A hosted server's token is the user's own: set with Set API Token.
 import * as vscode from 'vscode';
 import { inert } from '../../core/inert';
-import { TOKENS_FILE } from '../../server/contract';
+import { TOKENS_FILE } from '../../shared/contract';
 import { COMMANDS } from '../commandIds';
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { LOCAL_TWILIO_ACCOUNT_SID } from '../../server/contract';
+import { LOCAL_TWILIO_ACCOUNT_SID } from '../../shared/contract';
 import { inert } from '../../core/inert';
 import { COMMANDS } from '../commandIds';
 import { ExtensionError } from '../errors';

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { SMTP_TLS_CERT_FILE, SMTP_TLS_DIR } from '../../server/contract';
+import { SMTP_TLS_CERT_FILE, SMTP_TLS_DIR } from '../../shared/contract';
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
 import { inert } from '../../core/inert';

@@ -3,7 +3,7 @@ import { webhookUrlPreviews, webhookUrls } from '../../api/webhooks';
 import type { WebhookForm } from '../../api/types';
 import { PRIVATE_DOMAIN } from '../../core/ids';
 import { inert, inertMessage, inertText, MAX_MESSAGE_LENGTH } from '../../core/inert';
-import { TOKENS_FILE } from '../../server/contract';
+import { TOKENS_FILE } from '../../shared/contract';
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
 import { resolveInbox } from '../ui/pick';

@@ -1,7 +1,7 @@
 // Every `testInbox.*` setting in one typed module. No vscode import: `readSettings` takes
 // anything with a `get(key)` (a WorkspaceConfiguration in the host, a plain object in tests).
 // The local server's defaults (ports, domain) are the process contract's.
-import { DEFAULT_DOMAIN, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT } from '../../server/contract';
+import { DEFAULT_DOMAIN, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT } from '../../shared/contract';
 import { hideUrlCredentials } from '../../core/urls';
 import type { InboxRef } from '../tree/state';
 

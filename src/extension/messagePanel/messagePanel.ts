@@ -15,7 +15,7 @@ import { inert, plainText, type Plain } from '../../core/inert';
 import { safeLinkTarget } from '../../core/urls';
 import { readSettings, SETTINGS_SECTION, SettingKey } from '../config/settings';
 import type { Logger } from '../log';
-import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewState, type ViewTiming, type WebviewMessage } from '../../webview-ui/protocol';
+import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewState, type ViewTiming, type WebviewMessage } from '../../shared/viewProtocol';
 import { showModalWarning } from '../ui/shown';
 import type { MessageRef } from '../tree/state';
 import { buildViewState, contentIdOf, referencedContentIds } from '../../webview-ui/viewState';

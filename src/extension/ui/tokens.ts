@@ -6,7 +6,7 @@ import { inert, inertMessage } from '../../core/inert';
 import { ACTION_TITLES } from '../errors';
 import { tokenProblem, type TokenKind } from '../config/secrets';
 import type { Services } from '../services';
-import { TOKENS_FILE } from '../../server/contract';
+import { TOKENS_FILE } from '../../shared/contract';
 import { askToUseServer } from './confirmServer';
 import { showInfo, showStatus, showWarning } from './shown';
 

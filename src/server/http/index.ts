@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem } from '../../core/ids';
 import type { HealthResponse } from '../../core/wire';
 import { hmacHex, tokenProofKey } from '../../core/proof';
-import { HEALTH_CHALLENGE_PARAM, healthProof, MAX_CHALLENGE_LENGTH } from '../contract';
+import { HEALTH_CHALLENGE_PARAM, healthProof, MAX_CHALLENGE_LENGTH } from '../../shared/contract';
 import { BudgetError, ByteBudget } from '../budget';
 import { StoreError } from '../store/errors';
 import type { Store } from '../store/types';
@@ -36,7 +36,7 @@ import { MimePool } from './mimePool';
 import { sendError, sendJson } from './respond';
 import { allowedMethods, isTwilioRoute, matchRoute, parseUrl, type ParsedUrl, type Route } from './routes';
 import { StreamHub } from './stream';
-import { TWILIO_API_PREFIX } from '../contract';
+import { TWILIO_API_PREFIX } from '../../shared/contract';
 import { type TwilioContext, handleTwilio } from './twilio/api';
 import { TwilioApiError, fromHttpError, sendTwilioError } from './twilio/errors';
 import { TwilioMessages } from './twilio/store';
@@ -93,8 +93,10 @@ export interface HttpApiOptions {
   maxBodyBytes?: number;
   /** The server file's key: `/healthz?challenge=` answers its HMAC proof (contract.ts, SERVER_FILE). */
   proofKey?: string;
-  /** Message bytes held in memory at once, shared with SMTP (budget.ts); a request body waits for its share before it is read, a message read before it is read. */
+  /** Message bytes held in memory at once, shared with SMTP (budget.ts): a request body waits for its share before it is read. */
   budget?: ByteBudget;
+  /** Bytes of stored messages read at once (api/read.ts): its own budget, so reads never hold back intake. */
+  readBudget?: ByteBudget;
   /** Open connections served at once; past it a request is answered 503. Default DEFAULT_MAX_HTTP_CONNECTIONS. */
   maxConnections?: number;
   /** Default DEFAULT_HEADERS_TIMEOUT_MS. */
@@ -167,7 +169,7 @@ class Api {
     const budget = o.budget ?? new ByteBudget();
     this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody, budget };
     [this.#providers, this.#disposeProviders] = providerContext(o, budget, this.#twilio, (what, err) => this.#toHttpError(what, err));
-    this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
+    this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, readBudget: o.readBudget ?? new ByteBudget(), searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
     this.#ui = {
       apiToken: this.#apiToken,
       sessions: new SessionKeys(o.apiToken, o.clock ? () => (o.clock as Clock).now() : Date.now),

@@ -2,7 +2,7 @@
 // percent-decoding, so an encoded slash or dot-dot stays inside one segment and is then
 // refused by the name checks; nothing is ever resolved against the file system here.
 // Both `/api/v2/domains/` and `/api/v2/domain/` are accepted; a trailing slash is optional.
-import { TWILIO_API_PREFIX } from '../contract';
+import { TWILIO_API_PREFIX } from '../../shared/contract';
 import { HttpError, badRequest, notFound } from './errors';
 
 /** Longest request target accepted; longer ones are not a real client (Node's header limit is 16 KB anyway). */

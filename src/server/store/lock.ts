@@ -7,7 +7,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ownershipProblemOf, PRIVATE_FILE_MODE } from '../privateFile';
-import { TOKENS_FILE } from '../contract';
+import { TOKENS_FILE } from '../../shared/contract';
 import { StoreError } from './errors';
 
 /** Lock file inside the data dir; the leading dot keeps it apart from domain directories. */

@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createSecureContext } from 'node:tls';
-import { SMTP_TLS_CERT_FILE, SMTP_TLS_DIR, SMTP_TLS_KEY_FILE } from '../contract';
+import { SMTP_TLS_CERT_FILE, SMTP_TLS_DIR, SMTP_TLS_KEY_FILE } from '../../shared/contract';
 import { writePrivateFile } from '../privateFile';
 import { createSelfSigned, isCertificateName } from './selfSigned';
 

@@ -4,7 +4,7 @@ import { promises as fs, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { DEFAULT_HTTP_PORT } from '../../../src/server/contract';
+import { DEFAULT_HTTP_PORT } from '../../../src/shared/contract';
 
 export interface PresentedNode {
   id: string;

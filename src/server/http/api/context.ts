@@ -21,8 +21,10 @@ export interface ApiContext {
   readonly hub: StreamHub;
   /** Parses and renders stored messages off the main thread. */
   readonly mime: MimePool;
-  /** Message bytes held in memory at once, shared with SMTP (budget.ts): request bodies, message reads and a search's body reads wait for their share. */
+  /** Message bytes held in memory at once, shared with SMTP (budget.ts): request bodies wait for their share. */
   readonly budget: ByteBudget;
+  /** Bytes of stored messages being read (every read view, the link route, the search; read.ts): a budget of their own, so reads never hold back intake. */
+  readonly readBudget: ByteBudget;
   /** What the search read of message bodies lately (api/search.ts). */
   readonly searchBodies: SearchBodyCache;
   readonly webhookToken: TokenCheck;

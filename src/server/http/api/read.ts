@@ -1,8 +1,9 @@
 // Reading a stored message's bytes for an HTTP request: the one path every read view, the link
 // route and the search take (issue 25 findings 10 and 18). A read first holds its share of the
-// shared byte budget (budget.ts) for the life of its request, so however many clients read big
-// messages at once, the bytes in memory stay bounded; a message larger than the whole budget
-// is read alone, and so is always readable whole. A client that leaves while it waits leaves
+// read budget (a ByteBudget of its own, budget.ts, so that reads never hold back SMTP and HTTP
+// intake) for the life of its request: however many clients read big messages at once, the
+// bytes in memory stay bounded; a message larger than the whole budget is read alone, and so is
+// always readable whole. A client that leaves while it waits leaves
 // the queue; one that leaves later gives its share back when its response closes.
 import type { Release } from '../../budget';
 import type { MessageMeta } from '../../store/types';
@@ -24,12 +25,12 @@ export interface HeldMessage {
 }
 
 /**
- * The bytes of `meta`, once `cost` times its size is held of the byte budget for `lifetime`
+ * The bytes of `meta`, once `cost` times its size is held of the read budget for `lifetime`
  * (the request: responseLifetime(res), or a signal that ends no later). Rejects BudgetError
  * GONE when `lifetime` ends while it waits, CLOSED when the server stops.
  */
 export async function readHeld(ctx: ApiContext, meta: MessageMeta, lifetime: AbortSignal, cost: number): Promise<HeldMessage> {
-  const release = await ctx.budget.take(meta.size * cost, lifetime);
+  const release = await ctx.readBudget.take(meta.size * cost, lifetime);
   try {
     return { raw: await ctx.store.readRaw(meta.id), release };
   } catch (e) {

@@ -13,7 +13,7 @@ import type { ByteBudget } from '../../budget';
 import { type BodyLimits, readBody } from '../body';
 import { sendJson, sendJsonList } from '../respond';
 import { StoreError } from '../../store/errors';
-import { TWILIO_API_PREFIX } from '../../contract';
+import { TWILIO_API_PREFIX } from '../../../shared/contract';
 import { TWILIO_ERROR, TwilioApiError } from './errors';
 import { FormError, type FormFields, field, isForm, parseForm } from './form';
 import { ACCOUNT_SID_RE, SERVICE_SID_RE, type TwilioMessages, type TwilioRecord, newMessageSid } from './store';

@@ -1,14 +1,14 @@
 // The CLI's commands for tests (`test-inbox code|link|totp|send-sms|send-mail|clear`): each
 // reads its flags, calls the library (./index.ts) and prints only the answer on stdout, so that
-// `CODE=$(test-inbox code joe --since now)` works; messages go to stderr. src/server/cli.ts
+// `CODE=$(test-inbox code joe --since now)` works; messages go to stderr. src/cli/cli.ts
 // dispatches here.
-import { type FlagSpec, parseFlags, UsageError } from '../server/args';
-import { API_TOKEN_ENV, EXIT_USAGE, TWILIO_AUTH_TOKEN_ENV } from '../server/contract';
-import { DATA_DIR_ENV } from '../server/dataDir';
+import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
+import { API_TOKEN_ENV, EXIT_USAGE, TWILIO_AUTH_TOKEN_ENV } from '../shared/contract';
+import { DATA_DIR_ENV } from '../shared/dataDir';
 import { PRIVATE_DOMAIN } from '../core/ids';
-import { DOMAIN_ENV, SERVER_ENV, SMTP_ENV } from './connection';
-import { clearInbox, sendMail, sendSms, totp, waitForCode, waitForLink } from './index';
-import { type ConnectionOptions, type LinkKindOption, TestInboxError, type TestInboxErrorCode } from './types';
+import { DOMAIN_ENV, SERVER_ENV, SMTP_ENV } from '../testing/connection';
+import { clearInbox, sendMail, sendSms, totp, waitForCode, waitForLink } from '../testing/index';
+import { type ConnectionOptions, type LinkKindOption, TestInboxError, type TestInboxErrorCode } from '../testing/types';
 
 /** Nothing arrived before the wait ended. */
 export const EXIT_TIMEOUT = 1;

@@ -1,7 +1,7 @@
 // `test-inbox`. `serve` runs the local inbox server in the foreground: when ready it prints
 // exactly one JSON line on stdout, the ready line of ./contract.ts; everything else goes to
 // stderr. SIGINT/SIGTERM stop it cleanly (exit 0). The commands for tests (code, link, totp,
-// send-sms, send-mail, clear) are dispatched to ../testing/commands.ts.
+// send-sms, send-mail, clear) are dispatched to ./testCommands.ts.
 
 import * as path from 'node:path';
 import { parseDuration } from '../core/duration';
@@ -31,25 +31,25 @@ import {
   TWILIO_AUTH_TOKEN_ENV,
   PROVIDER_KEY_ENV,
   WEBHOOK_TOKEN_ENV,
-} from './contract';
-import { type FlagSpec, parseFlags, UsageError } from './args';
-import { defaultDataDir } from './dataDir';
-import { hostForUrl, type LogLevel, secretForms, ServerStartError, startInboxServer } from './server';
-import { parseSmtpCredentials, type SmtpCredentials } from './smtpSecurity';
-import { StoreError } from './store/errors';
-import { prepareDataDirLocked } from './store/layout';
-import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX, RETENTION_SWEEP_INTERVAL_MS } from './store/maildir';
-import { resolveTokens, type TokenName, TokensError } from './tokens';
-import { VERSION } from './version';
-import { defaultConnectionCaps, readSoftFdLimit } from './limits';
-import { DEFAULT_MAX_RECIPIENTS } from './smtp';
-import { isMimeWorker, serveMimeJobs } from './http/mimePool';
+} from '../shared/contract';
+import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
+import { defaultDataDir } from '../shared/dataDir';
+import { hostForUrl, type LogLevel, secretForms, ServerStartError, startInboxServer } from '../server/server';
+import { parseSmtpCredentials, type SmtpCredentials } from '../server/smtpSecurity';
+import { StoreError } from '../server/store/errors';
+import { prepareDataDirLocked } from '../server/store/layout';
+import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX, RETENTION_SWEEP_INTERVAL_MS } from '../server/store/maildir';
+import { resolveTokens, type TokenName, TokensError } from '../server/tokens';
+import { VERSION } from '../server/version';
+import { defaultConnectionCaps, readSoftFdLimit } from '../server/limits';
+import { DEFAULT_MAX_RECIPIENTS } from '../server/smtp';
+import { isMimeWorker, serveMimeJobs } from '../server/http/mimePool';
 
 function fdCapsText(): string {
   const c = defaultConnectionCaps(readSoftFdLimit());
   return `here ${c.smtp} each for a limit of ${c.fdLimit}`;
 }
-import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_EXIT_CODES, TEST_COMMANDS_LIST } from '../testing/commands';
+import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_EXIT_CODES, TEST_COMMANDS_LIST } from './testCommands';
 import { MCP_COMMAND, runMcpCommand } from '../mcp/stdio';
 
 /** The shortest --sweep-every: a sweep is a query of the whole table, not something to run in a loop. */
