@@ -4,7 +4,7 @@
 import * as assert from 'node:assert/strict';
 import { Resend } from 'resend';
 import * as vscode from 'vscode';
-import { DEFAULT_DOMAIN } from '../../src/server/contract';
+import { DEFAULT_DOMAIN } from '../../src/shared/contract';
 import { clipboard, debugState, inboxNode, useLocalServer, waitForState } from './support/state';
 
 function parseEnv(text: string): Record<string, string> {
