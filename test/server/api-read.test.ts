@@ -25,7 +25,10 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
   it('answers /healthz without a token with the service name, version and default domain', async () => {
     const r = await h.call('GET', '/healthz', { anonymous: true });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.json, { service: 'test-inbox', version: '9.9.9-test', status: 'ok', defaultDomain: DOMAIN });
+    const { now, ...rest } = r.json as { now: unknown };
+    assert.deepEqual(rest, { service: 'test-inbox', version: '9.9.9-test', status: 'ok', defaultDomain: DOMAIN });
+    // The server's clock, which `since: "now"` resolves against (api/queries.ts resolveSince).
+    assert.ok(typeof now === 'number' && Math.abs(now - Date.now()) < 60_000, `now: ${String(now)}`);
   });
 
   it('lists an inbox (4.1) as docs/api.md §2.1 with summaries of §2.2, newest first', async () => {

@@ -147,7 +147,9 @@ describe('test library (waitForCode, waitForLink, totp, sendSms, sendMail, clear
   it('refuses bad input with badInput, naming the problem', async () => {
     await assert.rejects(waitForCode('bad/inbox', conn), (e: unknown) => TestInboxError.is(e, 'badInput') && /inbox name must not be a path/.test(e.message));
     await assert.rejects(waitForCode('joe', { ...conn, timeout: 'soon' }), (e: unknown) => TestInboxError.is(e, 'badInput') && /timeout must be/.test(e.message));
-    await assert.rejects(waitForCode('joe', { ...conn, since: 'joe-1-1' }), (e: unknown) => TestInboxError.is(e, 'badInput') && /since/.test(e.message));
+    // A message id marks a point in time even once the message is gone (joe-1-1 is 1970): only a malformed since is refused.
+    await assert.rejects(waitForCode('joe', { ...conn, since: -1 }), (e: unknown) => TestInboxError.is(e, 'badInput') && /since/.test(e.message));
+    await assert.rejects(waitForCode('joe', { ...conn, since: ' ' }), (e: unknown) => TestInboxError.is(e, 'badInput') && /since/.test(e.message));
     await assert.rejects(waitForLink('joe', { ...conn, kind: 'bogus' as 'any' }), (e: unknown) => TestInboxError.is(e, 'badInput') && /kind must be one of verify, reset, login, any/.test(e.message));
     await assert.rejects(sendSms({ ...conn, to: 'not a number', body: 'x' }), (e: unknown) => TestInboxError.is(e, 'badInput'));
   });
