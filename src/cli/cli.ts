@@ -3,6 +3,7 @@
 // stderr. SIGINT/SIGTERM stop it cleanly (exit 0). The commands for tests (code, link, totp,
 // send-sms, send-mail, clear) are dispatched to ./testCommands.ts.
 
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseDuration } from '../core/duration';
 import { domainProblem, PRIVATE_DOMAIN } from '../core/ids';
@@ -20,7 +21,10 @@ import {
   EXIT_PORT_IN_USE,
   EXIT_USAGE,
   formatReadyLine,
+  readServerFile,
   SERVE_COMMAND,
+  SERVER_FILE,
+  ServerFileProblem,
   SMTP_AUTH_ENV,
   SMTP_TLS_CERT_ENV,
   SMTP_TLS_DIR,
@@ -340,6 +344,12 @@ function fail(message: string, code: number): never {
   process.exit(code);
 }
 
+/** Where the server that holds the data dir says it listens (its server.json), to name it when a second start is refused. */
+async function servedAt(dataDir: string): Promise<string> {
+  const sf = await readServerFile(path.join(dataDir, SERVER_FILE), (f) => fs.readFile(f, 'utf8'));
+  return ServerFileProblem.is(sf) ? '' : `. It serves ${sf.http} (SMTP ${sf.smtp}): the test commands, the library and the editor attach to it`;
+}
+
 export async function main(argv: string[]): Promise<void> {
   if (argv[0] === MCP_COMMAND) {
     process.exitCode = await runMcpCommand(argv.slice(1), { stdout: process.stdout, stderr: process.stderr }, VERSION);
@@ -420,7 +430,7 @@ export async function main(argv: string[]): Promise<void> {
     });
   } catch (e) {
     if (ServerStartError.is(e, 'PORT_IN_USE')) fail(e.message, EXIT_PORT_IN_USE);
-    if (StoreError.is(e, 'LOCKED')) fail(e.message, EXIT_DATA_DIR_IN_USE);
+    if (StoreError.is(e, 'LOCKED')) fail(e.message + (await servedAt(config.dataDir)), EXIT_DATA_DIR_IN_USE);
     if (StoreError.is(e, 'DB_UNREACHABLE') || StoreError.is(e, 'DB_AUTH')) fail(e.message, EXIT_DATABASE_UNAVAILABLE);
     fail((e as Error).message, EXIT_FAILURE);
   }

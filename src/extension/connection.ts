@@ -11,6 +11,7 @@ import { generateProviderKey, generateToken, readTokensFile, tokenDigest, TOKENS
 import { ConfirmedServers, REASON_TEXT, trustReasons, type TrustReason } from './config/serverTrust';
 import { ExtensionError } from './errors';
 import { errorText, type Logger } from './log';
+import { defaultLocalDataDir } from './dataFolder';
 import { LOCAL_HOST, LocalServer, LocalServerError, probeHealth, type LocalServerOptions, type ProvenServer } from './localServer';
 import { Emitter } from './util/emitter';
 
@@ -96,8 +97,10 @@ export interface ConnectionDeps {
   trust: ConfirmedServers;
   /** dist/cli.js */
   cliPath: string;
-  /** Data folder when the setting is empty. */
+  /** Data folder when the setting is empty: the per-user one `test-inbox serve` uses too. */
   defaultDataDir: string;
+  /** The default of releases up to 0.2.0 (in the extension's storage): moved to defaultDataDir once (dataFolder.ts). */
+  legacyDataDir?: string;
   /** Test hook: Node flags for the forked CLI. */
   execArgv?: string[];
   execPath?: string;
@@ -113,6 +116,8 @@ export function localTokenKey(settings: Settings): string {
 }
 
 export class Connection {
+  /** The default data folder, resolved once (an old release's folder is moved there at most once). */
+  private defaultDir: Promise<string> | undefined;
   private stateValue: ConnectionState = { kind: 'idle' };
   private api: InboxApi | undefined;
   private server: LocalServer | undefined;
@@ -288,7 +293,7 @@ export class Connection {
   }
 
   private async connectLocal(settings: Settings, gen: number): Promise<{ api: InboxApi; server: ServerInfo }> {
-    const dataDir = settings.dataDir || this.deps.defaultDataDir;
+    const dataDir = settings.dataDir || (await (this.defaultDir ??= defaultLocalDataDir(this.deps.legacyDataDir, this.deps.defaultDataDir, this.deps.log)));
     await mkdir(dataDir, { recursive: true, mode: DATA_DIR_MODE });
     await this.prepareTokensFile(localTokenKey(settings), dataDir);
     // No tokens are handed over: `serve` takes them from the data folder's tokens file, the one

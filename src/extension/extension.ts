@@ -3,6 +3,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { createClient } from '../api/client';
+import { defaultDataDir } from '../shared/contract';
 import { ACTIVATED_LOG_PREFIX } from './activationLog';
 import { registerCommands } from './commands';
 import { TokenStore } from './config/secrets';
@@ -56,7 +57,9 @@ export function activate(context: vscode.ExtensionContext): void {
     trust: new ConfirmedServers(context.globalState),
     createApi: (o) => createClient({ ...o, userAgent: `test-inbox-vscode/${version}`, log: (level, msg) => log[level](msg) }),
     cliPath: context.asAbsolutePath(path.join('dist', 'cli.js')),
-    defaultDataDir: path.join(context.globalStorageUri.fsPath, 'server'),
+    // One local inbox per user: the data folder `test-inbox serve` uses by default too.
+    defaultDataDir: defaultDataDir(process.env),
+    legacyDataDir: path.join(context.globalStorageUri.fsPath, 'server'),
   });
   // The local server's mail all starts unread (tree/state.ts).
   const newReadState = () => new ReadState(context.globalState, serverKey(settings()), Date.now(), { allUnread: serverKey(settings()) === LOCAL_SERVER });

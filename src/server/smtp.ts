@@ -188,6 +188,11 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
       log('warn', `smtp: ${what}: ${e.message}`);
       return reply(452, `4.3.1 ${e.message}`);
     }
+    // A folder of the inbox is a symlink: refused, with the reason, until the data dir is mended.
+    if (StoreError.is(e, 'UNSAFE')) {
+      log('error', `smtp: ${what}: ${e.message}`);
+      return reply(451, `4.3.0 ${e.message}`);
+    }
     if (BudgetError.is(e, 'CLOSED')) return reply(451, '4.3.2 the server is stopping, try again later');
     log(StoreError.is(e) ? 'error' : 'warn', `smtp: ${what}: ${(e as Error).message}`);
     return reply(451, '4.3.0 could not store the message, try again later');

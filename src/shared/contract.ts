@@ -2,8 +2,10 @@
 // (the extension, `npm start`, the tests, the benches) shares with the CLI about running it —
 // the flags, the environment, the defaults, the ready line, the tokens file, the server file
 // (proof of identity), the exit codes.
-// Imports nothing but the proof primitives of src/core, on purpose: the extension may import
+// Imports nothing but the proof primitives of src/core and Node's path and os, on purpose: the extension may import
 // this module from src/server and nothing else, and bundling it pulls nothing of the server in.
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { HEALTH_CHALLENGE_PARAM, hmacHex, sameProof } from '../core/proof';
 
 export { HEALTH_CHALLENGE_PARAM, MAX_CHALLENGE_LENGTH } from '../core/proof';
@@ -16,6 +18,16 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_HTTP_PORT = 2580;
 /** Default SMTP port: the usual unprivileged test SMTP port. */
 export const DEFAULT_SMTP_PORT = 2525;
+/**
+ * The data folder when none is given: `$XDG_DATA_HOME/test-inbox`, else
+ * `~/.local/share/test-inbox`. One per user on a machine: `test-inbox serve`, the test commands,
+ * the library and the extension all default to it, so a server started in a terminal and the
+ * editor's serve the same mail (whichever starts first, the other attaches by its proof).
+ */
+export function defaultDataDir(env: Record<string, string | undefined> = process.env): string {
+  const xdg = env.XDG_DATA_HOME;
+  return xdg && path.isAbsolute(xdg) ? path.join(xdg, 'test-inbox') : path.join(os.homedir(), '.local', 'share', 'test-inbox');
+}
 /** Default domain of `private` writes. `.test` is reserved (RFC 2606), so it never clashes with real mail. */
 export const DEFAULT_DOMAIN = 'inbox.test';
 
@@ -284,6 +296,21 @@ async function readContractFile<T, P>(
     return problem(false, `cannot read ${file}: ${(e as Error).message}`, e);
   }
   return parse(text, file);
+}
+
+// ---- Lock ------------------------------------------------------------------------------
+
+/** Lock file inside the data dir, holding the pid of the server using it; the leading dot keeps it apart from domain directories. */
+export const LOCK_FILE = '.lock';
+
+/** Whether a process with this id runs (EPERM: it does, under another user). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 // ---- Ownership --------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import { domainProblem } from '../../core/ids';
 import { PRIVATE_FILE_MODE, writePrivateFile } from '../privateFile';
 import { StoreError } from './errors';
 import { lockDataDir } from './lock';
+import { VERSION } from '../version';
 
 /** The root of all mail: nothing else lives under it, and nothing a sender names lives outside it. */
 export const MAIL_DIR = 'mail';
@@ -28,6 +29,12 @@ const MIGRATING_MAIL_DIR = '.mail-migrating';
 /** The layout version of the data dir (`2\n`); absent in data dirs of releases up to 0.2.0. */
 export const LAYOUT_FILE = '.layout';
 export const LAYOUT_VERSION = 2;
+/**
+ * The release of Test Inbox that last opened the data dir (`0.2.0\n`), so that a server of
+ * another release that cannot read the layout says which release wrote it. A file of its own:
+ * releases that read LAYOUT_FILE as a bare number keep reading it.
+ */
+export const WRITER_FILE = '.written-by';
 /** Owner only: the data dir and every directory in it. */
 export const PRIVATE_DIR_MODE = 0o700;
 /** Entries chmodded at once while tightening: overlaps the syscalls without exhausting the thread pool. */
@@ -88,7 +95,12 @@ export async function prepareDataDir(dir: string, log: Log): Promise<void> {
   await chmodIfNeeded(dir, PRIVATE_DIR_MODE);
   const version = await readLayoutVersion(dir);
   if (version !== undefined && version > LAYOUT_VERSION) {
-    throw new StoreError('IO', `the data dir ${dir} has layout ${version}, written by a newer Test Inbox; use that version or another data dir`);
+    // Never touched: a server of another version reads a data dir or refuses it, saying who wrote it.
+    const writer = await readWriter(dir);
+    throw new StoreError(
+      'IO',
+      `the data dir ${dir} has layout ${version}, written by ${writer ? `Test Inbox ${writer}` : 'a newer Test Inbox'}; this is Test Inbox ${VERSION} (layout ${LAYOUT_VERSION}), which cannot read it without damage: use that version or another data dir`,
+    );
   }
   if (version === undefined) {
     await migrate(dir, log);
@@ -100,6 +112,17 @@ export async function prepareDataDir(dir: string, log: Log): Promise<void> {
   for (const dent of await fs.readdir(dir, { withFileTypes: true })) {
     if (dent.name === MAIL_DIR) continue;
     await tightenEntry(path.join(dir, dent.name), dent);
+  }
+  if ((await readWriter(dir)) !== VERSION) await writePrivateFile(path.join(dir, WRITER_FILE), `${VERSION}\n`);
+}
+
+/** The release that last opened the data dir (WRITER_FILE), or undefined. */
+async function readWriter(dir: string): Promise<string | undefined> {
+  try {
+    const v = (await fs.readFile(path.join(dir, WRITER_FILE), 'utf8')).trim();
+    return /^[0-9A-Za-z.+-]{1,40}$/.test(v) ? v : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -7,24 +7,13 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ownershipProblemOf, PRIVATE_FILE_MODE } from '../privateFile';
-import { TOKENS_FILE } from '../../shared/contract';
+import { LOCK_FILE, processAlive, TOKENS_FILE } from '../../shared/contract';
 import { StoreError } from './errors';
 
-/** Lock file inside the data dir; the leading dot keeps it apart from domain directories. */
-export const LOCK_FILE = '.lock';
+export { LOCK_FILE, processAlive };
 
 /** Data dirs this process holds, so a second store in the same process is refused too. */
 const held = new Set<string>();
-
-/** Whether a process with this id runs (EPERM: it does, under another user). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 async function holder(file: string): Promise<number | undefined> {
   try {

@@ -1,0 +1,207 @@
+// The web UI in a real browser: Debian's Chromium through playwright-core against a real
+// server (startInboxServer on port 0, SMTP and all). Run under `flock /tmp/heavy.lock`; needs
+// the bundles (node esbuild.mjs).
+import { strict as assert } from 'node:assert';
+import { promises as fs, readFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import nodemailer from 'nodemailer';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromiumPath } from '../../scripts/integration/workbench';
+import { startInboxServer, type InboxServer } from '../../src/server/server';
+import { loadOrCreateTokens } from '../../src/server/tokens';
+
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const DOMAIN = 'inbox.test';
+const LAN_HOST = 'lan-box.test';
+
+describe('web UI in Chromium', function () {
+  this.timeout(120_000);
+  let dataDir: string;
+  let tokens: Awaited<ReturnType<typeof loadOrCreateTokens>>;
+  let server: InboxServer;
+  let browser: Browser;
+  let ctx: BrowserContext;
+  let page: Page;
+  const remoteRequests: string[] = [];
+  const dialogs: string[] = [];
+
+  const start = (httpPort = 0): Promise<InboxServer> =>
+    startInboxServer({ host: '127.0.0.1', httpPort, smtpPort: 0, dataDir, ...tokens, defaultDomain: DOMAIN, allowedHosts: [LAN_HOST] });
+
+  async function send(to: string, subject: string, content: { text?: string; html?: string }): Promise<void> {
+    const t = nodemailer.createTransport({ host: server.smtpHost, port: server.smtpPort, secure: false, ignoreTLS: true });
+    await t.sendMail({ from: 'Acme <no-reply@acme.test>', to: `${to}@${DOMAIN}`, subject, ...content });
+    t.close();
+  }
+
+  async function signIn(p: Page, token: string): Promise<void> {
+    await p.goto(server.httpUrl + '/');
+    await p.getByLabel('API token').fill(token);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  before(async () => {
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-webui-'));
+    tokens = await loadOrCreateTokens(dataDir);
+    server = await start();
+    browser = await chromium.launch({ executablePath: chromiumPath(), headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', `--host-resolver-rules=MAP ${LAN_HOST} 127.0.0.1`] });
+    ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.httpUrl });
+    page = await ctx.newPage();
+    page.on('request', (r) => {
+      if (!r.url().startsWith(server.httpUrl) && !r.url().startsWith('data:') && !r.url().startsWith('about:')) remoteRequests.push(r.url());
+    });
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('refuses a wrong token at sign-in, then signs in', async () => {
+    await signIn(page, 'not-the-token');
+    await page.getByRole('alert').filter({ hasText: 'Wrong API token.' }).waitFor();
+    await page.getByLabel('API token').fill(tokens.apiToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    assert.equal(await page.evaluate(() => document.cookie), '', 'the session cookie is HttpOnly');
+  });
+
+  it('a message sent over SMTP appears without a reload; open it and Copy puts the code on the clipboard', async () => {
+    await send('alice', 'Welcome', { text: 'Hello there.' });
+    await page.getByRole('navigation', { name: 'Domains' }).getByRole('button', { name: new RegExp(DOMAIN) }).click();
+    await page.getByRole('navigation', { name: 'Messages' }).getByRole('button', { name: /Welcome/ }).waitFor();
+    await send('alice', 'Your sign-in code', { text: 'Your verification code is 482913. It expires in 10 minutes.' });
+    const item = page.getByRole('navigation', { name: 'Messages' }).getByRole('button', { name: /Your sign-in code/ });
+    await item.waitFor();
+    await item.click();
+    await page.getByRole('button', { name: 'Copy code 482913' }).click();
+    await page.getByText('Copied code 482913').first().waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), '482913');
+  });
+
+  it('hostile HTML and a hostile subject run nothing and load nothing remote', async () => {
+    const html = `<p>Hi</p><script>window.parent.pwned=1;alert('script')</script><img src="https://tracker.example/p.gif" onerror="alert('onerror')"><div style="background:url(https://tracker.example/bg.png)">x</div><a href="javascript:alert('js')">click</a><iframe src="https://evil.example/"></iframe><form action="https://evil.example/"><input name=a></form>`;
+    await send('mallory', `<img src=x onerror="alert('subject')">Invoice`, { html, text: 'Hi' });
+    const item = page.getByRole('navigation', { name: 'Messages' }).getByRole('button', { name: /Invoice/ });
+    await item.waitFor();
+    assert.match(await item.innerText(), /<img src=x onerror=/, 'the subject is shown as text');
+    await item.click();
+    await page.locator('iframe.html-frame').waitFor();
+    await page.getByText(/remote images? blocked/).waitFor();
+    await page.waitForTimeout(500);
+    assert.deepEqual(dialogs, []);
+    assert.equal(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned), undefined);
+    assert.deepEqual(remoteRequests, []);
+    assert.equal(await page.locator('iframe.html-frame').getAttribute('sandbox'), '');
+  });
+
+  it('a second browser without the session sees nothing, and the session cookie alone opens nothing', async () => {
+    const other = await browser.newContext();
+    try {
+      const p = await other.newPage();
+      await p.goto(server.httpUrl + '/');
+      await p.getByLabel('API token').waitFor();
+      assert.equal(await p.evaluate(async () => (await fetch('/ui/api/v2/domains')).status), 401);
+      // The first browser's cookie, copied: without the page token it opens nothing.
+      await other.addCookies(await ctx.cookies());
+      assert.ok((await other.cookies()).some((c) => c.name === 'test_inbox_ui'));
+      const r = await p.evaluate(async () => {
+        const res = await fetch('/ui/api/v2/domains', { credentials: 'same-origin' });
+        return { status: res.status, body: await res.text() };
+      });
+      assert.equal(r.status, 401);
+      assert.doesNotMatch(r.body, /inbox\.test/);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a message deleted while open says so; the server gone is said and the page reconnects', async () => {
+    await send('bob', 'Soon gone', { text: 'bye' });
+    const item = page.getByRole('navigation', { name: 'Messages' }).getByRole('button', { name: /Soon gone/ });
+    await item.waitFor();
+    await item.click();
+    await page.getByRole('heading', { name: 'Soon gone' }).waitFor();
+    const listed = (await (await fetch(`${server.httpUrl}/api/v2/domains/${DOMAIN}/inboxes/bob`, { headers: { authorization: tokens.apiToken } })).json()) as { msgs: Array<{ id: string }> };
+    await fetch(`${server.httpUrl}/api/v2/domains/${DOMAIN}/inboxes/bob/messages/${listed.msgs[0].id}`, { method: 'DELETE', headers: { authorization: tokens.apiToken } });
+    await page.getByText('This message was deleted.').waitFor();
+
+    const port = Number(new URL(server.httpUrl).port);
+    await server.close();
+    await page.getByText(/not reachable|closed the live connection/).waitFor();
+    server = await start(port);
+    await page.locator('#conn').filter({ hasText: /^$/ }).waitFor({ state: 'attached' });
+    await send('carol', 'After the restart', { text: 'back' });
+    await page.getByRole('navigation', { name: 'Messages' }).getByRole('button', { name: /After the restart/ }).waitFor();
+  });
+
+  it('axe finds no serious or critical violation in light and dark, at 375 px too', async () => {
+    await page.getByRole('navigation', { name: 'Messages' }).getByRole('button', { name: /Your sign-in code/ }).click();
+    await page.getByRole('button', { name: 'Copy code 482913' }).waitFor();
+    for (const colorScheme of ['light', 'dark'] as const) {
+      for (const width of [1280, 375]) {
+        await page.emulateMedia({ colorScheme });
+        await page.setViewportSize({ width, height: 800 });
+        if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
+        const bad = (await page.evaluate(`axe.run({ exclude: [['iframe.html-frame']] }, { iframes: false, resultTypes: ['violations'] }).then((r) => r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`)) as string[];
+        assert.deepEqual(bad, [], `${colorScheme} ${width}px`);
+        if (width === 375) assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll at 375 px');
+      }
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('by keyboard alone: sign in, open a message and copy its code, with visible focus; over plain HTTP on a LAN name too', async () => {
+    const kb = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const p = await kb.newPage();
+      const lanUrl = server.httpUrl.replace('127.0.0.1', LAN_HOST);
+      await p.goto(lanUrl + '/');
+      assert.equal(await p.evaluate(() => window.isSecureContext), false, 'a LAN name over http is not a secure context');
+      await p.keyboard.type(tokens.apiToken);
+      await p.keyboard.press('Enter');
+      await p.getByRole('button', { name: 'Sign out' }).waitFor();
+      const tabTo = async (name: RegExp): Promise<void> => {
+        for (let i = 0; i < 40; i++) {
+          await p.keyboard.press('Tab');
+          const text = await p.evaluate(() => (document.activeElement?.getAttribute('aria-label') ?? '') + ' ' + (document.activeElement?.textContent ?? ''));
+          if (name.test(text)) {
+            const outline = await p.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+            assert.notEqual(outline, 'none', `focus is visible on ${text}`);
+            return;
+          }
+        }
+        assert.fail(`Tab never reached ${name}`);
+      };
+      await p.getByRole('navigation', { name: 'Domains' }).getByRole('button', { name: new RegExp(DOMAIN) }).waitFor();
+      await tabTo(new RegExp(DOMAIN));
+      await p.keyboard.press('Enter');
+      await p.getByRole('navigation', { name: 'Messages' }).getByRole('button', { name: /Your sign-in code/ }).waitFor();
+      await tabTo(/Your sign-in code/);
+      await p.keyboard.press('Enter');
+      await p.getByRole('button', { name: 'Copy code 482913' }).waitFor();
+      await tabTo(/Copy code 482913/);
+      await p.keyboard.press('Enter');
+      await p.getByText('Copied code 482913').first().waitFor();
+      // The fallback copied it (no navigator.clipboard here): read it back on the secure origin.
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), '482913');
+    } finally {
+      await kb.close();
+    }
+  });
+
+  it('sign-out ends the session', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API token').waitFor();
+    await page.getByText('Signed out.').waitFor();
+    assert.equal(await page.evaluate(async () => (await fetch('/ui/api/v2/domains')).status), 401);
+  });
+});
