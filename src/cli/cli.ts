@@ -11,6 +11,7 @@ import { redact } from '../core/redact';
 import {
   API_TOKEN_ENV,
   DATABASE_URL_ENV,
+  PUBLIC_URL_ENV,
   DEFAULT_DOMAIN,
   DEFAULT_HOST,
   DEFAULT_HTTP_PORT,
@@ -92,6 +93,8 @@ Options:
   --store <url>           keep messages in PostgreSQL (postgres://user:password@host/db) instead
                           of a Maildir under --data-dir; several servers may share one database
                           (or env ${DATABASE_URL_ENV}; see docs/team-server.md)
+  --public-url <url>      the address users open behind a TLS proxy (https://mail.example.com):
+                          the web UI's Origin check and Secure cookie use it (or env ${PUBLIC_URL_ENV})
   --domain <name>         domain that writes to "private" go to (default ${DEFAULT_DOMAIN})
   --api-token <token>     API token (or env ${API_TOKEN_ENV})
   --webhook-token <token> webhook token (or env ${WEBHOOK_TOKEN_ENV})
@@ -145,6 +148,8 @@ export interface ServeConfig {
   dataDir: string;
   /** PostgreSQL URL of the team server's store; absent: the Maildir under dataDir. */
   databaseUrl?: string;
+  /** The origin users reach the server at behind a proxy (the web UI's Origin check and Secure cookie). */
+  publicUrl?: string;
   defaultDomain: string;
   apiToken?: string;
   webhookToken?: string;
@@ -186,6 +191,7 @@ const SERVE_FLAGS = {
   'smtp-port': { type: 'string' },
   'data-dir': { type: 'string' },
   store: { type: 'string' },
+  'public-url': { type: 'string' },
   domain: { type: 'string' },
   'api-token': { type: 'string' },
   'webhook-token': { type: 'string' },
@@ -244,6 +250,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   if (v.host !== undefined && v.host.trim() === '') throw new UsageError('--host must not be empty');
   if (v['data-dir'] !== undefined && v['data-dir'].trim() === '') throw new UsageError('--data-dir must not be empty');
   const databaseUrl = readStore(v.store, env[DATABASE_URL_ENV]);
+  const publicUrl = readPublicUrl(v['public-url'] ?? (env[PUBLIC_URL_ENV] || undefined));
   for (const flag of ['api-token', 'webhook-token', 'twilio-auth-token', 'provider-key'] as const) {
     if (v[flag] !== undefined && v[flag].length === 0) throw new UsageError(`--${flag} must not be empty`);
   }
@@ -279,6 +286,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     ...(smtpAuth ? { smtpAuth } : {}),
     dataDir: path.resolve(v['data-dir'] ?? defaultDataDir(env)),
     ...(databaseUrl !== undefined ? { databaseUrl } : {}),
+    ...(publicUrl !== undefined ? { publicUrl } : {}),
     defaultDomain: domain,
     apiToken: v['api-token'] ?? (env[API_TOKEN_ENV] || undefined),
     webhookToken: v['webhook-token'] ?? (env[WEBHOOK_TOKEN_ENV] || undefined),
@@ -414,6 +422,7 @@ export async function main(argv: string[]): Promise<void> {
       smtpPort: config.smtpPort,
       dataDir: config.dataDir,
       ...(config.databaseUrl !== undefined ? { databaseUrl: config.databaseUrl } : {}),
+      ...(config.publicUrl !== undefined ? { publicUrl: config.publicUrl } : {}),
       apiToken: tokens.apiToken,
       webhookToken: tokens.webhookToken,
       twilioAuthToken: tokens.twilioAuthToken,
@@ -480,4 +489,19 @@ if (isMimeWorker()) {
   serveMimeJobs();
 } else if (require.main === module) {
   main(process.argv.slice(2)).catch((e: unknown) => fail(`unexpected error: ${(e as Error).stack ?? String(e)}`, EXIT_FAILURE));
+}
+
+/** `--public-url`: an http(s) origin (no path, query or credentials), or undefined. */
+function readPublicUrl(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`--public-url (or ${PUBLIC_URL_ENV}) must be a URL such as https://mail.example.com, got ${JSON.stringify(text.slice(0, 200))}`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password || (url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) {
+    throw new UsageError(`--public-url (or ${PUBLIC_URL_ENV}) must be an http(s) origin without path, query or credentials, such as https://mail.example.com, got ${JSON.stringify(text.slice(0, 200))}`);
+  }
+  return url.origin;
 }

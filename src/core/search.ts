@@ -68,13 +68,16 @@ const IS_VALUES: readonly IsValue[] = ['sms', 'email'];
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?)?Z?$/i;
 const DATE_HINT = 'a UTC date (2026-11-26), a UTC time (2026-11-26T14:30 or 2026-11-26T14:30:00Z) or a duration back from now (30m, 1h, 7d)';
 
+const ASCII_RE = /^[\x00-\x7f]*$/;
+
 /**
  * ASCII letters lowercase, every other character as it is. Case is folded for A–Z only, so that
  * the PostgreSQL store's `lower(x COLLATE "C")` folds exactly the same letters whatever the
  * database's locale: both stores answer the same results.
  */
 export function foldCase(s: string): string {
-  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+  // Most senders and subjects are ASCII: then the native toLowerCase folds exactly A–Z, and fast.
+  return ASCII_RE.test(s) ? s.toLowerCase() : s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
 }
 
 /** Case folded (foldCase), every run of white space one space, trimmed: how the search compares text. */

@@ -39,6 +39,8 @@ export interface InboxServerOptions {
   dataDir: string;
   /** A PostgreSQL URL: keep messages there (the team server) instead of the Maildir under dataDir. */
   databaseUrl?: string;
+  /** The origin users reach this server at behind a TLS proxy: the web UI's Origin check and Secure cookie use it, and its host is allowed. */
+  publicUrl?: string;
   apiToken: string;
   webhookToken: string;
   /** Password of the Twilio-compatible API and key of inbound webhook signatures; absent: that API refuses every request. */
@@ -181,7 +183,8 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       defaultDomain: options.defaultDomain,
       ...(store instanceof MaildirStore ? { spoolDir: store.spoolDir } : {}),
       ...(options.maxMessageBytes !== undefined ? { maxMessageBytes: options.maxMessageBytes } : {}),
-      allowedHosts: options.allowedHosts ?? (isLoopbackHost(options.host) ? [] : [options.host, os.hostname()]),
+      allowedHosts: [...(options.allowedHosts ?? (isLoopbackHost(options.host) ? [] : [options.host, os.hostname()])), ...(options.publicUrl !== undefined ? [new URL(options.publicUrl).host] : [])],
+      ...(options.publicUrl !== undefined ? { publicUrl: options.publicUrl } : {}),
       version: VERSION,
       maxConnections: maxHttpConnections,
       budget,

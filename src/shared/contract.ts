@@ -63,6 +63,8 @@ export const SMTPS_PORT_ENV = 'TEST_INBOX_SMTPS_PORT';
 export const SMTP_AUTH_ENV = 'TEST_INBOX_SMTP_AUTH';
 /** Environment twin of `--store`: a PostgreSQL URL keeps the messages there (the team server, docs/team-server.md). */
 export const DATABASE_URL_ENV = 'TEST_INBOX_DATABASE_URL';
+/** The public URL of a team server behind a TLS proxy (the web UI's Origin check and cookie). */
+export const PUBLIC_URL_ENV = 'TEST_INBOX_PUBLIC_URL';
 
 // ---- SMTP TLS files -----------------------------------------------------------------------
 

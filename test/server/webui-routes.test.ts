@@ -4,6 +4,7 @@
 import { strict as assert } from 'node:assert';
 import { API_TOKEN, DOMAIN, anEmail, startApi, type Harness } from './api-harness';
 import { PAGE_TOKEN_HEADER, SESSION_COOKIE } from '../../src/server/http/ui/session';
+import { parseServeArgs } from '../../src/cli/cli';
 
 describe('web UI routes', function () {
   this.timeout(60_000);
@@ -159,5 +160,31 @@ describe('web UI routes', function () {
     } finally {
       await other.api.close();
     }
+  });
+
+  it('behind a TLS proxy (--public-url): the Origin check takes the public origin, the cookie is Secure', async () => {
+    const pub = await startApi({ publicUrl: 'https://mail.example.test', allowedHosts: ['mail.example.test'] });
+    try {
+      // The proxy rewrites Host to the server's own; the browser's Origin is the public URL.
+      const r = await pub.call('POST', '/ui/session', { anonymous: true, headers: { origin: 'https://mail.example.test' }, body: { token: API_TOKEN } });
+      assert.equal(r.status, 201, r.text);
+      assert.match(String(r.headers['set-cookie']), /; Secure/);
+      const foreign = await pub.call('POST', '/ui/session', { anonymous: true, headers: { origin: 'https://evil.example.test' }, body: { token: API_TOKEN } });
+      assert.equal(foreign.status, 403);
+      const plain = await pub.call('POST', '/ui/session', { anonymous: true, headers: { origin: 'http://mail.example.test' }, body: { token: API_TOKEN } });
+      assert.equal(plain.status, 403, 'http is not the https public origin');
+    } finally {
+      await pub.close();
+    }
+  });
+
+  it('--public-url and TEST_INBOX_PUBLIC_URL: an http(s) origin, or a clear usage error', () => {
+    const flag = parseServeArgs(['serve', '--public-url', 'https://Mail.Example.test/'], {});
+    assert.ok(typeof flag === 'object' && flag.publicUrl === 'https://mail.example.test');
+    const env = parseServeArgs(['serve'], { TEST_INBOX_PUBLIC_URL: 'https://team.example.test:8443' });
+    assert.ok(typeof env === 'object' && env.publicUrl === 'https://team.example.test:8443');
+    assert.throws(() => parseServeArgs(['serve', '--public-url', 'mail.example.test'], {}), /--public-url .*must be a URL/);
+    assert.throws(() => parseServeArgs(['serve', '--public-url', 'https://mail.example.test/inbox'], {}), /without path/);
+    assert.throws(() => parseServeArgs(['serve', '--public-url', 'ftp://mail.example.test'], {}), /http\(s\) origin/);
   });
 });

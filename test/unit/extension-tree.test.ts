@@ -199,6 +199,25 @@ describe('extension tree model', function () {
     assert.doesNotMatch(present(again[0], Date.now()).description ?? '', /●/, 'a read message has no mark');
   });
 
+  it('two windows on one server agree on what is unread: a mark in one is taken in by the other, and marks made in both are kept', async () => {
+    // Both windows read one store (VS Code's globalState, shared by the windows of a profile).
+    const shared = memento();
+    const a = new ReadState(shared, 'local', 0, { allUnread: true });
+    const b = new ReadState(shared, 'local', 0, { allUnread: true });
+    const msgs = ['m1', 'm2', 'm3', 'm4'].map((id, i) => ({ id, time: 1000 + i }));
+    const unread = (rs: ReadState) => msgs.filter((m) => rs.isUnread(m)).map((m) => m.id);
+    await a.markRead(['m1']);
+    assert.equal(b.sync(), true, 'b is told that something changed');
+    assert.deepEqual(unread(b), ['m2', 'm3', 'm4']);
+    assert.equal(b.sync(), false, 'nothing new: no redraw');
+    // Each marks another without having synced first: neither write loses the other's mark.
+    await b.markRead(['m2']);
+    await a.markRead(['m3']);
+    b.sync();
+    assert.deepEqual(unread(a), ['m4']);
+    assert.deepEqual(unread(b), ['m4']);
+  });
+
   it('treats mail older than the first connection as read', async () => {
     await api.inject(DOMAIN, 'erin', { from: 'a@b.test', subject: 'old', text: 't' });
     const { model } = modelFor(api, memento(), Date.now() + 60_000);

@@ -434,6 +434,11 @@ export class InboxModel {
     this.changeEmitter.fire(undefined);
   }
 
+  /** Takes in read marks another window stored; redraws when any changed what is unread here. */
+  syncReadState(): void {
+    if (this.deps.readState().sync()) this.changeEmitter.fire(undefined);
+  }
+
   /** Tells the tree that read state changed. */
   refreshView(): void {
     this.changeEmitter.fire(undefined);

@@ -101,7 +101,29 @@ export class ReadState {
     return msg.time >= this.baseline && !this.read.has(msg.id);
   }
 
+  /** The stored list as it was last taken in: its length and last id (the list only grows at its end, and is cut at its start). */
+  private seen: { length: number; last: string | undefined } | undefined;
+
+  /**
+   * Takes in what another window stored (VS Code shares globalState between the windows of a
+   * profile and hands each one the other's changes): the store is the one source of truth, this
+   * set only its copy. True when that changed what is read here (the tree then redraws).
+   */
+  sync(): boolean {
+    const stored = this.memento.get<string[]>(this.readKey) ?? [];
+    const now = { length: stored.length, last: stored[stored.length - 1] };
+    if (this.seen && this.seen.length === now.length && this.seen.last === now.last) return false;
+    this.seen = now;
+    const before = this.read.size;
+    const next = new Set(stored);
+    const changed = next.size !== before || [...next].some((id) => !this.read.has(id));
+    this.read = next;
+    return changed;
+  }
+
   async markRead(ids: string[]): Promise<void> {
+    // What another window marked meanwhile first: written back together, so neither loses the other's.
+    this.sync();
     let changed = false;
     for (const id of ids) {
       if (!this.read.has(id)) {
@@ -115,6 +137,7 @@ export class ReadState {
       list = list.slice(list.length - MAX_READ_IDS);
       this.read = new Set(list);
     }
+    this.seen = { length: list.length, last: list[list.length - 1] };
     await this.memento.update(this.readKey, list);
   }
 }

@@ -14,6 +14,8 @@ import { connectionMessage } from './present';
 
 /** The view id contributed in package.json. */
 export const VIEW_ID = 'testInbox.inboxes';
+/** Read marks of other windows (the shared store, tree/state.ts) are taken in this often: a cheap in-memory check. */
+const READ_SYNC_MS = 2000;
 /** Relative times in the tree ("5 min ago") are redrawn this often while it is visible. */
 const RELATIVE_TIME_REFRESH_MS = 60_000;
 /**
@@ -33,6 +35,7 @@ export class InboxView implements vscode.Disposable {
   readonly provider: InboxTreeProvider;
   readonly view: vscode.TreeView<TreeNode>;
   private timeTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly readTimer = setInterval(() => this.deps.model.syncReadState(), READ_SYNC_MS);
   private firstShownAt: number | undefined;
   private firstRowsSeen = false;
   private lastConnectionKind: string | undefined;
@@ -113,6 +116,7 @@ export class InboxView implements vscode.Disposable {
   }
 
   dispose(): void {
+    clearInterval(this.readTimer);
     clearInterval(this.timeTimer);
     this.timeTimer = undefined;
     for (const s of this.subs.splice(0)) s.dispose();

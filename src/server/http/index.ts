@@ -86,6 +86,8 @@ export interface HttpApiOptions {
   maxMessageBytes?: number;
   /** Domain that writes to `private` go to. */
   defaultDomain: string;
+  /** The origin users reach this server at behind a TLS proxy: the web UI's Origin check accepts it, and an https one makes its cookie Secure. */
+  publicUrl?: string;
   /** Host header values allowed besides localhost, 127.0.0.1 and [::1] (any port). */
   allowedHosts?: string[];
   version: string;
@@ -175,7 +177,8 @@ class Api {
       sessions: new SessionKeys(o.apiToken, o.clock ? () => (o.clock as Clock).now() : Date.now),
       revocations: new MemoryRevocations(),
       limits: { maxBody, budget },
-      secure: false,
+      secure: o.publicUrl !== undefined && new URL(o.publicUrl).protocol === 'https:',
+      ...(o.publicUrl !== undefined ? { publicOrigin: new URL(o.publicUrl).origin } : {}),
       dispatch: (route, method, req, res, url) => this.#dispatch(route, method, req, res, url),
     };
     this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;

@@ -9,9 +9,11 @@ import type { IncomingMessage } from 'node:http';
 import { HttpError } from './errors';
 
 /** Why the request's Origin is foreign, or undefined when it has none or is this server's own. */
-export function originProblem(req: IncomingMessage): string | undefined {
+export function originProblem(req: IncomingMessage, publicOrigin?: string): string | undefined {
   const origin = req.headers.origin;
   if (origin === undefined) return undefined;
+  // Behind a TLS proxy that rewrites Host, the page's origin is the public URL (--public-url).
+  if (publicOrigin !== undefined && origin.toLowerCase() === publicOrigin.toLowerCase()) return undefined;
   const host = (req.headers.host ?? '').trim().toLowerCase();
   let url: URL;
   try {
@@ -24,7 +26,7 @@ export function originProblem(req: IncomingMessage): string | undefined {
 }
 
 /** Throws 403 for a foreign Origin. */
-export function checkOrigin(req: IncomingMessage): void {
-  const problem = originProblem(req);
+export function checkOrigin(req: IncomingMessage, publicOrigin?: string): void {
+  const problem = originProblem(req, publicOrigin);
   if (problem !== undefined) throw new HttpError(403, 'forbidden', problem);
 }

@@ -39,6 +39,8 @@ export interface UiDeps {
   limits: BodyLimits;
   /** The cookie gets `Secure` (a public https URL in front). */
   secure: boolean;
+  /** The public origin behind a proxy (--public-url): the Origin check accepts it. */
+  publicOrigin?: string;
   /** Runs an API route with the API's own handler. */
   dispatch(route: Route, method: string, req: IncomingMessage, res: ServerResponse, url: ParsedUrl): Promise<void>;
 }
@@ -61,7 +63,7 @@ export async function handleUi(deps: UiDeps, req: IncomingMessage, res: ServerRe
     if (method !== 'GET') throw new HttpError(405, 'method_not_allowed', `method ${req.method ?? method} is not allowed here; use GET or HEAD`, { allow: 'GET, HEAD' });
     return sendPage(res);
   }
-  checkOrigin(req);
+  checkOrigin(req, deps.publicOrigin);
   if (s.length === 2 && ASSETS[s[1]] !== undefined) {
     if (method !== 'GET') throw new HttpError(405, 'method_not_allowed', 'use GET or HEAD', { allow: 'GET, HEAD' });
     return sendAsset(res, s[1]);
