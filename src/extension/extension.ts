@@ -6,6 +6,7 @@ import { createClient } from '../api/client';
 import { defaultDataDir } from '../shared/contract';
 import { ACTIVATED_LOG_PREFIX } from './activationLog';
 import { registerCommands } from './commands';
+import { useRemoteName } from './commands/actions';
 import { TokenStore } from './config/secrets';
 import { LOCAL_SERVER, serverKey, shownDomains } from './config/settings';
 import { ConfirmedServers } from './config/serverTrust';
@@ -44,6 +45,8 @@ function followChanges(o: { tokens: TokenStore; config: SettingsWatcher; connect
 
 export function activate(context: vscode.ExtensionContext): void {
   const activationStarted = performance.now();
+  // Actions that open a setting land on the Remote tab in a remote window.
+  useRemoteName(vscode.env.remoteName);
   const channel = vscode.window.createOutputChannel('Test Inbox', { log: true });
   const log = new Logger(channel);
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '0');

@@ -29,7 +29,9 @@ describe('Test Inbox connection to the local server', function () {
       const st = await waitForState((s) => findNode(s.tree, (n) => n.contextValue === 'testInbox.error') !== undefined, 'the port-taken error node');
       const err = findNode(st.tree, (n) => n.contextValue === 'testInbox.error')!;
       assert.match(err.label, new RegExp(`Port ${port} \\(HTTP\\) is used by another program`));
-      assert.equal(err.command?.command, 'workbench.action.openSettings');
+      // On the port setting, on the tab where it can be edited (Remote in a remote window such as code-server's).
+      assert.equal(err.command?.command, vscode.env.remoteName ? 'workbench.action.openRemoteSettings' : 'workbench.action.openSettings');
+      assert.deepEqual(err.command?.args, ['testInbox.local.httpPort']);
       assert.equal(st.connection.kind, 'failed');
     } finally {
       await new Promise<void>((r) => other.close(() => r()));
@@ -53,7 +55,7 @@ describe('Test Inbox connection to the local server', function () {
       const err = findNode(st.tree, (n) => n.contextValue === 'testInbox.error')!;
       assert.match(err.label, /answers like a Test Inbox server/);
       assert.match(err.tooltip ?? err.label, /no token was sent/);
-      assert.equal(err.command?.command, 'workbench.action.openSettings', 'the first action changes the port');
+      assert.equal(err.command?.command, vscode.env.remoteName ? 'workbench.action.openRemoteSettings' : 'workbench.action.openSettings', 'the first action changes the port');
       assert.equal(st.connection.kind, 'failed');
       assert.ok(urls.length > 0, 'the impostor was asked');
       assert.ok(headers.every((h) => h.authorization === undefined), 'no request carried a token');

@@ -27,6 +27,12 @@ import { runTestCommand } from '../../src/cli/testCommands';
 import { connect } from '../../src/testing/connection';
 import { waitForCodeOn } from '../../src/testing/wait';
 import { CORPUS, type CorpusMessage, rawOf } from '../support/corpus';
+import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
+import { Client as SendGridClient } from '@sendgrid/client';
+import { MailService } from '@sendgrid/mail';
+import FormData from 'form-data';
+import { ServerClient } from 'postmark';
+import { Resend } from 'resend';
 
 const DOMAIN = 'inbox.test';
 
@@ -250,6 +256,92 @@ describe('one answer per message on every surface (corpus of test/support/corpus
       assert.deepEqual(wrong, []);
     });
   }
+
+  // Issue 28: the corpus's email messages sent through each provider API by its official SDK get
+  // the same one answer from every surface.
+  describe('messages sent through the provider APIs (official SDKs)', () => {
+    type Sender = (m: CorpusMessage, to: string) => Promise<void>;
+    const byProvider = new Map<string, Delivered[]>();
+    const providers: Array<[string, (base: string, key: string) => Promise<Sender>]> = [
+      ['Resend', async (base, key) => {
+        const resend = new Resend(key, { baseUrl: base });
+        return async (m, to) => {
+          const { error } = await resend.emails.send({ from: m.from, to, subject: m.subject, ...(m.text !== undefined ? { text: m.text } : {}), ...(m.html !== undefined ? { html: m.html } : {}), ...(m.headers ? { headers: m.headers } : {}) } as Parameters<typeof resend.emails.send>[0]);
+          assert.equal(error, null, JSON.stringify(error));
+        };
+      }],
+      ['SendGrid', async (base, key) => {
+        const client = new SendGridClient();
+        client.setApiKey(key);
+        client.setDefaultRequest('baseUrl', base);
+        const sg = new MailService();
+        sg.setClient(client);
+        return async (m, to) => {
+          await sg.send({ to, from: m.from, subject: m.subject, ...(m.text !== undefined ? { text: m.text } : {}), ...(m.html !== undefined ? { html: m.html } : {}), ...(m.headers ? { headers: m.headers } : {}) } as Parameters<typeof sg.send>[0]);
+        };
+      }],
+      ['Postmark', async (base, key) => {
+        const pm = new ServerClient(key, { useHttps: false, requestHost: new URL(base).host });
+        return async (m, to) => {
+          await pm.sendEmail({ From: m.from, To: to, Subject: m.subject, TextBody: m.text, HtmlBody: m.html, Headers: Object.entries(m.headers ?? {}).map(([Name, Value]) => ({ Name, Value })) });
+        };
+      }],
+      ['Mailgun', async (base, key) => {
+        const Mailgun = (await import('mailgun.js')).default;
+        const mg = new Mailgun(FormData).client({ username: 'api', key, url: base });
+        return async (m, to) => {
+          const headers = Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [`h:${k}`, v]));
+          await mg.messages.create('mg.acme.test', { from: m.from, to, subject: m.subject, ...(m.text !== undefined ? { text: m.text } : {}), ...(m.html !== undefined ? { html: m.html } : {}), ...headers } as never);
+        };
+      }],
+      ['Amazon SES v2', async (base, key) => {
+        const ses = new SESv2Client({ region: 'us-east-1', endpoint: base, credentials: { accessKeyId: 'test-inbox', secretAccessKey: key }, maxAttempts: 1 });
+        return async (m, to) => {
+          const body = { ...(m.text !== undefined ? { Text: { Data: m.text } } : {}), ...(m.html !== undefined ? { Html: { Data: m.html } } : {}) };
+          const headers = Object.entries(m.headers ?? {}).map(([Name, Value]) => ({ Name, Value }));
+          await ses.send(new SendEmailCommand({ FromEmailAddress: m.from, Destination: { ToAddresses: [to] }, Content: { Simple: { Subject: { Data: m.subject }, Body: body, ...(headers.length ? { Headers: headers } : {}) } } }));
+        };
+      }],
+    ];
+
+    before(async () => {
+      const { providerKey } = await loadOrCreateTokens(dataDir);
+      for (const [name, make] of providers) {
+        const send = await make(w.server.httpUrl, providerKey);
+        const list: Delivered[] = [];
+        const tag = name.toLowerCase().replace(/[^a-z]+/g, '');
+        for (const m of CORPUS.filter((x) => !x.sms)) {
+          const inbox = `pv-${tag}-${m.name}`;
+          await send(m, `${inbox}@${DOMAIN}`);
+          const { msgs } = await w.api.listInbox(DOMAIN, inbox, { limit: 1 });
+          assert.equal(msgs.length, 1, `${m.name} arrived through ${name}`);
+          list.push({ m, inbox, id: msgs[0].id });
+        }
+        byProvider.set(name, list);
+      }
+    });
+
+    for (const [name] of providers) {
+      it(`${name}: every surface answers the corpus's code and link for every email message`, async () => {
+        const wrong: string[] = [];
+        const list = byProvider.get(name)!;
+        assert.ok(list.length >= 25);
+        for (const s of SURFACES) {
+          for (const d of list) {
+            if (s.code) {
+              const got = await s.code(w, d);
+              if (got !== d.m.expect.code) wrong.push(`${s.name} / ${d.m.name}: code ${JSON.stringify(got)}, expected ${JSON.stringify(d.m.expect.code)}`);
+            }
+            if (s.link) {
+              const got = await s.link(w, d);
+              if (got !== d.m.expect.link) wrong.push(`${s.name} / ${d.m.name}: link ${JSON.stringify(got)}, expected ${JSON.stringify(d.m.expect.link)}`);
+            }
+          }
+        }
+        assert.deepEqual(wrong, []);
+      });
+    }
+  });
 
   describe('since "now" is the server\'s time (a skewed client clock changes nothing)', () => {
     async function smtp(inbox: string, text: string): Promise<void> {

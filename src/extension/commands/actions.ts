@@ -4,10 +4,26 @@ import { COMMANDS } from '../commandIds';
 import { SETTINGS_SECTION } from '../config/settings';
 import type { NodeAction } from '../tree/present';
 
-/** VS Code's own command that opens the Settings editor at a query. */
+/** VS Code's own command that opens the Settings editor at a query (the User tab). */
 const OPEN_SETTINGS_COMMAND = 'workbench.action.openSettings';
-/** The settings group the Change Port action opens: the local server's ports, domain and folder. */
-const LOCAL_SETTINGS_QUERY = `${SETTINGS_SECTION}.local`;
+/**
+ * The same on the Remote tab: in a remote window (`vscode.env.remoteName` set) the local
+ * server's settings are machine-scoped and can be edited only there.
+ */
+const OPEN_REMOTE_SETTINGS_COMMAND = 'workbench.action.openRemoteSettings';
+/** The setting the Change Port action lands on (the local server's port settings sit beside it). */
+const PORT_SETTING_ID = `${SETTINGS_SECTION}.local.httpPort`;
+
+/** The window's remote name (`vscode.env.remoteName`), told once at activation; undefined in a local window. */
+let remoteName: string | undefined;
+export function useRemoteName(name: string | undefined): void {
+  remoteName = name || undefined;
+}
+
+/** The command that opens the Settings editor on `settingId`, on the tab where it can be edited. */
+export function openSettingCommand(settingId: string, remote: string | undefined = remoteName): ActionCommand {
+  return { command: remote ? OPEN_REMOTE_SETTINGS_COMMAND : OPEN_SETTINGS_COMMAND, args: [settingId] };
+}
 
 export interface ActionCommand {
   command: string;
@@ -31,7 +47,7 @@ export function commandFor(action: NodeAction): ActionCommand {
     case 'retry':
       return { command: COMMANDS.refresh.id };
     case 'changePort':
-      return { command: OPEN_SETTINGS_COMMAND, args: [LOCAL_SETTINGS_QUERY] };
+      return openSettingCommand(PORT_SETTING_ID);
     case 'startLocalServer':
       return { command: COMMANDS.startLocalServer.id };
     case 'confirmServer':
