@@ -187,4 +187,15 @@ describe('web UI routes', function () {
     assert.throws(() => parseServeArgs(['serve', '--public-url', 'https://mail.example.test/inbox'], {}), /without path/);
     assert.throws(() => parseServeArgs(['serve', '--public-url', 'ftp://mail.example.test'], {}), /http\(s\) origin/);
   });
+
+  it('a session issued by one server of a team is accepted by another with the same token (stateless)', async () => {
+    const s = await signIn();
+    const other = await startApi({ store: h.store });
+    try {
+      const r = await other.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: ui(s) });
+      assert.equal(r.status, 200, r.text);
+    } finally {
+      await other.api.close();
+    }
+  });
 });
