@@ -112,7 +112,8 @@ describe('HTTP API: bad input gets a clear 4xx and loses nothing', () => {
   });
 
   it('answers 404 JSON to unknown routes', async () => {
-    for (const p of ['/', '/index.html', '/api/v1/domains', '/api/v2', '/api/v2/domains/private', '/api/v2/domains/private/inboxes/joe/messages/joe-1-1/nope', '/api/v2/domains/private/things/joe']) {
+    // `/` is the web UI's page (webui-routes.test.ts); every other path outside the API's is unknown.
+    for (const p of ['/index.html', '/ui', '/ui/nope.js', '/api/v1/domains', '/api/v2', '/api/v2/domains/private', '/api/v2/domains/private/inboxes/joe/messages/joe-1-1/nope', '/api/v2/domains/private/things/joe']) {
       assertError(await h.call('GET', p), 404, /unknown route/);
     }
   });

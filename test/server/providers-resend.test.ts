@@ -150,6 +150,12 @@ describe('Resend API (server, real HTTP, official SDK)', () => {
     const method = await h.call('GET', '/emails', { headers: { authorization: `Bearer ${PROVIDER_KEY}` } });
     assert.equal(method.status, 405);
     assert.equal(method.json.name, 'method_not_allowed');
+    // An endpoint of Resend's that is not implemented (retrieving an email) answers in Resend's shape, not the server's.
+    const unknown = await h.call('GET', '/emails/36202859-8a1c-4b4e-9f0e-2f1b1d3e4a55', { headers: { authorization: `Bearer ${PROVIDER_KEY}` } });
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.json.statusCode, 404);
+    assert.equal(unknown.json.name, 'not_found');
+    assert.equal(unknown.json.message, 'The requested endpoint does not exist.');
     assert.equal((await readInbox(h, 'x')).length, 0);
     // A send in the past is a send now.
     const past = await post('/emails', { from: 'a@acme.test', to: 'x@inbox.test', subject: 's', text: 't', scheduled_at: '2020-01-01T00:00:00Z' });

@@ -24,6 +24,8 @@ import { ses, type SesRoute } from './ses';
 import { verify, type VerifyRoute, verifyRoute } from './verify';
 
 export type ProviderRoute =
+  /** A path under a provider's own prefix that names none of its implemented endpoints: 404 in that provider's shape. */
+  | { api: Exclude<ProviderApi, 'verify'>; methods: readonly string[]; route: undefined; unknown: true }
   | { api: 'resend'; methods: readonly string[]; route: ResendRoute }
   | { api: 'sendgrid'; methods: readonly string[]; route: SendGridRoute }
   | { api: 'postmark'; methods: readonly string[]; route: PostmarkRoute }
@@ -44,14 +46,22 @@ export function matchProviderRoute(s: string[]): ProviderRoute | undefined {
   if (s[0] === 'v2' && s[1] === 'Services') return { api: 'verify', ...verifyRoute(s) };
   if (s[0] === 'v2' && s.length === 3 && s[1] === 'email' && s[2] === 'outbound-emails') return { api: 'ses', methods: POST, route: { kind: 'send' } };
   if (s[0] === 'v3' && s.length === 3 && (s[2] === 'messages' || s[2] === 'messages.mime')) return { api: 'mailgun', methods: POST, route: { kind: s[2] === 'messages' ? 'send' : 'mime', domain: s[1] } };
+  // The rest of each provider's own prefix (`GET /emails/<id>`, `/v3/<domain>/events`, …) is that
+  // provider's, not the server's API: its 404 comes in the provider's shape.
+  const prefix: Record<string, Exclude<ProviderApi, 'verify'>> = { emails: 'resend', email: 'postmark', v3: s[1] === 'mail' ? 'sendgrid' : 'mailgun' };
+  if (prefix[s[0]]) return { api: prefix[s[0]], methods: [], route: undefined, unknown: true };
+  if (s[0] === 'v2' && s[1] === 'email') return { api: 'ses', methods: [], route: undefined, unknown: true };
   return undefined;
 }
+
+type ProviderApi = 'resend' | 'sendgrid' | 'postmark' | 'mailgun' | 'ses' | 'verify';
 
 const MODULES: { [K in ProviderRoute['api']]: ProviderApiModule<Extract<ProviderRoute, { api: K }>['route']> } = { resend, sendgrid, postmark, mailgun, ses, verify };
 
 export async function handleProvider(ctx: ProviderContext, budget: ByteBudget, req: http.IncomingMessage, res: http.ServerResponse, match: ProviderRoute, what: string): Promise<void> {
   const mod = MODULES[match.api] as ProviderApiModule<ProviderRoute['route']>;
   try {
+    if ('unknown' in match) throw mod.fail('not_found', `${req.method ?? 'GET'} ${what}: this endpoint is not implemented by Test Inbox (docs/providers.md)`, 404);
     if (!match.methods.includes(req.method ?? 'GET')) {
       throw mod.fail('method', `method ${req.method ?? ''} is not allowed here; use ${match.methods.join(' or ')}`, 405);
     }
