@@ -39,7 +39,7 @@ Server options (each with an environment twin):
 `;
 
 /** How to get a server running, said when none answers. */
-export const START_HINT = 'Start one: open VS Code with the Test Inbox extension (it runs the local server), or run `npx test-inbox serve` in a terminal; or point --server / TEST_INBOX_SERVER at a running one.';
+export const START_HINT = 'Start one: open VS Code with the Test Inbox extension (it runs the local server), or run `npx test-inbox serve` in a terminal (with the same --data-dir, if you gave this command one); or point --server / TEST_INBOX_SERVER at a running one.';
 
 export interface McpIo {
   stdout: { write(s: string): unknown };

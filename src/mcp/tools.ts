@@ -297,13 +297,15 @@ async function answerFound(
 function errorAnswer(e: unknown): Record<string, unknown> {
   if (e instanceof ArgError) return { error: { code: 'bad_input', message: e.message } };
   const t = toTestInboxError(e);
+  // The error's own sentence, whose closing period the advice after it supplies.
+  const said = t.message.replace(/\.+$/, '');
   switch (t.code) {
     case 'badInput':
       return { error: { code: 'bad_input', message: t.message } };
     case 'unauthorized':
-      return { error: { code: 'unauthorized', message: `${t.message}. Give the MCP server the API token in the environment variable TEST_INBOX_API_TOKEN, or point it at a running local server with --data-dir.` } };
+      return { error: { code: 'unauthorized', message: `${said}. Give the MCP server the API token in the environment variable TEST_INBOX_API_TOKEN, or point it at a running local server with --data-dir.` } };
     case 'unreachable':
-      return { error: { code: 'unreachable', message: `${t.message}. No Test Inbox server answers: start one (open VS Code with the Test Inbox extension, or run \`npx test-inbox serve\`), or set --server / TEST_INBOX_SERVER to its URL, then call again.` } };
+      return { error: { code: 'unreachable', message: `${said}. No Test Inbox server answers: start one (open VS Code with the Test Inbox extension, or run \`npx test-inbox serve\`, with the same --data-dir as this MCP server if it was given one), or set --server / TEST_INBOX_SERVER to its URL, then call again.` } };
     case 'cancelled':
       return { error: { code: 'cancelled', message: 'The call was cancelled.' } };
     default:

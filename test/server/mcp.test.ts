@@ -300,6 +300,7 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
       const error = r.s.error as { code: string; message: string };
       assert.equal(error.code, 'unreachable');
       assert.match(error.message, /test-inbox serve/);
+      assert.doesNotMatch(error.message, /\.\./, 'one period between the error and the advice');
       // TOTP needs no server.
       assert.equal((await call(client, 'get_totp_code', { secret: 'JBSWY3DPEHPK3PXP' })).isError, false);
     } finally {
