@@ -149,7 +149,7 @@ export function compareRow(head: Figure | undefined, refs: Array<Figure | undefi
   const up = higherIsBetter(any);
   let verdict = 'SKIP';
   // A figure of the machine (the disk probes), not of either build: printed, never judged.
-  if (/^context/.test(any.note ?? '')) verdict = 'context';
+  if (/^disk:/.test(any.name)) verdict = 'context';
   else if (h !== undefined && known.length) {
     const worst = up ? Math.min(...known) : Math.max(...known);
     const best = up ? Math.max(...known) : Math.min(...known);

@@ -31,6 +31,9 @@ describe('bench --against', () => {
   it('does not judge a figure of the machine', () => {
     const disk = (value: number) => figure({ name: 'disk: durable 4 KB files', unit: 'files/s', value, note: 'context: the fsync speed of this machine right now' });
     assert.equal(compareRow(disk(10), [disk(100), disk(110)], 'x').verdict, 'context');
+    // A figure of ours whose note is context is still judged.
+    const inject = (value: number) => figure({ name: 'HTTP inject, 32 in flight (32 conns)', unit: 'req/s', value, note: 'context: ours = 0.1× bare' });
+    assert.equal(compareRow(inject(10), [inject(100), inject(110)], 'x').verdict, 'WORSE');
   });
 
   it('says SKIP when either side has no value, and prints every run', () => {
