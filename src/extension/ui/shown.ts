@@ -11,7 +11,9 @@ const MAX_KEPT = 40;
 
 export type ShownWhere = 'info' | 'warning' | 'error' | 'progress' | 'status';
 
-const kept: Array<{ where: ShownWhere; text: string }> = [];
+/** `n` counts every text ever shown, so a reader can take what came after a point even once older ones are dropped. */
+const kept: Array<{ n: number; where: ShownWhere; text: string }> = [];
+let shownCount = 0;
 
 /** Records a text shown by other means (ui/serverNotice.ts) for the debug state. */
 export function noteShown(where: ShownWhere, text: string): void {
@@ -19,12 +21,12 @@ export function noteShown(where: ShownWhere, text: string): void {
 }
 
 function keep(where: ShownWhere, text: string): void {
-  kept.push({ where, text });
+  kept.push({ n: ++shownCount, where, text });
   if (kept.length > MAX_KEPT) kept.shift();
 }
 
 /** The texts shown lately, oldest first (the debug state). */
-export function shownTexts(): Array<{ where: ShownWhere; text: string }> {
+export function shownTexts(): Array<{ n: number; where: ShownWhere; text: string }> {
   return [...kept];
 }
 

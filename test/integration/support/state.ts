@@ -31,7 +31,7 @@ export interface DebugState {
   mementos: { global: Record<string, unknown>; workspace: Record<string, unknown> };
   messageView: { openPanels: number; lastRendered: { id: string; kind: string; code?: string; verificationLink?: string; tabs: string[] } | null };
   /** Notifications, progress and status-bar messages shown lately, oldest first. */
-  shown: Array<{ where: 'info' | 'warning' | 'error' | 'progress' | 'status'; text: string }>;
+  shown: Array<{ n: number; where: 'info' | 'warning' | 'error' | 'progress' | 'status'; text: string }>;
 }
 
 /** Generous: a local server start on a loaded 2-core machine. */
