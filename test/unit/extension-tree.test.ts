@@ -330,9 +330,26 @@ describe('extension tree model', function () {
       const skipped: string[] = [];
       let waiting!: () => void;
       const ready = new Promise<void>((r) => (waiting = r));
-      const found = findCode({ api, domain: DOMAIN, inbox: 'otp', signal: ac.signal, testInbox: true, since: 'now', waitMs: Infinity, onWaiting: () => waiting(), onSkipped: (m) => skipped.push(m.subject) });
+      let sawWelcome!: () => void;
+      const welcomeSkipped = new Promise<void>((r) => (sawWelcome = r));
+      const found = findCode({
+        api,
+        domain: DOMAIN,
+        inbox: 'otp',
+        signal: ac.signal,
+        testInbox: true,
+        since: 'now',
+        waitMs: Infinity,
+        onWaiting: () => waiting(),
+        onSkipped: (m) => {
+          skipped.push(m.subject);
+          if (m.subject === 'welcome') sawWelcome();
+        },
+      });
       await ready;
       await api.inject(DOMAIN, 'otp', { from: 'a@b.test', subject: 'welcome', text: 'Hello there, no digits here.' });
+      // The next message only once the wait has looked at this one: listed together, the newest is read first and nothing is skipped.
+      await welcomeSkipped;
       await api.inject(DOMAIN, 'otp', { from: 'a@b.test', subject: 'Sign-in', text: 'Your verification code is 730152. It expires in 10 minutes.' });
       const result = await found;
       assert.equal(result?.value, '730152');
