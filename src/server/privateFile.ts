@@ -9,7 +9,7 @@ export const PRIVATE_FILE_MODE = 0o600;
 
 /**
  * Room the data folder keeps for the server's own small files (RESERVE_FILE): on a disk that
- * mail filled, a start still writes its server file (issue 25 finding 14).
+ * mail filled, a start still writes its server file (docs/architecture.md, "A full disk").
  */
 export const RESERVE_FILE = '.reserve';
 export const RESERVE_BYTES = 256 * 1024;
