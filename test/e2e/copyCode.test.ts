@@ -129,33 +129,36 @@ describe('e2e: Test Inbox installed from its VSIX in a real workbench', function
 
   it('Inject Test Message from the Command Palette lands in the tree', async () => {
     demo = await startDemoServer();
-    wb = await startWorkbench({ vsix: VSIX, settings: demo.extensionSettings });
-    const page = wb.page;
-    await openTestInboxView(page);
-    await statusBarSmtpPort(page);
-
-    const inbox = `palette-${randomInt(1e6, 1e7)}`;
-    await runFromPalette(page, 'Test Inbox: Inject Test Message');
-    // The inbox picker takes a typed name; then From, Subject and Text keep their defaults.
-    const input = page.locator('.quick-input-widget input');
-    await page.locator('.quick-input-widget').filter({ hasText: 'Inject Test Message' }).waitFor({ timeout: UI_TIMEOUT_MS });
-    await input.fill(inbox);
-    await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: inbox }).first().waitFor({ timeout: UI_TIMEOUT_MS });
-    await page.keyboard.press('Enter');
-    for (const step of ['(1/3)', '(2/3)', '(3/3)']) {
-      await page.locator('.quick-input-widget').filter({ hasText: step }).waitFor({ timeout: UI_TIMEOUT_MS });
-      await page.keyboard.press('Enter');
-    }
-
-    await expandRow(treeRow(page, new RegExp(`^Inbox ${escapeRegExp(inbox)}@${escapeRegExp(SAMPLES.domain)}`)));
-    await treeRow(page, /email from Test Inbox, Test message/).waitFor({ timeout: UI_TIMEOUT_MS });
-
-    // A change redraws only the row it touched (tree/provider.ts): "Load more…" redraws its
-    // inbox, and a message arriving meanwhile into that inbox redraws its domain; both show.
     const api = createClient({ baseUrl: demo.http, apiToken: demo.apiToken });
+    // An inbox with more than a page, there before the window opens: its row loads one page and
+    // offers "Load older messages" (mail arriving while a window shows the tree opens its inbox
+    // and is added row by row, with nothing to page).
+    const paged = `paged-${randomInt(1e6, 1e7)}`;
     try {
-      const paged = `paged-${randomInt(1e6, 1e7)}`;
       for (let i = 0; i < PAGE_SIZE + 2; i++) await api.inject(SAMPLES.domain, paged, { from: 'Pager <pager@acme.test>', subject: `Page item ${i}`, text: String(i) });
+      wb = await startWorkbench({ vsix: VSIX, settings: demo.extensionSettings });
+      const page = wb.page;
+      await openTestInboxView(page);
+      await statusBarSmtpPort(page);
+
+      const inbox = `palette-${randomInt(1e6, 1e7)}`;
+      await runFromPalette(page, 'Test Inbox: Inject Test Message');
+      // The inbox picker takes a typed name; then From, Subject and Text keep their defaults.
+      const input = page.locator('.quick-input-widget input');
+      await page.locator('.quick-input-widget').filter({ hasText: 'Inject Test Message' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await input.fill(inbox);
+      await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: inbox }).first().waitFor({ timeout: UI_TIMEOUT_MS });
+      await page.keyboard.press('Enter');
+      for (const step of ['(1/3)', '(2/3)', '(3/3)']) {
+        await page.locator('.quick-input-widget').filter({ hasText: step }).waitFor({ timeout: UI_TIMEOUT_MS });
+        await page.keyboard.press('Enter');
+      }
+
+      await expandRow(treeRow(page, new RegExp(`^Inbox ${escapeRegExp(inbox)}@${escapeRegExp(SAMPLES.domain)}`)));
+      await treeRow(page, /email from Test Inbox, Test message/).waitFor({ timeout: UI_TIMEOUT_MS });
+
+      // A change redraws only the row it touched (tree/provider.ts): "Load more…" redraws its
+      // inbox, and a message arriving meanwhile into that inbox redraws its domain; both show.
       await expandRow(treeRow(page, new RegExp(`^Inbox ${escapeRegExp(paged)}@`)));
       const more = treeRow(page, new RegExp(`^Load older messages of ${escapeRegExp(paged)}$`));
       await more.click({ timeout: UI_TIMEOUT_MS });

@@ -23,27 +23,30 @@ describe('e2e: failure states and message panels in a real workbench', function 
     demo = undefined;
   });
 
-  it('shows the unreachable welcome view and a warning status bar item, and recovers when a server starts on the port', async () => {
+  it('shows where and why the server cannot be reached with its fixes as rows, a warning status bar item, and recovers when a server starts on the port', async () => {
     const port = await closedPort();
     wb = await startWorkbench({ vsix: VSIX, settings: { 'testInbox.server': `http://127.0.0.1:${port}` } });
     const page = wb.page;
     await openTestInboxView(page);
-    const welcome = page.locator('.sidebar .welcome-view-content');
-    await welcome.filter({ hasText: /cannot be reached/ }).waitFor({ timeout: UI_TIMEOUT_MS });
-    const text = await welcome.innerText();
-    assert.doesNotMatch(text, /needs an API token/, 'a missing token does not hide that nothing listens');
-    for (const action of ['Retry', 'Show Log', 'Switch Server']) {
-      assert.equal(await welcome.getByRole('button', { name: action }).count(), 1, `the ${action} action`);
-    }
+    // The view's message: the URL and the real reason, in full (a message hides any welcome view,
+    // so the fixes are rows under it).
+    const message = page.locator('.sidebar .tree-explorer-viewlet-tree-view .message');
+    await message.filter({ hasText: `http://127.0.0.1:${port} cannot be reached: nothing is listening there` }).waitFor({ timeout: UI_TIMEOUT_MS });
+    assert.doesNotMatch(await message.innerText(), /needs an API token/, 'a missing token does not hide that nothing listens');
+    for (const action of ['Retry', 'Show Log', 'Switch Server']) await treeRow(page, new RegExp(`^${action}$`)).waitFor({ timeout: UI_TIMEOUT_MS });
     const item = page.locator('.statusbar-item').filter({ hasText: /Test Inbox: unreachable/ }).first();
     await item.waitFor({ timeout: UI_TIMEOUT_MS });
     assert.match(await item.getAttribute('class') ?? '', /warning-kind/, 'the warning colour');
     assert.match(await item.locator('[aria-label]').first().getAttribute('aria-label') ?? '', /cannot be reached: nothing is listening there/);
+    // A fix row runs its command: Show Log opens the output channel.
+    await treeRow(page, /^Show Log$/).click();
+    await page.locator('.panel').filter({ hasText: /Test Inbox/ }).first().waitFor({ timeout: UI_TIMEOUT_MS });
 
     // A server comes up on that port: the view follows without a click (it answers now, and
     // this window has no token for it, so that is what it says next).
     demo = await startDemoServer({ httpPort: port });
-    await welcome.filter({ hasText: /needs an API token/ }).waitFor({ timeout: UI_TIMEOUT_MS });
+    await message.filter({ hasText: /needs an API token/ }).waitFor({ timeout: UI_TIMEOUT_MS });
+    await treeRow(page, /^Set API Token$/).waitFor({ timeout: UI_TIMEOUT_MS });
     await page.locator('.statusbar-item').filter({ hasText: /Test Inbox: no token/ }).first().waitFor({ timeout: UI_TIMEOUT_MS });
   });
 

@@ -168,7 +168,9 @@ describe('Test Inbox commands', function () {
     assert.equal(await vscode.commands.executeCommand('testInbox.stopLocalServer'), 'stopped');
     let st = await waitForState((s) => s.viewState === 'stopped', 'the stopped state');
     assert.equal(st.connection.kind, 'stopped');
-    assert.deepEqual(st.tree, [], 'the tree is empty so the "stopped" welcome view shows');
+    assert.deepEqual(st.tree.map((n) => [n.label, n.command?.command]), [['Start Local Server', 'testInbox.startLocalServer'], ['Show Log', 'testInbox.showLog']], 'the fixes of the "stopped" state, as rows under its message');
+    const message = ((st as { viewMessage?: string }).viewMessage ?? '').replace(/\u200b/g, '');
+    assert.ok(message.endsWith('is stopped.'), message);
     const started = await vscode.commands.executeCommand<{ http: string; smtp: string }>('testInbox.startLocalServer');
     assert.match(started?.http ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
     st = await waitForState((s) => s.connection.kind === 'ready' && s.tree.length > 0, 'the restarted server');

@@ -46,7 +46,8 @@ describe('Test Inbox when things go wrong', function () {
       // No token yet: nothing listens, and that is what is said (not "needs an API token").
       let st = (await waitForState((s) => s.viewState === 'unreachable', 'the unreachable view', RECOVERY_TIMEOUT_MS)) as Extra;
       st = await state();
-      assert.deepEqual(st.tree, [], 'an empty tree lets the welcome view show');
+      assert.deepEqual(st.tree.map((n) => [n.label, n.command?.command]), [['Retry', 'testInbox.refresh'], ['Show Log', 'testInbox.showLog'], ['Switch Server', 'testInbox.switchServer']], 'the fixes, as rows under the message');
+      assert.ok(visible((st as { viewMessage?: string }).viewMessage ?? '').startsWith(`${url} cannot be reached: nothing is listening there`), (st as { viewMessage?: string }).viewMessage);
       assert.equal(st.connection.kind, 'unreachable');
       assert.ok(st.statusBar, 'the status bar item is shown');
       assert.match(st.statusBar.text, /unreachable/);

@@ -60,6 +60,14 @@ export interface ErrorNode {
   message: string;
   actions: ErrorAction[];
 }
+/** A fix offered under the view's message while the server is not ready (Retry, Set API Token…). */
+export interface ActionNode {
+  kind: 'action';
+  id: string;
+  action: ErrorAction;
+  /** The row's title where it is not the action's usual one ("Attach Again"). */
+  title?: string;
+}
 export interface EmptyNode {
   kind: 'empty';
   id: string;
@@ -67,7 +75,7 @@ export interface EmptyNode {
   inbox: string;
   message: string;
 }
-export type TreeNode = DomainNode | InboxNode | MessageNode | LoadMoreNode | ErrorNode | EmptyNode;
+export type TreeNode = DomainNode | InboxNode | MessageNode | LoadMoreNode | ErrorNode | ActionNode | EmptyNode;
 
 /** The id of a domain's row (TreeItem.id: VS Code matches rows by it). */
 export function domainRowId(domain: string): string {

@@ -10,7 +10,7 @@ import { commandTitle } from '../commandIds';
 import type { ConnectionState } from '../connection';
 import { ACTION_TITLES, describeError, type ErrorAction } from '../errors';
 import { absoluteTime, relativeTime } from '../util/time';
-import type { TreeNode } from './model';
+import type { ActionNode, TreeNode } from './model';
 
 /** contextValues menus match on (package.json `view/item/context`). */
 export const NodeContext = {
@@ -23,6 +23,7 @@ export const NodeContext = {
   messageWithCode: 'testInbox.message.code',
   loadMore: 'testInbox.loadMore',
   error: 'testInbox.error',
+  action: 'testInbox.action',
   empty: 'testInbox.empty',
 } as const;
 
@@ -64,7 +65,7 @@ export function senderName(from: string): string {
 
 /**
  * The view's message for a connection state that is not "ready": the server's URL and the
- * real reason, in full (the welcome view under it offers the fixes). `where` is the configured
+ * real reason, in full (the rows of connectionActions under it offer the fixes). `where` is the configured
  * server's URL, for states that carry none.
  */
 export function connectionMessage(st: ConnectionState, where: string): Plain | undefined {
@@ -74,15 +75,48 @@ export function connectionMessage(st: ConnectionState, where: string): Plain | u
     case 'ready':
       return undefined;
     case 'noToken':
-      return plainMessage`${st.baseUrl} needs an API token.`;
+      return plainMessage`${st.baseUrl} needs an API token. The token is kept in VS Code's secret storage.`;
     case 'stopped':
       return plainMessage`The local server (${where}) is stopped.`;
     case 'detached':
-      return plainMessage`Detached from the local server at ${st.baseUrl} (process ${st.pid ?? '?'}); it keeps running.`;
+      return plainMessage`Detached from the local server at ${st.baseUrl} (process ${st.pid ?? '?'}, another window or a terminal); it keeps running.`;
     case 'unreachable':
       return plainMessage`${st.baseUrl} cannot be reached: ${st.reason}`;
     case 'failed':
       return plainMessage`${where}: ${describeError(st.error).message}`;
+  }
+}
+
+/** The codicon of each action row. */
+const ACTION_ICONS: Record<ErrorAction, string> = {
+  setApiToken: 'key',
+  setWebhookToken: 'key',
+  showLog: 'output',
+  retry: 'refresh',
+  changePort: 'settings-gear',
+  startLocalServer: 'play',
+  confirmServer: 'shield',
+  switchServer: 'arrow-swap',
+};
+
+/**
+ * The fixes a state offers, as rows under the view's message (a view with a message shows no
+ * welcome view, so the message and its actions are one place). None while connecting or ready;
+ * a failure's actions come with its error row.
+ */
+export function connectionActions(kind: ConnectionState['kind']): ActionNode[] {
+  const row = (action: ErrorAction, title?: string): ActionNode => ({ kind: 'action', id: `action:${kind}:${action}`, action, title });
+  switch (kind) {
+    case 'noToken':
+      return [row('setApiToken'), row('switchServer')];
+    case 'stopped':
+      return [row('startLocalServer'), row('showLog')];
+    case 'detached':
+      return [row('startLocalServer', 'Attach Again'), row('switchServer')];
+    case 'unreachable':
+      return [row('retry'), row('showLog'), row('switchServer')];
+    default:
+      return [];
   }
 }
 
@@ -183,6 +217,18 @@ export function present(node: TreeNode, now: number): Presentation {
         collapsible: 'none',
         command: first ? { action: first, title: ACTION_TITLES[first] } : undefined,
         accessibilityLabel: plainMessage`Error: ${node.message}`,
+      };
+    }
+    case 'action': {
+      const title = node.title ?? ACTION_TITLES[node.action];
+      return {
+        id: node.id,
+        label: plain`${title}`,
+        icon: ACTION_ICONS[node.action],
+        contextValue: NodeContext.action,
+        collapsible: 'none',
+        command: { action: node.action, title },
+        accessibilityLabel: plain`${title}`,
       };
     }
     case 'empty':

@@ -1,5 +1,5 @@
 // The `testInbox.inboxes` tree. getChildren never throws and never pops notifications:
-// failures become error nodes, or an empty tree with the matching welcome view.
+// failures become error nodes, or the fixes of the connection's state as action rows.
 import * as vscode from 'vscode';
 import { ApiError } from '../../api/errors';
 import { isPhoneInbox } from '../../core/ids';
@@ -9,12 +9,12 @@ import type { Connection } from '../connection';
 import { describeError, ExtensionError } from '../errors';
 import { errorText, type Logger } from '../log';
 import { type DomainNode, domainRowId, type InboxModel, type InboxNode, inboxRowId, type TreeChange, type TreeNode } from './model';
-import { present, type Presentation } from './present';
+import { connectionActions, present, type Presentation } from './present';
 import { RefreshPacer } from './refreshPacer';
 
 export type ViewState = 'idle' | 'starting' | 'ready' | 'noToken' | 'stopped' | 'detached' | 'unreachable' | 'failed';
 
-/** Errors that mean "the server is not there": shown as the unreachable welcome view. */
+/** Errors that mean "the server is not there": shown as the unreachable state. */
 export function isUnreachable(e: unknown): boolean {
   return ApiError.is(e, 'network') || ApiError.is(e, 'timeout') || ExtensionError.is(e, 'noServer') || ExtensionError.is(e, 'unreachable');
 }
@@ -100,6 +100,12 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     }
   }
 
+  /** A state that is not ready: the view's message says where and why (view.ts), these rows offer the fixes. */
+  private stateRows(state: 'noToken' | 'stopped' | 'detached' | 'unreachable'): TreeNode[] {
+    this.setState(state);
+    return connectionActions(state);
+  }
+
   /** Hands VS Code the tree changes the pacer still holds (a reveal must follow them, refreshPacer.ts). */
   flushChanges(): void {
     this.pacer.flush();
@@ -148,10 +154,8 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
       await c.ensure();
     } catch (e) {
       const st = c.state;
-      if (st.kind === 'noToken') return this.setState('noToken'), [];
-      if (st.kind === 'stopped') return this.setState('stopped'), [];
-      if (st.kind === 'detached') return this.setState('detached'), [];
-      if (isUnreachable(e)) return this.setState('unreachable'), [];
+      if (st.kind === 'noToken' || st.kind === 'stopped' || st.kind === 'detached') return this.stateRows(st.kind);
+      if (isUnreachable(e)) return this.stateRows('unreachable');
       const d = describeError(e);
       // Superseded by a newer connection attempt (settings changed): it refreshes the tree when done.
       if (d.silent) return this.setState('starting'), [];
@@ -160,9 +164,9 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     }
     const roots = await this.deps.model.roots();
     const rootError = roots.length === 1 && roots[0].kind === 'error' ? roots[0] : undefined;
-    // A listing found nobody at the server's address (the connection says so): the welcome view
+    // A listing found nobody at the server's address (the connection says so): the view's message
     // explains it, rather than domain rows with cut-off error rows under them.
-    if (c.state.kind === 'unreachable' || (rootError && c.state.kind !== 'ready')) return this.setState('unreachable'), [];
+    if (c.state.kind === 'unreachable' || (rootError && c.state.kind !== 'ready')) return this.stateRows('unreachable');
     this.deps.onRootsLoaded();
     // Empty server and nothing added: the welcome view explains how mail gets in.
     let empty = false;
@@ -183,6 +187,7 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     switch (node.kind) {
       case 'domain':
       case 'error':
+      case 'action':
         return undefined;
       case 'inbox':
         return { kind: 'domain', id: domainRowId(node.domain), domain: node.domain, unread: 0 };
