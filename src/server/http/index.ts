@@ -174,6 +174,7 @@ class Api {
     this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, readBudget: o.readBudget ?? new ByteBudget(), searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
     this.#ui = {
       apiToken: this.#apiToken,
+      requireApiToken: (req, query) => this.#requireApiToken(req, query),
       sessions: new SessionKeys(o.apiToken, o.clock ? () => (o.clock as Clock).now() : Date.now),
       revocations: new MemoryRevocations(),
       limits: { maxBody, budget },
