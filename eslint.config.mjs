@@ -6,6 +6,9 @@ const noVscode = { name: 'vscode', message: 'vscode is imported only under src/e
 /** undici stays a dev dependency (bench/): bundled, it is most of the extension's size. */
 const noUndici = { name: 'undici', message: "use the runtime's fetch (Node's built-in undici, proxy-aware in VS Code): the undici package is a dev dependency for bench/ only." };
 
+/** What nothing under src/server imports: the editor side and the CLI above it. */
+const serverUp = { regex: '(^|/)(extension|webview-ui|cli)(/|$)', message: 'src/server never imports the extension, the webview UI or the CLI.' };
+
 /** One no-restricted-imports rule: forbidden module names and specifier patterns. */
 function restrict(paths, patterns) {
   return { '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns }] };
@@ -44,7 +47,22 @@ export default tseslint.config(
   {
     // server: the local inbox server; never the editor side, never the CLI above it.
     files: ['src/server/**'],
-    rules: restrict([noVscode, noUndici], [{ regex: '(^|/)(extension|webview-ui|cli)(/|$)', message: 'src/server never imports the extension, the webview UI or the CLI.' }]),
+    rules: restrict([noVscode, noUndici], [serverUp]),
+  },
+  {
+    // store: the interface (store/types.ts) and what every store shares (store/*.ts) know no
+    // store; the Maildir store (store/maildir/) and the PostgreSQL store (store/postgres/)
+    // implement it without importing each other.
+    files: ['src/server/store/*.ts'],
+    rules: restrict([noVscode, noUndici], [serverUp, { regex: '^\\./(maildir|postgres)/', message: 'the store interface and shared store code import no store implementation.' }]),
+  },
+  {
+    files: ['src/server/store/maildir/**'],
+    rules: restrict([noVscode, noUndici], [serverUp, { regex: '(^|/)postgres(/|$)', message: 'the Maildir store never imports the PostgreSQL store (shared code lives in src/server/store/*.ts).' }]),
+  },
+  {
+    files: ['src/server/store/postgres/**'],
+    rules: restrict([noVscode, noUndici], [serverUp, { regex: '(^|/)maildir(/|$)', message: 'the PostgreSQL store never imports the Maildir store (shared code lives in src/server/store/*.ts).' }]),
   },
   {
     // testing: the library for test runners; a client of the server like any test (the process

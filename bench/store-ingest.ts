@@ -5,7 +5,7 @@
 //   node --import tsx bench/store-ingest.ts <empty-dir> <in-flight> <warmup-ms> <window-ms>
 //
 // Prints one JSON line: {addsPerSec, p50Ms, p99Ms, cpuMsPerAdd}.
-import { MaildirStore } from '../src/server/store/maildir';
+import { MaildirStore } from '../src/server/store/maildir/store';
 import { buildMessage, DEFAULT_MESSAGE_BYTES } from './lib/smtp-load';
 import { percentile } from './lib/stats';
 import { counts, newWindow, runWindow } from './lib/window';

@@ -5,7 +5,7 @@
 import * as esbuild from 'esbuild';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { processAlive } from '../../src/server/store/lock';
+import { processAlive } from '../../src/server/store/maildir/lock';
 import { INTEGRATION_OUT, INTEGRATION_SRC, REPO_ROOT, suitesDir } from './config';
 import { IntegrationError } from './errors';
 

@@ -80,8 +80,17 @@ const DEVICE_STEM = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])$/;
 
 const hexByte = (b: number): string => '%' + b.toString(16).toUpperCase().padStart(2, '0');
 
+/** A name every byte of which stays, with no dot at either end: most inbox names and every message id. */
+const PLAIN_NAME = /^[a-z0-9_+=-](?:[a-z0-9._+=-]*[a-z0-9_+=-])?$/;
+
 /** The file-system name of `name` (any string); see above. The empty string stays empty. */
 export function encodeFileName(name: string): string {
+  // The common case without a byte-by-byte copy: the store maps every message's path on its
+  // acknowledgement path, and that copy was a tenth of the server's main-thread time under load.
+  if (PLAIN_NAME.test(name)) {
+    const dot = name.indexOf('.');
+    if (!DEVICE_STEM.test(dot < 0 ? name : name.slice(0, dot))) return name;
+  }
   const parts: string[] = [];
   for (const b of encoder.encode(name)) {
     const c = String.fromCharCode(b);

@@ -10,7 +10,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import type { ByteBudget, Release } from './budget';
-import { isNoSpace } from './store/durability';
+import { isNoSpace } from './store/errors';
 import { StoreError } from './store/errors';
 import type { MessageBody } from './store/types';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { promises as fs, readdirSync } from 'node:fs';
 import http from 'node:http';
 import * as path from 'node:path';
-import type { MaildirStore } from '../../src/server/store/maildir';
+import type { MaildirStore } from '../../src/server/store/maildir/store';
 import { API_TOKEN, rawRequest, DOMAIN, ON_MAILDIR, WEBHOOK_TOKEN, startApi, type Harness, type Reply } from './api-harness';
 
 /** Every error: the right status, a JSON `{status:"error", message}` naming the problem, never HTML or a stack. */

@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { createHttpApi, type HttpApi, type HttpApiOptions } from '../../src/server/http';
-import { MaildirStore } from '../../src/server/store/maildir';
+import { MaildirStore } from '../../src/server/store/maildir/store';
 import { PostgresStore } from '../../src/server/store/postgres/store';
 import type { MessageMeta, RetentionOptions, Store } from '../../src/server/store/types';
 import { sharedCluster } from '../support/postgres';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
-import type { MaildirStore } from '../../src/server/store/maildir';
+import type { MaildirStore } from '../../src/server/store/maildir/store';
 import { DOMAIN, ID_SHAPE, ON_MAILDIR, WEBHOOK_TOKEN, startApi, type Harness } from './api-harness';
 
 describe('HTTP API: injection (docs/api.md §4.4) and webhooks (docs/api.md §4.5)', () => {

@@ -16,8 +16,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { MaildirStore } from '../../src/server/store/maildir';
-import { WAL_PREFIX } from '../../src/server/store/wal';
+import { MaildirStore } from '../../src/server/store/maildir/store';
+import { WAL_PREFIX } from '../../src/server/store/maildir/wal';
 import { firstLineThenSigkill } from './killedChild';
 
 const REPO = path.resolve(__dirname, '..', '..');
@@ -104,7 +104,7 @@ describe('checkpoints drop log generations oldest first', function () {
     const out = await firstLineThenSigkill<{ kept: string; gone: string; cancelled: string; failed: boolean; left: number[] }>(`
       const fs = require('node:fs/promises');
       const path = require('node:path');
-      const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir.ts'))});
+      const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir', 'store.ts'))});
       const dir = ${JSON.stringify(dataDir)};
       const until = async (check) => { while (!(await check())) await new Promise((r) => setTimeout(r, 20)); };
       const gens = async () => (await fs.readdir(dir)).filter((n) => n.startsWith('.wal-')).map((n) => Number(n.slice(5))).sort((a, b) => a - b);
@@ -165,7 +165,7 @@ describe('checkpoints drop log generations oldest first', function () {
       `
       const fs = require('node:fs/promises');
       const path = require('node:path');
-      const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir.ts'))});
+      const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir', 'store.ts'))});
       const dir = ${JSON.stringify(dataDir)};
       const until = async (check) => { while (!(await check())) await new Promise((r) => setTimeout(r, 20)); };
       const gens = async () => (await fs.readdir(dir)).filter((n) => n.startsWith('.wal-')).map((n) => Number(n.slice(5)));
@@ -220,7 +220,7 @@ describe('checkpoints drop log generations oldest first', function () {
       `
       const fs = require('node:fs/promises');
       const path = require('node:path');
-      const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir.ts'))});
+      const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir', 'store.ts'))});
       const dir = ${JSON.stringify(dataDir)};
       const until = async (check) => { while (!(await check())) await new Promise((r) => setTimeout(r, 20)); };
       (async () => {

@@ -10,7 +10,7 @@ import { parseServeArgs } from '../../src/cli/cli';
 import { TEST_COMMANDS } from '../../src/cli/testCommands';
 import { UsageError } from '../../src/shared/args';
 import { parseDuration } from '../../src/core/duration';
-import { LOCK_FILE } from '../../src/server/store/lock';
+import { LOCK_FILE } from '../../src/server/store/maildir/lock';
 import { loadOrCreateTokens, TokensError } from '../../src/server/tokens';
 import { type Running, startCli } from './cliProcess';
 

@@ -7,7 +7,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { TOKENS_FILE } from '../../src/shared/contract';
-import { LOCK_FILE } from '../../src/server/store/lock';
+import { LOCK_FILE } from '../../src/server/store/maildir/lock';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens, TokensError } from '../../src/server/tokens';
 import { connect } from '../../src/testing/connection';

@@ -1,4 +1,4 @@
-// The index snapshot (src/server/store/snapshot.ts): a start after a clean close takes each
+// The index snapshot (src/server/store/maildir/snapshot.ts): a start after a clean close takes each
 // inbox's journal entries without listing its files, and anything that changed behind the
 // snapshot's back (files deleted or dropped in, a crash after it, a torn or stale snapshot, a
 // journal that lost lines) makes the store list that inbox as before. Real files, a real child
@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { JOURNAL_FILE } from '../../src/server/store/journal';
-import { MaildirStore } from '../../src/server/store/maildir';
-import { SNAPSHOT_FILE } from '../../src/server/store/snapshot';
+import { JOURNAL_FILE } from '../../src/server/store/maildir/journal';
+import { MaildirStore } from '../../src/server/store/maildir/store';
+import { SNAPSHOT_FILE } from '../../src/server/store/maildir/snapshot';
 import { storeSessions } from './storeSessions';
 import { firstLineThenSigkill } from './killedChild';
 
@@ -88,7 +88,7 @@ describe('index snapshot', function () {
     assert.deepEqual(await subjects(store, 'ann'), ['a1', 'a2', 'dropped in']);
   });
 
-  /** [walked, inboxes] from the line that ends the start's walk over the mail's modes (maildir.ts makeMailPrivate), once it is logged. */
+  /** [walked, inboxes] from the line that ends the start's walk over the mail's modes (maildir/store.ts makeMailPrivate), once it is logged. */
   async function walkedOf(logs: string[]): Promise<[number, number]> {
     const re = /every file under .* is private \((\d+) of (\d+) inbox\(es\) walked/;
     for (let i = 0; i < 100; i++) {
@@ -238,7 +238,7 @@ describe('index snapshot', function () {
     // A second run adds to joe and is killed before any clean close: its messages are in the
     // write-ahead log and in joe's new/, maybe not yet in the journal.
     const script = `
-      const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir.ts'))});
+      const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir', 'store.ts'))});
       (async () => {
         const s = new MaildirStore({ dir: ${JSON.stringify(dir)}, retention: { maxMessages: 0, maxAgeMs: 0 }, checkpointIntervalMs: 0 });
         await s.open();

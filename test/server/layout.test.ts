@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { DEFAULT_DOMAIN, SERVER_FILE, TOKENS_FILE } from '../../src/shared/contract';
 import { startInboxServer } from '../../src/server/server';
-import { LAYOUT_FILE, MAIL_DIR } from '../../src/server/store/layout';
+import { LAYOUT_FILE, MAIL_DIR } from '../../src/server/store/maildir/layout';
 import { type Running, startCli } from './cliProcess';
 
 const FIXTURE = path.resolve(__dirname, '..', 'fixtures', 'datadir-layout1.tar.gz');

@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { encodeFileName } from '../../src/core/fileNames';
 import { API_TOKEN_ENV, PROVIDER_KEY_ENV, TWILIO_AUTH_TOKEN_ENV, WEBHOOK_TOKEN_ENV } from '../../src/shared/contract';
-import { MAIL_DIR } from '../../src/server/store/layout';
+import { MAIL_DIR } from '../../src/server/store/maildir/layout';
 import { type Running, startCli } from './cliProcess';
 
 // Mixed case and an underscore, like real base64url tokens: the store lower-cases and encodes names.

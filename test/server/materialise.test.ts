@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { STORED_REPLY_PREFIX } from '../../src/server/smtp';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
-import { MaildirStore } from '../../src/server/store/maildir';
+import { MaildirStore } from '../../src/server/store/maildir/store';
 import { firstLineThenSigkill } from './killedChild';
 
 const REPO = path.resolve(__dirname, '..', '..');
@@ -208,7 +208,7 @@ interface Acked {
  */
 async function runChild(dir: string, n: number, deleteOne: boolean): Promise<{ acked: Acked[]; deletedId?: string }> {
   const script = `
-    const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir.ts'))});
+    const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir', 'store.ts'))});
     (async () => {
       const s = new MaildirStore({ dir: ${JSON.stringify(dir)}, retention: { maxMessages: 0, maxAgeMs: 0 }, checkpointIntervalMs: 50 });
       await s.open();

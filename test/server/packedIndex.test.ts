@@ -1,4 +1,4 @@
-// The packed index (src/server/store/packedIndex.ts): a clean close writes the whole index as
+// The packed index (src/server/store/maildir/packedIndex.ts): a clean close writes the whole index as
 // one binary file and the next start reads it instead of the JSON journal. Real files and a
 // real child process killed with SIGKILL: an old data folder (journal only) opens and is
 // upgraded, a torn, damaged or foreign packed file is ignored, a packed index left behind by a
@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { JOURNAL_FILE } from '../../src/server/store/journal';
-import { MaildirStore } from '../../src/server/store/maildir';
-import { PACKED_INDEX_FILE } from '../../src/server/store/packedIndex';
+import { JOURNAL_FILE } from '../../src/server/store/maildir/journal';
+import { MaildirStore } from '../../src/server/store/maildir/store';
+import { PACKED_INDEX_FILE } from '../../src/server/store/maildir/packedIndex';
 import type { MessageMeta, MessageSource } from '../../src/server/store/types';
 import { storeSessions } from './storeSessions';
 import { firstLineThenSigkill } from './killedChild';
@@ -187,7 +187,7 @@ describe('packed index', function () {
     // A second run adds to joe, deletes one packed message of joe and one of ann, and is killed
     // before any clean close: the packed index on disk is now stale.
     const script = `
-      const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir.ts'))});
+      const { MaildirStore } = require(${JSON.stringify(path.join(REPO, 'src', 'server', 'store', 'maildir', 'store.ts'))});
       (async () => {
         const s = new MaildirStore({ dir: ${JSON.stringify(dir)}, retention: { maxMessages: 0, maxAgeMs: 0 }, checkpointIntervalMs: 0 });
         await s.open();

@@ -6,11 +6,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseMessageId } from '../../src/core/ids';
 import { StoreError } from '../../src/server/store/errors';
-import { messageFileOf } from '../../src/server/store/layout';
+import { messageFileOf } from '../../src/server/store/maildir/layout';
 import { decodeEncodedWords, parseIndexedHeaders } from '../../src/server/store/headers';
-import { addLine, Journal, JOURNAL_FILE, JOURNAL_FLUSH_MS } from '../../src/server/store/journal';
-import { LOCK_FILE } from '../../src/server/store/lock';
-import { encodeName, MaildirStore, type MaildirStoreOptions } from '../../src/server/store/maildir';
+import { addLine, Journal, JOURNAL_FILE, JOURNAL_FLUSH_MS } from '../../src/server/store/maildir/journal';
+import { LOCK_FILE } from '../../src/server/store/maildir/lock';
+import { encodeFileName as encodeName } from '../../src/core/fileNames';
+import { MaildirStore, type MaildirStoreOptions } from '../../src/server/store/maildir/store';
 import type { MessageMeta, RetentionOptions } from '../../src/server/store/types';
 import { MimePool } from '../../src/server/http/mimePool';
 

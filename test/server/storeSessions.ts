@@ -1,8 +1,8 @@
 // Maildir stores opened and closed again by one suite (the index snapshot and packed index
 // suites reopen a store many times): each opened with no retention and no timed checkpoint,
 // its log kept; close() waits out the snapshot's racy window first; closeAll() after each test.
-import { RACY_NS } from '../../src/server/store/snapshot';
-import { MaildirStore } from '../../src/server/store/maildir';
+import { RACY_NS } from '../../src/server/store/maildir/snapshot';
+import { MaildirStore } from '../../src/server/store/maildir/store';
 
 /** Past the snapshot's racy window, so a folder's ctime is older than the snapshot (snapshot.ts). */
 export const SETTLE_MS = Number(RACY_NS / 1_000_000n) * 2;

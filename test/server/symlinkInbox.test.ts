@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
-import { inboxDirOf, mailRoot } from '../../src/server/store/layout';
+import { inboxDirOf, mailRoot } from '../../src/server/store/maildir/layout';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 
 const DOMAIN = 'inbox.test';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { tightenTree } from '../../src/server/store/layout';
+import { tightenTree } from '../../src/server/store/maildir/layout';
 
 describe('tightenTree', () => {
   let root: string;

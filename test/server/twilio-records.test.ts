@@ -16,7 +16,7 @@ import twilio from 'twilio';
 import RequestClient from 'twilio/lib/base/RequestClient';
 import { createHttpApi, type HttpApi } from '../../src/server/http';
 import { startInboxServer } from '../../src/server/server';
-import { MaildirStore } from '../../src/server/store/maildir';
+import { MaildirStore } from '../../src/server/store/maildir/store';
 import { PostgresStore } from '../../src/server/store/postgres/store';
 import type { Store } from '../../src/server/store/types';
 import { sharedCluster } from '../support/postgres';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { WAL_PREFIX, WriteAheadLog } from '../../src/server/store/wal';
+import { WAL_PREFIX, WriteAheadLog } from '../../src/server/store/maildir/wal';
 
 describe('write-ahead log rotation', () => {
   let dir: string;

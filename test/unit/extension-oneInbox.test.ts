@@ -13,7 +13,7 @@ import { defaultLocalDataDir } from '../../src/extension/dataFolder';
 import { LocalServer } from '../../src/extension/localServer';
 import { DEFAULT_DOMAIN, defaultDataDir, EXIT_DATA_DIR_IN_USE, EXIT_FAILURE } from '../../src/shared/contract';
 import { startInboxServer } from '../../src/server/server';
-import { LAYOUT_FILE, WRITER_FILE } from '../../src/server/store/layout';
+import { LAYOUT_FILE, WRITER_FILE } from '../../src/server/store/maildir/layout';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { VERSION } from '../../src/server/version';
 import { connect } from '../../src/testing/connection';

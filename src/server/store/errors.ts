@@ -36,3 +36,16 @@ export class StoreError extends Error {
     return e instanceof StoreError && (code === undefined || e.code === code);
   }
 }
+
+/** The `code` of a Node file-system error (ENOENT, ENOSPC, …), if it has one. */
+export function errnoCode(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/** Errors of a file system with no room left (or the user's quota spent). */
+const NO_SPACE = new Set(['ENOSPC', 'EDQUOT']);
+
+/** A full disk: the file system's ENOSPC/EDQUOT, or a store's own FULL. */
+export function isNoSpace(e: unknown): boolean {
+  return NO_SPACE.has(errnoCode(e) ?? '') || StoreError.is(e, 'FULL');
+}

@@ -1,6 +1,6 @@
 // What every store does with a message before it keeps it: the recipient inboxes checked and
 // normalised (each once), and the fields the listings show read from the message's head.
-// Shared by the Maildir store (maildir.ts) and the PostgreSQL store (postgres/store.ts).
+// Shared by the Maildir store (maildir/store.ts) and the PostgreSQL store (postgres/store.ts).
 import { ALL_INBOXES, domainProblem, inboxNameProblem, isPhoneInbox, normalizeInbox } from '../../core/ids';
 import { codeOfParts, detectCode } from './code';
 import { StoreError } from './errors';

@@ -74,6 +74,17 @@ export interface RetentionOptions {
   maxAgeMs: number;
 }
 
+/** Keep 1,000 messages per inbox: plenty for a test run, and bounds disk and memory when a loop floods one inbox. */
+export const DEFAULT_MAX_MESSAGES_PER_INBOX = 1000;
+/** Keep messages 7 days: test mail is short-lived, a week covers a sprint's debugging. */
+export const DEFAULT_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
+export const DEFAULT_RETENTION: RetentionOptions = { maxMessages: DEFAULT_MAX_MESSAGES_PER_INBOX, maxAgeMs: DEFAULT_MAX_AGE_MS };
+/** Sweep aged messages once a minute: age limits are in days, a minute late is fine. */
+export const RETENTION_SWEEP_INTERVAL_MS = 60_000;
+
+/** Where a store reports what it could not do itself (a failed checkpoint, a skipped file); never message content. */
+export type StoreLog = (level: 'info' | 'warn' | 'error', msg: string) => void;
+
 /**
  * A read's answer: the Maildir store answers from its in-memory index at once, the PostgreSQL
  * store (postgres/store.ts) after a query, so that a message another process acknowledged is

@@ -14,11 +14,10 @@ import { promises as fs } from 'node:fs';
 import pg from 'pg';
 import { ALL_INBOXES, formatMessageId, isPhoneInbox, normalizeInbox, parseMessageId, PHONE_INBOX_PATTERN } from '../../../core/ids';
 import type { MetaTerm } from '../../../core/search';
-import type { StoreLog } from '../durability';
 import { StoreError } from '../errors';
 import { indexedFields, targetsToAdd, type Target } from '../incoming';
-import { DEFAULT_RETENTION, RETENTION_SWEEP_INTERVAL_MS } from '../maildir';
-import type { FileBody, KeyedMessage, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, SearchOptions, Store, StoreEvents } from '../types';
+import type { FileBody, KeyedMessage, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, SearchOptions, Store, StoreEvents, StoreLog } from '../types';
+import { DEFAULT_RETENTION, RETENTION_SWEEP_INTERVAL_MS } from '../types';
 import { bounded, migrate, RETENTION_SWEEP } from './migrations';
 
 /** The NOTIFY channel of arrivals and removals. */

@@ -6,9 +6,9 @@
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { ownershipProblemOf, PRIVATE_FILE_MODE } from '../privateFile';
-import { LOCK_FILE, processAlive, TOKENS_FILE } from '../../shared/contract';
-import { StoreError } from './errors';
+import { ownershipProblemOf, PRIVATE_FILE_MODE } from '../../privateFile';
+import { LOCK_FILE, processAlive, TOKENS_FILE } from '../../../shared/contract';
+import { StoreError } from '../errors';
 
 export { LOCK_FILE, processAlive };
 

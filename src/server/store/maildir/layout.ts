@@ -15,12 +15,12 @@
 
 import { type Dir, type Dirent, lstatSync, promises as fs, type Stats } from 'node:fs';
 import * as path from 'node:path';
-import { decodeFileName, encodeFileName } from '../../core/fileNames';
-import { domainProblem } from '../../core/ids';
-import { PRIVATE_FILE_MODE, writePrivateFile } from '../privateFile';
-import { StoreError } from './errors';
+import { decodeFileName, encodeFileName } from '../../../core/fileNames';
+import { domainProblem } from '../../../core/ids';
+import { PRIVATE_FILE_MODE, writePrivateFile } from '../../privateFile';
+import { StoreError } from '../errors';
 import { lockDataDir } from './lock';
-import { VERSION } from '../version';
+import { VERSION } from '../../version';
 
 /** The root of all mail: nothing else lives under it, and nothing a sender names lives outside it. */
 export const MAIL_DIR = 'mail';

@@ -1,10 +1,11 @@
-// The index's files on open and at a clean close, for the Maildir store facade (maildir.ts):
+// The index's files on open and at a clean close, for the Maildir store facade (store.ts):
 // the packed index (packedIndex.ts) with the journal lines written after it, or the whole
 // journal (journal.ts) when there is no usable packed index; the index snapshot (snapshot.ts)
 // that lets trusted inboxes skip their listing; and the reconciliation with the files
 // (durability.ts scan) for every other inbox.
 import { promises as fs } from 'node:fs';
-import type { MaildirFiles, StoreLog } from './durability';
+import type { MaildirFiles } from './durability';
+import type { StoreLog } from '../types';
 import type { Journal } from './journal';
 import type { MessageIndex } from './memoryIndex';
 import type { IndexRecord } from './ordered';

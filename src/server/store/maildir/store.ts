@@ -13,13 +13,12 @@
 import { EventEmitter } from 'node:events';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { formatMessageId, isPhoneInbox } from '../../core/ids';
-import { matchesMetaTerm, type MetaTerm } from '../../core/search';
-import { type CommitItem, MaildirFiles, type StoreLog } from './durability';
-import { StoreError } from './errors';
-import { CODE_SCAN_MAX_BYTES } from './code';
-import { detectCode } from './code';
-import { type CodeDetector, indexedCodes, indexedHeaders, targetsToAdd, type Target } from './incoming';
+import { formatMessageId, isPhoneInbox } from '../../../core/ids';
+import { matchesMetaTerm, type MetaTerm } from '../../../core/search';
+import { type CommitItem, MaildirFiles } from './durability';
+import { StoreError } from '../errors';
+import { CODE_SCAN_MAX_BYTES, detectCode } from '../code';
+import { type CodeDetector, indexedCodes, indexedHeaders, targetsToAdd, type Target } from '../incoming';
 import { loadIndex, saveIndex } from './indexFiles';
 import { addLine, deleteLine, Journal } from './journal';
 import { KeyLog } from './keys';
@@ -28,19 +27,9 @@ import { lockDataDir } from './lock';
 import { MessageIndex } from './memoryIndex';
 import type { IndexRecord } from './ordered';
 import { inboxKeyOf } from './snapshot';
-import type { Answer, KeyedMessage, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, SearchOptions, Store, StoreEvents } from './types';
+import type { Answer, KeyedMessage, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, SearchOptions, Store, StoreEvents, StoreLog } from '../types';
+import { DEFAULT_RETENTION, RETENTION_SWEEP_INTERVAL_MS } from '../types';
 
-export { decodeFileName as decodeName, encodeFileName as encodeName } from '../../core/fileNames';
-export { WAL_CHECKPOINT_BYTES, type StoreLog } from './durability';
-export { MAIL_DIR } from './layout';
-
-/** Keep 1,000 messages per inbox: plenty for a test run, and bounds disk and memory when a loop floods one inbox. */
-export const DEFAULT_MAX_MESSAGES_PER_INBOX = 1000;
-/** Keep messages 7 days: test mail is short-lived, a week covers a sprint's debugging. */
-export const DEFAULT_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
-export const DEFAULT_RETENTION: RetentionOptions = { maxMessages: DEFAULT_MAX_MESSAGES_PER_INBOX, maxAgeMs: DEFAULT_MAX_AGE_MS };
-/** Sweep aged messages once a minute: age limits are in days, a minute late is fine. */
-export const RETENTION_SWEEP_INTERVAL_MS = 60_000;
 /** Compact the journal only past this many lines, so small stores never rewrite it. */
 const JOURNAL_COMPACT_MIN_LINES = 10_000;
 /** ...and only when it holds this many lines per live message (the rest are removals and removed adds). */

@@ -7,7 +7,7 @@
 // slot) that are swept out when they outnumber the live records, so retention of the oldest
 // stays cheap.
 
-import type { MessageMeta } from './types';
+import type { MessageMeta } from '../types';
 
 export interface IndexRecord {
   meta: MessageMeta;

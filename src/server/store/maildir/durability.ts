@@ -8,20 +8,20 @@
 // A full disk is StoreError FULL; a delete is durable before it is answered.
 // Recovery on open replays what a crash left in the log and reconciles the index journal with
 // a readdir of every inbox. Knows nothing of the in-memory index (memoryIndex.ts) or events:
-// the store facade (maildir.ts) composes the two.
+// the store facade (store.ts) composes the two.
 import { chmodSync, constants as fsConstants, copyFileSync, promises as fs, linkSync, renameSync, rmSync, statfsSync, writeFileSync, type Dirent } from 'node:fs';
 import * as path from 'node:path';
-import { decodeFileName } from '../../core/fileNames';
-import { ALL_INBOXES, domainProblem, inboxNameProblem, isPhoneInbox, normalizeInbox, parseMessageId } from '../../core/ids';
-import { PRIVATE_FILE_MODE } from '../privateFile';
-import { detectCode } from './code';
-import { StoreError } from './errors';
-import { parseIndexedHeaders } from './headers';
+import { decodeFileName } from '../../../core/fileNames';
+import { ALL_INBOXES, domainProblem, inboxNameProblem, isPhoneInbox, normalizeInbox, parseMessageId } from '../../../core/ids';
+import { PRIVATE_FILE_MODE } from '../../privateFile';
+import { detectCode } from '../code';
+import { errnoCode, isNoSpace, StoreError } from '../errors';
+import { parseIndexedHeaders } from '../headers';
 import { fsyncDir, inboxDirOf, mailPathError, mailRoot, mapLimit, messageFileOf, PRIVATE_DIR_MODE } from './layout';
 import type { IndexRecord } from './ordered';
 import { Materialiser, type MaterialiseJob } from './materialiser';
 import { inboxKeyOf } from './snapshot';
-import type { MessageBody, MessageMeta } from './types';
+import type { MessageBody, MessageMeta, StoreLog } from '../types';
 import { linkRecord, messageRecord, type WalMessage, WriteAheadLog } from './wal';
 
 /** Checkpoint once the log holds this much: bounds the replay work after a crash. */
@@ -37,9 +37,6 @@ const FLUSH_CONCURRENCY = 16;
  * files are written before it is acknowledged, and a full disk is answered as such.
  */
 export const LATE_WRITE_MIN_FREE_BYTES = 64 * 1024 * 1024;
-
-type LogLevel = 'info' | 'warn' | 'error';
-export type StoreLog = (level: LogLevel, msg: string) => void;
 
 /** Answers the inboxes (`<domain>\n<inbox>`) whose journal entries are taken without listing their files. */
 export type TrustInboxes = (inboxes: Array<{ domain: string; inbox: string }>) => Promise<Set<string>>;
@@ -72,13 +69,6 @@ const LINK_REFUSED = new Set(['EXDEV', 'EMLINK']);
 function recordOf(meta: MessageMeta): IndexRecord | undefined {
   const p = parseMessageId(meta.id);
   return p && { meta, seconds: p.seconds, counter: p.counter, dead: false };
-}
-
-/** Errors of a file system with no room left (or the user's quota spent). */
-const NO_SPACE = new Set(['ENOSPC', 'EDQUOT']);
-
-export function isNoSpace(e: unknown): boolean {
-  return NO_SPACE.has(errnoCode(e) ?? '') || StoreError.is(e, 'FULL');
 }
 
 /** Open flags of a message file rewritten in tmp/: created or truncated, and never through a symlink in its place (ELOOP). */
@@ -682,10 +672,6 @@ export class MaildirFiles {
 }
 
 // ---- file-system helpers -------------------------------------------------------------------
-
-function errnoCode(e: unknown): string | undefined {
-  return (e as NodeJS.ErrnoException | undefined)?.code;
-}
 
 async function fsyncFile(file: string): Promise<void> {
   let fh: fs.FileHandle;

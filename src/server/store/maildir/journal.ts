@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { PRIVATE_FILE_MODE } from '../privateFile';
+import { PRIVATE_FILE_MODE } from '../../privateFile';
 import type { IndexRecord } from './ordered';
-import type { MessageMeta, MessageSource } from './types';
+import type { MessageMeta, MessageSource } from '../types';
 
 /** File name of the journal inside the store dir; the leading dot keeps it apart from domain directories. */
 export const JOURNAL_FILE = '.index-journal';

@@ -12,8 +12,8 @@
 
 import { promises as fs, writeSync, writevSync } from 'node:fs';
 import * as path from 'node:path';
-import { PRIVATE_FILE_MODE } from '../privateFile';
-import type { MessageSource } from './types';
+import { PRIVATE_FILE_MODE } from '../../privateFile';
+import type { MessageSource } from '../types';
 
 /** Log files are `<dir>/.wal-<generation>`; the dot keeps them apart from domain directories. */
 export const WAL_PREFIX = '.wal-';

@@ -18,7 +18,7 @@
 //     lost or gained lines for it does not describe its files).
 // Written only by a clean close, after the last checkpoint and with the journal flushed and
 // fsynced; never deleted on open, since each inbox is checked on its own. It also marks each inbox
-// whose `new/` and `tmp/` that run made private (0600) by a walk that ended (maildir.ts
+// whose `new/` and `tmp/` that run made private (0600) by a walk that ended (store.ts
 // makeMailPrivate), created itself, or took as private from the snapshot before. The next start does not walk
 // those folders of a trusted inbox so marked: no file was created, renamed or linked there since
 // (its ctimes), and the store creates its own files 0600. A file widened in place (chmod) changes
@@ -26,7 +26,7 @@
 // only what that walk had not done.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { PRIVATE_FILE_MODE } from '../privateFile';
+import { PRIVATE_FILE_MODE } from '../../privateFile';
 import { fsyncDir, inboxDirOf, mapLimit } from './layout';
 
 export const SNAPSHOT_FILE = '.index-snapshot';

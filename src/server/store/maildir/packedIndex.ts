@@ -17,9 +17,9 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { PRIVATE_FILE_MODE } from '../privateFile';
+import { PRIVATE_FILE_MODE } from '../../privateFile';
 import { fsyncDir } from './layout';
-import type { MessageMeta, MessageSource } from './types';
+import type { MessageMeta, MessageSource } from '../types';
 
 export const PACKED_INDEX_FILE = '.index-packed';
 const MAGIC = 'TINBXIDX';

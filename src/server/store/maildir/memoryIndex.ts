@@ -1,14 +1,14 @@
 // The in-memory index of the Maildir store (headers only, no bodies): every live message by
 // id, in receipt order store-wide, per domain, per inbox of a domain, and per inbox name
 // across domains (what the `private` domain reads). Pure memory: no I/O, no events; the
-// store facade (maildir.ts) fills it on open and keeps it in step with the files. The
+// store facade (store.ts) fills it on open and keeps it in step with the files. The
 // messages of the packed index the store opened with (packedIndex.ts) stay in its columns,
 // one flag per slot when removed; only those added since are objects (ordered.ts).
-import { ALL_INBOXES, normalizeInbox, parseMessageId } from '../../core/ids';
-import { StoreError } from './errors';
+import { ALL_INBOXES, normalizeInbox, parseMessageId } from '../../../core/ids';
+import { StoreError } from '../errors';
 import { type IndexRecord, OrderedList, type PackedRecords } from './ordered';
 import type { PackedTable } from './packedIndex';
-import type { ListOptions, ListResult, MessageMeta } from './types';
+import type { ListOptions, ListResult, MessageMeta } from '../types';
 
 interface DomainIndex {
   list: OrderedList;

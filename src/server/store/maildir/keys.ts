@@ -12,10 +12,10 @@
 // of removed messages on open, and while running once they outnumber the live ones.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { PRIVATE_FILE_MODE } from '../privateFile';
-import { StoreError } from './errors';
+import { PRIVATE_FILE_MODE } from '../../privateFile';
+import { StoreError } from '../errors';
 import { fsyncDir } from './layout';
-import type { MessageKey } from './types';
+import type { MessageKey } from '../types';
 
 export const KEYS_FILE = '.message-keys';
 /** Lines of removed messages tolerated in the file before it is rewritten while running (and at least as many as live ones). */
