@@ -27,6 +27,14 @@ export function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'bdd', timeout: MOCHA_TEST_TIMEOUT_MS, color: false, reporter: 'spec', ...(grep ? { grep } : {}) });
   const files = suiteFiles(__dirname, process.env[ENV.files]);
   for (const file of files) mocha.addFile(file);
+  // Each suite file is a bundle of its own, with its own copy of every helper module: a helper
+  // that adds a process listener "once" adds one per suite. Cleanups at exit go through
+  // test/support/atExit.ts (one listener for the whole host); this hook fails the run otherwise.
+  const exitListenersAtStart = process.listenerCount('exit');
+  mocha.suite.afterAll('the suites added at most one process exit listener (test/support/atExit.ts)', () => {
+    const added = process.listenerCount('exit') - exitListenersAtStart;
+    if (added > 1) throw new Error(`The suites added ${added} process 'exit' listeners; register cleanups with atExit() (test/support/atExit.ts), which shares one.`);
+  });
   const relFiles = files.map((f) => path.relative(__dirname, f));
 
   return new Promise((resolve, reject) => {

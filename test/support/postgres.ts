@@ -7,6 +7,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import pg from 'pg';
+import { atExit } from './atExit';
 
 /** The superuser of the throwaway cluster and its password (host logins need it: scram-sha-256). */
 export const PG_USER = 'test_inbox';
@@ -118,7 +119,7 @@ let shared: Promise<Cluster> | undefined;
 export function sharedCluster(): Promise<Cluster> {
   if (!shared) {
     shared = startCluster();
-    void shared.then((c) => process.once('exit', () => c.destroy()));
+    void shared.then((c) => atExit(`postgres cluster on port ${c.port}`, () => c.destroy()));
   }
   return shared;
 }

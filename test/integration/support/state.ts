@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DEFAULT_HTTP_PORT } from '../../../src/shared/contract';
+import { atExit } from '../../support/atExit';
 
 export interface PresentedNode {
   id: string;
@@ -67,15 +68,12 @@ export async function setSetting(key: string, value: unknown): Promise<void> {
 
 /** One data folder per extension host (every suite file shares it), removed when the host exits. */
 export const dataDir = path.join(os.tmpdir(), `test-inbox-it-${process.pid}`);
-let cleanupRegistered = false;
 
 /** Points the extension at its own local server on free ports with a fresh data folder; resolves when connected. */
 export async function useLocalServer(): Promise<DebugState & { connection: { baseUrl: string; smtp: { host: string; port: number } } }> {
   await fs.mkdir(dataDir, { recursive: true });
-  if (!cleanupRegistered) {
-    cleanupRegistered = true;
-    process.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
-  }
+  // Every suite bundle carries its own copy of this module: the cleanup is keyed, so it is one.
+  atExit(`integration data folder ${dataDir}`, () => rmSync(dataDir, { recursive: true, force: true }));
   await setSetting('local.httpPort', 0);
   await setSetting('local.smtpPort', 0);
   await setSetting('local.dataFolder', dataDir);

@@ -9,6 +9,7 @@
 //   sweep.ts       retention: the age and count sweep, once across processes;
 //   queries.ts     the reads; columns.ts the rows as the store's types;
 //   failures.ts    what a database failure means (unreachable, refused login, failed statement);
+//   spentIds.ts    the web UI's signed-out sessions and used tickets, shared by every process;
 //   this file      the pool and lifecycle, ids and writes (one transaction per delivery,
 //                  acknowledged after COMMIT), composing the rest.
 
@@ -26,6 +27,7 @@ import { describeUrl, isUnavailable, openFailure, queryFailure } from './failure
 import { bounded, migrate } from './migrations';
 import { NotifyFeed } from './notify';
 import { MessageQueries } from './queries';
+import { PostgresSpentIds } from './spentIds';
 import { COUNT_LIMIT_DELETE, sweepRetention } from './sweep';
 
 /** Connections per process: ingest and reads of one server; PostgreSQL's default allows 100 in all. */
@@ -66,6 +68,8 @@ export interface PostgresStoreOptions {
 
 export class PostgresStore implements Store {
   readonly retention: RetentionOptions;
+  /** The web UI's signed-out sessions and used tickets, shared by every process of the team server. */
+  readonly spentIds = new PostgresSpentIds((text, values) => this.query(text, values));
   /** Where the store is, for messages (no password). */
   readonly where: string;
   private readonly url: string;
