@@ -75,6 +75,7 @@ const COMMANDS: Record<string, Command> = {
     usage: `Usage: test-inbox code <inbox>[@domain] [--since now|<id>] [--wait 60s] [options]
 
 Prints the one-time code of the newest message of the inbox after --since, waiting for it.
+An SMS inbox is its phone number: +15555550100 (or 15555550100).
 ${WAIT_HELP}`,
     flags: WAIT_FLAGS,
     args: ['inbox'],
