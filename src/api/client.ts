@@ -23,6 +23,7 @@ import {
   parseMessage,
   parseSearchResponse,
   parseWebhookDeliveryResult,
+  parseWebUiTicket,
 } from './validate';
 
 /** More retries than this would only hide a broken server from the user. */
@@ -194,6 +195,11 @@ class InboxClient implements InboxApi {
     const query = `?q=${encodeURIComponent(q)}${list === '' ? '' : `&${list.slice(1)}`}`;
     const minTimeoutMs = params.wait ? params.wait * 1000 + LONG_POLL_MARGIN_MS : undefined;
     return this.json({ method: 'GET', url: this.url(paths.search() + query), credential: 'api', what: 'search', minTimeoutMs }, opts, parseSearchResponse);
+  }
+
+  async webUiSignInUrl(opts?: CallOptions): Promise<{ url: string; expires: number }> {
+    const t = await this.json({ method: 'POST', url: this.url(paths.webUiTicket()), credential: 'api', what: 'web UI sign-in ticket' }, opts, parseWebUiTicket);
+    return { url: `${this.url(paths.webUi())}#ticket=${t.ticket}`, expires: t.expires };
   }
 
   async getMessage(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<Message> {

@@ -105,6 +105,9 @@ export const paths = {
   health: (): string => '/healthz',
   /** Local server extra: docs/api.md "Search". */
   search: (): string => '/api/v2/search',
+  /** Test Inbox server: the web UI's page, and its one-time sign-in tickets (docs/api.md "Web UI"). */
+  webUi: (): string => '/',
+  webUiTicket: (): string => '/ui/ticket',
 };
 
 /**

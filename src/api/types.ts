@@ -122,6 +122,12 @@ export interface InboxApi {
    * `invalidInput` with the server's message naming the problem.
    */
   search(q: string, params?: SearchParams, opts?: CallOptions): Promise<SearchResponse>;
+  /**
+   * Test Inbox server only: the address of its web UI that signs the browser in once, within
+   * seconds (`/#ticket=…`, docs/api.md "Web UI"). The API token stays out of it: the ticket is
+   * asked for with the token in a header, and the fragment never reaches a server or a Referer.
+   */
+  webUiSignInUrl(opts?: CallOptions): Promise<{ url: string; expires: number }>;
   listAttachments(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<AttachmentInfo[]>;
   downloadAttachment(domain: string, inbox: string, id: string, attachmentId: number, opts?: CallOptions): Promise<Attachment>;
   getRaw(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string>;

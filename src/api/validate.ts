@@ -16,6 +16,7 @@ import type {
   SearchResponse,
   StreamEvent,
   WebhookDeliveryResult,
+  WebUiTicket,
 } from '../core/wire';
 import { isPhoneInbox, parseMessageId } from '../core/ids';
 import type { Listing, Message } from './types';
@@ -298,6 +299,14 @@ export function parseAttachments(v: unknown): AttachmentInfo[] {
     if (contentId !== undefined) info['content-id'] = contentId;
     return info;
   });
+}
+
+export function parseWebUiTicket(v: unknown): WebUiTicket {
+  const o = obj(v, '');
+  const ticket = str(o, 'ticket', '');
+  // It goes into a URL fragment as is: nothing there may need encoding.
+  if (!/^[A-Za-z0-9_.-]{1,200}$/.test(ticket)) throw protocolError('ticket', 'a URL-safe string', ticket);
+  return { ticket, expires: int(o, 'expires', '') };
 }
 
 export function parseDeleteResult(v: unknown): DeleteResult {

@@ -65,6 +65,13 @@ export interface SearchResponse {
   partial?: boolean;
 }
 
+/** docs/api.md "Web UI": a one-time sign-in ticket (`POST /ui/ticket`), spent by the page at `/#ticket=<ticket>`. */
+export interface WebUiTicket {
+  ticket: string;
+  /** When it stops working (ms since the epoch): seconds after it was given. */
+  expires: number;
+}
+
 /** docs/api.md §2.3: a content part of an email. */
 export interface EmailPart {
   headers: Record<string, string>;

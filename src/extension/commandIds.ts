@@ -26,6 +26,7 @@ export const COMMANDS = {
   keepMessageOpen: { id: 'testInbox.keepMessageOpen', title: 'Keep Open' },
   loadMore: { id: 'testInbox._loadMore', title: 'Load More' },
   openMessage: { id: 'testInbox.openMessage', title: 'Open Message' },
+  openInBrowser: { id: 'testInbox.openInBrowser', title: 'Open in Browser' },
   openMessageInNewPanel: { id: 'testInbox.openMessageInNewPanel', title: 'Open in New Panel' },
   refresh: { id: 'testInbox.refresh', title: 'Refresh' },
   removeInbox: { id: 'testInbox.removeInbox', title: 'Remove Inbox' },

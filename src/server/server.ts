@@ -182,6 +182,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       ...(options.clock ? { clock: options.clock } : {}),
       defaultDomain: options.defaultDomain,
       ...(store instanceof MaildirStore ? { spoolDir: store.spoolDir } : {}),
+      ...(store instanceof PostgresStore ? { uiRevocations: store.spentIds } : {}),
       ...(options.maxMessageBytes !== undefined ? { maxMessageBytes: options.maxMessageBytes } : {}),
       allowedHosts: [...(options.allowedHosts ?? (isLoopbackHost(options.host) ? [] : [options.host, os.hostname()])), ...(options.publicUrl !== undefined ? [new URL(options.publicUrl).host] : [])],
       ...(options.publicUrl !== undefined ? { publicUrl: options.publicUrl } : {}),

@@ -2,7 +2,7 @@
 // domains → inboxes → messages, search, live updates, and the message view. The message view
 // is the editor's own (./view.ts, ./viewState.ts, ./sanitize.ts): this page is its second host.
 // Every request carries the page token (held here, in memory only) and the session cookie.
-import { parseDomains, parseListing, parseMessage } from '../api/validate';
+import { parseDomains, parseListing, parseMessage, parseSearchResponse } from '../api/validate';
 import type { Message } from '../api/types';
 import type { AttachmentInfo, MessageSummary } from '../core/wire';
 import { parseHostMessage, type WebviewMessage } from '../shared/viewProtocol';
@@ -71,7 +71,7 @@ function showSignIn(problem?: string): void {
   form.append(label, input, submit, error);
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    void signIn(input.value, error);
+    void signIn({ token: input.value }, error);
   });
   main.append(el('p', { class: 'note' }, 'The API token is in the server file, or in the editor: Test Inbox: Copy API Token.'), form);
   app.append(main);
@@ -79,11 +79,12 @@ function showSignIn(problem?: string): void {
   input.focus();
 }
 
-async function signIn(token: string, error: HTMLElement): Promise<void> {
+/** Signs in with the API token the user typed, or with the one-time ticket of a sign-in link. */
+async function signIn(credential: { token: string } | { ticket: string }, error: HTMLElement): Promise<void> {
   error.textContent = '';
   let res: Response;
   try {
-    res = await fetch('/ui/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }), credentials: 'same-origin' });
+    res = await fetch('/ui/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(credential), credentials: 'same-origin' });
   } catch {
     error.textContent = 'The server does not answer. Is it running?';
     return;
@@ -95,6 +96,17 @@ async function signIn(token: string, error: HTMLElement): Promise<void> {
   }
   pageToken = body.pageToken;
   showApp();
+}
+
+/**
+ * A sign-in link from the editor (Open in Browser) is `/#ticket=…`: the fragment never reaches a
+ * server, a log or a Referer. It is taken out of the address (and so of the history entry) before
+ * anything else, then spent once for a session; a used or expired one leaves the sign-in form.
+ */
+function takeTicket(): string | undefined {
+  const ticket = /^#ticket=([A-Za-z0-9_.-]{1,200})$/.exec(window.location.hash)?.[1];
+  if (window.location.hash !== '') history.replaceState(null, '', window.location.pathname + window.location.search);
+  return ticket;
 }
 
 async function signOut(): Promise<void> {
@@ -166,8 +178,7 @@ async function refresh(): Promise<void> {
     })));
     if (domains.domains.length === 0) ul.append(el('li', { class: 'empty' }, 'No mail yet.'));
     if (selected.query !== undefined) {
-      const body = (await (await call('GET', `/search?q=${seg(selected.query)}&limit=200`)).json()) as { msgs?: unknown[] };
-      summaries = parseListing({ domain: '', msgs: body.msgs ?? [] }).msgs;
+      summaries = parseSearchResponse(await (await call('GET', `/search?q=${seg(selected.query)}&limit=200`)).json()).msgs;
     } else if (selected.domain !== undefined) {
       summaries = parseListing(await (await call('GET', `/domains/${seg(selected.domain)}/inboxes/*?limit=500&sort=descending`)).json()).msgs;
     } else summaries = [];
@@ -385,4 +396,6 @@ window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () 
   applyScheme();
   renderOpen();
 });
+const ticket = takeTicket();
 showSignIn();
+if (ticket !== undefined) void signIn({ ticket }, byId('signin-error'));

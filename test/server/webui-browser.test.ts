@@ -24,6 +24,8 @@ describe('web UI in Chromium', function () {
   let ctx: BrowserContext;
   let page: Page;
   const remoteRequests: string[] = [];
+  /** Every request of the first browser's page to the server: path, kind and whether it carried the page token. */
+  const ownRequests: Array<{ path: string; type: string; pageToken: boolean }> = [];
   const dialogs: string[] = [];
 
   const start = (httpPort = 0): Promise<InboxServer> =>
@@ -51,6 +53,7 @@ describe('web UI in Chromium', function () {
     page = await ctx.newPage();
     page.on('request', (r) => {
       if (!r.url().startsWith(server.httpUrl) && !r.url().startsWith('data:') && !r.url().startsWith('about:')) remoteRequests.push(r.url());
+      else if (r.url().startsWith(server.httpUrl)) ownRequests.push({ path: new URL(r.url()).pathname, type: r.resourceType(), pageToken: r.headers()['x-test-inbox-session'] !== undefined });
     });
     page.on('dialog', (d) => {
       dialogs.push(d.message());
@@ -142,6 +145,17 @@ describe('web UI in Chromium', function () {
     await page.getByRole('navigation', { name: 'Messages' }).getByRole('button', { name: /After the restart/ }).waitFor();
   });
 
+  it('the page calls only its own routes (/ and /ui/), never /api/v2 or a provider path; the push stream through fetch with the page token', async () => {
+    assert.ok(ownRequests.length > 10, `${ownRequests.length} requests seen`);
+    const foreign = ownRequests.filter((r) => r.path !== '/' && !r.path.startsWith('/ui/'));
+    assert.deepEqual(foreign, []);
+    const streams = ownRequests.filter((r) => r.path.endsWith('/stream'));
+    assert.ok(streams.length >= 2, 'the stream was opened, and opened again after the restart');
+    for (const s of streams) assert.deepEqual(s, { path: '/ui/api/v2/domains/private/stream', type: 'fetch', pageToken: true });
+    assert.ok(!ownRequests.some((r) => r.type === 'eventsource'), 'no EventSource');
+    for (const r of ownRequests.filter((x) => x.path.startsWith('/ui/api/'))) assert.ok(r.pageToken, `${r.path} carries the page token`);
+  });
+
   it('axe finds no serious or critical violation in light and dark, at 375 px too', async () => {
     await page.getByRole('navigation', { name: 'Messages' }).getByRole('button', { name: /Your sign-in code/ }).click();
     await page.getByRole('button', { name: 'Copy code 482913' }).waitFor();
@@ -203,5 +217,94 @@ describe('web UI in Chromium', function () {
     await page.getByLabel('API token').waitFor();
     await page.getByText('Signed out.').waitFor();
     assert.equal(await page.evaluate(async () => (await fetch('/ui/api/v2/domains')).status), 401);
+  });
+
+  describe('signed in by a one-time link (Open in Browser)', () => {
+    let linkCtx: BrowserContext;
+    let linked: Page;
+    const asked: string[] = [];
+    const messages = (p: Page) => p.getByRole('navigation', { name: 'Messages' });
+    const listed = async (inbox: string): Promise<string[]> => {
+      const r = await fetch(`${server.httpUrl}/api/v2/domains/${DOMAIN}/inboxes/${inbox}`, { headers: { authorization: tokens.apiToken } });
+      return ((await r.json()) as { msgs: Array<{ subject: string }> }).msgs.map((m) => m.subject);
+    };
+
+    after(async () => {
+      await linkCtx?.close();
+    });
+
+    it('the link signs a browser in once: the ticket leaves the address, and a second use is refused', async () => {
+      const r = await fetch(`${server.httpUrl}/ui/ticket`, { method: 'POST', headers: { authorization: tokens.apiToken } });
+      assert.equal(r.status, 201);
+      const { ticket } = (await r.json()) as { ticket: string };
+      const link = `${server.httpUrl}/#ticket=${ticket}`;
+      linkCtx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      linked = await linkCtx.newPage();
+      const sent: string[] = [];
+      linked.on('request', (req) => {
+        if (req.resourceType() !== 'document') sent.push(req.url());
+      });
+      linked.on('dialog', (d) => {
+        asked.push(d.message());
+        void d.accept();
+      });
+      await linked.goto(link);
+      await linked.getByRole('button', { name: 'Sign out' }).waitFor();
+      assert.equal(await linked.evaluate(() => window.location.href), `${server.httpUrl}/`, 'the ticket is out of the address and its history entry');
+      assert.ok(sent.length > 0 && sent.every((u) => !u.includes(ticket)), 'no request carries the ticket in its URL');
+      assert.equal(await linked.evaluate(() => document.cookie), '', 'the session cookie is HttpOnly');
+
+      const other = await browser.newContext();
+      try {
+        const p = await other.newPage();
+        await p.goto(link);
+        await p.getByRole('alert').filter({ hasText: /used already/ }).waitFor();
+        await p.getByLabel('API token').waitFor();
+        assert.equal(await p.evaluate(() => window.location.hash), '');
+        assert.equal(await p.evaluate(async () => (await fetch('/ui/api/v2/domains')).status), 401);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('the search box takes the search syntax, and says what is wrong with a malformed query', async () => {
+      const q = linked.getByRole('searchbox', { name: 'Search messages' });
+      await q.fill('code:482913');
+      await q.press('Enter');
+      await messages(linked).getByRole('button', { name: /Your sign-in code/ }).waitFor();
+      await linked.waitForFunction(() => document.querySelectorAll('#messages button.item').length === 1);
+      await q.fill('restart -welcome');
+      await q.press('Enter');
+      await messages(linked).getByRole('button', { name: /After the restart/ }).waitFor();
+      await linked.waitForFunction(() => document.querySelectorAll('#messages button.item').length === 1);
+      await q.fill('nothing-matches-this-zq');
+      await q.press('Enter');
+      await messages(linked).getByText('No message matches.').waitFor();
+      await q.fill('size:10');
+      await q.press('Enter');
+      await linked.locator('#conn').filter({ hasText: /unknown operator "size:"/ }).waitFor();
+    });
+
+    it('deletes a message from the page', async () => {
+      await linked.getByRole('searchbox', { name: 'Search messages' }).fill('');
+      await linked.getByRole('searchbox', { name: 'Search messages' }).press('Enter');
+      await linked.getByRole('navigation', { name: 'Domains' }).getByRole('button', { name: new RegExp(DOMAIN) }).click();
+      await messages(linked).getByRole('button', { name: /After the restart/ }).click();
+      await linked.getByRole('heading', { name: 'After the restart' }).waitFor();
+      await linked.getByRole('button', { name: 'Delete message' }).click();
+      await linked.getByText('Message deleted.').waitFor();
+      await messages(linked).getByRole('button', { name: /After the restart/ }).waitFor({ state: 'detached' });
+      assert.deepEqual(await listed('carol'), []);
+      assert.deepEqual(await listed('alice'), ['Your sign-in code', 'Welcome'], 'nothing else deleted');
+    });
+
+    it('clears an inbox from the page, after asking', async () => {
+      await linked.getByRole('navigation', { name: 'Inboxes' }).getByRole('button', { name: /^alice/ }).click();
+      await linked.getByRole('button', { name: 'Clear inbox alice' }).click();
+      await messages(linked).getByRole('button', { name: /Your sign-in code|Welcome/ }).first().waitFor({ state: 'detached' });
+      assert.deepEqual(await listed('alice'), []);
+      assert.deepEqual(asked, [`Delete every message of alice@${DOMAIN}?`]);
+      assert.equal((await listed('mallory')).length, 1, 'another inbox keeps its mail');
+    });
   });
 });

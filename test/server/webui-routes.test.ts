@@ -125,6 +125,77 @@ describe('web UI routes', function () {
     }
   });
 
+  it('a sign-in ticket: asked for with the API token only, spent once for a session, opening nothing else', async () => {
+    assert.equal((await h.call('POST', '/ui/ticket', { anonymous: true })).status, 401, 'no API token, no ticket');
+    assert.equal((await h.call('POST', '/ui/ticket', { anonymous: true, headers: { authorization: 'nope' } })).status, 403);
+    const s = await signIn();
+    assert.equal((await h.call('POST', '/ui/ticket', { anonymous: true, headers: ui(s) })).status, 401, 'a session cannot mint a ticket');
+    assert.equal((await h.call('GET', '/ui/ticket')).status, 405);
+    const foreign = await h.call('POST', '/ui/ticket', { headers: { origin: 'http://evil.test' } });
+    assert.equal(foreign.status, 403, 'a page of another site gets no ticket');
+
+    const r = await h.call('POST', '/ui/ticket');
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.headers['cache-control'], 'no-store');
+    assert.equal(r.headers['set-cookie'], undefined, 'a ticket is not a session');
+    const ticket = r.json.ticket as string;
+    assert.match(ticket, /^[A-Za-z0-9_-]{22}\.[0-9]+\.[A-Za-z0-9_-]+$/, 'fits a URL fragment as is');
+    assert.ok(!ticket.includes(API_TOKEN), 'the ticket does not carry the token');
+    assert.equal(r.json.expires, now + 30_000);
+
+    // The ticket is no credential anywhere but the sign-in: not the API, not the UI routes, not /mcp.
+    assert.equal((await h.call('GET', '/api/v2/domains', { anonymous: true, headers: { authorization: ticket } })).status, 403);
+    assert.equal((await h.call('GET', `/api/v2/domains?token=${encodeURIComponent(ticket)}`, { anonymous: true })).status, 403);
+    assert.equal((await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: { [PAGE_TOKEN_HEADER]: ticket, cookie: `${SESSION_COOKIE}=${ticket}` } })).status, 401);
+    assert.equal((await h.call('POST', '/mcp', { anonymous: true, headers: { authorization: `Bearer ${ticket}`, accept: 'application/json, text/event-stream' }, body: {} })).status, 403);
+    assert.equal((await h.call('POST', '/ui/session', { anonymous: true, body: { token: ticket } })).status, 403, 'a ticket is not the API token');
+
+    const first = await h.call('POST', '/ui/session', { anonymous: true, body: { ticket } });
+    assert.equal(first.status, 201, first.text);
+    const cookie = /^([^;]+)/.exec(String(first.headers['set-cookie']))![1];
+    const session = { cookie, pageToken: first.json.pageToken as string };
+    assert.equal((await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: ui(session) })).status, 200);
+    const again = await h.call('POST', '/ui/session', { anonymous: true, body: { ticket } });
+    assert.equal(again.status, 401);
+    assert.match(again.json.message, /used already/);
+    assert.equal(again.headers['set-cookie'], undefined);
+
+    // A forged or re-dated ticket, and a session cookie offered as a ticket, are not valid.
+    const [id, exp, mac] = ticket.split('.');
+    for (const forged of [`${id}.${Number(exp) + 60_000}.${mac}`, `${id}.${exp}.${mac.slice(0, -2)}AA`, cookie.split('=')[1]]) {
+      const f = await h.call('POST', '/ui/session', { anonymous: true, body: { ticket: forged } });
+      assert.equal(f.status, 401, forged);
+      assert.match(f.json.message, /not valid/);
+    }
+    assert.equal((await h.call('POST', '/ui/session', { anonymous: true, body: { ticket: 42 } })).status, 400);
+  });
+
+  it('a sign-in ticket expires in seconds', async () => {
+    const r = await h.call('POST', '/ui/ticket');
+    assert.equal(r.status, 201);
+    now += 30_000;
+    const late = await h.call('POST', '/ui/session', { anonymous: true, body: { ticket: r.json.ticket } });
+    assert.equal(late.status, 401);
+    assert.match(late.json.message, /expired/);
+  });
+
+  it('a ticket of one server is spent on another of the team (same token, same store); a token change voids it', async () => {
+    const other = await startApi({ store: h.store, clock: { now: () => now } });
+    try {
+      const r = await h.call('POST', '/ui/ticket');
+      assert.equal((await other.call('POST', '/ui/session', { anonymous: true, body: { ticket: r.json.ticket } })).status, 201);
+      const changed = await startApi({ apiToken: 'a-new-api-token-78', store: h.store, clock: { now: () => now } });
+      try {
+        const t = await h.call('POST', '/ui/ticket');
+        assert.equal((await changed.call('POST', '/ui/session', { anonymous: true, body: { ticket: t.json.ticket } })).status, 401, 'a token change voids the tickets too');
+      } finally {
+        await changed.api.close();
+      }
+    } finally {
+      await other.api.close();
+    }
+  });
+
   it('refuses a foreign Origin on /ui/', async () => {
     const r = await h.call('POST', '/ui/session', { anonymous: true, headers: { origin: 'http://evil.test' }, body: { token: API_TOKEN } });
     assert.equal(r.status, 403);

@@ -25,6 +25,7 @@ import * as exportEml from './exportEml';
 import * as injectMessage from './injectMessage';
 import * as keepMessageOpen from './keepMessageOpen';
 import * as loadMore from './loadMore';
+import * as openInBrowser from './openInBrowser';
 import * as openMessage from './openMessage';
 import * as openMessageInNewPanel from './openMessageInNewPanel';
 import * as refresh from './refresh';
@@ -58,6 +59,7 @@ const COMMANDS: CommandModule[] = [
   { ...copyTotpCode, title: commandTitle('copyTotpCode') },
   { ...waitForCode, title: commandTitle('waitForCode') },
   { ...searchMessages, title: commandTitle('searchMessages') },
+  { ...openInBrowser, title: commandTitle('openInBrowser') },
   { ...copyMessageId, title: commandTitle('copyMessageId') },
   { ...deleteMessage, title: commandTitle('deleteMessage') },
   { ...clearInbox, title: commandTitle('clearInbox') },

@@ -26,7 +26,7 @@ import { searchResource } from './api/search';
 import { SearchBodyCache } from './api/searchBodyCache';
 import { receiveWebhook } from './api/webhooks';
 import { handleUi, isUiPath, type UiDeps } from './ui/index';
-import { MemoryRevocations, SessionKeys } from './ui/session';
+import { MemoryRevocations, type Revocations, SessionKeys } from './ui/session';
 import { AuthConfigError, HostCheck, TokenCheck, checkToken } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { ComposeError } from './compose';
@@ -78,6 +78,8 @@ export interface HttpApiOptions {
   twilioAuthToken?: string;
   /** Key of the email provider APIs (providers/, docs/providers.md). Absent: those routes refuse every request. */
   providerKey?: string;
+  /** Where the web UI records signed-out sessions and used tickets: the team server's database; else this process's memory. */
+  uiRevocations?: Revocations;
   /** The server's one clock (clock.ts); default the system clock. */
   clock?: Clock;
   /** Where a provider API's composed message past 256 KB is written (the Maildir's spool folder); default a private temp folder. */
@@ -174,8 +176,9 @@ class Api {
     this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, readBudget: o.readBudget ?? new ByteBudget(), searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
     this.#ui = {
       apiToken: this.#apiToken,
+      requireApiToken: (req, query) => this.#requireApiToken(req, query),
       sessions: new SessionKeys(o.apiToken, o.clock ? () => (o.clock as Clock).now() : Date.now),
-      revocations: new MemoryRevocations(),
+      revocations: o.uiRevocations ?? new MemoryRevocations(),
       limits: { maxBody, budget },
       secure: o.publicUrl !== undefined && new URL(o.publicUrl).protocol === 'https:',
       ...(o.publicUrl !== undefined ? { publicOrigin: new URL(o.publicUrl).origin } : {}),

@@ -1,7 +1,10 @@
 // The web UI's routes (docs/api.md "Web UI"): the page at `/`, everything else under `/ui/`.
 //  - `GET /`                 the page: a nonce-based CSP, no inline script, its script and
 //                            style from `/ui/` (the bundles beside the server's, esbuild.mjs).
-//  - `POST /ui/session`      sign in with the API token; `DELETE /ui/session` signs out.
+//  - `POST /ui/session`      sign in with the API token, or with a one-time ticket;
+//                            `DELETE /ui/session` signs out.
+//  - `POST /ui/ticket`       a one-time sign-in ticket, for the API token (the editor's Open in
+//                            Browser): the browser opens `/#ticket=…`, and the page spends it.
 //  - `/ui/api/v2/…`          the API's own handlers for the routes the page uses, opened by a
 //                            session (cookie + page token, ./session.ts) instead of the token.
 // A session opens nothing outside `/ui/`; every `/ui/` request passes the one Origin check.
@@ -34,6 +37,8 @@ const ASSETS: Record<string, string> = {
 
 export interface UiDeps {
   apiToken: TokenCheck;
+  /** The API's own token check of a request (Authorization header): the ticket route's credential. */
+  requireApiToken(req: IncomingMessage, query: URLSearchParams): void;
   sessions: SessionKeys;
   revocations: Revocations;
   limits: BodyLimits;
@@ -73,6 +78,12 @@ export async function handleUi(deps: UiDeps, req: IncomingMessage, res: ServerRe
     if (method === 'DELETE') return signOut(deps, req, res);
     throw new HttpError(405, 'method_not_allowed', 'use POST to sign in or DELETE to sign out', { allow: 'POST, DELETE' });
   }
+  if (s.length === 2 && s[1] === 'ticket') {
+    if (method !== 'POST') throw new HttpError(405, 'method_not_allowed', 'use POST to get a sign-in ticket', { allow: 'POST' });
+    deps.requireApiToken(req, url.query);
+    const ticket = deps.sessions.issueTicket();
+    return sendJson(res, 201, { ticket: ticket.ticket, expires: ticket.expires }, { 'cache-control': 'no-store' });
+  }
   if (s[1] === 'api') {
     const route = matchRoute(s.slice(1));
     const methods = route ? UI_ROUTES[route.kind]?.filter((m) => allowedMethods(route).includes(m)) : undefined;
@@ -101,12 +112,23 @@ async function requireSession(deps: UiDeps, req: IncomingMessage): Promise<{ id:
   return opened;
 }
 
+/** Signs in with `{token}` (the API token) or `{ticket}` (a one-time ticket, spent here on any process). */
 async function signIn(deps: UiDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = parseJsonObject(await readBody(req, res, deps.limits));
-  const token = typeof body.token === 'string' ? body.token : undefined;
-  const outcome = checkToken(deps.apiToken, token);
-  if (outcome === 'missing') throw new HttpError(400, 'bad_field', 'enter the API token');
-  if (outcome === 'wrong') throw new HttpError(403, 'forbidden', 'wrong API token');
+  if (body.ticket !== undefined) {
+    if (typeof body.ticket !== 'string' || body.ticket === '') throw new HttpError(400, 'bad_field', 'ticket must be the string the sign-in link carries');
+    const ticket = deps.sessions.openTicket(body.ticket);
+    if (ticket === 'invalid') throw new HttpError(401, 'unauthorized', 'this sign-in link is not valid (or the API token changed): open the web UI again from the editor, or sign in with the API token');
+    if (ticket === 'expired') throw new HttpError(401, 'unauthorized', 'this sign-in link has expired (it lasts seconds): open the web UI again from the editor, or sign in with the API token');
+    if (!(await deps.revocations.revoke(ticket.id, ticket.expires))) {
+      throw new HttpError(401, 'unauthorized', 'this sign-in link was used already (it works once): open the web UI again from the editor, or sign in with the API token');
+    }
+  } else {
+    const token = typeof body.token === 'string' ? body.token : undefined;
+    const outcome = checkToken(deps.apiToken, token);
+    if (outcome === 'missing') throw new HttpError(400, 'bad_field', 'enter the API token');
+    if (outcome === 'wrong') throw new HttpError(403, 'forbidden', 'wrong API token');
+  }
   const session = deps.sessions.issue();
   sendJson(res, 201, { pageToken: session.pageToken, expires: session.expires }, { 'set-cookie': sessionCookie(session.cookie, Math.floor(deps.sessions.lifetimeMs / 1000), deps.secure) });
 }

@@ -8,6 +8,9 @@
 //    127.0.0.1 reaches every port of the host, including the app under test: the cookie alone
 //    opens nothing.
 // Sign-out records the id as revoked until its expiry (Revocations); a revoked id is refused.
+// A sign-in ticket ("Open in Browser" in the editor) is the same kind of MAC'd id and expiry,
+// seconds long, asked for with the API token and spent on first use: spending it records its id
+// in the same Revocations, so a second use on any process of a team server is refused.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const SESSION_COOKIE = 'test_inbox_ui';
@@ -16,19 +19,28 @@ export const PAGE_TOKEN_HEADER = 'x-test-inbox-session';
 /** A session lasts this long from sign-in. */
 export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
 
-/** Ids signed out before their expiry. One process's memory for the Maildir store. */
+/** A sign-in ticket lasts this long: the editor opens the browser with it at once. */
+export const TICKET_LIFETIME_MS = 30 * 1000;
+
+/**
+ * Ids spent before their expiry: signed-out sessions and used sign-in tickets. One process's
+ * memory for the Maildir store; the team server's PostgreSQL for every process of it.
+ */
 export interface Revocations {
-  revoke(id: string, expires: number): Promise<void>;
+  /** Records the id until `expires`; false when it was recorded already (a ticket used twice). */
+  revoke(id: string, expires: number): Promise<boolean>;
   isRevoked(id: string): Promise<boolean>;
 }
 
 export class MemoryRevocations implements Revocations {
   readonly #ids = new Map<string, number>();
   constructor(private readonly now: () => number = Date.now) {}
-  async revoke(id: string, expires: number): Promise<void> {
+  async revoke(id: string, expires: number): Promise<boolean> {
     const now = this.now();
     for (const [k, exp] of this.#ids) if (exp <= now) this.#ids.delete(k);
+    if (this.#ids.has(id)) return false;
     this.#ids.set(id, expires);
+    return true;
   }
   async isRevoked(id: string): Promise<boolean> {
     return this.#ids.has(id);
@@ -48,6 +60,11 @@ export interface OpenSession {
 
 export type SessionProblem = 'missing' | 'invalid' | 'expired' | 'revoked' | 'no_page_token';
 
+export interface IssuedTicket {
+  ticket: string;
+  expires: number;
+}
+
 const ID = /^[A-Za-z0-9_-]{22}$/;
 
 export class SessionKeys {
@@ -56,6 +73,7 @@ export class SessionKeys {
     apiToken: string,
     private readonly now: () => number = Date.now,
     readonly lifetimeMs = SESSION_LIFETIME_MS,
+    readonly ticketLifetimeMs = TICKET_LIFETIME_MS,
   ) {
     this.#key = createHmac('sha256', apiToken).update('test-inbox web UI session v1').digest();
   }
@@ -71,18 +89,38 @@ export class SessionKeys {
     return { cookie: `${body}.${this.#mac(`cookie:${body}`)}`, pageToken: this.#mac(`page:${id}`), expires };
   }
 
+  /** A one-time sign-in ticket (spending it is the caller's: Revocations.revoke). */
+  issueTicket(): IssuedTicket {
+    const id = randomBytes(16).toString('base64url');
+    const expires = this.now() + this.ticketLifetimeMs;
+    return { ticket: `${id}.${expires}.${this.#mac(`ticket:${id}.${expires}`)}`, expires };
+  }
+
+  /** The ticket's id when its MAC holds and it has not expired (whether it was used is the caller's). */
+  openTicket(ticket: string): OpenSession | 'invalid' | 'expired' {
+    const signed = this.#signed(ticket, 'ticket');
+    if (signed === undefined) return 'invalid';
+    return signed.expires <= this.now() ? 'expired' : signed;
+  }
+
   /** The session the cookie names when its MAC holds and it has not expired (revocation is the caller's). */
   open(cookie: string | undefined, pageToken: string | undefined): OpenSession | SessionProblem {
     if (cookie === undefined || cookie === '') return 'missing';
-    const parts = cookie.split('.');
-    if (parts.length !== 3 || !ID.test(parts[0]) || !/^[0-9]{1,16}$/.test(parts[1])) return 'invalid';
-    const [id, exp, mac] = parts;
-    if (!same(mac, this.#mac(`cookie:${id}.${exp}`))) return 'invalid';
-    const expires = Number(exp);
-    if (expires <= this.now()) return 'expired';
+    const signed = this.#signed(cookie, 'cookie');
+    if (signed === undefined) return 'invalid';
+    if (signed.expires <= this.now()) return 'expired';
     if (pageToken === undefined || pageToken === '') return 'no_page_token';
-    if (!same(pageToken, this.#mac(`page:${id}`))) return 'invalid';
-    return { id, expires };
+    if (!same(pageToken, this.#mac(`page:${signed.id}`))) return 'invalid';
+    return signed;
+  }
+
+  /** `id.expiry.mac` whose MAC under `label` holds. */
+  #signed(value: string, label: 'cookie' | 'ticket'): OpenSession | undefined {
+    const parts = value.split('.');
+    if (parts.length !== 3 || !ID.test(parts[0]) || !/^[0-9]{1,16}$/.test(parts[1])) return undefined;
+    const [id, exp, mac] = parts;
+    if (!same(mac, this.#mac(`${label}:${id}.${exp}`))) return undefined;
+    return { id, expires: Number(exp) };
   }
 }
 

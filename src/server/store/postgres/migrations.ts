@@ -119,6 +119,19 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       UPDATE test_inbox_messages SET msg_key = NULL, key_scope = NULL WHERE msg_key IS NOT NULL AND source = 'smtp';
     `,
   },
+  {
+    // The web UI's signed-out sessions and used sign-in tickets, shared by every process
+    // (spentIds.ts); each row until its id's expiry.
+    version: 6,
+    name: 'web UI spent ids',
+    sql: `
+      CREATE TABLE test_inbox_ui_spent (
+        id text PRIMARY KEY,
+        expires_ms bigint NOT NULL
+      );
+      CREATE INDEX test_inbox_ui_spent_expires ON test_inbox_ui_spent (expires_ms);
+    `,
+  },
 ];
 
 /** A statement with its own bound (node-postgres reads `query_timeout` per query; its types do not list it). */

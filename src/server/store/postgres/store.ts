@@ -19,6 +19,7 @@ import { indexedFields, targetsToAdd, type Target } from '../incoming';
 import type { FileBody, KeyedMessage, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, SearchOptions, Store, StoreEvents, StoreLog } from '../types';
 import { DEFAULT_RETENTION, RETENTION_SWEEP_INTERVAL_MS } from '../types';
 import { bounded, migrate, RETENTION_SWEEP } from './migrations';
+import { PostgresSpentIds } from './spentIds';
 
 /** The NOTIFY channel of arrivals and removals. */
 export const EVENTS_CHANNEL = 'test_inbox_events';
@@ -150,6 +151,8 @@ export function describeUrl(url: string): string {
 
 export class PostgresStore implements Store {
   readonly retention: RetentionOptions;
+  /** The web UI's signed-out sessions and used tickets, shared by every process of the team server. */
+  readonly spentIds = new PostgresSpentIds((text, values) => this.query(text, values));
   /** Where the store is, for messages (no password). */
   readonly where: string;
   private readonly url: string;
