@@ -5,7 +5,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { decodeFileName } from '../../../core/fileNames';
-import { ALL_INBOXES, domainProblem, inboxNameProblem, isPhoneInbox, normalizeInbox, parseMessageId } from '../../../core/ids';
+import { ALL_INBOXES, domainProblem, inboxNameProblem, isPhoneInbox, parseMessageId } from '../../../core/ids';
 import { detectCode } from '../code';
 import { errnoCode } from '../errors';
 import { parseIndexedHeaders } from '../headers';
@@ -86,7 +86,8 @@ export async function scanInboxes(dataDir: string, log: StoreLog, journal: Map<s
     }
     for (const idir of await readdirOrEmpty(path.join(root, dent.name))) {
       const inbox = decodeFileName(idir.name);
-      if (!idir.isDirectory() || inbox === undefined || inbox === ALL_INBOXES || inbox !== normalizeInbox(inbox) || inboxNameProblem(inbox)) {
+      // Stored names are lowercase and trimmed; a `+<digits>` folder an older release wrote is still read.
+      if (!idir.isDirectory() || inbox === undefined || inbox === ALL_INBOXES || inbox !== inbox.toLowerCase() || inbox !== inbox.trim() || inboxNameProblem(inbox)) {
         log('warn', `store: skipping ${path.join(root, dent.name, idir.name)}: not an inbox directory`);
         continue;
       }
