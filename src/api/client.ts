@@ -179,7 +179,7 @@ class InboxClient implements InboxApi {
 
   async listInbox(domain: string, inbox: string, params?: ListParams, opts?: CallOptions): Promise<Listing> {
     checkDomain(domain);
-    checkInbox(inbox, { allowAll: true });
+    inbox = checkInbox(inbox, { allowAll: true });
     const query = listQuery(params);
     const minTimeoutMs = params?.wait ? params.wait * 1000 + LONG_POLL_MARGIN_MS : undefined;
     return this.json(
@@ -204,14 +204,14 @@ class InboxClient implements InboxApi {
 
   async getMessage(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<Message> {
     checkDomain(domain);
-    checkInbox(inbox, { allowAll: true });
+    inbox = checkInbox(inbox, { allowAll: true });
     checkMessageId(id);
     return this.json({ method: 'GET', url: this.url(paths.message(domain, inbox, id)), credential: 'api', what: `message ${id}` }, opts, (v) => parseMessage(v, { inbox, id }));
   }
 
   async inject(domain: string, inbox: string, message: InjectedMessage, opts?: CallOptions): Promise<InjectionResult> {
     checkDomain(domain);
-    checkInbox(inbox, { allowAll: false });
+    inbox = checkInbox(inbox, { allowAll: false });
     const body = checkInjected(message, { checkTo: false });
     return this.json({ method: 'POST', url: this.url(paths.inject(domain, inbox)), credential: 'api', json: body, what: `inbox "${inbox}" in domain "${domain}"` }, opts, parseInjectionResult);
   }
@@ -231,7 +231,7 @@ class InboxClient implements InboxApi {
   }
 
   async getLinks(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string[]> {
-    this.checkMessageArgs(domain, inbox, id);
+    inbox = this.checkMessageArgs(domain, inbox, id);
     return this.json({ method: 'GET', url: this.url(paths.messageExtra(domain, inbox, id, '/links')), credential: 'api', what: `message ${id}` }, opts, parseLinks);
   }
 
@@ -245,7 +245,7 @@ class InboxClient implements InboxApi {
 
   private async latest<T>(domain: string, inbox: string, what: 'code' | 'link', params: LatestParams & { kind?: LinkKindParam }, opts: CallOptions | undefined, parse: (v: unknown) => T): Promise<T> {
     checkDomain(domain);
-    checkInbox(inbox, { allowAll: false });
+    inbox = checkInbox(inbox, { allowAll: false });
     const q = new URLSearchParams();
     if (params.since !== undefined) {
       if (typeof params.since === 'number' && !(Number.isSafeInteger(params.since) && params.since >= 0)) throw invalid('since', 'since must be a time in ms since the epoch or a message id.');
@@ -264,12 +264,12 @@ class InboxClient implements InboxApi {
   }
 
   async listAttachments(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<AttachmentInfo[]> {
-    this.checkMessageArgs(domain, inbox, id);
+    inbox = this.checkMessageArgs(domain, inbox, id);
     return this.json({ method: 'GET', url: this.url(paths.messageExtra(domain, inbox, id, '/attachments')), credential: 'api', what: `message ${id}` }, opts, parseAttachments);
   }
 
   async downloadAttachment(domain: string, inbox: string, id: string, attachmentId: number, opts?: CallOptions): Promise<Attachment> {
-    this.checkMessageArgs(domain, inbox, id);
+    inbox = this.checkMessageArgs(domain, inbox, id);
     checkAttachmentId(attachmentId);
     const res = await this.transport.request(
       {
@@ -289,7 +289,7 @@ class InboxClient implements InboxApi {
   }
 
   async getRaw(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string> {
-    this.checkMessageArgs(domain, inbox, id);
+    inbox = this.checkMessageArgs(domain, inbox, id);
     const res = await this.transport.request(
       {
         method: 'GET',
@@ -317,13 +317,13 @@ class InboxClient implements InboxApi {
   }
 
   async deleteMessage(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<DeleteResult> {
-    this.checkMessageArgs(domain, inbox, id);
+    inbox = this.checkMessageArgs(domain, inbox, id);
     return this.json({ method: 'DELETE', url: this.url(paths.messageExtra(domain, inbox, id)), credential: 'api', what: `message ${id}` }, opts, parseDeleteResult);
   }
 
   async clearInbox(domain: string, inbox: string, opts?: CallOptions): Promise<DeleteResult> {
     checkDomain(domain);
-    checkInbox(inbox, { allowAll: true });
+    inbox = checkInbox(inbox, { allowAll: true });
     return this.json({ method: 'DELETE', url: this.url(paths.inbox(domain, inbox)), credential: 'api', what: `inbox "${inbox}" in domain "${domain}"` }, opts, parseDeleteResult);
   }
 
@@ -336,7 +336,7 @@ class InboxClient implements InboxApi {
     let url = '';
     try {
       checkDomain(domain);
-      if (inbox !== undefined) checkInbox(inbox, { allowAll: true });
+      if (inbox !== undefined) inbox = checkInbox(inbox, { allowAll: true });
       url = this.url(paths.stream(domain, inbox));
       if (this.transport.isDisposed) startError = new ApiError('cancelled', 'The client was disposed.');
     } catch (e) {
@@ -360,10 +360,12 @@ class InboxClient implements InboxApi {
     await this.transport.dispose();
   }
 
-  private checkMessageArgs(domain: string, inbox: string, id: string): void {
+  /** Checks the arguments naming a message; returns the inbox for its path (checkInbox). */
+  private checkMessageArgs(domain: string, inbox: string, id: string): string {
     checkDomain(domain);
-    checkInbox(inbox, { allowAll: true });
+    const name = checkInbox(inbox, { allowAll: true });
     checkMessageId(id);
+    return name;
   }
 }
 

@@ -1,7 +1,7 @@
 // Input checks and path building. Every name is checked with src/core/ids.ts before a
 // request is made (an invalid one is an ApiError `invalidInput`, no network call), and
 // every path segment is encoded.
-import { ALL_INBOXES, domainProblem, inboxNameProblem, MAX_MESSAGE_ID_LENGTH, messageIdProblem } from '../core/ids';
+import { ALL_INBOXES, domainProblem, inboxNameProblem, inboxOfName, MAX_MESSAGE_ID_LENGTH, messageIdProblem } from '../core/ids';
 import { ApiError } from './errors';
 import type { ListParams } from './types';
 
@@ -23,15 +23,14 @@ export function checkDomain(domain: string): string {
   return domain;
 }
 
+/** The inbox to put in the path: checked, and a phone number written with `+` as its digits' inbox (core/ids.ts inboxOfName). */
 export function checkInbox(inbox: string, options: { allowAll: boolean }): string {
   if (typeof inbox !== 'string') throw invalid('inbox', 'The inbox name must be a string.');
-  if (/^\+\d{3,20}$/.test(inbox)) {
-    throw invalid('inbox', `Invalid inbox "${inbox}": a phone inbox is the number in digits only, without "+" (${inbox.slice(1)}).`);
-  }
-  const problem = inboxNameProblem(inbox);
+  const name = inboxOfName(inbox);
+  const problem = inboxNameProblem(name);
   if (problem) throw invalid('inbox', `Invalid inbox "${inbox}": ${problem}.`);
-  if (inbox === ALL_INBOXES && !options.allowAll) throw invalid('inbox', 'This operation needs one inbox, not "*".');
-  return inbox;
+  if (name === ALL_INBOXES && !options.allowAll) throw invalid('inbox', 'This operation needs one inbox, not "*".');
+  return name;
 }
 
 /**

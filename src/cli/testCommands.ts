@@ -75,6 +75,7 @@ const COMMANDS: Record<string, Command> = {
     usage: `Usage: test-inbox code <inbox>[@domain] [--since now|<id>] [--wait 60s] [options]
 
 Prints the one-time code of the newest message of the inbox after --since, waiting for it.
+An SMS inbox is its phone number: +15555550100 (or 15555550100).
 ${WAIT_HELP}`,
     flags: WAIT_FLAGS,
     args: ['inbox'],
@@ -105,7 +106,8 @@ Computed here; no server is asked. The secret comes from:
                         quote a URI: it holds & and ?
   -                     standard input, its first line: printf '%s\\n' "$SECRET" | test-inbox totp -
   (no argument)         env ${TOTP_SECRET_ENV} (CI secrets land there), else standard input
-                        when it is not a terminal`,
+                        when it is not a terminal
+--json prints the library's answer: {"code":"123456","secondsLeft":17}.`,
     flags: { digits: { type: 'string' }, algorithm: { type: 'string' }, period: { type: 'string' } },
     args: ['secret'],
     optional: ['secret'],

@@ -1,5 +1,6 @@
 // Names and identifiers shared by server and client: inbox names, phone inboxes,
 // message ids (`<inbox>-<epochSeconds>-<counter>`) and domains.
+import { phoneDigits } from './sms';
 
 /** Longest inbox name accepted: the local part of an address may be at most 64 octets (RFC 5321 4.5.3.1.1). */
 export const MAX_INBOX_LENGTH = 64;
@@ -39,14 +40,34 @@ export function isValidInboxName(name: string): boolean {
   return inboxNameProblem(name) === undefined;
 }
 
-/** Inbox names are case-insensitive and stored lowercase. */
+/**
+ * The stored form of an inbox name: case-insensitive, so lowercase, and a phone number written
+ * with `+` is its phone inbox (inboxOfName). Every surface (HTTP paths, SMTP recipients, the
+ * client's surfaces, search) reads names through it.
+ */
 export function normalizeInbox(name: string): string {
-  return name.trim().toLowerCase();
+  return inboxOfName(name).trim().toLowerCase();
 }
 
 /** An inbox whose name is digits only is a phone inbox: its messages are SMS. */
 export function isPhoneInbox(name: string): boolean {
   return PHONE_RE.test(name);
+}
+
+/** A phone number as people write it: `+`, then digits and separators (`+15555550100`, `+1 (555) 555-0100`). */
+const WRITTEN_PHONE_RE = /^\+[0-9][0-9 ().-]*$/;
+
+/**
+ * The inbox a name names: a phone number written with `+` (E.164, separators allowed) is the
+ * phone inbox of its digits (phoneDigits, the Twilio routes' rule), so `+15555550100` is inbox
+ * `15555550100` on every surface; any other name is returned unchanged (the client sends names
+ * as given; normalizeInbox also lowercases).
+ */
+export function inboxOfName(name: string): string {
+  const t = name.trim();
+  if (!WRITTEN_PHONE_RE.test(t)) return name;
+  const digits = phoneDigits(t);
+  return PHONE_RE.test(digits) ? digits : name;
 }
 
 /** Why a domain is not acceptable, or undefined. `private` is accepted. */

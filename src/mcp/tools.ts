@@ -53,7 +53,7 @@ export interface ToolContext {
 }
 
 const INBOX_ARGS = {
-  inbox: { type: 'string', minLength: 1, description: 'The inbox: a name ("signup"), an address ("signup@inbox.test") or, for SMS, the phone number in digits ("15551234567").' },
+  inbox: { type: 'string', minLength: 1, description: 'The inbox: a name ("signup"), an address ("signup@inbox.test") or, for SMS, the phone number ("+15551234567" or its digits "15551234567").' },
   domain: { type: 'string', description: 'The domain, when the inbox is given without one. Default: the server\'s default domain ("private").' },
 } as const;
 

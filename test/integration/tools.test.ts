@@ -149,6 +149,16 @@ describe('language-model tools (vscode.lm.invokeTool)', function () {
     assert.equal(r.subject, 'Welcome');
   });
 
+  it('get the newest code of a phone inbox named as a number written with + (as the CLI and MCP take it)', async () => {
+    const digits = `1555${String(Date.now()).slice(-7)}`;
+    await inject(digits, { from: '+15550100000', subject: '', text: 'Your Acme code is 318264' });
+    for (const inbox of [`+${digits}`, `+${digits.slice(0, 1)} (${digits.slice(1, 4)}) ${digits.slice(4, 7)}-${digits.slice(7)}`]) {
+      const r = await invoke<{ found: boolean; code: string }>('testInbox_getNewestCode', { inbox, domain: DOMAIN });
+      assert.equal(r.found, true, inbox);
+      assert.equal(r.code, '318264', inbox);
+    }
+  });
+
   it('rejects a bad inbox name with a message naming the problem', async () => {
     await assert.rejects(invoke('testInbox_getNewestCode', { inbox: '../etc', domain: DOMAIN }), /not a usable inbox name/);
     await assert.rejects(invoke('testInbox_getNewestCode', { inbox: 'ok', domain: DOMAIN, waitSeconds: 600 }), /waitSeconds/);

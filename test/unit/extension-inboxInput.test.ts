@@ -19,6 +19,11 @@ describe('extension inbox input', () => {
     assert.deepEqual(parseInboxInput('15551234567', 'private'), { inbox: '15551234567', domain: 'private' });
   });
 
+  it('reads a phone number written with + as its phone inbox (the LM tools and commands take it as the CLI does)', () => {
+    assert.deepEqual(parseInboxInput('+15551234567', 'private'), { inbox: '15551234567', domain: 'private' });
+    assert.deepEqual(parseInboxInput(' +1 (555) 123-4567 ', 'inbox.test'), { inbox: '15551234567', domain: 'inbox.test' });
+  });
+
   it('refuses a domain that is not a host name', () => {
     assert.throws(() => parseInboxInput('a@not_a_domain', 'inbox.test'), /not a usable domain/);
   });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { formatMessageId, inboxNameProblem, isPhoneInbox, MAX_MESSAGE_ID_LENGTH, messageIdProblem, parseMessageId } from '../../src/core/ids';
+import { formatMessageId, inboxNameProblem, inboxOfName, isPhoneInbox, MAX_MESSAGE_ID_LENGTH, messageIdProblem, normalizeInbox, parseMessageId } from '../../src/core/ids';
 
 describe('ids', () => {
   it('parses a message id whose inbox contains hyphens', () => {
@@ -30,5 +30,16 @@ describe('ids', () => {
     assert.equal(isPhoneInbox('14155550100'), true);
     assert.equal(isPhoneInbox('joe'), false);
     assert.equal(isPhoneInbox('+14155550100'), false);
+  });
+
+  it('reads a phone number written with + (E.164, separators allowed) as the phone inbox of its digits, and nothing else', () => {
+    for (const written of ['+14155550100', ' +14155550100 ', '+1 (415) 555-0100', '+1.415.555.0100']) {
+      assert.equal(inboxOfName(written), '14155550100', written);
+      assert.equal(normalizeInbox(written), '14155550100', written);
+    }
+    // Not a phone number: unchanged (normalizeInbox only lowercases and trims).
+    for (const name of ['14155550100', 'joe+signup', '+joe', '+12', '+1-415-555-0100x7', 'Joe']) assert.equal(inboxOfName(name), name, name);
+    assert.equal(normalizeInbox(' Joe+Signup '), 'joe+signup');
+    assert.equal(normalizeInbox('+12'), '+12');
   });
 });

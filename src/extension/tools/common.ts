@@ -11,7 +11,7 @@ import { MAX_TOOL_WAIT_SECONDS } from '../../api/queries';
 
 /** Input of the tools that read one inbox. */
 export interface InboxInput {
-  /** `name`, `name@domain`, or a phone number's digits (an SMS inbox). */
+  /** `name`, `name@domain`, or a phone number (`+15551234567` or its digits: an SMS inbox). */
   inbox: string;
   domain?: string;
 }
@@ -26,7 +26,7 @@ export interface FindInput extends InboxInput {
 
 /** JSON schema of InboxInput (package.json repeats it in `languageModelTools`; a test checks they agree). */
 export const INBOX_PROPERTIES = {
-  inbox: { type: 'string', description: 'The inbox: a name ("signup"), an address ("signup@inbox.test") or, for SMS, the phone number in digits ("15551234567").' },
+  inbox: { type: 'string', description: 'The inbox: a name ("signup"), an address ("signup@inbox.test") or, for SMS, the phone number ("+15551234567" or its digits "15551234567").' },
   domain: { type: 'string', description: 'The domain, when the inbox is given without one. Default: the first domain the Test Inbox view shows.' },
 } as const;
 

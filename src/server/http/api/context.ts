@@ -2,7 +2,7 @@
 // configuration checked once by the composition in ../index.ts, and the request-input readers
 // (each throws a 400 HttpError naming the problem). Route table in docs/api.md.
 import type http from 'node:http';
-import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem, inboxNameProblem, normalizeInbox, parseMessageId } from '../../../core/ids';
+import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem, inboxNameProblem, inboxOfName, normalizeInbox, parseMessageId } from '../../../core/ids';
 import type { ByteBudget } from '../../budget';
 import type { Store } from '../../store/types';
 import type { TokenCheck } from '../auth';
@@ -50,11 +50,13 @@ export function readDomain(raw: string): string | undefined {
   return d;
 }
 
+/** An inbox of a path: checked, and in its stored form (a phone number written with `+` is its digits' inbox). */
 export function readInbox(raw: string, allowAll: boolean, what = 'inbox'): string {
-  const problem = inboxNameProblem(raw);
+  const name = inboxOfName(raw);
+  const problem = inboxNameProblem(name);
   if (problem) throw badRequest('bad_name', `bad ${what} ${JSON.stringify(raw.slice(0, 100))}: ${problem}`);
-  if (raw === ALL_INBOXES && !allowAll) throw badRequest('bad_name', `bad ${what}: "*" (every inbox) is only for reading and clearing; name one inbox`);
-  return normalizeInbox(raw);
+  if (name === ALL_INBOXES && !allowAll) throw badRequest('bad_name', `bad ${what}: "*" (every inbox) is only for reading and clearing; name one inbox`);
+  return normalizeInbox(name);
 }
 
 export function readId(raw: string): string {

@@ -12,7 +12,7 @@
 import { chmodSync, constants as fsConstants, copyFileSync, promises as fs, linkSync, renameSync, rmSync, statfsSync, writeFileSync, type Dirent } from 'node:fs';
 import * as path from 'node:path';
 import { decodeFileName } from '../../../core/fileNames';
-import { ALL_INBOXES, domainProblem, inboxNameProblem, isPhoneInbox, normalizeInbox, parseMessageId } from '../../../core/ids';
+import { ALL_INBOXES, domainProblem, inboxNameProblem, isPhoneInbox, parseMessageId } from '../../../core/ids';
 import { PRIVATE_FILE_MODE } from '../../privateFile';
 import { detectCode } from '../code';
 import { errnoCode, isNoSpace, StoreError } from '../errors';
@@ -181,7 +181,8 @@ export class MaildirFiles {
       }
       for (const idir of await readdirOrEmpty(path.join(root, dent.name))) {
         const inbox = decodeFileName(idir.name);
-        if (!idir.isDirectory() || inbox === undefined || inbox === ALL_INBOXES || inbox !== normalizeInbox(inbox) || inboxNameProblem(inbox)) {
+        // Stored names are lowercase and trimmed; a `+<digits>` folder an older release wrote is still read.
+        if (!idir.isDirectory() || inbox === undefined || inbox === ALL_INBOXES || inbox !== inbox.toLowerCase() || inbox !== inbox.trim() || inboxNameProblem(inbox)) {
           this.log('warn', `store: skipping ${path.join(root, dent.name, idir.name)}: not an inbox directory`);
           continue;
         }
