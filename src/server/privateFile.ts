@@ -1,18 +1,16 @@
-// Files in the data folder that hold secrets (tokens.json, server.json): written whole, owner
-// read/write only, fsynced, then renamed into place so that no reader sees half a file.
+// The server's own files in the data folder: the reserve that keeps room for them on a full
+// disk, their writes (through src/shared/privateFile.ts), and who may own them.
 import { readFileSync, promises as fs, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import { ownershipProblem } from '../shared/contract';
-
-/** Owner read/write only: the files hold secrets. */
-export const PRIVATE_FILE_MODE = 0o600;
+import { writePrivateFile } from '../shared/privateFile';
 
 /**
  * Room the data folder keeps for the server's own small files (RESERVE_FILE): on a disk that
  * mail filled, a start still writes its server file (docs/architecture.md, "A full disk").
  */
-export const RESERVE_FILE = '.reserve';
-export const RESERVE_BYTES = 256 * 1024;
+const RESERVE_FILE = '.reserve';
+const RESERVE_BYTES = 256 * 1024;
 
 /** Keeps `<dir>/RESERVE_FILE` (RESERVE_BYTES of real blocks) when there is room; resolves whether it is there. */
 export async function keepReserve(dir: string): Promise<boolean> {
@@ -45,27 +43,8 @@ export async function writeServerFile(dir: string, file: string, text: string): 
   }
 }
 
-export async function writePrivateFile(file: string, text: string | Buffer): Promise<void> {
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-    const fh = await fs.open(tmp, 'w', PRIVATE_FILE_MODE);
-    try {
-      await fh.chmod(PRIVATE_FILE_MODE); // in case the umask or an old tmp file widened it
-      await fh.writeFile(text);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await fs.rename(tmp, file);
-  } catch (e) {
-    await fs.rm(tmp, { force: true }).catch(() => undefined);
-    throw e;
-  }
-}
-
 /** The name of a user id in /etc/passwd, or undefined (no such file, no such user, Windows). */
-export function userName(uid: number): string | undefined {
+function userName(uid: number): string | undefined {
   try {
     for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
       const [name, , id] = line.split(':');

@@ -4,10 +4,10 @@
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { generateProviderKey, generateToken, readTokensFile, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../shared/contract';
-import { ownershipProblemOf, writePrivateFile } from './privateFile';
+import { generateProviderKey, generateToken, readTokensFile, type SavedTokens, tokenSeparationProblem, TOKENS_FILE, TokensFileProblem, writeTokensFile } from '../shared/contract';
+import { ownershipProblemOf } from './privateFile';
 
-export type TokensErrorCode = 'TOKENS_FILE_INVALID' | 'TOKENS_SAME' | 'TOKENS_IO' | 'TOKENS_UNSAFE';
+type TokensErrorCode = 'TOKENS_FILE_INVALID' | 'TOKENS_SAME' | 'TOKENS_IO' | 'TOKENS_UNSAFE';
 
 export class TokensError extends Error {
   readonly code: TokensErrorCode;
@@ -24,7 +24,7 @@ export class TokensError extends Error {
 
 export type TokenName = 'apiToken' | 'webhookToken' | 'twilioAuthToken' | 'providerKey';
 
-export interface Tokens {
+interface Tokens {
   apiToken: string;
   webhookToken: string;
   /** Password of the Twilio-compatible API and key of inbound webhook signatures. */
@@ -38,7 +38,7 @@ export interface Tokens {
 }
 
 /** Tokens resolved but not yet saved: `save()` writes the generated ones to the tokens file. */
-export interface PendingTokens extends Tokens {
+interface PendingTokens extends Tokens {
   /** Writes the generated tokens (nothing when none was generated). Call once the server owns the data dir. */
   save(): Promise<void>;
 }
@@ -68,17 +68,15 @@ export async function resolveTokens(dataDir: string, given: Partial<Record<Token
   const webhookToken = pick('webhookToken');
   const twilioAuthToken = pick('twilioAuthToken');
   const providerKey = pick('providerKey');
-  if (apiToken === webhookToken) {
-    throw new TokensError('TOKENS_SAME', 'the API token and the webhook token must differ: the webhook token is shared with third parties, the API token is not');
-  }
-  if (twilioAuthToken === apiToken) {
-    throw new TokensError('TOKENS_SAME', "the Twilio auth token must differ from the API token: it goes into apps' settings, the API token reads all mail");
-  }
-  if (providerKey === apiToken || providerKey === webhookToken || providerKey === twilioAuthToken) {
-    throw new TokensError('TOKENS_SAME', "the provider key must differ from the API, webhook and Twilio tokens: it goes into apps' settings and opens only the email provider routes");
-  }
+  const problem = tokenSeparationProblem({ apiToken, webhookToken, twilioAuthToken, providerKey });
+  if (problem !== undefined) throw new TokensError('TOKENS_SAME', problem);
   const save = async (): Promise<void> => {
-    if (generated.length > 0) await writeTokensFile(file, toSave);
+    if (generated.length === 0) return;
+    try {
+      await writeTokensFile(file, toSave);
+    } catch (e) {
+      throw new TokensError('TOKENS_IO', `cannot write ${file}: ${(e as Error).message}`, { cause: e });
+    }
   };
   return { apiToken, webhookToken, twilioAuthToken, providerKey, generated, file, save };
 }
@@ -98,12 +96,4 @@ async function readSaved(file: string): Promise<SavedTokens> {
   if (!TokensFileProblem.is(saved)) return saved;
   if (saved.code === 'TOKENS_FILE_MISSING') return {};
   throw new TokensError(saved.code === 'TOKENS_FILE_INVALID' ? 'TOKENS_FILE_INVALID' : 'TOKENS_IO', saved.message, { cause: saved.cause });
-}
-
-async function writeTokensFile(file: string, tokens: SavedTokens): Promise<void> {
-  try {
-    await writePrivateFile(file, JSON.stringify({ apiToken: tokens.apiToken, webhookToken: tokens.webhookToken, twilioAuthToken: tokens.twilioAuthToken, providerKey: tokens.providerKey }, null, 2) + '\n');
-  } catch (e) {
-    throw new TokensError('TOKENS_IO', `cannot write ${file}: ${(e as Error).message}`, { cause: e });
-  }
 }

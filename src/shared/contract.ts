@@ -7,8 +7,8 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { HEALTH_CHALLENGE_PARAM, hmacHex, sameProof } from '../core/proof';
+import { writePrivateFile } from './privateFile';
 
-export { HEALTH_CHALLENGE_PARAM, MAX_CHALLENGE_LENGTH } from '../core/proof';
 
 // ---- Defaults ---------------------------------------------------------------------------
 
@@ -28,6 +28,8 @@ export function defaultDataDir(env: Record<string, string | undefined> = process
   const xdg = env.XDG_DATA_HOME;
   return xdg && path.isAbsolute(xdg) ? path.join(xdg, 'test-inbox') : path.join(os.homedir(), '.local', 'share', 'test-inbox');
 }
+/** The data dir flag's environment twin, for the test commands, the MCP server and the library. */
+export const DATA_DIR_ENV = 'TEST_INBOX_DATA_DIR';
 /** Default domain of `private` writes. `.test` is reserved (RFC 2606), so it never clashes with real mail. */
 export const DEFAULT_DOMAIN = 'inbox.test';
 
@@ -78,7 +80,7 @@ export const SMTP_TLS_CERT_FILE = 'smtp-cert.pem';
 /** The generated private key (PEM, mode 0600). */
 export const SMTP_TLS_KEY_FILE = 'smtp-key.pem';
 
-export interface ServeTokens {
+interface ServeTokens {
   apiToken: string;
   webhookToken: string;
   /** Absent: `serve` takes it from (or generates it into) its tokens file. */
@@ -118,7 +120,7 @@ export function withoutTokensEnv<T extends Record<string, string | undefined>>(e
 export const SERVE_COMMAND = 'serve';
 
 /** What `serve` can be told on its command line; an absent field leaves the CLI's default. */
-export interface ServeFlags {
+interface ServeFlags {
   host?: string;
   /** 0 picks a free port. */
   httpPort?: number;
@@ -197,7 +199,7 @@ export function parseReadyLine(line: string): ReadyLine | undefined {
 /** File in the data dir holding the tokens `serve` generated (mode 0600). */
 export const TOKENS_FILE = 'tokens.json';
 /** 24 random bytes (192 bits, 32 base64url characters): unguessable, and short enough to paste. */
-export const TOKEN_BYTES = 24;
+const TOKEN_BYTES = 24;
 
 /** A new random token. Web Crypto is a global in Node 20 (and in the extension host), so no import is needed. */
 export function generateToken(): string {
@@ -225,7 +227,7 @@ export interface SavedTokens {
   providerKey?: string;
 }
 
-export type TokensFileProblemCode = 'TOKENS_FILE_MISSING' | 'TOKENS_FILE_UNREADABLE' | 'TOKENS_FILE_INVALID';
+type TokensFileProblemCode = 'TOKENS_FILE_MISSING' | 'TOKENS_FILE_UNREADABLE' | 'TOKENS_FILE_INVALID';
 
 /** Why a tokens file gave no tokens. Returned, not thrown: each caller decides what it means. */
 export class TokensFileProblem extends Error {
@@ -256,6 +258,30 @@ export function parseTokensFile(text: string, file = TOKENS_FILE): SavedTokens |
   if (obj.twilioAuthToken !== undefined) out.twilioAuthToken = obj.twilioAuthToken as string;
   if (obj.providerKey !== undefined) out.providerKey = obj.providerKey as string;
   return out;
+}
+
+/**
+ * The one token-separation rule: each credential opens only its own routes, so none may be
+ * equal to another that opens more. Undefined when the given tokens keep apart, else why not.
+ */
+export function tokenSeparationProblem(t: SavedTokens): string | undefined {
+  if (t.apiToken !== undefined && t.apiToken === t.webhookToken) return 'the API token and the webhook token must differ: the webhook token is shared with third parties, the API token is not';
+  if (t.twilioAuthToken !== undefined && t.twilioAuthToken === t.apiToken) return "the Twilio auth token must differ from the API token: it goes into apps' settings, the API token reads all mail";
+  if (t.providerKey !== undefined && [t.apiToken, t.webhookToken, t.twilioAuthToken].includes(t.providerKey)) {
+    return "the provider key must differ from the API, webhook and Twilio tokens: it goes into apps' settings and opens only the email provider routes";
+  }
+  return undefined;
+}
+
+/**
+ * The one writer of a tokens file (the server's generated tokens, the extension's before it
+ * starts the server): its four fields as JSON, owner-only. `exclusive`: only when no tokens file
+ * is there (EEXIST otherwise), never over one that appeared meanwhile.
+ */
+export async function writeTokensFile(file: string, tokens: SavedTokens, options: { exclusive?: boolean } = {}): Promise<void> {
+  const problem = tokenSeparationProblem(tokens);
+  if (problem !== undefined) throw new Error(`refusing to write ${file}: ${problem}`);
+  await writePrivateFile(file, JSON.stringify({ apiToken: tokens.apiToken, webhookToken: tokens.webhookToken, twilioAuthToken: tokens.twilioAuthToken, providerKey: tokens.providerKey }, null, 2) + '\n', options);
 }
 
 /**
@@ -318,7 +344,7 @@ export function processAlive(pid: number): boolean {
 // ---- Ownership --------------------------------------------------------------------------
 
 /** What ownershipProblem needs of a stat (node:fs Stats has it). */
-export interface OwnedEntry {
+interface OwnedEntry {
   uid: number;
   mode: number;
   isSymbolicLink(): boolean;
@@ -369,7 +395,7 @@ export interface ServerFile {
   webhookTokenSha256: string;
 }
 
-export type ServerFileProblemCode = 'SERVER_FILE_MISSING' | 'SERVER_FILE_UNREADABLE' | 'SERVER_FILE_INVALID';
+type ServerFileProblemCode = 'SERVER_FILE_MISSING' | 'SERVER_FILE_UNREADABLE' | 'SERVER_FILE_INVALID';
 
 /** Why a server file gave no proof. Returned, not thrown. */
 export class ServerFileProblem extends Error {
@@ -415,7 +441,7 @@ export function healthProof(key: string, challenge: string): Promise<string> {
 }
 
 /** What the identity check found: proven, a wrong or missing proof, or no answer (and why). */
-export interface HealthProofCheck {
+interface HealthProofCheck {
   proven: boolean;
   /** Why nothing answered the check (then `proven` is false). */
   unanswered?: string;

@@ -6,6 +6,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseServeArgs, type ServeConfig } from '../../src/cli/cli';
+import { HEALTH_CHALLENGE_PARAM, MAX_CHALLENGE_LENGTH } from '../../src/core/proof';
 import {
   API_TOKEN_ENV,
   DEFAULT_DOMAIN,
@@ -18,9 +19,7 @@ import {
   EXIT_USAGE,
   formatReadyLine,
   generateToken,
-  HEALTH_CHALLENGE_PARAM,
   healthProof,
-  MAX_CHALLENGE_LENGTH,
   parseServerFile,
   readServerFile,
   SERVER_FILE,
@@ -33,6 +32,8 @@ import {
   SERVER_ENV_NAMES,
   TOKENS_FILE,
   TokensFileProblem,
+  tokenSeparationProblem,
+  writeTokensFile,
   tokensEnv,
   WEBHOOK_TOKEN_ENV,
   withoutTokensEnv,
@@ -181,6 +182,38 @@ describe('process contract', () => {
         assert.ok(TokensFileProblem.is(await readTokensFile(file, read), 'TOKENS_FILE_INVALID'));
         await fs.writeFile(file, JSON.stringify({ apiToken: 'a-1', webhookToken: 'w-1' }));
         assert.deepEqual(await readTokensFile(file, read), { apiToken: 'a-1', webhookToken: 'w-1' });
+      } finally {
+        await fs.rm(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('one token-separation rule: the API token apart from the webhook and Twilio tokens, the provider key apart from all three', () => {
+      assert.equal(tokenSeparationProblem({ apiToken: 'a', webhookToken: 'w', twilioAuthToken: 't', providerKey: 'p' }), undefined);
+      // Only the API token and the webhook token are kept apart from each other by the Twilio one's rule.
+      assert.equal(tokenSeparationProblem({ apiToken: 'a', webhookToken: 'x', twilioAuthToken: 'x' }), undefined);
+      assert.match(tokenSeparationProblem({ apiToken: 'x', webhookToken: 'x' }) ?? '', /API token and the webhook token must differ/);
+      assert.match(tokenSeparationProblem({ apiToken: 'x', webhookToken: 'w', twilioAuthToken: 'x' }) ?? '', /Twilio auth token must differ from the API token/);
+      for (const same of [{ apiToken: 'x' }, { webhookToken: 'x' }, { twilioAuthToken: 'x' }]) {
+        assert.match(tokenSeparationProblem({ apiToken: 'a', webhookToken: 'w', twilioAuthToken: 't', ...same, providerKey: 'x' }) ?? '', /provider key must differ/, JSON.stringify(same));
+      }
+    });
+
+    it('one tokens file writer: owner-only JSON every reader parses; exclusive never replaces a file; tokens that are not apart are never written', async () => {
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-contract-'));
+      const read = (f: string) => fs.readFile(f, 'utf8');
+      try {
+        const file = path.join(dir, 'sub', TOKENS_FILE);
+        const tokens = { apiToken: 'a-1', webhookToken: 'w-1', twilioAuthToken: 't-1', providerKey: 'p-1' };
+        await writeTokensFile(file, tokens, { exclusive: true });
+        assert.deepEqual(await readTokensFile(file, read), tokens);
+        if (process.platform !== 'win32') assert.equal((await fs.stat(file)).mode & 0o777, 0o600);
+        await assert.rejects(writeTokensFile(file, { ...tokens, apiToken: 'a-2' }, { exclusive: true }), (e: NodeJS.ErrnoException) => e.code === 'EEXIST');
+        assert.deepEqual(await readTokensFile(file, read), tokens);
+        await writeTokensFile(file, { ...tokens, apiToken: 'a-2' });
+        assert.equal(((await readTokensFile(file, read)) as { apiToken?: string }).apiToken, 'a-2');
+        await assert.rejects(writeTokensFile(file, { ...tokens, webhookToken: 'a-1', apiToken: 'a-1' }), /must differ/);
+        assert.equal(((await readTokensFile(file, read)) as { apiToken?: string }).apiToken, 'a-2');
+        assert.deepEqual((await fs.readdir(path.dirname(file))).sort(), [TOKENS_FILE]);
       } finally {
         await fs.rm(dir, { recursive: true, force: true });
       }

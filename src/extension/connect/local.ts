@@ -1,16 +1,13 @@
 // Connecting to the embedded local server: its data folder's tokens file (written before the
 // server starts, so `serve` never generates or prints a token), the options of the process, and
 // the tokens read back once the running server proved it is the folder's. No vscode import.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { generateProviderKey, generateToken, readTokensFile, tokenDigest, TOKENS_FILE, TokensFileProblem } from '../../shared/contract';
+import { generateProviderKey, generateToken, readTokensFile, tokenDigest, TOKENS_FILE, TokensFileProblem, tokenSeparationProblem, writeTokensFile } from '../../shared/contract';
 import type { TokenStore } from '../config/secrets';
 import type { Settings } from '../config/settings';
 import { LOCAL_HOST, LocalServerError, type ProvenServer } from '../localServer';
 import type { Logger } from '../log';
-
-/** Owner only, like the server's own tokens file. */
-const TOKENS_FILE_MODE = 0o600;
 
 /** The tokens of the local server, read from its data folder after it proved it is that folder's server. */
 export interface LocalTokens {
@@ -66,7 +63,7 @@ export async function prepareTokensFile(key: string, dataDir: string, tokens: To
   if (!TokensFileProblem.is(existing)) {
     for (const t of Object.values(existing)) log.addSecret(t as string | undefined);
   } else if (existing.code === 'TOKENS_FILE_MISSING') {
-    const usable = stored.apiToken && stored.webhookToken && stored.apiToken !== stored.webhookToken && stored.twilioAuthToken !== stored.apiToken;
+    const usable = Boolean(stored.apiToken && stored.webhookToken) && tokenSeparationProblem(stored) === undefined;
     const fresh = {
       ...(usable ? { ...stored, twilioAuthToken: stored.twilioAuthToken ?? generateToken() } : { apiToken: generateToken(), webhookToken: generateToken(), twilioAuthToken: generateToken() }),
       providerKey: generateProviderKey(),
@@ -74,7 +71,7 @@ export async function prepareTokensFile(key: string, dataDir: string, tokens: To
     for (const t of Object.values(fresh)) log.addSecret(t);
     try {
       // `wx`: never over a tokens file that appeared meanwhile (another window's server).
-      await writeFile(file, JSON.stringify(fresh, null, 2) + '\n', { flag: 'wx', mode: TOKENS_FILE_MODE });
+      await writeTokensFile(file, fresh, { exclusive: true });
       log.info(usable ? `Moved the local server's tokens from secret storage into ${file}.` : `Generated the local server's tokens into ${file}.`);
     } catch (e) {
       if ((e as { code?: unknown }).code !== 'EEXIST') throw e;

@@ -11,7 +11,8 @@ import type { Socket } from 'node:net';
 import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem } from '../../core/ids';
 import type { HealthResponse } from '../../core/wire';
 import { hmacHex, tokenProofKey } from '../../core/proof';
-import { HEALTH_CHALLENGE_PARAM, healthProof, MAX_CHALLENGE_LENGTH } from '../../shared/contract';
+import { HEALTH_CHALLENGE_PARAM, MAX_CHALLENGE_LENGTH } from '../../core/proof';
+import { healthProof } from '../../shared/contract';
 import { BudgetError, ByteBudget } from '../budget';
 import { StoreError } from '../store/errors';
 import type { Store } from '../store/types';
@@ -36,7 +37,7 @@ import { MimePool } from './mimePool';
 import { sendError, sendJson } from './respond';
 import { allowedMethods, isTwilioRoute, matchRoute, parseUrl, type ParsedUrl, type Route } from './routes';
 import { StreamHub } from './stream';
-import { TWILIO_API_PREFIX } from '../../shared/contract';
+import { tokenSeparationProblem, TWILIO_API_PREFIX } from '../../shared/contract';
 import { type TwilioContext, handleTwilio } from './twilio/api';
 import { TwilioApiError, fromHttpError, sendTwilioError } from './twilio/errors';
 import { TwilioMessages } from './twilio/store';
@@ -45,19 +46,15 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from '../smtp';
 import type { ProviderContext } from './providers/context';
 import { handleProvider, matchProviderRoute } from './providers/index';
 
-export { HttpError } from './errors';
-export { DEFAULT_MAX_BODY_BYTES } from './body';
-
-export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, MAX_WAIT_SECONDS } from './api/inboxes';
 
 /** While closing, idle keep-alive connections are closed this often (instead of waiting out the keep-alive timeout). */
 const CLOSE_SWEEP_MS = 20;
 /** Default cap on open connections when the composition gives none (server.ts sizes it from the file-descriptor limit). */
-export const DEFAULT_MAX_HTTP_CONNECTIONS = 256;
+const DEFAULT_MAX_HTTP_CONNECTIONS = 256;
 /** A request's headers must arrive within this: a client that trickles them holds a descriptor for nothing. */
-export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 /** A whole request (headers and body, at most maxBodyBytes) must arrive within this: 1 MiB in 30 s is ~35 KB/s, far below any local client. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** How often Node checks the two timeouts above (its default, 30 s, would let a trickle run a minute). */
 const TIMEOUT_CHECK_MS = 1_000;
 /** A connection past the cap is answered 503 on its first request; one that sends none is closed after this. */
@@ -65,7 +62,7 @@ const OVER_CAP_LINGER_MS = 1_000;
 /** `Retry-After` of a 503 while the message database does not answer (its bound passed, its pool busy, it is away). */
 const DB_RETRY_AFTER_SECONDS = 2;
 
-export type LogLevel = 'info' | 'warn' | 'error';
+type LogLevel = 'info' | 'warn' | 'error';
 
 export interface HttpApiOptions {
   store: Store;
@@ -150,9 +147,8 @@ class Api {
   #closing = false;
 
   constructor(o: HttpApiOptions) {
-    if (o.apiToken === o.webhookToken) throw new AuthConfigError('same_tokens', 'the API token and the webhook token must differ');
-    if (o.twilioAuthToken !== undefined && o.twilioAuthToken === o.apiToken) throw new AuthConfigError('same_tokens', 'the Twilio auth token and the API token must differ');
-    if (o.providerKey !== undefined && [o.apiToken, o.webhookToken, o.twilioAuthToken].includes(o.providerKey)) throw new AuthConfigError('same_tokens', 'the provider key must differ from the API, webhook and Twilio tokens');
+    const sameTokens = tokenSeparationProblem(o);
+    if (sameTokens !== undefined) throw new AuthConfigError('same_tokens', sameTokens);
     const twilioToken = o.twilioAuthToken === undefined ? undefined : new TokenCheck(o.twilioAuthToken, 'Twilio auth token');
     this.#mime = o.mime ?? new MimePool();
     this.#ownMime = o.mime === undefined;

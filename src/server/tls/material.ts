@@ -9,25 +9,25 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { SMTP_TLS_CERT_FILE, SMTP_TLS_DIR, SMTP_TLS_KEY_FILE } from '../../shared/contract';
-import { writePrivateFile } from '../privateFile';
+import { writePrivateFile } from '../../shared/privateFile';
 import { createSelfSigned, isCertificateName } from './selfSigned';
 
 /**
  * 825 days: the longest validity Apple's platforms accept for a TLS server certificate, so
  * the generated one still works when a user adds it to the macOS keychain.
  */
-export const SELF_SIGNED_VALIDITY_DAYS = 825;
+const SELF_SIGNED_VALIDITY_DAYS = 825;
 /** A generated certificate this close to its end is replaced at start, before clients see it expire. */
-export const SELF_SIGNED_RENEW_DAYS = 30;
+const SELF_SIGNED_RENEW_DAYS = 30;
 /** Common name of the generated certificate. */
-export const SELF_SIGNED_COMMON_NAME = 'Test Inbox local SMTP';
+const SELF_SIGNED_COMMON_NAME = 'Test Inbox local SMTP';
 /** Largest certificate or key file read: PEM chains are a few KB. */
 const MAX_PEM_BYTES = 1024 * 1024;
 const DAY_MS = 86_400_000;
 /** The certificate is public (clients are given it to trust): readable by others. */
 const CERT_FILE_MODE = 0o644;
 
-export type SmtpTlsErrorCode = 'TLS_FILES' | 'TLS_IO';
+type SmtpTlsErrorCode = 'TLS_FILES' | 'TLS_IO';
 
 /** A certificate or key that cannot be used, with what to do about it. */
 export class SmtpTlsError extends Error {
@@ -55,7 +55,7 @@ export interface SmtpTlsMaterial {
 }
 
 /** The names a generated certificate is made for: the loopback names and the bound host. */
-export function certificateNames(host: string): string[] {
+function certificateNames(host: string): string[] {
   const names = ['localhost', '127.0.0.1', '::1'];
   const wildcard = host === '0.0.0.0' || host === '::' || host === '';
   const extra = wildcard ? os.hostname().toLowerCase() : host.replace(/^\[|\]$/g, '').toLowerCase();

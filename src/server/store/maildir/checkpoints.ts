@@ -9,7 +9,7 @@ import type { MaterialiseJob } from './materialiser';
 import type { WriteAheadLog } from './wal';
 
 /** Checkpoint once the log holds this much: bounds the replay work after a crash. */
-export const WAL_CHECKPOINT_BYTES = 32 * 1024 * 1024;
+const WAL_CHECKPOINT_BYTES = 32 * 1024 * 1024;
 
 /** A rotated log generation until a checkpoint drops it: its file, the files it logged, and their materialiser jobs. */
 interface KeptGeneration {

@@ -3,7 +3,7 @@
 // listing and writing, each with the error handling the store needs.
 import { promises as fs, rmSync, type Dirent } from 'node:fs';
 import * as path from 'node:path';
-import { PRIVATE_FILE_MODE } from '../../privateFile';
+import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { errnoCode } from '../errors';
 import { fsyncDir, mapLimit } from './layout';
 

@@ -8,7 +8,7 @@
 // composes the two.
 import { chmodSync, constants as fsConstants, copyFileSync, promises as fs, linkSync, renameSync, statfsSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { PRIVATE_FILE_MODE } from '../../privateFile';
+import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { errnoCode, isNoSpace, StoreError } from '../errors';
 import type { MessageBody, MessageMeta, StoreLog } from '../types';
 import { Checkpoints } from './checkpoints';
@@ -24,7 +24,7 @@ import { linkRecord, messageRecord, WriteAheadLog } from './wal';
  * files: a file that then finds no room would keep its log generation. Below it, a delivery's
  * files are written before it is acknowledged, and a full disk is answered as such.
  */
-export const LATE_WRITE_MIN_FREE_BYTES = 64 * 1024 * 1024;
+const LATE_WRITE_MIN_FREE_BYTES = 64 * 1024 * 1024;
 
 /** One delivery waiting for the group commit. */
 export interface CommitItem {

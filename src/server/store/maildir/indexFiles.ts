@@ -12,7 +12,7 @@ import type { IndexRecord } from './ordered';
 import { loadPackedIndex, markJournal, type PackedTable, writePackedIndex } from './packedIndex';
 import { inboxKeyOf, loadSnapshot, trustedInboxes, writeSnapshot } from './snapshot';
 
-export interface LoadedIndex {
+interface LoadedIndex {
   /** Highest message counter seen (journal, packed index and files). */
   maxCounter: number;
   /** Messages indexed from their headers (files the index files did not know). */

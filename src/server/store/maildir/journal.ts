@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { PRIVATE_FILE_MODE } from '../../privateFile';
+import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import type { IndexRecord } from './ordered';
 import type { MessageMeta, MessageSource } from '../types';
 
@@ -27,7 +27,7 @@ const JOURNAL_VERSION = 1;
 
 const SOURCES: ReadonlySet<string> = new Set<MessageSource>(['smtp', 'inject', 'webhook']);
 
-export interface JournalState {
+interface JournalState {
   /** Live entries by id, in journal order (about receipt order). */
   entries: Map<string, IndexRecord>;
   /** Highest message counter the journal has seen, including removed messages. */

@@ -12,16 +12,16 @@
 // of removed messages on open, and while running once they outnumber the live ones.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { PRIVATE_FILE_MODE } from '../../privateFile';
+import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { StoreError } from '../errors';
 import { fsyncDir } from './layout';
 import type { MessageKey } from '../types';
 
-export const KEYS_FILE = '.message-keys';
+const KEYS_FILE = '.message-keys';
 /** Lines of removed messages tolerated in the file before it is rewritten while running (and at least as many as live ones). */
 const REWRITE_MIN_STALE = 10_000;
 
-export interface KeyEntry extends MessageKey {
+interface KeyEntry extends MessageKey {
   /** The store's id of the keyed message. */
   id: string;
 }

@@ -17,7 +17,7 @@ import { type Dir, type Dirent, lstatSync, promises as fs, type Stats } from 'no
 import * as path from 'node:path';
 import { decodeFileName, encodeFileName } from '../../../core/fileNames';
 import { domainProblem } from '../../../core/ids';
-import { PRIVATE_FILE_MODE, writePrivateFile } from '../../privateFile';
+import { PRIVATE_FILE_MODE, writePrivateFile } from '../../../shared/privateFile';
 import { StoreError } from '../errors';
 import { lockDataDir } from './lock';
 import { VERSION } from '../../version';
@@ -28,7 +28,7 @@ export const MAIL_DIR = 'mail';
 const MIGRATING_MAIL_DIR = '.mail-migrating';
 /** The layout version of the data dir (`2\n`); absent in data dirs of releases up to 0.2.0. */
 export const LAYOUT_FILE = '.layout';
-export const LAYOUT_VERSION = 2;
+const LAYOUT_VERSION = 2;
 /**
  * The release of Test Inbox that last opened the data dir (`0.2.0\n`), so that a server of
  * another release that cannot read the layout says which release wrote it. A file of its own:
@@ -44,7 +44,7 @@ const DIR_BATCH = 256;
 
 type Log = (level: 'info' | 'warn' | 'error', msg: string) => void;
 
-export type MessageSub = 'tmp' | 'new';
+type MessageSub = 'tmp' | 'new';
 
 /** The mail root of a data dir. */
 export function mailRoot(dataDir: string): string {
@@ -63,7 +63,7 @@ export function inboxDirOf(dataDir: string, domain: string, inbox: string): stri
  * made). Synchronous and cheap (five lstat calls): called at
  * the point of use, before each delivery and each file written.
  */
-export function mailPathProblemSync(dataDir: string, domain: string, inbox: string): string | undefined {
+function mailPathProblemSync(dataDir: string, domain: string, inbox: string): string | undefined {
   const inboxDir = inboxDirOf(dataDir, domain, inbox);
   for (const p of [mailRoot(dataDir), path.dirname(inboxDir), inboxDir, path.join(inboxDir, 'tmp'), path.join(inboxDir, 'new')]) {
     const st = lstatSync(p, { throwIfNoEntry: false });
@@ -225,7 +225,7 @@ function decodeLegacyName(s: string): string | undefined {
 
 // ---- modes ---------------------------------------------------------------------------------
 
-export interface TightenOptions {
+interface TightenOptions {
   /** Directories whose entries are not listed (the directory itself is still tightened). */
   skip?: ReadonlySet<string>;
   /** Filled with the directories of `skip` the walk met as real directories (never through a symlink): the ones a caller may walk later. */

@@ -6,7 +6,8 @@
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { ownershipProblemOf, PRIVATE_FILE_MODE } from '../../privateFile';
+import { ownershipProblemOf } from '../../privateFile';
+import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { LOCK_FILE, processAlive, TOKENS_FILE } from '../../../shared/contract';
 import { StoreError } from '../errors';
 

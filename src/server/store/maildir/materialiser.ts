@@ -10,11 +10,11 @@
 import type { IndexRecord } from './ordered';
 
 /** Files written at once: leaves libuv's other threads to the log's fdatasync and to reads. */
-export const MATERIALISE_CONCURRENCY = 2;
+const MATERIALISE_CONCURRENCY = 2;
 /** Bytes waiting for their files above which deliveries wait (bounds memory when the disk is slower than the network). */
-export const MATERIALISE_BACKLOG_BYTES = 64 * 1024 * 1024;
+const MATERIALISE_BACKLOG_BYTES = 64 * 1024 * 1024;
 /** A failed write is tried again after this long. */
-export const MATERIALISE_RETRY_MS = 1000;
+const MATERIALISE_RETRY_MS = 1000;
 
 export interface MaterialiseJob {
   /** Every recipient's record; their files share the bytes (hard links where possible). */

@@ -33,7 +33,7 @@ export interface PackedRecords {
 /** Sweep tombstones only past this many, so small lists never bother. */
 const MIN_TOMBSTONES_BEFORE_SWEEP = 64;
 
-export function compareKey(aSeconds: number, aCounter: number, b: IndexRecord): number {
+function compareKey(aSeconds: number, aCounter: number, b: IndexRecord): number {
   return aSeconds !== b.seconds ? aSeconds - b.seconds : aCounter - b.counter;
 }
 

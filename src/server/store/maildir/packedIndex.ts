@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { PRIVATE_FILE_MODE } from '../../privateFile';
+import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { fsyncDir } from './layout';
 import type { MessageMeta, MessageSource } from '../types';
 
@@ -37,7 +37,7 @@ const U32_COLUMNS = 6;
 const SOURCES: readonly MessageSource[] = ['smtp', 'inject', 'webhook'];
 
 /** What a packed index says about the journal it was written beside. */
-export interface JournalMark {
+interface JournalMark {
   /** Journal bytes the packed index covers. */
   bytes: number;
   /** Lines in those bytes (for the journal's compaction trigger). */

@@ -18,7 +18,7 @@ import { inboxKeyOf } from './snapshot';
 import type { WalMessage } from './wal';
 
 /** Answers the inboxes (`<domain>\n<inbox>`) whose journal entries are taken without listing their files. */
-export type TrustInboxes = (inboxes: Array<{ domain: string; inbox: string }>) => Promise<Set<string>>;
+type TrustInboxes = (inboxes: Array<{ domain: string; inbox: string }>) => Promise<Set<string>>;
 
 function recordOf(meta: MessageMeta): IndexRecord | undefined {
   const p = parseMessageId(meta.id);

@@ -26,7 +26,7 @@
 // only what that walk had not done.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { PRIVATE_FILE_MODE } from '../../privateFile';
+import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { fsyncDir, inboxDirOf, mapLimit } from './layout';
 
 export const SNAPSHOT_FILE = '.index-snapshot';
@@ -49,7 +49,7 @@ interface Stamp {
 }
 
 /** A loaded snapshot: stamps by `<domain>\n<inbox>`, and the snapshot file's own mtime. */
-export interface IndexSnapshot {
+interface IndexSnapshot {
   stamps: Map<string, Stamp>;
   writtenNs: bigint;
 }

@@ -39,9 +39,9 @@ const JOURNAL_COMPACT_RATIO = 2;
 /** Index records a search reads between two yields to the event loop (a few milliseconds of work). */
 const SEARCH_CHUNK = 8192;
 /** Folder (in the data dir) where message bodies too large for memory are written while they arrive; never indexed, emptied on open. */
-export const SPOOL_DIR_NAME = '.spool';
+const SPOOL_DIR_NAME = '.spool';
 /** Checkpoint this often while the log holds anything: the kernel writes dirty pages back about this often anyway. */
-export const WAL_CHECKPOINT_INTERVAL_MS = 2000;
+const WAL_CHECKPOINT_INTERVAL_MS = 2000;
 /** Codes read at once after their acknowledgements (each a MIME parse and a scan, a few hundred µs of CPU). */
 const CODE_CONCURRENCY = 4;
 /**

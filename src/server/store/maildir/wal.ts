@@ -12,7 +12,7 @@
 
 import { promises as fs, writeSync, writevSync } from 'node:fs';
 import * as path from 'node:path';
-import { PRIVATE_FILE_MODE } from '../../privateFile';
+import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import type { MessageSource } from '../types';
 
 /** Log files are `<dir>/.wal-<generation>`; the dot keeps them apart from domain directories. */
@@ -36,11 +36,11 @@ export function linkRecord(m: Omit<WalMessage, 'raw'>, firstId: string): Buffer 
   return Buffer.from(JSON.stringify(['l', m.id, m.domain, m.inbox, m.time, m.source, firstId]) + '\n');
 }
 
-export function removalRecord(id: string): Buffer {
+function removalRecord(id: string): Buffer {
   return Buffer.from(JSON.stringify(['x', id]) + '\n');
 }
 
-export interface WalRecovery {
+interface WalRecovery {
   /** Messages the surviving generations hold, removals applied, in log order. */
   messages: Map<string, WalMessage>;
   /** Files of those generations (deleted once their messages are flushed). */
