@@ -19,7 +19,7 @@ import { startDemoServer, type DemoServer } from '../scripts/demoServer';
 import { expandRow, openTestInboxView, treeRow } from '../test/e2e/ui';
 import { buildMessage, sendOne } from './lib/smtp-load';
 import { median, percentile, samplesArg } from './lib/stats';
-import { createClient } from '../src/api';
+import { createClient } from '../src/api/client';
 import { DEFAULT_DOMAIN } from '../src/shared/contract';
 
 /** The floor: p95 over at least this many samples. */

@@ -8,7 +8,8 @@ import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, DEFAULT_USER_AGENT, DOWNLOAD_TIMEO
 import { baseString, checkAttachmentId, checkDomain, checkInbox, checkMessageId, listQuery, normalizeBaseUrl, paths } from './paths';
 import { StreamSubscription, type StreamOptions } from './stream';
 import type { LinkKindParam } from '../core/clickKinds';
-import type { Attachment, CallOptions, InboxApi, LatestParams, ListParams, Listing, Message, SearchParams, ServerIdentity, StreamHandlers, Subscription } from './types';
+import type { Attachment, CallOptions, InboxApi, LatestParams, ListParams, Listing, SearchParams, ServerIdentity, StreamHandlers, Subscription } from './types';
+import type { Message } from '../core/wire';
 import {
   parseAttachments,
   parseDeleteResult,
@@ -27,15 +28,15 @@ import {
 } from './validate';
 
 /** More retries than this would only hide a broken server from the user. */
-export const MAX_RETRIES = 5;
+const MAX_RETRIES = 5;
 /** Longest per-call budget accepted: beyond ten minutes a call is hung, not slow. */
-export const MAX_TIMEOUT_MS = 10 * 60_000;
+const MAX_TIMEOUT_MS = 10 * 60_000;
 /** A long poll (`wait`) gets its wait plus this margin for the answer to travel. */
-export const LONG_POLL_MARGIN_MS = 10_000;
+const LONG_POLL_MARGIN_MS = 10_000;
 /** Longest field of an injected message sent; the local server refuses larger bodies anyway. */
-export const MAX_INJECT_FIELD_CHARS = 1024 * 1024;
+const MAX_INJECT_FIELD_CHARS = 1024 * 1024;
 
-export interface ClientOptions {
+interface ClientOptions {
   /** `http://127.0.0.1:2580`, `https://api.mailinator.com`, … (a path prefix is kept). */
   baseUrl: string;
   /** Sent as the raw `Authorization` header; never in a URL, a log line or an error. */

@@ -14,26 +14,13 @@ export type ApiErrorCode =
   | 'badRequest'
   | 'invalidInput';
 
-export const API_ERROR_CODES: readonly ApiErrorCode[] = [
-  'unauthorized',
-  'notFound',
-  'rateLimited',
-  'server',
-  'network',
-  'timeout',
-  'protocol',
-  'cancelled',
-  'badRequest',
-  'invalidInput',
-];
-
 /** Registered symbol, so two copies of this module (two bundles) recognise each other's errors. */
 const API_ERROR_TAG = Symbol.for('test-inbox.api.ApiError');
 
 /** Longest server message quoted in an error: enough for any sensible JSON `message`, not a whole HTML page. */
-export const MAX_QUOTED_SERVER_MESSAGE = 300;
+const MAX_QUOTED_SERVER_MESSAGE = 300;
 
-export interface ApiErrorOptions {
+interface ApiErrorOptions {
   /** HTTP status, when the server answered. */
   status?: number;
   /** How long the server asked to wait (429 Retry-After), in ms. */
@@ -134,7 +121,7 @@ export function isTokenComplaint(message: string): boolean {
   return TOKEN_COMPLAINT_RE.test(message) && !JSON_TOKEN_RE.test(message);
 }
 
-export interface StatusContext {
+interface StatusContext {
   /** What was asked for, for 404 messages: e.g. `message joe-1763776000-1`. */
   what: string;
   /** Which credential the request used: the API token, the webhook token, or none. */
@@ -222,11 +209,6 @@ function networkSourceOf(err: unknown): { code?: string; error: unknown } {
     e = (e as { cause?: unknown }).cause;
   }
   return undiciFound ?? { error: err };
-}
-
-/** Extracts a network code (ECONNREFUSED…) from an error or its cause chain. */
-export function networkCodeOf(err: unknown): string | undefined {
-  return networkSourceOf(err).code;
 }
 
 export function networkError(err: unknown, origin: string, secrets: ReadonlyArray<string | undefined>): ApiError {

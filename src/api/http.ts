@@ -16,11 +16,11 @@ export const DEFAULT_TIMEOUT_MS = 15_000;
 /** Extra reads after the first for GET on network errors, 5xx and 429. */
 export const DEFAULT_RETRIES = 2;
 /** First backoff delay; doubled per attempt, with jitter. */
-export const RETRY_BASE_DELAY_MS = 250;
+const RETRY_BASE_DELAY_MS = 250;
 /** Largest backoff delay between two attempts. */
-export const RETRY_MAX_DELAY_MS = 5_000;
+const RETRY_MAX_DELAY_MS = 5_000;
 /** A Retry-After longer than this is not waited for: the call fails as rateLimited and the caller decides. */
-export const MAX_RETRY_AFTER_MS = 30_000;
+const MAX_RETRY_AFTER_MS = 30_000;
 /** Largest JSON body read: a 500-message listing is well below 1 MiB. */
 export const MAX_JSON_BYTES = 16 * 1024 * 1024;
 /** Budget of a download (attachment, raw source) when the caller gives none: 64 MiB over a slow link. */
@@ -28,12 +28,12 @@ export const DOWNLOAD_TIMEOUT_MS = 120_000;
 /** Largest attachment or raw message read; larger messages are refused by the local server anyway. */
 export const MAX_DOWNLOAD_BYTES = 64 * 1024 * 1024;
 /** Bytes of an error body read to find its `message`. */
-export const MAX_ERROR_BODY_BYTES = 64 * 1024;
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
 export const DEFAULT_USER_AGENT = 'test-inbox-client/0.1';
 
 export type LogFn = (level: 'debug' | 'info' | 'warn' | 'error', msg: string) => void;
 
-export interface TransportOptions {
+interface TransportOptions {
   apiToken?: string;
   timeoutMs: number;
   userAgent: string;
@@ -62,15 +62,15 @@ export interface HttpRequest {
 }
 
 /** Response headers by lower-case name (repeated headers joined with `, `, as fetch does). */
-export type ResponseHeaders = Record<string, string>;
+type ResponseHeaders = Record<string, string>;
 
-export interface HttpResponse {
+interface HttpResponse {
   status: number;
   headers: ResponseHeaders;
   body: Buffer;
 }
 
-export interface StreamResponse {
+interface StreamResponse {
   status: number;
   headers: ResponseHeaders;
   body: Readable;
@@ -113,7 +113,7 @@ export function formatMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 100) / 10} s`;
 }
 
-export function cancelledError(): ApiError {
+function cancelledError(): ApiError {
   return new ApiError('cancelled', 'The request was cancelled.');
 }
 

@@ -6,11 +6,11 @@ import { ApiError } from './errors';
 import type { ListParams } from './types';
 
 /** Largest page the client asks for; the local server caps `limit` at 500 too (docs/api.md). */
-export const MAX_LIST_LIMIT = 500;
+const MAX_LIST_LIMIT = 500;
 /** Longest long-poll the client asks for (docs/api.md: `wait` 0–60 s). */
-export const MAX_LIST_WAIT_SECONDS = 60;
+const MAX_LIST_WAIT_SECONDS = 60;
 /** Longest cursor accepted: cursors are message ids or opaque hosted tokens, never this long. */
-export const MAX_CURSOR_LENGTH = 1024;
+const MAX_CURSOR_LENGTH = 1024;
 
 function invalid(field: string, message: string): ApiError {
   return new ApiError('invalidInput', message, { field });

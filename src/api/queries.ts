@@ -11,20 +11,21 @@ import { type ClickLink, codeOf, contentOf, linkToClick, messageBodies, messages
 import { sleep as sleepFor } from '../core/sleep';
 import type { MessageSummary } from '../core/wire';
 import { ApiError } from './errors';
-import type { InboxApi, Message } from './types';
+import type { InboxApi } from './types';
+import type { Message } from '../core/wire';
 
 /** Recent messages read per domain to list its inboxes (the tree reads as many). */
 export const LIST_LOOK_BACK = 100;
 /** Newest messages of an inbox looked at for a code or a link (list path). */
-export const FIND_LOOK_BACK = 50;
+const FIND_LOOK_BACK = 50;
 /** Longest wait one tool call accepts, in seconds (the list route's own limit). */
 export const MAX_TOOL_WAIT_SECONDS = 60;
 /** Pause between two listings when the server cannot long-poll (a hosted service counts calls). */
-export const POLL_MS = 2000;
+const POLL_MS = 2000;
 /** Longest single long poll: the server's own limit (MAX_WAIT_SECONDS of server/http/api/wait.ts). */
-export const MAX_LONG_POLL_MS = 60_000;
+const MAX_LONG_POLL_MS = 60_000;
 /** Most characters of a message's text handed to a model (a message view, not an archive). */
-export const MAX_TOOL_TEXT = 8000;
+const MAX_TOOL_TEXT = 8000;
 
 function iso(ms: number): string {
   const d = new Date(ms);
@@ -35,7 +36,7 @@ function address(inbox: string, domain: string): string {
   return isPhoneInbox(inbox) || domain === 'private' ? inbox : `${inbox}@${domain}`;
 }
 
-export interface InboxInfo {
+interface InboxInfo {
   inbox: string;
   address: string;
   kind: 'email' | 'sms';
@@ -44,7 +45,7 @@ export interface InboxInfo {
   newest: { id: string; subject: string; from: string; time: string };
 }
 
-export interface DomainInboxes {
+interface DomainInboxes {
   domain: string;
   inboxes: InboxInfo[];
   /** Set when the domain could not be read. */
@@ -81,7 +82,7 @@ export async function listInboxes(api: InboxApi, domains: string[], signal?: Abo
   return out;
 }
 
-export interface MessageRead {
+interface MessageRead {
   id: string;
   domain: string;
   inbox: string;
@@ -98,7 +99,7 @@ export interface MessageRead {
 }
 
 /** The message as the tools hand it over: its fields, its code and link, its visible text. */
-export function readMessage(domain: string, inbox: string, m: Message): MessageRead {
+function readMessage(domain: string, inbox: string, m: Message): MessageRead {
   const bodies = messageBodies(m);
   const full = bodies.text?.trim() ? bodies.text : bodies.html ? htmlToText(bodies.html) : '';
   const out: MessageRead = {
@@ -130,13 +131,13 @@ export async function newestMessage(api: InboxApi, domain: string, inbox: string
 }
 
 /** Where messages start to count: `'now'` (the server's clock), a time in ms, a Date, or a message id. */
-export type Since = 'now' | number | Date | string;
+type Since = 'now' | number | Date | string;
 
 /** A `since` as given, checked: 'now', a time in ms, or a message id. */
-export type SinceRef = 'now' | { time: number } | { id: string };
+type SinceRef = 'now' | { time: number } | { id: string };
 
 /** Reads a `since` of any surface (option, flag, tool input); an `invalidInput` error naming the problem. */
-export function parseSince(since: unknown): SinceRef | undefined {
+function parseSince(since: unknown): SinceRef | undefined {
   const bad = (got: string): never => {
     throw new ApiError('invalidInput', `since must be 'now', a time in ms, a Date or a message id (got ${got})`, { field: 'since' });
   };
@@ -154,7 +155,7 @@ export function parseSince(since: unknown): SinceRef | undefined {
 }
 
 /** Which inbox a query reads, and how to reach it. */
-export interface Target {
+interface Target {
   api: InboxApi;
   domain: string;
   inbox: string;
@@ -168,7 +169,7 @@ export interface Target {
  * client's: a Test Inbox server's clock (`/healthz` `now`); on a hosted service, the newest
  * message the inbox holds now (every message listed after it counts; none when it is empty).
  */
-export async function resolveSince(t: Target, since: Since | SinceRef | undefined): Promise<SincePoint | { id: string } | undefined> {
+async function resolveSince(t: Target, since: Since | SinceRef | undefined): Promise<SincePoint | { id: string } | undefined> {
   const ref = typeof since === 'object' && !(since instanceof Date) ? since : parseSince(since);
   if (ref !== 'now') return ref;
   if (t.testInbox) {
@@ -246,7 +247,7 @@ export function findLink(o: FindOptions & { kind?: LinkKindParam }): Promise<Fou
 }
 
 /** Resolves after `ms`, or rejects with ApiError `cancelled` when `signal` aborts first (core/sleep.ts). */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return sleepFor(ms, signal, () => new ApiError('cancelled', 'Cancelled.'));
 }
 

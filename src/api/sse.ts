@@ -30,7 +30,7 @@ export interface SseEvent {
   retry?: number;
 }
 
-export type SseProtocolErrorCode = 'SSE_LINE_TOO_LONG' | 'SSE_EVENT_TOO_LONG';
+type SseProtocolErrorCode = 'SSE_LINE_TOO_LONG' | 'SSE_EVENT_TOO_LONG';
 
 /** The stream broke a limit of this parser; the connection cannot be read further. */
 export class SseProtocolError extends Error {

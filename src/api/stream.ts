@@ -12,19 +12,19 @@ import type { StreamHandlers, StreamState, Subscription } from './types';
 import { parseJsonText, parseStreamEvent } from './validate';
 
 /** First reconnection delay: quick enough to feel live after a server restart. */
-export const STREAM_RECONNECT_INITIAL_MS = 1_000;
+const STREAM_RECONNECT_INITIAL_MS = 1_000;
 /** Longest reconnection delay: a server down for long is retried twice a minute. */
-export const STREAM_RECONNECT_MAX_MS = 30_000;
+const STREAM_RECONNECT_MAX_MS = 30_000;
 /** A connection that stayed open this long was healthy: the backoff starts over after it drops. */
-export const STREAM_STABLE_MS = 10_000;
+const STREAM_STABLE_MS = 10_000;
 /** Longest Retry-After (429/503) honoured before reconnecting; longer asks are cut to this. */
-export const STREAM_MAX_RETRY_AFTER_MS = 5 * 60_000;
+const STREAM_MAX_RETRY_AFTER_MS = 5 * 60_000;
 /**
  * The server sends `: ping` every 15 s (docs/api.md); three missed pings mean a dead connection.
  * Measured between events (a ping ends an event without data), not between chunks, so a server
  * that keeps sending bytes without ever ending an event times out too.
  */
-export const STREAM_IDLE_TIMEOUT_MS = 45_000;
+const STREAM_IDLE_TIMEOUT_MS = 45_000;
 
 export interface StreamOptions {
   initialDelayMs?: number;

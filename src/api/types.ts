@@ -54,8 +54,6 @@ import type { LinkKindParam } from '../core/clickKinds';
 /** A listing; `cursor` is present when the server says there is a next page. */
 export type Listing = InboxListing & { cursor?: string };
 
-/** A fetched message: email and SMS as a discriminated union. */
-export type { Message };
 
 export interface Attachment {
   bytes: Uint8Array;

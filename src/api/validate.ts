@@ -19,7 +19,8 @@ import type {
   WebUiTicket,
 } from '../core/wire';
 import { isPhoneInbox, parseMessageId } from '../core/ids';
-import type { Listing, Message } from './types';
+import type { Listing } from './types';
+import type { Message } from '../core/wire';
 import { ApiError, redact } from './errors';
 
 type Rec = Record<string, unknown>;
@@ -32,7 +33,7 @@ function describe(v: unknown): string {
 }
 
 /** The protocol error for `path`: what was expected there and what came instead (undefined = missing). */
-export function protocolError(path: string, expected: string, got?: unknown): ApiError {
+function protocolError(path: string, expected: string, got?: unknown): ApiError {
   const at = path === '' ? 'response' : path;
   const gotText = got === undefined ? ', but it is missing' : `, got ${describe(got)}`;
   return new ApiError('protocol', `The server sent an unexpected response (${at}: expected ${expected}${gotText}). Check that the URL points at a Test Inbox or Mailinator API.`, {

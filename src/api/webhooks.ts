@@ -14,9 +14,9 @@ import { baseString, checkDomain, checkInbox, normalizeBaseUrl } from './paths';
 import type { WebhookForm, WebhookUrl } from './types';
 
 /** Longest webhook token accepted; real tokens are a few dozen characters. */
-export const MAX_WEBHOOK_TOKEN_LENGTH = 256;
+const MAX_WEBHOOK_TOKEN_LENGTH = 256;
 
-export interface WebhookUrlOptions {
+interface WebhookUrlOptions {
   /** The webhook token (team settings), never the API token. */
   token: string;
   /** A named private domain; `private` or absent means the server's default domain. */

@@ -1,5 +1,5 @@
 // `test-inbox`. `serve` runs the local inbox server in the foreground: when ready it prints
-// exactly one JSON line on stdout, the ready line of ./contract.ts; everything else goes to
+// exactly one JSON line on stdout, the ready line of src/shared/contract.ts; everything else goes to
 // stderr. SIGINT/SIGTERM stop it cleanly (exit 0). The commands for tests (code, link, totp,
 // send-sms, send-mail, clear) are dispatched to ./testCommands.ts.
 
@@ -36,9 +36,9 @@ import {
   TWILIO_AUTH_TOKEN_ENV,
   PROVIDER_KEY_ENV,
   WEBHOOK_TOKEN_ENV,
+  defaultDataDir,
 } from '../shared/contract';
 import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
-import { defaultDataDir } from '../shared/dataDir';
 import { hostForUrl, type LogLevel, secretForms, ServerStartError, startInboxServer } from '../server/server';
 import { parseSmtpCredentials, type SmtpCredentials } from '../server/smtpSecurity';
 import { StoreError } from '../server/store/errors';

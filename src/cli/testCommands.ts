@@ -1,10 +1,9 @@
 // The CLI's commands for tests (`test-inbox code|link|totp|send-sms|send-mail|clear`): each
-// reads its flags, calls the library (./index.ts) and prints only the answer on stdout, so that
+// reads its flags, calls the library (src/testing/) and prints only the answer on stdout, so that
 // `CODE=$(test-inbox code joe --since now)` works; messages go to stderr. src/cli/cli.ts
 // dispatches here.
 import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
-import { API_TOKEN_ENV, EXIT_USAGE, TWILIO_AUTH_TOKEN_ENV } from '../shared/contract';
-import { DATA_DIR_ENV } from '../shared/dataDir';
+import { API_TOKEN_ENV, DATA_DIR_ENV, EXIT_USAGE, TWILIO_AUTH_TOKEN_ENV } from '../shared/contract';
 import { PRIVATE_DOMAIN } from '../core/ids';
 import { DOMAIN_ENV, SERVER_ENV, SMTP_ENV } from '../testing/connection';
 import { clearInbox, sendMail, sendSms, totp, waitForCode, waitForLink } from '../testing/index';
@@ -62,7 +61,7 @@ interface Command {
 }
 
 /** The TOTP secret's environment twin: argv is visible to other users of the machine, the environment and stdin are not. */
-export const TOTP_SECRET_ENV = 'TEST_INBOX_TOTP_SECRET';
+const TOTP_SECRET_ENV = 'TEST_INBOX_TOTP_SECRET';
 
 const WAIT_FLAGS = { since: { type: 'string' }, wait: { type: 'string' }, delete: { type: 'boolean' } } as const satisfies FlagSpec;
 const WAIT_HELP = `  --since now|<ms>|<id> only messages after this: now, a time in ms, or a message id
@@ -190,7 +189,7 @@ line or input, ${EXIT_UNAVAILABLE} the server cannot be reached or failed, ${EXI
 `;
 
 /** The commands' overview at the end of each command's --help. */
-export const TEST_COMMANDS_USAGE = `Commands for tests (test-inbox <command> --help for each):
+const TEST_COMMANDS_USAGE = `Commands for tests (test-inbox <command> --help for each):
 ${TEST_COMMANDS_LIST}${TEST_COMMANDS_EXIT_CODES}`;
 
 export function isTestCommand(name: string | undefined): boolean {
@@ -204,7 +203,7 @@ function required(v: Record<string, string | boolean | undefined>, name: string)
 }
 
 /** Where a command writes (and totp reads). The library reads the process's environment (the flags' twins). */
-export interface Io {
+interface Io {
   stdout: { write(s: string): unknown };
   stderr: { write(s: string): unknown };
   /** Standard input; absent: none (a secret must come from elsewhere). */

@@ -1,8 +1,8 @@
 // The one log of the extension, with every known token redacted. No vscode import: the sink
 // is a LogOutputChannel in the host and an array in tests.
-import { redact } from './util/redact';
+import { redact } from '../core/redact';
 
-export interface LogSink {
+interface LogSink {
   trace(message: string): void;
   debug(message: string): void;
   info(message: string): void;

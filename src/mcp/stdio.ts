@@ -5,8 +5,7 @@
 // never starts a server: when none answers, it says on stderr how to start one, and every tool
 // answers that as an error the agent can pass on, until a server runs.
 import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
-import { API_TOKEN_ENV, EXIT_USAGE } from '../shared/contract';
-import { DATA_DIR_ENV } from '../shared/dataDir';
+import { API_TOKEN_ENV, DATA_DIR_ENV, EXIT_USAGE } from '../shared/contract';
 import { connect, type Connection, DOMAIN_ENV, SERVER_ENV, toTestInboxError } from '../testing/connection';
 import type { ConnectionOptions } from '../testing/types';
 import { loadMcpSdk } from './load';
@@ -22,7 +21,7 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies FlagSpec;
 
-export const MCP_USAGE = `Usage: test-inbox mcp [--server <url>] [--data-dir <path>] [--domain <name>]
+const MCP_USAGE = `Usage: test-inbox mcp [--server <url>] [--data-dir <path>] [--domain <name>]
 
 Runs an MCP server on stdin/stdout for AI agents (Claude Code, Cursor, Codex, Windsurf):
 the tools ${MCP_TOOL_NAMES.join(', ')}.
@@ -39,15 +38,15 @@ Server options (each with an environment twin):
 `;
 
 /** How to get a server running, said when none answers. */
-export const START_HINT = 'Start one: open VS Code with the Test Inbox extension (it runs the local server), or run `npx test-inbox serve` in a terminal (with the same --data-dir, if you gave this command one); or point --server / TEST_INBOX_SERVER at a running one.';
+const START_HINT = 'Start one: open VS Code with the Test Inbox extension (it runs the local server), or run `npx test-inbox serve` in a terminal (with the same --data-dir, if you gave this command one); or point --server / TEST_INBOX_SERVER at a running one.';
 
-export interface McpIo {
+interface McpIo {
   stdout: { write(s: string): unknown };
   stderr: { write(s: string): unknown };
 }
 
 /** The tools' connection for a stdio session: made on first use, made again after a failure a new one may cure. */
-export function stdioContext(options: ConnectionOptions): ToolContext & { probe(): Promise<string | undefined> } {
+function stdioContext(options: ConnectionOptions): ToolContext & { probe(): Promise<string | undefined> } {
   let current: Promise<Connection> | undefined;
   const connection = (): Promise<Connection> => {
     current ??= connect(options).catch((e: unknown) => {

@@ -13,7 +13,7 @@ export class UsageError extends Error {
 
 export type FlagSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
 
-export interface ParsedFlags {
+interface ParsedFlags {
   values: Record<string, string | boolean | undefined>;
   positionals: string[];
 }

@@ -1,5 +1,6 @@
-// The message protocol between the message panel (extension host, src/extension/webview)
-// and the message view (browser, src/webview/main.ts). Defined once, as discriminated
+// The message protocol between the message panel (extension host, src/extension/messagePanel/)
+// and the message view (browser, src/webview-ui/view.ts; main.ts in the editor, page.ts in the
+// server's web UI). Defined once, as discriminated
 // unions, and validated on arrival in both directions: neither side trusts what the other
 // posts. No vscode, no Node, no DOM: plain data and checks.
 
@@ -8,7 +9,7 @@ import { isDataImageUrl } from '../core/urls';
 import { CLICK_KINDS, type ClickKind } from '../core/clickKinds';
 
 /** Tabs of the message view, in display order. */
-export const TAB_IDS = ['conversation', 'html', 'text', 'headers', 'links', 'attachments', 'raw'] as const;
+const TAB_IDS = ['conversation', 'html', 'text', 'headers', 'links', 'attachments', 'raw'] as const;
 export type TabId = (typeof TAB_IDS)[number];
 
 export const TAB_LABELS: Record<TabId, string> = {
@@ -24,11 +25,11 @@ export const TAB_LABELS: Record<TabId, string> = {
 /** Longest URL the host opens on the webview's request (longer ones are not links a person clicks). */
 export const MAX_URL_LENGTH = 8192;
 /** Longest message id accepted in a message (ids are `<inbox ≤64>-<seconds>-<counter>`). */
-export const MAX_ID_LENGTH = 128;
+const MAX_ID_LENGTH = 128;
 /** Most attachments referenced by index in one message. */
-export const MAX_ATTACHMENT_INDEX = 10_000;
+const MAX_ATTACHMENT_INDEX = 10_000;
 /** Largest text field in a render message (HTML source, raw, text): the host truncates before this. */
-export const MAX_FIELD_LENGTH = 16 * 1024 * 1024;
+const MAX_FIELD_LENGTH = 16 * 1024 * 1024;
 /** Largest email HTML sent to the view to be sanitized and shown; the host cuts beyond it (a rendering limit). */
 export const MAX_HTML_SOURCE = 5 * 1024 * 1024;
 /** Most inline (`cid:`) images sent with one message. */
@@ -36,7 +37,7 @@ export const MAX_INLINE_IMAGES = 200;
 /** Longest content id of an inline image. */
 export const MAX_CONTENT_ID_LENGTH = 1024;
 
-export interface ViewHeader {
+interface ViewHeader {
   /** Full sender (`Name <address>` for email, the number for SMS). */
   from: string;
   to: string;
@@ -51,7 +52,7 @@ export interface ViewHeader {
   domain: string;
 }
 
-export interface ViewAttachment {
+interface ViewAttachment {
   /** The `attachment_id` used to download it. */
   index: number;
   filename: string;
@@ -59,16 +60,16 @@ export interface ViewAttachment {
   size: number;
 }
 
-export interface ViewCode {
+interface ViewCode {
   code: string;
   /** Why it was picked, for the tooltip and screen readers. */
   reason: string;
 }
 
-export interface ViewHtml {
+interface ViewHtml {
   /**
    * The email's HTML as received (cut at MAX_HTML_SOURCE). Untrusted: the view sanitizes it
-   * with DOMPurify (src/webview/sanitize.ts) and shows it only in a sandboxed srcdoc frame.
+   * with DOMPurify (src/webview-ui/sanitize.ts) and shows it only in a sandboxed srcdoc frame.
    */
   source: string;
   /** Whether remote images may load (the setting, or the user's choice for this message). */
@@ -91,7 +92,7 @@ export interface ViewLink {
   text?: string;
 }
 
-export interface ViewSms {
+interface ViewSms {
   from: string;
   to: string;
   body: string;
@@ -103,7 +104,7 @@ export interface ViewSms {
 
 /** Kinds of link a flow continues with (core/message.ts chooses one). */
 const VERIFICATION_KINDS = CLICK_KINDS;
-export type ViewVerificationKind = ClickKind;
+type ViewVerificationKind = ClickKind;
 
 /** The link the message asks the reader to click to go on (confirm the address, sign in, reset), marked in the view. */
 export interface ViewVerification {
@@ -167,7 +168,7 @@ export type WebviewMessage =
   | { type: 'saveAttachment'; index: number }
   | { type: 'allowRemoteImages' };
 
-export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
 // ---------------------------------------------------------------- checks
 

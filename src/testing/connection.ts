@@ -5,11 +5,12 @@
 // compatible service (list and fetch only).
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { ApiError, createClient, type InboxApi } from '../api';
+import { createClient } from '../api/client';
+import { ApiError } from '../api/errors';
+import type { InboxApi } from '../api/types';
 import { domainProblem, inboxNameProblem, normalizeInbox, PRIVATE_DOMAIN } from '../core/ids';
 import { parseDuration } from '../core/duration';
-import { API_TOKEN_ENV, DEFAULT_HOST, DEFAULT_HTTP_PORT, checkHealthProof, ownershipProblem, readServerFile, readTokensFile, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../shared/contract';
-import { DATA_DIR_ENV, defaultDataDir } from '../shared/dataDir';
+import { API_TOKEN_ENV, DATA_DIR_ENV, DEFAULT_HOST, defaultDataDir, DEFAULT_HTTP_PORT, checkHealthProof, ownershipProblem, readServerFile, readTokensFile, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../shared/contract';
 import { isLoopbackHost } from '../core/urls';
 import { type ConnectionOptions, TestInboxError } from './types';
 

@@ -3,7 +3,7 @@
 // is the editor's own (./view.ts, ./viewState.ts, ./sanitize.ts): this page is its second host.
 // Every request carries the page token (held here, in memory only) and the session cookie.
 import { parseDomains, parseListing, parseMessage, parseSearchResponse } from '../api/validate';
-import type { Message } from '../api/types';
+import type { Message } from '../core/wire';
 import type { AttachmentInfo, MessageSummary } from '../core/wire';
 import { parseHostMessage, type WebviewMessage } from '../shared/viewProtocol';
 import { handleHostMessage, initView } from './view';

@@ -2,7 +2,7 @@
 // extras. Pure: no vscode import, so it is unit-tested under Node; the panel calls it.
 // Email HTML goes to the view as received; the view sanitizes it (src/webview-ui/sanitize.ts).
 import { type SmsEncoding, smsSegments } from '../core/sms';
-import type { Message } from '../api/types';
+import type { Message } from '../core/wire';
 import { type AttachmentInfo, PROVIDER_API_HEADER } from '../core/wire';
 import { extractCodes, type CodeReason } from '../core/otp';
 import { isDataImageUrl, safeLinkTarget } from '../core/urls';
@@ -10,13 +10,13 @@ import { PRIVATE_DOMAIN } from '../core/ids';
 import { senderLine } from '../core/sender';
 import { cleanFileName } from '../core/fileNames';
 import { CLICK_KIND_LABELS } from '../core/clickKinds';
-import { codeSource, contentOf, type KindedLink, kindedLinks, messageBodies, pickLinkToClick } from '../core/message';
+import { codeSource, contentOf, headerValue, type KindedLink, kindedLinks, messageBodies, pickLinkToClick } from '../core/message';
 import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText, type ViewVerification } from '../shared/viewProtocol';
 
 /** Most characters of text or raw source sent to the view; beyond this the view says it is cut (a DOM size limit). */
 export const MAX_VIEW_TEXT = 2 * 1024 * 1024;
 /** Most links listed; a message with more is a link farm, not something to click through. */
-export const MAX_VIEW_LINKS = 500;
+const MAX_VIEW_LINKS = 500;
 
 const REASON_TEXT: Record<CodeReason, string> = {
   'origin-bound': 'Found in an origin-bound one-time code line (@site #code)',
@@ -26,7 +26,7 @@ const REASON_TEXT: Record<CodeReason, string> = {
   'sole-number': 'The only number in a short message',
 };
 
-export interface ViewInputs {
+interface ViewInputs {
   /** The domain the message was opened from (`private` or a name). */
   domain: string;
   message: Message;
@@ -41,16 +41,10 @@ export interface ViewInputs {
   inlineImages?: ReadonlyMap<string, string>;
 }
 
-function header(headers: Record<string, string> | undefined, name: string): string | undefined {
-  if (!headers) return undefined;
-  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return v;
-  return undefined;
-}
-
 /** The API a message came through: its header (email), or the header block of its raw source (an SMS, whose JSON has no headers). */
 function sentThrough(headers: Record<string, string> | undefined, raw: string | undefined): string | undefined {
   const name = PROVIDER_API_HEADER.toLowerCase();
-  const fromHeaders = header(headers, name);
+  const fromHeaders = headerValue(headers, name);
   if (fromHeaders !== undefined) return fromHeaders;
   if (raw === undefined) return undefined;
   const end = raw.search(/\r?\n\r?\n/);
@@ -166,7 +160,7 @@ export function buildViewState(input: ViewInputs): ViewState {
     attachments,
     notes,
   };
-  const date = header(m.headers, 'date');
+  const date = headerValue(m.headers, 'date');
   if (date) state.header.date = date;
   const via = sentThrough(m.headers, input.raw);
   if (via) state.header.via = via;

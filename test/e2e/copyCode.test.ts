@@ -12,7 +12,7 @@ import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Frame } from 'playwright-core';
-import { createClient } from '../../src/api';
+import { createClient } from '../../src/api/client';
 import { PAGE_SIZE } from '../../src/extension/tree/model';
 import { startWorkbench, type Workbench } from '../../scripts/integration/workbench';
 import { SAMPLES, seedSamples, sendMail, startDemoServer, type DemoServer } from '../../scripts/demoServer';

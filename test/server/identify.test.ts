@@ -1,5 +1,5 @@
 // How a client tells a Test Inbox server from the hosted service before it sends its API token
-// (InboxApi.identify, issue 19 point 7): the REAL local server on port 0, reached directly and
+// (InboxApi.identify): the REAL local server on port 0, reached directly and
 // through a recording front that can also rewrite the health answer (an older server) or stand
 // for a service with no /healthz of ours.
 import assert from 'node:assert/strict';
@@ -8,7 +8,8 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ApiError, createClient } from '../../src/api';
+import { createClient } from '../../src/api/client';
+import { ApiError } from '../../src/api/errors';
 import { hmacHex, tokenProofKey } from '../../src/core/proof';
 import type { HealthResponse } from '../../src/core/wire';
 import { startInboxServer, type InboxServer } from '../../src/server/server';

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import nodemailer from 'nodemailer';
-import { createClient } from '../../src/api';
+import { createClient } from '../../src/api/client';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { sendSms, waitForCode } from '../../src/testing';

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
-import { ApiError, createClient, parseRetryAfter, type ApiErrorCode, type InboxApi } from '../../src/api';
+import { createClient } from '../../src/api/client';
+import { ApiError, parseRetryAfter, type ApiErrorCode } from '../../src/api/errors';
+import type { InboxApi } from '../../src/api/types';
 import { isTokenComplaint } from '../../src/api/errors';
 
 const TOKEN = 'sekret-api-token-0123456789';

@@ -3,20 +3,10 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import {
-  ApiError,
-  createClient,
-  parseAttachments,
-  parseDeleteResult,
-  parseDomains,
-  parseInjectionResult,
-  parseLinks,
-  parseListing,
-  parseMessage,
-  parseWebhookDeliveryResult,
-  type InboxApi,
-  type StreamState,
-} from '../../src/api';
+import { createClient } from '../../src/api/client';
+import { ApiError } from '../../src/api/errors';
+import type { InboxApi, StreamState } from '../../src/api/types';
+import { parseAttachments, parseDeleteResult, parseDomains, parseInjectionResult, parseLinks, parseListing, parseMessage, parseWebhookDeliveryResult } from '../../src/api/validate';
 
 import { senderLine } from '../../src/core/sender';
 import { describeError } from '../../src/extension/errors';

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiError, createClient, MAX_SSE_EVENT_CHARS, MAX_SSE_LINE_CHARS, SseParser, SseProtocolError, type InboxApi, type StreamState } from '../../src/api';
+import { createClient } from '../../src/api/client';
+import { ApiError } from '../../src/api/errors';
+import { MAX_SSE_EVENT_CHARS, MAX_SSE_LINE_CHARS, SseParser, SseProtocolError } from '../../src/api/sse';
+import type { InboxApi, StreamState } from '../../src/api/types';
 import type { StreamEvent } from '../../src/core/wire';
 
 const TOKEN = 'stream-token-xyz';

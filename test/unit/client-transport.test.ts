@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { createClient, type InboxApi } from '../../src/api';
+import { createClient } from '../../src/api/client';
+import type { InboxApi } from '../../src/api/types';
 
 describe('API client transport', () => {
   let server: http.Server | undefined;

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ApiError, parseListing, parseMessage, parseStreamEvent, SseParser, type SseEvent } from '../../src/api';
+import { ApiError } from '../../src/api/errors';
+import { SseParser, type SseEvent } from '../../src/api/sse';
+import { parseListing, parseMessage, parseStreamEvent } from '../../src/api/validate';
 import { filenameFromDisposition } from '../../src/api/client';
 
 const inboxName = fc.stringMatching(/^[a-z0-9][a-z0-9._+-]{0,20}$/);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { ApiError, redactWebhookUrl, webhookUrls } from '../../src/api';
+import { ApiError } from '../../src/api/errors';
+import { redactWebhookUrl, webhookUrls } from '../../src/api/webhooks';
 import { webhookUrlPreviews } from '../../src/api/webhooks';
 
 describe('webhook URLs', () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { Message } from '../../src/api/types';
+import type { Message } from '../../src/core/wire';
 import { codeOf, codeSource, contentOf } from '../../src/core/message';
 import { buildViewState } from '../../src/webview-ui/viewState';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { Logger } from '../../src/extension/log';
-import { redact, REDACTED } from '../../src/extension/util/redact';
+import { redact, REDACTED } from '../../src/core/redact';
 
 describe('extension log redaction', () => {
   it('strips the user name and password of every URL in a log line', () => {

@@ -1,7 +1,7 @@
-// The message view names the API a message came through (issue 28): the X-Test-Inbox-Api header
+// The message view names the API a message came through: the X-Test-Inbox-Api header
 // the provider routes write, for an email from its headers and for an SMS from its raw source.
 import assert from 'node:assert/strict';
-import type { Message } from '../../src/api/types';
+import type { Message } from '../../src/core/wire';
 import { buildViewState } from '../../src/webview-ui/viewState';
 import { parseHostMessage } from '../../src/shared/viewProtocol';
 

@@ -10,7 +10,7 @@ import {
   type HostMessage,
   type ViewState,
 } from '../../src/shared/viewProtocol';
-import type { Message } from '../../src/api/types';
+import type { Message } from '../../src/core/wire';
 import { cleanFileName } from '../../src/core/fileNames';
 import { buildViewState, contentIdOf, MAX_VIEW_TEXT, referencedContentIds } from '../../src/webview-ui/viewState';
 
@@ -280,7 +280,7 @@ describe('message view state built by the host', () => {
     assert.equal(s.header.to, 'joe@inbox.test');
     assert.equal(s.header.date, 'Sat, 22 Nov 2025 01:00:00 +0000');
     assert.ok(s.html);
-    // What the view does with it is tested in a real browser (test/browser/sanitize.test.ts).
+    // What the view does with it is tested in a real browser (test/unit/webview-sanitize.test.ts).
     assert.equal(s.html.source, message.parts[1].body);
     assert.equal(s.html.remoteAllowed, false);
     assert.equal(s.html.truncated, false);

@@ -1,6 +1,6 @@
 // A minimal event emitter for the vscode-free modules (vscode.EventEmitter in the host).
 
-export type Listener<T> = (value: T) => void;
+type Listener<T> = (value: T) => void;
 
 export class Emitter<T> {
   private listeners = new Set<Listener<T>>();

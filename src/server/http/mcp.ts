@@ -7,7 +7,7 @@
 // is loaded on the first request only (src/mcp/load.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createClient } from '../../api';
+import { createClient } from '../../api/client';
 import { PRIVATE_DOMAIN } from '../../core/ids';
 import { loadMcpSdk } from '../../mcp/load';
 import { mcpToolSet, type ToolContext } from '../../mcp/tools';
@@ -34,14 +34,14 @@ export function answerOAuthProbe(res: ServerResponse): void {
 }
 
 /** The API token of an MCP request: `Bearer <token>` or the raw header value. */
-export function mcpToken(req: IncomingMessage): string | undefined {
+function mcpToken(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;
   if (header === undefined || header.trim() === '') return undefined;
   const bearer = /^bearer\s+(.+)$/i.exec(header.trim());
   return bearer ? bearer[1].trim() : header;
 }
 
-export interface McpRouteOptions {
+interface McpRouteOptions {
   apiToken: TokenCheck;
   version: string;
   maxBody: number;

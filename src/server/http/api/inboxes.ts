@@ -16,7 +16,6 @@ import { pollUntil, readWait } from './wait';
 export const DEFAULT_LIST_LIMIT = 50;
 /** Largest page size: bounds the work and the response of one list call. */
 export const MAX_LIST_LIMIT = 500;
-export { MAX_WAIT_SECONDS } from './wait';
 
 export async function listInbox(ctx: ApiContext, res: Res, rawDomain: string, rawInbox: string, query: Query): Promise<void> {
   const domain = readDomain(rawDomain);

@@ -30,7 +30,7 @@ export const TWILIO_ERROR = {
 } as const;
 
 /** One of TWILIO_ERROR, or 20000 + the HTTP status for a failure of no more specific code (Twilio's own pattern: 20404). */
-export type TwilioErrorCode = (typeof TWILIO_ERROR)[keyof typeof TWILIO_ERROR] | number;
+type TwilioErrorCode = (typeof TWILIO_ERROR)[keyof typeof TWILIO_ERROR] | number;
 
 /** A failure with no more specific code gets 20000 + its HTTP status, as Twilio's 20404 does. */
 const GENERIC_CODE_BASE = 20000;
@@ -86,5 +86,3 @@ export function fromHttpError(err: HttpError): TwilioApiError {
       return new TwilioApiError(err.status, GENERIC_CODE_BASE + err.status, err.message, err.headers);
   }
 }
-
-export { HttpError };
