@@ -1,4 +1,4 @@
-// No import cycles (issue 26): every import counts, `import type` included (a type-only cycle
+// No import cycles: every import counts, `import type` included (a type-only cycle
 // still ties two modules' designs together). Run by `npm run lint`; exits 1 naming each cycle.
 //   node scripts/check-cycles.mjs [dir]    (default src)
 import madge from 'madge';

@@ -1,4 +1,4 @@
-// The MCP tools (docs/mcp.md): one set of functions over the API client and the shared core,
+// The MCP tools (docs/api.md, "MCP"): one set of functions over the API client and the shared core,
 // run by `test-inbox mcp` over stdio and by every server at `/mcp` (streamable HTTP). No MCP
 // SDK here: the protocol plumbing is ./sdk.ts, loaded only when an MCP request comes; this file
 // is only the tools' definitions (JSON Schema), their argument checks and their answers.
@@ -67,7 +67,7 @@ const SINCE_ARGS = {
   wait_seconds: { type: 'number', minimum: 0, maximum: MAX_MCP_WAIT_SECONDS, description: `Wait up to this many seconds (0–${MAX_MCP_WAIT_SECONDS}) for a matching message to arrive. Default 0: answer from the mail already there.` },
 } as const;
 
-export const MCP_TOOLS: readonly McpToolDefinition[] = [
+const MCP_TOOLS: readonly McpToolDefinition[] = [
   {
     name: 'list_inboxes',
     title: 'List test inboxes',
@@ -319,7 +319,7 @@ export function mcpToolSet(ctx: ToolContext, version: string): { version: string
 }
 
 /** Runs a tool: its answer, or a tool error (isError) an agent can act on; never throws. */
-export async function callMcpTool(ctx: ToolContext, name: string, rawArgs: unknown, signal?: AbortSignal): Promise<McpToolAnswer> {
+async function callMcpTool(ctx: ToolContext, name: string, rawArgs: unknown, signal?: AbortSignal): Promise<McpToolAnswer> {
   const handler = Object.prototype.hasOwnProperty.call(HANDLERS, name) ? HANDLERS[name] : undefined;
   if (!handler) return { isError: true, structured: { error: { code: 'unknown_tool', message: `Unknown tool ${JSON.stringify(String(name).slice(0, 60))}; the tools are ${MCP_TOOL_NAMES.join(', ')}.` } } };
   const args: Args = typeof rawArgs === 'object' && rawArgs !== null && !Array.isArray(rawArgs) ? (rawArgs as Args) : {};

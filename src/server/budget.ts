@@ -1,12 +1,12 @@
-// Bytes of message content held in memory at once, across every SMTP and HTTP connection
-// (issue 14 point 4). A connection asks for what it is about to hold and waits, first come
+// Bytes of message content held in memory at once, across every SMTP and HTTP connection.
+// A connection asks for what it is about to hold and waits, first come
 // first served, while others hold the rest; a request larger than the whole budget waits
 // until it is alone. Memory then stays bounded however many senders arrive at once.
 //
 // Every take names the lifetime of what holds the bytes (an AbortSignal: a request's response,
 // an SMTP message's sink). When that lifetime ends, a waiter leaves the queue and a grant
 // goes back, whether or not its holder remembered to release it: no grant outlives its holder,
-// so a client that goes away can never keep budget (issue 25 finding 1). close() ends every
+// so a client that goes away can never keep budget. close() ends every
 // wait, so a stopping server never waits for budget.
 
 /** 32 MiB: one 25 MB message and room for many small ones at a time; peak memory of big mail stays within ~100 MB. */

@@ -1,4 +1,4 @@
-// Connection caps sized from the process's file-descriptor limit (issue 14 point 3): every
+// Connection caps sized from the process's file-descriptor limit: every
 // open connection holds a descriptor, and so does every file the store writes, the log, the
 // journal, the lock and Node itself. Past the limit accept() and open() both fail, so a crowd
 // of idle sockets would make deliveries fail; capping connections well below it keeps room.
@@ -35,7 +35,7 @@ export function readSoftFdLimit(text?: string): number | undefined {
   return Number.isSafeInteger(n) && n > 0 ? n : undefined;
 }
 
-export interface ConnectionCaps {
+interface ConnectionCaps {
   smtp: number;
   http: number;
   /** The soft limit the caps were sized from, and whether it was read or assumed. */

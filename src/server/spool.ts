@@ -1,4 +1,4 @@
-// Receiving one message body without holding it in memory (issue 14 point 4). The first bytes
+// Receiving one message body without holding it in memory. The first bytes
 // stay in memory while the shared ByteBudget has room and the message is small; past
 // SPOOL_THRESHOLD_BYTES, or when the budget is taken, the body goes to a file of its own in
 // the spool folder (mode 0600, removed once the message is stored). A spooled body is never
@@ -27,7 +27,7 @@ const SPOOL_FILE_MODE = 0o600;
 const SPOOL_DIR_MODE = 0o700;
 
 /** A received body: read it (holding budget for its size) to store it, then dispose of it. */
-export interface ReceivedBody {
+interface ReceivedBody {
   readonly size: number;
   /** True when the body went to a spool file. */
   readonly spooled: boolean;
@@ -40,7 +40,7 @@ export interface ReceivedBody {
   dispose(): Promise<void>;
 }
 
-export interface SpoolOptions {
+interface SpoolOptions {
   budget: ByteBudget;
   /** Folder of the spool files; created on first use. */
   dir: string;

@@ -1,5 +1,5 @@
 // The message view in the editor: the browser-side script of the message panel (bundled to
-// dist/webview.js). Every message from the host is validated before use (./protocol); the view
+// dist/webview.js). Every message from the host is validated before use (src/shared/viewProtocol.ts); the view
 // itself is ./view.ts, shared with the server's web UI.
 import { isFromHost, parseHostMessage } from '../shared/viewProtocol';
 import { handleHostMessage, initView } from './view';

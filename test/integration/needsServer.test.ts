@@ -1,4 +1,4 @@
-// Commands that need the server say so before they ask anything (issue 25, new user 3), in a
+// Commands that need the server say so before they ask anything, in a
 // real extension host with the real local server: stopped, and failed to start on a port that
 // another program holds. None opens a picker or a prompt (a command that did would wait for an
 // answer that never comes, and the test would time out). The notice names the fix as actions

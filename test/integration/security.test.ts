@@ -1,4 +1,4 @@
-// Security of the extension in a real extension host (issue 15): hostile subjects never
+// Security of the extension in a real extension host: hostile subjects never
 // become links or icons where VS Code renders syntax but stay plain in the tree; a server URL
 // set by the workspace gets nothing until the user confirms it; commands called with
 // arguments still ask the user. Servers here are real: the embedded local server, and a

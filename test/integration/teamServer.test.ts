@@ -1,4 +1,4 @@
-// The extension attached to a team server (issue 19): two real `test-inbox serve` processes
+// The extension attached to a team server: two real `test-inbox serve` processes
 // (the built dist/cli.js) on one throwaway PostgreSQL cluster, the extension pointed at the
 // first by URL with the API token set. The server proves it takes that token, so the extension
 // uses its push stream and its domain list (not the hosted service's polling of `private`), and

@@ -67,7 +67,7 @@ describe('HTTP API: code, link and TOTP routes', () => {
       assert.equal(before.json.code, '111111');
     });
 
-    it('a since id whose message was consumed by delete=true still marks its point in time (issue 25 finding 13)', async () => {
+    it('a since id whose message was consumed by delete=true still marks its point in time', async () => {
       // Two messages, most likely in one second: the order within it comes from the ids.
       await send('cal', { subject: 'Code', text: 'Your code is 333333' });
       await send('cal', { subject: 'Code', text: 'Your code is 444444' });
@@ -197,7 +197,7 @@ describe('HTTP API: code, link and TOTP routes', () => {
     assert.equal(post.status, 405);
   });
 
-  describe('since after retention (issue 25 finding 13)', () => {
+  describe('since after retention', () => {
     let kept: Harness;
     beforeEach(async () => {
       kept = await startApi({}, { maxMessages: 1 });

@@ -1,4 +1,4 @@
-// Issue 25 finding 18: the link route over an inbox full of newsletters. The work of one request
+// The link route over an inbox full of newsletters. The work of one request
 // is bounded (at most MAX_LINK_PARSES of the messages it found are read and parsed), and it
 // stops when the client leaves: the test closes the client mid-request and counts the parses
 // (linkScanCounters, bumped as each message is handed to the parser), never a time.
@@ -18,7 +18,7 @@ async function until(what: string, ok: () => boolean): Promise<void> {
   assert.ok(ok(), what);
 }
 
-describe('HTTP API: the link route bounds its work and stops when the client leaves (issue 25 finding 18)', function () {
+describe('HTTP API: the link route bounds its work and stops when the client leaves', function () {
   this.timeout(180_000);
   let h: Harness;
   const NEWSLETTERS = 150;

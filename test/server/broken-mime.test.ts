@@ -1,4 +1,4 @@
-// Broken or hostile MIME never gives 500 (issue 14 point 6): a message nested deeper than the
+// Broken or hostile MIME never gives 500: a message nested deeper than the
 // parser's limit, or one the parser throws on, is answered 200 by every read view with what
 // could be read and a notice; raw always has the whole message.
 import assert from 'node:assert/strict';

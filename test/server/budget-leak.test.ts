@@ -1,4 +1,4 @@
-// Issue 25 finding 1 on the real server in a child process: the shared byte budget cannot be
+// The byte budget on the real server in a child process: the shared byte budget cannot be
 // leaked by clients that go away while they wait for it, and a stop always stops.
 // - The budget is filled with stalled SMTP DATA (each session holds ~200 KB in memory).
 // - 40 `POST /healthz` with `Content-Length: 1048576` and no body, and 40 authenticated
@@ -101,7 +101,7 @@ async function inject(httpUrl: string, inbox: string, subject: string): Promise<
   });
 }
 
-describe('byte budget under clients that go away (issue 25 finding 1)', function () {
+describe('byte budget under clients that go away', function () {
   this.timeout(300_000);
   let dataDir: string;
   let server: Running;

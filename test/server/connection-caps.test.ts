@@ -1,4 +1,4 @@
-// Connection caps (issue 14 point 3) on the real server in a child process whose soft
+// Connection caps on the real server in a child process whose soft
 // open-file limit is 256: more idle sockets than the caps are held open, and a new SMTP
 // delivery and an HTTP inject still get a clear answer (421 4.3.2, 503 JSON) instead of a
 // failure deep in the store, then succeed once the sockets are gone.

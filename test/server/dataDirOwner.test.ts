@@ -1,6 +1,6 @@
 // A data folder or tokens.json that another user owns, or that group or others can write, is
 // refused with a message naming the path, its owner and its mode, as ssh refuses such a key
-// file (issue 25, finding 11). Real folders chown'ed to `nobody` (the tests run as root, which
+// file. Real folders chown'ed to `nobody` (the tests run as root, which
 // may chown; elsewhere they are skipped), a real `serve` process, and the test library.
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';

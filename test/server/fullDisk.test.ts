@@ -116,7 +116,7 @@ describe('a full disk (real tmpfs)', function () {
     transport.close();
   });
 
-  it('spooled mail on a full disk is 452 4.3.1; a full disk starts again, serves reads and deletes, refuses writes, and takes them once there is room (issue 25 finding 14)', async () => {
+  it('spooled mail on a full disk is 452 4.3.1; a full disk starts again, serves reads and deletes, refuses writes, and takes them once there is room', async () => {
     await server?.close();
     server = undefined;
     const dataDir = path.join(mountPoint, 'data14');

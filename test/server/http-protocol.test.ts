@@ -1,4 +1,4 @@
-// HTTP protocol edges of the local API (issue 14 point 10), over raw sockets against the real
+// HTTP protocol edges of the local API, over raw sockets against the real
 // server: Host header rules, absolute-form targets, HEAD, CONNECT and unknown methods, and a
 // request trickled in too slowly.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The durability rule (issue 16): a message is acknowledged once its bytes are in the
+// The durability rule: a message is acknowledged once its bytes are in the
 // fdatasynced write-ahead log, and its `.eml` is written afterwards by the materialiser. These
 // tests hold the materialiser back (its test hook) and check that an acknowledged message is
 // readable everywhere meanwhile, that a delete before its file exists does not bring it back,

@@ -1,4 +1,4 @@
-// One answer per message on every surface (issue 26): the corpus of test/support/corpus.ts is
+// One answer per message on every surface: the corpus of test/support/corpus.ts is
 // sent over real SMTP to a real server on port 0, then every surface that answers on Node is
 // asked for each message's code and link, and each must give the corpus's one answer. The
 // extension's Copy commands answer in test/integration/oneAnswer.test.ts. The MCP tools answer
@@ -6,7 +6,7 @@
 //
 // A new surface joins by adding one entry to SURFACES.
 //
-// Also here: `since: "now"` is the server's time (issue 25 finding 4): a client whose clock is
+// Also here: `since: "now"` is the server's time: a client whose clock is
 // 30 s behind or ahead of the server still gets exactly the fresh code.
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
@@ -257,7 +257,7 @@ describe('one answer per message on every surface (corpus of test/support/corpus
     });
   }
 
-  // Issue 28: the corpus's email messages sent through each provider API by its official SDK get
+  // The corpus's email messages sent through each provider API by its official SDK get
   // the same one answer from every surface.
   describe('messages sent through the provider APIs (official SDKs)', () => {
     type Sender = (m: CorpusMessage, to: string) => Promise<void>;

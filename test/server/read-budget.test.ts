@@ -1,4 +1,4 @@
-// Reads of stored messages under their own byte budget (issue 25 finding 10), in process so
+// Reads of stored messages under their own byte budget, in process so
 // the budgets can be watched: a read holds its share until its response closes, a second read
 // waits while the first holds it all, and intake (SMTP, spooled or not) never waits for reads.
 import { strict as assert } from 'node:assert';

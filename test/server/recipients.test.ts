@@ -1,4 +1,4 @@
-// Recipients (issue 14 point 5) on the real server in a child process: at most 100 RCPT per
+// Recipients on the real server in a child process: at most 100 RCPT per
 // message (452 4.5.3 past it), and one message to many recipients writes its bytes once (one
 // log record, hard-linked files), measured as the bytes the server process wrote.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The shared byte budget and the spooling sink (issue 14 point 4) with real files.
+// The shared byte budget and the spooling sink with real files.
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';

@@ -1,4 +1,4 @@
-// Mail is never written through a symlink planted in the data dir (issue 25, finding 12): an
+// Mail is never written through a symlink planted in the data dir: an
 // inbox folder, a domain folder or an inbox's new/ replaced by a link to a folder outside is
 // refused at the delivery (SMTP 451 with the reason, HTTP 500 with it), before or after the
 // server started, and nothing lands where the link points. Real server, real SMTP, real links.

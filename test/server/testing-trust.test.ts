@@ -1,5 +1,4 @@
-// Which server the library and the CLI's test commands send the API token to (issue 25,
-// finding 3): a URL the caller names gets the token it gives; a URL taken from the data dir's
+// Which server the library and the CLI's test commands send the API token to: a URL the caller names gets the token it gives; a URL taken from the data dir's
 // server.json is used only once that server proves it serves the data dir; a server nobody
 // named and that proves nothing gets no token. And with no token, a server that does not
 // answer is "unreachable" (exit 69), not "unauthorized" (77).

@@ -1,4 +1,4 @@
-// The one-answer corpus (issue 26): messages written for this test, each with the one code and
+// The one-answer corpus: messages written for this test, each with the one code and
 // the one link a person must click that every surface must answer. Several languages, click
 // trackers, several links, several numbers, SMS and email, text-only and HTML-only.
 // test/server/one-answer.test.ts runs it through every surface that answers on Node, and

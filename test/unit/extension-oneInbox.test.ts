@@ -1,4 +1,4 @@
-// One local inbox per user (issue 25, new user 2): `test-inbox serve` with its defaults and the
+// One local inbox per user: `test-inbox serve` with its defaults and the
 // extension's local server with its defaults use the same data folder, so whichever starts
 // first serves the mail and the other attaches to it by the identity proof. The old default
 // folder (the extension's storage) is moved there, not lost. A data folder of a release that

@@ -1,6 +1,6 @@
 // inertText: message-derived text shown where VS Code renders syntax carries no link, icon or
 // autolink syntax, and reads the same once the inserted breaks are removed. plainText and
-// inertText both take out bidi controls (issue 25 finding 19), turn control characters into
+// inertText both take out bidi controls, turn control characters into
 // spaces and cut very long values with an ellipsis.
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';

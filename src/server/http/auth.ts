@@ -11,7 +11,7 @@ function digest(value: string): Buffer {
   return hash('sha256', value, 'buffer');
 }
 
-export type AuthErrorCode = 'empty_token' | 'same_tokens';
+type AuthErrorCode = 'empty_token' | 'same_tokens';
 
 /** A misconfiguration of the tokens, thrown when the API is created. */
 export class AuthConfigError extends Error {
@@ -49,8 +49,12 @@ export function checkToken(check: TokenCheck, candidate: string | undefined): Au
   return check.matches(candidate) ? 'ok' : 'wrong';
 }
 
-/** Hosts always allowed: the loopback names the server binds to. */
-export const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
+/**
+ * Host header values always allowed: the loopback names the server binds to, exactly. Not a
+ * test of "is this host this machine" (that is core/urls.ts isLoopbackHost): a Host check allows
+ * the names it knows and nothing it would have to reason about (`127.0.0.2`, `app.localhost`).
+ */
+const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
 
 /** Decides whether a Host header names this server. */
 export class HostCheck {

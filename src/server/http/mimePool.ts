@@ -1,6 +1,6 @@
 // Runs the MIME work of the read views (mimeWork.ts) on worker threads, so parsing an 18 MB
 // message with 200k links never holds the event loop that answers /healthz, other requests
-// and SMTP (issue 14 point 7). Jobs queue for MIME_WORKERS threads, started on first use and
+// and SMTP. Jobs queue for MIME_WORKERS threads, started on first use and
 // stopped when idle. A worker that cannot start (or dies) fails its job with an error; the
 // pool then starts a new one for the next job.
 import * as path from 'node:path';
@@ -12,7 +12,7 @@ export const MIME_WORKERS = 2;
 /** A worker idle this long is stopped: reading messages comes in bursts, and a thread holds ~10 MB. */
 const IDLE_STOP_MS = 30_000;
 /** workerData marker of a MIME worker (mimeWorkerMain.ts serves jobs only when it sees it). */
-export const MIME_WORKER_ROLE = 'test-inbox-mime';
+const MIME_WORKER_ROLE = 'test-inbox-mime';
 
 /** A queued job whose request ended before a worker took it. */
 export class MimeJobDropped extends Error {
@@ -35,7 +35,7 @@ interface Slot {
 }
 
 /** File name of the worker's own bundle, which every build that bundles the server emits beside it. */
-export const MIME_WORKER_BUNDLE = 'mimeWorker.js';
+const MIME_WORKER_BUNDLE = 'mimeWorker.js';
 
 /**
  * Where the worker's code is and how to start it. Bundled, the server runs `mimeWorker.js` from

@@ -1,6 +1,6 @@
 // The MIME work of the read views (parse, render, link extraction), as one function of plain
 // data in and plain data out, so it can run on a worker thread (mimePool.ts) and keep the
-// event loop free while a huge message is read (issue 14 point 7).
+// event loop free while a huge message is read.
 import { extractLinks } from '../../core/links';
 import type { LinkKind } from '../../core/linkKinds';
 import type { LinkKindParam } from '../../core/clickKinds';

@@ -9,7 +9,7 @@ import type { MessageParts } from './types';
 const MAX_MIME_NESTING = 64;
 /**
  * Only the first 256 KB of a message is read for its code. A one-time code sits in the first
- * lines of a short text; reading all of a 24 MB body took 48 s and 600 MB (issue 14 point 4),
+ * lines of a short text; reading all of a 24 MB body took 48 s and 600 MB,
  * holding the event loop and memory at ingest. Beyond it the message is listed without a code.
  */
 export const CODE_SCAN_MAX_BYTES = 256 * 1024;

@@ -18,11 +18,11 @@ import { type ApiContext, type Query, type Res, readDomain, readInbox } from './
 import { pollUntil, readWait } from './wait';
 
 /** Messages examined per check, newest first: a test's mail is among the latest, and this bounds the work of one request. */
-export const MAX_SCANNED_MESSAGES = 500;
+const MAX_SCANNED_MESSAGES = 500;
 /**
  * Messages whose bytes one link request reads and parses, of those it found on arrival (mail that
  * arrives while it waits is always read): bounds the work of one request over an inbox full of
- * long newsletters (issue 25 finding 18). A test's mail is among the newest; `since` narrows it.
+ * long newsletters. A test's mail is among the newest; `since` narrows it.
  */
 export const MAX_LINK_PARSES = 100;
 

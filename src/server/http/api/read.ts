@@ -1,5 +1,5 @@
 // Reading a stored message's bytes for an HTTP request: the one path every read view, the link
-// route and the search take (issue 25 findings 10 and 18). A read first holds its share of the
+// route and the search take. A read first holds its share of the
 // read budget (a ByteBudget of its own, budget.ts, so that reads never hold back SMTP and HTTP
 // intake) for the life of its request: however many clients read big messages at once, the
 // bytes in memory stay bounded; a message larger than the whole budget is read alone, and so is
