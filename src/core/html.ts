@@ -5,7 +5,7 @@
 // Not used by the message view, which sanitizes with DOMPurify on the browser's own parser.
 import { Parser } from 'htmlparser2';
 
-export interface HtmlHandler {
+interface HtmlHandler {
   /** A start tag, lowercased, with its attributes (references decoded, the first of duplicates kept). */
   open?(name: string, attrs: Record<string, string>): void;
   /**
@@ -72,7 +72,7 @@ export function isHiddenElement(attrs: Record<string, string>): boolean {
   return zeroSize && s.includes('overflow:hidden');
 }
 
-export interface VisibleTextOptions {
+interface VisibleTextOptions {
   /** Keep text of elements hidden by `hidden`/`display:none` (e.g. preheaders). Default false. */
   includeHidden?: boolean;
 }

@@ -3,9 +3,9 @@
 import { phoneDigits } from './sms';
 
 /** Longest inbox name accepted: the local part of an address may be at most 64 octets (RFC 5321 4.5.3.1.1). */
-export const MAX_INBOX_LENGTH = 64;
+const MAX_INBOX_LENGTH = 64;
 /** Longest domain accepted (RFC 1035 2.3.4). */
-export const MAX_DOMAIN_LENGTH = 253;
+const MAX_DOMAIN_LENGTH = 253;
 /** The literal domain segment of the API's paths (docs/api.md §4) meaning "the team's private domains". */
 export const PRIVATE_DOMAIN = 'private';
 /** The wildcard inbox: every inbox of a domain. */
@@ -36,7 +36,7 @@ export function inboxNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-export function isValidInboxName(name: string): boolean {
+function isValidInboxName(name: string): boolean {
   return inboxNameProblem(name) === undefined;
 }
 
@@ -78,7 +78,7 @@ export function domainProblem(domain: string): string | undefined {
   return undefined;
 }
 
-export interface ParsedMessageId {
+interface ParsedMessageId {
   inbox: string;
   seconds: number;
   counter: number;

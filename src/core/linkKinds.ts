@@ -8,11 +8,11 @@ import { type ExtractedLink, type LinkSource, extractLinks } from './links';
 
 export type LinkKind = 'verify-email' | 'reset-password' | 'magic-login' | 'unsubscribe' | 'tracking' | 'other';
 
-export interface ClassifiedLink extends ExtractedLink {
+interface ClassifiedLink extends ExtractedLink {
   kind: LinkKind;
 }
 
-export interface LinkKindSource extends LinkSource {
+interface LinkKindSource extends LinkSource {
   /** The List-Unsubscribe header as sent (`<https://…>, <mailto:…>`). */
   listUnsubscribe?: string;
 }

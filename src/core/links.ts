@@ -25,9 +25,9 @@ export interface LinkSource {
 }
 
 /** Longest link text kept; longer anchor text is cut with an ellipsis (a link label, not content). */
-export const MAX_LINK_TEXT_LENGTH = 300;
+const MAX_LINK_TEXT_LENGTH = 300;
 /** Longest URL considered; beyond this it is not a link anyone follows (browsers cap near 2 MB, servers at ~8 KB). */
-export const MAX_URL_LENGTH = 65_536;
+const MAX_URL_LENGTH = 65_536;
 
 const SCHEME_RE = /^https?:\/\//i;
 /** Finds where a URL starts in text; the rest of the URL is scanned by hand. */
@@ -90,7 +90,7 @@ function trimUrlEnd(url: string): string {
 }
 
 /** Absolute http(s) URLs written in plain text, in order, as `[url, normalised]` pairs. */
-export function findUrlsInText(text: string): Array<{ url: string; normalized: string }> {
+function findUrlsInText(text: string): Array<{ url: string; normalized: string }> {
   const found: Array<{ url: string; normalized: string }> = [];
   const re = new RegExp(URL_START_RE.source, URL_START_RE.flags);
   let m: RegExpExecArray | null;

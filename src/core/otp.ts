@@ -35,7 +35,7 @@ import { htmlToText } from './html';
 
 export type CodeReason = 'origin-bound' | 'keyword' | 'keyword-near' | 'subject' | 'sole-number';
 
-export interface CodeCandidate {
+interface CodeCandidate {
   code: string;
   /** 0–100; higher is more certain. Candidates are returned best first. */
   score: number;
@@ -54,17 +54,17 @@ export interface CodeSource {
 }
 
 /** Fewest and most digits of a numeric code (4-digit PINs to 8-digit bank codes). */
-export const MIN_CODE_DIGITS = 4;
-export const MAX_CODE_DIGITS = 8;
+const MIN_CODE_DIGITS = 4;
+const MAX_CODE_DIGITS = 8;
 /** Most digits of a code written right after a keyword (banks send 9–10 digit one-time passwords). */
-export const MAX_TIGHT_CODE_DIGITS = 10;
+const MAX_TIGHT_CODE_DIGITS = 10;
 /** Length bounds of an alphanumeric code (Steam's 5 characters to long tokens). */
-export const MIN_ALNUM_CODE = 4;
-export const MAX_ALNUM_CODE = 12;
+const MIN_ALNUM_CODE = 4;
+const MAX_ALNUM_CODE = 12;
 /** A body at most this long with no HTML is a short message (two SMS segments). */
-export const SHORT_MESSAGE_MAX = 320;
+const SHORT_MESSAGE_MAX = 320;
 /** Input beyond this many characters is not scanned: no real message puts its code later. */
-export const MAX_SCAN_CHARS = 200_000;
+const MAX_SCAN_CHARS = 200_000;
 /** Longest origin-bound last line looked at (host names are at most 253 characters). */
 const MAX_ORIGIN_LINE = 600;
 
@@ -240,7 +240,7 @@ function isAsciiDigit(c: number): boolean {
 }
 
 /** Whether a UTF-16 code unit is an ASCII letter or digit (the project's one copy of this check). */
-export function isAsciiAlnum(c: number): boolean {
+function isAsciiAlnum(c: number): boolean {
   return isAsciiDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 }
 

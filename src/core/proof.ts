@@ -13,7 +13,7 @@ export const MAX_CHALLENGE_LENGTH = 128;
  * goes to whoever asks, so the key must not be cheap to guess from it: a token a person chose
  * costs a guesser this many SHA-256 rounds per try. Each side derives it once per token.
  */
-export const TOKEN_PROOF_ROUNDS = 100_000;
+const TOKEN_PROOF_ROUNDS = 100_000;
 const TOKEN_PROOF_SALT = 'test-inbox token proof v1';
 
 const encode = (s: string): Uint8Array<ArrayBuffer> => new TextEncoder().encode(s);

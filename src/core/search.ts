@@ -11,14 +11,14 @@ import { parseDuration } from './duration';
 import { isPhoneInbox, normalizeInbox } from './ids';
 
 /** Longest query accepted, in characters: a person types far less, and it bounds the work. */
-export const MAX_QUERY_LENGTH = 1000;
+const MAX_QUERY_LENGTH = 1000;
 /** Most terms in one query. */
-export const MAX_QUERY_TERMS = 32;
+const MAX_QUERY_TERMS = 32;
 
-export type TextField = 'text' | 'from' | 'to' | 'subject';
-export type ExactField = 'domain' | 'inbox' | 'code';
-export type HasValue = 'code' | 'attachment' | 'link';
-export type IsValue = 'sms' | 'email';
+type TextField = 'text' | 'from' | 'to' | 'subject';
+type ExactField = 'domain' | 'inbox' | 'code';
+type HasValue = 'code' | 'attachment' | 'link';
+type IsValue = 'sms' | 'email';
 
 /** One term of a query; `negated` for `-term`. Text values are lowercase with their spaces collapsed. */
 export type SearchTerm = MetaTerm | BodyTerm;
@@ -33,7 +33,7 @@ export type MetaTerm =
   | { field: 'after' | 'before'; value: number; negated: boolean };
 
 /** A term only the message's body decides (or, for a free word, its index entry when the word is there). */
-export type BodyTerm = { field: 'text'; value: string; negated: boolean } | { field: 'has'; value: 'attachment' | 'link'; negated: boolean };
+type BodyTerm = { field: 'text'; value: string; negated: boolean } | { field: 'has'; value: 'attachment' | 'link'; negated: boolean };
 
 /** What the index holds of a message that the search reads (a structural subset of the store's MessageMeta). */
 export interface SearchableMeta {
@@ -237,7 +237,7 @@ export function isMetaTerm(term: SearchTerm): term is MetaTerm {
 }
 
 /** The recipient as the search reads it: `inbox@domain`. */
-export function recipientOf(meta: Pick<SearchableMeta, 'inbox' | 'domain'>): string {
+function recipientOf(meta: Pick<SearchableMeta, 'inbox' | 'domain'>): string {
   return `${meta.inbox}@${meta.domain}`;
 }
 
@@ -282,13 +282,13 @@ function inMeta(value: string, meta: SearchableMeta): boolean {
  * negation applied: true or false when the index decides it (a word in the subject), undefined
  * when only the body can.
  */
-export function matchesBodyTermByMeta(term: SearchTerm, meta: SearchableMeta): boolean | undefined {
+function matchesBodyTermByMeta(term: SearchTerm, meta: SearchableMeta): boolean | undefined {
   if (term.field === 'text' && inMeta(term.value, meta)) return !term.negated;
   return undefined;
 }
 
 /** Whether a body term holds for a message whose body was read, its negation applied. */
-export function matchesBodyTerm(term: SearchTerm, meta: SearchableMeta, body: SearchableBody): boolean {
+function matchesBodyTerm(term: SearchTerm, meta: SearchableMeta, body: SearchableBody): boolean {
   let holds: boolean;
   if (term.field === 'text') holds = inMeta(term.value, meta) || body.text.includes(term.value);
   else if (term.field === 'has' && term.value === 'attachment') holds = body.attachment;

@@ -4,7 +4,7 @@
 // bare address in `fromfull` and the received header in `origfrom`. A fetched email has the
 // display name in `from` and `Name <address>` (local) or the bare address (hosted) in `fromfull`.
 
-export interface SenderFields {
+interface SenderFields {
   from?: string;
   fromfull?: string;
   origfrom?: string;

@@ -11,7 +11,7 @@
 
 export type SmsEncoding = 'GSM-7' | 'UCS-2';
 
-export interface SmsSegmentInfo {
+interface SmsSegmentInfo {
   encoding: SmsEncoding;
   /** Number of SMS the text is sent as (1 for an empty text: it is still one message). */
   segments: number;
@@ -20,13 +20,13 @@ export interface SmsSegmentInfo {
 }
 
 /** Septets in a single-segment GSM-7 SMS (140 octets × 8 / 7). */
-export const GSM7_SINGLE_SEGMENT = 160;
+const GSM7_SINGLE_SEGMENT = 160;
 /** Septets per segment of a concatenated GSM-7 SMS: the 6-octet header takes 7 septets. */
-export const GSM7_MULTI_SEGMENT = 153;
+const GSM7_MULTI_SEGMENT = 153;
 /** UTF-16 code units in a single-segment UCS-2 SMS (140 octets / 2). */
-export const UCS2_SINGLE_SEGMENT = 70;
+const UCS2_SINGLE_SEGMENT = 70;
 /** UTF-16 code units per segment of a concatenated UCS-2 SMS: the 6-octet header takes 3 units. */
-export const UCS2_MULTI_SEGMENT = 67;
+const UCS2_MULTI_SEGMENT = 67;
 
 /** The GSM 03.38 basic character set (the escape code 0x1B excluded: it is not a character of the text). */
 const GSM7_BASIC = new Set(
@@ -89,9 +89,9 @@ export function phoneDigits(number: string): string {
 }
 
 /** Characters of an SMS text kept in a title (a tree row, an editor tab, a subject line). */
-export const SMS_TITLE_CHARS = 48;
+const SMS_TITLE_CHARS = 48;
 /** What an SMS without text, or one stored before SMS had titles, is called (the sender is added). */
-export const SMS_PLACEHOLDER_SUBJECTS: readonly string[] = ['', 'sms', '(no subject)'];
+const SMS_PLACEHOLDER_SUBJECTS: readonly string[] = ['', 'sms', '(no subject)'];
 
 /**
  * The first words of a text on one line, at most `max` characters: whitespace runs become

@@ -13,7 +13,7 @@ export const MAX_TOTP_DIGITS = 8;
 /** Longest period accepted, in seconds: a day; beyond it the code is no longer "time-based" in any useful sense. */
 export const MAX_TOTP_PERIOD = 86_400;
 /** Longest secret accepted, in base32 characters (1 KiB of key: far above any real secret, bounds the work). */
-export const MAX_SECRET_LENGTH = 1640;
+const MAX_SECRET_LENGTH = 1640;
 
 export interface TotpOptions {
   digits: number;
@@ -21,7 +21,7 @@ export interface TotpOptions {
   period: number;
 }
 
-export interface TotpNow {
+interface TotpNow {
   code: string;
   /** Whole seconds until the code changes (1..period). */
   seconds_left: number;

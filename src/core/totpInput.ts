@@ -4,7 +4,7 @@
 import { TOTP, URI } from 'otpauth';
 import { base32SecretProblem, DEFAULT_TOTP, MAX_TOTP_DIGITS, MAX_TOTP_PERIOD, MIN_TOTP_DIGITS, TOTP_ALGORITHMS, type TotpAlgorithm, type TotpOptions } from './totp';
 
-export interface TotpSecret extends TotpOptions {
+interface TotpSecret extends TotpOptions {
   /** The base32 secret, normalised (upper case, no spaces, dashes or padding). */
   secret: string;
   /** From an otpauth URI: who issued it and the account label, to suggest a name. */
@@ -15,7 +15,7 @@ export interface TotpSecret extends TotpOptions {
 /** Longest pasted text read (an otpauth URI with a long label still fits easily). */
 export const MAX_TOTP_INPUT_LENGTH = 4096;
 
-export type TotpInputResult = { ok: true; value: TotpSecret } | { ok: false; problem: string };
+type TotpInputResult = { ok: true; value: TotpSecret } | { ok: false; problem: string };
 
 function normalize(raw: string): string {
   return raw.replace(/[\s=-]/g, '').toUpperCase();

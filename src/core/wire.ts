@@ -148,11 +148,6 @@ export interface WebhookDeliveryResult {
   id?: string;
 }
 
-/** Extra (docs/api.md, Routes): a link found in a message, `…/messages/<id>/links`. */
-export interface LinksResponse {
-  links: string[];
-}
-
 /** Extra (docs/api.md, Routes): one attachment record, `…/messages/<id>/attachments`. */
 export interface AttachmentInfo {
   filename: string;
@@ -162,10 +157,6 @@ export interface AttachmentInfo {
   size: number;
   /** Index used by `…/attachments/<n>`. */
   attachment_id: number;
-}
-
-export interface AttachmentsResponse {
-  attachments: AttachmentInfo[];
 }
 
 /** Extra: result of DELETE of a message or an inbox. */

@@ -41,7 +41,7 @@ export const COMMANDS = {
   waitForCode: { id: 'testInbox.waitForCode', title: 'Wait for Next Code…' },
 } as const;
 
-export type CommandName = keyof typeof COMMANDS;
+type CommandName = keyof typeof COMMANDS;
 
 /** A command's title as said in messages ("Copy One-Time Code failed"): without the ellipsis the palette shows. */
 export function commandTitle(name: CommandName): string {

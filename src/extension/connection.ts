@@ -22,7 +22,7 @@ const DAY_SECONDS = 86_400;
 /** Owner only: the data folder holds mail, tokens.json and the server's proof file. */
 const DATA_DIR_MODE = 0o700;
 
-export interface ServerInfo {
+interface ServerInfo {
   baseUrl: string;
   local: boolean;
   /**
@@ -53,7 +53,7 @@ export type ConnectionState =
   | { kind: 'unreachable'; baseUrl: string; reason: string; error: unknown }
   | { kind: 'failed'; error: unknown };
 
-export interface ConnectionDeps {
+interface ConnectionDeps {
   settings(): Settings;
   tokens: TokenStore;
   log: Logger;

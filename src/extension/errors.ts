@@ -19,7 +19,7 @@ export const ACTION_TITLES: Record<ErrorAction, string> = {
   switchServer: commandTitle('switchServer'),
 };
 
-export interface UserFacingError {
+interface UserFacingError {
   message: string;
   actions: ErrorAction[];
   /** Cancellation: say nothing. */

@@ -10,7 +10,7 @@ export interface NewMail {
   msgs: MessageSummary[];
 }
 
-export interface LiveDeps {
+interface LiveDeps {
   model: InboxModel;
   /** The client when connected (never starts anything). */
   api(): InboxApi | undefined;

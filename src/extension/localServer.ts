@@ -24,21 +24,21 @@ import { sleep } from '../core/sleep';
 /** The local server only ever binds loopback: its API is for this machine only. */
 export const LOCAL_HOST = DEFAULT_HOST;
 /** A healthy server answers /healthz in milliseconds; 1.5 s allows for a busy machine. */
-export const HEALTH_TIMEOUT_MS = 1500;
+const HEALTH_TIMEOUT_MS = 1500;
 /** Start-up reads the Maildir index; 20 s covers a large data folder on a slow disk. */
-export const READY_TIMEOUT_MS = 20_000;
+const READY_TIMEOUT_MS = 20_000;
 /** Grace period for a clean shutdown before SIGKILL. */
-export const STOP_TIMEOUT_MS = 5000;
+const STOP_TIMEOUT_MS = 5000;
 /** How long to wait for the server that holds the data folder to answer on the port: it may be reading a large folder (ready ≤ 2 s for 100,000 messages). */
-export const DATA_DIR_WAIT_MS = 10_000;
+const DATA_DIR_WAIT_MS = 10_000;
 /** A starting server writes its server file within milliseconds of answering /healthz; 3 s allows for a busy machine. */
-export const PROOF_WAIT_MS = 3000;
+const PROOF_WAIT_MS = 3000;
 /** How often to ask it meanwhile. */
 const DATA_DIR_POLL_MS = 200;
 /** Keep at most this much of the child's stderr for error messages. */
 const MAX_STDERR_KEPT = 4000;
 
-export type LocalServerErrorCode = 'portTaken' | 'dataDirInUse' | 'cliMissing' | 'startFailed' | 'startTimeout' | 'notProven' | 'tokenUnknown';
+type LocalServerErrorCode = 'portTaken' | 'dataDirInUse' | 'cliMissing' | 'startFailed' | 'startTimeout' | 'notProven' | 'tokenUnknown';
 
 export class LocalServerError extends Error {
   constructor(
@@ -82,7 +82,7 @@ export interface LocalServerOptions {
   proofWaitMs?: number;
 }
 
-export interface RunningServer {
+interface RunningServer {
   /** Base URL of the HTTP API, e.g. http://127.0.0.1:2580 */
   http: string;
   smtp: { host: string; port: number };
@@ -99,7 +99,7 @@ export interface ProvenServer {
   webhookTokenSha256: string;
 }
 
-export type HealthProbe = 'test-inbox' | 'other' | 'none';
+type HealthProbe = 'test-inbox' | 'other' | 'none';
 
 /** Asks `GET /healthz` whether a Test Inbox server listens on the port. */
 export async function probeHealth(httpUrl: string, timeoutMs = HEALTH_TIMEOUT_MS): Promise<HealthProbe> {

@@ -16,7 +16,7 @@
 /** The environment variable HTTP configs take the API token from. */
 export const MCP_TOKEN_ENV = 'TEST_INBOX_API_TOKEN';
 /** The name the server gets in each agent's config. */
-export const MCP_SERVER_NAME = 'test-inbox';
+const MCP_SERVER_NAME = 'test-inbox';
 
 export type McpAgent = 'claude' | 'cursor' | 'codex' | 'windsurf';
 export type McpTransport = 'stdio' | 'http';
@@ -28,7 +28,7 @@ export const MCP_AGENTS: ReadonlyArray<{ agent: McpAgent; label: string; file: s
   { agent: 'windsurf', label: 'Windsurf', file: '~/.codeium/windsurf/mcp_config.json' },
 ];
 
-export interface McpConfigInput {
+interface McpConfigInput {
   /** The stdio command: the launcher and the local server's data folder. */
   stdio?: { launcher: string; dataDir: string };
   /** The server's base URL (the HTTP config's endpoint is its `/mcp`). */

@@ -9,7 +9,7 @@ import type { NewMail } from './live';
 import { errorText, type Logger } from './log';
 import type { InboxRef, MessageRef } from './tree/state';
 
-export interface MailNotice {
+interface MailNotice {
   domain: string;
   inbox: string;
   summary: MessageSummary;

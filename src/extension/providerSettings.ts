@@ -5,7 +5,7 @@
 
 export type ProviderId = 'resend' | 'sendgrid' | 'postmark' | 'mailgun' | 'ses' | 'twilio';
 
-export interface ProviderSettingsInput {
+interface ProviderSettingsInput {
   /** The server's HTTP base URL, `http://127.0.0.1:2580`. */
   baseUrl: string;
   /** The provider key (Resend, SendGrid, Postmark, Mailgun, SES). */
@@ -17,7 +17,7 @@ export interface ProviderSettingsInput {
   domain: string;
 }
 
-export interface ProviderChoice {
+interface ProviderChoice {
   id: ProviderId;
   label: string;
   /** The SDK the line configures. */

@@ -28,7 +28,7 @@ import type { Clock } from './clock';
 const HTTP_CLOSE_GRACE_MS = 1000;
 
 export type LogLevel = 'info' | 'warn' | 'error';
-export type Log = (level: LogLevel, msg: string) => void;
+type Log = (level: LogLevel, msg: string) => void;
 
 export interface InboxServerOptions {
   host: string;
@@ -69,7 +69,7 @@ export interface InboxServerOptions {
   log?: Log;
 }
 
-export interface SmtpTlsOptions {
+interface SmtpTlsOptions {
   /** Offer STARTTLS on the SMTP port. */
   starttls: boolean;
   /** A port for TLS from the first byte (port-465 style); 0 picks a free one; absent: none. */
@@ -93,7 +93,7 @@ export interface InboxServer {
   close(): Promise<void>;
 }
 
-export type ServerStartErrorCode = 'PORT_IN_USE' | 'LISTEN_FAILED';
+type ServerStartErrorCode = 'PORT_IN_USE' | 'LISTEN_FAILED';
 
 export class ServerStartError extends Error {
   readonly code: ServerStartErrorCode;
@@ -130,7 +130,7 @@ export function secretForms(secrets: ReadonlyArray<string | undefined>): string[
 }
 
 /** `log` with the given secrets (and anything shaped like a token) redacted from every line: the one gate of every log path of the server. */
-export function redactingLog(log: Log, secrets: ReadonlyArray<string | undefined>): Log {
+function redactingLog(log: Log, secrets: ReadonlyArray<string | undefined>): Log {
   const forms = secretForms(secrets);
   return (level, msg) => log(level, redact(msg, forms));
 }

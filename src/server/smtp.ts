@@ -19,11 +19,11 @@ import type { MessageBody, Store } from './store/types';
 /** 25 MB: the message size limit of the large mail providers, so anything real senders produce fits. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
 /** On stop, connections still open after this long are told 421 and closed: a local test server should stop promptly. */
-export const SMTP_CLOSE_GRACE_MS = 1000;
+const SMTP_CLOSE_GRACE_MS = 1000;
 /** Recipients of one message: RFC 5321 §4.5.3.1.8 asks servers to take at least 100; more is refused with 452 4.5.3. */
 export const DEFAULT_MAX_RECIPIENTS = 100;
 /** Default cap on open SMTP connections when the composition gives none (server.ts sizes it from the file-descriptor limit). */
-export const DEFAULT_MAX_SMTP_CONNECTIONS = 256;
+const DEFAULT_MAX_SMTP_CONNECTIONS = 256;
 /** A connection refused past the cap is closed this long after its 421, if the client does not close it first. */
 const REFUSED_LINGER_MS = 1000;
 /** Answer text after a successful delivery; the stored ids follow it. */
@@ -31,7 +31,7 @@ export const STORED_REPLY_PREFIX = 'OK: stored as';
 
 type LogLevel = 'info' | 'warn' | 'error';
 
-export interface SmtpServerOptions {
+interface SmtpServerOptions {
   store: Store;
   /** Interface to bind, e.g. 127.0.0.1. */
   host: string;

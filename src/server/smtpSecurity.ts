@@ -16,7 +16,7 @@ export interface SmtpCredentials {
   password: string;
 }
 
-export interface SmtpTlsConfig {
+interface SmtpTlsConfig {
   /** `starttls`: plain SMTP that offers STARTTLS; `implicit`: TLS from the first byte. */
   mode: 'starttls' | 'implicit';
   /** PEM. */
@@ -37,7 +37,7 @@ const ANY_AUTH_METHODS = ['PLAIN', 'LOGIN', 'CRAM-MD5', 'XOAUTH2'];
 const PASSWORD_AUTH_METHODS = ['PLAIN', 'LOGIN', 'CRAM-MD5'];
 
 /** RFC 4954 §6 reply to wrong credentials. */
-export const AUTH_FAILED_REPLY = '5.7.8 Authentication credentials invalid';
+const AUTH_FAILED_REPLY = '5.7.8 Authentication credentials invalid';
 
 /** `user:password` (the password may contain `:`), or why it is not that. */
 export function parseSmtpCredentials(text: string): SmtpCredentials | string {
@@ -64,7 +64,7 @@ function authFailed(): Error {
 }
 
 /** Whether `auth` proves `credentials`: CRAM-MD5 through its challenge, the others by the password sent. */
-export function credentialsMatch(auth: SMTPServerAuthentication, credentials: SmtpCredentials): boolean {
+function credentialsMatch(auth: SMTPServerAuthentication, credentials: SmtpCredentials): boolean {
   const userOk = same(auth.username, credentials.username);
   if (auth.method === 'CRAM-MD5') return userOk && typeof auth.validatePassword === 'function' && auth.validatePassword(credentials.password);
   const passwordOk = same(auth.password, credentials.password);

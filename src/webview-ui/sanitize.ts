@@ -12,14 +12,14 @@
 import DOMPurify from 'dompurify';
 import { isDataImageUrl, isRemoteUrl, safeLinkTarget, urlForSchemeCheck } from '../core/urls';
 
-export interface SanitizeOptions {
+interface SanitizeOptions {
   /** Keep http(s) images and CSS `url()`s (the user allowed remote images). */
   allowRemoteImages: boolean;
   /** `cid:` content id (bare, lowercase) → `data:image/…` URL of the inline part. */
   inlineImages?: ReadonlyMap<string, string>;
 }
 
-export interface SanitizeResult {
+interface SanitizeResult {
   /** Body markup, as DOMPurify serialized it. */
   html: string;
   /** Remote images and CSS urls held back because remote images are not allowed. */
@@ -90,7 +90,7 @@ function escapeAttribute(s: string): string {
 type Decision = { keep: string } | { drop: 'remote' | 'unsafe' };
 
 /** Sanitizes one email. Never throws on any input string; each call uses its own DOMPurify instance and counters. */
-export function sanitizeEmailHtml(input: string, opts: SanitizeOptions): SanitizeResult {
+function sanitizeEmailHtml(input: string, opts: SanitizeOptions): SanitizeResult {
   const allowRemote = opts.allowRemoteImages;
   let blockedRemote = 0;
   let removed = 0;
@@ -295,7 +295,7 @@ export function sanitizeEmailHtml(input: string, opts: SanitizeOptions): Sanitiz
 }
 
 /** CSP of the frame document: inline styles, data: and cid: images, remote images only when allowed. */
-export function srcdocCsp(allowRemoteImages: boolean): string {
+function srcdocCsp(allowRemoteImages: boolean): string {
   return `default-src 'none'; style-src 'unsafe-inline'; img-src data: cid:${allowRemoteImages ? ' https: http:' : ''}; form-action 'none'; base-uri 'none'`;
 }
 
@@ -325,7 +325,7 @@ export interface FrameTheme {
 const SAFE_COLOR = /^(?:#[0-9a-f]{3,8}|rgba?\(\s*[\d.]+%?\s*(?:,\s*[\d.]+%?\s*){2,3}\))$/i;
 
 /** Whether `value` is a colour the frame's base CSS may hold. */
-export function isSafeColor(value: string): boolean {
+function isSafeColor(value: string): boolean {
   return SAFE_COLOR.test(value.trim());
 }
 
@@ -333,7 +333,7 @@ export function isSafeColor(value: string): boolean {
  * Simple mail sets no background of its own: no `bgcolor` or `background` attribute and no
  * `background` in any style. Anything else keeps the white sheet it was designed on.
  */
-export function hasOwnBackground(sanitizedBody: string): boolean {
+function hasOwnBackground(sanitizedBody: string): boolean {
   const doc = new DOMParser().parseFromString(`<!DOCTYPE html><html><body>${sanitizedBody}</body></html>`, 'text/html');
   if (doc.querySelector('[bgcolor], [background]')) return true;
   for (const el of doc.querySelectorAll('[style]')) if (/background/i.test(el.getAttribute('style') ?? '')) return true;

@@ -16,7 +16,7 @@ import {
 import { buildSrcdoc, type FrameTheme, type SrcdocResult } from './sanitize';
 
 /** What the view needs of its host: where its messages go, and a place to keep the open tab. */
-export interface ViewHost {
+interface ViewHost {
   post(message: WebviewMessage): void;
   getState(): unknown;
   setState(state: unknown): void;

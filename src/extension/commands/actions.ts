@@ -25,7 +25,7 @@ export function openSettingCommand(settingId: string, remote: string | undefined
   return { command: remote ? OPEN_REMOTE_SETTINGS_COMMAND : OPEN_SETTINGS_COMMAND, args: [settingId] };
 }
 
-export interface ActionCommand {
+interface ActionCommand {
   command: string;
   args?: unknown[];
 }

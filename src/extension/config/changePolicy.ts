@@ -3,7 +3,7 @@
 import { SettingKey, type Settings } from './settings';
 
 /** Setting groups whose change needs a new local server process (its flags come from them). */
-export const LOCAL_SERVER_GROUPS = ['local', 'retention'] as const;
+const LOCAL_SERVER_GROUPS = ['local', 'retention'] as const;
 
 export interface SettingsChangeEffects {
   /** Drop the client and our local server process, connect again on next use, then reload the tree. */

@@ -7,7 +7,7 @@ export type TokenKind = 'api' | 'webhook' | 'twilio';
 const KEY_NAMES: Record<TokenKind, string> = { api: 'apiToken', webhook: 'webhookToken', twilio: 'twilioAuthToken' };
 
 /** Prefix of every secret key, so they are recognisable in a secret-storage dump. */
-export const SECRET_PREFIX = 'testInbox';
+const SECRET_PREFIX = 'testInbox';
 
 /** The secret key of a token for one server (`baseUrl` already normalised). */
 export function secretKey(kind: TokenKind, baseUrl: string): string {
@@ -31,7 +31,7 @@ export interface SecretStorageLike {
 }
 
 /** Longest token accepted from the user: real tokens are far shorter; this stops pasted documents. */
-export const MAX_TOKEN_LENGTH = 4096;
+const MAX_TOKEN_LENGTH = 4096;
 
 /** Why a token typed by the user is not acceptable, or undefined. */
 export function tokenProblem(token: string): string | undefined {
@@ -71,9 +71,9 @@ export class TokenStore {
 /** The one secret that holds the named TOTP secrets of Copy TOTP Code… (a JSON object, name → secret and parameters). */
 export const TOTP_SECRETS_KEY = `${SECRET_PREFIX}.totpSecrets`;
 /** Longest name of a TOTP secret. */
-export const MAX_TOTP_NAME_LENGTH = 100;
+const MAX_TOTP_NAME_LENGTH = 100;
 /** Most named TOTP secrets kept: a picker, not a vault. */
-export const MAX_TOTP_SECRETS = 200;
+const MAX_TOTP_SECRETS = 200;
 
 /** A stored TOTP secret: base32, with the parameters of its otpauth URI (or the defaults). */
 export interface StoredTotpSecret {

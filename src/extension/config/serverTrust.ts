@@ -8,7 +8,7 @@ import type { ServerSetting } from './settings';
 export type TrustReason = 'workspace' | 'plainHttp';
 
 /** Global-state key of the confirmations: `{ [baseUrl]: TrustReason[] }`. */
-export const CONFIRMED_SERVERS_KEY = 'testInbox.confirmedServers';
+const CONFIRMED_SERVERS_KEY = 'testInbox.confirmedServers';
 
 export const REASON_TEXT: Record<TrustReason, string> = {
   workspace: 'The workspace settings chose this server, not you.',
@@ -25,7 +25,7 @@ export function trustReasons(server: ServerSetting): TrustReason[] {
   return out;
 }
 
-export interface MementoLike {
+interface MementoLike {
   get<T>(key: string): T | undefined;
   update(key: string, value: unknown): PromiseLike<void>;
 }

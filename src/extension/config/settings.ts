@@ -8,17 +8,17 @@ import type { InboxRef } from '../tree/state';
 /** The value of `testInbox.server` that selects the embedded local server. */
 export const LOCAL_SERVER = 'local';
 /** Per inbox (the server applies it per inbox): enough history for a test session, bounded disk use. */
-export const DEFAULT_MAX_MESSAGES = 1000;
+const DEFAULT_MAX_MESSAGES = 1000;
 /** A week of mail: long enough to look back at yesterday's run. */
-export const DEFAULT_MAX_AGE_DAYS = 7;
+const DEFAULT_MAX_AGE_DAYS = 7;
 /** Polling every 10 s feels live without loading a hosted API's rate limit. */
 export const DEFAULT_POLL_SECONDS = 10;
 /** Below 2 s polling costs more than it shows (and hosted services rate-limit). */
-export const MIN_POLL_SECONDS = 2;
+const MIN_POLL_SECONDS = 2;
 /** An hour: beyond that the view is not "live" anymore. */
-export const MAX_POLL_SECONDS = 3600;
+const MAX_POLL_SECONDS = 3600;
 /** Highest TCP port. */
-export const MAX_PORT = 65535;
+const MAX_PORT = 65535;
 
 /** Setting keys, relative to the `testInbox` section. */
 export const SettingKey = {
@@ -63,12 +63,12 @@ export interface Settings {
   notifyNewMail: boolean;
 }
 
-export interface SettingsReader {
+interface SettingsReader {
   get<T>(key: string): T | undefined;
 }
 
 /** One setting whose value was not usable: the default was used instead. */
-export interface SettingProblem {
+interface SettingProblem {
   key: string;
   message: string;
 }
@@ -95,7 +95,7 @@ export function serverUrlProblem(raw: string): string | undefined {
   return `"${shown}" is neither "local" nor an http(s) URL such as https://api.mailinator.com`;
 }
 
-export function parseServer(raw: unknown): ServerSetting | string {
+function parseServer(raw: unknown): ServerSetting | string {
   if (raw === undefined || raw === null || raw === '' || raw === LOCAL_SERVER) return { kind: 'local' };
   if (typeof raw !== 'string') return 'must be "local" or an http(s) base URL';
   const baseUrl = normalizeBaseUrl(raw);

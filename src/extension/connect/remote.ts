@@ -34,7 +34,7 @@ export function noTokenError(baseUrl: string): ApiError {
 }
 
 /** A connected hosted server: its client, and whether it proved to be a Test Inbox server. */
-export interface RemoteServer {
+interface RemoteServer {
   api: InboxApi;
   testInbox: boolean;
   defaultDomain?: string;

@@ -57,7 +57,7 @@ export interface OpenTiming extends Partial<ViewTiming> {
 }
 
 /** What the view last confirmed it rendered (test hook). */
-export interface RenderedMessage {
+interface RenderedMessage {
   id: string;
   kind: 'email' | 'sms';
   tabs: TabId[];
@@ -166,12 +166,12 @@ export async function showMessage(deps: MessagePanelDeps, ref: MessageRef, opts:
 }
 
 /** Applies a new `testInbox.remoteImages` setting to the open panels (they re-render when it changes). */
-export function updateRemoteImagesSetting(allowRemoteImages: boolean): void {
+function updateRemoteImagesSetting(allowRemoteImages: boolean): void {
   for (const p of panels.values()) p.updateDeps({ ...p.currentDeps(), allowRemoteImages });
 }
 
 /** Applies a new `testInbox.themeSimpleMail` setting to the open panels (they re-render when it changes). */
-export function updateThemeSimpleMailSetting(themeSimpleMail: boolean): void {
+function updateThemeSimpleMailSetting(themeSimpleMail: boolean): void {
   for (const p of panels.values()) p.updateDeps({ ...p.currentDeps(), themeSimpleMail });
 }
 

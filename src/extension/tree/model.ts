@@ -9,11 +9,11 @@ import { Emitter } from '../util/emitter';
 import { inboxKey, type AddedInboxes, type InboxRef, type ReadState } from './state';
 
 /** Messages of a whole domain fetched to discover its inboxes and count unread mail. */
-export const RECENT_LIMIT = 100;
+const RECENT_LIMIT = 100;
 /** Messages shown per inbox before "load more": a screenful. */
 export const PAGE_SIZE = 25;
 /** Codes remembered from fetched messages: a long session's worth, bounded. */
-export const MAX_LEARNED_CODES = 2000;
+const MAX_LEARNED_CODES = 2000;
 /** At most this many pages per inbox, so "load more" cannot grow the tree without bound. */
 export const MAX_PAGES = 40;
 
@@ -48,13 +48,13 @@ export interface MessageNode {
   /** Its one-time code: from the listing (the local server's `code`) or learned when the message was fetched. */
   code?: string;
 }
-export interface LoadMoreNode {
+interface LoadMoreNode {
   kind: 'loadMore';
   id: string;
   domain: string;
   inbox: string;
 }
-export interface ErrorNode {
+interface ErrorNode {
   kind: 'error';
   id: string;
   message: string;
@@ -68,7 +68,7 @@ export interface ActionNode {
   /** The row's title where it is not the action's usual one ("Attach Again"). */
   title?: string;
 }
-export interface EmptyNode {
+interface EmptyNode {
   kind: 'empty';
   id: string;
   domain: string;
@@ -108,7 +108,7 @@ interface InboxData {
   pages: number;
 }
 
-export interface ModelDeps {
+interface ModelDeps {
   api(): Promise<InboxApi>;
   /** Domains to show, in order. */
   domains(api: InboxApi, signal?: AbortSignal): Promise<string[]>;

@@ -13,7 +13,7 @@ import { absoluteTime, relativeTime } from '../util/time';
 import type { ActionNode, TreeNode } from './model';
 
 /** contextValues menus match on (package.json `view/item/context`). */
-export const NodeContext = {
+const NodeContext = {
   domain: 'testInbox.domain',
   inbox: 'testInbox.inbox',
   /** An inbox the user added (it can be removed). */
@@ -54,7 +54,7 @@ export interface Presentation {
  * finds it (the tree API has no bold; a label highlight looks like a search match). Screen
  * readers hear "Unread" from the row's accessible label instead.
  */
-export const UNREAD_MARK = '●';
+const UNREAD_MARK = '●';
 
 /** `Acme <no-reply@acme.test>` → `Acme`; a bare address stays. */
 export function senderName(from: string): string {

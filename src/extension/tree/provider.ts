@@ -12,14 +12,14 @@ import { type DomainNode, domainRowId, type InboxModel, type InboxNode, inboxRow
 import { connectionActions, present, type Presentation } from './present';
 import { RefreshPacer } from './refreshPacer';
 
-export type ViewState = 'idle' | 'starting' | 'ready' | 'noToken' | 'stopped' | 'detached' | 'unreachable' | 'failed';
+type ViewState = 'idle' | 'starting' | 'ready' | 'noToken' | 'stopped' | 'detached' | 'unreachable' | 'failed';
 
 /** Errors that mean "the server is not there": shown as the unreachable state. */
-export function isUnreachable(e: unknown): boolean {
+function isUnreachable(e: unknown): boolean {
   return ApiError.is(e, 'network') || ApiError.is(e, 'timeout') || ExtensionError.is(e, 'noServer') || ExtensionError.is(e, 'unreachable');
 }
 
-export interface ProviderDeps {
+interface ProviderDeps {
   model: InboxModel;
   connection: Connection;
   log: Logger;
@@ -220,7 +220,7 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
 }
 
 /** A node of snapshot(): its presentation with the command id a click runs. */
-export type SnapshotNode = Omit<Presentation, 'command'> & {
+type SnapshotNode = Omit<Presentation, 'command'> & {
   command?: { command: string; title: string; args?: unknown[]; withNode?: boolean };
   children?: unknown[];
 };
@@ -247,7 +247,7 @@ function themeIcon(icon: string, color: string | undefined): vscode.ThemeIcon {
   return t;
 }
 
-export function toTreeItem(node: TreeNode, p: Presentation): vscode.TreeItem {
+function toTreeItem(node: TreeNode, p: Presentation): vscode.TreeItem {
   const collapsible =
     p.collapsible === 'expanded'
       ? vscode.TreeItemCollapsibleState.Expanded

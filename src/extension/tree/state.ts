@@ -1,7 +1,7 @@
 // Persistent per-server state of the tree: inboxes the user added and which messages were
 // read. No vscode import: the store is anything shaped like a Memento (globalState).
 
-export interface MementoLike {
+interface MementoLike {
   get<T>(key: string): T | undefined;
   update(key: string, value: unknown): Thenable<void>;
 }
@@ -9,7 +9,7 @@ export interface MementoLike {
 /** Read ids kept per server; older ones fall off (they are long out of the listing by then). */
 export const MAX_READ_IDS = 5000;
 /** Inboxes a user can add per server: a tree longer than this is unusable anyway. */
-export const MAX_ADDED_INBOXES = 200;
+const MAX_ADDED_INBOXES = 200;
 
 export interface InboxRef {
   domain: string;

@@ -13,7 +13,7 @@ import { InboxTreeProvider } from './provider';
 import { connectionMessage } from './present';
 
 /** The view id contributed in package.json. */
-export const VIEW_ID = 'testInbox.inboxes';
+const VIEW_ID = 'testInbox.inboxes';
 /** Read marks of other windows (the shared store, tree/state.ts) are taken in this often: a cheap in-memory check. */
 const READ_SYNC_MS = 2000;
 /** Relative times in the tree ("5 min ago") are redrawn this often while it is visible. */
@@ -24,7 +24,7 @@ const RELATIVE_TIME_REFRESH_MS = 60_000;
  */
 const FIRST_FOCUS_WINDOW_MS = 30_000;
 
-export interface InboxViewDeps {
+interface InboxViewDeps {
   model: InboxModel;
   connection: Connection;
   live: LiveUpdates;

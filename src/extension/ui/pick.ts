@@ -15,7 +15,7 @@ import { relativeTime } from '../util/time';
 import { toAbortSignal } from './cancel';
 
 /** What commands accept besides a tree node. */
-export interface RefArg {
+interface RefArg {
   domain?: string;
   inbox?: string;
   id?: string;
@@ -117,7 +117,7 @@ async function pickInbox(s: Services, title: string, allowNew: boolean): Promise
   });
 }
 
-export interface ResolveMessageOptions {
+interface ResolveMessageOptions {
   /** Without an argument naming a message or an inbox (the palette, the panel's title bar): the open message, when there is one (messagePanel.activeMessageRef). */
   openMessage?: boolean;
   /** From an inbox, take its newest message instead of asking which (Copy One-Time Code). */

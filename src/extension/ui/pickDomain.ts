@@ -9,7 +9,7 @@ import type { Services } from '../services';
 type Item = vscode.QuickPickItem & { domain?: string };
 
 /** The named domains known without asking the user (never `private`), the default first. */
-export async function knownDomains(s: Services, signal?: AbortSignal): Promise<string[]> {
+async function knownDomains(s: Services, signal?: AbortSignal): Promise<string[]> {
   const settings = s.settings();
   const names = [...s.model.shownDomains, ...settings.domains];
   const own = s.connection.defaultDomain();

@@ -60,8 +60,3 @@ export function showServerNotice(connection: { onDidChangeState(listener: (st: C
     }),
   );
 }
-
-/** Withdraws the notice on screen, if any (the extension is deactivated). */
-export function endServerNotice(): void {
-  current?.end();
-}

@@ -9,7 +9,7 @@ import type { Inert, Plain } from '../../core/inert';
 /** Enough to cover one test's notifications; older ones are dropped. */
 const MAX_KEPT = 40;
 
-export type ShownWhere = 'info' | 'warning' | 'error' | 'progress' | 'status';
+type ShownWhere = 'info' | 'warning' | 'error' | 'progress' | 'status';
 
 /** `n` counts every text ever shown, so a reader can take what came after a point even once older ones are dropped. */
 const kept: Array<{ n: number; where: ShownWhere; text: string }> = [];

@@ -26,7 +26,7 @@ const MAX_PLAIN_WORD = HEADER_LINE_LENGTH - 'Subject: '.length;
 /** Source bytes per encoded-word, as MailComposer uses: the word stays within 75 characters (RFC 2047 2). */
 const ENCODED_WORD_LENGTH = 52;
 
-export type ComposeErrorCode = 'bad_from';
+type ComposeErrorCode = 'bad_from';
 
 /** A payload that cannot become a message; the HTTP layer answers 400 with the message. */
 export class ComposeError extends Error {
@@ -41,7 +41,7 @@ export class ComposeError extends Error {
   }
 }
 
-export interface ComposeInput {
+interface ComposeInput {
   from?: string;
   subject?: string;
   text?: string;
@@ -69,7 +69,7 @@ const BARE_ADDR_RE = /^[^\s@<>",;:()[\]\\]+@[^\s@<>",;:()[\]\\]+$/;
 const SPECIALS_RE = /[()<>[\]:;@\\,."]/;
 
 /** Why a `from` value cannot be used, or undefined. */
-export function fromProblem(from: string): string | undefined {
+function fromProblem(from: string): string | undefined {
   if (CONTROL_RE.test(from)) return 'from must not contain line breaks or control characters';
   return undefined;
 }

@@ -1,7 +1,7 @@
 // Typed errors of the HTTP API. Each carries the HTTP status and a `code`; the message
 // names the problem and goes to the client as `{"status":"error","message":…}`.
 
-export type HttpErrorCode =
+type HttpErrorCode =
   | 'bad_request'
   | 'bad_json'
   | 'bad_field'

@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import { HttpError } from './errors';
 
 /** Why the request's Origin is foreign, or undefined when it has none or is this server's own. */
-export function originProblem(req: IncomingMessage, publicOrigin?: string): string | undefined {
+function originProblem(req: IncomingMessage, publicOrigin?: string): string | undefined {
   const origin = req.headers.origin;
   if (origin === undefined) return undefined;
   // Behind a TLS proxy that rewrites Host, the page's origin is the public URL (--public-url).

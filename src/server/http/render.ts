@@ -28,7 +28,7 @@ const MAX_MIME_NESTING = 64;
 
 export type RenderedMessage = EmailMessage | (SmsMessage & { id: string });
 
-export function secondsAgo(time: number, now: number): number {
+function secondsAgo(time: number, now: number): number {
   return Math.max(0, Math.floor((now - time) / 1000));
 }
 
@@ -197,7 +197,7 @@ export async function textAndHtml(raw: Buffer): Promise<{ text?: string; html?: 
 }
 
 /** Characters of a message's text the search reads: far beyond any real message's text, and bounds a hostile one. */
-export const MAX_SEARCH_TEXT_CHARS = 1_000_000;
+const MAX_SEARCH_TEXT_CHARS = 1_000_000;
 
 /**
  * What the search reads of a message (core/search.ts SearchableBody), from one parse: its text

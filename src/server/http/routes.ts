@@ -8,7 +8,7 @@ import { HttpError, badRequest, notFound } from './errors';
 /** Longest request target accepted; longer ones are not a real client (Node's header limit is 16 KB anyway). */
 const MAX_URL_LENGTH = 8 * 1024;
 
-export type MessageView = 'message' | 'links' | 'raw' | 'attachments' | 'attachment';
+type MessageView = 'message' | 'links' | 'raw' | 'attachments' | 'attachment';
 
 export type Route =
   | { kind: 'health' }

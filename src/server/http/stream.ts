@@ -9,18 +9,18 @@ import { summarize } from './render';
 import type { MessageMeta, Store } from '../store/types';
 
 /** Comment sent this often on every stream so idle connections are seen alive (and dead ones fail). */
-export const STREAM_PING_MS = 15_000;
+const STREAM_PING_MS = 15_000;
 /** Reconnect delay the client is told to use (SSE `retry:`), short because the server is local. */
 const STREAM_RETRY_MS = 2_000;
 /** A client that leaves this much unread is dropped (it reconnects and re-lists), so a stalled reader cannot grow server memory. */
-export const MAX_STREAM_BACKLOG_BYTES = 1024 * 1024;
+const MAX_STREAM_BACKLOG_BYTES = 1024 * 1024;
 
-export interface StreamHubOptions {
+interface StreamHubOptions {
   /** Ping interval; STREAM_PING_MS by default. */
   pingMs?: number;
 }
 
-export interface StreamFilter {
+interface StreamFilter {
   /** Lowercase domain, or undefined for every domain (`private`). */
   domain: string | undefined;
   /** Lowercase inbox, or undefined / `*` for every inbox. */

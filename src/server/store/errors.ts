@@ -1,6 +1,6 @@
 // Typed errors of the message store. Branch on `code`, never on `message`.
 
-export type StoreErrorCode =
+type StoreErrorCode =
   /** A target domain or inbox name is not acceptable. */
   | 'BAD_TARGET'
   /** A list cursor is not a message id. */

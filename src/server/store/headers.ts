@@ -3,9 +3,9 @@
 // headers only; full parsing happens on read.
 
 /** Scan at most this much of a message for its header block: real header blocks are a few KB, and this bounds work per message on the ack path. */
-export const MAX_HEADER_SCAN_BYTES = 256 * 1024;
+const MAX_HEADER_SCAN_BYTES = 256 * 1024;
 
-export interface IndexedHeaders {
+interface IndexedHeaders {
   /** Decoded From header (`Name <addr>` or `addr`), '' when absent. */
   from: string;
   /** Decoded Subject header, '' when absent. */

@@ -19,7 +19,7 @@ export function targetsToAdd(open: boolean, targets: Target[]): Target[] {
 }
 
 /** The targets lowercased and normalised, each once; StoreError BAD_TARGET names the first that cannot receive mail. */
-export function normalizeTargets(targets: Target[]): Target[] {
+function normalizeTargets(targets: Target[]): Target[] {
   const seen = new Set<string>();
   const norm: Target[] = [];
   for (const t of targets) {
@@ -38,7 +38,7 @@ export function normalizeTargets(targets: Target[]): Target[] {
 }
 
 /** What the index keeps of a message besides its place: sender, subject, size, and the code as an email or as an SMS (a phone inbox). */
-export interface IndexedFields {
+interface IndexedFields {
   head: Buffer;
   size: number;
   from: string;

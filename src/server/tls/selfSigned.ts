@@ -17,9 +17,9 @@ import { createHash, generateKeyPair, randomBytes, sign, type KeyObject } from '
 import { isIP } from 'node:net';
 
 /** RSA-2048: what every SMTP client library verifies (older Java and PHP stacks included). */
-export const SELF_SIGNED_KEY_BITS = 2048;
+const SELF_SIGNED_KEY_BITS = 2048;
 
-export interface SelfSignedOptions {
+interface SelfSignedOptions {
   /** Subject and issuer common name. */
   commonName: string;
   /** Host names and IP addresses (v4 or v6) clients may connect to; they go into subjectAltName. */
@@ -29,7 +29,7 @@ export interface SelfSignedOptions {
   notAfter: Date;
 }
 
-export interface SelfSigned {
+interface SelfSigned {
   /** PEM `CERTIFICATE`. */
   cert: string;
   /** PEM `PRIVATE KEY` (PKCS#8), unencrypted: it is written to a 0600 file. */

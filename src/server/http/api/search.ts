@@ -24,17 +24,17 @@ const SEARCH_BATCH = 64;
  * it the answer says `partial` and counts what was read. Narrow a text search with inbox:,
  * domain: or after: to search further back.
  */
-export const MAX_BODY_READS = 5000;
+const MAX_BODY_READS = 5000;
 
 /** Counters for tests and the bench: bodies read from the store by every search of this process. */
 export const searchCounters = { bodiesRead: 0 };
 
-export interface SearchPage {
+interface SearchPage {
   limit: number;
   skip: number;
 }
 
-export interface SearchResult {
+interface SearchResult {
   msgs: MessageMeta[];
   total: number;
   /** Set when MAX_BODY_READS cut the scan short: `total` then counts the messages read so far. */
@@ -42,7 +42,7 @@ export interface SearchResult {
 }
 
 /** `q` as terms, or a 400 naming what is wrong with it. */
-export function readQuery(query: Query, now: number): { q: string; terms: SearchTerm[] } {
+function readQuery(query: Query, now: number): { q: string; terms: SearchTerm[] } {
   const q = query.get('q');
   if (q === null) throw badRequest('bad_param', 'q is missing: give a query, such as ?q=from:alice or ?q="your code"');
   try {
@@ -76,7 +76,7 @@ export async function searchResource(ctx: ApiContext, res: Res, query: Query): P
  * call. Otherwise the store's candidates are read a batch at a time and the body terms decided
  * by the index where it can (a word in the subject) and by the body elsewhere.
  */
-export async function runSearch(ctx: ApiContext, terms: readonly SearchTerm[], page: SearchPage, signal: AbortSignal): Promise<SearchResult> {
+async function runSearch(ctx: ApiContext, terms: readonly SearchTerm[], page: SearchPage, signal: AbortSignal): Promise<SearchResult> {
   const metaTerms = terms.filter(isMetaTerm);
   const bodyTerms = terms.filter((t) => !isMetaTerm(t));
   if (bodyTerms.length === 0) {

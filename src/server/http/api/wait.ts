@@ -7,7 +7,7 @@ import { badRequest } from '../errors';
 import type { ApiContext, Query, Res } from './context';
 
 /** Longest long-poll (`wait`) in seconds; longer values are cut to this (proxies and clients time out around a minute). */
-export const MAX_WAIT_SECONDS = 60;
+const MAX_WAIT_SECONDS = 60;
 
 /** `wait` in seconds (0 when absent), cut to MAX_WAIT_SECONDS; a 400 naming the problem when malformed. */
 export function readWait(query: Query): number {
@@ -17,7 +17,7 @@ export function readWait(query: Query): number {
 }
 
 /** Seconds of a duration (core/duration.ts: `30`, `10s`, `1m`, `500ms`), cut to MAX_WAIT_SECONDS. */
-export function waitSeconds(raw: string, name: string): number {
+function waitSeconds(raw: string, name: string): number {
   const ms = parseDuration(raw);
   if (ms === undefined) throw badRequest('bad_param', `${name} must be ${DURATION_HINT}, at most ${MAX_WAIT_SECONDS} s (got ${JSON.stringify(raw.slice(0, 40))})`);
   return Math.min(ms / 1000, MAX_WAIT_SECONDS);

@@ -23,7 +23,7 @@ import { sendgrid, type SendGridRoute } from './sendgrid';
 import { ses, type SesRoute } from './ses';
 import { verify, type VerifyRoute, verifyRoute } from './verify';
 
-export type ProviderRoute =
+type ProviderRoute =
   /** A path under a provider's own prefix that names none of its implemented endpoints: 404 in that provider's shape. */
   | { api: Exclude<ProviderApi, 'verify'>; methods: readonly string[]; route: undefined; unknown: true }
   | { api: 'resend'; methods: readonly string[]; route: ResendRoute }

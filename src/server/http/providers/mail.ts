@@ -69,7 +69,7 @@ export interface OutgoingMail {
 }
 
 /** A whole MIME message a provider was given as is (Mailgun messages.mime, SES Raw content). */
-export interface OutgoingRaw {
+interface OutgoingRaw {
   api: string;
   providerId: string;
   raw: Buffer;
@@ -103,12 +103,12 @@ export interface MailStoreOptions {
 const HEADER_VALUE_BAD = /[\r\n\u0000]/;
 
 /** A header value as it may be written: line breaks would start a header of the sender's own. */
-export function headerValue(v: string): string {
+function headerValue(v: string): string {
   return HEADER_VALUE_BAD.test(v) ? v.replace(/[\r\n\u0000]+/g, ' ') : v;
 }
 
 /** Each recipient's inbox, once per inbox; MailRefusal when an address names none. */
-export function targetsOf(addresses: string[]): Array<{ domain: string; inbox: string }> {
+function targetsOf(addresses: string[]): Array<{ domain: string; inbox: string }> {
   const seen = new Set<string>();
   const out: Array<{ domain: string; inbox: string }> = [];
   for (const a of addresses) {

@@ -15,7 +15,7 @@ import { MultipartError, parseFormBody, type ParsedForm } from './multipart';
 export type MailgunRoute = { kind: 'send' | 'mime'; domain: string };
 
 /** Mailgun's limits: 1,000 recipients a message, 25 MB a message (the request a little more: form framing). */
-export const MAILGUN_MAX_RECIPIENTS = 1000;
+const MAILGUN_MAX_RECIPIENTS = 1000;
 const MAILGUN_MAX_REQUEST_BYTES = 26 * 1024 * 1024;
 
 const FIELDS = new Set(['from', 'to', 'cc', 'bcc', 'subject', 'text', 'html', 'amp-html', 'template', 't:version', 't:text', 't:variables', 'recipient-variables', 'message']);

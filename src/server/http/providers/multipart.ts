@@ -3,7 +3,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import busboy from 'busboy';
 
-export interface FormFile {
+interface FormFile {
   field: string;
   filename: string;
   mimeType: string;

@@ -13,8 +13,8 @@ import { type Mailbox, MailRefusal, type OutgoingAttachment, type OutgoingMail, 
 export type PostmarkRoute = { kind: 'send' | 'batch' | 'template' | 'batchTemplate' };
 
 /** Postmark's limits: 50 recipients (To, Cc and Bcc together), 500 messages a batch, 10 MB a message, 50 MB a batch. */
-export const POSTMARK_MAX_RECIPIENTS = 50;
-export const POSTMARK_MAX_BATCH = 500;
+const POSTMARK_MAX_RECIPIENTS = 50;
+const POSTMARK_MAX_BATCH = 500;
 const POSTMARK_MAX_REQUEST_BYTES = 50 * 1024 * 1024;
 const POSTMARK_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 

@@ -13,8 +13,8 @@ import { type Mailbox, type OutgoingAttachment, type OutgoingMail, storeMail, TE
 export type ResendRoute = { kind: 'send' | 'batch' };
 
 /** Resend's limits: 50 recipients an email, 100 emails a batch, 40 MB an email after base64 encoding. */
-export const RESEND_MAX_RECIPIENTS = 50;
-export const RESEND_MAX_BATCH = 100;
+const RESEND_MAX_RECIPIENTS = 50;
+const RESEND_MAX_BATCH = 100;
 const RESEND_MAX_REQUEST_BYTES = 40 * 1024 * 1024;
 /** An idempotency key is remembered this long (Resend: 24 hours). */
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;

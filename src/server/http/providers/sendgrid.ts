@@ -12,7 +12,7 @@ import { type Mailbox, type OutgoingAttachment, type OutgoingMail, storeMail, TE
 export type SendGridRoute = { kind: 'send' };
 
 /** SendGrid's limits: 1,000 personalizations and 1,000 recipients a request, 30 MB a message. */
-export const SENDGRID_MAX_RECIPIENTS = 1000;
+const SENDGRID_MAX_RECIPIENTS = 1000;
 const SENDGRID_MAX_REQUEST_BYTES = 30 * 1024 * 1024;
 
 const FIELDS = new Set(['personalizations', 'from', 'reply_to', 'reply_to_list', 'subject', 'content', 'attachments', 'template_id', 'headers', 'categories', 'custom_args', 'send_at', 'batch_id', 'asm', 'ip_pool_name', 'mail_settings', 'tracking_settings', 'sections']);

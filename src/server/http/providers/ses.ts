@@ -17,7 +17,7 @@ import { readSignature, signatureMatches, type SignedRequest, windowProblem } fr
 export type SesRoute = { kind: 'send' };
 
 /** SES's limits: 50 recipients a message, 40 MB a message (after base64 encoding, so the request is about that size). */
-export const SES_MAX_RECIPIENTS = 50;
+const SES_MAX_RECIPIENTS = 50;
 const SES_MAX_REQUEST_BYTES = 40 * 1024 * 1024;
 
 const FIELDS = new Set(['FromEmailAddress', 'FromEmailAddressIdentityArn', 'Destination', 'ReplyToAddresses', 'FeedbackForwardingEmailAddress', 'FeedbackForwardingEmailAddressIdentityArn', 'Content', 'EmailTags', 'ConfigurationSetName', 'EndpointId', 'TenantName', 'ListManagementOptions']);

@@ -7,7 +7,7 @@ import type http from 'node:http';
 import { SignatureV4 } from '@smithy/signature-v4';
 
 /** AWS refuses a signature dated further than this from its clock. */
-export const SIGNATURE_WINDOW_MS = 5 * 60 * 1000;
+const SIGNATURE_WINDOW_MS = 5 * 60 * 1000;
 
 export interface SignedRequest {
   accessKeyId: string;
@@ -23,7 +23,7 @@ export interface SignedRequest {
 }
 
 /** Why a request's signature cannot even be checked: AWS's error name and message. */
-export type SignatureProblem = { name: 'MissingAuthenticationTokenException' | 'IncompleteSignatureException'; message: string };
+type SignatureProblem = { name: 'MissingAuthenticationTokenException' | 'IncompleteSignatureException'; message: string };
 
 const AUTH_RE = /^AWS4-HMAC-SHA256\s+Credential=([^/,\s]+)\/(\d{8})\/([^/,\s]+)\/([^/,\s]+)\/aws4_request,\s*SignedHeaders=([a-z0-9;_.-]+),\s*Signature=([0-9a-f]{64})\s*$/;
 const AMZ_DATE_RE = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
@@ -45,7 +45,7 @@ export function readSignature(req: http.IncomingMessage): SignedRequest | Signat
 }
 
 /** AWS's timestamp form of a time, `20250101T000000Z`. */
-export function amzDateOf(time: number): string {
+function amzDateOf(time: number): string {
   return new Date(time).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
 }
 

@@ -33,10 +33,10 @@ export type VerifyRoute =
   | { kind: 'unknown' };
 
 /** Twilio Verify's rules. */
-export const VERIFY_CODE_TTL_MS = 10 * 60 * 1000;
-export const VERIFY_MAX_CHECKS = 5;
-export const VERIFY_MAX_SENDS = 5;
-export const VERIFY_SEND_WINDOW_MS = 10 * 60 * 1000;
+const VERIFY_CODE_TTL_MS = 10 * 60 * 1000;
+const VERIFY_MAX_CHECKS = 5;
+const VERIFY_MAX_SENDS = 5;
+const VERIFY_SEND_WINDOW_MS = 10 * 60 * 1000;
 const DEFAULT_CODE_LENGTH = 6;
 const BASE_URL = 'https://verify.twilio.com/v2';
 const MAX_REQUEST_BYTES = 64 * 1024;

@@ -21,9 +21,9 @@ import { ACCOUNT_SID_RE, SERVICE_SID_RE, type TwilioMessages, type TwilioRecord,
 /** Twilio's limit on a message body, in characters. */
 export const MAX_BODY_CHARS = 1600;
 /** Default page size of a listing (Twilio's). */
-export const DEFAULT_PAGE_SIZE = 50;
+const DEFAULT_PAGE_SIZE = 50;
 /** Largest page size (Twilio's). */
-export const MAX_PAGE_SIZE = 1000;
+const MAX_PAGE_SIZE = 1000;
 /** Longest `To` / `From` accepted: a phone number, a short code or a sender name is far shorter. */
 const MAX_ADDRESS_LENGTH = 64;
 const DAY_MS = 24 * 3600 * 1000;
@@ -40,12 +40,12 @@ export interface TwilioContext {
   budget: ByteBudget;
 }
 
-export type TwilioRoute = { kind: 'twilioMessages'; accountSid: string } | { kind: 'twilioMessage'; accountSid: string; sid: string };
+type TwilioRoute = { kind: 'twilioMessages'; accountSid: string } | { kind: 'twilioMessage'; accountSid: string; sid: string };
 
 const authFailed = (): TwilioApiError => new TwilioApiError(401, TWILIO_ERROR.AUTHENTICATE, 'Authenticate', { 'www-authenticate': 'Basic realm="Twilio API"' });
 
 /** The Account SID of a request whose Basic credentials are the path's Account SID and the Twilio auth token. */
-export function authenticate(ctx: TwilioContext, req: http.IncomingMessage, pathAccountSid: string): void {
+function authenticate(ctx: TwilioContext, req: http.IncomingMessage, pathAccountSid: string): void {
   const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(req.headers.authorization ?? '');
   if (!m || !ctx.authToken) throw authFailed();
   const decoded = Buffer.from(m[1], 'base64').toString('utf8');
@@ -93,7 +93,7 @@ export function addressProblem(v: string): string | undefined {
 }
 
 /** The phone inbox of a `To` number; 21211 when it names none. */
-export function inboxOfTo(to: string): string {
+function inboxOfTo(to: string): string {
   const digits = phoneDigits(to);
   const problem = addressProblem(to);
   if (problem || !isPhoneInbox(digits)) {
@@ -130,7 +130,7 @@ async function send(ctx: TwilioContext, req: http.IncomingMessage, res: http.Ser
 }
 
 /** Twilio's date format (RFC 2822, in GMT): `Thu, 30 Jul 2015 20:12:31 +0000`. */
-export function rfc2822(time: number): string {
+function rfc2822(time: number): string {
   return new Date(time).toUTCString().replace(/GMT$/, '+0000');
 }
 

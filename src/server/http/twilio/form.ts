@@ -3,12 +3,12 @@
 // that are not UTF-8) is refused rather than guessed at.
 import type { IncomingMessage } from 'node:http';
 
-export const FORM_TYPE = 'application/x-www-form-urlencoded';
+const FORM_TYPE = 'application/x-www-form-urlencoded';
 
 /** The fields of a form in the order sent; a name may repeat. */
 export type FormFields = Array<[string, string]>;
 
-export type FormErrorCode = 'not_form' | 'bad_encoding';
+type FormErrorCode = 'not_form' | 'bad_encoding';
 
 export class FormError extends Error {
   readonly code: FormErrorCode;

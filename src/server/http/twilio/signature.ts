@@ -9,7 +9,7 @@ import type { FormFields } from './form';
 
 export const SIGNATURE_HEADER = 'x-twilio-signature';
 
-export function twilioSignature(authToken: string, url: string, fields: FormFields): string {
+function twilioSignature(authToken: string, url: string, fields: FormFields): string {
   const byName = new Map<string, Set<string>>();
   for (const [n, v] of fields) {
     const set = byName.get(n) ?? new Set<string>();
@@ -28,7 +28,7 @@ export function twilioSignature(authToken: string, url: string, fields: FormFiel
  * host Twilio used differ from what reaches this server, so the forwarded ones are tried,
  * then both schemes, each with and without an explicit port.
  */
-export function candidateUrls(req: IncomingMessage): string[] {
+function candidateUrls(req: IncomingMessage): string[] {
   const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v)?.split(',')[0].trim() || undefined;
   const hosts = new Set<string>();
   for (const h of [first(req.headers['x-forwarded-host']), first(req.headers.host)]) {

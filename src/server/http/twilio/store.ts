@@ -24,10 +24,7 @@ export const HEADER = {
   messagingServiceSid: 'X-Twilio-Messaging-Service-Sid',
 } as const;
 
-/** Subject of an SMS without text (an SMS has no subject; see smsSubject in core/sms.ts). */
-export const SMS_SUBJECT = 'SMS';
-
-export type Direction = 'outbound-api' | 'inbound';
+type Direction = 'outbound-api' | 'inbound';
 
 export interface TwilioRecord {
   sid: string;

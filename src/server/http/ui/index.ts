@@ -157,7 +157,7 @@ async function sendAsset(res: ServerResponse, name: string): Promise<void> {
 }
 
 /** The page's policy: scripts by nonce only; email HTML shows in a sandboxed srcdoc frame under it. */
-export function pageCsp(nonce: string): string {
+function pageCsp(nonce: string): string {
   return [
     "default-src 'none'",
     `script-src 'nonce-${nonce}'`,

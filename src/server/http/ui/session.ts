@@ -17,10 +17,10 @@ export const SESSION_COOKIE = 'test_inbox_ui';
 /** The header the page sends its page token in. */
 export const PAGE_TOKEN_HEADER = 'x-test-inbox-session';
 /** A session lasts this long from sign-in. */
-export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
+const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
 
 /** A sign-in ticket lasts this long: the editor opens the browser with it at once. */
-export const TICKET_LIFETIME_MS = 30 * 1000;
+const TICKET_LIFETIME_MS = 30 * 1000;
 
 /**
  * Ids spent before their expiry: signed-out sessions and used sign-in tickets. One process's
@@ -47,20 +47,20 @@ export class MemoryRevocations implements Revocations {
   }
 }
 
-export interface IssuedSession {
+interface IssuedSession {
   cookie: string;
   pageToken: string;
   expires: number;
 }
 
-export interface OpenSession {
+interface OpenSession {
   id: string;
   expires: number;
 }
 
-export type SessionProblem = 'missing' | 'invalid' | 'expired' | 'revoked' | 'no_page_token';
+type SessionProblem = 'missing' | 'invalid' | 'expired' | 'revoked' | 'no_page_token';
 
-export interface IssuedTicket {
+interface IssuedTicket {
   ticket: string;
   expires: number;
 }

@@ -5,7 +5,7 @@
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 
 /** The advisory lock key of schema migrations (any constant; 0x7465_7374_0002 was the retention sweep's before migration 3). */
-export const MIGRATION_LOCK_KEY = 0x7465_7374_0001;
+const MIGRATION_LOCK_KEY = 0x7465_7374_0001;
 /** The row of test_inbox_sweeps (migration 3) of the retention sweep by age and count. */
 export const RETENTION_SWEEP = 'retention';
 

@@ -30,7 +30,7 @@ const ARRIVALS_READ_AT_ONCE = 1000;
 const ANNOUNCED_MAX = 100_000;
 
 /** What the feed needs of its store. */
-export interface FeedHost {
+interface FeedHost {
   readonly url: string;
   readonly queryTimeoutMs: number;
   /** Give up connecting after this long. */

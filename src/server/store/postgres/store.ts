@@ -55,7 +55,7 @@ const FILE_CHUNK_BYTES = 256 * 1024;
 /** SQLSTATE of a unique index refusing a row (a message key stored already). */
 const UNIQUE_VIOLATION = '23505';
 
-export interface PostgresStoreOptions {
+interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/db` (node-postgres connection string). */
   url: string;
   retention?: Partial<RetentionOptions>;
