@@ -23,6 +23,21 @@ export default tseslint.config(
     },
   },
   {
+    // Type-aware rules, for the product's code, its tests and scripts: a promise is awaited,
+    // returned, or handed off with an explicit `void` (and a reason where it is not obvious);
+    // none is dropped by mistake. Each file is checked in its own project (DOM only for the view).
+    files: ['src/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts'],
+    languageOptions: {
+      parserOptions: {
+        project: ['./tsconfig.json', './src/webview-ui/tsconfig.json', './tsconfig.browser.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+    },
+  },
+  {
     // core: pure logic every side shares; it imports nothing of the project outside itself.
     files: ['src/core/**'],
     rules: restrict([noVscode], [{ regex: '^\\.\\./', message: 'src/core imports nothing of api, server, extension or webview-ui.' }]),

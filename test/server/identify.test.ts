@@ -97,7 +97,7 @@ describe('identifying a Test Inbox server by a proof of the API token', function
     // A second call asks a new challenge: an old answer cannot be replayed.
     await api.identify();
     assert.notEqual(f.seen[1].url, f.seen[0].url);
-    api.dispose();
+    await api.dispose();
   });
 
   it('refuses a Test Inbox server that proves a different token, before sending it', async () => {
@@ -108,7 +108,7 @@ describe('identifying a Test Inbox server by a proof of the API token', function
       f.seen.map((s) => s.authorization),
       [undefined],
     );
-    api.dispose();
+    await api.dispose();
   });
 
   it('takes a server that merely says "test-inbox" without a proof for something else (an older server or an impostor)', async () => {
@@ -120,21 +120,21 @@ describe('identifying a Test Inbox server by a proof of the API token', function
     });
     const api = createClient({ baseUrl: f.url, apiToken: API_TOKEN });
     assert.deepEqual(await api.identify(), { kind: 'other' });
-    api.dispose();
+    await api.dispose();
   });
 
   it('refuses a forged proof', async () => {
     const f = await front((url) => (url.startsWith('/healthz') ? { status: 200, body: JSON.stringify({ service: 'test-inbox', version: '9', status: 'ok', tokenProof: 'ab'.repeat(32) }) } : undefined));
     const api = createClient({ baseUrl: f.url, apiToken: API_TOKEN });
     await assert.rejects(api.identify(), (e: unknown) => ApiError.is(e, 'unauthorized'));
-    api.dispose();
+    await api.dispose();
   });
 
   it('takes a service with no health endpoint of ours (the hosted API answers 404) for something else', async () => {
     const f = await front(() => ({ status: 404, body: JSON.stringify({ message: 'not found' }) }));
     const api = createClient({ baseUrl: f.url, apiToken: API_TOKEN });
     assert.deepEqual(await api.identify(), { kind: 'other' });
-    api.dispose();
+    await api.dispose();
   });
 
   it('reports a server that does not answer as a network failure, not as the hosted service', async () => {
@@ -144,6 +144,6 @@ describe('identifying a Test Inbox server by a proof of the API token', function
     fronts.splice(fronts.indexOf(f), 1);
     const api = createClient({ baseUrl: url, apiToken: API_TOKEN, retries: 0 });
     await assert.rejects(api.identify(), (e: unknown) => ApiError.is(e, 'network'));
-    api.dispose();
+    await api.dispose();
   });
 });

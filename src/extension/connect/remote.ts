@@ -61,7 +61,8 @@ export async function connectRemote(baseUrl: string, deps: { tokens: TokenStore;
   try {
     id = await api.identify();
   } catch (e) {
-    api.dispose();
+    // A client that proved nothing is closed before the failure is told.
+    await api.dispose().catch(() => undefined);
     throw e;
   }
   if (id.kind === 'test-inbox') {
