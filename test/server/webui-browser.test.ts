@@ -339,6 +339,24 @@ describe('web UI in Chromium', function () {
       assert.deepEqual(asked, [`Delete every message of alice@${DOMAIN}?`]);
       assert.equal((await listed('mallory')).length, 1, 'another inbox keeps its mail');
     });
+
+    it('an inbox lists all its newest mail, even where the domain has more than the 500 newest', async () => {
+      const inject = (inbox: string, subject: string): Promise<Response> =>
+        fetch(`${server.httpUrl}/api/v2/domains/${DOMAIN}/inboxes/${inbox}`, { method: 'POST', headers: { authorization: tokens.apiToken, 'content-type': 'application/json' }, body: JSON.stringify({ subject, text: subject }) });
+      for (const n of [1, 2, 3]) assert.equal((await inject('early', `Early ${n}`)).status, 200);
+      for (let i = 0; i < 500; i += 25) {
+        const batch = await Promise.all(Array.from({ length: 25 }, (_, k) => inject('bulk', `Bulk ${i + k}`)));
+        assert.ok(batch.every((r) => r.status === 200));
+      }
+      await linked.getByRole('navigation', { name: 'Domains' }).getByRole('button', { name: new RegExp(DOMAIN) }).click();
+      const inboxes = linked.getByRole('navigation', { name: 'Inboxes' });
+      await inboxes.getByText('Inboxes and counts of the newest 500 messages.').waitFor();
+      assert.equal(await inboxes.getByRole('button', { name: /^early/ }).count(), 0, 'early is not among the newest 500');
+      await inject('early', 'Early 4');
+      await inboxes.getByRole('button', { name: /^early/ }).click();
+      for (const n of [4, 3, 2, 1]) await messages(linked).getByRole('button', { name: new RegExp(`Early ${n}`) }).waitFor();
+      assert.deepEqual(await messages(linked).getByRole('button').evaluateAll((bs) => bs.map((b) => /Early \d/.exec(b.textContent ?? '')?.[0])), ['Early 4', 'Early 3', 'Early 2', 'Early 1']);
+    });
   });
 
   describe('an expired session', () => {
