@@ -1,32 +1,26 @@
 // Which server the extension talks to and the client for it: the embedded local server
-// (started on first use, or attached to) or a hosted URL with its token from SecretStorage.
-// No vscode import.
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import * as path from 'node:path';
-import { ApiError, networkError } from '../api/errors';
-import type { InboxApi, ServerIdentity, StreamHandlers } from '../api/types';
+// (started on first use, or attached to; connect/local.ts) or a hosted URL with its token from
+// SecretStorage (connect/remote.ts), and the state of that connection, re-checked by itself
+// while the server cannot be reached (connect/recovery.ts). No vscode import.
+import { mkdir } from 'node:fs/promises';
+import { ApiError } from '../api/errors';
+import type { InboxApi } from '../api/types';
 import type { TokenStore } from './config/secrets';
 import type { ServerDomains, Settings } from './config/settings';
-import { generateProviderKey, generateToken, readTokensFile, tokenDigest, TOKENS_FILE, TokensFileProblem } from '../shared/contract';
 import { ConfirmedServers, REASON_TEXT, trustReasons, type TrustReason } from './config/serverTrust';
+import { dataFolderTokens, localTokenKey, type LocalTokens, prepareTokensFile } from './connect/local';
+import { RECOVERY_FIRST_MS, RecoveryChecks, watchNetworkFailures } from './connect/recovery';
+import { connectRemote, isNetworkFailure, noTokenError, unreachableReason } from './connect/remote';
 import { ExtensionError } from './errors';
 import { errorText, type Logger } from './log';
 import { defaultLocalDataDir } from './dataFolder';
-import { LOCAL_HOST, LocalServer, LocalServerError, probeHealth, type LocalServerOptions, type ProvenServer } from './localServer';
+import { LocalServer, probeHealth, type LocalServerOptions } from './localServer';
 import { Emitter } from './util/emitter';
 
 /** Seconds in a day, for the retention setting (days) → CLI flag (seconds). */
 const DAY_SECONDS = 86_400;
 /** Owner only: the data folder holds mail, tokens.json and the server's proof file. */
 const DATA_DIR_MODE = 0o700;
-/** Owner only, like the server's own tokens file. */
-const TOKENS_FILE_MODE = 0o600;
-/** A server that answers at all answers a bare GET within this. */
-export const REACHABILITY_TIMEOUT_MS = 5000;
-/** First re-check of a server that cannot be reached: soon, since a restart takes seconds. */
-export const RECOVERY_FIRST_MS = 2000;
-/** Re-checks slow down to at most this: cheap for a server that stays away, still quick to notice its return. */
-export const RECOVERY_MAX_MS = 15_000;
 
 export interface ServerInfo {
   baseUrl: string;
@@ -59,35 +53,6 @@ export type ConnectionState =
   | { kind: 'unreachable'; baseUrl: string; reason: string; error: unknown }
   | { kind: 'failed'; error: unknown };
 
-/** The tokens of the local server, read from its data folder after it proved it is that folder's server. */
-interface LocalTokens {
-  apiToken: string;
-  webhookToken?: string;
-  twilioAuthToken?: string;
-  /** The key of the email provider APIs (docs/providers.md). */
-  providerKey?: string;
-}
-
-/** Whether a failure means that nothing answers at the server's address (as opposed to an answer we did not like). */
-export function isNetworkFailure(e: unknown): boolean {
-  return ApiError.is(e, 'network');
-}
-
-/**
- * Whether anything answers HTTP at `baseUrl`: a bare GET with no token (it goes only to a URL
- * the user chose and confirmed). Any answer counts; undefined when it answered, else why not.
- */
-export async function unreachableReason(baseUrl: string, timeoutMs = REACHABILITY_TIMEOUT_MS): Promise<ApiError | undefined> {
-  try {
-    const res = await fetch(`${baseUrl}/`, { redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
-    await res.body?.cancel();
-    return undefined;
-  } catch (e) {
-    if ((e as { name?: string }).name === 'TimeoutError') return new ApiError('timeout', `The server at ${baseUrl} did not answer within ${Math.round(timeoutMs / 1000)} s.`);
-    return networkError(e, baseUrl, []);
-  }
-}
-
 export interface ConnectionDeps {
   settings(): Settings;
   tokens: TokenStore;
@@ -110,11 +75,6 @@ function stale(): ApiError {
   return new ApiError('cancelled', 'The server settings changed while connecting.');
 }
 
-/** The URL local tokens are keyed by: the configured port, known before the server starts. */
-export function localTokenKey(settings: Settings): string {
-  return `http://${LOCAL_HOST}:${settings.httpPort}`;
-}
-
 export class Connection {
   /** The default data folder, resolved once (an old release's folder is moved there at most once). */
   private defaultDir: Promise<string> | undefined;
@@ -125,7 +85,8 @@ export class Connection {
   /** The local server's tokens, from its data folder (never from SecretStorage). */
   private localTokens: LocalTokens | undefined;
   private generation = 0;
-  private recoveryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Re-checks of a server that cannot be reached (connect/recovery.ts). */
+  private readonly recovery = new RecoveryChecks(() => this.checkRecovery());
   /** Our local server processes being stopped (reset, Stop Local Server): a start waits for them. */
   private stopping: Promise<void> | undefined;
   private readonly stateEmitter = new Emitter<ConnectionState>();
@@ -264,38 +225,13 @@ export class Connection {
     if (pending) {
       throw new ExtensionError('unconfirmedServer', `Test Inbox has not used ${baseUrl} yet and waits for you to confirm it. ${pending.reasons.map((r) => REASON_TEXT[r]).join(' ')}`);
     }
-    // Whether anything answers there, before a token is asked for or sent: a missing token must
-    // not hide that nothing listens.
-    const away = await unreachableReason(baseUrl);
-    if (away) throw away;
-    const apiToken = await this.deps.tokens.get('api', baseUrl);
-    this.deps.log.addSecret(apiToken);
-    this.deps.log.addSecret(await this.deps.tokens.get('webhook', baseUrl));
-    if (!apiToken) {
-      throw noTokenError(baseUrl);
-    }
-    const api = this.deps.createApi({ baseUrl, apiToken });
-    // Before the token goes anywhere: a Test Inbox server proves it takes it (a wrong one is refused
-    // here, unsent); anything else is the hosted service, which gets the token the user set for it.
-    let id: ServerIdentity;
-    try {
-      id = await api.identify();
-    } catch (e) {
-      api.dispose();
-      throw e;
-    }
-    if (id.kind === 'test-inbox') {
-      this.deps.log.info(`Using the Test Inbox server ${baseUrl} (version ${id.health.version}); it proved it takes this API token. Its push stream and domain list are used.`);
-      return { api, server: { baseUrl, local: false, testInbox: true, defaultDomain: id.health.defaultDomain } };
-    }
-    this.deps.log.info(`Using the hosted server ${baseUrl}.`);
-    return { api, server: { baseUrl, local: false, testInbox: false } };
+    const { api, testInbox, defaultDomain } = await connectRemote(baseUrl, this.deps);
+    return { api, server: { baseUrl, local: false, testInbox, ...(testInbox ? { defaultDomain } : {}) } };
   }
-
   private async connectLocal(settings: Settings, gen: number): Promise<{ api: InboxApi; server: ServerInfo }> {
     const dataDir = settings.dataDir || (await (this.defaultDir ??= defaultLocalDataDir(this.deps.legacyDataDir, this.deps.defaultDataDir, this.deps.log)));
     await mkdir(dataDir, { recursive: true, mode: DATA_DIR_MODE });
-    await this.prepareTokensFile(localTokenKey(settings), dataDir);
+    await prepareTokensFile(localTokenKey(settings), dataDir, this.deps.tokens, this.deps.log);
     // No tokens are handed over: `serve` takes them from the data folder's tokens file, the one
     // place the local server's tokens live.
     const opts: LocalServerOptions = {
@@ -337,70 +273,10 @@ export class Connection {
     }
     // Started here or elsewhere, the server proved it is the data folder's (LocalServer.start):
     // only now are the folder's tokens read, and only the one it takes is ever sent.
-    const tokens = await this.dataFolderTokens(running.http, running.proven, dataDir);
+    const tokens = await dataFolderTokens(running.http, running.proven, dataDir, this.deps.log);
     this.localTokens = tokens;
     const api = this.deps.createApi({ baseUrl: running.http, apiToken: tokens.apiToken });
     return { api, server: { baseUrl: running.http, local: true, testInbox: true, defaultDomain: settings.localDomain, mode: running.mode, smtp: running.smtp, pid: running.proven.pid, dataDir } };
-  }
-
-  /**
-   * The tokens of a proven local server from its data folder's tokens file, checked against
-   * the digests its server file names. No match: `tokenUnknown`, and no token is sent.
-   */
-  private async dataFolderTokens(url: string, proven: ProvenServer, dataDir: string): Promise<LocalTokens> {
-    const matches = async (token: string | undefined, digest: string): Promise<boolean> => token !== undefined && (await tokenDigest(token)) === digest;
-    const file = await readTokensFile(path.join(dataDir, TOKENS_FILE), (f) => readFile(f, 'utf8'));
-    if (TokensFileProblem.is(file) || !(await matches(file.apiToken, proven.apiTokenSha256))) {
-      throw new LocalServerError(
-        'tokenUnknown',
-        `The Test Inbox server at ${url} (pid ${proven.pid}) was started with an API token that is not in ${TOKENS_FILE} of its data folder ${dataDir}` +
-          (TokensFileProblem.is(file) ? ` (${file.message})` : '') +
-          `, so this window cannot use it. Start that server without --api-token (it then uses the folder's tokens), or stop it and let Test Inbox start its own.`,
-      );
-    }
-    const apiToken = file.apiToken!;
-    this.deps.log.addSecret(apiToken);
-    const webhookToken = (await matches(file.webhookToken, proven.webhookTokenSha256)) ? file.webhookToken : undefined;
-    this.deps.log.addSecret(webhookToken);
-    this.deps.log.addSecret(file.twilioAuthToken);
-    this.deps.log.addSecret(file.providerKey);
-    return { apiToken, webhookToken, twilioAuthToken: file.twilioAuthToken, providerKey: file.providerKey };
-  }
-
-  /**
-   * Makes sure the data folder has its tokens file before the server starts, so that `serve`
-   * never generates (and prints) a token: written here, owner-only, when missing. Its tokens
-   * are told to the log's redaction at once; they are sent only after the server's proof.
-   * Earlier versions kept the local tokens in SecretStorage and handed them to the server: they
-   * become the file's tokens when it has none yet (webhook URLs and Twilio settings already
-   * copied keep working) and are removed from SecretStorage either way.
-   */
-  private async prepareTokensFile(key: string, dataDir: string): Promise<void> {
-    const stored = { apiToken: await this.deps.tokens.get('api', key), webhookToken: await this.deps.tokens.get('webhook', key), twilioAuthToken: await this.deps.tokens.get('twilio', key) };
-    for (const t of Object.values(stored)) this.deps.log.addSecret(t);
-    const file = path.join(dataDir, TOKENS_FILE);
-    const existing = await readTokensFile(file, (f) => readFile(f, 'utf8'));
-    if (!TokensFileProblem.is(existing)) {
-      for (const t of Object.values(existing)) this.deps.log.addSecret(t as string | undefined);
-    } else if (existing.code === 'TOKENS_FILE_MISSING') {
-      const usable = stored.apiToken && stored.webhookToken && stored.apiToken !== stored.webhookToken && stored.twilioAuthToken !== stored.apiToken;
-      const tokens = {
-        ...(usable ? { ...stored, twilioAuthToken: stored.twilioAuthToken ?? generateToken() } : { apiToken: generateToken(), webhookToken: generateToken(), twilioAuthToken: generateToken() }),
-        providerKey: generateProviderKey(),
-      };
-      for (const t of Object.values(tokens)) this.deps.log.addSecret(t);
-      try {
-        // `wx`: never over a tokens file that appeared meanwhile (another window's server).
-        await writeFile(file, JSON.stringify(tokens, null, 2) + '\n', { flag: 'wx', mode: TOKENS_FILE_MODE });
-        this.deps.log.info(usable ? `Moved the local server's tokens from secret storage into ${file}.` : `Generated the local server's tokens into ${file}.`);
-      } catch (e) {
-        if ((e as { code?: unknown }).code !== 'EEXIST') throw e;
-      }
-    }
-    // A damaged file is left alone: the server refuses to start and says why.
-    if (stored.apiToken || stored.webhookToken || stored.twilioAuthToken) {
-      for (const kind of ['api', 'webhook', 'twilio'] as const) await this.deps.tokens.clear(kind, key);
-    }
   }
 
   /** Drops the client (and, when asked, our local server process) and connects again on next use. */
@@ -467,30 +343,9 @@ export class Connection {
 
   /** The client, reporting to the connection: a call that finds nobody at the server's address makes the state `unreachable`. */
   private watch(api: InboxApi, gen: number): InboxApi {
-    const noteFailure = (e: unknown): void => {
-      if (gen !== this.generation || this.stateValue.kind !== 'ready' || !isNetworkFailure(e)) return;
+    return watchNetworkFailures(api, (e) => {
+      if (gen !== this.generation || this.stateValue.kind !== 'ready') return;
       this.enterUnreachable(this.stateValue.server.baseUrl, e);
-    };
-    return new Proxy(api, {
-      get: (target, prop, receiver) => {
-        const value: unknown = Reflect.get(target, prop, receiver);
-        if (typeof value !== 'function' || prop === 'dispose') return value;
-        if (prop === 'subscribe') {
-          return (domain: string, inbox: string | undefined, handlers: StreamHandlers) =>
-            target.subscribe(domain, inbox, {
-              ...handlers,
-              onState: (state, error) => {
-                if (state === 'reconnecting' && error) noteFailure(error);
-                handlers.onState?.(state, error);
-              },
-            });
-        }
-        return (...args: unknown[]) => {
-          const result: unknown = (value as (...a: unknown[]) => unknown).apply(target, args);
-          if (result instanceof Promise) result.catch(noteFailure);
-          return result;
-        };
-      },
     });
   }
 
@@ -507,34 +362,25 @@ export class Connection {
     const reason = (error instanceof Error ? error.message : String(error)).replace(/^Could not reach the server at \S+: /, '');
     this.deps.log.warn(`${baseUrl} cannot be reached: ${errorText(error)}. Checking again in ${RECOVERY_FIRST_MS / 1000} s.`);
     this.setState({ kind: 'unreachable', baseUrl, reason, error });
-    this.scheduleRecovery(RECOVERY_FIRST_MS);
-  }
-
-  private scheduleRecovery(delayMs: number): void {
-    this.stopRecovery();
-    const timer = setTimeout(() => void this.checkRecovery(delayMs), delayMs);
-    timer.unref?.();
-    this.recoveryTimer = timer;
+    this.recovery.start();
   }
 
   private stopRecovery(): void {
-    if (this.recoveryTimer) clearTimeout(this.recoveryTimer);
-    this.recoveryTimer = undefined;
+    this.recovery.stop();
   }
 
-  private async checkRecovery(lastDelayMs: number): Promise<void> {
+  /** One re-check of an unreachable server: true once it answers again (the state goes idle), false to check later, undefined when the state moved on. */
+  private async checkRecovery(): Promise<boolean | undefined> {
     const st = this.stateValue;
-    if (st.kind !== 'unreachable') return;
+    if (st.kind !== 'unreachable') return undefined;
     const gen = this.generation;
     const back = this.isLocal ? (await probeHealth(st.baseUrl)) === 'test-inbox' : (await unreachableReason(st.baseUrl)) === undefined;
-    if (gen !== this.generation || this.stateValue !== st) return;
-    if (!back) {
-      this.scheduleRecovery(Math.min(lastDelayMs * 2, RECOVERY_MAX_MS));
-      return;
-    }
+    if (gen !== this.generation || this.stateValue !== st) return undefined;
+    if (!back) return false;
     this.deps.log.info(`${st.baseUrl} answers again: reconnecting.`);
     // idle: the tree reloads and connects (and proves a local server again).
     this.setState({ kind: 'idle' });
+    return true;
   }
 
   /** The Twilio auth token of the configured server, if known (the local server's from its data folder, connecting first). */
@@ -585,10 +431,6 @@ export class Connection {
 function unreachableError(st: Extract<ConnectionState, { kind: 'unreachable' }>): ExtensionError {
   const reason = /[.!?]$/.test(st.reason) ? st.reason : `${st.reason}.`;
   return new ExtensionError('unreachable', `The server at ${st.baseUrl} cannot be reached: ${reason} Test Inbox checks again by itself.`);
-}
-
-function noTokenError(baseUrl: string): ApiError {
-  return new ApiError('unauthorized', `No API token is set for ${baseUrl}. Set the API token to see its inboxes.`);
 }
 
 function detachedError(st: Extract<ConnectionState, { kind: 'detached' }>): ExtensionError {

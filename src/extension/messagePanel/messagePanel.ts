@@ -1,16 +1,15 @@
-// Host side of the message view: one webview panel per message, reused when the same
-// message is opened again. Like VS Code's preview editors, opening another message replaces
+// Host side of the message view: the panels. One webview panel per message, reused when the
+// same message is opened again. Like VS Code's preview editors, opening another message replaces
 // the content of the panel the user has not kept (webview panels have no preview mode of
-// their own, so this module tracks it); Keep Open and Open in New Panel give a kept panel. Fetches the message and its extras (inline images as data: URLs),
+// their own, so this module tracks it); Keep Open and Open in New Panel give a kept panel.
+// A panel loads its message (load.ts: the message, its extras, inline images as data: URLs),
 // posts a validated ViewState after the view's `ready` (the view sanitizes the email HTML
-// with DOMPurify and shows it in a sandboxed frame under the CSP written here),
-// and carries out what the view asks (copy, open link after confirmation, save attachment,
-// load remote images), checking every request against what it showed.
+// with DOMPurify and shows it in a sandboxed frame under the CSP of html.ts), and carries out
+// what the view asks (copy, open link after confirmation, save attachment, load remote images),
+// checking every request against what it showed.
 import * as vscode from 'vscode';
 import type { InboxApi } from '../../api/types';
-import type { AttachmentInfo } from '../../core/wire';
 import { cleanFileName } from '../../core/fileNames';
-import { messageBodies } from '../../core/message';
 import { inert, plainText, type Plain } from '../../core/inert';
 import { safeLinkTarget } from '../../core/urls';
 import { readSettings, SETTINGS_SECTION, SettingKey } from '../config/settings';
@@ -18,17 +17,13 @@ import type { Logger } from '../log';
 import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewState, type ViewTiming, type WebviewMessage } from '../../shared/viewProtocol';
 import { showModalWarning } from '../ui/shown';
 import type { MessageRef } from '../tree/state';
-import { buildViewState, contentIdOf, referencedContentIds } from '../../webview-ui/viewState';
+import { buildViewState } from '../../webview-ui/viewState';
+import { viewHtml } from './html';
+import { describeLoadError, isCancelled, type LoadedMessage, loadMessage } from './load';
 
-export const VIEW_TYPE = 'testInbox.message';
-/** Largest inline (`cid:`) image fetched to show in the HTML; bigger ones stay as placeholders. */
-export const MAX_INLINE_IMAGE_BYTES = 2 * 1024 * 1024;
-/** Total inline image bytes fetched for one message (they travel to the view as base64). */
-export const MAX_INLINE_TOTAL_BYTES = 8 * 1024 * 1024;
+const VIEW_TYPE = 'testInbox.message';
 /** A link shown whole in the confirmation before it opens (up to this many characters). */
 const MAX_LINK_SHOWN = 8000;
-/** Raster types shown inline; the sanitizer accepts no others as data: URLs. */
-const INLINE_IMAGE_TYPES = /^image\/(png|gif|jpe?g|webp|bmp|avif)$/i;
 
 export interface MessagePanelDeps {
   context: Pick<vscode.ExtensionContext, 'extensionUri'>;
@@ -213,38 +208,13 @@ export function disposeMessagePanels(): void {
   for (const p of [...panels.values()]) p.panel.dispose();
 }
 
-function errorCode(e: unknown): string | undefined {
-  const c = (e as { code?: unknown } | null)?.code;
-  return typeof c === 'string' ? c : undefined;
-}
-
-function isCancelled(e: unknown): boolean {
-  const name = (e as { name?: unknown } | null)?.name;
-  return errorCode(e) === 'cancelled' || name === 'AbortError';
-}
-
-function describe(e: unknown): { message: string; retryable: boolean } {
-  const message = e instanceof Error && e.message ? e.message : 'The message could not be loaded.';
-  switch (errorCode(e)) {
-    case 'notFound':
-      return { message: `${message} It may have been deleted or removed by retention.`, retryable: true };
-    case 'unauthorized':
-      return { message: `${message} Set the API token for this server, then retry.`, retryable: true };
-    case 'invalidInput':
-    case 'badRequest':
-      return { message, retryable: false };
-    default:
-      return { message, retryable: true };
-  }
-}
-
 class MessagePanel {
   readonly panel: vscode.WebviewPanel;
   private deps: MessagePanelDeps;
   private ready = false;
   private lastPosted: HostMessage | undefined;
   private state: ViewState | undefined;
-  private loaded: { message: Awaited<ReturnType<InboxApi['getMessage']>>; attachments?: AttachmentInfo[]; raw?: string; notes: string[]; inline: Map<string, string> } | undefined;
+  private loaded: LoadedMessage | undefined;
   private abort: AbortController | undefined;
   private disposed = false;
   private htmlRemote: boolean | undefined;
@@ -340,41 +310,7 @@ class MessagePanel {
     if (this.htmlRemote === remote) return;
     this.htmlRemote = remote;
     this.ready = false;
-    const webview = this.panel.webview;
-    const root = this.deps.context.extensionUri;
-    const nonce = crypto.randomUUID().replace(/-/g, '');
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(root, 'dist', 'webview.js'));
-    const css = webview.asWebviewUri(vscode.Uri.joinPath(root, 'media', 'messageView.css'));
-    const codicons = webview.asWebviewUri(vscode.Uri.joinPath(root, 'media', 'codicons', 'codicon.css'));
-    // The sandboxed srcdoc frame inherits this policy on top of its own: inline styles are
-    // needed by email HTML (scripts stay nonce-only), and remote images only once allowed.
-    const csp = [
-      "default-src 'none'",
-      `img-src ${webview.cspSource} data:${remote ? ' https: http:' : ''}`,
-      `style-src ${webview.cspSource} 'unsafe-inline'`,
-      `font-src ${webview.cspSource}`,
-      `script-src 'nonce-${nonce}'`,
-      "frame-src 'none'",
-      "form-action 'none'",
-      "base-uri 'none'",
-    ].join('; ');
-    webview.html = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="referrer" content="no-referrer">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="stylesheet" href="${codicons.toString()}">
-<link rel="stylesheet" href="${css.toString()}">
-<title>Message</title>
-</head>
-<body>
-<main id="root" aria-busy="true"></main>
-<div id="status" class="status" role="status" aria-live="polite"></div>
-<script nonce="${nonce}" src="${script.toString()}"></script>
-</body>
-</html>`;
+    this.panel.webview.html = viewHtml(this.panel.webview, this.deps.context.extensionUri, remote);
     this.timing.html = Date.now();
   }
 
@@ -397,66 +333,23 @@ class MessagePanel {
     const abort = new AbortController();
     this.abort = abort;
     const { api, log } = this.deps;
-    const { domain, inbox, id } = this.ref;
+    const { id } = this.ref;
     this.post({ type: 'loading', id });
     this.timing.fetchStart = Date.now();
     try {
-      const message = await api.getMessage(domain, inbox, id, { signal: abort.signal });
-      const notes: string[] = [];
-      const [attachments, raw] = await Promise.all([
-        message.kind === 'email'
-          ? api.listAttachments(domain, inbox, id, { signal: abort.signal }).catch((e: unknown) => {
-              if (isCancelled(e)) throw e;
-              log.warn(`message view: attachments of ${id} could not be listed: ${(e as Error).message}`);
-              notes.push(`Attachments could not be listed: ${(e as Error).message}`);
-              return undefined;
-            })
-          : Promise.resolve(undefined),
-        api.getRaw(domain, inbox, id, { signal: abort.signal }).catch((e: unknown) => {
-          if (isCancelled(e)) throw e;
-          log.warn(`message view: raw source of ${id} could not be loaded: ${(e as Error).message}`);
-          notes.push(`The raw source could not be loaded: ${(e as Error).message}`);
-          return undefined;
-        }),
-      ]);
-      const inline = await this.loadInlineImages(message, attachments ?? [], abort.signal);
+      const loaded = await loadMessage(api, this.ref, log, abort.signal);
       if (abort.signal.aborted || this.disposed) return;
       this.timing.fetched = Date.now();
-      this.loaded = { message, attachments, raw, notes, inline };
+      this.loaded = loaded;
       this.rerender();
     } catch (e) {
       if (this.disposed || abort.signal.aborted) return;
       if (isCancelled(e)) return;
       log.error(`message view: ${id} could not be loaded: ${(e as Error).message ?? String(e)}`);
-      const d = describe(e);
+      const d = describeLoadError(e);
       this.state = undefined;
       this.post({ type: 'error', id, message: d.message, retryable: d.retryable });
     }
-  }
-
-  /** Fetches inline images the HTML refers to by `cid:`, within the size limits, as data: URLs. */
-  private async loadInlineImages(message: Awaited<ReturnType<InboxApi['getMessage']>>, attachments: AttachmentInfo[], signal: AbortSignal): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
-    const html = messageBodies(message).html;
-    if (!html || !html.toLowerCase().includes('cid:')) return out;
-    const wanted = referencedContentIds(html);
-    let total = 0;
-    for (const a of attachments) {
-      const cid = contentIdOf(a);
-      if (!cid || !wanted.has(cid) || !INLINE_IMAGE_TYPES.test(a['content-type'] ?? '')) continue;
-      if (a.size > MAX_INLINE_IMAGE_BYTES || total + a.size > MAX_INLINE_TOTAL_BYTES) continue;
-      try {
-        const file = await this.deps.api.downloadAttachment(this.ref.domain, this.ref.inbox, this.ref.id, a.attachment_id, { signal });
-        if (file.bytes.byteLength > MAX_INLINE_IMAGE_BYTES) continue;
-        total += file.bytes.byteLength;
-        const type = INLINE_IMAGE_TYPES.test(file.contentType.split(';')[0].trim()) ? file.contentType.split(';')[0].trim() : a['content-type'];
-        out.set(cid, `data:${type.toLowerCase()};base64,${Buffer.from(file.bytes).toString('base64')}`);
-      } catch (e) {
-        if (isCancelled(e)) throw e;
-        this.deps.log.warn(`message view: inline image ${a.attachment_id} of ${this.ref.id} could not be loaded: ${(e as Error).message}`);
-      }
-    }
-    return out;
   }
 
   /** Builds the view state from what was loaded and posts it (again after "Load remote images"). */

@@ -2,12 +2,12 @@
 // the packed index (packedIndex.ts) with the journal lines written after it, or the whole
 // journal (journal.ts) when there is no usable packed index; the index snapshot (snapshot.ts)
 // that lets trusted inboxes skip their listing; and the reconciliation with the files
-// (durability.ts scan) for every other inbox.
+// (recovery.ts scanInboxes) for every other inbox.
 import { promises as fs } from 'node:fs';
-import type { MaildirFiles } from './durability';
 import type { StoreLog } from '../types';
 import type { Journal } from './journal';
 import type { MessageIndex } from './memoryIndex';
+import { scanInboxes } from './recovery';
 import type { IndexRecord } from './ordered';
 import { loadPackedIndex, markJournal, type PackedTable, writePackedIndex } from './packedIndex';
 import { inboxKeyOf, loadSnapshot, trustedInboxes, writeSnapshot } from './snapshot';
@@ -31,7 +31,7 @@ export interface LoadedIndex {
 }
 
 /** Fills the (empty) index on open. */
-export async function loadIndex(dir: string, index: MessageIndex, journal: Journal, files: MaildirFiles, log: StoreLog): Promise<LoadedIndex> {
+export async function loadIndex(dir: string, index: MessageIndex, journal: Journal, log: StoreLog): Promise<LoadedIndex> {
   const table = await usablePackedIndex(dir, journal.file, log);
   const state = table ? await journal.load(table.journal.bytes, table.journal.lines) : await journal.load();
   if (state.badLines > 0) log('warn', `store: skipped ${state.badLines} damaged line(s) of the index journal ${journal.file}`);
@@ -105,7 +105,7 @@ export async function loadIndex(dir: string, index: MessageIndex, journal: Journ
       }
     }
   }
-  const scan = await files.scan(known, () => Promise.resolve(trusted));
+  const scan = await scanInboxes(dir, log, known, () => Promise.resolve(trusted));
   let stale = 0;
   for (const r of packedKnown) {
     if (!r.dead) continue;

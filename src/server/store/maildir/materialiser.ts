@@ -5,7 +5,7 @@
 // later) and waits for a write in progress (so the caller's unlink comes after it). A write
 // that fails (a full disk, say) is tried again later; the message stays readable and in the
 // log meanwhile, and the checkpoint keeps its log generation. Knows nothing of paths: the
-// writing is the caller's (durability.ts).
+// writing is the caller's (files.ts).
 
 import type { IndexRecord } from './ordered';
 

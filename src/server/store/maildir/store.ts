@@ -4,7 +4,8 @@
 // materialiser (materialiser.ts), and read from memory until then. Deliveries are group-committed: every message
 // that becomes ready while a commit is running shares the next log write and fsync. This file
 // is the facade: it composes
-//   durability.ts   files, the write-ahead log, checkpoints, and recovery on open;
+//   files.ts        the message files and the write-ahead log (checkpoints.ts: its checkpoints);
+//   recovery.ts     recovery on open: the log's replay and the scan of every inbox;
 //   memoryIndex.ts  the in-memory index (headers only) that serves listings;
 //   journal.ts      the index journal, a cache that lets open() skip re-parsing every file;
 //   indexFiles.ts   the index's files on open and close: the packed index, journal, snapshot;
@@ -15,7 +16,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { formatMessageId, isPhoneInbox } from '../../../core/ids';
 import { matchesMetaTerm, type MetaTerm } from '../../../core/search';
-import { type CommitItem, MaildirFiles } from './durability';
+import { type CommitItem, MaildirFiles } from './files';
 import { StoreError } from '../errors';
 import { CODE_SCAN_MAX_BYTES, detectCode } from '../code';
 import { type CodeDetector, indexedCodes, indexedHeaders, targetsToAdd, type Target } from '../incoming';
@@ -25,6 +26,7 @@ import { KeyLog } from './keys';
 import { inboxDirOf, mailRoot, prepareDataDir, PRIVATE_DIR_MODE, tightenTree } from './layout';
 import { lockDataDir } from './lock';
 import { MessageIndex } from './memoryIndex';
+import { replayLog } from './recovery';
 import type { IndexRecord } from './ordered';
 import { inboxKeyOf } from './snapshot';
 import type { Answer, KeyedMessage, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, SearchOptions, Store, StoreEvents, StoreLog } from '../types';
@@ -152,9 +154,9 @@ export class MaildirStore implements Store {
       await prepareDataDir(this.dir, this.log);
       // Bodies a crash left half-received were never acknowledged.
       await fs.rm(this.spoolDir, { recursive: true, force: true });
-      await this.files.replayLog();
+      await replayLog(this.files, this.log);
       // The packed index and the journal after it (or the whole journal), the snapshot, the files (indexFiles.ts).
-      const { parsed, stale, badLines, trusted, snapshotRead, privateInboxes, maxCounter, packed } = await loadIndex(this.dir, this.index, this.journal, this.files, this.log);
+      const { parsed, stale, badLines, trusted, snapshotRead, privateInboxes, maxCounter, packed } = await loadIndex(this.dir, this.index, this.journal, this.log);
       for (const key of privateInboxes) this.privateInboxes.add(key);
       // Keys of messages the index holds (the log replayed): a key whose message is gone goes too.
       await this.keys.open((id) => this.index.record(id) !== undefined, (msg) => this.log('warn', msg));
@@ -236,9 +238,9 @@ export class MaildirStore implements Store {
     }
   }
 
-  /** Rotates the log and drops the log generations, oldest first (durability.ts); false when one is kept. */
+  /** Rotates the log and drops the log generations, oldest first (checkpoints.ts); false when one is kept. */
   private checkpoint(): Promise<boolean> {
-    return this.track(this.files.checkpoint());
+    return this.track(this.files.checkpoints.run());
   }
 
   async close(): Promise<void> {
@@ -254,7 +256,7 @@ export class MaildirStore implements Store {
     this.codesHeld = 0;
     await this.drainCodes();
     if (wasOpen) {
-      await this.files.checkpoint();
+      await this.files.checkpoints.run();
       await this.files.close();
     }
     if (wasOpen && this.journalNeedsCompaction()) {
@@ -315,7 +317,7 @@ export class MaildirStore implements Store {
   }
 
   /**
-   * Group commit: every delivery queued meanwhile is made durable in one batch (durability.ts),
+   * Group commit: every delivery queued meanwhile is made durable in one batch (files.ts),
    * then indexed, journaled and announced, then acknowledged.
    */
   private async runCommits(): Promise<void> {
@@ -346,7 +348,7 @@ export class MaildirStore implements Store {
         }
         this.pumpCodes();
         for (const t of touched.values()) this.enforceCount(t.domain, t.inbox);
-        if (this.files.checkpointDue) void this.checkpoint();
+        if (this.files.checkpoints.due) void this.checkpoint();
       }
     } finally {
       this.committing = false;

@@ -2,10 +2,7 @@
 // sessions and used sign-in tickets, in PostgreSQL (migration 6), so that a sign-out on one
 // process ends the session on every process, and a ticket spent on one is refused by all.
 // A row lives until its id's own expiry; the next spend removes the expired rows.
-import type pg from 'pg';
-
-/** Runs one statement of the store (its bounds and its error mapping). */
-export type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<R[]>;
+import type { Query } from './queries';
 
 export class PostgresSpentIds {
   constructor(private readonly query: Query) {}

@@ -5,26 +5,31 @@
 // into the database.
 //
 //   migrations.ts  the numbered schema, applied on open under an advisory lock;
-//   this file      ids, writes (one transaction per delivery, acknowledged after COMMIT),
-//                  reads, retention (set-based, once across processes), events.
+//   notify.ts      LISTEN/NOTIFY: arrivals and removals between the processes;
+//   sweep.ts       retention: the age and count sweep, once across processes;
+//   queries.ts     the reads; columns.ts the rows as the store's types;
+//   failures.ts    what a database failure means (unreachable, refused login, failed statement);
+//   spentIds.ts    the web UI's signed-out sessions and used tickets, shared by every process;
+//   this file      the pool and lifecycle, ids and writes (one transaction per delivery,
+//                  acknowledged after COMMIT), composing the rest.
 
 import { EventEmitter } from 'node:events';
-import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import pg from 'pg';
-import { ALL_INBOXES, formatMessageId, isPhoneInbox, normalizeInbox, parseMessageId, PHONE_INBOX_PATTERN } from '../../../core/ids';
+import { ALL_INBOXES, formatMessageId, isPhoneInbox, normalizeInbox } from '../../../core/ids';
 import type { MetaTerm } from '../../../core/search';
 import { StoreError } from '../errors';
 import { indexedFields, targetsToAdd, type Target } from '../incoming';
 import type { FileBody, KeyedMessage, ListOptions, ListResult, MessageBody, MessageKey, MessageMeta, MessageParts, MessageSource, RetentionOptions, SearchOptions, Store, StoreEvents, StoreLog } from '../types';
 import { DEFAULT_RETENTION, RETENTION_SWEEP_INTERVAL_MS } from '../types';
-import { bounded, migrate, RETENTION_SWEEP } from './migrations';
+import { META_COLUMNS, type Row, toColumn, toMeta } from './columns';
+import { describeUrl, isUnavailable, openFailure, queryFailure } from './failures';
+import { bounded, migrate } from './migrations';
+import { NotifyFeed } from './notify';
+import { MessageQueries } from './queries';
 import { PostgresSpentIds } from './spentIds';
+import { COUNT_LIMIT_DELETE, sweepRetention } from './sweep';
 
-/** The NOTIFY channel of arrivals and removals. */
-export const EVENTS_CHANNEL = 'test_inbox_events';
-/** NOTIFY payloads must stay under 8000 bytes; removals are sent in chunks below this. */
-const MAX_NOTIFY_BYTES = 7000;
 /** Connections per process: ingest and reads of one server; PostgreSQL's default allows 100 in all. */
 const POOL_SIZE = 10;
 /**
@@ -38,9 +43,7 @@ const CONNECT_TIMEOUT_MS = 5000;
  * and the request answers 503 (SMTP 451). Work that may take longer (migrations, the sweep)
  * sets its own bound.
  */
-export const DEFAULT_QUERY_TIMEOUT_MS = 15_000;
-/** The bound of the periodic retention sweep's statements (set-based DELETEs over a large table). */
-const SWEEP_TIMEOUT_MS = 10 * 60_000;
+const DEFAULT_QUERY_TIMEOUT_MS = 15_000;
 /** The bound of each statement of the schema migrations on open (a whole table rewritten, another process's migration waited for). */
 const MIGRATION_TIMEOUT_MS = 30 * 60_000;
 /**
@@ -51,26 +54,6 @@ const MIGRATION_TIMEOUT_MS = 30 * 60_000;
 const FILE_CHUNK_BYTES = 256 * 1024;
 /** SQLSTATE of a unique index refusing a row (a message key stored already). */
 const UNIQUE_VIOLATION = '23505';
-/**
- * A process runs the periodic sweep when the last one (by any process) is this share of its
- * period old: the processes' timers are out of phase, and one that fires a little early still
- * sweeps once per period, never a second time within one.
- */
-const SWEEP_PERIOD_SHARE = 0.9;
-/** Retry LISTEN this often while the database is away. */
-const LISTEN_RETRY_MS = 1000;
-/**
- * When LISTEN comes back after a loss, arrivals stamped this long before the loss are replayed
- * too (not only those after the last one seen): a delivery takes its time stamp when its
- * transaction starts, a large one commits seconds later, and the processes' clocks may differ.
- */
-const REPLAY_GRACE_MS = 60_000;
-/** At most this many arrivals are replayed after one loss (the newest); listings are queries and show the rest. */
-const REPLAY_MAX = 10_000;
-/** Arrivals read at once by one query of readArrivals. */
-const ARRIVALS_READ_AT_ONCE = 1000;
-/** Arrivals announced to this process's subscribers remembered (so none is announced twice), for 2 x REPLAY_GRACE_MS at most. */
-const ANNOUNCED_MAX = 100_000;
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/db` (node-postgres connection string). */
@@ -81,72 +64,6 @@ export interface PostgresStoreOptions {
   sweepIntervalMs?: number;
   /** The bound of each statement of a request (DEFAULT_QUERY_TIMEOUT_MS). */
   queryTimeoutMs?: number;
-}
-
-const META_COLUMNS = 'seq, id, domain, inbox, time_ms, sender, subject, size, source, code';
-
-interface Row {
-  seq: string;
-  id: string;
-  domain: string;
-  inbox: string;
-  time_ms: string;
-  sender: string;
-  subject: string;
-  size: number;
-  source: MessageSource;
-  code: string | null;
-}
-
-function toMeta(r: Row): MessageMeta {
-  return { id: r.id, domain: r.domain, inbox: r.inbox, time: Number(r.time_ms), from: fromColumn(r.sender), subject: fromColumn(r.subject), size: r.size, source: r.source, ...(r.code ? { code: fromColumn(r.code) } : {}) };
-}
-
-/** A keyed row; a key stored before its data was (migration 5) has none: '' (its caller reads the message). */
-function keyed(r: KeyedRow): KeyedMessage {
-  return { meta: toMeta(r), key: r.msg_key, scope: r.key_scope, data: r.key_data === null ? '' : fromColumn(r.key_data) };
-}
-
-type KeyedRow = Row & { msg_key: string; key_scope: string; key_data: string | null };
-
-/**
- * A `text` column holds no NUL character, which a sender or subject may carry (the raw bytes,
- * in `bytea`, are stored unchanged). Text written to one is escaped: U+0000 as U+0010 '0' and
- * U+0010 itself doubled, so text without either (all ordinary text) is stored as is and every
- * string reads back exactly as the Maildir store keeps it.
- */
-const ESCAPE = '\u0010';
-export function toColumn(text: string): string {
-  return text.includes('\u0000') || text.includes(ESCAPE) ? text.replace(/[\u0000\u0010]/g, (c) => (c === ESCAPE ? ESCAPE + ESCAPE : ESCAPE + '0')) : text;
-}
-
-export function fromColumn(text: string): string {
-  return text.includes(ESCAPE) ? text.replace(/\u0010([\u00100])/g, (_, c: string) => (c === '0' ? '\u0000' : ESCAPE)) : text;
-}
-
-/** SQLSTATE classes and socket errors that mean "the database is not reachable now", not "the query is wrong". */
-function isUnavailable(e: unknown): boolean {
-  const code = (e as { code?: unknown }).code;
-  if (typeof code === 'string') {
-    // 57014: a statement cancelled by statement_timeout (the query bound).
-    if (/^(08|57P|53)/.test(code) || code === '57014') return true;
-    if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EPIPE|EHOSTUNREACH|ENETUNREACH)$/.test(code)) return true;
-  }
-  const msg = e instanceof Error ? e.message : '';
-  // 'timeout exceeded when trying to connect': every pooled connection stayed busy (pg-pool);
-  // 'Query read timeout': a statement past its bound (query_timeout).
-  return /Connection terminated|connection timeout|timeout expired|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Cannot use a pool after calling end/i.test(msg);
-}
-
-/** The URL without its password, for messages. */
-export function describeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'the database URL';
-  }
 }
 
 export class PostgresStore implements Store {
@@ -160,25 +77,12 @@ export class PostgresStore implements Store {
   private readonly sweepIntervalMs: number;
   private readonly queryTimeoutMs: number;
   private readonly events = new EventEmitter();
-  /** Names this process in NOTIFY payloads, so it does not announce its own writes twice. */
-  private readonly origin = randomBytes(8).toString('hex');
+  /** Arrivals and removals between the processes (notify.ts). */
+  private readonly feed: NotifyFeed;
+  private readonly reads: MessageQueries;
   private pool: pg.Pool | undefined;
-  private listener: pg.Client | undefined;
-  private listenRetry: NodeJS.Timeout | undefined;
-  /** When the LISTEN connection was lost, until the arrivals of the gap are replayed. */
-  private lostAt: number | undefined;
-  /** Arrivals (by seq) this process announced lately, with when: none is announced twice. */
-  private readonly announced = new Map<string, number>();
-  /** The highest seq this process announced (or found at open): a replay starts after it. */
-  private lastSeq = 0n;
-  /** Arrivals other processes announced whose rows were not read yet (readArrivals). */
-  private readonly unread = new Set<string>();
-  private reading: Promise<void> | undefined;
-  private readRetry: NodeJS.Timeout | undefined;
-  /** The newest seq at open: a replay never reaches back before it. */
-  private openSeq = '0';
   private timer: NodeJS.Timeout | undefined;
-  private state: 'new' | 'open' | 'closed' = 'new';
+  private status: 'new' | 'open' | 'closed' = 'new';
   private readonly inflight = new Set<Promise<unknown>>();
 
   constructor(options: PostgresStoreOptions) {
@@ -192,12 +96,25 @@ export class PostgresStore implements Store {
     this.sweepIntervalMs = options.sweepIntervalMs ?? RETENTION_SWEEP_INTERVAL_MS;
     this.queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
     this.events.setMaxListeners(0);
+    this.feed = new NotifyFeed(
+      {
+        url: this.url,
+        queryTimeoutMs: this.queryTimeoutMs,
+        connectTimeoutMs: CONNECT_TIMEOUT_MS,
+        log: this.log,
+        state: () => this.status,
+        track: (p) => this.track(p),
+        query: (text, values) => this.query(text, values),
+      },
+      this.events,
+    );
+    this.reads = new MessageQueries((text, values) => this.query(text, values));
   }
 
   // ---- lifecycle -------------------------------------------------------------------------
 
   async open(): Promise<void> {
-    if (this.state !== 'new') throw new StoreError('NOT_OPEN', `store ${this.where} was already opened`);
+    if (this.status !== 'new') throw new StoreError('NOT_OPEN', `store ${this.where} was already opened`);
     // Every statement bounded twice: the client stops waiting (query_timeout: a database that stopped
     // answering) and the database cancels it (statement_timeout: a lock held elsewhere).
     const pool = new pg.Pool({
@@ -226,19 +143,18 @@ export class PostgresStore implements Store {
         // Its session's settings go with it.
         client.release(true);
       }
-      await this.listen();
+      await this.feed.listen();
       const { rows } = await pool.query<{ n: string; last: string }>('SELECT count(*) AS n, coalesce(max(seq), 0) AS last FROM test_inbox_messages');
       // Messages already there at open are never replayed as arrivals (LISTEN was on before this count).
-      this.openSeq = rows[0].last;
-      this.lastSeq = BigInt(rows[0].last);
+      this.feed.opened(rows[0].last);
       this.log('info', `store: ${rows[0].n} message(s) in PostgreSQL at ${this.where}`);
     } catch (e) {
-      this.state = 'closed';
-      await this.listener?.end().catch(() => undefined);
+      this.status = 'closed';
+      await this.feed.end();
       await pool.end().catch(() => undefined);
-      throw this.startError(e);
+      throw openFailure(e, this.where);
     }
-    this.state = 'open';
+    this.status = 'open';
     this.sweep();
     if (this.sweepIntervalMs > 0) {
       this.timer = setInterval(() => this.sweep(), this.sweepIntervalMs);
@@ -246,182 +162,32 @@ export class PostgresStore implements Store {
     }
   }
 
-  private startError(e: unknown): StoreError {
-    if (StoreError.is(e)) return e;
-    const code = (e as { code?: unknown }).code;
-    const why = (e as Error).message;
-    if (code === '28P01' || code === '28000') return new StoreError('DB_AUTH', `the database at ${this.where} refused the login: ${why}`, { cause: e });
-    if (code === '3D000') return new StoreError('DB_UNREACHABLE', `the database at ${this.where} does not exist: ${why}`, { cause: e });
-    if (isUnavailable(e)) return new StoreError('DB_UNREACHABLE', `cannot reach the database at ${this.where}: ${why || String(code)}`, { cause: e });
-    return new StoreError('IO', `cannot open the store at ${this.where}: ${why}`, { cause: e });
-  }
-
   async close(): Promise<void> {
-    if (this.state === 'closed') return;
-    const wasOpen = this.state === 'open';
-    this.state = 'closed';
+    if (this.status === 'closed') return;
+    const wasOpen = this.status === 'open';
+    this.status = 'closed';
     clearInterval(this.timer);
-    clearTimeout(this.listenRetry);
-    clearTimeout(this.readRetry);
+    this.feed.stop();
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     if (wasOpen) {
-      await this.listener?.end().catch(() => undefined);
+      await this.feed.end();
       await this.pool?.end().catch(() => undefined);
-    }
-  }
-
-  /** One dedicated connection LISTENs; when it drops it is replaced until the database returns. */
-  private async listen(): Promise<void> {
-    // The pid names this process's LISTEN connection in pg_stat_activity (an operator's view, a test's target).
-    // It also reads the rows of other processes' arrivals (readArrivals), each read bounded.
-    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: this.queryTimeoutMs, application_name: `test-inbox listen ${process.pid}` });
-    let lost = false;
-    const onLost = (e?: Error): void => {
-      if (lost) return;
-      lost = true;
-      if (this.listener === client) this.listener = undefined;
-      if (this.state === 'closed') return;
-      this.lostAt ??= Date.now();
-      this.log('warn', `store: LISTEN connection lost${e ? `: ${e.message}` : ''}; retrying every ${LISTEN_RETRY_MS} ms`);
-      this.retryListen();
-    };
-    client.on('error', onLost);
-    client.on('end', () => onLost());
-    client.on('notification', (n) => {
-      if (n.channel === EVENTS_CHANNEL && n.payload) void this.track(this.onNotification(n.payload));
-    });
-    await client.connect();
-    await client.query(`LISTEN ${EVENTS_CHANNEL}`);
-    this.listener = client;
-    if (this.lostAt !== undefined) await this.replay(client, this.lostAt);
-    // Arrivals whose read failed with the connection this one replaces.
-    if (this.unread.size > 0) void this.track(this.readArrivals());
-  }
-
-  /**
-   * Announces the arrivals committed while LISTEN was away (their NOTIFY went to no one here):
-   * every message after the last one announced, or stamped from REPLAY_GRACE_MS before the loss,
-   * newer than the store's open and not announced yet. Runs once LISTEN is back, so nothing falls between.
-   */
-  private async replay(client: pg.Client, lostAt: number): Promise<void> {
-    // On the LISTEN connection: a pool busy with requests does not hold it up.
-    const { rows } = await client.query<Row>(
-      `SELECT * FROM (SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE (seq > $1 OR time_ms >= $2) AND seq > $4 ORDER BY seq DESC LIMIT $3) AS gap ORDER BY seq`,
-      [this.lastSeq.toString(), lostAt - REPLAY_GRACE_MS, REPLAY_MAX, this.openSeq],
-    );
-    const fresh = rows.filter((r) => !this.announced.has(r.seq));
-    this.lostAt = undefined;
-    this.log('info', `store: LISTEN back after ${Date.now() - lostAt} ms; replayed ${fresh.length} arrival(s) of the gap`);
-    this.announce(fresh);
-  }
-
-  /** Emits `message` for each row not announced yet, and remembers it. */
-  private announce(rows: Array<{ seq: string } & MessageMeta>): void;
-  private announce(rows: Row[]): void;
-  private announce(rows: Array<Row | ({ seq: string } & MessageMeta)>): void {
-    const now = Date.now();
-    for (const [seq, at] of this.announced) {
-      if (at >= now - 2 * REPLAY_GRACE_MS && this.announced.size < ANNOUNCED_MAX) break;
-      this.announced.delete(seq);
-    }
-    for (const r of rows) {
-      if (this.announced.has(r.seq)) continue;
-      this.announced.set(r.seq, now);
-      const seq = BigInt(r.seq);
-      if (seq > this.lastSeq) this.lastSeq = seq;
-      if ('time_ms' in r) {
-        this.events.emit('message', toMeta(r));
-      } else {
-        const { seq: _seq, ...meta } = r;
-        this.events.emit('message', meta as MessageMeta);
-      }
-    }
-  }
-
-  private retryListen(): void {
-    clearTimeout(this.listenRetry);
-    this.listenRetry = setTimeout(() => {
-      if (this.state !== 'open') return;
-      // Back: listen() replays the gap. A failure (of the connection or of the replay) tries again.
-      this.listen().catch(() => {
-        void this.listener?.end().catch(() => undefined);
-        this.retryListen();
-      });
-    }, LISTEN_RETRY_MS);
-    this.listenRetry.unref();
-  }
-
-  /**
-   * Reads the rows of the arrivals other processes announced and announces them here. They are
-   * read on the LISTEN connection, which serves nothing else, so a pool busy with requests
-   * never delays them; an arrival stays in `unread` until its row was read (or is gone), and
-   * a read that fails is tried again (the LISTEN connection it broke is replaced, and its
-   * replay covers the gap too). No committed arrival is dropped on the way.
-   */
-  private readArrivals(): Promise<void> {
-    this.reading ??= (async () => {
-      try {
-        while (this.unread.size > 0 && this.state === 'open') {
-          const seqs = [...this.unread].slice(0, ARRIVALS_READ_AT_ONCE);
-          const text = `SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE seq = ANY($1::bigint[]) ORDER BY seq`;
-          const client = this.listener;
-          let rows: Row[];
-          try {
-            rows = client ? (await client.query<Row>(text, [seqs])).rows : await this.query<Row>(text, [seqs]);
-          } catch (e) {
-            this.log('warn', `store: could not read ${this.unread.size} arrival(s) announced by another process yet (tried again in ${LISTEN_RETRY_MS} ms): ${(e as Error).message}`);
-            // A LISTEN connection that failed a read (its bound passed) is replaced.
-            if (client && this.listener === client) void client.end().catch(() => undefined);
-            clearTimeout(this.readRetry);
-            this.readRetry = setTimeout(() => void this.track(this.readArrivals()), LISTEN_RETRY_MS);
-            this.readRetry.unref();
-            return;
-          }
-          // Read, or gone meanwhile (its removal is announced on its own).
-          for (const seq of seqs) this.unread.delete(seq);
-          this.announce(rows);
-        }
-      } finally {
-        this.reading = undefined;
-      }
-    })();
-    return this.reading;
-  }
-
-  private async onNotification(payload: string): Promise<void> {
-    let note: { o?: string; k?: string; s?: string[]; m?: MessageMeta[] };
-    try {
-      note = JSON.parse(payload) as typeof note;
-    } catch {
-      return;
-    }
-    if (note.o === this.origin) return;
-    if (note.k === 'm' && Array.isArray(note.s) && note.s.length > 0) {
-      for (const seq of note.s) if (typeof seq === 'string' && /^[0-9]{1,19}$/.test(seq) && !this.announced.has(seq)) this.unread.add(seq);
-      await this.readArrivals();
-    } else if (note.k === 'd' && Array.isArray(note.m) && note.m.length > 0) {
-      this.events.emit('delete', note.m);
     }
   }
 
   // ---- queries ---------------------------------------------------------------------------
 
   private db(): pg.Pool {
-    if (this.state !== 'open' || !this.pool) throw new StoreError('NOT_OPEN', 'the store is not open');
+    if (this.status !== 'open' || !this.pool) throw new StoreError('NOT_OPEN', 'the store is not open');
     return this.pool;
   }
 
-  private wrap(e: unknown): StoreError {
-    if (StoreError.is(e)) return e;
-    if (isUnavailable(e)) return new StoreError('DB_UNREACHABLE', `the database at ${this.where} is unreachable: ${(e as Error).message}`, { cause: e });
-    return new StoreError('IO', `the database at ${this.where} failed: ${(e as Error).message}`, { cause: e });
-  }
-
+  /** A query on the pool; its failures are StoreErrors (failures.ts). */
   private async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
     try {
       return (await this.db().query<R>(text, values)).rows;
     } catch (e) {
-      throw this.wrap(e);
+      throw queryFailure(e, this.where);
     }
   }
 
@@ -431,7 +197,7 @@ export class PostgresStore implements Store {
     try {
       client = await this.db().connect();
     } catch (e) {
-      throw this.wrap(e);
+      throw queryFailure(e, this.where);
     }
     let broken = false;
     // A connection lost between two statements (the database stopped while a spooled body is
@@ -450,37 +216,17 @@ export class PostgresStore implements Store {
       // a ROLLBACK on it would wait for the bound a second time.
       broken ||= isUnavailable(e);
       if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
-      throw this.wrap(e);
+      throw queryFailure(e, this.where);
     } finally {
       client.off('error', lost);
       client.release(broken);
     }
   }
 
-  /** Announces to the other processes, inside the transaction: delivered on COMMIT, never for a rollback. */
-  private async notify(c: pg.PoolClient, kind: 'm' | 'd', items: string[] | MessageMeta[]): Promise<void> {
-    const key = kind === 'm' ? 's' : 'm';
-    let chunk: unknown[] = [];
-    let bytes = 0;
-    const flush = async (): Promise<void> => {
-      if (chunk.length === 0) return;
-      await c.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, JSON.stringify({ o: this.origin, k: kind, [key]: chunk })]);
-      chunk = [];
-      bytes = 0;
-    };
-    for (const item of items) {
-      const size = Buffer.byteLength(JSON.stringify(item)) + 1;
-      if (bytes + size > MAX_NOTIFY_BYTES) await flush();
-      chunk.push(item);
-      bytes += size;
-    }
-    await flush();
-  }
-
   // ---- writes ----------------------------------------------------------------------------
 
   async add(targets: Target[], body: MessageBody, source: MessageSource, parts?: MessageParts, key?: MessageKey): Promise<MessageMeta[]> {
-    const norm = targetsToAdd(this.state === 'open', targets);
+    const norm = targetsToAdd(this.status === 'open', targets);
     if (key !== undefined && norm.length !== 1) throw new StoreError('BAD_TARGET', `a message key names one message, not ${norm.length}`);
     return this.track(this.addNormalized(norm, body, source, parts, key));
   }
@@ -509,11 +255,11 @@ export class PostgresStore implements Store {
         throw e;
       }
       if (oid !== undefined) await c.query('SELECT lo_unlink($1::oid)', [oid]);
-      await this.notify(c, 'm', out.map((m) => m.seq));
+      await this.feed.notify(c, 'm', out.map((m) => m.seq));
       return out;
     });
     // Acknowledged only now, after COMMIT.
-    this.announce(added);
+    this.feed.announce(added);
     const metas = added.map(({ seq: _seq, ...meta }) => meta as MessageMeta);
     if (this.retention.maxMessages > 0) void this.track(this.enforceCount(norm).catch((e: unknown) => this.log('warn', `store: retention by count failed: ${(e as Error).message}`)));
     return metas;
@@ -565,7 +311,7 @@ export class PostgresStore implements Store {
     const metas = await this.transaction(async (c) => {
       const { rows } = await c.query<Row>(`${sql} RETURNING ${META_COLUMNS}`, values);
       const out = rows.map(toMeta);
-      if (out.length > 0) await this.notify(c, 'd', out);
+      if (out.length > 0) await this.feed.notify(c, 'd', out);
       return out;
     });
     if (metas.length > 0) this.events.emit('delete', metas);
@@ -575,58 +321,14 @@ export class PostgresStore implements Store {
   // ---- retention -------------------------------------------------------------------------
 
   private async enforceCount(inboxes: Array<{ domain: string; inbox: string }>): Promise<void> {
-    for (const { domain, inbox } of inboxes) {
-      await this.remove(
-        `DELETE FROM test_inbox_messages WHERE domain = $1 AND inbox = $2 AND seq <= (
-           SELECT seq FROM test_inbox_messages WHERE domain = $1 AND inbox = $2 ORDER BY seq DESC OFFSET $3 LIMIT 1)`,
-        [domain, inbox, this.retention.maxMessages],
-      );
-    }
+    for (const { domain, inbox } of inboxes) await this.remove(COUNT_LIMIT_DELETE, [domain, inbox, this.retention.maxMessages]);
   }
 
-  /**
-   * The age and count sweep, once per period across every process: the process that takes the
-   * sweep's row (FOR UPDATE SKIP LOCKED: never waiting for another's sweep) while its last run is a
-   * period old runs two set-based DELETEs, folds the inbox counts' deltas (migration 4) and stamps
-   * the row, in one transaction. DELETE takes row locks on the rows it removes only, and the fold
-   * removes only the deltas it sums, so ingest goes on meanwhile.
-   */
+  /** The age and count sweep (sweep.ts), once per period across every process. */
   private sweep(): void {
-    if (this.state !== 'open') return;
+    if (this.status !== 'open') return;
     const run = async (): Promise<void> => {
-      const removed = await this.transaction(async (t) => {
-        // Set-based DELETEs over the whole table: bounded by SWEEP_TIMEOUT_MS, not a request's bound.
-        const c = { query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => t.query<R>(bounded(text, values, SWEEP_TIMEOUT_MS)) };
-        await c.query(`SET LOCAL statement_timeout = ${SWEEP_TIMEOUT_MS}`);
-        const { rowCount } = await c.query(
-          `SELECT 1 FROM test_inbox_sweeps WHERE name = $1 AND (last_at IS NULL OR last_at <= now() - make_interval(secs => $2)) FOR UPDATE SKIP LOCKED`,
-          [RETENTION_SWEEP, (this.sweepIntervalMs * SWEEP_PERIOD_SHARE) / 1000],
-        );
-        if (!rowCount) return undefined;
-        const out: MessageMeta[] = [];
-        if (this.retention.maxAgeMs > 0) {
-          const { rows } = await c.query<Row>(`DELETE FROM test_inbox_messages WHERE time_ms < $1 RETURNING ${META_COLUMNS}`, [Date.now() - this.retention.maxAgeMs]);
-          out.push(...rows.map(toMeta));
-        }
-        if (this.retention.maxMessages > 0) {
-          const { rows } = await c.query<Row>(
-            `DELETE FROM test_inbox_messages WHERE seq IN (
-               SELECT seq FROM (SELECT seq, row_number() OVER (PARTITION BY domain, inbox ORDER BY seq DESC) AS n FROM test_inbox_messages) AS ranked
-               WHERE n > $1)
-             RETURNING ${META_COLUMNS}`,
-            [this.retention.maxMessages],
-          );
-          out.push(...rows.map(toMeta));
-        }
-        if (out.length > 0) await this.notify(t, 'd', out);
-        // Deltas appended from now on are not in this snapshot: they stay, to be folded next time.
-        await c.query(
-          `WITH folded AS (DELETE FROM test_inbox_counts RETURNING domain, inbox, n)
-           INSERT INTO test_inbox_counts (domain, inbox, n) SELECT domain, inbox, sum(n) FROM folded GROUP BY domain, inbox HAVING sum(n) <> 0`,
-        );
-        await c.query('UPDATE test_inbox_sweeps SET last_at = now(), runs = runs + 1, removed = removed + $2 WHERE name = $1', [RETENTION_SWEEP, out.length]);
-        return out;
-      });
+      const removed = await this.transaction((t) => sweepRetention(t, this.retention, this.sweepIntervalMs, (c, kind, items) => this.feed.notify(c, kind, items)));
       if (removed === undefined) return;
       if (removed.length > 0) {
         this.events.emit('delete', removed);
@@ -636,96 +338,38 @@ export class PostgresStore implements Store {
     void this.track(run().catch((e: unknown) => this.log('warn', `store: retention sweep failed: ${(e as Error).message}`)));
   }
 
-  // ---- reads -----------------------------------------------------------------------------
+  // ---- reads (queries.ts) ------------------------------------------------------------------
 
-  async list(domain: string | undefined, inbox: string, options: ListOptions): Promise<ListResult> {
-    const i = normalizeInbox(inbox);
-    const where: string[] = [];
-    const values: unknown[] = [];
-    if (domain !== undefined) where.push(`domain = $${values.push(domain.toLowerCase())}`);
-    if (i !== ALL_INBOXES) where.push(`inbox = $${values.push(i)}`);
-    const filter = where.length ? where.join(' AND ') : 'TRUE';
-    const descending = options.sort !== 'ascending';
-    let page = filter;
-    if (options.cursor !== undefined) {
-      const parsed = parseMessageId(options.cursor);
-      if (!parsed) throw new StoreError('BAD_CURSOR', `cursor ${JSON.stringify(options.cursor)} is not a message id`);
-      page += ` AND seq ${descending ? '<' : '>'} $${values.push(parsed.counter)}`;
-    }
-    const limit = Math.max(0, Math.floor(options.limit));
-    const skip = Math.max(0, Math.floor(options.skip));
-    const [rows, count] = await Promise.all([
-      this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE ${page} ORDER BY seq ${descending ? 'DESC' : 'ASC'} OFFSET $${values.length + 1} LIMIT $${values.length + 2}`, [...values, skip, Math.min(limit + 1, Number.MAX_SAFE_INTEGER)]),
-      // The total from the counts' deltas the triggers append (migration 4): a few rows, not the inbox's every index entry.
-      this.query<{ n: string }>(`SELECT coalesce(sum(n), 0) AS n FROM test_inbox_counts WHERE ${filter}`, values.slice(0, where.length)),
-    ]);
-    const more = rows.length > limit;
-    const msgs = rows.slice(0, limit).map(toMeta);
-    return { msgs, total: Number(count[0].n), ...(more && msgs.length > 0 ? { nextCursor: msgs[msgs.length - 1].id } : {}) };
+  list(domain: string | undefined, inbox: string, options: ListOptions): Promise<ListResult> {
+    return this.reads.list(domain, inbox, options);
   }
 
-  /** One parameterized statement for the page and one for the count; each term is one condition (searchCondition). */
-  async search(terms: readonly MetaTerm[], options: SearchOptions): Promise<ListResult> {
-    const values: unknown[] = [];
-    const param = (v: unknown): string => `$${values.push(v)}`;
-    const filter = terms.length ? terms.map((t) => (t.negated ? `NOT (${searchCondition(t, param)})` : searchCondition(t, param))).join(' AND ') : 'TRUE';
-    const filterValues = values.length;
-    let page = filter;
-    if (options.cursor !== undefined) {
-      const parsed = parseMessageId(options.cursor);
-      if (!parsed) throw new StoreError('BAD_CURSOR', `cursor ${JSON.stringify(options.cursor)} is not a message id`);
-      page += ` AND seq < ${param(parsed.counter)}`;
-    }
-    const limit = Math.max(0, Math.floor(options.limit));
-    const skip = Math.max(0, Math.floor(options.skip));
-    const pageSql = `SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE ${page} ORDER BY seq DESC OFFSET ${param(skip)} LIMIT ${param(limit + 1)}`;
-    const [rows, count] = await Promise.all([
-      this.query<Row>(pageSql, values),
-      options.count ? this.query<{ n: string }>(`SELECT count(*) AS n FROM test_inbox_messages WHERE ${filter}`, values.slice(0, filterValues)) : Promise.resolve([{ n: '-1' }]),
-    ]);
-    const more = rows.length > limit;
-    const msgs = rows.slice(0, limit).map(toMeta);
-    return { msgs, total: Number(count[0].n), ...(more && msgs.length > 0 ? { nextCursor: msgs[msgs.length - 1].id } : {}) };
+  search(terms: readonly MetaTerm[], options: SearchOptions): Promise<ListResult> {
+    return this.reads.search(terms, options);
   }
 
-  async findByKey(key: string): Promise<KeyedMessage | undefined> {
-    const rows = await this.query<KeyedRow>(`SELECT ${META_COLUMNS}, msg_key, key_scope, key_data FROM test_inbox_messages WHERE msg_key = $1`, [key]);
-    return rows[0] ? keyed(rows[0]) : undefined;
+  findByKey(key: string): Promise<KeyedMessage | undefined> {
+    return this.reads.findByKey(key);
   }
 
-  async listByScope(scope: string): Promise<KeyedMessage[]> {
-    const rows = await this.query<KeyedRow>(`SELECT ${META_COLUMNS}, msg_key, key_scope, key_data FROM test_inbox_messages WHERE key_scope = $1 ORDER BY seq DESC`, [scope]);
-    return rows.map(keyed);
+  listByScope(scope: string): Promise<KeyedMessage[]> {
+    return this.reads.listByScope(scope);
   }
 
-  async get(id: string): Promise<MessageMeta | undefined> {
-    const rows = await this.query<Row>(`SELECT ${META_COLUMNS} FROM test_inbox_messages WHERE id = $1`, [id]);
-    return rows[0] ? toMeta(rows[0]) : undefined;
+  get(id: string): Promise<MessageMeta | undefined> {
+    return this.reads.get(id);
   }
 
-  async readRaw(id: string): Promise<Buffer> {
-    const rows = await this.query<{ raw: Buffer }>('SELECT raw FROM test_inbox_messages WHERE id = $1', [id]);
-    if (!rows[0]) throw new StoreError('NOT_FOUND', `no message ${id}`);
-    return rows[0].raw;
+  readRaw(id: string): Promise<Buffer> {
+    return this.reads.readRaw(id);
   }
 
-  async domains(): Promise<Array<{ name: string; inboxes: number; messages: number }>> {
-    const rows = await this.query<{ name: string; inboxes: string; messages: string }>(
-      `SELECT domain AS name, count(*) AS inboxes, sum(n) AS messages
-         FROM (SELECT domain, inbox, sum(n) AS n FROM test_inbox_counts GROUP BY domain, inbox) AS c WHERE n > 0
-        GROUP BY domain ORDER BY domain COLLATE "C"`,
-    );
-    return rows.map((r) => ({ name: r.name, inboxes: Number(r.inboxes), messages: Number(r.messages) }));
+  domains(): Promise<Array<{ name: string; inboxes: number; messages: number }>> {
+    return this.reads.domains();
   }
 
-  async inboxes(domain: string | undefined): Promise<Array<{ domain: string; inbox: string; count: number; latest: number }>> {
-    const values: unknown[] = [];
-    const where = domain === undefined ? '' : `WHERE domain = $${values.push(domain.toLowerCase())}`;
-    const rows = await this.query<{ domain: string; inbox: string; count: string; latest: string }>(
-      `SELECT domain, inbox, count(*) AS count, max(time_ms) AS latest FROM test_inbox_messages ${where} GROUP BY domain, inbox ORDER BY max(time_ms) DESC`,
-      values,
-    );
-    return rows.map((r) => ({ domain: r.domain, inbox: r.inbox, count: Number(r.count), latest: Number(r.latest) }));
+  inboxes(domain: string | undefined): Promise<Array<{ domain: string; inbox: string; count: number; latest: number }>> {
+    return this.reads.inboxes(domain);
   }
 
   on<E extends keyof StoreEvents>(event: E, listener: StoreEvents[E]): void {
@@ -736,40 +380,11 @@ export class PostgresStore implements Store {
     this.events.off(event, listener);
   }
 
+  /** Keeps the promise among the work in flight, which close() waits for. */
   private track<T>(p: Promise<T>): Promise<T> {
     this.inflight.add(p);
     const done = (): void => void this.inflight.delete(p);
     p.then(done, done);
     return p;
-  }
-}
-
-/**
- * The SQL of one search term before its negation, the same rule as core/search.ts
- * matchesMetaTerm: text compared with case folded for A–Z only (`lower` under the "C" collation
- * folds exactly those, whatever the database's locale); never NULL, so a negation is exact.
- */
-function searchCondition(t: MetaTerm, param: (v: unknown) => string): string {
-  switch (t.field) {
-    case 'from':
-      return `strpos(lower(sender COLLATE "C"), ${param(t.value)}) > 0`;
-    case 'to':
-      return `strpos(inbox || '@' || domain, ${param(t.value)}) > 0`;
-    case 'subject':
-      return `strpos(lower(subject COLLATE "C"), ${param(t.value)}) > 0`;
-    case 'domain':
-      return `domain = ${param(t.value)}`;
-    case 'inbox':
-      return `inbox = ${param(t.value)}`;
-    case 'code':
-      return `(code IS NOT NULL AND code = ${param(t.value)})`;
-    case 'has':
-      return 'code IS NOT NULL';
-    case 'is':
-      return `${t.value === 'sms' ? '' : 'NOT '}inbox ~ ${param(PHONE_INBOX_PATTERN)}`;
-    case 'after':
-      return `time_ms >= ${param(t.value)}`;
-    case 'before':
-      return `time_ms < ${param(t.value)}`;
   }
 }

@@ -1,35 +1,23 @@
-// Durability of the Maildir store: one RFC 5322 `.eml` per message under
+// The files of the Maildir store: one RFC 5322 `.eml` per message under
 // `<dir>/mail/<domain>/<inbox>/{tmp,new,cur}` (layout.ts), written to tmp/ and renamed into new/.
 // A message is made durable by the write-ahead log (wal.ts) before it is acknowledged; its file
-// is written afterwards by the materialiser (materialiser.ts). Checkpoints wait for the files of
-// the log generation, fsync them (a bounded number at once) and drop the generation; generations
-// are dropped oldest first, so a removal record is never dropped while the message it removes is
-// still in the log.
+// is written afterwards by the materialiser (materialiser.ts). The log's checkpoints are
+// checkpoints.ts; recovery on open (replay and scan) is recovery.ts.
 // A full disk is StoreError FULL; a delete is durable before it is answered.
-// Recovery on open replays what a crash left in the log and reconciles the index journal with
-// a readdir of every inbox. Knows nothing of the in-memory index (memoryIndex.ts) or events:
-// the store facade (store.ts) composes the two.
-import { chmodSync, constants as fsConstants, copyFileSync, promises as fs, linkSync, renameSync, rmSync, statfsSync, writeFileSync, type Dirent } from 'node:fs';
+// Knows nothing of the in-memory index (memoryIndex.ts) or events: the store facade (store.ts)
+// composes the two.
+import { chmodSync, constants as fsConstants, copyFileSync, promises as fs, linkSync, renameSync, statfsSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { decodeFileName } from '../../../core/fileNames';
-import { ALL_INBOXES, domainProblem, inboxNameProblem, isPhoneInbox, parseMessageId } from '../../../core/ids';
 import { PRIVATE_FILE_MODE } from '../../privateFile';
-import { detectCode } from '../code';
 import { errnoCode, isNoSpace, StoreError } from '../errors';
-import { parseIndexedHeaders } from '../headers';
-import { fsyncDir, inboxDirOf, mailPathError, mailRoot, mapLimit, messageFileOf, PRIVATE_DIR_MODE } from './layout';
-import type { IndexRecord } from './ordered';
-import { Materialiser, type MaterialiseJob } from './materialiser';
-import { inboxKeyOf } from './snapshot';
 import type { MessageBody, MessageMeta, StoreLog } from '../types';
-import { linkRecord, messageRecord, type WalMessage, WriteAheadLog } from './wal';
+import { Checkpoints } from './checkpoints';
+import { FLUSH_CONCURRENCY, flushFiles, OPEN_CONCURRENCY, rmQuietly } from './fileOps';
+import { fsyncDir, inboxDirOf, mailPathError, mailRoot, mapLimit, messageFileOf, PRIVATE_DIR_MODE } from './layout';
+import { Materialiser, type MaterialiseJob } from './materialiser';
+import type { IndexRecord } from './ordered';
+import { linkRecord, messageRecord, WriteAheadLog } from './wal';
 
-/** Checkpoint once the log holds this much: bounds the replay work after a crash. */
-export const WAL_CHECKPOINT_BYTES = 32 * 1024 * 1024;
-/** Files read or directories listed at once on open: enough to overlap I/O without exhausting file descriptors. */
-const OPEN_CONCURRENCY = 32;
-/** Files fsynced at once by a checkpoint: enough to keep the disk's queue full, few enough to leave file descriptors and threads to the rest. */
-const FLUSH_CONCURRENCY = 16;
 /**
  * Messages in memory are acknowledged before their files are written (by the materialiser) only
  * while the data dir's file system has this much room beyond twice the bytes waiting for their
@@ -37,9 +25,6 @@ const FLUSH_CONCURRENCY = 16;
  * files are written before it is acknowledged, and a full disk is answered as such.
  */
 export const LATE_WRITE_MIN_FREE_BYTES = 64 * 1024 * 1024;
-
-/** Answers the inboxes (`<domain>\n<inbox>`) whose journal entries are taken without listing their files. */
-export type TrustInboxes = (inboxes: Array<{ domain: string; inbox: string }>) => Promise<Set<string>>;
 
 /** One delivery waiting for the group commit. */
 export interface CommitItem {
@@ -51,25 +36,10 @@ export interface CommitItem {
   reject: (e: unknown) => void;
 }
 
-/** A rotated log generation until a checkpoint drops it: its file, the files it logged, and their materialiser jobs. */
-interface KeptGeneration {
-  /** Rejects when the rotation failed: the generation is then never dropped in this run (the next start replays it). */
-  file: Promise<string>;
-  files: string[];
-  jobs: MaterialiseJob[];
-  /** The last failure logged for it. */
-  failure?: string;
-}
-
 /** link() errors that mean "this file system has no hard links" (FAT, some network shares), not a failed write. */
 const LINK_UNSUPPORTED = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
 /** link() errors that mean "not this link" (another file system, too many links to one file): this one file is copied. */
 const LINK_REFUSED = new Set(['EXDEV', 'EMLINK']);
-
-function recordOf(meta: MessageMeta): IndexRecord | undefined {
-  const p = parseMessageId(meta.id);
-  return p && { meta, seconds: p.seconds, counter: p.counter, dead: false };
-}
 
 /** Open flags of a message file rewritten in tmp/: created or truncated, and never through a symlink in its place (ELOOP). */
 const WRITE_NOFOLLOW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | (fsConstants.O_NOFOLLOW ?? 0);
@@ -82,17 +52,10 @@ function storeFailure(e: unknown): StoreError {
 
 export class MaildirFiles {
   readonly wal: WriteAheadLog;
-  /** Files committed to the current log generation, to flush at the next checkpoint. */
-  private unflushed: string[] = [];
-  /** Materialiser jobs of the current log generation: a checkpoint drops it only once they are written. */
-  private unwritten: MaterialiseJob[] = [];
+  /** The log's checkpoints (checkpoints.ts). */
+  readonly checkpoints: Checkpoints;
   /** Writes the files of messages acknowledged from the log alone (materialiser.ts). */
   readonly materialiser: Materialiser;
-  /** Rotated log generations not dropped yet, oldest first (checkpoint()). */
-  private kept: KeptGeneration[] = [];
-  private checkpointRun: Promise<boolean> | undefined;
-  /** The run that follows the one under way, shared by the callers that came meanwhile. */
-  private checkpointNext: Promise<boolean> | undefined;
   private readonly readyDirs = new Map<string, Promise<void>>();
   /** Recipients of one message share one file through hard links; dropped where the file system refuses them. */
   private linksUsable = true;
@@ -105,6 +68,7 @@ export class MaildirFiles {
     private readonly log: StoreLog,
   ) {
     this.wal = new WriteAheadLog(dir);
+    this.checkpoints = new Checkpoints(this.wal, log);
     this.materialiser = new Materialiser(
       (job) => this.writeJob(job),
       (job, e, first) => {
@@ -116,158 +80,6 @@ export class MaildirFiles {
   /** Where a message's file lives (in `new/`, or `tmp/` while being written). */
   pathOf(meta: Pick<MessageMeta, 'domain' | 'inbox' | 'id'>, sub: 'tmp' | 'new' = 'new'): string {
     return messageFileOf(this.dir, meta, sub);
-  }
-
-  // ---- recovery --------------------------------------------------------------------------
-
-  /** Rewrites what the log holds but the files lost (a crash before the checkpoint), flushes it, and starts a fresh log. */
-  async replayLog(): Promise<void> {
-    const rec = await this.wal.recover();
-    for (const f of rec.tornFiles) this.log('warn', `store: ${f} ends in an incomplete record (a delivery cut off before it was acknowledged); the rest is replayed`);
-    let restored = 0;
-    const files: string[] = [];
-    const todo: WalMessage[] = [];
-    for (const m of rec.messages.values()) {
-      const problem = domainProblem(m.domain) ?? inboxNameProblem(m.inbox);
-      const parsed = parseMessageId(m.id);
-      if (problem || !parsed || parsed.inbox !== m.inbox) {
-        this.log('warn', `store: skipping a logged message ${JSON.stringify(m.id)}: ${problem ?? 'bad id'}`);
-        continue;
-      }
-      files.push(this.pathOf(m, 'new'));
-      todo.push(m);
-    }
-    // Written a bounded number at once, and made durable together below (before the log goes).
-    await mapLimit(todo, OPEN_CONCURRENCY, async (m) => {
-      if (await this.restore(m, this.pathOf(m, 'new'))) restored++;
-    });
-    if (rec.files.length > 0) {
-      await this.flush(files);
-      for (const f of rec.files) await fs.rm(f, { force: true });
-    }
-    if (restored > 0) this.log('warn', `store: restored ${restored} acknowledged message(s) from the write-ahead log`);
-    await this.wal.start(rec.lastGeneration + 1);
-  }
-
-  private async restore(m: WalMessage, file: string): Promise<boolean> {
-    try {
-      if ((await fs.readFile(file)).equals(m.raw)) return false;
-    } catch (e) {
-      if (errnoCode(e) !== 'ENOENT') throw e;
-    }
-    await this.ensureInboxDir(m.domain, m.inbox);
-    const tmp = this.pathOf(m, 'tmp');
-    await fs.rm(tmp, { force: true });
-    await writeWithTime(tmp, m.raw, m.time);
-    await fs.rename(tmp, file);
-    return true;
-  }
-
-  /**
-   * Reconciles the journal's records with the directories: a journal record whose file is
-   * there is revived (`dead = false`), a file the journal does not know is indexed from its
-   * headers (returned in `parsedRecs`). Leftovers in tmp/ (never acknowledged) are removed.
-   */
-  async scan(journal: Map<string, IndexRecord>, trust?: TrustInboxes): Promise<{ parsedRecs: IndexRecord[]; maxCounter: number; trusted: Set<string> }> {
-    const unknown: Array<{ domain: string; inbox: string; id: string; file: string }> = [];
-    const inboxDirs: Array<{ domain: string; inbox: string; dir: string }> = [];
-
-    const root = mailRoot(this.dir);
-    for (const dent of await readdirOrEmpty(root)) {
-      const domain = decodeFileName(dent.name);
-      if (!dent.isDirectory() || domain === undefined || domain !== domain.toLowerCase() || domainProblem(domain)) {
-        this.log('warn', `store: skipping ${path.join(root, dent.name)}: not a domain directory`);
-        continue;
-      }
-      for (const idir of await readdirOrEmpty(path.join(root, dent.name))) {
-        const inbox = decodeFileName(idir.name);
-        // Stored names are lowercase and trimmed; a `+<digits>` folder an older release wrote is still read.
-        if (!idir.isDirectory() || inbox === undefined || inbox === ALL_INBOXES || inbox !== inbox.toLowerCase() || inbox !== inbox.trim() || inboxNameProblem(inbox)) {
-          this.log('warn', `store: skipping ${path.join(root, dent.name, idir.name)}: not an inbox directory`);
-          continue;
-        }
-        inboxDirs.push({ domain, inbox, dir: path.join(root, dent.name, idir.name) });
-      }
-    }
-
-    // Inboxes the index snapshot vouches for (snapshot.ts) keep their journal entries unlisted.
-    const trusted = trust ? await trust(inboxDirs) : new Set<string>();
-    if (trusted.size > 0) {
-      // By domain, then inbox: no key string built per entry of a million-entry journal.
-      const byDomain = new Map<string, Set<string>>();
-      for (const key of trusted) {
-        const [domain, inbox] = key.split('\n');
-        let set = byDomain.get(domain);
-        if (!set) byDomain.set(domain, (set = new Set()));
-        set.add(inbox);
-      }
-      for (const r of journal.values()) if (byDomain.get(r.meta.domain)?.has(r.meta.inbox)) r.dead = false;
-    }
-    await mapLimit(inboxDirs, OPEN_CONCURRENCY, async ({ domain, inbox, dir }) => {
-      if (trusted.has(inboxKeyOf(domain, inbox))) return;
-      let files: string[];
-      try {
-        // Files left in tmp/ were never acknowledged: remove them. Not through a symlink: what it
-        // points to is not the store's.
-        const tmpDir = path.join(dir, 'tmp');
-        if (!(await fs.lstat(tmpDir).catch(() => undefined))?.isSymbolicLink()) {
-          for (const t of await namesOrEmpty(tmpDir)) await fs.rm(path.join(tmpDir, t), { force: true }).catch(() => undefined);
-        }
-        // Names only (no file types): 100,000 Dirent objects cost more than the whole index. A
-        // directory named like a message fails when it is read, which skips it with a warning.
-        files = await namesOrEmpty(path.join(dir, 'new'));
-      } catch (e) {
-        this.log('warn', `store: skipping ${dir}: ${(e as Error).message}`);
-        return;
-      }
-      for (const name of files) {
-        const id = name.endsWith('.eml') ? decodeFileName(name.slice(0, -4)) : undefined;
-        const known = id === undefined ? undefined : journal.get(id);
-        if (known && known.meta.domain === domain && known.meta.inbox === inbox) {
-          known.dead = false;
-          continue;
-        }
-        const file = path.join(dir, 'new', name);
-        if (id === undefined || parseMessageId(id)?.inbox !== inbox) {
-          this.log('warn', `store: skipping ${file}: not a message file of this store`);
-          continue;
-        }
-        unknown.push({ domain, inbox, id, file });
-      }
-    });
-
-    const seen = new Set<string>();
-    const toParse = unknown.filter((u) => {
-      if (journal.get(u.id)?.dead === false || seen.has(u.id)) {
-        this.log('warn', `store: skipping ${u.file}: message id ${u.id} is already stored elsewhere`);
-        return false;
-      }
-      seen.add(u.id);
-      return true;
-    });
-    let maxCounter = 0;
-    const parsedRecs: IndexRecord[] = [];
-    await mapLimit(toParse, OPEN_CONCURRENCY, async ({ domain, inbox, id, file }) => {
-      try {
-        const [raw, st] = await Promise.all([fs.readFile(file), fs.stat(file)]);
-        const headers = parseIndexedHeaders(raw);
-        if (!headers) {
-          this.log('warn', `store: skipping ${file}: no RFC 5322 header block`);
-          return;
-        }
-        const p = parseMessageId(id);
-        if (!p) return;
-        maxCounter = Math.max(maxCounter, p.counter);
-        // The file was written at receipt; keep its time within the id's second.
-        const time = Math.min(Math.max(Math.round(st.mtimeMs), p.seconds * 1000), p.seconds * 1000 + 999);
-        const code = await detectCode(raw, isPhoneInbox(inbox));
-        const rec = recordOf({ id, domain, inbox, time, from: headers.from, subject: headers.subject, size: raw.length, source: 'smtp', ...(code ? { code } : {}) });
-        if (rec) parsedRecs.push(rec);
-      } catch (e) {
-        this.log('warn', `store: skipping ${file}: ${(e as Error).message}`);
-      }
-    });
-    return { parsedRecs, maxCounter, trusted };
   }
 
   // ---- writes ----------------------------------------------------------------------------
@@ -302,7 +114,7 @@ export class MaildirFiles {
       // Until a checkpoint, every message sits on disk twice (its file and its log record): a
       // checkpoint gives the log's copies back, then the messages that found no room are tried
       // once more. Not while a file of the materialiser fails: that checkpoint waits for it.
-      if (this.materialiser.failing === 0) await this.checkpoint();
+      if (this.materialiser.failing === 0) await this.checkpoints.run();
       for (const b of full) {
         const e = this.materialize(b);
         if (e === undefined) batch.push(b);
@@ -350,8 +162,7 @@ export class MaildirFiles {
       if (late.has(b)) jobs.push(this.materialiser.create(b.recs, raw));
     }
     // Listed and committed in the same tick, so a checkpoint's rotation sees both or neither.
-    this.unflushed.push(...files);
-    this.unwritten.push(...jobs);
+    this.checkpoints.track(files, jobs);
     try {
       await this.wal.commit(parts);
     } catch (e) {
@@ -360,10 +171,10 @@ export class MaildirFiles {
       const writtenFiles = written.flatMap((b) => b.recs.map((r) => this.pathOf(r.meta, 'new')));
       // No room for the log's copy: the files written already are made durable instead (an fsync
       // each); the late ones have no file and are refused.
-      const durable = written.length > 0 && isNoSpace(e) && (await this.flush(writtenFiles).then(() => true, () => false));
+      const durable = written.length > 0 && isNoSpace(e) && (await flushFiles(writtenFiles).then(() => true, () => false));
       if (!durable) for (const f of writtenFiles) rmQuietly(f);
       for (const b of batch) if (!durable || late.has(b)) b.reject(storeFailure(e));
-      if (durable) void this.checkpoint();
+      if (durable) void this.checkpoints.run();
       return durable ? written : [];
     }
     for (const j of jobs) this.materialiser.start(j);
@@ -429,18 +240,13 @@ export class MaildirFiles {
     if (batch.length === 0) return [];
     const files = batch.flatMap((b) => b.recs.map((r) => this.pathOf(r.meta, 'new')));
     try {
-      await this.flush(files);
+      await flushFiles(files);
       return batch;
     } catch (e) {
       for (const f of files) rmQuietly(f);
       for (const b of batch) b.reject(storeFailure(e));
       return [];
     }
-  }
-
-  /** True once the log holds enough that a checkpoint should run now. */
-  get checkpointDue(): boolean {
-    return this.wal.bytes >= WAL_CHECKPOINT_BYTES;
   }
 
   /** Creates the directories of inboxes not seen before; an item whose directory fails is rejected. */
@@ -511,7 +317,8 @@ export class MaildirFiles {
     }
   }
 
-  private ensureInboxDir(domain: string, inbox: string): Promise<void> {
+  /** Makes an inbox's `tmp/`, `new/` and `cur/` (once per inbox and run), refusing a path through a link. */
+  ensureInboxDir(domain: string, inbox: string): Promise<void> {
     const key = `${domain}\n${inbox}`;
     let p = this.readyDirs.get(key);
     if (!p) {
@@ -555,11 +362,11 @@ export class MaildirFiles {
       await this.wal.remove(metas.map((m) => m.id), durable);
     } catch (e) {
       // No record of the removal (a full disk, say): a checkpoint drops the log generations
-      // holding these messages instead (every one up to the current; checkpoint()). Not while a
+      // holding these messages instead (every one up to the current; Checkpoints.run()). Not while a
       // file of the materialiser fails: that checkpoint would wait for it, and on a full disk
       // only this removal's unlinks below make the room it needs.
       this.log('warn', `store: could not log a removal (${(e as Error).message}); checkpointing instead`);
-      if (this.materialiser.failing > 0 || !(await this.checkpoint())) unlogged = e;
+      if (this.materialiser.failing > 0 || !(await this.checkpoints.run())) unlogged = e;
     }
     const dirs = new Set<string>();
     await mapLimit(metas, OPEN_CONCURRENCY, async (m) => {
@@ -592,137 +399,9 @@ export class MaildirFiles {
     }
   }
 
-  // ---- checkpoints -----------------------------------------------------------------------
-
-  /** Makes the given files and their directory entries durable: only the store's own files, FLUSH_CONCURRENCY at a time (portable; no syncfs of the whole file system). */
-  private async flush(files: string[]): Promise<void> {
-    await mapLimit(files, FLUSH_CONCURRENCY, fsyncFile);
-    const dirs = [...new Set(files.map((f) => path.dirname(f)))];
-    await mapLimit(dirs, FLUSH_CONCURRENCY, (d) => fsyncDir(d).catch((e: unknown) => (errnoCode(e) === 'ENOENT' ? undefined : Promise.reject(e))));
-  }
-
-  /**
-   * Rotates the log and drops every generation up to the one just rotated, oldest first: one
-   * whose messages all have their files (written or cancelled) is flushed and then deleted. The
-   * first that cannot be dropped (a file not written when the store closes, a failed fsync)
-   * stops the run: it and every later generation stay, on disk for the next start's replay and
-   * here for the next checkpoint, which tries them again first. Never deleting a generation
-   * while an older one stays is what keeps removals: a later generation may hold the removal
-   * record of a message an older one logged, and a replay of the older one without it would
-   * bring the message back. Called while a run is under way, it waits for that run and starts
-   * one more (shared by every such caller), so what was logged before the call is covered.
-   * Never rejects: resolves true when every generation up to the call's is dropped, false when
-   * one is kept (the failure is logged).
-   */
-  checkpoint(): Promise<boolean> {
-    if (this.checkpointRun) {
-      this.checkpointNext ??= this.checkpointRun.then(() => {
-        this.checkpointNext = undefined;
-        return this.checkpoint();
-      });
-      return this.checkpointNext;
-    }
-    if (this.wal.hasRecordsToRotate) {
-      // Swap the lists and rotate in the same tick: commits queued before belong to the old generation.
-      this.kept.push({ file: this.wal.rotate(), files: this.unflushed, jobs: this.unwritten });
-      this.unflushed = [];
-      this.unwritten = [];
-    }
-    if (this.kept.length === 0) return Promise.resolve(true);
-    const run = this.dropKept().finally(() => (this.checkpointRun = undefined));
-    this.checkpointRun = run;
-    return run;
-  }
-
-  /** Drops the kept generations oldest first; stops at the first that cannot be dropped (see checkpoint()). */
-  private async dropKept(): Promise<boolean> {
-    while (this.kept.length > 0) {
-      const gen = this.kept[0];
-      let file = '';
-      try {
-        file = await gen.file;
-        // The generation holds the only copy of a message until its file is written.
-        const written = await Promise.all(gen.jobs.map((j) => j.done));
-        const missing = written.filter((ok) => !ok).length;
-        if (missing > 0) throw new Error(`${missing} message(s) logged in ${file} have no file yet`);
-        gen.jobs = []; // all written or cancelled: their bytes are not held for a retry
-        await this.flush(gen.files);
-        await fs.rm(file, { force: true });
-      } catch (e) {
-        // Logged once per generation and cause: the periodic checkpoint tries again every few seconds.
-        const cause = (e as Error).message;
-        if (gen.failure === cause) return false;
-        gen.failure = cause;
-        const later = this.kept.length - 1;
-        this.log(
-          'warn',
-          `store: checkpoint failed (${file || 'the log'} is kept and replayed on the next start${later > 0 ? `, and the ${later} later generation(s) with it` : ''}; the next checkpoint tries again): ${cause}`,
-        );
-        return false;
-      }
-      this.kept.shift();
-    }
-    return true;
-  }
-
   /** Closes the log (after a final checkpoint by the caller); an empty last generation is removed. */
   async close(): Promise<void> {
     const last = await this.wal.close();
     if (this.wal.bytes === 0) await fs.rm(last, { force: true });
-  }
-}
-
-// ---- file-system helpers -------------------------------------------------------------------
-
-async function fsyncFile(file: string): Promise<void> {
-  let fh: fs.FileHandle;
-  try {
-    fh = await fs.open(file, 'r');
-  } catch (e) {
-    if (errnoCode(e) === 'ENOENT') return; // removed since: nothing to flush
-    throw e;
-  }
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
-/** Removes a file if it is there; used to undo a delivery that failed, where a second failure changes nothing. */
-function rmQuietly(file: string): void {
-  try {
-    rmSync(file, { force: true });
-  } catch {
-    // the error already being reported is the one that matters
-  }
-}
-
-async function namesOrEmpty(dir: string): Promise<string[]> {
-  try {
-    return await fs.readdir(dir);
-  } catch (e) {
-    if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return [];
-    throw e;
-  }
-}
-
-async function readdirOrEmpty(dir: string): Promise<Dirent[]> {
-  try {
-    return await fs.readdir(dir, { withFileTypes: true });
-  } catch (e) {
-    if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return [];
-    throw e;
-  }
-}
-
-/** Writes a new file whose mtime records the receipt time (not flushed: the caller flushes a batch of them). */
-async function writeWithTime(file: string, data: Buffer, time: number): Promise<void> {
-  const fh = await fs.open(file, 'wx', PRIVATE_FILE_MODE);
-  try {
-    await fh.writeFile(data);
-    await fh.utimes(time / 1000, time / 1000);
-  } finally {
-    await fh.close();
   }
 }
