@@ -3,6 +3,8 @@
 // the bundles (node esbuild.mjs).
 import { strict as assert } from 'node:assert';
 import { promises as fs, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
@@ -169,6 +171,7 @@ describe('web UI in Chromium', function () {
       for (const width of [1280, 375]) {
         await page.emulateMedia({ colorScheme });
         await page.setViewportSize({ width, height: 800 });
+        assert.equal(await page.evaluate(() => document.body.classList.contains('vscode-dark')), colorScheme === 'dark', 'the page follows the system setting');
         assert.deepEqual(await axeViolations(page), [], `${colorScheme} ${width}px`);
         if (width === 375) assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll at 375 px');
       }
@@ -319,6 +322,37 @@ describe('web UI in Chromium', function () {
       await linked.getByRole('button', { name: /^Copy link: / }).click();
       await linked.getByText('Copied the link').first().waitFor();
       assert.equal(await linked.evaluate(() => navigator.clipboard.readText()), target);
+      // The editor's tabs, each filled through the page's own routes.
+      const tabs = linked.getByRole('tablist', { name: 'Message parts' }).getByRole('tab');
+      assert.deepEqual(await tabs.allInnerTexts(), ['HTML', 'Text', 'Headers', 'Links (1)', 'Attachments', 'Raw']);
+      await linked.getByRole('tab', { name: 'Raw' }).click();
+      await linked.getByRole('tabpanel').filter({ hasText: 'Subject: Confirm your address' }).waitFor();
+      await linked.getByRole('tab', { name: 'Links (1)' }).click();
+      await linked.getByRole('tabpanel').filter({ hasText: 'app.example/verify' }).waitFor();
+    });
+
+    it('blocks remote images until the reader allows them', async () => {
+      const hits: string[] = [];
+      const images = http.createServer((req, res) => {
+        hits.push(req.url ?? '');
+        res.writeHead(200, { 'content-type': 'image/gif' });
+        res.end(Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64'));
+      });
+      await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
+      try {
+        const src = `http://127.0.0.1:${(images.address() as AddressInfo).port}/pixel.gif`;
+        await send('erin', 'Newsletter', { html: `<p>News</p><img src="${src}" alt="logo">`, text: 'News' });
+        await messages(linked).getByRole('button', { name: /Newsletter/ }).click();
+        await linked.getByText('1 remote image blocked to protect your privacy.').waitFor();
+        await linked.waitForTimeout(500);
+        assert.deepEqual(hits, [], 'nothing fetched before the reader allows it');
+        await linked.getByRole('button', { name: 'Load remote images' }).click();
+        await linked.waitForFunction(() => document.querySelector('iframe.html-frame') !== null);
+        for (let i = 0; i < 100 && hits.length === 0; i++) await linked.waitForTimeout(100);
+        assert.deepEqual(hits, ['/pixel.gif'], 'fetched once allowed');
+      } finally {
+        await new Promise<void>((resolve) => images.close(() => resolve()));
+      }
     });
 
     it('deletes a message from the page', async () => {
