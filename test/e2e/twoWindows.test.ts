@@ -1,6 +1,9 @@
 // Browser-level: two windows of one code-server on one inbox server agree on what is unread.
-// Two workbench tabs are two windows, each with its own extension host; a message opened in
-// one is read in the other too (its tree and the activity bar's badge), without a click there.
+// The second window is another browser profile (its own storage: VS Code's globalState of a
+// browser workbench lives there), so the two share nothing but the code-server and the inbox
+// server; each window has its own extension host. A message opened in one is read in the other
+// too (its tree and the activity bar's badge), without a click there: the read marks live in
+// the local server's data folder (src/extension/tree/sharedMemento.ts).
 import * as assert from 'node:assert/strict';
 import { startWorkbench, type Workbench } from '../../scripts/integration/workbench';
 import { SAMPLES, seedSamples, startDemoServer, type DemoServer } from '../../scripts/demoServer';
@@ -33,7 +36,7 @@ describe('e2e: two windows on one server', function () {
     second = undefined;
   });
 
-  it('a message opened in one window is read in the other: the same unread count in its tree and badge', async () => {
+  it('a message opened in one window is read in another (another browser profile): the same unread count in its tree and badge', async () => {
     demo = await startDemoServer();
     await seedSamples(demo);
     wb = await startWorkbench({ vsix: VSIX, settings: demo.extensionSettings });
@@ -41,8 +44,8 @@ describe('e2e: two windows on one server', function () {
     await openTestInboxView(first);
     await treeRow(first, /^Domain inbox\.test, 2 inboxes, 3 unread/).waitFor({ timeout: UI_TIMEOUT_MS });
 
-    // A second window: another tab on the same code-server, so another extension host.
-    second = await wb.page.context().newPage();
+    // A second window in another browser profile on the same code-server: another extension host.
+    second = await (await wb.browser.newContext({ viewport: first.viewportSize() ?? undefined })).newPage();
     await second.goto(wb.url);
     await openTestInboxView(second);
     await treeRow(second, /^Domain inbox\.test, 2 inboxes, 3 unread/).waitFor({ timeout: UI_TIMEOUT_MS });
