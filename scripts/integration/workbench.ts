@@ -345,18 +345,21 @@ export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Wo
     browser = await chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS }).catch((err: Error) => {
       throw new IntegrationError('BROWSER_FAILED', `Chromium (${executablePath}) did not start: ${err.message}`, { cause: err });
     });
-    const page = await browser.newPage({ viewport: options.viewport ?? DEFAULT_VIEWPORT });
+    // A context of its own (one browser profile): `page.context().newPage()` opens another
+    // window of the same workbench, as a second tab of the user's browser does (same storage).
+    const context = await browser.newContext({ viewport: options.viewport ?? DEFAULT_VIEWPORT });
     const logLine = (line: string) => fs.appendFileSync(workbenchLog, line + '\n');
-    await page.exposeFunction('codeAutomationLog', (type: unknown, args: unknown) => {
+    await context.exposeFunction('codeAutomationLog', (type: unknown, args: unknown) => {
       const line = util.format(...(Array.isArray(args) ? args : [args]));
       logLine(`[${String(type)}] ${line}`);
       options.onLog?.(line, String(type));
     });
-    await page.exposeFunction('codeAutomationExit', (code: unknown) => {
+    await context.exposeFunction('codeAutomationExit', (code: unknown) => {
       logLine(`[exit] ${String(code)}`);
       options.onExit?.(typeof code === 'number' ? code : Number(code) || 1);
     });
-    page.on('pageerror', (err) => logLine(`[pageerror] ${err.stack ?? err.message}`));
+    context.on('page', (p) => p.on('pageerror', (err) => logLine(`[pageerror] ${err.stack ?? err.message}`)));
+    const page = await context.newPage();
 
     options.onProgress?.('Opening the workbench…');
     await page.goto(url, { timeout: PAGE_LOAD_TIMEOUT_MS });

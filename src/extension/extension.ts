@@ -18,6 +18,7 @@ import { notifyNewMail } from './notify';
 import type { Services } from './services';
 import { createStatusBar } from './statusBar';
 import { InboxModel } from './tree/model';
+import { readMarksFile, SharedMemento } from './tree/sharedMemento';
 import { AddedInboxes, ReadState } from './tree/state';
 import { InboxView } from './tree/view';
 import { registerTools } from './tools';
@@ -65,7 +66,20 @@ export function activate(context: vscode.ExtensionContext): void {
     legacyDataDir: path.join(context.globalStorageUri.fsPath, 'server'),
   });
   // The local server's mail all starts unread (tree/state.ts).
-  const newReadState = () => new ReadState(context.globalState, serverKey(settings()), Date.now(), { allUnread: serverKey(settings()) === LOCAL_SERVER });
+  // Read marks live in a file every window reads (tree/sharedMemento.ts), placed once connected.
+  let readStore: SharedMemento;
+  const placeReadStore = () => {
+    const st = connection.state;
+    if (st.kind !== 'ready') return;
+    readStore.use(readMarksFile(st.server, serverKey(settings()), context.globalStorageUri.fsPath));
+  };
+  const newReadState = () => {
+    const key = serverKey(settings());
+    const keys = ReadState.keys(key);
+    readStore = new SharedMemento(context.globalState, [keys.read, keys.baseline], log);
+    placeReadStore();
+    return new ReadState(readStore, key, Date.now(), { allUnread: key === LOCAL_SERVER });
+  };
   let readState = newReadState();
   const added = () => new AddedInboxes(context.globalState, serverKey(settings()));
   const model = new InboxModel({
@@ -85,6 +99,10 @@ export function activate(context: vscode.ExtensionContext): void {
     config,
     tree,
     ...followChanges({ tokens, config, connection, model, live, resetReadState: () => (readState = newReadState()) }),
+    connection.onDidChangeState(() => {
+      placeReadStore();
+      model.syncReadState();
+    }),
     createStatusBar(connection),
     announceAttach(connection),
     ...registerCommands(services, tree.provider),

@@ -14,7 +14,13 @@ const RECONNECT_MS = 2000;
 
 let pageToken: string | undefined;
 let selected: { domain?: string; inbox?: string; query?: string } = {};
+/** The messages listed: the search's, the selected inbox's, or the selected domain's newest. */
 let summaries: MessageSummary[] = [];
+/** The selected domain's newest messages, which name its inboxes and count their mail. */
+let domainRecent: MessageSummary[] = [];
+/** The domain has more mail than its newest LIST_LIMIT: the inbox counts are of those. */
+let domainCut = false;
+const LIST_LIMIT = 500;
 let open: { domain: string; inbox: string; id: string; message: Message; attachments: AttachmentInfo[]; raw?: string; remote: boolean } | undefined;
 let streamAbort: AbortController | undefined;
 
@@ -180,7 +186,11 @@ async function refresh(): Promise<void> {
     if (selected.query !== undefined) {
       summaries = parseSearchResponse(await (await call('GET', `/search?q=${seg(selected.query)}&limit=200`)).json()).msgs;
     } else if (selected.domain !== undefined) {
-      summaries = parseListing(await (await call('GET', `/domains/${seg(selected.domain)}/inboxes/*?limit=500&sort=descending`)).json()).msgs;
+      const recent = parseListing(await (await call('GET', `/domains/${seg(selected.domain)}/inboxes/*?limit=${LIST_LIMIT}&sort=descending`)).json());
+      domainRecent = recent.msgs;
+      domainCut = recent.cursor !== undefined || recent.msgs.length >= LIST_LIMIT;
+      // An inbox's own listing: all of its newest mail, not only what is among the domain's newest.
+      summaries = selected.inbox === undefined ? domainRecent : parseListing(await (await call('GET', `/domains/${seg(selected.domain)}/inboxes/${seg(selected.inbox)}?limit=${LIST_LIMIT}&sort=descending`)).json()).msgs;
     } else summaries = [];
     renderInboxes();
     renderMessages();
@@ -192,18 +202,18 @@ async function refresh(): Promise<void> {
 
 function renderInboxes(): void {
   const counts = new Map<string, number>();
-  for (const m of summaries) counts.set(m.to, (counts.get(m.to) ?? 0) + 1);
+  for (const m of domainRecent) counts.set(m.to, (counts.get(m.to) ?? 0) + 1);
   const ul = byId('inboxes');
   ul.replaceChildren();
   if (selected.domain === undefined) return;
   for (const [inbox, n] of [...counts].sort((a, b) => a[0].localeCompare(b[0]))) {
     const li = item(inbox, String(n), inbox === selected.inbox, () => {
       selected = { domain: selected.domain, inbox };
-      renderInboxes();
-      renderMessages();
+      void refresh();
     });
     ul.append(li);
   }
+  if (domainCut) ul.append(el('li', { class: 'empty' }, `Inboxes and counts of the newest ${LIST_LIMIT} messages.`));
   if (selected.inbox !== undefined) {
     const clear = el('button', { type: 'button', class: 'danger' }, `Clear inbox ${selected.inbox}`);
     clear.addEventListener('click', () => void clearInbox());

@@ -26,6 +26,7 @@ const NEEDS_SERVER: Array<[string, string]> = [
   ['testInbox.clearInbox', 'Clear Inbox'],
   ['testInbox.copyWebhookUrl', 'Copy Webhook URL'],
   ['testInbox.copyApiToken', 'Copy API Token'],
+  ['testInbox.openInBrowser', 'Open in Browser'],
 ];
 
 /** Visible text: without the zero-width breaks of core/inert. */

@@ -79,6 +79,13 @@ describe('Open in Browser command', function () {
     assert.ok(st.shown.every((m) => !m.text.includes(ticket)), 'the ticket is never shown');
   });
 
+  it('is in the status bar menu of the local server', async () => {
+    // The menu of a ready local server: Stop, Copy SMTP, Copy SMS, Copy API Token, Copy Provider Settings, then Open in Browser.
+    const { opened } = await capturingOpenExternal(() => answering(vscode.commands.executeCommand('testInbox.showMenu'), { next: 5 }));
+    assert.equal(opened.length, 1, 'the sixth item opened the web UI');
+    assert.match(opened[0], new RegExp(`^${base.replace(/[.]/g, '\\.')}/#ticket=[A-Za-z0-9_.-]+$`));
+  });
+
   it('against the hosted service, says there is no web UI and opens nothing', async () => {
     const hosted = http.createServer((req, res) => {
       if ((req.url ?? '').startsWith('/api/v2/domains/private/inboxes/')) {

@@ -3,6 +3,8 @@
 // the bundles (node esbuild.mjs).
 import { strict as assert } from 'node:assert';
 import { promises as fs, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
@@ -35,6 +37,12 @@ describe('web UI in Chromium', function () {
     const t = nodemailer.createTransport({ host: server.smtpHost, port: server.smtpPort, secure: false, ignoreTLS: true });
     await t.sendMail({ from: 'Acme <no-reply@acme.test>', to: `${to}@${DOMAIN}`, subject, ...content });
     t.close();
+  }
+
+  /** Axe's violations of impact serious or critical on the page (the email's own frame left out: it is the sender's). */
+  async function axeViolations(p: Page): Promise<string[]> {
+    if (!(await p.evaluate('typeof window.axe === "object"'))) await p.evaluate(AXE_SOURCE);
+    return (await p.evaluate(`axe.run({ exclude: [['iframe.html-frame']] }, { iframes: false, resultTypes: ['violations'] }).then((r) => r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`)) as string[];
   }
 
   async function signIn(p: Page, token: string): Promise<void> {
@@ -163,9 +171,8 @@ describe('web UI in Chromium', function () {
       for (const width of [1280, 375]) {
         await page.emulateMedia({ colorScheme });
         await page.setViewportSize({ width, height: 800 });
-        if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
-        const bad = (await page.evaluate(`axe.run({ exclude: [['iframe.html-frame']] }, { iframes: false, resultTypes: ['violations'] }).then((r) => r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`)) as string[];
-        assert.deepEqual(bad, [], `${colorScheme} ${width}px`);
+        assert.equal(await page.evaluate(() => document.body.classList.contains('vscode-dark')), colorScheme === 'dark', 'the page follows the system setting');
+        assert.deepEqual(await axeViolations(page), [], `${colorScheme} ${width}px`);
         if (width === 375) assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll at 375 px');
       }
     }
@@ -239,6 +246,7 @@ describe('web UI in Chromium', function () {
       const { ticket } = (await r.json()) as { ticket: string };
       const link = `${server.httpUrl}/#ticket=${ticket}`;
       linkCtx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      await linkCtx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.httpUrl });
       linked = await linkCtx.newPage();
       const sent: string[] = [];
       linked.on('request', (req) => {
@@ -285,10 +293,69 @@ describe('web UI in Chromium', function () {
       await linked.locator('#conn').filter({ hasText: /unknown operator "size:"/ }).waitFor();
     });
 
-    it('deletes a message from the page', async () => {
+    it('shows an SMS as a conversation, with its code and Copy', async () => {
       await linked.getByRole('searchbox', { name: 'Search messages' }).fill('');
       await linked.getByRole('searchbox', { name: 'Search messages' }).press('Enter');
+      const sms = await fetch(`${server.httpUrl}/api/v2/domains/${DOMAIN}/inboxes/15551234567`, {
+        method: 'POST',
+        headers: { authorization: tokens.apiToken, 'content-type': 'application/json' },
+        body: JSON.stringify({ from: '+15550001111', text: 'Your Acme code is 204816. Do not share it.' }),
+      });
+      assert.equal(sms.status, 200, await sms.text());
       await linked.getByRole('navigation', { name: 'Domains' }).getByRole('button', { name: new RegExp(DOMAIN) }).click();
+      await messages(linked).getByRole('button', { name: /Your Acme code/ }).click();
+      await linked.getByRole('group', { name: 'SMS conversation with +15550001111' }).waitFor();
+      for (const colorScheme of ['light', 'dark'] as const) {
+        await linked.emulateMedia({ colorScheme });
+        assert.deepEqual(await axeViolations(linked), [], `the SMS view, ${colorScheme}`);
+      }
+      await linked.emulateMedia({ colorScheme: 'light' });
+      await linked.getByRole('button', { name: 'Copy code 204816' }).click();
+      await linked.getByText('Copied code 204816').first().waitFor();
+      assert.equal(await linked.evaluate(() => navigator.clipboard.readText()), '204816');
+    });
+
+    it('shows the verification link of an email with Copy', async () => {
+      const target = 'https://app.example/verify?token=Zk31&next=%2Fhome';
+      await send('dave', 'Confirm your address', { html: `<p>Welcome!</p><p><a href="${target.replace(/&/g, '&amp;')}">Confirm your email</a></p>`, text: `Confirm: ${target}` });
+      await messages(linked).getByRole('button', { name: /Confirm your address/ }).click();
+      await linked.getByRole('button', { name: /^Copy link: / }).click();
+      await linked.getByText('Copied the link').first().waitFor();
+      assert.equal(await linked.evaluate(() => navigator.clipboard.readText()), target);
+      // The editor's tabs, each filled through the page's own routes.
+      const tabs = linked.getByRole('tablist', { name: 'Message parts' }).getByRole('tab');
+      assert.deepEqual(await tabs.allInnerTexts(), ['HTML', 'Text', 'Headers', 'Links (1)', 'Attachments', 'Raw']);
+      await linked.getByRole('tab', { name: 'Raw' }).click();
+      await linked.getByRole('tabpanel').filter({ hasText: 'Subject: Confirm your address' }).waitFor();
+      await linked.getByRole('tab', { name: 'Links (1)' }).click();
+      await linked.getByRole('tabpanel').filter({ hasText: 'app.example/verify' }).waitFor();
+    });
+
+    it('blocks remote images until the reader allows them', async () => {
+      const hits: string[] = [];
+      const images = http.createServer((req, res) => {
+        hits.push(req.url ?? '');
+        res.writeHead(200, { 'content-type': 'image/gif' });
+        res.end(Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64'));
+      });
+      await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
+      try {
+        const src = `http://127.0.0.1:${(images.address() as AddressInfo).port}/pixel.gif`;
+        await send('erin', 'Newsletter', { html: `<p>News</p><img src="${src}" alt="logo">`, text: 'News' });
+        await messages(linked).getByRole('button', { name: /Newsletter/ }).click();
+        await linked.getByText('1 remote image blocked to protect your privacy.').waitFor();
+        await linked.waitForTimeout(500);
+        assert.deepEqual(hits, [], 'nothing fetched before the reader allows it');
+        await linked.getByRole('button', { name: 'Load remote images' }).click();
+        await linked.waitForFunction(() => document.querySelector('iframe.html-frame') !== null);
+        for (let i = 0; i < 100 && hits.length === 0; i++) await linked.waitForTimeout(100);
+        assert.deepEqual(hits, ['/pixel.gif'], 'fetched once allowed');
+      } finally {
+        await new Promise<void>((resolve) => images.close(() => resolve()));
+      }
+    });
+
+    it('deletes a message from the page', async () => {
       await messages(linked).getByRole('button', { name: /After the restart/ }).click();
       await linked.getByRole('heading', { name: 'After the restart' }).waitFor();
       await linked.getByRole('button', { name: 'Delete message' }).click();
@@ -305,6 +372,63 @@ describe('web UI in Chromium', function () {
       assert.deepEqual(await listed('alice'), []);
       assert.deepEqual(asked, [`Delete every message of alice@${DOMAIN}?`]);
       assert.equal((await listed('mallory')).length, 1, 'another inbox keeps its mail');
+    });
+
+    it('an inbox lists all its newest mail, even where the domain has more than the 500 newest', async () => {
+      const inject = (inbox: string, subject: string): Promise<Response> =>
+        fetch(`${server.httpUrl}/api/v2/domains/${DOMAIN}/inboxes/${inbox}`, { method: 'POST', headers: { authorization: tokens.apiToken, 'content-type': 'application/json' }, body: JSON.stringify({ subject, text: subject }) });
+      for (const n of [1, 2, 3]) assert.equal((await inject('early', `Early ${n}`)).status, 200);
+      for (let i = 0; i < 500; i += 25) {
+        const batch = await Promise.all(Array.from({ length: 25 }, (_, k) => inject('bulk', `Bulk ${i + k}`)));
+        assert.ok(batch.every((r) => r.status === 200));
+      }
+      await linked.getByRole('navigation', { name: 'Domains' }).getByRole('button', { name: new RegExp(DOMAIN) }).click();
+      const inboxes = linked.getByRole('navigation', { name: 'Inboxes' });
+      await inboxes.getByText('Inboxes and counts of the newest 500 messages.').waitFor();
+      assert.equal(await inboxes.getByRole('button', { name: /^early/ }).count(), 0, 'early is not among the newest 500');
+      await inject('early', 'Early 4');
+      await inboxes.getByRole('button', { name: /^early/ }).click();
+      for (const n of [4, 3, 2, 1]) await messages(linked).getByRole('button', { name: new RegExp(`Early ${n}`) }).waitFor();
+      assert.deepEqual(await messages(linked).getByRole('button').evaluateAll((bs) => bs.map((b) => /Early \d/.exec(b.textContent ?? '')?.[0])), ['Early 4', 'Early 3', 'Early 2', 'Early 1']);
+    });
+  });
+
+  describe('an expired session', () => {
+    let skew = 0;
+    let aged: InboxServer;
+    let agedDir: string;
+    before(async () => {
+      agedDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-webui-aged-'));
+      aged = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir: agedDir, ...tokens, defaultDomain: DOMAIN, clock: { now: () => Date.now() + skew } });
+    });
+    after(async () => {
+      await aged?.close();
+      await fs.rm(agedDir, { recursive: true, force: true });
+    });
+
+    it('sends the page back to sign-in, saying the session expired', async () => {
+      const c = await browser.newContext();
+      try {
+        const p = await c.newPage();
+        await p.goto(aged.httpUrl + '/');
+        await p.getByLabel('API token').fill(tokens.apiToken);
+        await p.getByRole('button', { name: 'Sign in' }).click();
+        await p.getByRole('button', { name: 'Search' }).waitFor();
+        skew = 12 * 60 * 60 * 1000 + 60_000;
+        await p.getByRole('searchbox', { name: 'Search messages' }).fill('anything');
+        await p.getByRole('button', { name: 'Search' }).click();
+        await p.getByRole('alert').filter({ hasText: 'the session has expired: sign in again' }).waitFor();
+        await p.getByLabel('API token').waitFor();
+        for (const colorScheme of ['light', 'dark'] as const) {
+          await p.emulateMedia({ colorScheme });
+          assert.deepEqual(await axeViolations(p), [], `the sign-in form with its error, ${colorScheme}`);
+        }
+        await p.getByLabel('API token').fill(tokens.apiToken);
+        await p.getByRole('button', { name: 'Sign in' }).click();
+        await p.getByRole('button', { name: 'Sign out' }).waitFor();
+      } finally {
+        await c.close();
+      }
     });
   });
 });

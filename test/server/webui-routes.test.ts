@@ -2,6 +2,8 @@
 // the two halves of a session, what a session opens (only /ui/) and what it never opens
 // (/api/v2, /mcp, Twilio, providers), sign-out, a token change, expiry.
 import { strict as assert } from 'node:assert';
+import http from 'node:http';
+import { MemoryRevocations } from '../../src/server/http/ui/session';
 import { API_TOKEN, DOMAIN, anEmail, startApi, type Harness } from './api-harness';
 import { PAGE_TOKEN_HEADER, SESSION_COOKIE } from '../../src/server/http/ui/session';
 import { parseServeArgs } from '../../src/cli/cli';
@@ -212,6 +214,52 @@ describe('web UI routes', function () {
     const after = await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: ui(s) });
     assert.equal(after.status, 401);
     assert.match(after.json.message, /signed out/);
+  });
+
+  /** Opens the UI's push stream; resolves once it is connected, with a promise of its end and what it carried. */
+  function openStream(server: Harness, s: { cookie: string; pageToken: string }): Promise<{ ended: Promise<string>; text(): string }> {
+    return new Promise((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port: server.port, path: '/ui/api/v2/domains/private/stream', headers: { host: `127.0.0.1:${server.port}`, ...ui(s) } }, (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
+        let text = '';
+        const ended = new Promise<string>((done) => res.on('end', () => done(text)));
+        res.setEncoding('utf8').on('data', (d: string) => {
+          text += d;
+          if (text.includes(': connected')) resolve({ ended, text: () => text });
+        });
+      });
+      req.on('error', reject);
+    });
+  }
+
+  it('a push stream ends with its session: at sign-out, and when a sign-out elsewhere or the expiry is found', async () => {
+    const s = await signIn();
+    const stream = await openStream(h, s);
+    const other = await openStream(h, await signIn());
+    assert.equal((await h.call('DELETE', '/ui/session', { anonymous: true, headers: ui(s) })).status, 200);
+    await stream.ended;
+    // Another session's stream goes on: a message reaches it.
+    await h.deliver('streamed', await anEmail({ subject: 'Still streaming' }));
+    for (let i = 0; i < 200 && !/^event: message$/m.test(other.text()); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.match(other.text(), /^event: message$/m, 'the other session still streams');
+    const shared = new MemoryRevocations();
+    const a = await startApi({ store: h.store, clock: { now: () => now }, uiRevocations: shared, uiSessionCheckMs: 50 });
+    const b = await startApi({ store: h.store, clock: { now: () => now }, uiRevocations: shared, uiSessionCheckMs: 50 });
+    try {
+      // Signed out on B (another process of the team: the revocations are shared): A's stream ends.
+      const t = await signIn(a);
+      const onA = await openStream(a, t);
+      assert.equal((await b.call('DELETE', '/ui/session', { anonymous: true, headers: ui(t) })).status, 200);
+      await onA.ended;
+      // Expired while streaming.
+      const u = await signIn(a);
+      const aging = await openStream(a, u);
+      now += 12 * 60 * 60 * 1000 + 1;
+      await aging.ended;
+    } finally {
+      await a.api.close();
+      await b.api.close();
+    }
   });
 
   it('a session expires after its lifetime', async () => {

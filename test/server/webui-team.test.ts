@@ -1,8 +1,8 @@
 // Web UI sessions on a team server: two real `test-inbox serve` processes on one throwaway
 // PostgreSQL (test/support/postgres.ts). A session or a sign-in ticket of one process works on
-// the other; a sign-out on one ends the session on both, and survives a restart; a ticket spent
-// on one is refused by the other; a token change (both processes restarted with a new token)
-// ends every session and ticket on both.
+// the other; a sign-out on one ends the session on both (its open push stream too), and survives
+// a restart; a ticket spent on one is refused by the other; a token change (both processes
+// restarted with a new token) ends every session and ticket on both.
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -83,9 +83,16 @@ describe('web UI sessions on a team server: two processes on one PostgreSQL', fu
       assert.equal((await domains(base, staying)).status, 200);
     }
 
-    // Signed out on B: refused by A as well; the other session goes on.
+    // Signed out on B: refused by A as well, and the push stream it holds open on A ends; the other session goes on.
+    const stream = await fetch(`${a.http}/ui/api/v2/domains/private/stream`, { headers: headers(leaving) });
+    assert.equal(stream.status, 200);
+    const drained = (async () => {
+      const reader = stream.body!.getReader();
+      while (!(await reader.read()).done);
+    })();
     const out = await fetch(`${b.http}/ui/session`, { method: 'DELETE', headers: headers(leaving) });
     assert.equal(out.status, 200);
+    await drained;
     for (const base of [a.http, b.http]) {
       const r = await domains(base, leaving);
       assert.equal(r.status, 401, base);

@@ -6,6 +6,7 @@ import * as copySmsSettings from './copySmsSettings';
 import * as copyProviderSettings from './copyProviderSettings';
 import * as copySmtpSettings from './copySmtpSettings';
 import * as injectMessage from './injectMessage';
+import * as openInBrowser from './openInBrowser';
 import * as refresh from './refresh';
 import * as setApiToken from './setApiToken';
 import * as setWebhookToken from './setWebhookToken';
@@ -32,6 +33,8 @@ export async function run(s: Services): Promise<void> {
     items.push({ label: '$(key) Copy API Token', description: 'for curl, CI and the test library', command: copyApiToken.id });
     items.push({ label: '$(cloud-upload) Copy Provider Settings…', description: 'Resend, SendGrid, Postmark, Mailgun, SES, Twilio', command: copyProviderSettings.id });
   }
+  // The web UI is every Test Inbox server's (not the hosted service's).
+  if (st === 'ready' && s.connection.testInbox) items.push({ label: '$(globe) Open in Browser', description: 'the web UI, signed in', command: openInBrowser.id });
   items.push(
     { label: '$(arrow-swap) Switch Server…', command: switchServer.id },
     { label: '$(key) Set API Token…', command: setApiToken.id },

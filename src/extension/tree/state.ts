@@ -4,6 +4,8 @@
 interface MementoLike {
   get<T>(key: string): T | undefined;
   update(key: string, value: unknown): Thenable<void>;
+  /** Takes in what other windows wrote, where the store does not push it (tree/sharedMemento.ts). */
+  refresh?(): void;
 }
 
 /** Read ids kept per server; older ones fall off (they are long out of the listing by then). */
@@ -90,11 +92,15 @@ export class ReadState {
     if (typeof stored !== 'number') void memento.update(this.baselineKey, now);
   }
 
+  /** The store keys of a server's read state. */
+  static keys(serverKey: string): { read: string; baseline: string } {
+    return { read: `testInbox.read:${serverKey}`, baseline: `testInbox.baseline:${serverKey}` };
+  }
   private get readKey(): string {
-    return `testInbox.read:${this.serverKey}`;
+    return ReadState.keys(this.serverKey).read;
   }
   private get baselineKey(): string {
-    return `testInbox.baseline:${this.serverKey}`;
+    return ReadState.keys(this.serverKey).baseline;
   }
 
   isUnread(msg: { id: string; time: number }): boolean {
@@ -105,11 +111,12 @@ export class ReadState {
   private seen: { length: number; last: string | undefined } | undefined;
 
   /**
-   * Takes in what another window stored (VS Code shares globalState between the windows of a
-   * profile and hands each one the other's changes): the store is the one source of truth, this
-   * set only its copy. True when that changed what is read here (the tree then redraws).
+   * Takes in what another window stored (a file every window on the machine reads,
+   * tree/sharedMemento.ts): the store is the one source of truth, this set only its copy. True
+   * when that changed what is read here (the tree then redraws).
    */
   sync(): boolean {
+    this.memento.refresh?.();
     const stored = this.memento.get<string[]>(this.readKey) ?? [];
     const now = { length: stored.length, last: stored[stored.length - 1] };
     if (this.seen && this.seen.length === now.length && this.seen.last === now.last) return false;

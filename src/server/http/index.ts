@@ -26,7 +26,7 @@ import { totpResource } from './api/totp';
 import { searchResource } from './api/search';
 import { SearchBodyCache } from './api/searchBodyCache';
 import { receiveWebhook } from './api/webhooks';
-import { handleUi, isUiPath, type UiDeps } from './ui/index';
+import { handleUi, isUiPath, SessionStreams, type UiDeps } from './ui/index';
 import { MemoryRevocations, type Revocations, SessionKeys } from './ui/session';
 import { AuthConfigError, HostCheck, TokenCheck, checkToken } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
@@ -77,6 +77,8 @@ export interface HttpApiOptions {
   providerKey?: string;
   /** Where the web UI records signed-out sessions and used tickets: the team server's database; else this process's memory. */
   uiRevocations?: Revocations;
+  /** How often a web UI push stream checks that its session holds (ui/index.ts SessionStreams); tests shorten it. */
+  uiSessionCheckMs?: number;
   /** The server's one clock (clock.ts); default the system clock. */
   clock?: Clock;
   /** Where a provider API's composed message past 256 KB is written (the Maildir's spool folder); default a private temp folder. */
@@ -178,6 +180,7 @@ class Api {
       limits: { maxBody, budget },
       secure: o.publicUrl !== undefined && new URL(o.publicUrl).protocol === 'https:',
       ...(o.publicUrl !== undefined ? { publicOrigin: new URL(o.publicUrl).origin } : {}),
+      streams: new SessionStreams(o.clock ? () => (o.clock as Clock).now() : Date.now, o.uiSessionCheckMs),
       dispatch: (route, method, req, res, url) => this.#dispatch(route, method, req, res, url),
     };
     this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;

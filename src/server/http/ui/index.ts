@@ -46,6 +46,8 @@ export interface UiDeps {
   secure: boolean;
   /** The public origin behind a proxy (--public-url): the Origin check accepts it. */
   publicOrigin?: string;
+  /** The push streams open under each session: they end when the session does. */
+  streams: SessionStreams;
   /** Runs an API route with the API's own handler. */
   dispatch(route: Route, method: string, req: IncomingMessage, res: ServerResponse, url: ParsedUrl): Promise<void>;
 }
@@ -88,8 +90,9 @@ export async function handleUi(deps: UiDeps, req: IncomingMessage, res: ServerRe
     const route = matchRoute(s.slice(1));
     const methods = route ? UI_ROUTES[route.kind]?.filter((m) => allowedMethods(route).includes(m)) : undefined;
     if (!route || !methods) throw notFound(`unknown route ${method} ${url.path}`);
-    await requireSession(deps, req);
+    const session = await requireSession(deps, req);
     if (!methods.includes(method)) throw new HttpError(405, 'method_not_allowed', `method ${method} is not allowed here`, { allow: methods.join(', ') });
+    if (route.kind === 'stream') deps.streams.hold(session, res, deps);
     return deps.dispatch(route, method, req, res, url);
   }
   throw notFound(`unknown route ${method} ${url.path}`);
@@ -136,7 +139,49 @@ async function signIn(deps: UiDeps, req: IncomingMessage, res: ServerResponse): 
 async function signOut(deps: UiDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const session = await requireSession(deps, req);
   await deps.revocations.revoke(session.id, session.expires);
+  deps.streams.end(session.id);
   sendJson(res, 200, { status: 'ok' }, { 'set-cookie': sessionCookie('', 0, deps.secure) });
+}
+
+/** How often an open push stream checks that its session still holds (a sign-out on another process, its expiry). */
+export const SESSION_STREAM_CHECK_MS = 10_000;
+
+/**
+ * A push stream stays open for as long as the client reads it: without this, a stream opened
+ * under a session would go on delivering mail after the session ended. A sign-out on this
+ * process ends its streams at once; every SESSION_STREAM_CHECK_MS each stream checks that its
+ * session has not expired and was not signed out on another process of a team server.
+ */
+export class SessionStreams {
+  readonly #open = new Map<string, Set<ServerResponse>>();
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly checkMs = SESSION_STREAM_CHECK_MS,
+  ) {}
+
+  hold(session: { id: string; expires: number }, res: ServerResponse, deps: Pick<UiDeps, 'revocations'>): void {
+    let set = this.#open.get(session.id);
+    if (!set) this.#open.set(session.id, (set = new Set()));
+    set.add(res);
+    const end = (): void => {
+      if (!res.writableEnded) res.end();
+    };
+    const timer = setInterval(() => {
+      if (this.now() >= session.expires) return end();
+      deps.revocations.isRevoked(session.id).then((gone) => (gone ? end() : undefined), () => undefined);
+    }, this.checkMs);
+    timer.unref();
+    res.once('close', () => {
+      clearInterval(timer);
+      set.delete(res);
+      if (set.size === 0 && this.#open.get(session.id) === set) this.#open.delete(session.id);
+    });
+  }
+
+  /** Ends the streams of a session that was signed out here. */
+  end(id: string): void {
+    for (const res of this.#open.get(id) ?? []) if (!res.writableEnded) res.end();
+  }
 }
 
 async function sendAsset(res: ServerResponse, name: string): Promise<void> {

@@ -7,7 +7,8 @@
 import { ALL_INBOXES, normalizeInbox, parseMessageId } from '../../../core/ids';
 import { StoreError } from '../errors';
 import { type IndexRecord, OrderedList, type PackedRecords } from './ordered';
-import type { PackedTable } from './packedIndex';
+import type { SearchableMeta } from '../../../core/search';
+import type { PackedTable, PackedView } from './packedIndex';
 import type { ListOptions, ListResult, MessageMeta } from '../types';
 
 interface DomainIndex {
@@ -20,15 +21,22 @@ class PackedRecordsOf implements PackedRecords {
   readonly seconds: Float64Array;
   readonly counter: Float64Array;
   readonly dead: Uint8Array;
+  /** The one view a search moves from slot to slot. */
+  private readonly view: PackedView;
 
   constructor(readonly table: PackedTable) {
     this.seconds = table.seconds;
     this.counter = table.counter;
     this.dead = new Uint8Array(table.count);
+    this.view = table.view();
   }
 
   record(slot: number): IndexRecord {
     return { meta: this.table.meta(slot), seconds: this.seconds[slot], counter: this.counter[slot], dead: this.dead[slot] === 1, slot };
+  }
+
+  matches(slot: number, test: (meta: SearchableMeta) => boolean): boolean {
+    return test(this.view.at(slot));
   }
 }
 
@@ -211,7 +219,7 @@ export class MessageIndex {
    * The live records a search walks, newest first: the list of the inbox or domain its terms
    * name (all of them otherwise), after the cursor's key when given.
    */
-  searchWalk(domain: string | undefined, inbox: string | undefined, cursor: string | undefined): Generator<IndexRecord> | undefined {
+  searchWalk(domain: string | undefined, inbox: string | undefined, cursor: string | undefined, test: (meta: SearchableMeta) => boolean): Generator<IndexRecord | null> | undefined {
     const list = this.listFor(domain, inbox ?? ALL_INBOXES);
     if (!list) return undefined;
     let after: { seconds: number; counter: number } | undefined;
@@ -220,7 +228,7 @@ export class MessageIndex {
       if (!parsed) throw new StoreError('BAD_CURSOR', `cursor ${JSON.stringify(cursor)} is not a message id`);
       after = { seconds: parsed.seconds, counter: parsed.counter };
     }
-    return list.descending(after);
+    return list.descendingMatching(test, after);
   }
 
   domains(): Array<{ name: string; inboxes: number; messages: number }> {

@@ -7,6 +7,7 @@
 // slot) that are swept out when they outnumber the live records, so retention of the oldest
 // stays cheap.
 
+import type { SearchableMeta } from '../../../core/search';
 import type { MessageMeta } from '../types';
 
 export interface IndexRecord {
@@ -28,6 +29,8 @@ export interface PackedRecords {
   readonly dead: Uint8Array;
   /** The slot as a record (a new object on each call). */
   record(slot: number): IndexRecord;
+  /** Whether `test` holds for the slot, read without making it a record. */
+  matches(slot: number, test: (meta: SearchableMeta) => boolean): boolean;
 }
 
 /** Sweep tombstones only past this many, so small lists never bother. */
@@ -91,10 +94,20 @@ export class OrderedList {
     for (let pos = step(); pos !== undefined; pos = step()) yield this.recordAt(pos);
   }
 
-  /** Live records newest first, after the record with the given key when given (a search walks this, a chunk at a time). */
-  *descending(after?: { seconds: number; counter: number }): Generator<IndexRecord> {
+  /**
+   * Live records newest first (after the key, when given) for which `test` holds; null for each
+   * one walked that fails it, so a caller can yield to the event loop every so many steps. Only
+   * the records that pass become objects.
+   */
+  *descendingMatching(test: (meta: SearchableMeta) => boolean, after?: { seconds: number; counter: number }): Generator<IndexRecord | null> {
     const step = this.walker('descending', after);
-    for (let pos = step(); pos !== undefined; pos = step()) yield this.recordAt(pos);
+    for (let pos = step(); pos !== undefined; pos = step()) {
+      if (pos >= 0) yield this.packed!.matches(pos, test) ? this.packed!.record(pos) : null;
+      else {
+        const r = this.recs[-pos - 1];
+        yield test(r.meta) ? r : null;
+      }
+    }
   }
 
   /**

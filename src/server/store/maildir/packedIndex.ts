@@ -19,6 +19,7 @@ import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { fsyncDir } from './layout';
+import type { SearchableMeta } from '../../../core/search';
 import type { MessageMeta, MessageSource } from '../types';
 
 export const PACKED_INDEX_FILE = '.index-packed';
@@ -140,24 +141,46 @@ export class PackedTable {
   }
 
   meta(slot: number): MessageMeta {
-    let at = this.offset[slot] + this.idLen[slot];
-    const fromEnd = at + this.fromLen[slot];
-    const from = this.blob.toString('utf8', at, fromEnd);
-    at = fromEnd + this.subjectLen[slot];
-    const subject = this.blob.toString('utf8', fromEnd, at);
-    const codeLen = this.codeLen[slot];
     const meta: MessageMeta = {
       id: this.id(slot),
       domain: this.strings[this.domain[slot]],
       inbox: this.strings[this.inbox[slot]],
       time: this.time[slot],
-      from,
-      subject,
+      from: this.from(slot),
+      subject: this.subject(slot),
       size: this.size[slot],
       source: SOURCES[this.source[slot]],
     };
-    if (codeLen > 0) meta.code = this.blob.toString('utf8', at, at + codeLen);
+    const code = this.code(slot);
+    if (code !== undefined) meta.code = code;
     return meta;
+  }
+
+  /** The blob holds a record's id (when stored), sender, subject and code, in that order. */
+  from(slot: number): string {
+    const at = this.offset[slot] + this.idLen[slot];
+    return this.blob.toString('utf8', at, at + this.fromLen[slot]);
+  }
+
+  subject(slot: number): string {
+    const at = this.offset[slot] + this.idLen[slot] + this.fromLen[slot];
+    return this.blob.toString('utf8', at, at + this.subjectLen[slot]);
+  }
+
+  code(slot: number): string | undefined {
+    const n = this.codeLen[slot];
+    if (n === 0) return undefined;
+    const at = this.offset[slot] + this.idLen[slot] + this.fromLen[slot] + this.subjectLen[slot];
+    return this.blob.toString('utf8', at, at + n);
+  }
+
+  /**
+   * One reusable view of a slot's searchable fields, decoded only when read: a search tests
+   * every record it walks, and building a MessageMeta for each (its id, sender and subject
+   * decoded, whatever the query asks) was most of a full scan's time.
+   */
+  view(): PackedView {
+    return new PackedView(this);
   }
 
   /** Slot of the record with this id, or -1. */
@@ -350,4 +373,40 @@ function checkTable(t: PackedTable, blobBytes: number): string | undefined {
     if (!Number.isSafeInteger(cols.offset[i]) || end > blobBytes) return 'a field beyond the blob';
   }
   return undefined;
+}
+
+/** A slot's searchable fields (core/search.ts SearchableMeta), read from the columns on access; `at(slot)` moves it. */
+export class PackedView implements SearchableMeta {
+  private slot = 0;
+
+  constructor(private readonly t: PackedTable) {}
+
+  at(slot: number): this {
+    this.slot = slot;
+    return this;
+  }
+
+  get domain(): string {
+    return this.t.strings[this.t.domain[this.slot]];
+  }
+
+  get inbox(): string {
+    return this.t.strings[this.t.inbox[this.slot]];
+  }
+
+  get time(): number {
+    return this.t.time[this.slot];
+  }
+
+  get from(): string {
+    return this.t.from(this.slot);
+  }
+
+  get subject(): string {
+    return this.t.subject(this.slot);
+  }
+
+  get code(): string | undefined {
+    return this.t.code(this.slot);
+  }
 }
