@@ -1,7 +1,7 @@
 // Persistent per-server state of the tree: inboxes the user added and which messages were
 // read. No vscode import: the store is anything shaped like a Memento (globalState).
 
-interface MementoLike {
+export interface MementoLike {
   get<T>(key: string): T | undefined;
   update(key: string, value: unknown): Thenable<void>;
   /** Takes in what other windows wrote, where the store does not push it (tree/sharedMemento.ts). */
