@@ -8,7 +8,7 @@ import { ACTIVATED_LOG_PREFIX } from './activationLog';
 import { registerCommands } from './commands';
 import { useRemoteName } from './commands/actions';
 import { TokenStore } from './config/secrets';
-import { LOCAL_SERVER, serverKey, shownDomains } from './config/settings';
+import { LOCAL_SERVER, serverKey, type Settings, shownDomains } from './config/settings';
 import { ConfirmedServers } from './config/serverTrust';
 import { SettingsWatcher } from './config/watch';
 import { Connection } from './connection';
@@ -27,6 +27,29 @@ import { withEditorUi } from './ui/notifications';
 import { disposeMessagePanels } from './messagePanel/messagePanel';
 
 let shutdown: (() => Promise<void>) | undefined;
+
+/**
+ * The read state of the configured server (the local server's mail all starts unread,
+ * tree/state.ts). Its marks live in a file every window reads (tree/sharedMemento.ts), placed
+ * once connected and again on each connection change; `reset()` after a server switch.
+ */
+function readMarks(context: vscode.ExtensionContext, connection: Connection, settings: () => Settings, log: Logger) {
+  let store: SharedMemento;
+  let state: ReadState;
+  const place = (): void => {
+    const st = connection.state;
+    if (st.kind === 'ready') store.use(readMarksFile(st.server, serverKey(settings()), context.globalStorageUri.fsPath));
+  };
+  const reset = (): void => {
+    const key = serverKey(settings());
+    const keys = ReadState.keys(key);
+    store = new SharedMemento(context.globalState, [keys.read, keys.baseline], log);
+    place();
+    state = new ReadState(store, key, Date.now(), { allUnread: key === LOCAL_SERVER });
+  };
+  reset();
+  return { current: () => state, reset, place };
+}
 
 /** Reconnects or reloads when another window changes the API token or the user changes a setting. */
 function followChanges(o: { tokens: TokenStore; config: SettingsWatcher; connection: Connection; model: InboxModel; live: LiveUpdates; resetReadState: () => void }): vscode.Disposable[] {
@@ -65,42 +88,27 @@ export function activate(context: vscode.ExtensionContext): void {
     defaultDataDir: defaultDataDir(process.env),
     legacyDataDir: path.join(context.globalStorageUri.fsPath, 'server'),
   });
-  // The local server's mail all starts unread (tree/state.ts).
-  // Read marks live in a file every window reads (tree/sharedMemento.ts), placed once connected.
-  let readStore: SharedMemento;
-  const placeReadStore = () => {
-    const st = connection.state;
-    if (st.kind !== 'ready') return;
-    readStore.use(readMarksFile(st.server, serverKey(settings()), context.globalStorageUri.fsPath));
-  };
-  const newReadState = () => {
-    const key = serverKey(settings());
-    const keys = ReadState.keys(key);
-    readStore = new SharedMemento(context.globalState, [keys.read, keys.baseline], log);
-    placeReadStore();
-    return new ReadState(readStore, key, Date.now(), { allUnread: key === LOCAL_SERVER });
-  };
-  let readState = newReadState();
+  const marks = readMarks(context, connection, settings, log);
   const added = () => new AddedInboxes(context.globalState, serverKey(settings()));
   const model = new InboxModel({
     api: () => connection.ensure(),
     domains: async (api) => shownDomains(settings(), connection.serverDomains(api), () => added().list()),
     added,
-    readState: () => readState,
+    readState: marks.current,
     smtp: () => (connection.state.kind === 'ready' ? connection.state.server.smtp : undefined),
   });
   const notify = withEditorUi({ enabled: () => settings().notifyNewMail, isWatched: (ref) => added().has(ref), api: () => connection.current(), log });
   const live = new LiveUpdates({ model, api: () => connection.current(), pollSeconds: () => settings().pollSeconds, log, onNewMail: (mail) => void notifyNewMail(notify, mail) });
   const tree = new InboxView({ model, connection, live, log });
-  const services: Services = { context, channel, log, settings, tokens, connection, model, live, added, readState: () => readState, tree };
+  const services: Services = { context, channel, log, settings, tokens, connection, model, live, added, readState: marks.current, tree };
 
   context.subscriptions.push(
     channel,
     config,
     tree,
-    ...followChanges({ tokens, config, connection, model, live, resetReadState: () => (readState = newReadState()) }),
+    ...followChanges({ tokens, config, connection, model, live, resetReadState: marks.reset }),
     connection.onDidChangeState(() => {
-      placeReadStore();
+      marks.place();
       model.syncReadState();
     }),
     createStatusBar(connection),
