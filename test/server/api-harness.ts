@@ -8,7 +8,6 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import MailComposer from 'nodemailer/lib/mail-composer';
 import { createHttpApi, type HttpApi, type HttpApiOptions } from '../../src/server/http';
 import { MaildirStore } from '../../src/server/store/maildir/store';
 import { PostgresStore } from '../../src/server/store/postgres/store';
@@ -132,25 +131,6 @@ export async function startApi(over: Partial<HttpApiOptions> = {}, retention?: P
       await fs.rm(dir, { recursive: true, force: true });
     },
   };
-}
-
-export const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
-
-/** A multipart email as a mail client sends it: text, HTML with links, a PDF and an inline image. */
-export function anEmail(over: { subject?: string; from?: string; to?: string } = {}): Promise<Buffer> {
-  return new MailComposer({
-    from: over.from ?? '"Acme Support" <support@acme.test>',
-    to: over.to ?? `joe@${DOMAIN}`,
-    subject: over.subject ?? 'Welcome, Joe',
-    text: 'Hello Joe,\nyour code is 482913.\nhttps://acme.test/verify?c=482913\nhttps://acme.test/help',
-    html: '<p>Hello Joe, your code is <b>482913</b>. <a href="https://acme.test/verify?c=482913">Verify</a> <a href="mailto:x@acme.test">mail</a><img src="cid:logo@acme"></p>',
-    attachments: [
-      { filename: 'invoice ü.pdf', content: Buffer.from('%PDF-1.4 fake but bytes'), contentType: 'application/pdf' },
-      { filename: 'logo.png', content: PNG, contentType: 'image/png', cid: 'logo@acme' },
-    ],
-  })
-    .compile()
-    .build();
 }
 
 /** docs/api.md §2.2 / §2.6: `<inbox>-<number>-<number>`. */

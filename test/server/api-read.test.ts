@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import nodemailer from 'nodemailer';
 import { createSmtpServer } from '../../src/server/smtp';
-import { DOMAIN, ID_SHAPE, PNG, anEmail, startApi, type Harness } from './api-harness';
+import { DOMAIN, ID_SHAPE, startApi, type Harness } from './api-harness';
+import { PNG, multipartEmail } from '../support/messages';
 
 const SUMMARY_KEYS = ['domain', 'from', 'id', 'seconds_ago', 'subject', 'time', 'to'];
 const EMAIL_KEYS = ['from', 'fromfull', 'headers', 'id', 'parts', 'seconds_ago', 'subject', 'time', 'to'];
@@ -91,7 +92,7 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
   });
 
   it('reads private as every domain and a named domain as that domain only', async () => {
-    await h.deliver('joe', await anEmail({ subject: 'to other' }), 'other.test');
+    await h.deliver('joe', await multipartEmail({ subject: 'to other' }), 'other.test');
     await inject('joe', { subject: 'to default' });
     const all = await h.call('GET', '/api/v2/domains/private/inboxes/joe');
     assert.deepEqual(all.json.msgs.map((m: { subject: string }) => m.subject).sort(), ['to default', 'to other']);
@@ -137,7 +138,7 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
   });
 
   it('fetches an email (4.2) as docs/api.md §2.3: lowercase headers, text, html and attachment parts', async () => {
-    const meta = await h.deliver('joe', await anEmail());
+    const meta = await h.deliver('joe', await multipartEmail());
     const r = await h.call('GET', `/api/v2/domain/private/inboxes/joe/messages/${meta.id}`);
     assert.equal(r.status, 200);
     const m = r.json;
@@ -217,7 +218,7 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
   });
 
   it('answers 404 for a message of another inbox or domain, and for an unknown id', async () => {
-    const meta = await h.deliver('joe', await anEmail());
+    const meta = await h.deliver('joe', await multipartEmail());
     for (const p of [
       `/api/v2/domains/private/inboxes/ann/messages/${meta.id}`,
       `/api/v2/domains/other.test/messages/${meta.id}`,
@@ -231,14 +232,14 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
   });
 
   it('lists the links of a message (http and https only)', async () => {
-    const meta = await h.deliver('joe', await anEmail());
+    const meta = await h.deliver('joe', await multipartEmail());
     const r = await h.call('GET', `/api/v2/domains/private/inboxes/joe/messages/${meta.id}/links`);
     assert.equal(r.status, 200);
     assert.deepEqual(r.json, { links: ['https://acme.test/verify?c=482913', 'https://acme.test/help'] });
   });
 
   it('lists attachments and downloads each with its type and file name', async () => {
-    const meta = await h.deliver('joe', await anEmail());
+    const meta = await h.deliver('joe', await multipartEmail());
     const base = `/api/v2/domains/private/inboxes/joe/messages/${meta.id}/attachments`;
     const list = await h.call('GET', base);
     assert.equal(list.status, 200);
@@ -262,7 +263,7 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
   });
 
   it('returns the raw RFC 5322 source byte for byte', async () => {
-    const raw = await anEmail();
+    const raw = await multipartEmail();
     const meta = await h.deliver('joe', raw);
     const r = await h.call('GET', `/api/v2/domains/private/inboxes/joe/messages/${meta.id}/raw`);
     assert.equal(r.status, 200);
@@ -297,7 +298,7 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
   it('clears every inbox of one domain with DELETE …/inboxes (Mailinator form)', async () => {
     await inject('joe', { subject: '1' });
     await inject('ann', { subject: '2' });
-    await h.deliver('joe', await anEmail(), 'other.test');
+    await h.deliver('joe', await multipartEmail(), 'other.test');
     const r = await h.call('DELETE', `/api/v2/domains/${DOMAIN}/inboxes/`);
     assert.deepEqual(r.json, { status: 'ok', count: 2 });
     assert.deepEqual((await h.store.domains()).map((d) => [d.name, d.messages]), [['other.test', 1]]);
@@ -307,7 +308,7 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
   it('lists domains with inbox and message counts', async () => {
     await inject('joe', { subject: '1' });
     await inject('ann', { subject: '2' });
-    await h.deliver('joe', await anEmail(), 'other.test');
+    await h.deliver('joe', await multipartEmail(), 'other.test');
     for (const p of ['/api/v2/domains', '/api/v2/domains/', '/api/v2/domain']) {
       const r = await h.call('GET', p);
       assert.equal(r.status, 200, p);

@@ -10,7 +10,8 @@ import { createClient } from '../../src/api/client';
 import { ApiError } from '../../src/api/errors';
 import { searchCounters } from '../../src/server/http/api/search';
 import { createSmtpServer, type InboxSmtpServer } from '../../src/server/smtp';
-import { API_TOKEN, anEmail, DOMAIN, type Harness, startApi, STORE_KIND } from './api-harness';
+import { API_TOKEN, DOMAIN, type Harness, startApi, STORE_KIND } from './api-harness';
+import { multipartEmail } from '../support/messages';
 
 const OTHER = 'other.test';
 const PHONE = '15551234567';
@@ -101,7 +102,7 @@ describe(`HTTP API: search (${STORE_KIND} store)`, () => {
     for (const name of ARRIVAL) {
       switch (name) {
         case 'welcome':
-          await smtpSend(await anEmail(), `joe@${DOMAIN}`);
+          await smtpSend(await multipartEmail(), `joe@${DOMAIN}`);
           break;
         case 'order':
           await smtpSend(

@@ -12,13 +12,12 @@ import { MaildirStore } from '../../src/server/store/maildir/store';
 import { SNAPSHOT_FILE } from '../../src/server/store/maildir/snapshot';
 import { storeSessions } from './storeSessions';
 import { firstLineThenSigkill } from './killedChild';
+import { rawEmail } from '../support/messages';
 
 const REPO = path.resolve(__dirname, '..', '..');
 /** Longer than the racy window, so the directories' last changes are clearly older than the snapshot. */
 
-function anEmail(subject: string): Buffer {
-  return Buffer.from(`From: Acme <no-reply@acme.test>\r\nTo: joe@inbox.test\r\nSubject: ${subject}\r\n\r\nbody of ${subject}\r\n`);
-}
+const mail = (subject: string): Buffer => rawEmail({ subject, body: `body of ${subject}`, date: null });
 
 describe('index snapshot', function () {
   this.timeout(30_000);
@@ -42,7 +41,7 @@ describe('index snapshot', function () {
     const { store } = await openStore();
     const ids: Array<{ id: string; inbox: string }> = [];
     for (const [inbox, s] of [['joe', 'j1'], ['joe', 'j2'], ['joe', 'j3'], ['ann', 'a1'], ['ann', 'a2']]) {
-      const [m] = await store.add([{ domain: 'inbox.test', inbox }], anEmail(s), 'smtp');
+      const [m] = await store.add([{ domain: 'inbox.test', inbox }], mail(s), 'smtp');
       ids.push({ id: m.id, inbox });
     }
     await close(store);
@@ -82,7 +81,7 @@ describe('index snapshot', function () {
   it('indexes a message file dropped in behind its back', async () => {
     const ids = await seeded();
     const copyId = ids[3].id.replace(/-(\d+)$/, (_, n: string) => `-${Number(n) + 1000}`);
-    await fs.writeFile(fileOf('ann', copyId), anEmail('dropped in'));
+    await fs.writeFile(fileOf('ann', copyId), mail('dropped in'));
     const { store, logs } = await openStore();
     assert.equal(trustedOf(logs), '1 of 2');
     assert.deepEqual(await subjects(store, 'ann'), ['a1', 'a2', 'dropped in']);
@@ -108,7 +107,7 @@ describe('index snapshot', function () {
     assert.deepEqual(await walkedOf(logs), [0, 2]);
     await close(store);
     // A widened file dropped into ann: ann is listed, walked once, and private again.
-    await fs.writeFile(fileOf('ann', ids[3].id.replace(/-(\d+)$/, (_, n: string) => `-${Number(n) + 1000}`)), anEmail('dropped in'), { mode: 0o644 });
+    await fs.writeFile(fileOf('ann', ids[3].id.replace(/-(\d+)$/, (_, n: string) => `-${Number(n) + 1000}`)), mail('dropped in'), { mode: 0o644 });
     ({ store, logs } = await openStore());
     assert.deepEqual(await walkedOf(logs), [1, 2]);
     await close(store);
@@ -130,7 +129,7 @@ describe('index snapshot', function () {
     assert.deepEqual(await walkedOf(logs), [0, 2]);
     await close(store);
     const dropped = fileOf('ann', ids[3].id.replace(/-(\d+)$/, (_, n: string) => `-${Number(n) + 1000}`));
-    await fs.writeFile(dropped, anEmail('dropped in'), { mode: 0o644 });
+    await fs.writeFile(dropped, mail('dropped in'), { mode: 0o644 });
     await fs.chmod(dropped, 0o644);
     ({ store, logs } = await openStore());
     assert.equal(trustedOf(logs), '1 of 2');
@@ -147,7 +146,7 @@ describe('index snapshot', function () {
     const inboxDir = path.dirname(path.dirname(fileOf('ann', ids[3].id)));
     // A widened file in cur/ of an inbox the snapshot trusts as private.
     const inCur = path.join(inboxDir, 'cur', 'moved.eml');
-    await fs.writeFile(inCur, anEmail('moved'), { mode: 0o644 });
+    await fs.writeFile(inCur, mail('moved'), { mode: 0o644 });
     await fs.chmod(inCur, 0o644);
     // joe's cur/ replaced by a link to a folder outside the data dir holding a widened file.
     const outside = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-outside-'));
@@ -207,9 +206,9 @@ describe('index snapshot', function () {
     const stale = await fs.readFile(path.join(dir, SNAPSHOT_FILE));
     const { store } = await openStore();
     // One added and one deleted in each inbox: the counts match the stale snapshot, the files do not.
-    await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail('j4'), 'smtp');
+    await store.add([{ domain: 'inbox.test', inbox: 'joe' }], mail('j4'), 'smtp');
     await store.delete(ids[0].id);
-    await store.add([{ domain: 'inbox.test', inbox: 'ann' }], anEmail('a3'), 'smtp');
+    await store.add([{ domain: 'inbox.test', inbox: 'ann' }], mail('a3'), 'smtp');
     await store.delete(ids[3].id);
     await close(store);
     // The old snapshot put back as a new file (its mtime now, so only the recorded ctimes tell).

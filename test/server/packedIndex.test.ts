@@ -15,16 +15,14 @@ import { PACKED_INDEX_FILE } from '../../src/server/store/maildir/packedIndex';
 import type { MessageMeta, MessageSource } from '../../src/server/store/types';
 import { storeSessions } from './storeSessions';
 import { firstLineThenSigkill } from './killedChild';
+import { rawEmail, type RawEmailOptions } from '../support/messages';
 
 const REPO = path.resolve(__dirname, '..', '..');
 /** Longer than the snapshot's racy window, so directories' last changes are clearly older than it. */
 const PACKED_LOG = '(index read from the packed index)';
 
-function anEmail({ subject = 'Hello', from = 'Acme <no-reply@acme.test>', text = 'body' }: { subject?: string; from?: string; text?: string } = {}): Buffer {
-  const encoded = /^[\x20-\x7e]*$/.test(subject) ? subject : `=?UTF-8?B?${Buffer.from(subject).toString('base64')}?=`;
-  const fromHeader = /^[\x20-\x7e]*$/.test(from) ? from : `=?UTF-8?B?${Buffer.from(from.replace(/ <.*$/, '')).toString('base64')}?= ${from.replace(/^.* </, '<')}`;
-  return Buffer.from(`From: ${fromHeader}\r\nTo: joe@inbox.test\r\nSubject: ${encoded}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${text}\r\n`);
-}
+/** This file's mail: no code unless a test writes one. */
+const mail = (o: RawEmailOptions = {}): Buffer => rawEmail({ subject: 'Hello', body: 'body', date: null, ...o });
 
 describe('packed index', function () {
   this.timeout(60_000);
@@ -58,12 +56,12 @@ describe('packed index', function () {
     const add = async (domain: string, inbox: string, body: Buffer, source: MessageSource = 'smtp'): Promise<void> => {
       metas.push(...(await store.add([{ domain, inbox }], body, source)));
     };
-    await add('inbox.test', 'joe', anEmail({ subject: 'Your code is 493817', text: 'Use 493817 to sign in.' }));
-    await add('inbox.test', 'joe', anEmail({ subject: 'Grüße aus Köln ✉', from: 'Jürgen Ölmann <j@acme.test>' }), 'inject');
-    await add('inbox.test', 'ann', anEmail({ subject: '' }), 'webhook');
-    await add('other.test', 'joe', anEmail({ subject: 'same name, other domain' }));
-    await add('inbox.test', '+15551234567', anEmail({ subject: 'SMS', text: 'Your verification code: 7731' }));
-    metas.push(...(await store.add([{ domain: 'inbox.test', inbox: 'ann' }, { domain: 'other.test', inbox: 'ann' }], anEmail({ subject: 'to two' }), 'smtp')));
+    await add('inbox.test', 'joe', mail({ subject: 'Your code is 493817', body: 'Use 493817 to sign in.' }));
+    await add('inbox.test', 'joe', mail({ subject: 'Grüße aus Köln ✉', from: 'Jürgen Ölmann <j@acme.test>' }), 'inject');
+    await add('inbox.test', 'ann', mail({ subject: '' }), 'webhook');
+    await add('other.test', 'joe', mail({ subject: 'same name, other domain' }));
+    await add('inbox.test', '+15551234567', mail({ subject: 'SMS', body: 'Your verification code: 7731' }));
+    metas.push(...(await store.add([{ domain: 'inbox.test', inbox: 'ann' }, { domain: 'other.test', inbox: 'ann' }], mail({ subject: 'to two' }), 'smtp')));
     return metas;
   }
 
@@ -113,7 +111,7 @@ describe('packed index', function () {
     assert.ok(usedPacked(logs), logs.join('\n'));
     assert.deepEqual(await answers(again), before);
     // Added since the packed index: walked with it, newest first.
-    const [added] = await again.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ subject: 'Your code is 123987', from: 'Jürgen <j@acme.test>' }), 'smtp');
+    const [added] = await again.add([{ domain: 'inbox.test', inbox: 'joe' }], mail({ subject: 'Your code is 123987', from: 'Jürgen <j@acme.test>' }), 'smtp');
     const found = await again.search(parseSearchQuery('from:jürgen', Date.now()).filter(isMetaTerm), { limit: 100, skip: 0, count: true });
     assert.deepEqual(found.msgs.map((m) => m.id), [added.id, ...before[0]]);
   });
@@ -124,7 +122,7 @@ describe('packed index', function () {
     await close(store);
     const { store: second, logs } = await openStore();
     assert.ok(usedPacked(logs));
-    const [added] = await second.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ subject: 'after the packed index' }), 'smtp');
+    const [added] = await second.add([{ domain: 'inbox.test', inbox: 'joe' }], mail({ subject: 'after the packed index' }), 'smtp');
     assert.equal(await second.delete(metas[0].id), true);
     assert.equal(await second.delete(metas[0].id), false, 'a packed message is removed once');
     assert.equal(await second.get(metas[0].id), undefined);
@@ -247,7 +245,7 @@ describe('packed index', function () {
     // A run that removes a packed message's file and adds a file, with no journal line for either.
     await fs.rm(path.join(dir, 'mail', 'inbox.test', 'ann', 'new', `${metas[2].id}.eml`));
     const droppedId = metas[1].id.replace(/-(\d+)$/, (_, n: string) => `-${Number(n) + 1000}`);
-    await fs.writeFile(path.join(dir, 'mail', 'inbox.test', 'joe', 'new', `${droppedId}.eml`), anEmail({ subject: 'dropped in' }));
+    await fs.writeFile(path.join(dir, 'mail', 'inbox.test', 'joe', 'new', `${droppedId}.eml`), mail({ subject: 'dropped in' }));
     assert.deepEqual(await fs.readFile(path.join(dir, JOURNAL_FILE)), journalBefore);
     const { store: after, logs } = await openStore();
     assert.ok(usedPacked(logs));

@@ -3,7 +3,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { composeMessage } from '../../src/server/http/compose';
 import { getAttachment, listAttachments, renderMessage, summarize, textAndHtml } from '../../src/server/http/render';
 import type { MessageMeta } from '../../src/server/store/types';
-import { anEmail, PNG } from './api-harness';
+import { PNG, multipartEmail } from '../support/messages';
 
 function aMeta(over: Partial<MessageMeta> = {}): MessageMeta {
   return { id: 'joe-1763776000-1', domain: 'inbox.test', inbox: 'joe', time: 1763776000123, from: '"Acme Support" <support@acme.test>', subject: 'Welcome, Joe', size: 1000, source: 'smtp', ...over };
@@ -26,7 +26,7 @@ describe('render', () => {
 
   it('renders an email as docs/api.md §2.3 with lowercase headers and text, html and attachment parts', async () => {
     const meta = aMeta();
-    const msg = await renderMessage(meta, await anEmail(), meta.time + 3000);
+    const msg = await renderMessage(meta, await multipartEmail(), meta.time + 3000);
     assert.ok('headers' in msg);
     assert.deepEqual(Object.keys(msg).sort(), ['from', 'fromfull', 'headers', 'id', 'parts', 'seconds_ago', 'subject', 'time', 'to']);
     assert.equal(msg.fromfull, '"Acme Support" <support@acme.test>');
@@ -60,7 +60,7 @@ describe('render', () => {
   });
 
   it('decodes RFC 2047 words in headers and subject', async () => {
-    const raw = await anEmail({ subject: 'Ünïcödé ✓ subject', from: '"Zoë" <zoe@x.test>' });
+    const raw = await multipartEmail({ subject: 'Ünïcödé ✓ subject', from: '"Zoë" <zoe@x.test>' });
     const msg = await renderMessage(aMeta({ from: 'Zoë <zoe@x.test>' }), raw, Date.now());
     assert.ok('headers' in msg);
     assert.equal(msg.subject, 'Ünïcödé ✓ subject');
@@ -99,7 +99,7 @@ describe('render', () => {
   });
 
   it('lists attachments with 0-based ids and returns their exact bytes', async () => {
-    const raw = await anEmail();
+    const raw = await multipartEmail();
     const { attachments: list, notice } = await listAttachments(raw);
     assert.equal(notice, undefined);
     assert.deepEqual(list.map((a) => a.attachment_id), [0, 1]);

@@ -14,23 +14,8 @@ import { encodeFileName as encodeName } from '../../src/core/fileNames';
 import { MaildirStore, type MaildirStoreOptions } from '../../src/server/store/maildir/store';
 import type { MessageMeta, RetentionOptions } from '../../src/server/store/types';
 import { MimePool } from '../../src/server/http/mimePool';
+import { rawEmail } from '../support/messages';
 
-/** A raw RFC 5322 message with sensible defaults. */
-function anEmail(o: { from?: string; subject?: string; body?: string; headers?: string[] } = {}): Buffer {
-  const lines = [
-    `From: ${o.from ?? 'Acme <no-reply@acme.test>'}`,
-    'To: joe@inbox.test',
-    `Subject: ${o.subject ?? 'Your code'}`,
-    'Date: Sat, 21 Nov 2026 10:00:00 +0000',
-    'MIME-Version: 1.0',
-    'Content-Type: text/plain; charset=utf-8',
-    ...(o.headers ?? []),
-    '',
-    o.body ?? 'Your code is 123456',
-    '',
-  ];
-  return Buffer.from(lines.join('\r\n'));
-}
 
 interface Logged {
   level: string;
@@ -67,7 +52,7 @@ describe('MaildirStore', () => {
 
   it('stores each message as an .eml in new/ of its inbox, with nothing left in tmp/', async () => {
     const { store } = await openStore();
-    const raw = anEmail({ subject: 'Hello' });
+    const raw = rawEmail({ subject: 'Hello' });
     const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], raw, 'smtp');
     // Acknowledged from the log; the materialiser writes the file just after (materialise.test.ts).
     assert.deepEqual(await store.readRaw(meta.id), raw);
@@ -84,7 +69,7 @@ describe('MaildirStore', () => {
   it('makes ids <inbox>-<epochSeconds>-<counter> from the receipt time', async () => {
     const { store } = await openStore();
     const before = Date.now();
-    const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'sign-up' }], anEmail(), 'inject');
+    const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'sign-up' }], rawEmail(), 'inject');
     const parsed = parseMessageId(meta.id);
     assert.ok(parsed);
     assert.equal(parsed.inbox, 'sign-up');
@@ -95,7 +80,7 @@ describe('MaildirStore', () => {
   it('lists the newest first by default and the oldest first on request', async () => {
     const { store } = await openStore();
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ subject: `m${i}` }), 'smtp'))[0].id);
+    for (let i = 0; i < 5; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail({ subject: `m${i}` }), 'smtp'))[0].id);
     assert.deepEqual((await store.list('inbox.test', 'joe', all)).msgs.map((m) => m.id), [...ids].reverse());
     assert.deepEqual((await store.list('inbox.test', 'joe', { ...all, sort: 'ascending' })).msgs.map((m) => m.id), ids);
     assert.equal((await store.list('inbox.test', 'joe', all)).total, 5);
@@ -104,7 +89,7 @@ describe('MaildirStore', () => {
   it('pages with limit, skip and cursor and says where the next page starts', async () => {
     const { store } = await openStore();
     const ids: string[] = [];
-    for (let i = 0; i < 7; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'))[0].id);
+    for (let i = 0; i < 7; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp'))[0].id);
     const newest = [...ids].reverse();
     const p1 = await store.list('inbox.test', 'joe', { limit: 3, skip: 0, sort: 'descending' });
     assert.deepEqual(p1.msgs.map((m) => m.id), newest.slice(0, 3));
@@ -122,22 +107,22 @@ describe('MaildirStore', () => {
   it('continues after a cursor whose message was deleted meanwhile', async () => {
     const { store } = await openStore();
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'))[0].id);
+    for (let i = 0; i < 4; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp'))[0].id);
     await store.delete(ids[2]);
     assert.deepEqual((await store.list('inbox.test', 'joe', { ...all, cursor: ids[2] })).msgs.map((m) => m.id), [ids[1], ids[0]]);
   });
 
   it('rejects a cursor that is not a message id', async () => {
     const { store } = await openStore();
-    await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp');
     assert.throws(() => store.list('inbox.test', 'joe', { ...all, cursor: 'nonsense' }), (e: unknown) => StoreError.is(e, 'BAD_CURSOR'));
   });
 
   it('stores names lowercase and reads an inbox across every domain when the domain is undefined', async () => {
     const { store } = await openStore();
-    const [a] = await store.add([{ domain: 'One.TEST', inbox: 'Joe' }], anEmail(), 'smtp');
-    const [b] = await store.add([{ domain: 'two.test', inbox: 'joe' }], anEmail(), 'smtp');
-    await store.add([{ domain: 'two.test', inbox: 'ann' }], anEmail(), 'smtp');
+    const [a] = await store.add([{ domain: 'One.TEST', inbox: 'Joe' }], rawEmail(), 'smtp');
+    const [b] = await store.add([{ domain: 'two.test', inbox: 'joe' }], rawEmail(), 'smtp');
+    await store.add([{ domain: 'two.test', inbox: 'ann' }], rawEmail(), 'smtp');
     assert.equal(a.domain, 'one.test');
     assert.equal(a.inbox, 'joe');
     await store.filesWritten();
@@ -162,7 +147,7 @@ describe('MaildirStore', () => {
         { domain: 'inbox.test', inbox: 'ann' },
         { domain: 'other.test', inbox: 'joe' },
       ],
-      anEmail(),
+      rawEmail(),
       'smtp',
     );
     assert.deepEqual(metas.map((m) => `${m.inbox}@${m.domain}`), ['joe@inbox.test', 'ann@inbox.test', 'joe@other.test']);
@@ -181,7 +166,7 @@ describe('MaildirStore', () => {
       { domain: '../etc', inbox: 'joe' },
       { domain: 'inbox.test/../../x', inbox: 'joe' },
     ]) {
-      await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'ok' }, target], anEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'BAD_TARGET'), JSON.stringify(target));
+      await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'ok' }, target], rawEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'BAD_TARGET'), JSON.stringify(target));
     }
     assert.deepEqual(await fs.readdir(path.join(dir, 'mail')), [], 'no domain directory was made');
     assert.equal((await store.list(undefined, '*', all)).total, 0);
@@ -189,7 +174,7 @@ describe('MaildirStore', () => {
 
   it('keeps names with characters unsafe for file systems encoded on disk and restores them', async () => {
     const { store } = await openStore();
-    const [meta] = await store.add([{ domain: 'inbox.test', inbox: "a*b|c?d'e" }], anEmail(), 'smtp');
+    const [meta] = await store.add([{ domain: 'inbox.test', inbox: "a*b|c?d'e" }], rawEmail(), 'smtp');
     const inboxDir = encodeName("a*b|c?d'e");
     assert.ok(!/[*|?']/.test(inboxDir));
     assert.ok(existsSync(path.join(dir, 'mail', 'inbox.test', inboxDir, 'new')));
@@ -201,7 +186,7 @@ describe('MaildirStore', () => {
     const { store } = await openStore();
     await fs.writeFile(path.join(dir, 'mail', 'blocked.test'), 'a file where a domain directory would go');
     await assert.rejects(
-      store.add([{ domain: 'ok.test', inbox: 'joe' }, { domain: 'blocked.test', inbox: 'ann' }], anEmail(), 'smtp'),
+      store.add([{ domain: 'ok.test', inbox: 'joe' }, { domain: 'blocked.test', inbox: 'ann' }], rawEmail(), 'smtp'),
       (e: unknown) => StoreError.is(e, 'IO'),
     );
     assert.equal((await store.list(undefined, '*', all)).total, 0);
@@ -215,7 +200,7 @@ describe('MaildirStore', () => {
     const { store } = await openStore();
     const [meta] = await store.add(
       [{ domain: 'inbox.test', inbox: 'joe' }],
-      anEmail({ from: '=?UTF-8?Q?J=C3=BCrgen_M=C3=BCller?= <jm@acme.test>', subject: '=?utf-8?B?w4ljb2xl?=\r\n =?utf-8?B?IGTDqXTDqQ==?= ok' }),
+      rawEmail({ from: '=?UTF-8?Q?J=C3=BCrgen_M=C3=BCller?= <jm@acme.test>', subject: '=?utf-8?B?w4ljb2xl?=\r\n =?utf-8?B?IGTDqXTDqQ==?= ok' }),
       'smtp',
     );
     assert.equal(meta.from, 'Jürgen Müller <jm@acme.test>');
@@ -238,11 +223,11 @@ describe('MaildirStore', () => {
       assert.equal(listed?.id, m.id, 'message is listed when the event fires');
     });
     store.on('delete', (ms) => gone.push(...ms.map((m) => m.id)));
-    const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ body: 'Your code is 482913' }), 'webhook');
+    const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail({ body: 'Your code is 482913' }), 'webhook');
     // Acknowledged first; the code is read just after (the acknowledgement waits for the log only).
     await announced;
     assert.deepEqual(seen.map((m) => [m.id, m.code]), [[meta.id, '482913']]);
-    assert.deepEqual(await Promise.all(reads), [anEmail({ body: 'Your code is 482913' })]);
+    assert.deepEqual(await Promise.all(reads), [rawEmail({ body: 'Your code is 482913' })]);
     assert.equal(await store.delete(meta.id), true);
     assert.deepEqual(gone, [meta.id]);
     assert.equal(existsSync(store.pathOf(meta)), false);
@@ -256,16 +241,16 @@ describe('MaildirStore', () => {
     const release = store.holdCodes();
     const events: MessageMeta[] = [];
     store.on('message', (m) => events.push({ ...m }));
-    const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ body: 'Your code is 482913' }), 'smtp');
+    const [meta] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail({ body: 'Your code is 482913' }), 'smtp');
     assert.equal(meta.code, undefined, 'acknowledged with the header fields only');
     assert.equal(events.length, 0, 'not announced before its code is read');
     const listed = await store.list('inbox.test', 'joe', { limit: 10, skip: 0, sort: 'descending' });
     assert.deepEqual(listed.msgs.map((m) => [m.id, m.code]), [[meta.id, '482913']], 'the listing read the pending code');
     assert.deepEqual(events.map((m) => [m.id, m.code]), [[meta.id, '482913']], 'announced with its code');
     assert.equal((await store.get(meta.id))?.code, '482913', 'kept');
-    const [second] = await store.add([{ domain: 'inbox.test', inbox: 'ann' }], anEmail({ body: 'Your code is 771204' }), 'smtp');
+    const [second] = await store.add([{ domain: 'inbox.test', inbox: 'ann' }], rawEmail({ body: 'Your code is 771204' }), 'smtp');
     assert.equal((await store.get(second.id))?.code, '771204', 'a fetch reads it too');
-    const [third] = await store.add([{ domain: 'inbox.test', inbox: 'bob' }], anEmail({ body: 'Your code is 550213' }), 'smtp');
+    const [third] = await store.add([{ domain: 'inbox.test', inbox: 'bob' }], rawEmail({ body: 'Your code is 550213' }), 'smtp');
     const found = await store.search([{ field: 'code', value: '550213', negated: false }], { limit: 10, skip: 0, count: true });
     assert.deepEqual(found.msgs.map((m) => m.id), [third.id], 'a search for a code reads the codes still pending');
     release();
@@ -276,7 +261,7 @@ describe('MaildirStore', () => {
     const release = store.holdCodes();
     const acked: string[] = [];
     const adds = Array.from({ length: 300 }, (_, i) =>
-      store.add([{ domain: 'inbox.test', inbox: `flood${i % 4}` }], anEmail({ body: `Your code is ${100000 + i}` }), 'smtp').then(([m]) => acked.push(m.id)),
+      store.add([{ domain: 'inbox.test', inbox: `flood${i % 4}` }], rawEmail({ body: `Your code is ${100000 + i}` }), 'smtp').then(([m]) => acked.push(m.id)),
     );
     // Deliveries go on until 256 wait for their code, then wait themselves.
     for (let i = 0; i < 200 && acked.length < 256; i++) await new Promise((r) => setTimeout(r, 10));
@@ -305,12 +290,12 @@ describe('MaildirStore', () => {
     });
     await viaPool.open();
     try {
-      const [m] = await viaPool.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ body: 'Your code is 482913' }), 'smtp');
+      const [m] = await viaPool.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail({ body: 'Your code is 482913' }), 'smtp');
       assert.equal((await viaPool.get(m.id))?.code, '482913');
       assert.equal(threads.length, 1, 'handed to the pool');
       await pool.close();
       // A stopped pool refuses the job: the store reads the code itself.
-      const [n] = await viaPool.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ body: 'Your code is 771204' }), 'smtp');
+      const [n] = await viaPool.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail({ body: 'Your code is 771204' }), 'smtp');
       assert.equal((await viaPool.get(n.id))?.code, '771204');
       assert.equal(threads.length, 2);
     } finally {
@@ -321,8 +306,8 @@ describe('MaildirStore', () => {
 
   it('clears an inbox or a whole domain and says how many it removed', async () => {
     const { store } = await openStore();
-    for (const inbox of ['joe', 'joe', 'ann']) await store.add([{ domain: 'inbox.test', inbox }], anEmail(), 'smtp');
-    await store.add([{ domain: 'other.test', inbox: 'joe' }], anEmail(), 'smtp');
+    for (const inbox of ['joe', 'joe', 'ann']) await store.add([{ domain: 'inbox.test', inbox }], rawEmail(), 'smtp');
+    await store.add([{ domain: 'other.test', inbox: 'joe' }], rawEmail(), 'smtp');
     assert.equal(await store.clear('inbox.test', 'joe'), 2);
     assert.equal(await store.clear('inbox.test', 'joe'), 0);
     assert.equal(await store.clear('inbox.test', '*'), 1);
@@ -334,19 +319,19 @@ describe('MaildirStore', () => {
   it('keeps ids unique across restarts, even when the newest message was deleted', async () => {
     let { store } = await openStore();
     const ids = new Set<string>();
-    for (let i = 0; i < 3; i++) ids.add((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'))[0].id);
+    for (let i = 0; i < 3; i++) ids.add((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp'))[0].id);
     const newest = (await store.list('inbox.test', 'joe', all)).msgs[0];
     await store.delete(newest.id);
     store = (await reopen(store)).store;
-    const [next] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    const [next] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp');
     assert.ok(!ids.has(next.id));
     assert.ok(parseMessageId(next.id)!.counter > parseMessageId(newest.id)!.counter);
   });
 
   it('finds the one-time code at ingest, as an email or as an SMS by inbox, and keeps it across restarts', async () => {
     let { store } = await openStore();
-    const [email, sms] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }, { domain: 'private', inbox: '15555550123' }], anEmail({ subject: 'Sign in', body: 'Your verification code is 482913.' }), 'smtp');
-    const [none] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ subject: 'Hello', body: 'Nothing to see here.' }), 'smtp');
+    const [email, sms] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }, { domain: 'private', inbox: '15555550123' }], rawEmail({ subject: 'Sign in', body: 'Your verification code is 482913.' }), 'smtp');
+    const [none] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail({ subject: 'Hello', body: 'Nothing to see here.' }), 'smtp');
     const [broken] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], Buffer.from('Subject: x\r\nContent-Type: multipart/mixed; boundary=\r\n\r\n--\r\n'), 'smtp');
     assert.equal(email.code, '482913');
     assert.equal(sms.code, '482913');
@@ -363,7 +348,7 @@ describe('MaildirStore', () => {
   it('rebuilds the index from the journal without reading message files', async () => {
     let { store } = await openStore();
     const metas: MessageMeta[] = [];
-    for (let i = 0; i < 20; i++) metas.push(...(await store.add([{ domain: 'inbox.test', inbox: `u${i % 3}` }], anEmail({ subject: `s${i}` }), i % 2 ? 'inject' : 'webhook')));
+    for (let i = 0; i < 20; i++) metas.push(...(await store.add([{ domain: 'inbox.test', inbox: `u${i % 3}` }], rawEmail({ subject: `s${i}` }), i % 2 ? 'inject' : 'webhook')));
     const reopened = await reopen(store);
     store = reopened.store;
     assert.ok(!reopened.logs.some((l) => l.msg.includes('indexed from their headers')));
@@ -373,10 +358,10 @@ describe('MaildirStore', () => {
   it('writes journal lines in batches within JOURNAL_FLUSH_MS of the delivery, and all of them on close', async () => {
     const { store } = await openStore();
     const journalText = () => fs.readFile(path.join(dir, JOURNAL_FILE), 'utf8');
-    const [first] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    const [first] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp');
     await new Promise((r) => setTimeout(r, JOURNAL_FLUSH_MS + 100));
     assert.ok((await journalText()).includes(JSON.stringify(first.id)), 'written while the store runs');
-    const [second] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    const [second] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp');
     assert.equal(await store.delete(first.id), true);
     await store.close();
     const text = await journalText();
@@ -389,11 +374,11 @@ describe('MaildirStore', () => {
     let { store } = await openStore({ maxMessages: 0 });
     const joe = { domain: 'inbox.test', inbox: 'joe' };
     // 5,100 adds and 5,100 removals pass the compaction threshold (10,000 lines, twice the live count).
-    for (let i = 0; i < 51; i++) await Promise.all(Array.from({ length: 100 }, () => store.add([joe], anEmail(), 'smtp')));
+    for (let i = 0; i < 51; i++) await Promise.all(Array.from({ length: 100 }, () => store.add([joe], rawEmail(), 'smtp')));
     const before = (await fs.stat(path.join(dir, JOURNAL_FILE))).size;
     assert.equal(await store.clear('inbox.test', 'joe'), 5100);
     const kept: MessageMeta[] = [];
-    for (let i = 0; i < 5; i++) kept.push(...(await store.add([{ domain: 'inbox.test', inbox: 'ann' }], anEmail({ subject: `kept ${i}` }), 'inject')));
+    for (let i = 0; i < 5; i++) kept.push(...(await store.add([{ domain: 'inbox.test', inbox: 'ann' }], rawEmail({ subject: `kept ${i}` }), 'inject')));
     // Rewritten while the store runs (not only on close): wait for it.
     const deadline = Date.now() + 10_000;
     while ((await fs.stat(path.join(dir, JOURNAL_FILE))).size >= before / 10) {
@@ -409,7 +394,7 @@ describe('MaildirStore', () => {
   it('rebuilds the index from the files when the journal is lost, keeping receipt times to the second', async () => {
     let { store } = await openStore();
     const metas: MessageMeta[] = [];
-    for (let i = 0; i < 5; i++) metas.push(...(await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail({ subject: `s${i}` }), 'smtp')));
+    for (let i = 0; i < 5; i++) metas.push(...(await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail({ subject: `s${i}` }), 'smtp')));
     await store.close();
     await fs.rm(path.join(dir, JOURNAL_FILE));
     const reopened = await openStore();
@@ -429,14 +414,14 @@ describe('MaildirStore', () => {
 
   it('skips damaged and foreign files with a warning and loses nothing else', async () => {
     let { store } = await openStore();
-    const [good] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
-    const [gone] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    const [good] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp');
+    const [gone] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp');
     await store.close();
     const newDir = path.join(dir, 'mail', 'inbox.test', 'joe', 'new');
     await fs.unlink(path.join(newDir, `${gone.id}.eml`)); // journal line without a file
     await fs.writeFile(path.join(newDir, 'joe-1763700000-999999.eml'), Buffer.from([0, 1, 2, 3, 255, 254])); // no header block
     await fs.writeFile(path.join(newDir, 'notes.txt'), 'foreign');
-    await fs.writeFile(path.join(newDir, 'ann-1763700000-5.eml'), anEmail()); // belongs to another inbox
+    await fs.writeFile(path.join(newDir, 'ann-1763700000-5.eml'), rawEmail()); // belongs to another inbox
     await fs.mkdir(path.join(dir, 'mail', 'Not A Domain!'));
     await fs.mkdir(path.join(dir, 'mail', 'inbox.test', '..%2Fx'));
     await fs.writeFile(path.join(dir, 'mail', 'inbox.test', 'joe', 'tmp', 'half-written.eml'), 'From: x');
@@ -457,8 +442,8 @@ describe('MaildirStore', () => {
     const removed: string[] = [];
     store.on('delete', (ms) => removed.push(...ms.map((m) => m.id)));
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'))[0].id);
-    await store.add([{ domain: 'inbox.test', inbox: 'ann' }], anEmail(), 'smtp');
+    for (let i = 0; i < 5; i++) ids.push((await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp'))[0].id);
+    await store.add([{ domain: 'inbox.test', inbox: 'ann' }], rawEmail(), 'smtp');
     assert.deepEqual((await store.list('inbox.test', 'joe', { ...all, sort: 'ascending' })).msgs.map((m) => m.id), ids.slice(2));
     assert.deepEqual(removed, ids.slice(0, 2));
     await store.close();
@@ -467,11 +452,11 @@ describe('MaildirStore', () => {
 
   it('removes messages older than the age limit on open', async () => {
     let { store } = await openStore();
-    const [fresh] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    const [fresh] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp');
     await store.close();
     const oldSeconds = Math.floor(Date.now() / 1000) - 8 * 24 * 3600;
     const oldFile = path.join(dir, 'mail', 'inbox.test', 'joe', 'new', `joe-${oldSeconds}-1.eml`);
-    await fs.writeFile(oldFile, anEmail());
+    await fs.writeFile(oldFile, rawEmail());
     await fs.utimes(oldFile, oldSeconds, oldSeconds);
     store = (await openStore({ maxAgeMs: 7 * 24 * 3600 * 1000 })).store;
     await store.close(); // waits for the retention sweep
@@ -482,7 +467,7 @@ describe('MaildirStore', () => {
   it('acknowledges many concurrent adds with distinct ids, all found after a restart', async () => {
     let { store } = await openStore({ maxMessages: 0 });
     const results = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => store.add([{ domain: 'inbox.test', inbox: `c${i % 7}` }], anEmail({ subject: `n${i}` }), 'inject')),
+      Array.from({ length: 200 }, (_, i) => store.add([{ domain: 'inbox.test', inbox: `c${i % 7}` }], rawEmail({ subject: `n${i}` }), 'inject')),
     );
     const ids = results.flat().map((m) => m.id);
     assert.equal(new Set(ids).size, 200);
@@ -515,10 +500,10 @@ describe('MaildirStore', () => {
 
   it('refuses to work before open and after close', async () => {
     const store = new MaildirStore({ dir });
-    await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'NOT_OPEN'));
+    await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'NOT_OPEN'));
     await store.open();
     await store.close();
-    await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'NOT_OPEN'));
+    await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'NOT_OPEN'));
   });
 
   it('rejects retention limits that are not whole numbers', () => {
@@ -563,8 +548,8 @@ describe('MaildirStore write-ahead log', () => {
 
   it('restores acknowledged messages whose files a crash lost or cut short', async () => {
     const { store } = await openAt(dir);
-    const a = anEmail({ subject: 'lost', body: 'A'.repeat(5000) });
-    const b = anEmail({ subject: 'cut short', body: 'B'.repeat(5000) });
+    const a = rawEmail({ subject: 'lost', body: 'A'.repeat(5000) });
+    const b = rawEmail({ subject: 'cut short', body: 'B'.repeat(5000) });
     const [lost] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], a, 'smtp');
     const [cut] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], b, 'inject');
     const image = await crashImage();
@@ -582,7 +567,7 @@ describe('MaildirStore write-ahead log', () => {
 
   it('logs the bytes of a message once for all its recipients, links their files, and restores each from that one record', async () => {
     const { store } = await openAt(dir);
-    const raw = anEmail({ subject: 'fan-out', body: 'F'.repeat(100 * 1024) });
+    const raw = rawEmail({ subject: 'fan-out', body: 'F'.repeat(100 * 1024) });
     const targets = Array.from({ length: 50 }, (_, i) => ({ domain: 'inbox.test', inbox: `r${i}` }));
     const metas = await store.add(targets, raw, 'smtp');
     assert.equal(metas.length, 50);
@@ -609,8 +594,8 @@ describe('MaildirStore write-ahead log', () => {
 
   it('does not bring back a message removed after it was acknowledged', async () => {
     const { store } = await openAt(dir);
-    const [keep] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
-    const [gone] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    const [keep] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp');
+    const [gone] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp');
     await store.delete(gone.id);
     const { store: after } = await openAt(await crashImage());
     assert.deepEqual((await after.list(undefined, '*', { limit: 10, skip: 0, sort: 'ascending' })).msgs.map((m) => m.id), [keep.id]);
@@ -618,7 +603,7 @@ describe('MaildirStore write-ahead log', () => {
 
   it('replays a log that ends in a torn record, keeping every complete one', async () => {
     const { store } = await openAt(dir);
-    const [m] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    const [m] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp');
     const image = await crashImage();
     const [wal] = await walFiles(image);
     await fs.appendFile(path.join(image, wal), '["m","joe-1-999","inbox.test","joe",1,"smtp",5000]\nFrom: half');
@@ -632,7 +617,7 @@ describe('MaildirStore write-ahead log', () => {
 
   it('checkpoints the log while running and leaves none after a clean close', async () => {
     const { store } = await openAt(dir, { checkpointIntervalMs: 20 });
-    await store.add([{ domain: 'inbox.test', inbox: 'joe' }], anEmail(), 'smtp');
+    await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp');
     assert.deepEqual(await walFiles(dir), ['.wal-1']);
     while ((await walFiles(dir)).includes('.wal-1')) await new Promise((r) => setTimeout(r, 10));
     await store.close();

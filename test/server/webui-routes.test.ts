@@ -4,7 +4,8 @@
 import { strict as assert } from 'node:assert';
 import http from 'node:http';
 import { MemoryRevocations } from '../../src/server/http/ui/session';
-import { API_TOKEN, DOMAIN, anEmail, startApi, type Harness } from './api-harness';
+import { API_TOKEN, DOMAIN, startApi, type Harness } from './api-harness';
+import { multipartEmail } from '../support/messages';
 import { PAGE_TOKEN_HEADER, SESSION_COOKIE } from '../../src/server/http/ui/session';
 import { parseServeArgs } from '../../src/cli/cli';
 
@@ -70,7 +71,7 @@ describe('web UI routes', function () {
   });
 
   it('a session opens the UI routes, which answer as the API does', async () => {
-    await h.deliver('alice', await anEmail({ subject: 'Your code is 482913' }));
+    await h.deliver('alice', await multipartEmail({ subject: 'Your code is 482913' }));
     const s = await signIn();
     const domains = await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: ui(s) });
     assert.equal(domains.status, 200, domains.text);
@@ -239,7 +240,7 @@ describe('web UI routes', function () {
     assert.equal((await h.call('DELETE', '/ui/session', { anonymous: true, headers: ui(s) })).status, 200);
     await stream.ended;
     // Another session's stream goes on: a message reaches it.
-    await h.deliver('streamed', await anEmail({ subject: 'Still streaming' }));
+    await h.deliver('streamed', await multipartEmail({ subject: 'Still streaming' }));
     for (let i = 0; i < 200 && !/^event: message$/m.test(other.text()); i++) await new Promise((r) => setTimeout(r, 50));
     assert.match(other.text(), /^event: message$/m, 'the other session still streams');
     const shared = new MemoryRevocations();

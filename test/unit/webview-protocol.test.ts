@@ -10,7 +10,7 @@ import {
   type HostMessage,
   type ViewState,
 } from '../../src/shared/viewProtocol';
-import type { Message } from '../../src/core/wire';
+import { fetchedEmail, fetchedSms } from '../support/messages';
 import { cleanFileName } from '../../src/core/fileNames';
 import { buildViewState, contentIdOf, MAX_VIEW_TEXT, referencedContentIds } from '../../src/webview-ui/viewState';
 
@@ -213,35 +213,6 @@ describe('webview protocol: webview → host', () => {
 });
 
 describe('message view state built by the host', () => {
-  type Email = Extract<Message, { kind: 'email' }>;
-  type Sms = Extract<Message, { kind: 'sms' }>;
-
-  function anEmail(overrides: Partial<Email> = {}): Email {
-    return {
-      kind: 'email',
-      fromfull: 'Acme <no-reply@acme.test>',
-      from: 'Acme',
-      headers: { subject: 'Your sign-in code', date: 'Sat, 22 Nov 2025 01:00:00 +0000', 'content-type': 'multipart/alternative' },
-      subject: 'Your sign-in code',
-      parts: [
-        { headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'Your code is 482913.\nVerify: https://acme.test/verify?t=1' },
-        {
-          headers: { 'content-type': 'text/html; charset=utf-8' },
-          body: '<p onclick="x()">Your code is <b>482913</b></p><a href="https://acme.test/verify?t=1">Verify</a><img src="https://track.acme.test/p.gif"><img src="cid:logo@acme"><script>alert(1)</script>',
-        },
-      ],
-      to: 'joe',
-      id: 'joe-1763773200-1',
-      time: 1763773200000,
-      seconds_ago: 5,
-      ...overrides,
-    };
-  }
-
-  function anSms(overrides: Partial<Sms> = {}): Sms {
-    return { kind: 'sms', id: '14155550100-1763773200-2', fromfull: '15551234567', subject: 'SMS', parts: [{ body: 'Your Acme code: 7731. Do not share it.' }], to: '14155550100', time: 1763773200000, seconds_ago: 1, ...overrides };
-  }
-
   function valid(state: ViewState): ViewState {
     const r = parseHostMessage(JSON.parse(JSON.stringify({ type: 'render', state })));
     assert.equal(r.ok, true, r.ok ? '' : r.error);
@@ -251,15 +222,15 @@ describe('message view state built by the host', () => {
   it('marks the verification link (not the tracker or the List-Unsubscribe link) and the view accepts it', () => {
     const verify = 'https://app.acme.test/email/verify?token=Zx81Qk';
     const html = `<a href="https://click.acme.test/ls/click?upn=1">Offers</a> <a href="${verify}">E-Mail-Adresse bestätigen</a> <a href="https://acme.test/u/1">Abmelden</a>`;
-    const message = anEmail({ headers: { 'list-unsubscribe': '<https://acme.test/u/1>' }, parts: [{ headers: { 'content-type': 'text/html' }, body: html }] });
+    const message = fetchedEmail({ headers: { 'list-unsubscribe': '<https://acme.test/u/1>' }, parts: [{ headers: { 'content-type': 'text/html' }, body: html }] });
     const s = valid(buildViewState({ domain: 'inbox.test', message, allowRemoteImages: false }));
     assert.deepEqual(s.verification, { url: verify, text: 'E-Mail-Adresse bestätigen', kind: 'verify-email', label: 'Verification link' });
     assert.equal(s.links.length, 3, 'every link is still listed');
     // A sign-in link is offered when there is no verify link; an SMS's link too.
-    const login = valid(buildViewState({ domain: 'private', message: anSms({ parts: [{ body: 'Sign in: https://acme.test/magic-link?t=9' }] }), allowRemoteImages: false }));
+    const login = valid(buildViewState({ domain: 'private', message: fetchedSms({ parts: [{ body: 'Sign in: https://acme.test/magic-link?t=9' }] }), allowRemoteImages: false }));
     assert.equal(login.verification?.kind, 'magic-login');
     assert.equal(login.verification?.label, 'Sign-in link');
-    assert.equal(valid(buildViewState({ domain: 'private', message: anSms(), allowRemoteImages: false })).verification, undefined);
+    assert.equal(valid(buildViewState({ domain: 'private', message: fetchedSms(), allowRemoteImages: false })).verification, undefined);
   });
 
   it('refuses a marked verification link that is not one of the state\'s links, or of an unknown kind', () => {
@@ -274,7 +245,7 @@ describe('message view state built by the host', () => {
   });
 
   it('builds an email state the view accepts, with the HTML as received for the view to sanitize', () => {
-    const message = anEmail();
+    const message = fetchedEmail();
     const s = valid(buildViewState({ domain: 'inbox.test', message, raw: 'Subject: x\r\n\r\nbody', allowRemoteImages: false }));
     assert.deepEqual(s.tabs, ['html', 'text', 'headers', 'links', 'attachments', 'raw']);
     assert.equal(s.header.to, 'joe@inbox.test');
@@ -290,19 +261,19 @@ describe('message view state built by the host', () => {
   });
 
   it('says when remote images are allowed', () => {
-    const s = valid(buildViewState({ domain: 'inbox.test', message: anEmail(), allowRemoteImages: true }));
+    const s = valid(buildViewState({ domain: 'inbox.test', message: fetchedEmail(), allowRemoteImages: true }));
     assert.equal(s.html?.remoteAllowed, true);
     assert.equal(s.tabs.includes('raw'), false, 'no raw tab without the raw source');
   });
 
   it('asks for theme colours only with the testInbox.themeSimpleMail setting', () => {
-    assert.equal(valid(buildViewState({ domain: 'inbox.test', message: anEmail(), allowRemoteImages: false, themeSimpleMail: true })).html?.themeColors, true);
-    assert.equal(valid(buildViewState({ domain: 'inbox.test', message: anEmail(), allowRemoteImages: false })).html?.themeColors, undefined);
+    assert.equal(valid(buildViewState({ domain: 'inbox.test', message: fetchedEmail(), allowRemoteImages: false, themeSimpleMail: true })).html?.themeColors, true);
+    assert.equal(valid(buildViewState({ domain: 'inbox.test', message: fetchedEmail(), allowRemoteImages: false })).html?.themeColors, undefined);
   });
 
   it('cuts HTML longer than the view shows and says so', () => {
     const big = '<p>' + 'a'.repeat(MAX_HTML_SOURCE);
-    const s = valid(buildViewState({ domain: 'inbox.test', message: anEmail({ parts: [{ headers: { 'content-type': 'text/html' }, body: big }] }), allowRemoteImages: false }));
+    const s = valid(buildViewState({ domain: 'inbox.test', message: fetchedEmail({ parts: [{ headers: { 'content-type': 'text/html' }, body: big }] }), allowRemoteImages: false }));
     assert.equal(s.html?.truncated, true);
     assert.equal(s.html?.source.length, MAX_HTML_SOURCE);
   });
@@ -314,13 +285,13 @@ describe('message view state built by the host', () => {
       ['evil', 'http://evil.test/a.png'],
       ['svg', 'data:image/svg+xml;base64,PHN2Zz4='],
     ]);
-    const s = valid(buildViewState({ domain: 'private', message: anEmail(), allowRemoteImages: false, inlineImages }));
+    const s = valid(buildViewState({ domain: 'private', message: fetchedEmail(), allowRemoteImages: false, inlineImages }));
     assert.deepEqual(s.html?.inlineImages, [['logo@acme', gif]]);
     assert.equal(s.header.to, 'joe', 'the private domain is not shown as an address');
   });
 
   it('lists attachments by their download index and skips attachment parts as bodies', () => {
-    const message = anEmail({
+    const message = fetchedEmail({
       parts: [
         { headers: { 'content-type': 'text/plain' }, body: 'See attached.' },
         { headers: { 'content-type': 'text/plain', 'content-disposition': 'attachment; filename="notes.txt"' }, body: 'not the body' },
@@ -343,7 +314,7 @@ describe('message view state built by the host', () => {
     const s = valid(
       buildViewState({
         domain: 'inbox.test',
-        message: anEmail({ parts: [{ headers: { 'content-type': 'text/plain' }, body: 'x' }] }),
+        message: fetchedEmail({ parts: [{ headers: { 'content-type': 'text/plain' }, body: 'x' }] }),
         allowRemoteImages: false,
         attachments: [
           { filename: 'invoice\u202Efdp.exe', 'content-type': 'application/octet-stream', size: 1, attachment_id: 0 },
@@ -356,13 +327,13 @@ describe('message view state built by the host', () => {
   });
 
   it('shows an email with no body parts as an empty text tab and says so', () => {
-    const s = valid(buildViewState({ domain: 'inbox.test', message: anEmail({ parts: [] }), allowRemoteImages: false }));
+    const s = valid(buildViewState({ domain: 'inbox.test', message: fetchedEmail({ parts: [] }), allowRemoteImages: false }));
     assert.equal(s.text?.text, '');
     assert.match(s.notes.join(' '), /no text part/);
   });
 
   it('builds an SMS state as a conversation with its code', () => {
-    const s = valid(buildViewState({ domain: 'private', message: anSms(), raw: 'From: 15551234567\r\n\r\nYour Acme code: 7731.', allowRemoteImages: false }));
+    const s = valid(buildViewState({ domain: 'private', message: fetchedSms(), raw: 'From: 15551234567\r\n\r\nYour Acme code: 7731.', allowRemoteImages: false }));
     assert.equal(s.kind, 'sms');
     assert.deepEqual(s.tabs, ['conversation', 'links', 'raw']);
     assert.deepEqual(s.sms, { from: '15551234567', to: '14155550100', body: 'Your Acme code: 7731. Do not share it.', time: 1763773200000, segments: 1, encoding: 'GSM-7' });
@@ -372,14 +343,14 @@ describe('message view state built by the host', () => {
 
   it('cuts very long text and raw source and marks them truncated', () => {
     const long = 'x'.repeat(MAX_VIEW_TEXT + 10);
-    const s = valid(buildViewState({ domain: 'inbox.test', message: anEmail({ parts: [{ headers: { 'content-type': 'text/plain' }, body: long }] }), raw: long, allowRemoteImages: false }));
+    const s = valid(buildViewState({ domain: 'inbox.test', message: fetchedEmail({ parts: [{ headers: { 'content-type': 'text/plain' }, body: long }] }), raw: long, allowRemoteImages: false }));
     assert.equal(s.text?.truncated, true);
     assert.equal(s.text?.text.length, MAX_VIEW_TEXT);
     assert.equal(s.raw?.truncated, true);
   });
 
   it('never lists a javascript: or data: link', () => {
-    const message = anEmail({ parts: [{ headers: { 'content-type': 'text/html' }, body: '<a href="javascript:alert(1)">a</a><a href="data:text/html,x">b</a><a href="https://ok.test/">c</a>' }] });
+    const message = fetchedEmail({ parts: [{ headers: { 'content-type': 'text/html' }, body: '<a href="javascript:alert(1)">a</a><a href="data:text/html,x">b</a><a href="https://ok.test/">c</a>' }] });
     const s = valid(buildViewState({ domain: 'inbox.test', message, allowRemoteImages: false }));
     assert.deepEqual(s.links.map((l) => l.url), ['https://ok.test/']);
   });
