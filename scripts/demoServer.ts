@@ -43,7 +43,7 @@ export const SAMPLES = {
   smsCode: '731904',
 } as const;
 
-export type DemoServerErrorCode = 'NOT_BUILT' | 'PORT_IN_USE' | 'START_FAILED' | 'SEED_FAILED';
+export type DemoServerErrorCode = 'NOT_BUILT' | 'port_in_use' | 'START_FAILED' | 'SEED_FAILED';
 
 export class DemoServerError extends Error {
   constructor(
@@ -125,7 +125,7 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
       });
       child.once('exit', (code) => {
         clearTimeout(timer);
-        const codeName = code === EXIT_PORT_IN_USE ? 'PORT_IN_USE' : 'START_FAILED';
+        const codeName = code === EXIT_PORT_IN_USE ? 'port_in_use' : 'START_FAILED';
         reject(new DemoServerError(codeName, `the server exited with code ${code} before it was ready:\n${stderr.trim()}`));
       });
     });

@@ -116,7 +116,7 @@ async function startServer() {
     return await startDemoServer(wanted);
   } catch (err) {
     const defaults = options.httpPort === undefined && options.smtpPort === undefined;
-    if (!defaults || !DemoServerError.is(err, 'PORT_IN_USE')) throw err;
+    if (!defaults || !DemoServerError.is(err, 'port_in_use')) throw err;
     process.stderr.write(`Port ${DEFAULT_HTTP_PORT} or ${DEFAULT_SMTP_PORT} is in use (another Test Inbox window?); using free ports instead.\n`);
     return startDemoServer({ ...wanted, httpPort: 0, smtpPort: 0 });
   }

@@ -52,7 +52,7 @@ interface ClientOptions {
 }
 
 function invalid(field: string, message: string): ApiError {
-  return new ApiError('invalidInput', message, { field });
+  return new ApiError('invalid_input', message, { field });
 }
 
 function checkInjected(message: InjectedMessage, options: { checkTo: boolean }): InjectedMessage {
@@ -330,7 +330,7 @@ class InboxClient implements InboxApi {
 
   /**
    * Opens the push stream. Invalid arguments do not throw: the subscription reports
-   * `closed` with an `invalidInput` error, like every other way it can end.
+   * `closed` with an `invalid_input` error, like every other way it can end.
    */
   subscribe(domain: string, inbox: string | undefined, handlers: StreamHandlers): Subscription {
     let startError: ApiError | undefined;
@@ -341,7 +341,7 @@ class InboxClient implements InboxApi {
       url = this.url(paths.stream(domain, inbox));
       if (this.transport.isDisposed) startError = new ApiError('cancelled', 'The client was disposed.');
     } catch (e) {
-      startError = ApiError.is(e) ? e : new ApiError('invalidInput', String(e));
+      startError = ApiError.is(e) ? e : new ApiError('invalid_input', String(e));
     }
     const where = inbox === undefined ? `domain "${domain}"` : `inbox "${inbox}" in domain "${domain}"`;
     const sub: StreamSubscription = new StreamSubscription(
@@ -370,7 +370,7 @@ class InboxClient implements InboxApi {
   }
 }
 
-/** One client per server. Throws ApiError `invalidInput` for a bad URL, token or option. */
+/** One client per server. Throws ApiError `invalid_input` for a bad URL, token or option. */
 export function createClient(options: ClientOptions): InboxApi {
   return new InboxClient(options);
 }

@@ -4,15 +4,15 @@
 
 export type ApiErrorCode =
   | 'unauthorized'
-  | 'notFound'
-  | 'rateLimited'
+  | 'not_found'
+  | 'rate_limited'
   | 'server'
   | 'network'
   | 'timeout'
   | 'protocol'
   | 'cancelled'
-  | 'badRequest'
-  | 'invalidInput';
+  | 'bad_request'
+  | 'invalid_input';
 
 /** Registered symbol, so two copies of this module (two bundles) recognise each other's errors. */
 const API_ERROR_TAG = Symbol.for('test-inbox.api.ApiError');
@@ -26,7 +26,7 @@ interface ApiErrorOptions {
   /** How long the server asked to wait (429 Retry-After), in ms. */
   retryAfterMs?: number;
   /**
-   * For `protocol` and `invalidInput`: the field or argument at fault, e.g. `msgs[3].time`.
+   * For `protocol` and `invalid_input`: the field or argument at fault, e.g. `msgs[3].time`.
    * For `unauthorized`: the credential to fix, `apiToken` or `webhookToken`.
    */
   field?: string;
@@ -152,14 +152,14 @@ export function errorFromStatus(status: number, serverMessage: string | undefine
   // local server always says why it refuses a request, so a bare 400 to a call made with the
   // API token is that token.
   if (status === 400 && serverMessage === undefined && ctx.credential === 'api') return unauthorized();
-  if (status === 404) return new ApiError('notFound', `The server has no ${ctx.what}. It may have been deleted; refresh and try again.${said}`, base);
+  if (status === 404) return new ApiError('not_found', `The server has no ${ctx.what}. It may have been deleted; refresh and try again.${said}`, base);
   if (status === 429) {
     const wait = retryAfterMs !== undefined ? ` It asks to wait ${Math.ceil(retryAfterMs / 1000)} s.` : '';
-    return new ApiError('rateLimited', `The server is rate limiting requests.${wait} Try again later.${said}`, { ...base, retryAfterMs });
+    return new ApiError('rate_limited', `The server is rate limiting requests.${wait} Try again later.${said}`, { ...base, retryAfterMs });
   }
   if (status === 408 || status === 504) return new ApiError('timeout', `The server timed out (HTTP ${status}). Try again.${said}`, base);
   if (status >= 500) return new ApiError('server', `The server failed (HTTP ${status}). Try again, or check the server's log.${said}`, base);
-  return new ApiError('badRequest', `The server refused the request (HTTP ${status}).${said || ' Check the input and the server URL.'}`, base);
+  return new ApiError('bad_request', `The server refused the request (HTTP ${status}).${said || ' Check the input and the server URL.'}`, base);
 }
 
 /**

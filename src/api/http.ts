@@ -19,7 +19,7 @@ export const DEFAULT_RETRIES = 2;
 const RETRY_BASE_DELAY_MS = 250;
 /** Largest backoff delay between two attempts. */
 const RETRY_MAX_DELAY_MS = 5_000;
-/** A Retry-After longer than this is not waited for: the call fails as rateLimited and the caller decides. */
+/** A Retry-After longer than this is not waited for: the call fails as rate_limited and the caller decides. */
 const MAX_RETRY_AFTER_MS = 30_000;
 /** Largest JSON body read: a 500-message listing is well below 1 MiB. */
 export const MAX_JSON_BYTES = 16 * 1024 * 1024;
@@ -176,7 +176,7 @@ export class Transport {
     if (this.disposed) throw new ApiError('cancelled', 'The client was disposed.');
     if (opts.signal?.aborted) throw cancelledError();
     if (opts.timeoutMs !== undefined && !(Number.isFinite(opts.timeoutMs) && opts.timeoutMs > 0)) {
-      throw new ApiError('invalidInput', `Invalid timeout ${String(opts.timeoutMs)}: expected a positive number of ms.`, { field: 'timeoutMs' });
+      throw new ApiError('invalid_input', `Invalid timeout ${String(opts.timeoutMs)}: expected a positive number of ms.`, { field: 'timeoutMs' });
     }
     const budget = Math.max(opts.timeoutMs ?? Math.max(this.options.timeoutMs, req.defaultTimeoutMs ?? 0), req.minTimeoutMs ?? 0);
     const deadline = Date.now() + budget;
@@ -214,7 +214,7 @@ export class Transport {
             // Not followed: a redirect would resend the token to wherever it points.
             const location = res.headers.location;
             const where = location ? ` to ${redactWebhookUrl(this.redact(location))}` : '';
-            throw new ApiError('badRequest', `The server redirects${where} (HTTP ${res.status}). Use the address it redirects to as the server URL (https instead of http?).`, {
+            throw new ApiError('bad_request', `The server redirects${where} (HTTP ${res.status}). Use the address it redirects to as the server URL (https instead of http?).`, {
               status: res.status,
             });
           }
@@ -231,10 +231,10 @@ export class Transport {
           if (ApiError.is(e)) throw e;
           failure = networkError(e, this.options.origin, [this.options.apiToken]);
         }
-        const retryable = failure.code === 'network' || failure.code === 'server' || failure.code === 'rateLimited';
+        const retryable = failure.code === 'network' || failure.code === 'server' || failure.code === 'rate_limited';
         const detail = failure.status !== undefined ? `HTTP ${failure.status}` : failure.code;
         if (!retryable || attempt >= retries) {
-          this.log(failure.code === 'notFound' ? 'debug' : 'warn', `${line} failed: ${detail}${attempt > 0 ? ` after ${attempt + 1} attempts` : ''}`);
+          this.log(failure.code === 'not_found' ? 'debug' : 'warn', `${line} failed: ${detail}${attempt > 0 ? ` after ${attempt + 1} attempts` : ''}`);
           throw failure;
         }
         if (failure.retryAfterMs !== undefined && failure.retryAfterMs > MAX_RETRY_AFTER_MS) {

@@ -1,5 +1,5 @@
 // Input checks and path building. Every name is checked with src/core/ids.ts before a
-// request is made (an invalid one is an ApiError `invalidInput`, no network call), and
+// request is made (an invalid one is an ApiError `invalid_input`, no network call), and
 // every path segment is encoded.
 import { ALL_INBOXES, domainProblem, inboxNameProblem, inboxOfName, MAX_MESSAGE_ID_LENGTH, messageIdProblem } from '../core/ids';
 import { ApiError } from './errors';
@@ -13,7 +13,7 @@ const MAX_LIST_WAIT_SECONDS = 60;
 const MAX_CURSOR_LENGTH = 1024;
 
 function invalid(field: string, message: string): ApiError {
-  return new ApiError('invalidInput', message, { field });
+  return new ApiError('invalid_input', message, { field });
 }
 
 export function checkDomain(domain: string): string {

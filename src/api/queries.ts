@@ -136,10 +136,10 @@ type Since = 'now' | number | Date | string;
 /** A `since` as given, checked: 'now', a time in ms, or a message id. */
 type SinceRef = 'now' | { time: number } | { id: string };
 
-/** Reads a `since` of any surface (option, flag, tool input); an `invalidInput` error naming the problem. */
+/** Reads a `since` of any surface (option, flag, tool input); an `invalid_input` error naming the problem. */
 function parseSince(since: unknown): SinceRef | undefined {
   const bad = (got: string): never => {
-    throw new ApiError('invalidInput', `since must be 'now', a time in ms, a Date or a message id (got ${got})`, { field: 'since' });
+    throw new ApiError('invalid_input', `since must be 'now', a time in ms, a Date or a message id (got ${got})`, { field: 'since' });
   };
   if (since === undefined || since === null) return undefined;
   if (since === 'now') return 'now';
@@ -235,7 +235,7 @@ export function findCode(o: FindOptions): Promise<Found<string> | undefined> {
 /** The link a person must click (of `kind`, default any: verify, else sign-in, else reset) in the newest message after `since` that has one. */
 export function findLink(o: FindOptions & { kind?: LinkKindParam }): Promise<Found<ClickLink> | undefined> {
   const kind = o.kind ?? 'any';
-  if (!isLinkKindParam(kind)) throw new ApiError('invalidInput', `kind must be one of ${Object.keys(LINK_KINDS).join(', ')} (got ${JSON.stringify(kind)})`, { field: 'kind' });
+  if (!isLinkKindParam(kind)) throw new ApiError('invalid_input', `kind must be one of ${Object.keys(LINK_KINDS).join(', ')} (got ${JSON.stringify(kind)})`, { field: 'kind' });
   return find(o, {
     route: async (f, since, wait) => {
       const r = await f.api.getLink(f.domain, f.inbox, { since, wait, delete: f.delete === true, kind }, { signal: f.signal });
@@ -270,7 +270,7 @@ async function viaRoutes<T>(o: FindOptions, want: Want<T>, since: SincePoint | {
       return await want.route(o, param, waitMs / 1000);
     } catch (e) {
       // 404 with a JSON message: nothing arrived during this poll.
-      if (!ApiError.is(e, 'notFound') || e.serverMessage === undefined) throw e;
+      if (!ApiError.is(e, 'not_found') || e.serverMessage === undefined) throw e;
     }
     const now = clock();
     if (now >= deadline) return undefined;
@@ -298,7 +298,7 @@ async function viaList<T>(o: FindOptions, want: Want<T>, since: SincePoint | { i
         try {
           await o.api.deleteMessage(o.domain, o.inbox, s.id, { signal: o.signal });
         } catch (e) {
-          if (ApiError.is(e, 'notFound')) continue; // another waiter claimed it
+          if (ApiError.is(e, 'not_found')) continue; // another waiter claimed it
           throw e;
         }
       }
@@ -314,7 +314,7 @@ async function viaList<T>(o: FindOptions, want: Want<T>, since: SincePoint | { i
         await o.api.listInbox(o.domain, o.inbox, params, { signal: o.signal, timeoutMs: (seconds + 15) * 1000 });
       } catch (e) {
         // The cursor message was deleted meanwhile: poll instead.
-        if (!ApiError.is(e, 'badRequest') && !ApiError.is(e, 'notFound')) throw e;
+        if (!ApiError.is(e, 'bad_request') && !ApiError.is(e, 'not_found')) throw e;
         longPoll = false;
       }
     }
@@ -326,6 +326,6 @@ async function viaList<T>(o: FindOptions, want: Want<T>, since: SincePoint | { i
 function pointOf(newestFirst: readonly MessageSummary[], since: SincePoint | { id: string } | undefined): SincePoint | undefined {
   if (since === undefined || 'time' in since) return since as SincePoint | undefined;
   const m = newestFirst.find((s) => s.id === since.id);
-  if (!m) throw new ApiError('invalidInput', `since ${JSON.stringify(since.id)} is not the id of one of the inbox's newest ${FIND_LOOK_BACK} messages`, { field: 'since' });
+  if (!m) throw new ApiError('invalid_input', `since ${JSON.stringify(since.id)} is not the id of one of the inbox's newest ${FIND_LOOK_BACK} messages`, { field: 'since' });
   return { time: m.time, id: m.id };
 }

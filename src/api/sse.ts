@@ -30,7 +30,7 @@ export interface SseEvent {
   retry?: number;
 }
 
-type SseProtocolErrorCode = 'SSE_LINE_TOO_LONG' | 'SSE_EVENT_TOO_LONG';
+type SseProtocolErrorCode = 'sse_line_too_long' | 'sse_event_too_long';
 
 /** The stream broke a limit of this parser; the connection cannot be read further. */
 export class SseProtocolError extends Error {
@@ -121,10 +121,10 @@ export class SseParser {
     this.lineChars += chars;
     this.eventChars += chars;
     if (this.lineChars > MAX_SSE_LINE_CHARS) {
-      throw new SseProtocolError('SSE_LINE_TOO_LONG', `The event stream sent a line longer than ${MAX_SSE_LINE_CHARS} characters.`);
+      throw new SseProtocolError('sse_line_too_long', `The event stream sent a line longer than ${MAX_SSE_LINE_CHARS} characters.`);
     }
     if (this.eventChars > MAX_SSE_EVENT_CHARS) {
-      throw new SseProtocolError('SSE_EVENT_TOO_LONG', `The event stream sent an event longer than ${MAX_SSE_EVENT_CHARS} characters.`);
+      throw new SseProtocolError('sse_event_too_long', `The event stream sent an event longer than ${MAX_SSE_EVENT_CHARS} characters.`);
     }
   }
 

@@ -125,7 +125,7 @@ export class StreamSubscription implements Subscription {
           if (!contentType(res.headers).startsWith('text/event-stream')) {
             res.body.destroy();
             this.transport.log('info', `stream ${this.where}: the server answered without an event stream; polling instead`);
-            this.finish('unsupported', new ApiError('notFound', 'The server offers no push stream here.', { status: res.status }));
+            this.finish('unsupported', new ApiError('not_found', 'The server offers no push stream here.', { status: res.status }));
             return;
           }
           this.emit('open');
@@ -138,7 +138,7 @@ export class StreamSubscription implements Subscription {
           const message = serverMessageOf(text);
           const err = errorFromStatus(res.status, message === undefined ? undefined : this.transport.redact(message), parseRetryAfter(res.headers['retry-after']), this.transport.errorContext(`event stream for ${this.where}`));
           // A 400 here is not about our (checked) names: a server that does not know the route. Poll instead.
-          if (UNSUPPORTED_STATUSES.has(res.status) || err.code === 'badRequest') {
+          if (UNSUPPORTED_STATUSES.has(res.status) || err.code === 'bad_request') {
             this.transport.log('info', `stream ${this.where}: the server has no stream route (HTTP ${res.status}); polling instead`);
             this.finish('unsupported', err);
             return;

@@ -110,14 +110,14 @@ export interface InboxApi {
    */
   deliverWebhook(url: string, message: InjectedMessage, opts?: CallOptions): Promise<WebhookDeliveryResult>;
   getLinks(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string[]>;
-  /** Local server only: the one-time code of the newest message after `since` (404 `notFound` when none arrives within `wait`). */
+  /** Local server only: the one-time code of the newest message after `since` (404 `not_found` when none arrives within `wait`). */
   getCode(domain: string, inbox: string, params?: LatestParams, opts?: CallOptions): Promise<LatestCode>;
   /** Local server only: the first link of `kind` in the newest message after `since` that has one. */
   getLink(domain: string, inbox: string, params?: LatestParams & { kind?: LinkKindParam }, opts?: CallOptions): Promise<LatestLink>;
   /**
    * Test Inbox server only (the hosted service has no search route): the messages of every
    * domain matching `q` (docs/api.md "Search"), newest first. A malformed query is
-   * `invalidInput` with the server's message naming the problem.
+   * `invalid_input` with the server's message naming the problem.
    */
   search(q: string, params?: SearchParams, opts?: CallOptions): Promise<SearchResponse>;
   /**

@@ -27,10 +27,10 @@ interface WebhookUrlOptions {
 
 function checkWebhookToken(token: string): string {
   if (typeof token !== 'string' || token.trim() === '') {
-    throw new ApiError('invalidInput', 'No webhook token is set. Copy it from the server settings.', { field: 'token' });
+    throw new ApiError('invalid_input', 'No webhook token is set. Copy it from the server settings.', { field: 'token' });
   }
   if (token.length > MAX_WEBHOOK_TOKEN_LENGTH || /[\s\u0000-\u001f\u007f/?#]/.test(token)) {
-    throw new ApiError('invalidInput', 'The webhook token has characters a token never has (spaces, slashes, ? or #). Copy it again.', { field: 'token' });
+    throw new ApiError('invalid_input', 'The webhook token has characters a token never has (spaces, slashes, ? or #). Copy it again.', { field: 'token' });
   }
   return token;
 }

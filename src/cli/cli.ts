@@ -399,7 +399,7 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await prepareDataDirLocked(config.dataDir, stderrLog);
   } catch (e) {
-    if (StoreError.is(e, 'UNSAFE')) fail(e.message, EXIT_FAILURE);
+    if (StoreError.is(e, 'unsafe')) fail(e.message, EXIT_FAILURE);
     fail(`cannot prepare the data dir ${config.dataDir}: ${(e as Error).message}`, EXIT_FAILURE);
   }
 
@@ -438,9 +438,9 @@ export async function main(argv: string[]): Promise<void> {
       log: stderrLog,
     });
   } catch (e) {
-    if (ServerStartError.is(e, 'PORT_IN_USE')) fail(e.message, EXIT_PORT_IN_USE);
-    if (StoreError.is(e, 'LOCKED')) fail(e.message + (await servedAt(config.dataDir)), EXIT_DATA_DIR_IN_USE);
-    if (StoreError.is(e, 'DB_UNREACHABLE') || StoreError.is(e, 'DB_AUTH')) fail(e.message, EXIT_DATABASE_UNAVAILABLE);
+    if (ServerStartError.is(e, 'port_in_use')) fail(e.message, EXIT_PORT_IN_USE);
+    if (StoreError.is(e, 'locked')) fail(e.message + (await servedAt(config.dataDir)), EXIT_DATA_DIR_IN_USE);
+    if (StoreError.is(e, 'db_unreachable') || StoreError.is(e, 'db_auth')) fail(e.message, EXIT_DATABASE_UNAVAILABLE);
     fail((e as Error).message, EXIT_FAILURE);
   }
   try {

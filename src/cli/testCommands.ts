@@ -18,7 +18,7 @@ export const EXIT_NO_PERMISSION = 77;
 
 const EXIT_BY_CODE: Record<TestInboxErrorCode, number> = {
   timeout: EXIT_TIMEOUT,
-  badInput: EXIT_USAGE,
+  bad_input: EXIT_USAGE,
   unauthorized: EXIT_NO_PERMISSION,
   unreachable: EXIT_UNAVAILABLE,
   unsupported: EXIT_UNAVAILABLE,
@@ -282,7 +282,7 @@ export async function runTestCommand(argv: string[], io: Io): Promise<number> {
   } catch (e) {
     if (UsageError.is(e)) return usageFail(e.message);
     if (TestInboxError.is(e)) {
-      if (e.code === 'badInput') return usageFail(e.message);
+      if (e.code === 'bad_input') return usageFail(e.message);
       io.stderr.write(`test-inbox ${name}: ${e.message}\n`);
       return EXIT_BY_CODE[e.code];
     }

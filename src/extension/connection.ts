@@ -147,7 +147,7 @@ export class Connection {
   ensure(): Promise<InboxApi> {
     if (this.api && this.stateValue.kind === 'ready') return Promise.resolve(this.api);
     if (this.stateValue.kind === 'stopped') {
-      return Promise.reject(new ExtensionError('noServer', 'The local server is stopped. Start it to see mail.'));
+      return Promise.reject(new ExtensionError('no_server', 'The local server is stopped. Start it to see mail.'));
     }
     if (this.stateValue.kind === 'detached') return Promise.reject(detachedError(this.stateValue));
     // Waits for the user, like "failed": setting the token (or Refresh, or another server) resets.
@@ -223,7 +223,7 @@ export class Connection {
     // Before the token is even read: nothing goes to a URL the user has not confirmed.
     const pending = this.unconfirmed();
     if (pending) {
-      throw new ExtensionError('unconfirmedServer', `Test Inbox has not used ${baseUrl} yet and waits for you to confirm it. ${pending.reasons.map((r) => REASON_TEXT[r]).join(' ')}`);
+      throw new ExtensionError('unconfirmed_server', `Test Inbox has not used ${baseUrl} yet and waits for you to confirm it. ${pending.reasons.map((r) => REASON_TEXT[r]).join(' ')}`);
     }
     const { api, testInbox, defaultDomain } = await connectRemote(baseUrl, this.deps);
     return { api, server: { baseUrl, local: false, testInbox, ...(testInbox ? { defaultDomain } : {}) } };
@@ -268,7 +268,7 @@ export class Connection {
         const api = this.api;
         this.api = undefined;
         void api?.dispose();
-        this.setState({ kind: 'failed', error: new ExtensionError('noServer', `The local server stopped unexpectedly (exit code ${code ?? 'none'}). Start it again; the log may say why.`) });
+        this.setState({ kind: 'failed', error: new ExtensionError('no_server', `The local server stopped unexpectedly (exit code ${code ?? 'none'}). Start it again; the log may say why.`) });
       });
     }
     // Started here or elsewhere, the server proved it is the data folder's (LocalServer.start):
@@ -407,7 +407,7 @@ export class Connection {
 
   private async localTokensNow(): Promise<LocalTokens> {
     await this.ensure();
-    if (!this.localTokens) throw new ExtensionError('noServer', 'The local server is not connected.');
+    if (!this.localTokens) throw new ExtensionError('no_server', 'The local server is not connected.');
     return this.localTokens;
   }
 
@@ -434,5 +434,5 @@ function unreachableError(st: Extract<ConnectionState, { kind: 'unreachable' }>)
 }
 
 function detachedError(st: Extract<ConnectionState, { kind: 'detached' }>): ExtensionError {
-  return new ExtensionError('noServer', `Detached from the local server at ${st.baseUrl}: it belongs to process ${st.pid ?? '?'} and keeps running. Start Local Server attaches again.`);
+  return new ExtensionError('no_server', `Detached from the local server at ${st.baseUrl}: it belongs to process ${st.pid ?? '?'} and keeps running. Start Local Server attaches again.`);
 }

@@ -29,7 +29,7 @@ interface UserFacingError {
 /** A failure of the extension itself (bad input from a prompt or a command argument). */
 export class ExtensionError extends Error {
   constructor(
-    readonly code: 'invalidInput' | 'noServer' | 'noWebhookToken' | 'noMessage' | 'notSupported' | 'unconfirmedServer' | 'unreachable',
+    readonly code: 'invalid_input' | 'no_server' | 'no_webhook_token' | 'no_message' | 'not_supported' | 'unconfirmed_server' | 'unreachable',
     message: string,
   ) {
     super(message);
@@ -54,17 +54,17 @@ export function describeError(e: unknown): UserFacingError {
       switch (e.code) {
         case 'unauthorized':
           return [e.field === 'webhookToken' ? 'setWebhookToken' : 'setApiToken', 'showLog'];
-        case 'rateLimited':
+        case 'rate_limited':
         case 'timeout':
-        case 'notFound':
+        case 'not_found':
           return ['retry'];
         case 'network':
         case 'server':
           return ['retry', 'showLog'];
         case 'protocol':
           return ['showLog'];
-        case 'badRequest':
-        case 'invalidInput':
+        case 'bad_request':
+        case 'invalid_input':
         case 'cancelled':
           return [];
       }
@@ -73,24 +73,24 @@ export function describeError(e: unknown): UserFacingError {
   }
   if (LocalServerError.is(e)) {
     switch (e.code) {
-      case 'portTaken':
+      case 'port_taken':
         return { message: e.message, actions: ['changePort', 'showLog'], silent: false };
-      case 'startTimeout':
-      case 'startFailed':
-      case 'dataDirInUse':
+      case 'start_timeout':
+      case 'start_failed':
+      case 'data_dir_in_use':
         return { message: e.message, actions: ['retry', 'showLog'], silent: false };
-      case 'cliMissing':
+      case 'cli_missing':
         return { message: e.message, actions: ['showLog'], silent: false };
-      case 'notProven':
+      case 'not_proven':
         return { message: e.message, actions: ['changePort', 'retry', 'showLog'], silent: false };
-      case 'tokenUnknown':
+      case 'token_unknown':
         // The local server's token comes from its data folder only: nothing to set here.
         return { message: e.message, actions: ['retry', 'showLog'], silent: false };
     }
   }
   if (ExtensionError.is(e, 'unreachable')) return { message: e.message, actions: ['retry', 'showLog', 'switchServer'], silent: false };
-  if (ExtensionError.is(e, 'unconfirmedServer')) return { message: e.message, actions: ['confirmServer', 'showLog'], silent: false };
-  if (ExtensionError.is(e, 'noServer')) return { message: e.message, actions: ['startLocalServer', 'showLog'], silent: false };
+  if (ExtensionError.is(e, 'unconfirmed_server')) return { message: e.message, actions: ['confirmServer', 'showLog'], silent: false };
+  if (ExtensionError.is(e, 'no_server')) return { message: e.message, actions: ['startLocalServer', 'showLog'], silent: false };
   if (ExtensionError.is(e)) return { message: e.message, actions: [], silent: false };
   const text = e instanceof Error ? e.message : String(e);
   return { message: `Unexpected error: ${text}`, actions: ['showLog'], silent: false };

@@ -7,8 +7,8 @@ import type { InboxRef } from './tree/state';
 export function checkInboxName(raw: string): string {
   const name = normalizeInbox(raw);
   const problem = inboxNameProblem(name);
-  if (problem) throw new ExtensionError('invalidInput', `"${raw}" is not a usable inbox name: ${problem}.`);
-  if (name === ALL_INBOXES) throw new ExtensionError('invalidInput', 'Name one inbox, not "*".');
+  if (problem) throw new ExtensionError('invalid_input', `"${raw}" is not a usable inbox name: ${problem}.`);
+  if (name === ALL_INBOXES) throw new ExtensionError('invalid_input', 'Name one inbox, not "*".');
   return name;
 }
 
@@ -19,7 +19,7 @@ export function parseInboxInput(raw: string, fallbackDomain: string): InboxRef {
   if (at > 0) {
     const domain = t.slice(at + 1).toLowerCase();
     const problem = domain === 'private' ? undefined : domainProblem(domain);
-    if (problem) throw new ExtensionError('invalidInput', `"${domain}" is not a usable domain: ${problem}.`);
+    if (problem) throw new ExtensionError('invalid_input', `"${domain}" is not a usable domain: ${problem}.`);
     return { inbox: checkInboxName(t.slice(0, at)), domain };
   }
   return { inbox: checkInboxName(t), domain: fallbackDomain };

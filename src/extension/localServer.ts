@@ -38,7 +38,7 @@ const DATA_DIR_POLL_MS = 200;
 /** Keep at most this much of the child's stderr for error messages. */
 const MAX_STDERR_KEPT = 4000;
 
-type LocalServerErrorCode = 'portTaken' | 'dataDirInUse' | 'cliMissing' | 'startFailed' | 'startTimeout' | 'notProven' | 'tokenUnknown';
+type LocalServerErrorCode = 'port_taken' | 'data_dir_in_use' | 'cli_missing' | 'start_failed' | 'start_timeout' | 'not_proven' | 'token_unknown';
 
 export class LocalServerError extends Error {
   constructor(
@@ -159,14 +159,14 @@ export class LocalServer {
       return started;
     } catch (e) {
       // Another window may have won the race for the port: attach to it.
-      if (LocalServerError.is(e, 'portTaken') && o.httpPort !== 0 && e.port === o.httpPort) {
+      if (LocalServerError.is(e, 'port_taken') && o.httpPort !== 0 && e.port === o.httpPort) {
         if ((await probeHealth(configuredUrl)) === 'test-inbox') return this.attach(configuredUrl, await this.prove(configuredUrl));
       }
       // ...or for the data folder, and be still reading it: wait for it to answer on the port.
-      if (LocalServerError.is(e, 'dataDirInUse')) {
+      if (LocalServerError.is(e, 'data_dir_in_use')) {
         if (o.httpPort !== 0 && (await this.awaitHealthy(configuredUrl))) return this.attach(configuredUrl, await this.prove(configuredUrl));
         throw new LocalServerError(
-          'dataDirInUse',
+          'data_dir_in_use',
           `Another Test Inbox server uses the data folder ${o.dataDir}` +
             (o.httpPort !== 0 ? ` but does not answer on port ${o.httpPort}` : '') +
             `. Stop it, or give this window another port and data folder. (${e.message})`,
@@ -189,7 +189,7 @@ export class LocalServer {
   /**
    * Whether the server answering at `url` is the one our data folder's server file names: the
    * file (ours, not readable by others) is for this URL, and the server answers a fresh
-   * challenge with the HMAC keyed by the file's key. Throws `notProven`, saying why, otherwise.
+   * challenge with the HMAC keyed by the file's key. Throws `not_proven`, saying why, otherwise.
    * Nothing but the challenge is sent before the proof: no token.
    */
   private async prove(url: string): Promise<ProvenServer> {
@@ -200,7 +200,7 @@ export class LocalServer {
       try {
         return await this.proveOnce(url);
       } catch (e) {
-        if (!LocalServerError.is(e, 'notProven') || Date.now() >= deadline) throw e;
+        if (!LocalServerError.is(e, 'not_proven') || Date.now() >= deadline) throw e;
       }
       await sleep(DATA_DIR_POLL_MS);
     }
@@ -211,13 +211,13 @@ export class LocalServer {
     const file = path.join(o.dataDir, SERVER_FILE);
     const refuse = (why: string): LocalServerError =>
       new LocalServerError(
-        'notProven',
+        'not_proven',
         `A program on port ${o.httpPort} answers like a Test Inbox server, but ${why}. It may be another user's program, so no token was sent to it. Stop it, or choose another port.`,
         o.httpPort,
       );
     const proof = await readServerFile(file, (f) => fs.readFile(f, 'utf8'));
     if (ServerFileProblem.is(proof)) {
-      throw refuse(proof.code === 'SERVER_FILE_MISSING' ? `the data folder ${o.dataDir} has no ${SERVER_FILE} from a running server` : `${SERVER_FILE} in the data folder is unusable (${proof.message})`);
+      throw refuse(proof.code === 'server_file_missing' ? `the data folder ${o.dataDir} has no ${SERVER_FILE} from a running server` : `${SERVER_FILE} in the data folder is unusable (${proof.message})`);
     }
     const ownProblem = await privateFileProblem(file);
     if (ownProblem) throw refuse(`${SERVER_FILE} ${ownProblem}`);
@@ -237,7 +237,7 @@ export class LocalServer {
   private spawn(): Promise<RunningServer> {
     const o = this.opts;
     if (!existsSync(o.cliPath)) {
-      return Promise.reject(new LocalServerError('cliMissing', `The local server program is missing (${o.cliPath}). Reinstall the extension.`));
+      return Promise.reject(new LocalServerError('cli_missing', `The local server program is missing (${o.cliPath}). Reinstall the extension.`));
     }
     const args = serveArgs({
       host: LOCAL_HOST,
@@ -267,7 +267,7 @@ export class LocalServer {
     return new Promise<RunningServer>((resolve, reject) => {
       let settled = false;
       const timer = setTimeout(() => {
-        finish(new LocalServerError('startTimeout', `The local server did not start within ${Math.round((o.readyTimeoutMs ?? READY_TIMEOUT_MS) / 1000)} s. See the log.`));
+        finish(new LocalServerError('start_timeout', `The local server did not start within ${Math.round((o.readyTimeoutMs ?? READY_TIMEOUT_MS) / 1000)} s. See the log.`));
         child.kill('SIGKILL');
       }, o.readyTimeoutMs ?? READY_TIMEOUT_MS);
       const finish = (result: RunningServer | Error) => {
@@ -299,7 +299,7 @@ export class LocalServer {
         stderr = (stderr + chunk).slice(-MAX_STDERR_KEPT);
         for (const line of chunk.split('\n')) if (line.trim()) o.log.info(`[server] ${line.trim()}`);
       });
-      child.on('error', (e) => finish(new LocalServerError('startFailed', `The local server could not be started: ${e.message}`)));
+      child.on('error', (e) => finish(new LocalServerError('start_failed', `The local server could not be started: ${e.message}`)));
       child.on('exit', (code, signal) => {
         const wasRunning = this.running?.mode === 'started' && this.child === child;
         if (this.child === child) {
@@ -314,9 +314,9 @@ export class LocalServer {
             const port = which === 'SMTP' ? o.smtpPort : o.httpPort;
             finish(portTaken(which, port, lastLine));
           } else if (code === EXIT_DATA_DIR_IN_USE) {
-            finish(new LocalServerError('dataDirInUse', lastLine.replace(/^test-inbox: /, '') || 'the data folder is in use'));
+            finish(new LocalServerError('data_dir_in_use', lastLine.replace(/^test-inbox: /, '') || 'the data folder is in use'));
           } else {
-            finish(new LocalServerError('startFailed', `The local server stopped while starting (exit code ${code ?? signal}): ${lastLine || 'no message'}`));
+            finish(new LocalServerError('start_failed', `The local server stopped while starting (exit code ${code ?? signal}): ${lastLine || 'no message'}`));
           }
         } else if (wasRunning) {
           this.exitEmitter.fire({ code, signal });
@@ -351,7 +351,7 @@ export class LocalServer {
 
 function portTaken(which: 'HTTP' | 'SMTP', port: number, detail?: string): LocalServerError {
   return new LocalServerError(
-    'portTaken',
+    'port_taken',
     `Port ${port} (${which}) is used by another program${detail ? ` (${detail})` : ''}. Choose another port in the settings.`,
     port,
   );

@@ -55,7 +55,7 @@ export async function reportError(s: Pick<Services, 'log' | 'connection'>, e: un
 
 /** Whether a failure is about the server not being there or not taking us (its fix is the server, not the input). */
 function isServerProblem(e: unknown): boolean {
-  return LocalServerError.is(e) || ExtensionError.is(e, 'noServer') || ExtensionError.is(e, 'unreachable') || ApiError.is(e, 'network') || ApiError.is(e, 'timeout') || ApiError.is(e, 'unauthorized');
+  return LocalServerError.is(e) || ExtensionError.is(e, 'no_server') || ExtensionError.is(e, 'unreachable') || ApiError.is(e, 'network') || ApiError.is(e, 'timeout') || ApiError.is(e, 'unauthorized');
 }
 
 /**

@@ -300,7 +300,7 @@ function errorAnswer(e: unknown): Record<string, unknown> {
   // The error's own sentence, whose closing period the advice after it supplies.
   const said = t.message.replace(/\.+$/, '');
   switch (t.code) {
-    case 'badInput':
+    case 'bad_input':
       return { error: { code: 'bad_input', message: t.message } };
     case 'unauthorized':
       return { error: { code: 'unauthorized', message: `${said}. Give the MCP server the API token in the environment variable TEST_INBOX_API_TOKEN, or point it at a running local server with --data-dir.` } };

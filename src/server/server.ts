@@ -93,7 +93,7 @@ export interface InboxServer {
   close(): Promise<void>;
 }
 
-type ServerStartErrorCode = 'PORT_IN_USE' | 'LISTEN_FAILED';
+type ServerStartErrorCode = 'port_in_use' | 'listen_failed';
 
 export class ServerStartError extends Error {
   readonly code: ServerStartErrorCode;
@@ -116,8 +116,8 @@ export function hostForUrl(host: string): string {
 function listenError(service: string, host: string, port: number, e: unknown): Error {
   const code = (e as NodeJS.ErrnoException).code;
   const where = `${hostForUrl(host)}:${port}`;
-  if (code === 'EADDRINUSE') return new ServerStartError('PORT_IN_USE', `${service} port ${where} is already in use (choose another with --${service.toLowerCase()}-port, or 0 for a free one)`, { cause: e });
-  return new ServerStartError('LISTEN_FAILED', `cannot listen for ${service} on ${where}: ${(e as Error).message}`, { cause: e });
+  if (code === 'EADDRINUSE') return new ServerStartError('port_in_use', `${service} port ${where} is already in use (choose another with --${service.toLowerCase()}-port, or 0 for a free one)`, { cause: e });
+  return new ServerStartError('listen_failed', `cannot listen for ${service} on ${where}: ${(e as Error).message}`, { cause: e });
 }
 
 /**

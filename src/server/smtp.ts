@@ -183,13 +183,13 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
    */
   function replyOf(e: unknown, what: string): SmtpReplyError {
     if (typeof (e as Partial<SmtpReplyError>).responseCode === 'number') return e as SmtpReplyError;
-    if (StoreError.is(e, 'BAD_TARGET')) return reply(550, `5.1.3 ${e.message}`);
-    if (StoreError.is(e, 'FULL')) {
+    if (StoreError.is(e, 'bad_target')) return reply(550, `5.1.3 ${e.message}`);
+    if (StoreError.is(e, 'full')) {
       log('warn', `smtp: ${what}: ${e.message}`);
       return reply(452, `4.3.1 ${e.message}`);
     }
     // A folder of the inbox is a symlink: refused, with the reason, until the data dir is mended.
-    if (StoreError.is(e, 'UNSAFE')) {
+    if (StoreError.is(e, 'unsafe')) {
       log('error', `smtp: ${what}: ${e.message}`);
       return reply(451, `4.3.0 ${e.message}`);
     }

@@ -16,7 +16,7 @@ import type { MessageBody } from './store/types';
 
 /** A spool write that failed: a full disk is the store's FULL (452 4.3.1 / 507), like every other write of mail. */
 function spoolFailure(e: unknown): Error {
-  if (isNoSpace(e) && !StoreError.is(e)) return new StoreError('FULL', 'the disk of the spool folder is full; the message was not stored (delete messages or free space, then try again)', { cause: e });
+  if (isNoSpace(e) && !StoreError.is(e)) return new StoreError('full', 'the disk of the spool folder is full; the message was not stored (delete messages or free space, then try again)', { cause: e });
   return e as Error;
 }
 

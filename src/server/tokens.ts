@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { generateProviderKey, generateToken, readTokensFile, type SavedTokens, tokenSeparationProblem, TOKENS_FILE, TokensFileProblem, writeTokensFile } from '../shared/contract';
 import { ownershipProblemOf } from './privateFile';
 
-type TokensErrorCode = 'TOKENS_FILE_INVALID' | 'TOKENS_SAME' | 'TOKENS_IO' | 'TOKENS_UNSAFE';
+type TokensErrorCode = 'tokens_file_invalid' | 'tokens_same' | 'tokens_io' | 'tokens_unsafe';
 
 export class TokensError extends Error {
   readonly code: TokensErrorCode;
@@ -69,13 +69,13 @@ export async function resolveTokens(dataDir: string, given: Partial<Record<Token
   const twilioAuthToken = pick('twilioAuthToken');
   const providerKey = pick('providerKey');
   const problem = tokenSeparationProblem({ apiToken, webhookToken, twilioAuthToken, providerKey });
-  if (problem !== undefined) throw new TokensError('TOKENS_SAME', problem);
+  if (problem !== undefined) throw new TokensError('tokens_same', problem);
   const save = async (): Promise<void> => {
     if (generated.length === 0) return;
     try {
       await writeTokensFile(file, toSave);
     } catch (e) {
-      throw new TokensError('TOKENS_IO', `cannot write ${file}: ${(e as Error).message}`, { cause: e });
+      throw new TokensError('tokens_io', `cannot write ${file}: ${(e as Error).message}`, { cause: e });
     }
   };
   return { apiToken, webhookToken, twilioAuthToken, providerKey, generated, file, save };
@@ -91,9 +91,9 @@ export async function loadOrCreateTokens(dataDir: string, given: Partial<Record<
 /** The saved tokens (none when there is no file); an unreadable or damaged file is an error. */
 async function readSaved(file: string): Promise<SavedTokens> {
   const unsafe = await ownershipProblemOf(file, 'file');
-  if (unsafe !== undefined) throw new TokensError('TOKENS_UNSAFE', unsafe);
+  if (unsafe !== undefined) throw new TokensError('tokens_unsafe', unsafe);
   const saved = await readTokensFile(file, (f) => fs.readFile(f, 'utf8'));
   if (!TokensFileProblem.is(saved)) return saved;
-  if (saved.code === 'TOKENS_FILE_MISSING') return {};
-  throw new TokensError(saved.code === 'TOKENS_FILE_INVALID' ? 'TOKENS_FILE_INVALID' : 'TOKENS_IO', saved.message, { cause: saved.cause });
+  if (saved.code === 'tokens_file_missing') return {};
+  throw new TokensError(saved.code === 'tokens_file_invalid' ? 'tokens_file_invalid' : 'tokens_io', saved.message, { cause: saved.cause });
 }

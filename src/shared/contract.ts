@@ -227,7 +227,7 @@ export interface SavedTokens {
   providerKey?: string;
 }
 
-type TokensFileProblemCode = 'TOKENS_FILE_MISSING' | 'TOKENS_FILE_UNREADABLE' | 'TOKENS_FILE_INVALID';
+type TokensFileProblemCode = 'tokens_file_missing' | 'tokens_file_unreadable' | 'tokens_file_invalid';
 
 /** Why a tokens file gave no tokens. Returned, not thrown: each caller decides what it means. */
 export class TokensFileProblem extends Error {
@@ -246,13 +246,13 @@ export class TokensFileProblem extends Error {
 /**
  * The tokens in a tokens file's text. One leniency for every reader: a JSON object whose
  * `apiToken`, `webhookToken`, `twilioAuthToken` and `providerKey` are each absent or a non-empty string; other keys are ignored;
- * anything else is TOKENS_FILE_INVALID (and `serve` refuses to overwrite it).
+ * anything else is tokens_file_invalid (and `serve` refuses to overwrite it).
  */
 export function parseTokensFile(text: string, file = TOKENS_FILE): SavedTokens | TokensFileProblem {
   const obj = jsonObject(text);
   const fieldOk = (x: unknown): boolean => x === undefined || (typeof x === 'string' && x.length > 0);
   if (!obj || !fieldOk(obj.apiToken) || !fieldOk(obj.webhookToken) || !fieldOk(obj.twilioAuthToken) || !fieldOk(obj.providerKey)) {
-    return new TokensFileProblem('TOKENS_FILE_INVALID', `${file} is not a JSON object {"apiToken": "…", "webhookToken": "…"}; fix or remove it`);
+    return new TokensFileProblem('tokens_file_invalid', `${file} is not a JSON object {"apiToken": "…", "webhookToken": "…"}; fix or remove it`);
   }
   const out: SavedTokens = { apiToken: obj.apiToken as string | undefined, webhookToken: obj.webhookToken as string | undefined };
   if (obj.twilioAuthToken !== undefined) out.twilioAuthToken = obj.twilioAuthToken as string;
@@ -286,12 +286,12 @@ export async function writeTokensFile(file: string, tokens: SavedTokens, options
 
 /**
  * Reads and parses the tokens file at `file` (`<data-dir>/TOKENS_FILE`) through the caller's
- * `readFile`; a file that does not exist is TOKENS_FILE_MISSING, another read error
- * TOKENS_FILE_UNREADABLE.
+ * `readFile`; a file that does not exist is tokens_file_missing, another read error
+ * tokens_file_unreadable.
  */
 export async function readTokensFile(file: string, readFile: (file: string) => Promise<string>): Promise<SavedTokens | TokensFileProblem> {
   return readContractFile(file, readFile, parseTokensFile, (missing, message, cause) =>
-    new TokensFileProblem(missing ? 'TOKENS_FILE_MISSING' : 'TOKENS_FILE_UNREADABLE', message, { cause }),
+    new TokensFileProblem(missing ? 'tokens_file_missing' : 'tokens_file_unreadable', message, { cause }),
   );
 }
 
@@ -395,7 +395,7 @@ export interface ServerFile {
   webhookTokenSha256: string;
 }
 
-type ServerFileProblemCode = 'SERVER_FILE_MISSING' | 'SERVER_FILE_UNREADABLE' | 'SERVER_FILE_INVALID';
+type ServerFileProblemCode = 'server_file_missing' | 'server_file_unreadable' | 'server_file_invalid';
 
 /** Why a server file gave no proof. Returned, not thrown. */
 export class ServerFileProblem extends Error {
@@ -411,12 +411,12 @@ export class ServerFileProblem extends Error {
   }
 }
 
-/** The server file's fields, or SERVER_FILE_INVALID. */
+/** The server file's fields, or server_file_invalid. */
 export function parseServerFile(text: string, file = SERVER_FILE): ServerFile | ServerFileProblem {
   const o = jsonObject(text);
   const str = (x: unknown): x is string => typeof x === 'string' && x.length > 0;
   if (!o || !Number.isInteger(o.pid) || !str(o.http) || !str(o.smtp) || !str(o.key) || !str(o.apiTokenSha256) || !str(o.webhookTokenSha256)) {
-    return new ServerFileProblem('SERVER_FILE_INVALID', `${file} is not a server file of Test Inbox`);
+    return new ServerFileProblem('server_file_invalid', `${file} is not a server file of Test Inbox`);
   }
   return { pid: o.pid as number, http: o.http, smtp: o.smtp, key: o.key, apiTokenSha256: o.apiTokenSha256, webhookTokenSha256: o.webhookTokenSha256 };
 }
@@ -424,7 +424,7 @@ export function parseServerFile(text: string, file = SERVER_FILE): ServerFile | 
 /** Reads and parses the server file at `file` (`<data-dir>/SERVER_FILE`) through the caller's `readFile`. */
 export async function readServerFile(file: string, readFile: (file: string) => Promise<string>): Promise<ServerFile | ServerFileProblem> {
   return readContractFile(file, readFile, parseServerFile, (missing, message, cause) =>
-    new ServerFileProblem(missing ? 'SERVER_FILE_MISSING' : 'SERVER_FILE_UNREADABLE', message, { cause }),
+    new ServerFileProblem(missing ? 'server_file_missing' : 'server_file_unreadable', message, { cause }),
   );
 }
 

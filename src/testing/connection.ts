@@ -68,7 +68,7 @@ export async function connect(o: ConnectionOptions, env: NodeJS.ProcessEnv = pro
   const dataDir = path.resolve(o.dataDir || env[DATA_DIR_ENV] || defaultDataDir(env));
   const domain = (o.domain || env[DOMAIN_ENV] || PRIVATE_DOMAIN).toLowerCase();
   const dp = domain === PRIVATE_DOMAIN ? undefined : domainProblem(domain);
-  if (dp) throw new TestInboxError('badInput', `domain ${JSON.stringify(domain)}: ${dp}`);
+  if (dp) throw new TestInboxError('bad_input', `domain ${JSON.stringify(domain)}: ${dp}`);
   const serverFile = path.join(dataDir, SERVER_FILE);
   const named = trimUrl(o.server || env[SERVER_ENV] || undefined);
   const sf = await readServerFile(serverFile, readText);
@@ -208,9 +208,9 @@ export function splitInbox(address: string, fallback: string): { inbox: string; 
   const inbox = normalizeInbox(at < 0 ? address : address.slice(0, at));
   const domain = at < 0 ? fallback : address.slice(at + 1).toLowerCase();
   const ip = inboxNameProblem(inbox);
-  if (ip) throw new TestInboxError('badInput', `inbox ${JSON.stringify(address)}: ${ip}`);
+  if (ip) throw new TestInboxError('bad_input', `inbox ${JSON.stringify(address)}: ${ip}`);
   const dp = domain === PRIVATE_DOMAIN ? undefined : domainProblem(domain);
-  if (dp) throw new TestInboxError('badInput', `domain of ${JSON.stringify(address)}: ${dp}`);
+  if (dp) throw new TestInboxError('bad_input', `domain of ${JSON.stringify(address)}: ${dp}`);
   return { inbox, domain };
 }
 
@@ -219,7 +219,7 @@ export function timeoutMs(v: number | string | undefined): number {
   if (v === undefined) return DEFAULT_TIMEOUT_MS;
   const ms = typeof v === 'number' ? v : parseDuration(v);
   if (ms === undefined || !Number.isFinite(ms) || ms < 0 || ms > MAX_TIMEOUT_MS) {
-    throw new TestInboxError('badInput', `timeout must be ms or a duration such as 30s or 2m, at most ${MAX_TIMEOUT_MS / 60_000} minutes (got ${JSON.stringify(v)})`);
+    throw new TestInboxError('bad_input', `timeout must be ms or a duration such as 30s or 2m, at most ${MAX_TIMEOUT_MS / 60_000} minutes (got ${JSON.stringify(v)})`);
   }
   return ms;
 }
@@ -234,9 +234,9 @@ export function toTestInboxError(e: unknown): TestInboxError {
       case 'network':
       case 'timeout':
         return new TestInboxError('unreachable', e.message);
-      case 'invalidInput':
-      case 'badRequest':
-        return new TestInboxError('badInput', e.message);
+      case 'invalid_input':
+      case 'bad_request':
+        return new TestInboxError('bad_input', e.message);
       case 'cancelled':
         return new TestInboxError('cancelled', e.message);
       default:

@@ -61,17 +61,17 @@ export function sendMail(options: MailOptions): Promise<MailResult> {
  */
 export function totp(secret: string, options: TotpOptions = {}): TotpResult {
   const parsed = parseTotpInput(secret);
-  if (!parsed.ok) throw new TestInboxError('badInput', parsed.problem);
+  if (!parsed.ok) throw new TestInboxError('bad_input', parsed.problem);
   const at = options.at === undefined ? Date.now() : options.at instanceof Date ? options.at.getTime() : options.at;
   const { secret: base32, algorithm, digits, period } = parsed.value;
   const opts = { algorithm, digits, period };
   if (options.digits !== undefined) opts.digits = options.digits;
   if (options.algorithm !== undefined) opts.algorithm = options.algorithm;
   if (options.period !== undefined) opts.period = options.period;
-  if (!Number.isInteger(opts.digits) || opts.digits < MIN_TOTP_DIGITS || opts.digits > MAX_TOTP_DIGITS) throw new TestInboxError('badInput', `digits must be ${MIN_TOTP_DIGITS} to ${MAX_TOTP_DIGITS}`);
-  if (!TOTP_ALGORITHMS.includes(opts.algorithm)) throw new TestInboxError('badInput', `algorithm must be one of ${TOTP_ALGORITHMS.join(', ')}`);
-  if (!Number.isInteger(opts.period) || opts.period < 1 || opts.period > MAX_TOTP_PERIOD) throw new TestInboxError('badInput', `period must be 1 to ${MAX_TOTP_PERIOD} seconds`);
-  if (!Number.isFinite(at) || at < 0) throw new TestInboxError('badInput', 'at must be a time in ms or a Date');
+  if (!Number.isInteger(opts.digits) || opts.digits < MIN_TOTP_DIGITS || opts.digits > MAX_TOTP_DIGITS) throw new TestInboxError('bad_input', `digits must be ${MIN_TOTP_DIGITS} to ${MAX_TOTP_DIGITS}`);
+  if (!TOTP_ALGORITHMS.includes(opts.algorithm)) throw new TestInboxError('bad_input', `algorithm must be one of ${TOTP_ALGORITHMS.join(', ')}`);
+  if (!Number.isInteger(opts.period) || opts.period < 1 || opts.period > MAX_TOTP_PERIOD) throw new TestInboxError('bad_input', `period must be 1 to ${MAX_TOTP_PERIOD} seconds`);
+  if (!Number.isFinite(at) || at < 0) throw new TestInboxError('bad_input', 'at must be a time in ms or a Date');
   const { code, seconds_left } = totpAt(base32, opts, at);
   return { code, secondsLeft: seconds_left };
 }

@@ -21,8 +21,8 @@ export const DEFAULT_MAIL_FROM = 'test-inbox@localhost';
 const SEND_TIMEOUT_MS = 30_000;
 
 export async function sendSmsOn(conn: Connection, o: SmsOptions, env: NodeJS.ProcessEnv): Promise<SmsResult> {
-  if (typeof o.to !== 'string' || !/^[+\d][\d\s().-]*$/.test(o.to.trim())) throw new TestInboxError('badInput', `to must be a phone number (got ${JSON.stringify(o.to)})`);
-  if (typeof o.body !== 'string' || o.body === '') throw new TestInboxError('badInput', 'body must be a non-empty text');
+  if (typeof o.to !== 'string' || !/^[+\d][\d\s().-]*$/.test(o.to.trim())) throw new TestInboxError('bad_input', `to must be a phone number (got ${JSON.stringify(o.to)})`);
+  if (typeof o.body !== 'string' || o.body === '') throw new TestInboxError('bad_input', 'body must be a non-empty text');
   if (!(await conn.isTestInbox())) throw new TestInboxError('unsupported', `${conn.baseUrl} is not a Test Inbox server: sending an SMS needs its Twilio-compatible API`);
   const authToken = o.twilioAuthToken || env[TWILIO_AUTH_TOKEN_ENV] || conn.savedTokens.twilioAuthToken;
   if (!authToken) throw new TestInboxError('unauthorized', `no Twilio auth token: pass it, set ${TWILIO_AUTH_TOKEN_ENV}, or use the data dir of the running server`);
@@ -44,13 +44,13 @@ export async function sendSmsOn(conn: Connection, o: SmsOptions, env: NodeJS.Pro
   const body = (await res.json().catch(() => undefined)) as { sid?: unknown; to?: unknown; message?: unknown } | undefined;
   if (!res.ok || typeof body?.sid !== 'string') {
     const why = typeof body?.message === 'string' ? body.message : `HTTP ${res.status}`;
-    throw new TestInboxError(res.status === 401 || res.status === 403 ? 'unauthorized' : res.status === 400 ? 'badInput' : 'server', `the server refused the SMS: ${why}`);
+    throw new TestInboxError(res.status === 401 || res.status === 403 ? 'unauthorized' : res.status === 400 ? 'bad_input' : 'server', `the server refused the SMS: ${why}`);
   }
   return { sid: body.sid, inbox: o.to.replace(/\D/g, '') };
 }
 
 export async function sendMailOn(conn: Connection, o: MailOptions, env: NodeJS.ProcessEnv): Promise<MailResult> {
-  if (typeof o.to !== 'string' || o.to.trim() === '') throw new TestInboxError('badInput', 'to must be an address or an inbox name');
+  if (typeof o.to !== 'string' || o.to.trim() === '') throw new TestInboxError('bad_input', 'to must be an address or an inbox name');
   const { inbox, domain } = splitInbox(o.to.trim(), conn.domain);
   if (!(await conn.isTestInbox())) {
     if (o.html !== undefined) throw new TestInboxError('unsupported', `${conn.baseUrl} is not a Test Inbox server: its inject takes text only, no html`);
@@ -85,12 +85,12 @@ async function defaultDomain(conn: Connection): Promise<string> {
   } catch (e) {
     throw toTestInboxError(e);
   }
-  throw new TestInboxError('badInput', 'give the address with its domain (name@domain): the server lists no domain');
+  throw new TestInboxError('bad_input', 'give the address with its domain (name@domain): the server lists no domain');
 }
 
 function smtpAddress(text: string): { host: string; port: number } {
   const m = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(text.trim());
-  if (!m || Number(m[2]) > 65535) throw new TestInboxError('badInput', `smtp must be host:port (got ${JSON.stringify(text)})`);
+  if (!m || Number(m[2]) > 65535) throw new TestInboxError('bad_input', `smtp must be host:port (got ${JSON.stringify(text)})`);
   return { host: m[1], port: Number(m[2]) };
 }
 
@@ -113,7 +113,7 @@ function smtpSend(addr: { host: string; port: number }, from: string, to: string
       finish(new TestInboxError(e.code === 'ECONNECTION' || e.code === 'ETIMEDOUT' ? 'unreachable' : 'server', `SMTP ${addr.host}:${addr.port}: ${e.message}`)),
     );
     conn.connect(() => {
-      conn.send({ from, to: [to] }, raw, (err) => finish(err ? new TestInboxError('badInput', `SMTP ${addr.host}:${addr.port} refused the mail: ${err.message}`) : undefined));
+      conn.send({ from, to: [to] }, raw, (err) => finish(err ? new TestInboxError('bad_input', `SMTP ${addr.host}:${addr.port} refused the mail: ${err.message}`) : undefined));
     });
   });
 }

@@ -128,12 +128,12 @@ export interface MailResult {
 }
 
 /**
- * Why a call failed: `timeout` (nothing arrived in time), `badInput` (an argument or option
+ * Why a call failed: `timeout` (nothing arrived in time), `bad_input` (an argument or option
  * is wrong, or the server refused it), `unauthorized` (no token, or a token the server refuses),
  * `unreachable` (no answer from the server), `unsupported` (the server lacks what the call
  * needs), `server` (the server failed), `cancelled`.
  */
-export type TestInboxErrorCode = 'timeout' | 'badInput' | 'unauthorized' | 'unreachable' | 'unsupported' | 'server' | 'cancelled';
+export type TestInboxErrorCode = 'timeout' | 'bad_input' | 'unauthorized' | 'unreachable' | 'unsupported' | 'server' | 'cancelled';
 
 const ERROR_TAG = Symbol.for('test-inbox.testing.TestInboxError');
 

@@ -25,7 +25,7 @@ export function waitForCodeOn(conn: Connection, address: string, o: WaitOptions 
 
 export function waitForLinkOn(conn: Connection, address: string, o: LinkOptions & WaitClock): Promise<LinkResult> {
   const kind = o.kind ?? 'any';
-  if (!isLinkKindParam(kind)) throw new TestInboxError('badInput', `kind must be one of ${Object.keys(LINK_KINDS).join(', ')} (got ${JSON.stringify(kind)})`);
+  if (!isLinkKindParam(kind)) throw new TestInboxError('bad_input', `kind must be one of ${Object.keys(LINK_KINDS).join(', ')} (got ${JSON.stringify(kind)})`);
   return waitOn(conn, address, o, `a ${kind} link`, async (f) => {
     const r = await findLink({ ...f, kind });
     return r && { url: r.value.url, kind: r.value.kind, text: r.value.text ?? '', ...meta(r) };

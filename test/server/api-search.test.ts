@@ -244,8 +244,8 @@ describe(`HTTP API: search (${STORE_KIND} store)`, () => {
       assert.equal(r.total, 2);
       assert.deepEqual(r.msgs.map((m) => m.id), [ids.reset]);
       assert.equal(r.msgs[0].domain, OTHER);
-      await assert.rejects(client.search('has:pony'), (e: unknown) => ApiError.is(e, 'badRequest') && /has:pony is not known/.test((e as Error).message));
-      await assert.rejects(client.search('  '), (e: unknown) => ApiError.is(e, 'invalidInput'));
+      await assert.rejects(client.search('has:pony'), (e: unknown) => ApiError.is(e, 'bad_request') && /has:pony is not known/.test((e as Error).message));
+      await assert.rejects(client.search('  '), (e: unknown) => ApiError.is(e, 'invalid_input'));
     } finally {
       await client.dispose();
     }

@@ -256,7 +256,7 @@ describe('checkpoints drop log generations oldest first', function () {
       { fileSizeLimit: FILE_LIMIT },
     );
     assert.notEqual(out.answer, 'deleted', 'the delete is not answered as done');
-    assert.equal(typeof out.answer === 'object' && out.answer.code, 'IO');
+    assert.equal(typeof out.answer === 'object' && out.answer.code, 'io');
     assert.match(typeof out.answer === 'object' ? out.answer.message : '', /not durable/);
     assert.equal(out.listed, false, 'the message is out of the listings meanwhile');
     // As the error said, a start before the next checkpoint brings it back: nothing acknowledged is lost.

@@ -383,16 +383,16 @@ describe('tokens', () => {
   it('refuses a damaged tokens file and leaves it as it was', async () => {
     const file = path.join(dir, TOKENS_FILE);
     await fs.writeFile(file, '{"apiToken": 42');
-    await assert.rejects(loadOrCreateTokens(dir), (e: unknown) => TokensError.is(e, 'TOKENS_FILE_INVALID') && e.message.includes(file));
+    await assert.rejects(loadOrCreateTokens(dir), (e: unknown) => TokensError.is(e, 'tokens_file_invalid') && e.message.includes(file));
     assert.equal(await fs.readFile(file, 'utf8'), '{"apiToken": 42');
   });
 
   it('refuses the same token for API and webhook', async () => {
-    await assert.rejects(loadOrCreateTokens(dir, { apiToken: 'same', webhookToken: 'same' }), (e: unknown) => TokensError.is(e, 'TOKENS_SAME'));
+    await assert.rejects(loadOrCreateTokens(dir, { apiToken: 'same', webhookToken: 'same' }), (e: unknown) => TokensError.is(e, 'tokens_same'));
   });
 
   it('refuses the API token as the Twilio auth token, and keeps a given Twilio token out of the file', async () => {
-    await assert.rejects(loadOrCreateTokens(dir, { apiToken: 'same', twilioAuthToken: 'same' }), (e: unknown) => TokensError.is(e, 'TOKENS_SAME'));
+    await assert.rejects(loadOrCreateTokens(dir, { apiToken: 'same', twilioAuthToken: 'same' }), (e: unknown) => TokensError.is(e, 'tokens_same'));
     const t = await loadOrCreateTokens(dir, { twilioAuthToken: 'given-twilio' });
     assert.equal(t.twilioAuthToken, 'given-twilio');
     assert.deepEqual(t.generated, ['apiToken', 'webhookToken', 'providerKey']);
@@ -408,8 +408,8 @@ describe('tokens', () => {
     assert.equal(saved.providerKey, t.providerKey);
     const other = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-tokens-'));
     try {
-      await assert.rejects(loadOrCreateTokens(other, { apiToken: 'same', providerKey: 'same' }), (e: unknown) => TokensError.is(e, 'TOKENS_SAME'));
-      await assert.rejects(loadOrCreateTokens(other, { twilioAuthToken: 'same', providerKey: 'same' }), (e: unknown) => TokensError.is(e, 'TOKENS_SAME'));
+      await assert.rejects(loadOrCreateTokens(other, { apiToken: 'same', providerKey: 'same' }), (e: unknown) => TokensError.is(e, 'tokens_same'));
+      await assert.rejects(loadOrCreateTokens(other, { twilioAuthToken: 'same', providerKey: 'same' }), (e: unknown) => TokensError.is(e, 'tokens_same'));
     } finally {
       await fs.rm(other, { recursive: true, force: true });
     }

@@ -223,8 +223,8 @@ describe('API client against the local server', () => {
     const res = await client.deleteMessage('private', 'deleteme', r.id);
     assert.deepEqual(res, { status: 'ok', count: 1 });
     const err = await rejection(client.getMessage('private', 'deleteme', r.id));
-    assert.equal(err.code, 'notFound');
-    assert.equal((await rejection(client.deleteMessage('private', 'deleteme', r.id))).code, 'notFound');
+    assert.equal(err.code, 'not_found');
+    assert.equal((await rejection(client.deleteMessage('private', 'deleteme', r.id))).code, 'not_found');
   });
 
   it('clears an inbox and says how many messages went', async () => {
@@ -294,7 +294,7 @@ describe('API client against the local server', () => {
 
   it('reports an unknown message id as notFound', async () => {
     const err = await rejection(client.getMessage('private', 'joe', 'joe-1000000000-999999'));
-    assert.equal(err.code, 'notFound');
+    assert.equal(err.code, 'not_found');
   });
 });
 

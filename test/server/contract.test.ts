@@ -164,7 +164,7 @@ describe('process contract', () => {
       assert.deepEqual(parseTokensFile('{}'), { apiToken: undefined, webhookToken: undefined });
       for (const bad of ['', 'not json', '[]', 'null', '"x"', '{"apiToken":""}', '{"apiToken":5}', '{"webhookToken":null}']) {
         const p = parseTokensFile(bad, '/d/tokens.json');
-        assert.ok(TokensFileProblem.is(p, 'TOKENS_FILE_INVALID'), bad);
+        assert.ok(TokensFileProblem.is(p, 'tokens_file_invalid'), bad);
         assert.match(p.message, /^\/d\/tokens\.json is not a JSON object/);
       }
     });
@@ -174,12 +174,12 @@ describe('process contract', () => {
       const read = (f: string) => fs.readFile(f, 'utf8');
       try {
         const file = path.join(dir, TOKENS_FILE);
-        assert.ok(TokensFileProblem.is(await readTokensFile(file, read), 'TOKENS_FILE_MISSING'));
+        assert.ok(TokensFileProblem.is(await readTokensFile(file, read), 'tokens_file_missing'));
         await fs.mkdir(file);
-        assert.ok(TokensFileProblem.is(await readTokensFile(file, read), 'TOKENS_FILE_UNREADABLE'));
+        assert.ok(TokensFileProblem.is(await readTokensFile(file, read), 'tokens_file_unreadable'));
         await fs.rmdir(file);
         await fs.writeFile(file, '{"apiToken":');
-        assert.ok(TokensFileProblem.is(await readTokensFile(file, read), 'TOKENS_FILE_INVALID'));
+        assert.ok(TokensFileProblem.is(await readTokensFile(file, read), 'tokens_file_invalid'));
         await fs.writeFile(file, JSON.stringify({ apiToken: 'a-1', webhookToken: 'w-1' }));
         assert.deepEqual(await readTokensFile(file, read), { apiToken: 'a-1', webhookToken: 'w-1' });
       } finally {
@@ -252,13 +252,13 @@ describe('server file and health proof', () => {
     } finally {
       await server.close();
     }
-    assert.ok(ServerFileProblem.is(await readServerFile(file, (f) => fs.readFile(f, 'utf8')), 'SERVER_FILE_MISSING'), 'removed on close');
+    assert.ok(ServerFileProblem.is(await readServerFile(file, (f) => fs.readFile(f, 'utf8')), 'server_file_missing'), 'removed on close');
     await fs.rm(path.dirname(dir), { recursive: true, force: true });
   });
 
   it('parses only a complete server file', () => {
-    assert.ok(ServerFileProblem.is(parseServerFile('{"pid":1}'), 'SERVER_FILE_INVALID'));
-    assert.ok(ServerFileProblem.is(parseServerFile('nope'), 'SERVER_FILE_INVALID'));
+    assert.ok(ServerFileProblem.is(parseServerFile('{"pid":1}'), 'server_file_invalid'));
+    assert.ok(ServerFileProblem.is(parseServerFile('nope'), 'server_file_invalid'));
     const ok = { pid: 1, http: 'http://127.0.0.1:1', smtp: '127.0.0.1:2', key: 'k', apiTokenSha256: 'a', webhookTokenSha256: 'w' };
     assert.deepEqual(parseServerFile(JSON.stringify({ ...ok, extra: true })), ok);
     assert.equal(SERVER_FILE, 'server.json');

@@ -81,7 +81,7 @@ describe('data folder and tokens.json of another user, or writable by others (se
     assert.equal(await fs.readFile(file, 'utf8'), planted);
     assert.deepEqual((await fs.readdir(dataDir)).filter((n) => n === LOCK_FILE), [], 'the lock was not taken');
     // The same rule where tokens are read in-process (the test servers, the benches).
-    await assert.rejects(loadOrCreateTokens(dataDir), (e: unknown) => TokensError.is(e, 'TOKENS_UNSAFE') && /mode 0622/.test((e as Error).message));
+    await assert.rejects(loadOrCreateTokens(dataDir), (e: unknown) => TokensError.is(e, 'tokens_unsafe') && /mode 0622/.test((e as Error).message));
   });
 
   it('the test library does not use a tokens.json of another user, even of the proven server', async () => {

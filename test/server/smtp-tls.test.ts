@@ -195,8 +195,8 @@ describe('SMTP TLS and required login (real server, real handshakes)', function 
     await assert.rejects(fs.stat(certFile()), /ENOENT/, 'nothing is generated when the user gives a certificate');
     await stop();
 
-    await assert.rejects(start({ smtpTls: { starttls: true, certFile: cert, keyFile: otherKey } }), (e: unknown) => SmtpTlsError.is(e, 'TLS_FILES') && /does not belong to the certificate/.test(e.message));
-    await assert.rejects(start({ smtpTls: { starttls: true, certFile: path.join(dir, 'missing.pem'), keyFile: key } }), (e: unknown) => SmtpTlsError.is(e, 'TLS_FILES') && /no such file/.test(e.message));
+    await assert.rejects(start({ smtpTls: { starttls: true, certFile: cert, keyFile: otherKey } }), (e: unknown) => SmtpTlsError.is(e, 'tls_files') && /does not belong to the certificate/.test(e.message));
+    await assert.rejects(start({ smtpTls: { starttls: true, certFile: path.join(dir, 'missing.pem'), keyFile: key } }), (e: unknown) => SmtpTlsError.is(e, 'tls_files') && /no such file/.test(e.message));
     // The failed starts released the data folder: a normal start works.
     await start();
   });

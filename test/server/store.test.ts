@@ -115,7 +115,7 @@ describe('MaildirStore', () => {
   it('rejects a cursor that is not a message id', async () => {
     const { store } = await openStore();
     await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp');
-    assert.throws(() => store.list('inbox.test', 'joe', { ...all, cursor: 'nonsense' }), (e: unknown) => StoreError.is(e, 'BAD_CURSOR'));
+    assert.throws(() => store.list('inbox.test', 'joe', { ...all, cursor: 'nonsense' }), (e: unknown) => StoreError.is(e, 'bad_cursor'));
   });
 
   it('stores names lowercase and reads an inbox across every domain when the domain is undefined', async () => {
@@ -166,7 +166,7 @@ describe('MaildirStore', () => {
       { domain: '../etc', inbox: 'joe' },
       { domain: 'inbox.test/../../x', inbox: 'joe' },
     ]) {
-      await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'ok' }, target], rawEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'BAD_TARGET'), JSON.stringify(target));
+      await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'ok' }, target], rawEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'bad_target'), JSON.stringify(target));
     }
     assert.deepEqual(await fs.readdir(path.join(dir, 'mail')), [], 'no domain directory was made');
     assert.equal((await store.list(undefined, '*', all)).total, 0);
@@ -187,7 +187,7 @@ describe('MaildirStore', () => {
     await fs.writeFile(path.join(dir, 'mail', 'blocked.test'), 'a file where a domain directory would go');
     await assert.rejects(
       store.add([{ domain: 'ok.test', inbox: 'joe' }, { domain: 'blocked.test', inbox: 'ann' }], rawEmail(), 'smtp'),
-      (e: unknown) => StoreError.is(e, 'IO'),
+      (e: unknown) => StoreError.is(e, 'io'),
     );
     assert.equal((await store.list(undefined, '*', all)).total, 0);
     assert.deepEqual(await fs.readdir(path.join(dir, 'mail', 'ok.test', 'joe', 'new')), []);
@@ -233,7 +233,7 @@ describe('MaildirStore', () => {
     assert.equal(existsSync(store.pathOf(meta)), false);
     assert.equal(await store.delete(meta.id), false);
     assert.equal(store.get(meta.id), undefined);
-    await assert.rejects(store.readRaw(meta.id), (e: unknown) => StoreError.is(e, 'NOT_FOUND'));
+    await assert.rejects(store.readRaw(meta.id), (e: unknown) => StoreError.is(e, 'not_found'));
   });
 
   it('acknowledges before reading the code; a listing or a fetch reads a code still pending, keeps it, and the event follows', async () => {
@@ -479,7 +479,7 @@ describe('MaildirStore', () => {
   it('refuses a second store on the same data dir until the first is closed, and takes over a stale lock', async () => {
     const { store } = await openStore();
     const second = new MaildirStore({ dir });
-    await assert.rejects(second.open(), (e: unknown) => StoreError.is(e, 'LOCKED') && /in use by another Test Inbox server \(this process\)/.test(e.message));
+    await assert.rejects(second.open(), (e: unknown) => StoreError.is(e, 'locked') && /in use by another Test Inbox server \(this process\)/.test(e.message));
     await store.close();
     assert.equal(existsSync(path.join(dir, LOCK_FILE)), false);
 
@@ -487,7 +487,7 @@ describe('MaildirStore', () => {
     const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
     try {
       await fs.writeFile(path.join(dir, LOCK_FILE), `${sleeper.pid}\n`);
-      await assert.rejects(new MaildirStore({ dir }).open(), (e: unknown) => StoreError.is(e, 'LOCKED') && e.message.includes(`process ${sleeper.pid}`));
+      await assert.rejects(new MaildirStore({ dir }).open(), (e: unknown) => StoreError.is(e, 'locked') && e.message.includes(`process ${sleeper.pid}`));
     } finally {
       sleeper.kill('SIGKILL');
       await once(sleeper, 'exit');
@@ -500,10 +500,10 @@ describe('MaildirStore', () => {
 
   it('refuses to work before open and after close', async () => {
     const store = new MaildirStore({ dir });
-    await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'NOT_OPEN'));
+    await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'not_open'));
     await store.open();
     await store.close();
-    await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'NOT_OPEN'));
+    await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'not_open'));
   });
 
   it('rejects retention limits that are not whole numbers', () => {

@@ -144,14 +144,14 @@ describe('test library (waitForCode, waitForLink, totp, sendSms, sendMail, clear
     await assert.rejects(waitForCode('dir', { ...conn, token: 'wrong-token' }), (e: unknown) => TestInboxError.is(e, 'unauthorized'));
   });
 
-  it('refuses bad input with badInput, naming the problem', async () => {
-    await assert.rejects(waitForCode('bad/inbox', conn), (e: unknown) => TestInboxError.is(e, 'badInput') && /inbox name must not be a path/.test(e.message));
-    await assert.rejects(waitForCode('joe', { ...conn, timeout: 'soon' }), (e: unknown) => TestInboxError.is(e, 'badInput') && /timeout must be/.test(e.message));
+  it('refuses bad input with bad_input, naming the problem', async () => {
+    await assert.rejects(waitForCode('bad/inbox', conn), (e: unknown) => TestInboxError.is(e, 'bad_input') && /inbox name must not be a path/.test(e.message));
+    await assert.rejects(waitForCode('joe', { ...conn, timeout: 'soon' }), (e: unknown) => TestInboxError.is(e, 'bad_input') && /timeout must be/.test(e.message));
     // A message id marks a point in time even once the message is gone (joe-1-1 is 1970): only a malformed since is refused.
-    await assert.rejects(waitForCode('joe', { ...conn, since: -1 }), (e: unknown) => TestInboxError.is(e, 'badInput') && /since/.test(e.message));
-    await assert.rejects(waitForCode('joe', { ...conn, since: ' ' }), (e: unknown) => TestInboxError.is(e, 'badInput') && /since/.test(e.message));
-    await assert.rejects(waitForLink('joe', { ...conn, kind: 'bogus' as 'any' }), (e: unknown) => TestInboxError.is(e, 'badInput') && /kind must be one of verify, reset, login, any/.test(e.message));
-    await assert.rejects(sendSms({ ...conn, to: 'not a number', body: 'x' }), (e: unknown) => TestInboxError.is(e, 'badInput'));
+    await assert.rejects(waitForCode('joe', { ...conn, since: -1 }), (e: unknown) => TestInboxError.is(e, 'bad_input') && /since/.test(e.message));
+    await assert.rejects(waitForCode('joe', { ...conn, since: ' ' }), (e: unknown) => TestInboxError.is(e, 'bad_input') && /since/.test(e.message));
+    await assert.rejects(waitForLink('joe', { ...conn, kind: 'bogus' as 'any' }), (e: unknown) => TestInboxError.is(e, 'bad_input') && /kind must be one of verify, reset, login, any/.test(e.message));
+    await assert.rejects(sendSms({ ...conn, to: 'not a number', body: 'x' }), (e: unknown) => TestInboxError.is(e, 'bad_input'));
   });
 
   it('computes TOTP codes locally: RFC 6238 vectors, a base32 secret or an otpauth URI', () => {
@@ -162,8 +162,8 @@ describe('test library (waitForCode, waitForLink, totp, sendSms, sendMail, clear
     const sha256 = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQGEZA';
     assert.equal(totp(`otpauth://totp/x?secret=${sha256}&algorithm=SHA256&digits=8`, { at: 59_000 }).code, '46119246');
     assert.match(totp('JBSWY3DPEHPK3PXP').code, /^\d{6}$/);
-    assert.throws(() => totp('not base32!'), (e: unknown) => TestInboxError.is(e, 'badInput') && /base32/.test(e.message));
-    assert.throws(() => totp('otpauth://hotp/x?secret=JBSWY3DPEHPK3PXP&counter=1'), (e: unknown) => TestInboxError.is(e, 'badInput') && /HOTP/.test(e.message));
+    assert.throws(() => totp('not base32!'), (e: unknown) => TestInboxError.is(e, 'bad_input') && /base32/.test(e.message));
+    assert.throws(() => totp('otpauth://hotp/x?secret=JBSWY3DPEHPK3PXP&counter=1'), (e: unknown) => TestInboxError.is(e, 'bad_input') && /HOTP/.test(e.message));
   });
 
   describe('towards a hosted service (list and fetch, no code route)', () => {

@@ -158,7 +158,7 @@ describe('API client errors', () => {
   it('maps any other 400 to badRequest and quotes the server message', async () => {
     srv = await startServer((_req, res) => json(res, 400, { status: 'error', message: 'subject must be a string' }));
     const err = await rejection(clientFor(srv.base).inject('private', 'joe', { subject: 'x' }));
-    assert.equal(err.code, 'badRequest');
+    assert.equal(err.code, 'bad_request');
     assert.match(err.message, /subject must be a string/);
   });
 
@@ -168,7 +168,7 @@ describe('API client errors', () => {
       res.end();
     });
     const err = await rejection(clientFor(srv.base).listDomains());
-    assert.equal(err.code, 'badRequest');
+    assert.equal(err.code, 'bad_request');
     assert.equal(err.status, 301);
     assert.match(err.message, /redirects to https:\/\/api\.example\.test/);
     assert.equal(srv.hits.length, 1);
@@ -185,7 +185,7 @@ describe('API client errors', () => {
   it('maps 404 to notFound naming what was asked for', async () => {
     srv = await startServer((_req, res) => json(res, 404, { status: 'error', message: 'no such message' }));
     const err = await rejection(clientFor(srv.base).getMessage('private', 'joe', ID));
-    assert.equal(err.code, 'notFound');
+    assert.equal(err.code, 'not_found');
     assert.match(err.message, new RegExp(`message ${ID}`));
     assert.match(err.message, /no such message/);
     assert.equal(srv.hits.length, 1, '404 is not retried');
@@ -201,7 +201,7 @@ describe('API client errors', () => {
   it('reports rateLimited with retryAfterMs when retries are used up', async () => {
     srv = await startServer((_req, res) => json(res, 429, { message: 'slow down' }, { 'retry-after': '1' }));
     const err = await rejection(clientFor(srv.base, { retries: 0 }).listDomains());
-    assert.equal(err.code, 'rateLimited');
+    assert.equal(err.code, 'rate_limited');
     assert.equal(err.retryAfterMs, 1000);
     assert.match(err.message, /wait 1 s/);
     assert.equal(srv.hits.length, 1);
@@ -210,7 +210,7 @@ describe('API client errors', () => {
   it('does not wait for a Retry-After beyond the cap', async () => {
     srv = await startServer((_req, res) => json(res, 429, {}, { 'retry-after': '120' }));
     const err = await rejection(clientFor(srv.base).listDomains());
-    assert.equal(err.code, 'rateLimited');
+    assert.equal(err.code, 'rate_limited');
     assert.equal(err.retryAfterMs, 120_000);
     assert.equal(srv.hits.length, 1);
   });
@@ -414,7 +414,7 @@ describe('API client errors', () => {
     ];
     for (const [p, field] of cases) {
       const err = await rejection(p());
-      assert.equal(err.code, 'invalidInput', `${field}: ${err.message}`);
+      assert.equal(err.code, 'invalid_input', `${field}: ${err.message}`);
       assert.equal(err.field, field, err.message);
     }
     assert.equal(srv.hits.length, 0);
@@ -426,7 +426,7 @@ describe('API client errors', () => {
         createClient({ baseUrl: bad });
         assert.fail(`accepted ${bad}`);
       } catch (e) {
-        assert.ok(ApiError.is(e, 'invalidInput'));
+        assert.ok(ApiError.is(e, 'invalid_input'));
         assertNoToken(e);
       }
     }

@@ -224,11 +224,11 @@ describe('client against a server answering like the hosted service', () => {
   it('accepts any id that stays in its path segment, and refuses the others before any request', async () => {
     seen.length = 0;
     for (const bad of ['a/b', '..', '.', 'a\\b', 'x\u0000y', '', 'x'.repeat(257)]) {
-      await assert.rejects(api.getMessage('private', 'testinbox', bad), (e: unknown) => ApiError.is(e, 'invalidInput') && e.field === 'id', JSON.stringify(bad));
+      await assert.rejects(api.getMessage('private', 'testinbox', bad), (e: unknown) => ApiError.is(e, 'invalid_input') && e.field === 'id', JSON.stringify(bad));
     }
     assert.equal(seen.length, 0);
     // Odd but safe: percent-encoded into one segment, then the server's own 404.
-    await assert.rejects(api.getMessage('private', 'testinbox', 'msg 1?#%'), (e: unknown) => ApiError.is(e, 'notFound'));
+    await assert.rejects(api.getMessage('private', 'testinbox', 'msg 1?#%'), (e: unknown) => ApiError.is(e, 'not_found'));
     assert.equal(seen[0].url, '/api/v2/domains/private/inboxes/testinbox/messages/msg%201%3F%23%25');
   });
 
@@ -248,7 +248,7 @@ describe('client against a server answering like the hosted service', () => {
   });
 
   it('keeps a bare 400 to a webhook a bad request: the API token is not involved', async () => {
-    await assert.rejects(api.deliverWebhook(`${base}/api/v2/domains/private/webhook/?whtoken=bare-400`, { to: 'joe' }), (e: unknown) => ApiError.is(e, 'badRequest'));
+    await assert.rejects(api.deliverWebhook(`${base}/api/v2/domains/private/webhook/?whtoken=bare-400`, { to: 'joe' }), (e: unknown) => ApiError.is(e, 'bad_request'));
   });
 
   it('does not pass on the empty id of a webhook answer', async () => {
@@ -278,6 +278,6 @@ describe('client against a server answering like the hosted service', () => {
     });
     const err = await done;
     assert.deepEqual(states, ['connecting', 'unsupported']);
-    assert.ok(ApiError.is(err, 'notFound'));
+    assert.ok(ApiError.is(err, 'not_found'));
   });
 });

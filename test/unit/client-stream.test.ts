@@ -75,7 +75,7 @@ describe('SSE parser', () => {
           fed += piece.length;
         }
       },
-      (e: unknown) => SseProtocolError.is(e, 'SSE_LINE_TOO_LONG'),
+      (e: unknown) => SseProtocolError.is(e, 'sse_line_too_long'),
     );
     // Refused on the piece that passed the cap: nothing beyond it was ever held.
     assert.ok(fed <= MAX_SSE_LINE_CHARS && fed + piece.length > MAX_SSE_LINE_CHARS, String(fed));
@@ -94,7 +94,7 @@ describe('SSE parser', () => {
         error = e;
       }
     }
-    assert.ok(SseProtocolError.is(error, 'SSE_EVENT_TOO_LONG'), String(error));
+    assert.ok(SseProtocolError.is(error, 'sse_event_too_long'), String(error));
     // 300 such lines grew memory by 312 MB before; now at most MAX_SSE_EVENT_CHARS is held.
     assert.equal(accepted, Math.floor(MAX_SSE_EVENT_CHARS / line.length));
   });
@@ -247,7 +247,7 @@ describe('push subscription', () => {
       },
     });
     await until(() => events.length === 1, 'the event after the wait');
-    assert.ok(ApiError.is(reconnectErr, 'rateLimited'));
+    assert.ok(ApiError.is(reconnectErr, 'rate_limited'));
     assert.equal(reconnectErr.retryAfterMs, 1000);
     // The client's backoff cap here is 200 ms; the server's 1 s wins.
     assert.ok(logs.some((l) => /Reconnecting in 1000 ms/.test(l)), logs.join('\n'));
@@ -282,7 +282,7 @@ describe('push subscription', () => {
       },
     });
     await until(() => sub.state === 'unsupported', 'unsupported');
-    assert.ok(ApiError.is(err, 'badRequest'));
+    assert.ok(ApiError.is(err, 'bad_request'));
   });
 
   it('closes with an unauthorized error on 401 and does not retry', async () => {
@@ -389,7 +389,7 @@ describe('push subscription', () => {
     });
     await until(() => events.length === 1, 'the event after reconnecting');
     assert.ok(ApiError.is(failure, 'protocol'), String(failure));
-    assert.equal(failure.cause?.code, 'SSE_EVENT_TOO_LONG');
+    assert.equal(failure.cause?.code, 'sse_event_too_long');
     assert.match(failure.message, /event longer than/);
     // The client hung up after about MAX_SSE_EVENT_CHARS; what the server got out beyond that
     // sat in socket buffers, a few MB at most, never the 300 MB offered.
@@ -451,7 +451,7 @@ describe('push subscription', () => {
     sub.dispose();
   });
 
-  it('reports closed with invalidInput for a bad inbox, without connecting', async () => {
+  it('reports closed with invalid_input for a bad inbox, without connecting', async () => {
     let hits = 0;
     const base = await serve((_req, res) => {
       hits++;
@@ -465,7 +465,7 @@ describe('push subscription', () => {
       },
     });
     await until(() => closedWith !== undefined, 'closed');
-    assert.ok(ApiError.is(closedWith, 'invalidInput'));
+    assert.ok(ApiError.is(closedWith, 'invalid_input'));
     assert.equal(sub.state, 'closed');
     assert.equal(hits, 0);
   });

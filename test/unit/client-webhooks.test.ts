@@ -55,11 +55,11 @@ describe('webhook URLs', () => {
     for (const [opts, field] of bad) {
       assert.throws(
         () => webhookUrls('http://127.0.0.1:2580', opts),
-        (e: unknown) => ApiError.is(e, 'invalidInput') && e.field === field,
+        (e: unknown) => ApiError.is(e, 'invalid_input') && e.field === field,
         JSON.stringify(opts),
       );
     }
-    assert.throws(() => webhookUrls('ftp://x', { token: 'ok' }), (e: unknown) => ApiError.is(e, 'invalidInput'));
+    assert.throws(() => webhookUrls('ftp://x', { token: 'ok' }), (e: unknown) => ApiError.is(e, 'invalid_input'));
   });
 
   it('hides the webhook token of each form for logs', () => {

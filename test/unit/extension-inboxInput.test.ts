@@ -9,7 +9,7 @@ describe('extension inbox input', () => {
 
   it('refuses names that are paths, empty, too long or the wildcard, saying why', () => {
     for (const [bad, why] of [['../etc', /path/], ['', /empty/], ['x'.repeat(65), /longer/], ['*', /not "\*"/], ['a b', /may contain only/]] as const) {
-      assert.throws(() => checkInboxName(bad), (e: unknown) => ExtensionError.is(e, 'invalidInput') && why.test(e.message), bad);
+      assert.throws(() => checkInboxName(bad), (e: unknown) => ExtensionError.is(e, 'invalid_input') && why.test(e.message), bad);
     }
   });
 

@@ -84,7 +84,7 @@ describe('extension local server', function () {
     try {
       const server = new LocalServer(options({ httpPort: port }));
       servers.push(server);
-      await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'portTaken') && e.port === port && e.message.includes(String(port)));
+      await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'port_taken') && e.port === port && e.message.includes(String(port)));
     } finally {
       await new Promise<void>((r) => other.close(() => r()));
     }
@@ -97,7 +97,7 @@ describe('extension local server', function () {
     try {
       const server = new LocalServer(options({ smtpPort, httpPort: await freePort() }));
       servers.push(server);
-      await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'portTaken') && e.port === smtpPort && /SMTP/.test(e.message));
+      await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'port_taken') && e.port === smtpPort && /SMTP/.test(e.message));
     } finally {
       await new Promise<void>((r) => blocker.close(() => r()));
     }
@@ -122,14 +122,14 @@ describe('extension local server', function () {
     servers.push(second);
     await assert.rejects(
       second.start(),
-      (e: unknown) => LocalServerError.is(e, 'dataDirInUse') && e.message.includes(dir) && e.message.includes(`process ${first.pid}`),
+      (e: unknown) => LocalServerError.is(e, 'data_dir_in_use') && e.message.includes(dir) && e.message.includes(`process ${first.pid}`),
     );
     assert.equal(second.pid, undefined);
   });
 
   it('says the program is missing instead of failing obscurely', async () => {
     const server = new LocalServer(options({ cliPath: path.join(dir, 'nope.js') }));
-    await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'cliMissing'));
+    await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'cli_missing'));
   });
 
   /** A real HTTP server on a free port that answers /healthz like Test Inbox and records every request. */
@@ -154,7 +154,7 @@ describe('extension local server', function () {
     try {
       const server = new LocalServer(options({ httpPort: fake.port }));
       servers.push(server);
-      await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'notProven') && /no token was sent/.test(e.message) && e.message.includes(SERVER_FILE));
+      await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'not_proven') && /no token was sent/.test(e.message) && e.message.includes(SERVER_FILE));
       assert.ok(fake.requests.every((h) => h.authorization === undefined), 'no authorization header reached it');
       assert.ok(fake.urls.every((u) => !u.includes('api-token-local-1234')));
     } finally {
@@ -168,7 +168,7 @@ describe('extension local server', function () {
       await fs.writeFile(path.join(dir, SERVER_FILE), JSON.stringify({ pid: 1, http: `http://127.0.0.1:${fake.port}`, smtp: '127.0.0.1:1', key: 'k'.repeat(32), apiTokenSha256: 'x', webhookTokenSha256: 'y' }), { mode: 0o600 });
       const server = new LocalServer(options({ httpPort: fake.port }));
       servers.push(server);
-      await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'notProven') && /could not prove/.test(e.message));
+      await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'not_proven') && /could not prove/.test(e.message));
       assert.ok(fake.requests.every((h) => h.authorization === undefined));
     } finally {
       await fake.close();
@@ -182,7 +182,7 @@ describe('extension local server', function () {
       await fs.chmod(path.join(dir, SERVER_FILE), 0o644);
       const server = new LocalServer(options({ httpPort: fake.port }));
       servers.push(server);
-      await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'notProven') && /other users/.test(e.message));
+      await assert.rejects(server.start(), (e: unknown) => LocalServerError.is(e, 'not_proven') && /other users/.test(e.message));
     } finally {
       await fake.close();
     }
@@ -330,7 +330,7 @@ describe('extension local server', function () {
       const sent: Array<string | undefined> = [];
       const conn = new Connection({ settings: () => settings, tokens: new TokenStore(secrets), trust: new ConfirmedServers(memoryMemento()), log: memoryLog().log, createApi: (o) => (sent.push(o.apiToken), createClient(o)), cliPath: CLI, execArgv: EXEC_ARGV, defaultDataDir: other });
       try {
-        await assert.rejects(conn.ensure(), (e: unknown) => LocalServerError.is(e, 'tokenUnknown') && e.message.includes(`pid ${process.pid}`));
+        await assert.rejects(conn.ensure(), (e: unknown) => LocalServerError.is(e, 'token_unknown') && e.message.includes(`pid ${process.pid}`));
         assert.deepEqual(sent, [], 'no client was made, so no token was sent');
         assert.equal(conn.state.kind, 'failed');
       } finally {

@@ -59,7 +59,7 @@ describe('extension server trust', () => {
     await tokens.set('api', baseUrl, 'stored-token-123456');
     const conn = new Connection({ settings: () => settings, tokens, trust: new ConfirmedServers(memento()), log: memoryLog().log, createApi: (o) => createClient(o), cliPath: 'unused', defaultDataDir: 'unused' });
     try {
-      await assert.rejects(conn.ensure(), (e: unknown) => ExtensionError.is(e, 'unconfirmedServer') && /workspace settings chose/.test(e.message));
+      await assert.rejects(conn.ensure(), (e: unknown) => ExtensionError.is(e, 'unconfirmed_server') && /workspace settings chose/.test(e.message));
       assert.deepEqual(auth, [], 'no request, so no token');
       const pending = conn.unconfirmed();
       assert.deepEqual(pending, { baseUrl, reasons: ['workspace'] });

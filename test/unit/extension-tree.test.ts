@@ -453,12 +453,12 @@ describe('extension tree presentation and errors', () => {
   });
 
   it('maps every failure to a message with actions, and cancellation to silence', () => {
-    assert.deepEqual(describeError(new ApiError('rateLimited', 'slow down')).actions, ['retry']);
+    assert.deepEqual(describeError(new ApiError('rate_limited', 'slow down')).actions, ['retry']);
     assert.deepEqual(describeError(new ApiError('network', 'down')).actions, ['retry', 'showLog']);
     assert.deepEqual(describeError(new ApiError('unauthorized', 'bad', { field: 'apiToken' })).actions, ['setApiToken', 'showLog']);
     assert.deepEqual(describeError(new ApiError('unauthorized', 'bad', { field: 'webhookToken' })).actions, ['setWebhookToken', 'showLog']);
-    assert.deepEqual(describeError(new LocalServerError('portTaken', 'Port 2580 is used', 2580)).actions, ['changePort', 'showLog']);
-    assert.deepEqual(describeError(new ExtensionError('invalidInput', 'bad name')).actions, []);
+    assert.deepEqual(describeError(new LocalServerError('port_taken', 'Port 2580 is used', 2580)).actions, ['changePort', 'showLog']);
+    assert.deepEqual(describeError(new ExtensionError('invalid_input', 'bad name')).actions, []);
     assert.equal(describeError(new ApiError('cancelled', 'x')).silent, true);
     assert.equal(describeError(Object.assign(new Error('aborted'), { name: 'AbortError' })).silent, true);
     assert.match(describeError(new TypeError('boom')).message, /Unexpected error: boom/);

@@ -19,7 +19,7 @@ const COPIED_MESSAGE_MS = 8000;
 
 export async function run(s: Services): Promise<boolean> {
   if (!s.connection.isLocal) {
-    throw new ExtensionError('notSupported', `The API token of ${s.connection.describe()} is yours: it is the one you set with Set API Token. Copy API Token copies the local server's.`);
+    throw new ExtensionError('not_supported', `The API token of ${s.connection.describe()} is yours: it is the one you set with Set API Token. Copy API Token copies the local server's.`);
   }
   const token = await s.connection.localApiToken();
   await vscode.env.clipboard.writeText(token);

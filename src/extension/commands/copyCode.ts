@@ -26,7 +26,7 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
       const api = await s.connection.ensure();
       const message = await api.getMessage(ref.domain, ref.inbox, ref.id, { signal });
       const code = codeOf(contentOf(message));
-      if (!code) throw new ExtensionError('noMessage', `No one-time code found in "${message.subject || ref.id}".`);
+      if (!code) throw new ExtensionError('no_message', `No one-time code found in "${message.subject || ref.id}".`);
       await vscode.env.clipboard.writeText(code);
       s.model.noteCode(ref.id, code);
       showStatus(inert`$(check) Copied code ${code}`, COPIED_MESSAGE_MS);

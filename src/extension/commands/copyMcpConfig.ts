@@ -27,7 +27,7 @@ export async function run(s: Services, agentArg?: McpAgent, transportArg?: McpTr
   const st = s.connection.state;
   if (st.kind !== 'ready') return undefined;
   if (!st.server.testInbox) {
-    throw new ExtensionError('notSupported', 'The hosted service has no MCP endpoint. Run `npx test-inbox mcp --server <its URL>` with TEST_INBOX_API_TOKEN set in the agent\'s config (see the README).');
+    throw new ExtensionError('not_supported', 'The hosted service has no MCP endpoint. Run `npx test-inbox mcp --server <its URL>` with TEST_INBOX_API_TOKEN set in the agent\'s config (see the README).');
   }
   const agent = agentArg ?? (await vscode.window.showQuickPick(MCP_AGENTS.map((a) => ({ label: a.label, description: a.file, agent: a.agent })), { title: 'Copy MCP Server Config: which agent?' }))?.agent;
   if (!agent) return undefined;
@@ -46,7 +46,7 @@ export async function run(s: Services, agentArg?: McpAgent, transportArg?: McpTr
         )?.transport
       : 'http');
   if (!transport) return undefined;
-  if (transport === 'stdio' && !local) throw new ExtensionError('notSupported', `A stdio config is for the local server; for ${st.server.baseUrl} copy the HTTP config.`);
+  if (transport === 'stdio' && !local) throw new ExtensionError('not_supported', `A stdio config is for the local server; for ${st.server.baseUrl} copy the HTTP config.`);
   let stdio: { launcher: string; dataDir: string } | undefined;
   if (transport === 'stdio') {
     const launcher = launcherPath(s);

@@ -16,7 +16,7 @@ export const id = COMMANDS.copyProviderSettings.id;
  */
 export async function run(s: Services, provider?: unknown): Promise<string | undefined> {
   if (!s.connection.isLocal) {
-    throw new ExtensionError('notSupported', 'A hosted server has no provider APIs; provider settings are for the local server.');
+    throw new ExtensionError('not_supported', 'A hosted server has no provider APIs; provider settings are for the local server.');
   }
   let choice = PROVIDERS.find((p) => p.id === provider)?.id;
   if (!choice) {
@@ -40,10 +40,10 @@ async function settingsFor(s: Services, choice: ProviderId, baseUrl: string): Pr
   const domain = s.settings().localDomain;
   if (choice === 'twilio') {
     const token = await s.connection.twilioAuthToken();
-    if (!token) throw new ExtensionError('notSupported', 'The Twilio auth token of this server is not known: it was started elsewhere without one in its data folder. Start it from VS Code, or pass --twilio-auth-token.');
+    if (!token) throw new ExtensionError('not_supported', 'The Twilio auth token of this server is not known: it was started elsewhere without one in its data folder. Start it from VS Code, or pass --twilio-auth-token.');
     return providerSettingsText('twilio', { baseUrl, domain, twilioAccountSid: LOCAL_TWILIO_ACCOUNT_SID, twilioAuthToken: token });
   }
   const providerKey = await s.connection.providerKey();
-  if (!providerKey) throw new ExtensionError('notSupported', 'The provider key of this server is not known: it was started elsewhere without one in its data folder. Start it from VS Code, or pass --provider-key.');
+  if (!providerKey) throw new ExtensionError('not_supported', 'The provider key of this server is not known: it was started elsewhere without one in its data folder. Start it from VS Code, or pass --provider-key.');
   return providerSettingsText(choice, { baseUrl, domain, providerKey });
 }

@@ -28,14 +28,14 @@ export function smsSettingsText(baseUrl: string, accountSid: string, twilioAuthT
 
 export async function run(s: Services): Promise<string | undefined> {
   if (!s.connection.isLocal) {
-    throw new ExtensionError('notSupported', 'A hosted server has no Twilio-compatible API; SMS settings are for the local server.');
+    throw new ExtensionError('not_supported', 'A hosted server has no Twilio-compatible API; SMS settings are for the local server.');
   }
   await s.connection.ensure();
   const st = s.connection.state;
   if (st.kind !== 'ready') return undefined;
   const token = await s.connection.twilioAuthToken();
   if (!token) {
-    throw new ExtensionError('notSupported', 'The Twilio auth token of this server is not known: it was started elsewhere without one in its data folder. Start it from VS Code, or pass --twilio-auth-token.');
+    throw new ExtensionError('not_supported', 'The Twilio auth token of this server is not known: it was started elsewhere without one in its data folder. Start it from VS Code, or pass --twilio-auth-token.');
   }
   const text = smsSettingsText(st.server.baseUrl, LOCAL_TWILIO_ACCOUNT_SID, token);
   await vscode.env.clipboard.writeText(text);

@@ -27,7 +27,7 @@ export function smtpSettingsText(host: string, port: number, domain: string, tls
 
 export async function run(s: Services): Promise<string | undefined> {
   if (!s.connection.isLocal) {
-    throw new ExtensionError('notSupported', 'A hosted server receives mail on its own domains; SMTP settings are for the local server.');
+    throw new ExtensionError('not_supported', 'A hosted server receives mail on its own domains; SMTP settings are for the local server.');
   }
   await s.connection.ensure();
   const st = s.connection.state;

@@ -71,9 +71,9 @@ export async function run(s: Services, arg?: unknown): Promise<TotpCopied | unde
 
 async function add(store: TotpSecretStore, name: string, raw: string): Promise<void> {
   const parsed = parseTotpInput(raw);
-  if (!parsed.ok) throw new ExtensionError('invalidInput', parsed.problem);
+  if (!parsed.ok) throw new ExtensionError('invalid_input', parsed.problem);
   const problem = totpNameProblem(name);
-  if (problem) throw new ExtensionError('invalidInput', problem);
+  if (problem) throw new ExtensionError('invalid_input', problem);
   const { secret, algorithm, digits, period } = parsed.value;
   await store.set(name, { secret, algorithm, digits, period });
 }
@@ -91,7 +91,7 @@ async function addInteractive(store: TotpSecretStore, names: string[]): Promise<
   });
   if (raw === undefined) return undefined;
   const parsed = parseTotpInput(raw);
-  if (!parsed.ok) throw new ExtensionError('invalidInput', parsed.problem);
+  if (!parsed.ok) throw new ExtensionError('invalid_input', parsed.problem);
   const name = await vscode.window.showInputBox({
     title: 'Add TOTP Secret (2/2)',
     prompt: 'A name for this secret, e.g. the app and the test account',
@@ -120,7 +120,7 @@ async function removeInteractive(store: TotpSecretStore, names: string[]): Promi
 
 async function copy(s: Services, store: TotpSecretStore, name: string): Promise<TotpCopied> {
   const secret = await store.get(name.trim());
-  if (!secret) throw new ExtensionError('invalidInput', inert`No TOTP secret is named "${name}". Add it from Copy TOTP Code….`);
+  if (!secret) throw new ExtensionError('invalid_input', inert`No TOTP secret is named "${name}". Add it from Copy TOTP Code….`);
   const now = totpAt(secret.secret, secret, Date.now());
   await vscode.env.clipboard.writeText(now.code);
   showStatus(inert`$(check) Copied the TOTP code of ${name.trim()}: ${now.code}, valid ${now.seconds_left} s more`, Math.min(COPIED_MESSAGE_MS, now.seconds_left * 1000));

@@ -63,7 +63,7 @@ function isForm(v: unknown): v is WebhookForm {
  */
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {
   const a = (typeof arg === 'object' && arg !== null ? arg : {}) as Args;
-  if (a.form !== undefined && !isForm(a.form)) throw new ExtensionError('invalidInput', `"${String(a.form)}" is not a webhook URL form (${WEBHOOK_FORMS.map((f) => f.form).join(', ')}).`);
+  if (a.form !== undefined && !isForm(a.form)) throw new ExtensionError('invalid_input', `"${String(a.form)}" is not a webhook URL form (${WEBHOOK_FORMS.map((f) => f.form).join(', ')}).`);
   // Connect first: a server that cannot be reached is said as such (with Retry), not as a missing token.
   await s.connection.ensure();
   const token = await s.connection.webhookToken();
@@ -102,7 +102,7 @@ export async function run(s: Services, arg?: unknown): Promise<string | undefine
     if (!domain) return undefined;
   }
   const chosen = webhookUrls(base, { token, domain, inbox }).find((u) => u.form === form);
-  if (!chosen) throw new ExtensionError('invalidInput', `The webhook form "${form}" needs ${needs === 'domain' ? 'a named domain' : 'an inbox'}.`);
+  if (!chosen) throw new ExtensionError('invalid_input', `The webhook form "${form}" needs ${needs === 'domain' ? 'a named domain' : 'an inbox'}.`);
   await vscode.env.clipboard.writeText(chosen.url);
   void showInfo(inert`Copied the webhook URL (${chosen.label}). It contains the webhook token.`);
   return chosen.url;

@@ -7,7 +7,7 @@ export const id = COMMANDS.startLocalServer.id;
 
 export async function run(s: Services): Promise<{ http: string; smtp?: string } | undefined> {
   if (!s.connection.isLocal) {
-    throw new ExtensionError('notSupported', 'The server setting names a hosted server. Switch to the local server first (status bar menu → Switch Server).');
+    throw new ExtensionError('not_supported', 'The server setting names a hosted server. Switch to the local server first (status bar menu → Switch Server).');
   }
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Starting the local inbox server…' }, () => s.connection.startLocal());
   s.model.invalidate();

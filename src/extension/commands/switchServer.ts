@@ -26,7 +26,7 @@ export async function run(s: Services, proposed?: unknown): Promise<string | und
   ];
   if (typeof proposed === 'string') {
     const problem = proposed === LOCAL_SERVER ? undefined : serverUrlProblem(proposed);
-    if (problem) throw new ExtensionError('invalidInput', `${problem}.`);
+    if (problem) throw new ExtensionError('invalid_input', `${problem}.`);
     const value = proposed === LOCAL_SERVER ? LOCAL_SERVER : normalizeBaseUrl(proposed)!;
     items.unshift({ label: inert`$(arrow-right) ${value === LOCAL_SERVER ? 'Local server' : value}`, description: 'proposed by a command call', value });
   }
@@ -43,7 +43,7 @@ export async function run(s: Services, proposed?: unknown): Promise<string | und
   }
   if (target !== LOCAL_SERVER) {
     const url = normalizeBaseUrl(target);
-    if (!url) throw new ExtensionError('invalidInput', `${serverUrlProblem(target) ?? 'not a server URL'}.`);
+    if (!url) throw new ExtensionError('invalid_input', `${serverUrlProblem(target) ?? 'not a server URL'}.`);
     target = url;
     const reasons = trustReasons({ kind: 'remote', baseUrl: url });
     if (reasons.length > 0) {

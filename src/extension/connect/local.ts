@@ -25,14 +25,14 @@ export function localTokenKey(settings: Settings): string {
 
 /**
  * The tokens of a proven local server from its data folder's tokens file, checked against
- * the digests its server file names. No match: `tokenUnknown`, and no token is sent.
+ * the digests its server file names. No match: `token_unknown`, and no token is sent.
  */
 export async function dataFolderTokens(url: string, proven: ProvenServer, dataDir: string, log: Logger): Promise<LocalTokens> {
   const matches = async (token: string | undefined, digest: string): Promise<boolean> => token !== undefined && (await tokenDigest(token)) === digest;
   const file = await readTokensFile(path.join(dataDir, TOKENS_FILE), (f) => readFile(f, 'utf8'));
   if (TokensFileProblem.is(file) || !(await matches(file.apiToken, proven.apiTokenSha256))) {
     throw new LocalServerError(
-      'tokenUnknown',
+      'token_unknown',
       `The Test Inbox server at ${url} (pid ${proven.pid}) was started with an API token that is not in ${TOKENS_FILE} of its data folder ${dataDir}` +
         (TokensFileProblem.is(file) ? ` (${file.message})` : '') +
         `, so this window cannot use it. Start that server without --api-token (it then uses the folder's tokens), or stop it and let Test Inbox start its own.`,
@@ -62,7 +62,7 @@ export async function prepareTokensFile(key: string, dataDir: string, tokens: To
   const existing = await readTokensFile(file, (f) => readFile(f, 'utf8'));
   if (!TokensFileProblem.is(existing)) {
     for (const t of Object.values(existing)) log.addSecret(t as string | undefined);
-  } else if (existing.code === 'TOKENS_FILE_MISSING') {
+  } else if (existing.code === 'tokens_file_missing') {
     const usable = Boolean(stored.apiToken && stored.webhookToken) && tokenSeparationProblem(stored) === undefined;
     const fresh = {
       ...(usable ? { ...stored, twilioAuthToken: stored.twilioAuthToken ?? generateToken() } : { apiToken: generateToken(), webhookToken: generateToken(), twilioAuthToken: generateToken() }),

@@ -43,12 +43,12 @@ export function isCancelled(e: unknown): boolean {
 export function describeLoadError(e: unknown): { message: string; retryable: boolean } {
   const message = e instanceof Error && e.message ? e.message : 'The message could not be loaded.';
   switch (errorCode(e)) {
-    case 'notFound':
+    case 'not_found':
       return { message: `${message} It may have been deleted or removed by retention.`, retryable: true };
     case 'unauthorized':
       return { message: `${message} Set the API token for this server, then retry.`, retryable: true };
-    case 'invalidInput':
-    case 'badRequest':
+    case 'invalid_input':
+    case 'bad_request':
       return { message, retryable: false };
     default:
       return { message, retryable: true };

@@ -38,7 +38,7 @@ export const FIND_PROPERTIES = {
 
 /** The server, domain and inbox an input names; a clear error for a bad one. */
 export async function target(s: Services, input: InboxInput): Promise<{ api: InboxApi; domain: string; inbox: string; testInbox: boolean }> {
-  if (typeof input?.inbox !== 'string' || input.inbox.trim() === '') throw new ExtensionError('invalidInput', 'Name the inbox ("inbox": "signup" or "signup@inbox.test").');
+  if (typeof input?.inbox !== 'string' || input.inbox.trim() === '') throw new ExtensionError('invalid_input', 'Name the inbox ("inbox": "signup" or "signup@inbox.test").');
   const fallback = typeof input.domain === 'string' && input.domain.trim() !== '' ? input.domain.trim().toLowerCase() : defaultDomain(s);
   const ref = parseInboxInput(input.inbox, fallback);
   const api = await s.connection.ensure();
@@ -49,13 +49,13 @@ export async function target(s: Services, input: InboxInput): Promise<{ api: Inb
 export function findFields(input: FindInput): { sinceMs?: number; waitSeconds?: number; since?: number; waitMs: number } {
   const out: { sinceMs?: number; waitSeconds?: number; since?: number; waitMs: number } = { waitMs: 0 };
   if (input.sinceMs !== undefined) {
-    if (typeof input.sinceMs !== 'number' || !Number.isFinite(input.sinceMs) || input.sinceMs < 0) throw new ExtensionError('invalidInput', '"sinceMs" must be a time in milliseconds since the Unix epoch.');
+    if (typeof input.sinceMs !== 'number' || !Number.isFinite(input.sinceMs) || input.sinceMs < 0) throw new ExtensionError('invalid_input', '"sinceMs" must be a time in milliseconds since the Unix epoch.');
     out.sinceMs = input.sinceMs;
     out.since = input.sinceMs;
   }
   if (input.waitSeconds !== undefined) {
     if (typeof input.waitSeconds !== 'number' || !Number.isFinite(input.waitSeconds) || input.waitSeconds < 0 || input.waitSeconds > MAX_TOOL_WAIT_SECONDS) {
-      throw new ExtensionError('invalidInput', `"waitSeconds" must be a number of seconds from 0 to ${MAX_TOOL_WAIT_SECONDS}.`);
+      throw new ExtensionError('invalid_input', `"waitSeconds" must be a number of seconds from 0 to ${MAX_TOOL_WAIT_SECONDS}.`);
     }
     out.waitSeconds = input.waitSeconds;
     out.waitMs = input.waitSeconds * 1000;

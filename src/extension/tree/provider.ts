@@ -16,7 +16,7 @@ type ViewState = 'idle' | 'starting' | 'ready' | 'noToken' | 'stopped' | 'detach
 
 /** Errors that mean "the server is not there": shown as the unreachable state. */
 function isUnreachable(e: unknown): boolean {
-  return ApiError.is(e, 'network') || ApiError.is(e, 'timeout') || ExtensionError.is(e, 'noServer') || ExtensionError.is(e, 'unreachable');
+  return ApiError.is(e, 'network') || ApiError.is(e, 'timeout') || ExtensionError.is(e, 'no_server') || ExtensionError.is(e, 'unreachable');
 }
 
 interface ProviderDeps {

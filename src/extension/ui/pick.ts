@@ -151,7 +151,7 @@ export async function resolveMessage(s: Services, arg: unknown, title: string, o
   } finally {
     cancel.dispose();
   }
-  if (listing.msgs.length === 0) throw new ExtensionError('noMessage', `Inbox ${ref.inbox} has no messages${opts.latest ? ' yet' : ''}.`);
+  if (listing.msgs.length === 0) throw new ExtensionError('no_message', `Inbox ${ref.inbox} has no messages${opts.latest ? ' yet' : ''}.`);
   if (opts.latest) return { ...ref, id: listing.msgs[0].id };
   const now = Date.now();
   const picked = await vscode.window.showQuickPick(

@@ -281,26 +281,26 @@ class Api {
     if (ComposeError.is(err)) return badRequest('bad_field', err.message);
     if (StoreError.is(err)) {
       switch (err.code) {
-        case 'BAD_TARGET':
+        case 'bad_target':
           return badRequest('bad_name', err.message);
-        case 'BAD_CURSOR':
+        case 'bad_cursor':
           return badRequest('bad_param', err.message);
-        case 'NOT_FOUND':
+        case 'not_found':
           return notFound('message not found');
-        case 'NOT_OPEN':
+        case 'not_open':
           return new HttpError(503, 'unavailable', 'the message store is not open');
-        case 'DB_UNREACHABLE':
-        case 'DB_AUTH':
+        case 'db_unreachable':
+        case 'db_auth':
           this.#log('warn', `${what}: ${err.message}`);
           // Retry-After: the client may try again in a moment (a pool that was busy, a database restarting).
           return new HttpError(503, 'unavailable', 'the message database is unreachable; try again shortly', { 'retry-after': String(DB_RETRY_AFTER_SECONDS) });
-        case 'FULL':
+        case 'full':
           this.#log('warn', `${what}: ${err.message}`);
           return new HttpError(507, 'insufficient_storage', err.message);
-        case 'UNSAFE':
+        case 'unsafe':
           this.#log('error', `${what}: refused: ${err.message}`);
           return new HttpError(500, 'internal', err.message);
-        case 'IO':
+        case 'io':
           this.#log('error', `${what}: storage failed: ${err.message}`);
           return new HttpError(500, 'internal', 'the message store failed to read or write; see the server log');
       }

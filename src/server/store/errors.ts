@@ -2,27 +2,27 @@
 
 type StoreErrorCode =
   /** A target domain or inbox name is not acceptable. */
-  | 'BAD_TARGET'
+  | 'bad_target'
   /** A list cursor is not a message id. */
-  | 'BAD_CURSOR'
+  | 'bad_cursor'
   /** No such message. */
-  | 'NOT_FOUND'
+  | 'not_found'
   /** The store is not open (or already closed). */
-  | 'NOT_OPEN'
+  | 'not_open'
   /** The file system refused a write, read or sync. */
-  | 'IO'
+  | 'io'
   /** The disk of the data dir is full (ENOSPC, EDQUOT): nothing was stored; reads still work. */
-  | 'FULL'
+  | 'full'
   /** Another server (or store) uses the data dir. */
-  | 'LOCKED'
+  | 'locked'
   /** The data dir or a folder in it cannot be trusted: another user's, writable by others, or a symbolic link. */
-  | 'UNSAFE'
+  | 'unsafe'
   /** The PostgreSQL store's database cannot be reached now (down, restarting, network): retry later. */
-  | 'DB_UNREACHABLE'
+  | 'db_unreachable'
   /** The PostgreSQL store's database refused the login (a wrong user or password). */
-  | 'DB_AUTH'
+  | 'db_auth'
   /** A message with this caller's key (MessageKey) is stored already: nothing was stored. */
-  | 'DUPLICATE_KEY';
+  | 'duplicate_key';
 
 export class StoreError extends Error {
   readonly code: StoreErrorCode;
@@ -47,5 +47,5 @@ const NO_SPACE = new Set(['ENOSPC', 'EDQUOT']);
 
 /** A full disk: the file system's ENOSPC/EDQUOT, or a store's own FULL. */
 export function isNoSpace(e: unknown): boolean {
-  return NO_SPACE.has(errnoCode(e) ?? '') || StoreError.is(e, 'FULL');
+  return NO_SPACE.has(errnoCode(e) ?? '') || StoreError.is(e, 'full');
 }

@@ -12,13 +12,13 @@ export interface Target {
   inbox: string;
 }
 
-/** The targets of an add(), normalised; throws StoreError NOT_OPEN (a closed store) or BAD_TARGET before any work. */
+/** The targets of an add(), normalised; throws StoreError not_open (a closed store) or bad_target before any work. */
 export function targetsToAdd(open: boolean, targets: Target[]): Target[] {
-  if (!open) throw new StoreError('NOT_OPEN', 'the store is not open');
+  if (!open) throw new StoreError('not_open', 'the store is not open');
   return normalizeTargets(targets);
 }
 
-/** The targets lowercased and normalised, each once; StoreError BAD_TARGET names the first that cannot receive mail. */
+/** The targets lowercased and normalised, each once; StoreError bad_target names the first that cannot receive mail. */
 function normalizeTargets(targets: Target[]): Target[] {
   const seen = new Set<string>();
   const norm: Target[] = [];
@@ -26,14 +26,14 @@ function normalizeTargets(targets: Target[]): Target[] {
     const domain = t.domain.trim().toLowerCase();
     const inbox = normalizeInbox(t.inbox);
     const problem = domainProblem(domain) ?? (inbox === ALL_INBOXES ? 'inbox * cannot receive messages' : inboxNameProblem(inbox));
-    if (problem) throw new StoreError('BAD_TARGET', `${t.inbox}@${t.domain}: ${problem}`);
+    if (problem) throw new StoreError('bad_target', `${t.inbox}@${t.domain}: ${problem}`);
     const key = `${domain}\n${inbox}`;
     if (!seen.has(key)) {
       seen.add(key);
       norm.push({ domain, inbox });
     }
   }
-  if (norm.length === 0) throw new StoreError('BAD_TARGET', 'a message needs at least one recipient inbox');
+  if (norm.length === 0) throw new StoreError('bad_target', 'a message needs at least one recipient inbox');
   return norm;
 }
 

@@ -136,7 +136,7 @@ export interface Store {
    * failure no copy remains visible. A FileBody is never read into memory whole. `parts`: the
    * message's decoded subject and text when the caller composed it itself, so its code is read
    * from them (code.ts codeOfParts). `key`: the caller's key of the message (one target only);
-   * a key the store holds already is refused with StoreError DUPLICATE_KEY, nothing stored.
+   * a key the store holds already is refused with StoreError duplicate_key, nothing stored.
    */
   add(targets: Array<{ domain: string; inbox: string }>, body: MessageBody, source: MessageSource, parts?: MessageParts, key?: MessageKey): Promise<MessageMeta[]>;
 

@@ -27,7 +27,7 @@ const DAY_MS = 86_400_000;
 /** The certificate is public (clients are given it to trust): readable by others. */
 const CERT_FILE_MODE = 0o644;
 
-type SmtpTlsErrorCode = 'TLS_FILES' | 'TLS_IO';
+type SmtpTlsErrorCode = 'tls_files' | 'tls_io';
 
 /** A certificate or key that cannot be used, with what to do about it. */
 export class SmtpTlsError extends Error {
@@ -69,14 +69,14 @@ async function readPem(file: string, what: string, flag: string): Promise<string
     stat = await fs.stat(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new SmtpTlsError('TLS_FILES', code === 'ENOENT' ? `${flag} ${file}: no such file` : `${flag} ${file}: cannot read the ${what} (${(e as Error).message})`, { cause: e });
+    throw new SmtpTlsError('tls_files', code === 'ENOENT' ? `${flag} ${file}: no such file` : `${flag} ${file}: cannot read the ${what} (${(e as Error).message})`, { cause: e });
   }
-  if (!stat.isFile()) throw new SmtpTlsError('TLS_FILES', `${flag} ${file}: not a file`);
-  if (stat.size > MAX_PEM_BYTES) throw new SmtpTlsError('TLS_FILES', `${flag} ${file}: larger than ${MAX_PEM_BYTES} bytes, not a PEM ${what}`);
+  if (!stat.isFile()) throw new SmtpTlsError('tls_files', `${flag} ${file}: not a file`);
+  if (stat.size > MAX_PEM_BYTES) throw new SmtpTlsError('tls_files', `${flag} ${file}: larger than ${MAX_PEM_BYTES} bytes, not a PEM ${what}`);
   try {
     return await fs.readFile(file, 'utf8');
   } catch (e) {
-    throw new SmtpTlsError('TLS_FILES', `${flag} ${file}: cannot read the ${what} (${(e as Error).message})`, { cause: e });
+    throw new SmtpTlsError('tls_files', `${flag} ${file}: cannot read the ${what} (${(e as Error).message})`, { cause: e });
   }
 }
 
@@ -108,7 +108,7 @@ export async function loadOwnTlsFiles(certFile: string, keyFile: string, log: (m
   const cert = await readPem(certFile, 'certificate', '--smtp-tls-cert');
   const key = await readPem(keyFile, 'private key', '--smtp-tls-key');
   const pair = checkPair(cert, key);
-  if (typeof pair === 'string') throw new SmtpTlsError('TLS_FILES', `--smtp-tls-cert ${certFile} / --smtp-tls-key ${keyFile}: ${pair}`);
+  if (typeof pair === 'string') throw new SmtpTlsError('tls_files', `--smtp-tls-cert ${certFile} / --smtp-tls-key ${keyFile}: ${pair}`);
   if (Date.parse(pair.cert.validTo) < Date.now()) log(`smtp tls: the certificate ${certFile} expired on ${pair.cert.validTo}; clients that verify it will refuse it`);
   return { cert, key, certFile: path.resolve(certFile), selfSigned: false };
 }
@@ -158,6 +158,6 @@ export async function loadOrCreateSelfSigned(dataDir: string, host: string, log:
     log(`smtp tls: generated a self-signed certificate for ${names.join(', ')} (${why}): ${certFile}`);
     return { cert: made.cert, key: made.key, certFile, selfSigned: true };
   } catch (e) {
-    throw new SmtpTlsError('TLS_IO', `cannot write the SMTP TLS certificate into ${dir}: ${(e as Error).message}`, { cause: e });
+    throw new SmtpTlsError('tls_io', `cannot write the SMTP TLS certificate into ${dir}: ${(e as Error).message}`, { cause: e });
   }
 }

@@ -76,7 +76,7 @@ export async function latestResource(ctx: ApiContext, res: Res, route: Extract<R
     try {
       held = await readHeld(ctx, meta, lifetime, PARSE_COST);
     } catch (e) {
-      if (BudgetError.is(e) || StoreError.is(e, 'NOT_FOUND')) return undefined; // the client left, the server stops, or the message went
+      if (BudgetError.is(e) || StoreError.is(e, 'not_found')) return undefined; // the client left, the server stops, or the message went
       if ((await ctx.store.get(meta.id)) === undefined) return undefined; // deleted meanwhile
       throw e;
     }

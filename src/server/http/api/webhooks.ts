@@ -107,7 +107,7 @@ async function receiveTwilioForm(ctx: ApiContext, req: Req, res: Res, domain: st
     try {
       await ctx.twilio.messages.add({ sid: own ? messageSid : newMessageSid(), ...input });
     } catch (e) {
-      if (!StoreError.is(e, 'DUPLICATE_KEY')) throw e;
+      if (!StoreError.is(e, 'duplicate_key')) throw e;
       // The same SID stored meanwhile (delivered twice at once, to two processes): stored once.
       if (!own) await ctx.twilio.messages.add({ sid: newMessageSid(), ...input });
     }

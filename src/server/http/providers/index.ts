@@ -81,7 +81,7 @@ export async function handleProvider(ctx: ProviderContext, budget: ByteBudget, r
 
 function toProviderError(ctx: ProviderContext, mod: ProviderApiModule<unknown>, what: string, err: unknown): ProviderError {
   if (MailRefusal.is(err)) return err.code === 'too_large' ? mod.fail('too_large', err.message, 413) : mod.fail('unprocessable', err.message, 422);
-  if (StoreError.is(err, 'BAD_TARGET')) return mod.fail('unprocessable', err.message, 422);
+  if (StoreError.is(err, 'bad_target')) return mod.fail('unprocessable', err.message, 422);
   const h = HttpError.is(err) ? err : ctx.toHttpError(what, err);
   const kinds: Record<number, FailureKind> = { 400: 'bad_request', 404: 'not_found', 405: 'method', 413: 'too_large', 415: 'unsupported_media_type', 503: 'unavailable' };
   const e = mod.fail(kinds[h.status] ?? (h.status >= 500 ? 'internal' : 'bad_request'), h.message, h.status);

@@ -123,7 +123,7 @@ async function send(ctx: TwilioContext, req: http.IncomingMessage, res: http.Ser
     rec = await ctx.messages.add({ sid: newMessageSid(), ...input });
   } catch (e) {
     // 128 random bits met a SID stored already: another one.
-    if (!StoreError.is(e, 'DUPLICATE_KEY')) throw e;
+    if (!StoreError.is(e, 'duplicate_key')) throw e;
     rec = await ctx.messages.add({ sid: newMessageSid(), ...input });
   }
   sendJson(res, 201, resource(rec, 'created'));

@@ -68,7 +68,7 @@ export class TwilioMessages {
 
   /**
    * Stores the SMS and its record durably; resolves the record. A SID the store holds already
-   * is StoreError DUPLICATE_KEY (nothing stored).
+   * is StoreError duplicate_key (nothing stored).
    */
   async add(input: Omit<TwilioRecord, 'id' | 'time'> & { domain: string; inbox: string }): Promise<TwilioRecord> {
     const extraHeaders: Record<string, string> = {
@@ -134,7 +134,7 @@ export class TwilioMessages {
     try {
       raw = await this.#store.readRaw(meta.id);
     } catch (e) {
-      if (StoreError.is(e, 'NOT_FOUND')) return undefined; // deleted meanwhile
+      if (StoreError.is(e, 'not_found')) return undefined; // deleted meanwhile
       throw e;
     }
     const fields = readHeaderFields(raw) ?? [];

@@ -3,7 +3,7 @@
 // A message is made durable by the write-ahead log (wal.ts) before it is acknowledged; its file
 // is written afterwards by the materialiser (materialiser.ts). The log's checkpoints are
 // checkpoints.ts; recovery on open (replay and scan) is recovery.ts.
-// A full disk is StoreError FULL; a delete is durable before it is answered.
+// A full disk is StoreError full; a delete is durable before it is answered.
 // Knows nothing of the in-memory index (memoryIndex.ts) or events: the store facade (store.ts)
 // composes the two.
 import { chmodSync, constants as fsConstants, copyFileSync, promises as fs, linkSync, renameSync, statfsSync, writeFileSync } from 'node:fs';
@@ -46,8 +46,8 @@ const WRITE_NOFOLLOW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.
 
 function storeFailure(e: unknown): StoreError {
   if (StoreError.is(e)) return e;
-  if (isNoSpace(e)) return new StoreError('FULL', 'the disk of the data dir is full; the message was not stored (delete messages or free space, then try again)', { cause: e });
-  return new StoreError('IO', `could not store the message: ${(e as Error).message}`, { cause: e });
+  if (isNoSpace(e)) return new StoreError('full', 'the disk of the data dir is full; the message was not stored (delete messages or free space, then try again)', { cause: e });
+  return new StoreError('io', `could not store the message: ${(e as Error).message}`, { cause: e });
 }
 
 export class MaildirFiles {
@@ -383,7 +383,7 @@ export class MaildirFiles {
       // Neither logged nor out of the log: a start before the next successful checkpoint brings them back.
       const msg = `the removal of ${metas.length} message(s) is not durable yet (it could not be logged and the log generations holding them were kept; a restart before the next checkpoint brings them back): ${(unlogged as Error).message}`;
       this.log('warn', `store: ${msg}`);
-      if (durable) throw new StoreError(isNoSpace(unlogged) ? 'FULL' : 'IO', msg, { cause: unlogged });
+      if (durable) throw new StoreError(isNoSpace(unlogged) ? 'full' : 'io', msg, { cause: unlogged });
     }
   }
 
@@ -394,8 +394,8 @@ export class MaildirFiles {
     try {
       return await fs.readFile(this.pathOf(meta, 'new'));
     } catch (e) {
-      if (errnoCode(e) === 'ENOENT') throw new StoreError('NOT_FOUND', `message ${meta.id} is no longer on disk`, { cause: e });
-      throw new StoreError('IO', `cannot read message ${meta.id}: ${(e as Error).message}`, { cause: e });
+      if (errnoCode(e) === 'ENOENT') throw new StoreError('not_found', `message ${meta.id} is no longer on disk`, { cause: e });
+      throw new StoreError('io', `cannot read message ${meta.id}: ${(e as Error).message}`, { cause: e });
     }
   }
 

@@ -91,9 +91,9 @@ export class KeyLog {
     return out;
   }
 
-  /** Reserves the key (StoreError DUPLICATE_KEY when held or being added); `release` when the add fails. */
+  /** Reserves the key (StoreError duplicate_key when held or being added); `release` when the add fails. */
   reserve(key: string): void {
-    if (this.#byKey.has(key) || this.#pending.has(key)) throw new StoreError('DUPLICATE_KEY', `a message with key ${key} is stored already`);
+    if (this.#byKey.has(key) || this.#pending.has(key)) throw new StoreError('duplicate_key', `a message with key ${key} is stored already`);
     this.#pending.add(key);
   }
 
@@ -104,7 +104,7 @@ export class KeyLog {
   /** Writes the entry's line durably (before its message is committed). */
   write(entry: KeyEntry): Promise<void> {
     return this.#run(async () => {
-      if (!this.#fh) throw new StoreError('NOT_OPEN', 'the message keys are not open');
+      if (!this.#fh) throw new StoreError('not_open', 'the message keys are not open');
       await this.#fh.appendFile(lineOf(entry));
       await this.#fh.datasync();
     });

@@ -74,10 +74,10 @@ function mailPathProblemSync(dataDir: string, domain: string, inbox: string): st
   return undefined;
 }
 
-/** mailPathProblemSync as a StoreError UNSAFE to throw, or undefined. */
+/** mailPathProblemSync as a StoreError unsafe to throw, or undefined. */
 export function mailPathError(dataDir: string, domain: string, inbox: string): StoreError | undefined {
   const problem = mailPathProblemSync(dataDir, domain, inbox);
-  return problem === undefined ? undefined : new StoreError('UNSAFE', problem);
+  return problem === undefined ? undefined : new StoreError('unsafe', problem);
 }
 
 /** The one mapping from a message to its file: `<data>/mail/<domain>/<inbox>/<sub>/<id>.eml`. */
@@ -98,7 +98,7 @@ export async function prepareDataDir(dir: string, log: Log): Promise<void> {
     // Never touched: a server of another version reads a data dir or refuses it, saying who wrote it.
     const writer = await readWriter(dir);
     throw new StoreError(
-      'IO',
+      'io',
       `the data dir ${dir} has layout ${version}, written by ${writer ? `Test Inbox ${writer}` : 'a newer Test Inbox'}; this is Test Inbox ${VERSION} (layout ${LAYOUT_VERSION}), which cannot read it without damage: use that version or another data dir`,
     );
   }
@@ -137,7 +137,7 @@ export async function prepareDataDirLocked(dir: string, log: Log): Promise<void>
   try {
     unlock = await lockDataDir(dir);
   } catch (e) {
-    if (StoreError.is(e, 'LOCKED')) return;
+    if (StoreError.is(e, 'locked')) return;
     throw e;
   }
   try {
@@ -343,7 +343,7 @@ async function chmodFrom(p: string, st: Stats, mode: number): Promise<boolean> {
 async function readLayoutVersion(dir: string): Promise<number | undefined> {
   try {
     const v = Number((await fs.readFile(path.join(dir, LAYOUT_FILE), 'utf8')).trim());
-    if (!Number.isSafeInteger(v) || v < 1) throw new StoreError('IO', `${path.join(dir, LAYOUT_FILE)} is damaged; it should hold ${LAYOUT_VERSION}`);
+    if (!Number.isSafeInteger(v) || v < 1) throw new StoreError('io', `${path.join(dir, LAYOUT_FILE)} is damaged; it should hold ${LAYOUT_VERSION}`);
     return v;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;

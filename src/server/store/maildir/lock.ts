@@ -29,19 +29,19 @@ async function holder(file: string): Promise<number | undefined> {
 function inUse(dir: string, file: string, pid: number | undefined): StoreError {
   const who = pid === undefined ? 'another process' : pid === process.pid ? 'this process' : `process ${pid}`;
   return new StoreError(
-    'LOCKED',
+    'locked',
     `the data dir ${dir} is in use by another Test Inbox server (${who}); stop it, or choose another data dir (if no server runs, delete ${file})`,
   );
 }
 
-/** Takes the data dir's lock; resolves a function that releases it. Rejects with StoreError LOCKED when a live process holds it. */
+/** Takes the data dir's lock; resolves a function that releases it. Rejects with StoreError locked when a live process holds it. */
 export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   const file = path.join(dir, LOCK_FILE);
   if (held.has(dir)) throw inUse(dir, file, process.pid);
   // Before anything is written into it (this lock is the first write of every start): a data
   // folder or tokens file of another user, or one others can write, is refused, not used.
   const unsafe = (await ownershipProblemOf(dir, 'folder')) ?? (await ownershipProblemOf(path.join(dir, TOKENS_FILE), 'file'));
-  if (unsafe !== undefined) throw new StoreError('UNSAFE', unsafe);
+  if (unsafe !== undefined) throw new StoreError('unsafe', unsafe);
   const mine = `${process.pid}\n`;
   try {
     await fs.writeFile(file, mine, { flag: 'wx', mode: PRIVATE_FILE_MODE });

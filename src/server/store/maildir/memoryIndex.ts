@@ -205,7 +205,7 @@ export class MessageIndex {
     if (options.cursor !== undefined) {
       const known = this.record(options.cursor);
       const parsed = known ?? parseMessageId(options.cursor);
-      if (!parsed) throw new StoreError('BAD_CURSOR', `cursor ${JSON.stringify(options.cursor)} is not a message id`);
+      if (!parsed) throw new StoreError('bad_cursor', `cursor ${JSON.stringify(options.cursor)} is not a message id`);
       after = { seconds: parsed.seconds, counter: parsed.counter };
     }
     const limit = Math.max(0, Math.floor(options.limit));
@@ -225,7 +225,7 @@ export class MessageIndex {
     let after: { seconds: number; counter: number } | undefined;
     if (cursor !== undefined) {
       const parsed = parseMessageId(cursor);
-      if (!parsed) throw new StoreError('BAD_CURSOR', `cursor ${JSON.stringify(cursor)} is not a message id`);
+      if (!parsed) throw new StoreError('bad_cursor', `cursor ${JSON.stringify(cursor)} is not a message id`);
       after = { seconds: parsed.seconds, counter: parsed.counter };
     }
     return list.descendingMatching(test, after);

@@ -145,7 +145,7 @@ export class MaildirStore implements Store {
   // ---- lifecycle -------------------------------------------------------------------------
 
   async open(): Promise<void> {
-    if (this.state !== 'new') throw new StoreError('NOT_OPEN', `store ${this.dir} was already opened`);
+    if (this.state !== 'new') throw new StoreError('not_open', `store ${this.dir} was already opened`);
     this.state = 'opening';
     try {
       // Owner only (0700): the data folder holds mail and the secret files (tokens, server proof).
@@ -176,7 +176,7 @@ export class MaildirStore implements Store {
     } catch (e) {
       this.state = 'closed';
       await this.unlock?.().catch(() => undefined);
-      throw StoreError.is(e) ? e : new StoreError('IO', `cannot open the store at ${this.dir}: ${(e as Error).message}`, { cause: e });
+      throw StoreError.is(e) ? e : new StoreError('io', `cannot open the store at ${this.dir}: ${(e as Error).message}`, { cause: e });
     }
     this.state = 'open';
     void this.track(this.makeMailPrivate());
@@ -276,7 +276,7 @@ export class MaildirStore implements Store {
   async add(targets: Target[], body: MessageBody, source: MessageSource, parts?: MessageParts, key?: MessageKey): Promise<MessageMeta[]> {
     const norm = targetsToAdd(this.state === 'open', targets);
     if (key === undefined) return this.track(this.addNormalized(norm, body, source, parts, undefined));
-    if (norm.length !== 1) throw new StoreError('BAD_TARGET', `a message key names one message, not ${norm.length}`);
+    if (norm.length !== 1) throw new StoreError('bad_target', `a message key names one message, not ${norm.length}`);
     this.keys.reserve(key.key);
     try {
       return await this.track(this.addNormalized(norm, body, source, parts, key));
@@ -288,7 +288,7 @@ export class MaildirStore implements Store {
   private async addNormalized(norm: Target[], body: MessageBody, source: MessageSource, parts: MessageParts | undefined, key: MessageKey | undefined): Promise<MessageMeta[]> {
     // Only the header fields before the acknowledgement; the code is read after it (readCodes).
     const { head, size, from, subject } = indexedHeaders(body);
-    if (this.state !== 'open') throw new StoreError('NOT_OPEN', 'the store is not open');
+    if (this.state !== 'open') throw new StoreError('not_open', 'the store is not open');
     const time = Date.now();
     const seconds = Math.floor(time / 1000);
     const recs: IndexRecord[] = norm.map(({ domain, inbox }) => {
@@ -564,7 +564,7 @@ export class MaildirStore implements Store {
 
   async readRaw(id: string): Promise<Buffer> {
     const rec = this.index.record(id);
-    if (!rec) throw new StoreError('NOT_FOUND', `no message ${id}`);
+    if (!rec) throw new StoreError('not_found', `no message ${id}`);
     return this.files.read(rec.meta);
   }
 
@@ -617,7 +617,7 @@ export class MaildirStore implements Store {
   }
 
   private assertOpen(): void {
-    if (this.state !== 'open') throw new StoreError('NOT_OPEN', 'the store is not open');
+    if (this.state !== 'open') throw new StoreError('not_open', 'the store is not open');
   }
 
   private track<T>(p: Promise<T>): Promise<T> {

@@ -1,5 +1,5 @@
 // What a failure of the PostgreSQL store's database means to its callers: unreachable now
-// (DB_UNREACHABLE, retry later), a refused login (DB_AUTH), or a failed statement (IO). Messages
+// (db_unreachable, retry later), a refused login (db_auth), or a failed statement (IO). Messages
 // name the database by its URL without the password.
 import { StoreError } from '../errors';
 
@@ -33,15 +33,15 @@ export function openFailure(e: unknown, where: string): StoreError {
   if (StoreError.is(e)) return e;
   const code = (e as { code?: unknown }).code;
   const why = (e as Error).message;
-  if (code === '28P01' || code === '28000') return new StoreError('DB_AUTH', `the database at ${where} refused the login: ${why}`, { cause: e });
-  if (code === '3D000') return new StoreError('DB_UNREACHABLE', `the database at ${where} does not exist: ${why}`, { cause: e });
-  if (isUnavailable(e)) return new StoreError('DB_UNREACHABLE', `cannot reach the database at ${where}: ${why || String(code)}`, { cause: e });
-  return new StoreError('IO', `cannot open the store at ${where}: ${why}`, { cause: e });
+  if (code === '28P01' || code === '28000') return new StoreError('db_auth', `the database at ${where} refused the login: ${why}`, { cause: e });
+  if (code === '3D000') return new StoreError('db_unreachable', `the database at ${where} does not exist: ${why}`, { cause: e });
+  if (isUnavailable(e)) return new StoreError('db_unreachable', `cannot reach the database at ${where}: ${why || String(code)}`, { cause: e });
+  return new StoreError('io', `cannot open the store at ${where}: ${why}`, { cause: e });
 }
 
 /** A failed statement of an open store, as the StoreError its callers branch on. */
 export function queryFailure(e: unknown, where: string): StoreError {
   if (StoreError.is(e)) return e;
-  if (isUnavailable(e)) return new StoreError('DB_UNREACHABLE', `the database at ${where} is unreachable: ${(e as Error).message}`, { cause: e });
-  return new StoreError('IO', `the database at ${where} failed: ${(e as Error).message}`, { cause: e });
+  if (isUnavailable(e)) return new StoreError('db_unreachable', `the database at ${where} is unreachable: ${(e as Error).message}`, { cause: e });
+  return new StoreError('io', `the database at ${where} failed: ${(e as Error).message}`, { cause: e });
 }

@@ -24,7 +24,7 @@ export class MessageQueries {
     let page = filter;
     if (options.cursor !== undefined) {
       const parsed = parseMessageId(options.cursor);
-      if (!parsed) throw new StoreError('BAD_CURSOR', `cursor ${JSON.stringify(options.cursor)} is not a message id`);
+      if (!parsed) throw new StoreError('bad_cursor', `cursor ${JSON.stringify(options.cursor)} is not a message id`);
       page += ` AND seq ${descending ? '<' : '>'} $${values.push(parsed.counter)}`;
     }
     const limit = Math.max(0, Math.floor(options.limit));
@@ -48,7 +48,7 @@ export class MessageQueries {
     let page = filter;
     if (options.cursor !== undefined) {
       const parsed = parseMessageId(options.cursor);
-      if (!parsed) throw new StoreError('BAD_CURSOR', `cursor ${JSON.stringify(options.cursor)} is not a message id`);
+      if (!parsed) throw new StoreError('bad_cursor', `cursor ${JSON.stringify(options.cursor)} is not a message id`);
       page += ` AND seq < ${param(parsed.counter)}`;
     }
     const limit = Math.max(0, Math.floor(options.limit));
@@ -80,7 +80,7 @@ export class MessageQueries {
 
   async readRaw(id: string): Promise<Buffer> {
     const rows = await this.query<{ raw: Buffer }>('SELECT raw FROM test_inbox_messages WHERE id = $1', [id]);
-    if (!rows[0]) throw new StoreError('NOT_FOUND', `no message ${id}`);
+    if (!rows[0]) throw new StoreError('not_found', `no message ${id}`);
     return rows[0].raw;
   }
 

@@ -114,7 +114,7 @@ export class PostgresStore implements Store {
   // ---- lifecycle -------------------------------------------------------------------------
 
   async open(): Promise<void> {
-    if (this.status !== 'new') throw new StoreError('NOT_OPEN', `store ${this.where} was already opened`);
+    if (this.status !== 'new') throw new StoreError('not_open', `store ${this.where} was already opened`);
     // Every statement bounded twice: the client stops waiting (query_timeout: a database that stopped
     // answering) and the database cancels it (statement_timeout: a lock held elsewhere).
     const pool = new pg.Pool({
@@ -178,7 +178,7 @@ export class PostgresStore implements Store {
   // ---- queries ---------------------------------------------------------------------------
 
   private db(): pg.Pool {
-    if (this.status !== 'open' || !this.pool) throw new StoreError('NOT_OPEN', 'the store is not open');
+    if (this.status !== 'open' || !this.pool) throw new StoreError('not_open', 'the store is not open');
     return this.pool;
   }
 
@@ -227,7 +227,7 @@ export class PostgresStore implements Store {
 
   async add(targets: Target[], body: MessageBody, source: MessageSource, parts?: MessageParts, key?: MessageKey): Promise<MessageMeta[]> {
     const norm = targetsToAdd(this.status === 'open', targets);
-    if (key !== undefined && norm.length !== 1) throw new StoreError('BAD_TARGET', `a message key names one message, not ${norm.length}`);
+    if (key !== undefined && norm.length !== 1) throw new StoreError('bad_target', `a message key names one message, not ${norm.length}`);
     return this.track(this.addNormalized(norm, body, source, parts, key));
   }
 
@@ -251,7 +251,7 @@ export class PostgresStore implements Store {
           [out.map((m) => m.seq), out.map((m) => m.id), out.map((m) => m.domain), out.map((m) => m.inbox), out.map((m) => m.time), out.map((m) => toColumn(m.from)), out.map((m) => toColumn(m.subject)), out.map((m) => m.size), out.map((m) => m.source), out.map((m) => (m.code === undefined ? null : toColumn(m.code))), oid ?? body, key?.key ?? null, key?.scope ?? null, key === undefined ? null : toColumn(key.data)],
         );
       } catch (e) {
-        if ((e as { code?: unknown }).code === UNIQUE_VIOLATION && key !== undefined) throw new StoreError('DUPLICATE_KEY', `a message with key ${key.key} is stored already`, { cause: e });
+        if ((e as { code?: unknown }).code === UNIQUE_VIOLATION && key !== undefined) throw new StoreError('duplicate_key', `a message with key ${key.key} is stored already`, { cause: e });
         throw e;
       }
       if (oid !== undefined) await c.query('SELECT lo_unlink($1::oid)', [oid]);
@@ -280,7 +280,7 @@ export class PostgresStore implements Store {
       let offset = 0;
       while (offset < body.size) {
         const { bytesRead } = await fh.read(chunk, 0, Math.min(chunk.length, body.size - offset), offset);
-        if (bytesRead === 0) throw new StoreError('IO', `the spooled message ${body.file} ended at ${offset} of ${body.size} bytes`);
+        if (bytesRead === 0) throw new StoreError('io', `the spooled message ${body.file} ended at ${offset} of ${body.size} bytes`);
         await c.query('SELECT lo_put($1::oid, $2::bigint, $3::bytea)', [oid, offset, chunk.subarray(0, bytesRead)]);
         offset += bytesRead;
       }
