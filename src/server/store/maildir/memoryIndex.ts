@@ -219,7 +219,7 @@ export class MessageIndex {
    * The live records a search walks, newest first: the list of the inbox or domain its terms
    * name (all of them otherwise), after the cursor's key when given.
    */
-  searchWalk(domain: string | undefined, inbox: string | undefined, cursor: string | undefined, test: (meta: SearchableMeta) => boolean): Generator<IndexRecord | null> | undefined {
+  searchWalk(domain: string | undefined, inbox: string | undefined, cursor: string | undefined, test: (meta: SearchableMeta) => boolean, wanted: { from: number; to: number }): Generator<IndexRecord | true | null> | undefined {
     const list = this.listFor(domain, inbox ?? ALL_INBOXES);
     if (!list) return undefined;
     let after: { seconds: number; counter: number } | undefined;
@@ -228,7 +228,7 @@ export class MessageIndex {
       if (!parsed) throw new StoreError('bad_cursor', `cursor ${JSON.stringify(cursor)} is not a message id`);
       after = { seconds: parsed.seconds, counter: parsed.counter };
     }
-    return list.descendingMatching(test, after);
+    return list.descendingMatching(test, wanted, after);
   }
 
   domains(): Array<{ name: string; inboxes: number; messages: number }> {

@@ -95,18 +95,23 @@ export class OrderedList {
   }
 
   /**
-   * Live records newest first (after the key, when given) for which `test` holds; null for each
-   * one walked that fails it, so a caller can yield to the event loop every so many steps. Only
-   * the records that pass become objects.
+   * Live records newest first (after the key, when given) for which `test` holds: the matches
+   * numbered `wanted.from` (from 0) up to before `wanted.to` as records, every other match as
+   * `true` (a count needs no record), and null for each record walked that fails the test, so
+   * a caller can yield to the event loop every so many steps.
    */
-  *descendingMatching(test: (meta: SearchableMeta) => boolean, after?: { seconds: number; counter: number }): Generator<IndexRecord | null> {
+  *descendingMatching(test: (meta: SearchableMeta) => boolean, wanted: { from: number; to: number }, after?: { seconds: number; counter: number }): Generator<IndexRecord | true | null> {
     const step = this.walker('descending', after);
+    let matched = 0;
     for (let pos = step(); pos !== undefined; pos = step()) {
-      if (pos >= 0) yield this.packed!.matches(pos, test) ? this.packed!.record(pos) : null;
-      else {
-        const r = this.recs[-pos - 1];
-        yield test(r.meta) ? r : null;
+      const r = pos >= 0 ? undefined : this.recs[-pos - 1];
+      if (!(r ? test(r.meta) : this.packed!.matches(pos, test))) {
+        yield null;
+        continue;
       }
+      const i = matched++;
+      if (i < wanted.from || i >= wanted.to) yield true;
+      else yield r ?? this.packed!.record(pos);
     }
   }
 

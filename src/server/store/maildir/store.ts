@@ -428,7 +428,10 @@ export class MaildirStore implements Store {
     // A term may ask for the code (code:, has:code): every acknowledged message's code first.
     if (this.pendingCodes.size > 0) await this.drainCodes();
     const named = (field: 'domain' | 'inbox'): string | undefined => terms.find((t) => t.field === field && !t.negated)?.value as string | undefined;
-    const walk = this.index.searchWalk(named('domain'), named('inbox'), options.cursor, (meta) => terms.every((t) => matchesMetaTerm(t, meta)));
+    const walk = this.index.searchWalk(named('domain'), named('inbox'), options.cursor, (meta) => terms.every((t) => matchesMetaTerm(t, meta)), {
+      from: options.skip,
+      to: options.skip + options.limit,
+    });
     const msgs: MessageMeta[] = [];
     if (!walk) return { msgs, total: options.count ? 0 : -1 };
     let total = 0;
@@ -437,14 +440,14 @@ export class MaildirStore implements Store {
     let n = 0;
     for (const r of walk) {
       if (++n % SEARCH_CHUNK === 0) await new Promise((resolve) => setImmediate(resolve));
-      if (r === null || r.dead) continue;
-      const meta = r.meta;
+      if (r === null) continue;
       total++;
       if (toSkip > 0) {
         toSkip--;
         continue;
       }
-      if (msgs.length < options.limit) msgs.push(meta);
+      // The walk makes records of the page's matches alone; the others only count.
+      if (msgs.length < options.limit && r !== true) msgs.push(r.meta);
       else {
         more = true;
         if (!options.count) break;
