@@ -110,6 +110,12 @@ describe('packed index', function () {
     const { store: again, logs } = await openStore();
     assert.ok(usedPacked(logs), logs.join('\n'));
     assert.deepEqual(await answers(again), before);
+    // A page of a counted search: the same slice and the same total as the whole answer.
+    const all = await again.search(parseSearchQuery('-subject:code', Date.now()).filter(isMetaTerm), { limit: 100, skip: 0, count: true });
+    assert.ok(all.msgs.length >= 4, JSON.stringify(all.msgs.length));
+    const page = await again.search(parseSearchQuery('-subject:code', Date.now()).filter(isMetaTerm), { limit: 2, skip: 1, count: true });
+    assert.deepEqual(page.msgs, all.msgs.slice(1, 3));
+    assert.equal(page.total, all.msgs.length);
     // Added since the packed index: walked with it, newest first.
     const [added] = await again.add([{ domain: 'inbox.test', inbox: 'joe' }], mail({ subject: 'Your code is 123987', from: 'Jürgen <j@acme.test>' }), 'smtp');
     const found = await again.search(parseSearchQuery('from:jürgen', Date.now()).filter(isMetaTerm), { limit: 100, skip: 0, count: true });
