@@ -12,14 +12,14 @@
 import DOMPurify from 'dompurify';
 import { isDataImageUrl, isRemoteUrl, safeLinkTarget, urlForSchemeCheck } from '../core/urls';
 
-interface SanitizeOptions {
+export interface SanitizeOptions {
   /** Keep http(s) images and CSS `url()`s (the user allowed remote images). */
   allowRemoteImages: boolean;
   /** `cid:` content id (bare, lowercase) → `data:image/…` URL of the inline part. */
   inlineImages?: ReadonlyMap<string, string>;
 }
 
-interface SanitizeResult {
+export interface SanitizeResult {
   /** Body markup, as DOMPurify serialized it. */
   html: string;
   /** Remote images and CSS urls held back because remote images are not allowed. */
@@ -89,8 +89,8 @@ function escapeAttribute(s: string): string {
 
 type Decision = { keep: string } | { drop: 'remote' | 'unsafe' };
 
-/** Sanitizes one email. Never throws on any input string; each call uses its own DOMPurify instance and counters. */
-function sanitizeEmailHtml(input: string, opts: SanitizeOptions): SanitizeResult {
+/** Sanitizes one email. Never throws on any input string; each call uses its own DOMPurify instance and counters. Exported for the tests, which bundle this module for Chromium and call it as `TestInboxSanitize.sanitizeEmailHtml`. */
+export function sanitizeEmailHtml(input: string, opts: SanitizeOptions): SanitizeResult {
   const allowRemote = opts.allowRemoteImages;
   let blockedRemote = 0;
   let removed = 0;
