@@ -233,6 +233,17 @@ describe('web UI routes', function () {
     });
   }
 
+  it('a used ticket stays used on the server\'s clock, whatever the machine\'s clock says (one clock for expiries and their records)', async () => {
+    // The server's clock a minute behind the machine's: the ticket is valid on the server's
+    // clock for 30 s, so its record must last as long on that same clock.
+    now = Date.now() - 60_000;
+    const { ticket } = (await h.call('POST', '/ui/ticket')).json as { ticket: string };
+    assert.equal((await h.call('POST', '/ui/session', { anonymous: true, body: { ticket } })).status, 201);
+    const again = await h.call('POST', '/ui/session', { anonymous: true, body: { ticket } });
+    assert.equal(again.status, 401, again.text);
+    assert.match(again.json.message, /used already/);
+  });
+
   it('a push stream ends with its session: at sign-out, and when a sign-out elsewhere or the expiry is found', async () => {
     const s = await signIn();
     const stream = await openStream(h, s);

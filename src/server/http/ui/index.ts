@@ -123,7 +123,7 @@ async function signIn(deps: UiDeps, req: IncomingMessage, res: ServerResponse): 
     const ticket = deps.sessions.openTicket(body.ticket);
     if (ticket === 'invalid') throw new HttpError(401, 'unauthorized', 'this sign-in link is not valid (or the API token changed): open the web UI again from the editor, or sign in with the API token');
     if (ticket === 'expired') throw new HttpError(401, 'unauthorized', 'this sign-in link has expired (it lasts seconds): open the web UI again from the editor, or sign in with the API token');
-    if (!(await deps.revocations.revoke(ticket.id, ticket.expires))) {
+    if (!(await deps.revocations.revoke(ticket.id, ticket.expires, deps.sessions.now()))) {
       throw new HttpError(401, 'unauthorized', 'this sign-in link was used already (it works once): open the web UI again from the editor, or sign in with the API token');
     }
   } else {
@@ -138,7 +138,7 @@ async function signIn(deps: UiDeps, req: IncomingMessage, res: ServerResponse): 
 
 async function signOut(deps: UiDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const session = await requireSession(deps, req);
-  await deps.revocations.revoke(session.id, session.expires);
+  await deps.revocations.revoke(session.id, session.expires, deps.sessions.now());
   deps.streams.end(session.id);
   sendJson(res, 200, { status: 'ok' }, { 'set-cookie': sessionCookie('', 0, deps.secure) });
 }

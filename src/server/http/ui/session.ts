@@ -27,16 +27,18 @@ const TICKET_LIFETIME_MS = 30 * 1000;
  * memory for the Maildir store; the team server's PostgreSQL for every process of it.
  */
 export interface Revocations {
-  /** Records the id until `expires`; false when it was recorded already (a ticket used twice). */
-  revoke(id: string, expires: number): Promise<boolean>;
+  /**
+   * Records the id until `expires`; false when it was recorded already (a ticket used twice).
+   * `now` is the server's clock, the one the expiries were made with (SessionKeys): an id is
+   * forgotten only once that clock passed its expiry, so it is never both valid and forgotten.
+   */
+  revoke(id: string, expires: number, now: number): Promise<boolean>;
   isRevoked(id: string): Promise<boolean>;
 }
 
 export class MemoryRevocations implements Revocations {
   readonly #ids = new Map<string, number>();
-  constructor(private readonly now: () => number = Date.now) {}
-  async revoke(id: string, expires: number): Promise<boolean> {
-    const now = this.now();
+  async revoke(id: string, expires: number, now: number): Promise<boolean> {
     for (const [k, exp] of this.#ids) if (exp <= now) this.#ids.delete(k);
     if (this.#ids.has(id)) return false;
     this.#ids.set(id, expires);
@@ -71,7 +73,7 @@ export class SessionKeys {
   readonly #key: Buffer;
   constructor(
     apiToken: string,
-    private readonly now: () => number = Date.now,
+    readonly now: () => number = Date.now,
     readonly lifetimeMs = SESSION_LIFETIME_MS,
     readonly ticketLifetimeMs = TICKET_LIFETIME_MS,
   ) {

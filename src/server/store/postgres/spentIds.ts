@@ -7,10 +7,10 @@ import type { Query } from './queries';
 export class PostgresSpentIds {
   constructor(private readonly query: Query) {}
 
-  /** Records the id until `expires` (ms); false when another process, or this one, recorded it first. */
-  async revoke(id: string, expires: number): Promise<boolean> {
+  /** Records the id until `expires` (ms, the server's clock, as `now`); false when another process, or this one, recorded it first. */
+  async revoke(id: string, expires: number, now: number): Promise<boolean> {
     const rows = await this.query<{ id: string }>('INSERT INTO test_inbox_ui_spent (id, expires_ms) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING RETURNING id', [id, expires]);
-    await this.query('DELETE FROM test_inbox_ui_spent WHERE expires_ms < $1', [Date.now()]);
+    await this.query('DELETE FROM test_inbox_ui_spent WHERE expires_ms < $1', [now]);
     return rows.length === 1;
   }
 
