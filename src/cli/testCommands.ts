@@ -140,6 +140,7 @@ the data dir's tokens.json). It lands in the inbox of the digits of --to. Prints
 
 Sends an email over SMTP to a Test Inbox server (--smtp or ${SMTP_ENV}; default: the running
 local server's SMTP port, else 127.0.0.1:2525); to a hosted service, injects it through the API.
+With --smtp (or ${SMTP_ENV}) and a full address (name@domain) it needs no HTTP server or token.
 Prints the Message-ID (SMTP) or the message id (inject).`,
     flags: { to: { type: 'string' }, from: { type: 'string' }, subject: { type: 'string' }, text: { type: 'string' }, html: { type: 'string' }, smtp: { type: 'string' } },
     args: [],

@@ -4,7 +4,7 @@
 import { parseTotpInput } from '../core/totpInput';
 import { MAX_TOTP_DIGITS, MAX_TOTP_PERIOD, MIN_TOTP_DIGITS, TOTP_ALGORITHMS, totpAt } from '../core/totp';
 import { connect, splitInbox, toTestInboxError, type Connection } from './connection';
-import { sendMailOn, sendSmsOn } from './send';
+import { sendMailDirect, sendMailOn, sendSmsOn } from './send';
 import type { CodeResult, ConnectionOptions, LinkOptions, LinkResult, MailOptions, MailResult, SmsOptions, SmsResult, TotpOptions, TotpResult, WaitOptions } from './types';
 import { TestInboxError } from './types';
 import { waitForCodeOn, waitForLinkOn } from './wait';
@@ -51,7 +51,7 @@ export function sendSms(options: SmsOptions): Promise<SmsResult> {
 
 /** Sends an email: over SMTP to a Test Inbox server, through the inject API to a hosted service. */
 export function sendMail(options: MailOptions): Promise<MailResult> {
-  return withConnection(options, (c) => sendMailOn(c, options, process.env));
+  return sendMailDirect(options, process.env) ?? withConnection(options, (c) => sendMailOn(c, options, process.env));
 }
 
 /**

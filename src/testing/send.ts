@@ -52,7 +52,10 @@ export async function sendSmsOn(conn: Connection, o: SmsOptions, env: NodeJS.Pro
 export async function sendMailOn(conn: Connection, o: MailOptions, env: NodeJS.ProcessEnv): Promise<MailResult> {
   if (typeof o.to !== 'string' || o.to.trim() === '') throw new TestInboxError('bad_input', 'to must be an address or an inbox name');
   const { inbox, domain } = splitInbox(o.to.trim(), conn.domain);
-  if (!(await conn.isTestInbox())) {
+  // An SMTP address the caller named is where the mail goes: no HTTP server is asked first
+  // (an address with its domain needs none; a bare inbox name asks the server its domain).
+  const namedSmtp = o.smtp || env[SMTP_ENV];
+  if (!namedSmtp && !(await conn.isTestInbox())) {
     if (o.html !== undefined) throw new TestInboxError('unsupported', `${conn.baseUrl} is not a Test Inbox server: its inject takes text only, no html`);
     try {
       const r = await conn.api.inject(domain, inbox, { from: o.from, subject: o.subject, text: o.text ?? '' }, { signal: o.signal });
@@ -61,9 +64,27 @@ export async function sendMailOn(conn: Connection, o: MailOptions, env: NodeJS.P
       throw toTestInboxError(e);
     }
   }
-  const smtp = smtpAddress(o.smtp || env[SMTP_ENV] || conn.serverFile?.smtp || `${DEFAULT_HOST}:${DEFAULT_SMTP_PORT}`);
+  const smtp = smtpAddress(namedSmtp || conn.serverFile?.smtp || `${DEFAULT_HOST}:${DEFAULT_SMTP_PORT}`);
   // An inbox name alone goes to the server's default domain: `private` is no mail domain.
-  const to = `${inbox}@${domain === PRIVATE_DOMAIN ? await defaultDomain(conn) : domain}`;
+  return mailOverSmtp(smtp, `${inbox}@${domain === PRIVATE_DOMAIN ? await defaultDomain(conn) : domain}`, o);
+}
+
+/**
+ * With an SMTP address named (the option or TEST_INBOX_SMTP) and an address with its domain,
+ * the mail goes there and nowhere else: no HTTP server, token or data dir is needed. Undefined
+ * when the send needs the server (a bare inbox name, or no SMTP address named).
+ */
+export function sendMailDirect(o: MailOptions, env: NodeJS.ProcessEnv): Promise<MailResult> | undefined {
+  const named = o.smtp || env[SMTP_ENV];
+  if (!named || typeof o.to !== 'string' || !o.to.includes('@')) return undefined;
+  const { inbox, domain } = splitInbox(o.to.trim(), PRIVATE_DOMAIN);
+  if (domain === PRIVATE_DOMAIN) return undefined;
+  return mailOverSmtp(smtpAddress(named), `${inbox}@${domain}`, o).catch((e: unknown) => {
+    throw toTestInboxError(e);
+  });
+}
+
+async function mailOverSmtp(smtp: { host: string; port: number }, to: string, o: MailOptions): Promise<MailResult> {
   const from = o.from ?? DEFAULT_MAIL_FROM;
   const messageId = `<${randomUUID()}@test-inbox>`;
   const raw = await new MailComposer({ from, to, subject: o.subject ?? '', text: o.text, html: o.html, messageId }).compile().build();

@@ -14,6 +14,7 @@ import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { EXIT_NO_PERMISSION, EXIT_TIMEOUT, EXIT_UNAVAILABLE, runTestCommand } from '../../src/cli/testCommands';
 import { totp } from '../../src/testing';
+import { closedPort } from '../support/ports';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CLI = path.join(REPO, 'src', 'cli', 'cli.ts');
@@ -89,6 +90,20 @@ describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', functi
     assert.equal(timeout.code, EXIT_TIMEOUT);
     assert.equal(timeout.stdout, '');
     assert.match(timeout.stderr, /^test-inbox code: no message with a one-time code arrived in joe@private after .* within 0\.5 s\n$/);
+  });
+
+  it('send-mail to a named SMTP address sends there without any HTTP server answering', async () => {
+    const nobody = `http://127.0.0.1:${await closedPort()}`;
+    let stdout = '';
+    let stderr = '';
+    const to = `smtp-only-${Date.now()}@${DOMAIN}`;
+    const code = await runTestCommand(['send-mail', '--to', to, '--subject', 'Over SMTP alone', '--smtp', `${server.smtpHost}:${server.smtpPort}`, '--server', nobody], { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } });
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /^<[^>]+@test-inbox>\n$/);
+    // The message is in the server's inbox: clearing it deletes exactly that one.
+    const cleared = await cli(['clear', to, '--json']);
+    assert.equal(cleared.code, 0, cleared.stderr);
+    assert.deepEqual(JSON.parse(cleared.stdout), { count: 1 });
   });
 
   it('link, send-mail, send-sms, totp and clear print only their answer', async () => {
