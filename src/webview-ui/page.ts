@@ -177,9 +177,6 @@ function item(text: string, count: string | undefined, current: boolean, onClick
 async function refresh(): Promise<void> {
   try {
     const domains = parseDomains(await (await call('GET', '/domains')).json());
-    // Nothing chosen yet: the first domain is shown, so mail is on screen after sign-in and
-    // arrivals appear without a click.
-    if (selected.domain === undefined && selected.query === undefined && domains.domains[0]) selected = { domain: domains.domains[0].name };
     const ul = byId('domains');
     ul.replaceChildren(...domains.domains.map((d) => item(d.name, String(d.messages), d.name === selected.domain, () => {
       selected = { domain: d.name };

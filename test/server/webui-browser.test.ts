@@ -86,9 +86,8 @@ describe('web UI in Chromium', function () {
 
   it('a message sent over SMTP appears without a reload; open it and Copy puts the code on the clipboard', async () => {
     await send('alice', 'Welcome', { text: 'Hello there.' });
-    // No click: with nothing chosen, the page shows the first domain, so arrivals are on screen.
+    await page.getByRole('navigation', { name: 'Domains' }).getByRole('button', { name: new RegExp(DOMAIN) }).click();
     await page.getByRole('navigation', { name: 'Messages' }).getByRole('button', { name: /Welcome/ }).waitFor();
-    assert.equal(await page.getByRole('navigation', { name: 'Domains' }).getByRole('button', { name: new RegExp(DOMAIN) }).getAttribute('aria-current'), 'true', 'its domain is shown as chosen');
     await send('alice', 'Your sign-in code', { text: 'Your verification code is 482913. It expires in 10 minutes.' });
     const item = page.getByRole('navigation', { name: 'Messages' }).getByRole('button', { name: /Your sign-in code/ });
     await item.waitFor();
@@ -194,7 +193,8 @@ describe('web UI in Chromium', function () {
       const tabTo = async (name: RegExp): Promise<void> => {
         for (let i = 0; i < 40; i++) {
           await p.keyboard.press('Tab');
-          const text = await p.evaluate(() => (document.activeElement?.getAttribute('aria-label') ?? '') + ' ' + (document.activeElement?.textContent ?? ''));
+          // The page itself is no stop of the Tab order: a row that lost its focus to a redraw would land there.
+          const text = await p.evaluate(() => (document.activeElement === document.body ? '' : (document.activeElement?.getAttribute('aria-label') ?? '') + ' ' + (document.activeElement?.textContent ?? '')));
           if (name.test(text)) {
             const outline = await p.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
             assert.notEqual(outline, 'none', `focus is visible on ${text}`);
