@@ -7,9 +7,18 @@ import { ESLint } from 'eslint';
 
 const REPO = path.resolve(__dirname, '../..');
 
+/**
+ * ESLint on the project's config, linting the text it is given. typescript-eslint takes CI=true
+ * as a single `eslint` run and then parses the files from disk, not the planted text: that
+ * inference is off here, so the test lints what it plants wherever it runs.
+ */
+function projectEslint(): ESLint {
+  return new ESLint({ cwd: REPO, overrideConfig: { languageOptions: { parserOptions: { disallowAutomaticSingleRunInference: true } } } });
+}
+
 /** The no-restricted-imports messages for `code` as the text of `file` (an existing file of the project: lint is type-aware). */
 async function restrictedImports(file: string, code: string): Promise<string[]> {
-  const eslint = new ESLint({ cwd: REPO });
+  const eslint = projectEslint();
   const [result] = await eslint.lintText(code, { filePath: path.join(REPO, file) });
   return result.messages.filter((m) => /no-restricted-imports$/.test(m.ruleId ?? '')).map((m) => m.message);
 }
@@ -43,7 +52,7 @@ describe('lint: layer rules', function () {
   });
 
   it('a dropped promise fails (type-aware no-floating-promises); awaited or an explicit void passes', async () => {
-    const eslint = new ESLint({ cwd: REPO });
+    const eslint = projectEslint();
     // An existing file of the project with other text: the type information is the project's.
     const file = path.join(REPO, 'src/core/sleep.ts');
     const lint = async (code: string): Promise<string[]> => (await eslint.lintText(code, { filePath: file }))[0].messages.filter((m) => m.ruleId === '@typescript-eslint/no-floating-promises').map((m) => m.message);
