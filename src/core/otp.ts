@@ -246,6 +246,8 @@ function isAsciiAlnum(c: number): boolean {
 
 /** Lowercases code unit by code unit so indexes stay aligned with the original. */
 function lowerAligned(s: string): string {
+  // ASCII lowercases one unit to one unit: the whole string at once is the same, and quicker.
+  if (ASCII_ONLY.test(s)) return s.toLowerCase();
   let out = '';
   for (let i = 0; i < s.length; i++) {
     const ch = s[i];
@@ -255,14 +257,16 @@ function lowerAligned(s: string): string {
   return out;
 }
 
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
 /**
  * Blanks out (with spaces, keeping every index) URLs, web addresses, e-mail addresses and
  * `@host` tokens, whose digits are never codes. Works chunk by chunk between whitespace.
  */
 function blankAddresses(s: string): string {
-  return s.replace(/\S+/g, (chunk) => {
-    // Every address form below has a dot or a colon: most words of prose have neither.
-    if (!chunk.includes('.') && !chunk.includes(':')) return chunk;
+  // Every address form below has a dot or a colon: only the chunks with one are looked at (the
+  // match of ADDRESS_CANDIDATE_RE is always a whole chunk between whitespace).
+  return s.replace(ADDRESS_CANDIDATE_RE, (chunk) => {
     const lower = chunk.toLowerCase();
     const isAddress =
       lower.includes('://') || lower.startsWith('www.') || /[a-z0-9]@[a-z0-9-]+\./.test(lower) ||
@@ -270,6 +274,9 @@ function blankAddresses(s: string): string {
     return isAddress ? ' '.repeat(chunk.length) : chunk;
   });
 }
+
+/** A chunk between whitespace with a dot or a colon in it. */
+const ADDRESS_CANDIDATE_RE = /(?<!\S)[^\s.:]*[.:]\S*/g;
 
 function prepare(text: string): string {
   const limited = text.length > MAX_SCAN_CHARS ? text.slice(0, MAX_SCAN_CHARS) : text;
@@ -292,15 +299,62 @@ function wordBoundary(ch: string | undefined): boolean {
   return !isLetterOrDigit(ch) || UNSPACED_SCRIPT.test(ch ?? '');
 }
 
-function findAll(hay: string, needle: string, word: boolean, into: Span[]): void {
-  let at = hay.indexOf(needle);
-  while (at >= 0) {
-    const end = at + needle.length;
-    // `OTP密碼1234567`: a Latin keyword may touch Chinese or Japanese text without a space.
-    if (!word || (wordBoundary(hay[at - 1]) && (!isLetterOrDigit(needle[needle.length - 1]) || wordBoundary(hay[end])))) {
-      into.push({ start: at, end });
+/** Whether an occurrence of `needle` at [at, end) of `hay` stands as a word (when `word` asks for one). */
+function standsAlone(hay: string, needle: string, at: number, word: boolean): boolean {
+  // `OTP密碼1234567`: a Latin keyword may touch Chinese or Japanese text without a space.
+  return !word || (wordBoundary(hay[at - 1]) && (!isLetterOrDigit(needle[needle.length - 1]) || wordBoundary(hay[at + needle.length])));
+}
+
+interface Needle {
+  text: string;
+  /** Needs a word boundary on both sides (findAll's `word`). */
+  word: boolean;
+}
+
+/**
+ * A fixed list of strings found in a text in one pass: every occurrence of every entry, the
+ * overlapping ones included, as a search of the text for each entry in turn would find them.
+ * One regular expression finds where any entry starts (searched again from the next character,
+ * so overlapping entries are all seen); only there are the entries with that
+ * first character compared. A search per entry cost most of a short message's scan (each of
+ * some 200 keywords and labels read the whole text).
+ */
+class Needles {
+  private readonly starts: RegExp;
+  private readonly byFirst = new Map<string, Needle[]>();
+
+  constructor(readonly entries: readonly Needle[]) {
+    for (const e of entries) {
+      const list = this.byFirst.get(e.text[0]) ?? [];
+      list.push(e);
+      this.byFirst.set(e.text[0], list);
     }
-    at = hay.indexOf(needle, at + 1);
+    const alternatives = [...new Set(entries.map((e) => e.text))].map((t) => t.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&'));
+    this.starts = new RegExp(alternatives.join('|'), 'g');
+  }
+
+  /** Calls `found` for each occurrence (that stands as a word where its entry asks), in order of position, then of entry. */
+  each(hay: string, found: (entry: Needle, at: number) => void): void {
+    const re = this.starts;
+    re.lastIndex = 0;
+    for (let m = re.exec(hay); m !== null; m = re.exec(hay)) {
+      const at = m.index;
+      for (const e of this.byFirst.get(hay[at]) ?? []) if (hay.startsWith(e.text, at) && standsAlone(hay, e.text, at, e.word)) found(e, at);
+      re.lastIndex = at + 1;
+    }
+  }
+
+  /** Whether any entry occurs in `hay`. */
+  any(hay: string): boolean {
+    let seen = false;
+    this.each(hay, () => (seen = true));
+    return seen;
+  }
+}
+
+function findAll(hay: string, needle: string, word: boolean, into: Span[]): void {
+  for (let at = hay.indexOf(needle); at >= 0; at = hay.indexOf(needle, at + 1)) {
+    if (standsAlone(hay, needle, at, word)) into.push({ start: at, end: at + needle.length });
   }
 }
 
@@ -329,33 +383,37 @@ function previousWord(lower: string, at: number): string {
   return lower.slice(s, e);
 }
 
+const KEYWORD_NEEDLES = new Needles(KEYWORDS.filter((k) => !k.booking && !k.exactCase));
+const EXACT_CASE_KEYWORDS = KEYWORDS.filter((k) => !k.booking && k.exactCase);
+const BOOKING_KEYWORD_NEEDLES = new Needles(KEYWORDS.filter((k) => k.booking));
+const BOOKING_MARKER_NEEDLES = new Needles(BOOKING_MARKERS.map((text) => ({ text, word: false })));
+const PROMO_NEEDLES = new Needles(PROMO_MARKERS.map((text) => ({ text, word: false })));
+const CODE_QUALIFIERS_AFTER_LIST = [...CODE_QUALIFIERS_AFTER];
+
 /** Keyword occurrences that really announce a one-time code, merged where they overlap. */
 function findKeywords(text: string, lower: string): Span[] {
   const spans: Span[] = [];
   // In a message about a trip, "confirmation code" is a booking reference: its words announce no code.
   const suppressed: Span[] = [];
-  if (BOOKING_MARKERS.some((m) => lower.includes(m))) {
-    for (const k of KEYWORDS) if (k.booking) findAll(lower, k.text, k.word, suppressed);
+  if (BOOKING_MARKER_NEEDLES.any(lower)) {
+    BOOKING_KEYWORD_NEEDLES.each(lower, (k, at) => suppressed.push({ start: at, end: at + k.text.length }));
     suppressed.sort((a, b) => a.start - b.start);
   }
   const promos: Span[] = [];
-  for (const m of PROMO_MARKERS) findAll(lower, m, false, promos);
-  promos.sort((a, b) => a.start - b.start);
+  PROMO_NEEDLES.each(lower, (m, at) => promos.push({ start: at, end: at + m.text.length }));
   const stops: number[] = [];
   for (const m of lower.matchAll(SENTENCE_STOP_RE)) stops.push(m.index);
-  for (const k of KEYWORDS) {
-    if (k.booking) continue;
-    const found: Span[] = [];
-    findAll(k.exactCase ? text : lower, k.text, k.word, found);
-    for (const sp of found) {
-      if (spansStartingIn(suppressed, sp.start - 40, sp.end).some((b) => sp.start < b.end && sp.end > b.start)) continue;
-      if (CODE_QUALIFIERS_BEFORE.has(previousWord(lower, sp.start))) continue;
-      const after = lower.slice(sp.end, sp.end + 20).trimStart();
-      if ([...CODE_QUALIFIERS_AFTER].some((q) => after.startsWith(q))) continue;
-      const [from, to] = sentenceAround(stops, sp.start, lower.length);
-      if (spansStartingIn(promos, from, to).length > 0) continue;
-      spans.push(sp);
-    }
+  const found: Span[] = [];
+  KEYWORD_NEEDLES.each(lower, (k, at) => found.push({ start: at, end: at + k.text.length }));
+  for (const k of EXACT_CASE_KEYWORDS) findAll(text, k.text, k.word, found);
+  for (const sp of found) {
+    if (spansStartingIn(suppressed, sp.start - 40, sp.end).some((b) => sp.start < b.end && sp.end > b.start)) continue;
+    if (CODE_QUALIFIERS_BEFORE.has(previousWord(lower, sp.start))) continue;
+    const after = lower.slice(sp.end, sp.end + 20).trimStart();
+    if (CODE_QUALIFIERS_AFTER_LIST.some((q) => after.startsWith(q))) continue;
+    const [from, to] = sentenceAround(stops, sp.start, lower.length);
+    if (spansStartingIn(promos, from, to).length > 0) continue;
+    spans.push(sp);
   }
   spans.sort((a, b) => a.start - b.start || b.end - a.end);
   const merged: Span[] = [];
@@ -366,6 +424,8 @@ function findKeywords(text: string, lower: string): Span[] {
   }
   return merged;
 }
+
+const LABEL_NEEDLES = new Needles([...WORD_LABELS.map((text) => ({ text, word: true })), ...CJK_LABELS.map((text) => ({ text, word: false }))]);
 
 /** The longest label, for the window labelsStartingIn searches. */
 const MAX_LABEL_LENGTH = Math.max(...WORD_LABELS.map((l) => l.length), ...CJK_LABELS.map((l) => l.length));
@@ -379,15 +439,12 @@ const MAX_LABEL_LENGTH = Math.max(...WORD_LABELS.map((l) => l.length), ...CJK_LA
 function labelsStartingIn(lower: string, from: number, to: number): Span[] {
   const lo = Math.max(0, from - 1);
   const window = lower.slice(lo, Math.min(lower.length, to + MAX_LABEL_LENGTH + 1));
-  const found: Span[] = [];
-  for (const l of WORD_LABELS) findAll(window, l, true, found);
-  for (const l of CJK_LABELS) findAll(window, l, false, found);
   const spans: Span[] = [];
-  for (const sp of found) {
-    const start = sp.start + lo;
-    if (start >= from && start < to) spans.push({ start, end: sp.end + lo });
-  }
-  return spans.sort((a, b) => a.start - b.start);
+  LABEL_NEEDLES.each(window, (l, at) => {
+    const start = at + lo;
+    if (start >= from && start < to) spans.push({ start, end: start + l.text.length });
+  });
+  return spans;
 }
 
 // ---------------------------------------------------------------- numbers and words
@@ -549,10 +606,12 @@ function numericCandidates(s: string, runs: Run[]): Candidate[] {
  * Words of letters only, in one case (`QGFDAE`, `mifsuc`), that could be codes: tight, and the
  * binding asks more of them (see lettersAfterLabel).
  */
-function letterCandidates(s: string, runs: Run[]): Candidate[] {
+function letterCandidates(s: string, runs: Run[], keywords: Span[]): Candidate[] {
   const out: Candidate[] = [];
   for (const r of runs) {
     if (r.kind !== 'alpha' || r.end - r.start < MIN_ALNUM_CODE || r.end - r.start > MAX_ALNUM_CODE) continue;
+    // Tight: only a word a keyword stands just before can come to something (scanText).
+    if (!anySpanStartingIn(keywords, r.start - MAX_FILLER, r.start)) continue;
     if (isLetterOrDigit(s[r.start - 1]) || isLetterOrDigit(s[r.end]) || s[r.start - 1] === '_' || s[r.end] === '_') continue;
     const word = s.slice(r.start, r.end);
     if (word !== word.toUpperCase() && word !== word.toLowerCase()) continue;
@@ -772,6 +831,19 @@ function verbThenKeyword(between: string, alnum: boolean): boolean {
 
 /** Spans (sorted by start) whose start lies in [from, to), found by binary search. */
 function spansStartingIn(spans: Span[], from: number, to: number): Span[] {
+  const out: Span[] = [];
+  for (let i = firstStartingFrom(spans, from); i < spans.length && spans[i].start < to; i++) out.push(spans[i]);
+  return out;
+}
+
+/** Whether any of the sorted `spans` starts in [from, to). */
+function anySpanStartingIn(spans: Span[], from: number, to: number): boolean {
+  const i = firstStartingFrom(spans, from);
+  return i < spans.length && spans[i].start < to;
+}
+
+/** Index of the first of the sorted `spans` starting at or after `from`. */
+function firstStartingFrom(spans: Span[], from: number): number {
   let lo = 0;
   let hi = spans.length;
   while (lo < hi) {
@@ -779,9 +851,7 @@ function spansStartingIn(spans: Span[], from: number, to: number): Span[] {
     if (spans[mid].start < from) lo = mid + 1;
     else hi = mid;
   }
-  const out: Span[] = [];
-  for (let i = lo; i < spans.length && spans[i].start < to; i++) out.push(spans[i]);
-  return out;
+  return lo;
 }
 
 function lineIndexAt(lineStarts: number[], at: number): number {
@@ -918,7 +988,9 @@ function scanText(raw: string, orderBase: number): Scan {
   const runs = asciiRuns(text);
   const lineStarts = [0];
   for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', nl + 1)) lineStarts.push(nl + 1);
-  const candidates = [...numericCandidates(text, runs), ...alnumCandidates(text, runs), ...letterCandidates(text, runs), ...spacedCandidates(text, runs)];
+  // Words of letters and spelled-out codes are tight shapes only: with no keyword they come to nothing.
+  const tightOnly = keywords.length > 0 ? [...letterCandidates(text, runs, keywords), ...spacedCandidates(text, runs)] : [];
+  const candidates = [...numericCandidates(text, runs), ...alnumCandidates(text, runs), ...tightOnly];
   const bound: Found[] = [];
   const plainNumbers: string[] = [];
   const namedNumbers = new Set<string>();
@@ -926,7 +998,7 @@ function scanText(raw: string, orderBase: number): Scan {
     // A tight shape counts only when a keyword stands just before it (bindToKeyword), and never
     // as a plain number: without one in reach it can come to nothing, so it is not weighed. Most
     // words of prose are such candidates (letterCandidates), and weighing each cost most of a scan.
-    if (c.tight && spansStartingIn(keywords, c.start - MAX_FILLER, c.start).length === 0) continue;
+    if (c.tight && !anySpanStartingIn(keywords, c.start - MAX_FILLER, c.start)) continue;
     if (rejection(text, lower, c, keywords, lineStarts) !== undefined) continue;
     const binding = bindToKeyword(text, c, keywords, lineStarts);
     if (c.yearLike && (!binding || binding.reason !== 'keyword')) continue;
