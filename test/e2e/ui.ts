@@ -27,14 +27,15 @@ export async function runFromPalette(page: Page, title: string): Promise<void> {
   for (const deadline = Date.now() + UI_TIMEOUT_MS; ; ) {
     await page.keyboard.press('Escape');
     await page.keyboard.press('F1');
-    await input.waitFor({ timeout: UI_TIMEOUT_MS });
-    await input.fill(`>${title}`);
     try {
+      await input.waitFor({ timeout: PALETTE_ATTEMPT_MS });
+      await input.fill(`>${title}`, { timeout: PALETTE_ATTEMPT_MS });
       await row.waitFor({ timeout: PALETTE_ATTEMPT_MS });
       await row.click();
       return;
     } catch (err) {
-      // Early in a session the command may not be registered yet: close and ask again.
+      // Early in a session the command may not be registered yet, or the palette closed as it
+      // opened (the first rows of a view just shown take the focus once): close and ask again.
       if (Date.now() > deadline) throw err;
     }
   }
