@@ -14,6 +14,9 @@ import { isNoSpace } from './store/errors';
 import { StoreError } from './store/errors';
 import type { MessageBody } from './store/types';
 
+/** Why a sink's lifetime ended (the budget's holders only look at `aborted`). */
+const SINK_ENDED = new Error('the message sink is done');
+
 /** A spool write that failed: a full disk is the store's FULL (452 4.3.1 / 507), like every other write of mail. */
 function spoolFailure(e: unknown): Error {
   if (isNoSpace(e) && !StoreError.is(e)) return new StoreError('full', 'the disk of the spool folder is full; the message was not stored (delete messages or free space, then try again)', { cause: e });
@@ -125,7 +128,8 @@ export class SpoolingSink extends Writable {
     this.chunks = [];
     this.memBytes = 0;
     this.releaseHeld();
-    this.life.abort();
+    // A reason of its own: abort() without one makes a DOMException, stack and all, per message.
+    this.life.abort(SINK_ENDED);
     const fh = this.file;
     this.file = undefined;
     await fh?.close().catch(() => undefined);
