@@ -105,7 +105,8 @@ async function signIn(credential: { token: string } | { ticket: string }, error:
   }
   const body = (await res.json().catch(() => ({}))) as { pageToken?: string; message?: string };
   if (!res.ok || typeof body.pageToken !== 'string') {
-    error.textContent = res.status === 403 ? 'Wrong API token.' : (body.message ?? `Sign-in failed (${res.status}).`);
+    // 403 is a wrong token, or (the server's message says so) a page at an origin the server does not accept.
+    error.textContent = res.status === 403 && 'token' in credential && body.message === 'wrong API token' ? 'Wrong API token.' : (body.message ?? `Sign-in failed (${res.status}).`);
     return;
   }
   pageToken = body.pageToken;
