@@ -198,8 +198,14 @@ class InboxClient implements InboxApi {
     return this.json({ method: 'GET', url: this.url(paths.search() + query), credential: 'api', what: 'search', minTimeoutMs }, opts, parseSearchResponse);
   }
 
-  async webUiSignInUrl(opts?: CallOptions): Promise<{ url: string; expires: number }> {
-    const t = await this.json({ method: 'POST', url: this.url(paths.webUiTicket()), credential: 'api', what: 'web UI sign-in ticket' }, opts, parseWebUiTicket);
+  /**
+   * A one-time sign-in link to the web UI. `origin` is the page's origin when the browser reaches
+   * the server through a proxy that rewrites Host (the editor's asExternalUri): the session spent
+   * from the link accepts requests from it (docs/api.md "Web UI").
+   */
+  async webUiSignInUrl(opts?: CallOptions & { origin?: string }): Promise<{ url: string; expires: number }> {
+    const json = opts?.origin === undefined ? {} : { json: { origin: opts.origin } };
+    const t = await this.json({ method: 'POST', url: this.url(paths.webUiTicket()), credential: 'api', ...json, what: 'web UI sign-in ticket' }, opts, parseWebUiTicket);
     return { url: `${this.url(paths.webUi())}#ticket=${t.ticket}`, expires: t.expires };
   }
 

@@ -124,8 +124,9 @@ export interface InboxApi {
    * Test Inbox server only: the address of its web UI that signs the browser in once, within
    * seconds (`/#ticket=…`, docs/api.md "Web UI"). The API token stays out of it: the ticket is
    * asked for with the token in a header, and the fragment never reaches a server or a Referer.
+   * `origin`: the page's origin behind a proxy that rewrites Host, which its session accepts.
    */
-  webUiSignInUrl(opts?: CallOptions): Promise<{ url: string; expires: number }>;
+  webUiSignInUrl(opts?: CallOptions & { origin?: string }): Promise<{ url: string; expires: number }>;
   listAttachments(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<AttachmentInfo[]>;
   downloadAttachment(domain: string, inbox: string, id: string, attachmentId: number, opts?: CallOptions): Promise<Attachment>;
   getRaw(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string>;

@@ -306,7 +306,7 @@ export function parseWebUiTicket(v: unknown): WebUiTicket {
   const o = obj(v, '');
   const ticket = str(o, 'ticket', '');
   // It goes into a URL fragment as is: nothing there may need encoding.
-  if (!/^[A-Za-z0-9_.-]{1,200}$/.test(ticket)) throw protocolError('ticket', 'a URL-safe string', ticket);
+  if (!/^[A-Za-z0-9_.-]{1,600}$/.test(ticket)) throw protocolError('ticket', 'a URL-safe string', ticket);
   return { ticket, expires: int(o, 'expires', '') };
 }
 

@@ -39,10 +39,18 @@ function byId(id: string): HTMLElement {
 
 class SignedOut extends Error {}
 
+/**
+ * The URL of a web UI route, relative to the page's own address: the page is at `/` on the
+ * server, and at `/proxy/<port>/` (or any other prefix) behind a proxy that serves it there.
+ */
+function uiUrl(path: string): string {
+  return new URL(`ui/${path}`, document.baseURI).href;
+}
+
 /** A UI request: the page token in its header, the cookie sent by the browser. */
 async function call(method: string, path: string, signal?: AbortSignal): Promise<Response> {
   if (pageToken === undefined) throw new SignedOut('not signed in');
-  const res = await fetch(`/ui/api/v2${path}`, { method, headers: { [PAGE_TOKEN_HEADER]: pageToken }, credentials: 'same-origin', signal });
+  const res = await fetch(uiUrl(`api/v2${path}`), { method, headers: { [PAGE_TOKEN_HEADER]: pageToken }, credentials: 'same-origin', signal });
   if (res.status === 401) {
     const body = (await res.json().catch(() => ({}))) as { message?: string };
     showSignIn(body.message ?? 'the session has ended: sign in again');
@@ -90,14 +98,15 @@ async function signIn(credential: { token: string } | { ticket: string }, error:
   error.textContent = '';
   let res: Response;
   try {
-    res = await fetch('/ui/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(credential), credentials: 'same-origin' });
+    res = await fetch(uiUrl('session'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(credential), credentials: 'same-origin' });
   } catch {
     error.textContent = 'The server does not answer. Is it running?';
     return;
   }
   const body = (await res.json().catch(() => ({}))) as { pageToken?: string; message?: string };
   if (!res.ok || typeof body.pageToken !== 'string') {
-    error.textContent = res.status === 403 ? 'Wrong API token.' : (body.message ?? `Sign-in failed (${res.status}).`);
+    // 403 is a wrong token, or (the server's message says so) a page at an origin the server does not accept.
+    error.textContent = res.status === 403 && 'token' in credential && body.message === 'wrong API token' ? 'Wrong API token.' : (body.message ?? `Sign-in failed (${res.status}).`);
     return;
   }
   pageToken = body.pageToken;
@@ -110,14 +119,14 @@ async function signIn(credential: { token: string } | { ticket: string }, error:
  * anything else, then spent once for a session; a used or expired one leaves the sign-in form.
  */
 function takeTicket(): string | undefined {
-  const ticket = /^#ticket=([A-Za-z0-9_.-]{1,200})$/.exec(window.location.hash)?.[1];
+  const ticket = /^#ticket=([A-Za-z0-9_.-]{1,600})$/.exec(window.location.hash)?.[1];
   if (window.location.hash !== '') history.replaceState(null, '', window.location.pathname + window.location.search);
   return ticket;
 }
 
 async function signOut(): Promise<void> {
   try {
-    if (pageToken !== undefined) await fetch('/ui/session', { method: 'DELETE', headers: { [PAGE_TOKEN_HEADER]: pageToken }, credentials: 'same-origin' });
+    if (pageToken !== undefined) await fetch(uiUrl('session'), { method: 'DELETE', headers: { [PAGE_TOKEN_HEADER]: pageToken }, credentials: 'same-origin' });
   } finally {
     showSignIn('Signed out.');
   }

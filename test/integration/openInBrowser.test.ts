@@ -56,7 +56,7 @@ describe('Open in Browser command', function () {
     // What the page does: load the address without its fragment (the browser never sends it), then spend the ticket.
     const page = await fetch(`${url.origin}${url.pathname}`);
     assert.equal(page.status, 200);
-    assert.match(await page.text(), /<script nonce="[^"]+" src="\/ui\/webui\.js"><\/script>/);
+    assert.match(await page.text(), /<script nonce="[^"]+" src="ui\/webui\.js"><\/script>/, 'relative to the page, as behind a proxy prefix');
     const spend = (): Promise<Response> => fetch(`${url.origin}/ui/session`, { method: 'POST', headers: { 'content-type': 'application/json', origin: url.origin }, body: JSON.stringify({ ticket }) });
     const first = await spend();
     assert.equal(first.status, 201, await first.clone().text());
@@ -77,6 +77,25 @@ describe('Open in Browser command', function () {
     assert.notEqual(second.opened[0], opened[0]);
     const st = await waitForState((s) => s.shown.some((m) => m.where === 'status' && /Opened the web UI/.test(m.text)), 'the status bar confirmation');
     assert.ok(st.shown.every((m) => !m.text.includes(ticket)), 'the ticket is never shown');
+  });
+
+  it('in a browser-based editor, the ticket declares the page\'s origin (asExternalUri\'s), which its session accepts, and no other', async function () {
+    const external = new URL((await vscode.env.asExternalUri(vscode.Uri.parse(`${new URL(base).origin}/`))).toString(true));
+    // Desktop VS Code gives the server's own address back (nothing to declare); code-server gives its /proxy/<port>/ address.
+    if (external.origin === new URL(base).origin) this.skip();
+    assert.match(external.pathname, /\/proxy\/[0-9]+\/$/, `asExternalUri gave ${external.href}`);
+    const { opened } = await capturingOpenExternal(() => vscode.commands.executeCommand<boolean>('testInbox.openInBrowser'));
+    const url = new URL(opened[0]);
+    const ticket = /^#ticket=([A-Za-z0-9_.-]+)$/.exec(url.hash)?.[1];
+    assert.ok(ticket);
+    // The page behind the proxy: its requests carry the editor's origin, not the server's.
+    const first = await fetch(`${url.origin}/ui/session`, { method: 'POST', headers: { 'content-type': 'application/json', origin: external.origin }, body: JSON.stringify({ ticket }) });
+    assert.equal(first.status, 201, await first.clone().text());
+    const cookie = /^([^;]+)/.exec(first.headers.get('set-cookie') ?? '')?.[1] ?? '';
+    const { pageToken } = (await first.json()) as { pageToken: string };
+    const from = (origin: string): Promise<Response> => fetch(`${url.origin}/ui/api/v2/domains`, { headers: { cookie, 'x-test-inbox-session': pageToken, origin } });
+    assert.equal((await from(external.origin)).status, 200, 'the declared origin');
+    assert.equal((await from('http://evil.test')).status, 403, 'a foreign origin');
   });
 
   it('is in the status bar menu of the local server', async () => {

@@ -89,6 +89,8 @@ describe('HTTP API: push stream and shutdown', () => {
     assert.equal(s.res.statusCode, 200);
     assert.match(s.res.headers['content-type'] ?? '', /^text\/event-stream/);
     assert.equal(s.res.headers['access-control-allow-origin'], undefined);
+    // A compressing proxy (code-server's, test/e2e/openInBrowser.test.ts) must pass events on as they come.
+    assert.match(s.res.headers['cache-control'] ?? '', /\bno-transform\b/);
     await inject('joe', 'x');
     await s.next();
     assert.ok(s.frames[0].retry !== undefined);

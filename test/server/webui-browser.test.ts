@@ -262,6 +262,7 @@ describe('web UI in Chromium', function () {
       assert.equal(await linked.evaluate(() => window.location.href), `${server.httpUrl}/`, 'the ticket is out of the address and its history entry');
       assert.ok(sent.length > 0 && sent.every((u) => !u.includes(ticket)), 'no request carries the ticket in its URL');
       assert.equal(await linked.evaluate(() => document.cookie), '', 'the session cookie is HttpOnly');
+      assert.deepEqual((await linkCtx.cookies()).map((k) => k.path), ['/ui'], 'the cookie\'s default path: the page\'s /ui, nothing else of the host');
 
       const other = await browser.newContext();
       try {
@@ -391,6 +392,107 @@ describe('web UI in Chromium', function () {
       await inboxes.getByRole('button', { name: /^early/ }).click();
       for (const n of [4, 3, 2, 1]) await messages(linked).getByRole('button', { name: new RegExp(`Early ${n}`) }).waitFor();
       assert.deepEqual(await messages(linked).getByRole('button').evaluateAll((bs) => bs.map((b) => /Early \d/.exec(b.textContent ?? '')?.[0])), ['Early 4', 'Early 3', 'Early 2', 'Early 1']);
+    });
+  });
+
+  describe('behind a proxy that serves it under a path prefix (code-server\'s /proxy/<port>/)', () => {
+    // A reverse proxy on its own port (so another origin) that forwards /proxy/<server port>/…
+    // to the server with the prefix taken off, and changes nothing else but, when asked, the Host
+    // header (as most reverse proxies and cloud port forwarders do; code-server keeps it).
+    let proxy: http.Server;
+    let proxyOrigin: string;
+    let prefix: string;
+    let rewriteHost = true;
+    const contexts: BrowserContext[] = [];
+
+    before(async () => {
+      const upstream = new URL(server.httpUrl);
+      prefix = `/proxy/${upstream.port}`;
+      proxy = http.createServer((req, res) => {
+        const url = req.url ?? '/';
+        if (!url.startsWith(`${prefix}/`)) {
+          res.writeHead(404, { 'content-type': 'text/plain' }).end('not proxied');
+          return;
+        }
+        const headers = { ...req.headers, ...(rewriteHost ? { host: upstream.host } : {}) };
+        const up = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: url.slice(prefix.length), headers }, (ur) => {
+          res.writeHead(ur.statusCode ?? 502, ur.headers);
+          ur.pipe(res);
+        });
+        up.on('error', () => res.destroy());
+        res.on('close', () => up.destroy());
+        req.pipe(up);
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      proxyOrigin = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    });
+
+    after(async () => {
+      for (const c of contexts) await c.close();
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    });
+
+    async function ticket(origin?: string): Promise<string> {
+      const r = await fetch(`${server.httpUrl}/ui/ticket`, { method: 'POST', headers: { authorization: tokens.apiToken, ...(origin ? { 'content-type': 'application/json' } : {}) }, ...(origin ? { body: JSON.stringify({ origin }) } : {}) });
+      assert.equal(r.status, 201, await r.clone().text());
+      return ((await r.json()) as { ticket: string }).ticket;
+    }
+
+    async function open(link: string): Promise<{ p: Page; ctx: BrowserContext; failed: string[] }> {
+      const c = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      contexts.push(c);
+      await c.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: proxyOrigin });
+      const p = await c.newPage();
+      const failed: string[] = [];
+      p.on('response', (r) => {
+        if (r.status() >= 400) failed.push(`${r.status()} ${new URL(r.url()).pathname}`);
+      });
+      p.on('request', (r) => {
+        if (!r.url().startsWith(`${proxyOrigin}${prefix}/`) && !r.url().startsWith('data:') && !r.url().startsWith('about:')) failed.push(`outside the prefix: ${r.url()}`);
+      });
+      await p.goto(link);
+      return { p, ctx: c, failed };
+    }
+
+    it('signs in by a ticket that declares the proxy\'s origin; a message sent over SMTP appears and Copy works', async () => {
+      rewriteHost = true;
+      const { p, ctx: c, failed } = await open(`${proxyOrigin}${prefix}/#ticket=${await ticket(proxyOrigin)}`);
+      await p.getByRole('button', { name: 'Sign out' }).waitFor();
+      assert.equal(await p.evaluate(() => window.location.href), `${proxyOrigin}${prefix}/`, 'the ticket is out of the address');
+      const cookies = await c.cookies();
+      assert.deepEqual(cookies.map((k) => [k.name, k.path, k.httpOnly, k.sameSite]), [['test_inbox_ui', `${prefix}/ui`, true, 'Strict']], 'the session cookie is on the prefixed path, where the page sends its requests');
+      await send('proxied', 'Proxied sign-in code', { text: 'Your verification code is 730164. It expires in 10 minutes.' });
+      await p.getByRole('navigation', { name: 'Domains' }).getByRole('button', { name: new RegExp(DOMAIN) }).click();
+      const item = p.getByRole('navigation', { name: 'Messages' }).getByRole('button', { name: /Proxied sign-in code/ });
+      await item.waitFor();
+      await item.click();
+      await p.getByRole('button', { name: 'Copy code 730164' }).click();
+      await p.getByText('Copied code 730164').first().waitFor();
+      assert.equal(await p.evaluate(() => navigator.clipboard.readText()), '730164');
+      assert.deepEqual(failed, [], 'every request of the page stayed under the prefix and succeeded');
+    });
+
+    it('a ticket without the declaration is refused at the proxy\'s origin, with the server\'s reason, and stays unspent', async () => {
+      rewriteHost = true;
+      const t = await ticket();
+      const { p } = await open(`${proxyOrigin}${prefix}/#ticket=${t}`);
+      await p.getByRole('alert').filter({ hasText: /is not this server/ }).waitFor();
+      await p.getByLabel('API token').waitFor();
+      const direct = await fetch(`${server.httpUrl}/ui/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ticket: t }) });
+      assert.equal(direct.status, 201, 'the refused page did not spend the ticket');
+    });
+
+    it('a proxy that keeps Host (code-server\'s): signing in with the API token works under the prefix', async () => {
+      rewriteHost = false;
+      const { p, failed } = await open(`${proxyOrigin}${prefix}/`);
+      await p.getByLabel('API token').fill(tokens.apiToken);
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.getByRole('button', { name: 'Sign out' }).waitFor();
+      await send('kept-host', 'Through a Host-keeping proxy', { text: 'Hello.' });
+      await p.getByRole('navigation', { name: 'Domains' }).getByRole('button', { name: new RegExp(DOMAIN) }).click();
+      await p.getByRole('navigation', { name: 'Messages' }).getByRole('button', { name: /Through a Host-keeping proxy/ }).waitFor();
+      assert.deepEqual(failed, []);
     });
   });
 

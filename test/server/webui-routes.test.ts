@@ -40,7 +40,8 @@ describe('web UI routes', function () {
     const scripts = [...r.text.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
     assert.equal(scripts.length, 1);
     assert.equal(scripts[0][2], '', 'no inline script');
-    assert.match(scripts[0][1], new RegExp(`nonce="${nonce!.replace(/[+/=]/g, '\\$&')}" src="/ui/webui.js"`));
+    assert.match(scripts[0][1], new RegExp(`nonce="${nonce!.replace(/[+/=]/g, '\\$&')}" src="ui/webui.js"`), 'relative to the page, so a proxy path prefix works');
+    assert.doesNotMatch(r.text, /(?:src|href)="\//, 'no URL of the page is absolute');
     const again = await h.call('GET', '/', { anonymous: true });
     assert.notEqual(/nonce-([^']+)/.exec(String(again.headers['content-security-policy']))?.[1], nonce, 'a fresh nonce per page');
     assert.equal((await h.call('HEAD', '/', { anonymous: true })).status, 200);
@@ -64,7 +65,10 @@ describe('web UI routes', function () {
     assert.equal(r.status, 201);
     const set = String(r.headers['set-cookie']);
     assert.match(set, new RegExp(`^${SESSION_COOKIE}=`));
-    for (const attr of ['HttpOnly', 'SameSite=Strict', 'Path=/ui', 'Max-Age=43200']) assert.ok(set.includes(attr), `${attr} in ${set}`);
+    for (const attr of ['HttpOnly', 'SameSite=Strict', 'Max-Age=43200']) assert.ok(set.includes(attr), `${attr} in ${set}`);
+    // No Path: the browser's default path for /ui/session is /ui (/proxy/<port>/ui behind a
+    // prefix); the Chromium tests check the path the browser really gives it.
+    assert.doesNotMatch(set, /Path=/i, 'the path is the browser default of /ui/session');
     assert.doesNotMatch(set, /Secure/, 'a loopback http server sets no Secure');
     assert.equal(typeof r.json.pageToken, 'string');
     assert.ok(!set.includes(r.json.pageToken as string), 'the page token is not in the cookie');
@@ -205,6 +209,44 @@ describe('web UI routes', function () {
     const s = await signIn();
     assert.equal((await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: { ...ui(s), origin: 'http://127.0.0.1:1' } })).status, 403);
     assert.equal((await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: { ...ui(s), origin: `http://127.0.0.1:${h.port}` } })).status, 200);
+  });
+
+  it('a ticket may declare the page\'s origin behind a proxy: its session accepts that origin and no other', async () => {
+    const declared = 'https://editor.example.test';
+    const tk = await h.call('POST', '/ui/ticket', { body: { origin: declared } });
+    assert.equal(tk.status, 201, tk.text);
+    assert.match(tk.json.ticket as string, /^[A-Za-z0-9_.-]+$/, 'still fits a URL fragment as is');
+    // A foreign page cannot spend it (and so does not burn it).
+    const foreign = await h.call('POST', '/ui/session', { anonymous: true, headers: { origin: 'https://evil.example.test' }, body: { ticket: tk.json.ticket } });
+    assert.equal(foreign.status, 403, foreign.text);
+    const first = await h.call('POST', '/ui/session', { anonymous: true, headers: { origin: declared }, body: { ticket: tk.json.ticket } });
+    assert.equal(first.status, 201, first.text);
+    const s = { cookie: /^([^;]+)/.exec(String(first.headers['set-cookie']))![1], pageToken: first.json.pageToken as string };
+    assert.equal((await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: { ...ui(s), origin: declared } })).status, 200, 'the declared origin');
+    assert.equal((await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: { ...ui(s), origin: `http://127.0.0.1:${h.port}` } })).status, 200, 'the server\'s own origin still');
+    assert.equal((await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: { ...ui(s), origin: 'https://evil.example.test' } })).status, 403, 'another origin');
+    assert.equal((await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: { ...ui(s), origin: 'http://editor.example.test' } })).status, 403, 'the declared host over another scheme');
+    // The origin is under the cookie's MAC: re-declaring it in a cookie breaks the session.
+    const [name, value] = s.cookie.split('=');
+    const parts = value.split('.');
+    const forged = `${name}=${[parts[0], parts[1], Buffer.from('https://evil.example.test').toString('base64url'), parts[3]].join('.')}`;
+    assert.equal((await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: { ...ui({ ...s, cookie: forged }), origin: 'https://evil.example.test' } })).status, 403);
+    assert.equal((await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: { ...ui({ ...s, cookie: forged }) } })).status, 401, 'a re-declared cookie is no session');
+    // No declaration: a session accepts exactly what it did before.
+    const plain = await h.call('POST', '/ui/ticket');
+    assert.equal((await h.call('POST', '/ui/session', { anonymous: true, headers: { origin: declared }, body: { ticket: plain.json.ticket } })).status, 403, 'an undeclared ticket refuses the proxy origin');
+    const p = await h.call('POST', '/ui/session', { anonymous: true, body: { ticket: plain.json.ticket } });
+    assert.equal(p.status, 201, p.text);
+    const ps = { cookie: /^([^;]+)/.exec(String(p.headers['set-cookie']))![1], pageToken: p.json.pageToken as string };
+    assert.equal((await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: { ...ui(ps), origin: declared } })).status, 403);
+    assert.equal((await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: { ...ui(ps), origin: `http://127.0.0.1:${h.port}` } })).status, 200);
+    // Only the API token declares, and only a plain origin.
+    assert.equal((await h.call('POST', '/ui/ticket', { anonymous: true, headers: ui(s), body: { origin: declared } })).status, 401, 'a session cannot mint a ticket for any origin');
+    for (const bad of ['https://editor.example.test/proxy/5000/', 'javascript:alert(1)', 'null', 42, `https://${'a'.repeat(300)}.test`]) {
+      const r = await h.call('POST', '/ui/ticket', { body: { origin: bad } });
+      assert.equal(r.status, 400, `${String(bad)}: ${r.text}`);
+      assert.match(r.json.message, /^origin /);
+    }
   });
 
   it('sign-out ends the session; the cookie is cleared', async () => {

@@ -1,7 +1,8 @@
 // Open in Browser (palette, and the view's title bar): the server's web UI in the user's browser,
 // signed in by a one-time link. The extension asks the server, with the API token in a header,
 // for a ticket that works once and for seconds (POST /ui/ticket, docs/api.md "Web UI"), and opens
-// `<server>/#ticket=…`: a fragment reaches no server, no proxy log and no Referer, and the page
+// `<server>/#ticket=…` (declaring the page's origin when the editor reaches the server through a
+// proxy, below): a fragment reaches no server, no proxy log and no Referer, and the page
 // takes it out of the address before spending it. The API token is never in the URL, and the
 // ticket is never logged. The hosted service has no web UI of ours: against it the command says so.
 import * as vscode from 'vscode';
@@ -26,7 +27,13 @@ export async function run(s: Services): Promise<boolean> {
     void showWarning(inert`The hosted service has no Test Inbox web UI. Open in Browser opens the web UI of a Test Inbox server: the local one, or a team server.`, SWITCH).then((choice) => (choice === SWITCH ? runAction('switchServer') : undefined));
     return false;
   }
-  const { url } = await api.webUiSignInUrl();
+  // In a browser-based editor (code-server, a cloud editor) the browser reaches the server at
+  // another address, asExternalUri's: when a proxy there rewrites Host, the server cannot see
+  // the page's origin, so the ticket declares it (its session accepts that origin, and only it).
+  const serverOrigin = new URL(api.baseUrl).origin;
+  const external = await vscode.env.asExternalUri(vscode.Uri.parse(`${serverOrigin}/`));
+  const externalOrigin = new URL(external.toString(true)).origin;
+  const { url } = await api.webUiSignInUrl(externalOrigin !== serverOrigin && externalOrigin !== 'null' ? { origin: externalOrigin } : {});
   // The exact string, not a Uri: the extension host's openExternal keeps a string as written (vscode#85930).
   const opened = await vscode.env.openExternal(url as unknown as vscode.Uri);
   if (!opened) throw new ExtensionError('unreachable', `The browser could not be opened. Open ${api.baseUrl}/ and sign in with the API token.`);

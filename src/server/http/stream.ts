@@ -88,7 +88,10 @@ export class StreamHub {
     }
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
+      // no-transform: a proxy that compresses (code-server's port proxy, through which the web
+      // UI reads this stream in a browser-based editor) would otherwise hold events in its gzip
+      // buffer; x-accel-buffering: nginx's own buffering.
+      'cache-control': 'no-store, no-transform',
       'x-accel-buffering': 'no',
       'x-content-type-options': 'nosniff',
     });

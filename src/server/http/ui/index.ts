@@ -1,13 +1,18 @@
 // The web UI's routes (docs/api.md "Web UI"): the page at `/`, everything else under `/ui/`.
 //  - `GET /`                 the page: a nonce-based CSP, no inline script, its script and
-//                            style from `/ui/` (the bundles beside the server's, esbuild.mjs).
+//                            style from `ui/` (the bundles beside the server's, esbuild.mjs).
+//                            Every URL of the page is relative to its own address, so it works
+//                            under a proxy's path prefix (code-server's `/proxy/<port>/`) too.
 //  - `POST /ui/session`      sign in with the API token, or with a one-time ticket;
 //                            `DELETE /ui/session` signs out.
 //  - `POST /ui/ticket`       a one-time sign-in ticket, for the API token (the editor's Open in
 //                            Browser): the browser opens `/#ticket=…`, and the page spends it.
+//                            It may declare the page's origin behind a proxy (`{origin}`,
+//                            ../origin.ts), which its session's Origin check then accepts.
 //  - `/ui/api/v2/…`          the API's own handlers for the routes the page uses, opened by a
 //                            session (cookie + page token, ./session.ts) instead of the token.
-// A session opens nothing outside `/ui/`; every `/ui/` request passes the one Origin check.
+// A session opens nothing outside `/ui/`; every `/ui/` request passes the one Origin check
+// (sign-in once it knows the ticket's declared origin, before the credential is used).
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as path from 'node:path';
@@ -15,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { type TokenCheck, checkToken } from '../auth';
 import { parseJsonObject, readBody, type BodyLimits } from '../body';
 import { HttpError, notFound } from '../errors';
-import { checkOrigin } from '../origin';
+import { checkOrigin, parseDeclaredOrigin } from '../origin';
 import { sendJson } from '../respond';
 import { allowedMethods, matchRoute, type ParsedUrl, type Route } from '../routes';
 import { PAGE_TOKEN_HEADER, SESSION_COOKIE, type Revocations, type SessionKeys, cookieValue, sessionCookie } from './session';
@@ -70,7 +75,9 @@ export async function handleUi(deps: UiDeps, req: IncomingMessage, res: ServerRe
     if (method !== 'GET') throw new HttpError(405, 'method_not_allowed', `method ${req.method ?? method} is not allowed here; use GET or HEAD`, { allow: 'GET, HEAD' });
     return sendPage(res);
   }
-  checkOrigin(req, deps.publicOrigin);
+  const signingIn = s.length === 2 && s[1] === 'session' && method === 'POST';
+  // Sign-in checks the Origin itself: a ticket may declare the page's origin.
+  if (!signingIn) checkOrigin(req, deps.publicOrigin, deps.sessions.declaredOrigin(cookieValue(req.headers.cookie, SESSION_COOKIE)));
   if (s.length === 2 && ASSETS[s[1]] !== undefined) {
     if (method !== 'GET') throw new HttpError(405, 'method_not_allowed', 'use GET or HEAD', { allow: 'GET, HEAD' });
     return sendAsset(res, s[1]);
@@ -83,7 +90,9 @@ export async function handleUi(deps: UiDeps, req: IncomingMessage, res: ServerRe
   if (s.length === 2 && s[1] === 'ticket') {
     if (method !== 'POST') throw new HttpError(405, 'method_not_allowed', 'use POST to get a sign-in ticket', { allow: 'POST' });
     deps.requireApiToken(req, url.query);
-    const ticket = deps.sessions.issueTicket();
+    const body = await readBody(req, res, deps.limits);
+    const origin = parseDeclaredOrigin(body.length === 0 ? undefined : parseJsonObject(body).origin);
+    const ticket = deps.sessions.issueTicket(origin);
     return sendJson(res, 201, { ticket: ticket.ticket, expires: ticket.expires }, { 'cache-control': 'no-store' });
   }
   if (s[1] === 'api') {
@@ -118,21 +127,25 @@ async function requireSession(deps: UiDeps, req: IncomingMessage): Promise<{ id:
 /** Signs in with `{token}` (the API token) or `{ticket}` (a one-time ticket, spent here on any process). */
 async function signIn(deps: UiDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = parseJsonObject(await readBody(req, res, deps.limits));
+  let origin: string | undefined;
   if (body.ticket !== undefined) {
     if (typeof body.ticket !== 'string' || body.ticket === '') throw new HttpError(400, 'bad_field', 'ticket must be the string the sign-in link carries');
     const ticket = deps.sessions.openTicket(body.ticket);
+    checkOrigin(req, deps.publicOrigin, typeof ticket === 'string' ? undefined : ticket.origin);
     if (ticket === 'invalid') throw new HttpError(401, 'unauthorized', 'this sign-in link is not valid (or the API token changed): open the web UI again from the editor, or sign in with the API token');
     if (ticket === 'expired') throw new HttpError(401, 'unauthorized', 'this sign-in link has expired (it lasts seconds): open the web UI again from the editor, or sign in with the API token');
     if (!(await deps.revocations.revoke(ticket.id, ticket.expires, deps.sessions.now()))) {
       throw new HttpError(401, 'unauthorized', 'this sign-in link was used already (it works once): open the web UI again from the editor, or sign in with the API token');
     }
+    origin = ticket.origin;
   } else {
+    checkOrigin(req, deps.publicOrigin);
     const token = typeof body.token === 'string' ? body.token : undefined;
     const outcome = checkToken(deps.apiToken, token);
     if (outcome === 'missing') throw new HttpError(400, 'bad_field', 'enter the API token');
     if (outcome === 'wrong') throw new HttpError(403, 'forbidden', 'wrong API token');
   }
-  const session = deps.sessions.issue();
+  const session = deps.sessions.issue(origin);
   sendJson(res, 201, { pageToken: session.pageToken, expires: session.expires }, { 'set-cookie': sessionCookie(session.cookie, Math.floor(deps.sessions.lifetimeMs / 1000), deps.secure) });
 }
 
@@ -226,12 +239,12 @@ function sendPage(res: ServerResponse): void {
 <meta name="referrer" content="no-referrer">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
-<link rel="stylesheet" href="/ui/webui.css">
+<link rel="stylesheet" href="ui/webui.css">
 <title>Test Inbox</title>
 </head>
 <body>
 <div id="app"></div>
-<script nonce="${nonce}" src="/ui/webui.js"></script>
+<script nonce="${nonce}" src="ui/webui.js"></script>
 </body>
 </html>
 `;

@@ -2,7 +2,7 @@
 // server accepts a session another issued: a session is an id and an expiry, MAC'd with a key
 // derived from the API token (a token change voids every session). The browser holds two
 // halves, and a UI request needs both:
-//  - the cookie `id.expiry.mac` (HttpOnly, SameSite=Strict, Path=/ui, a lifetime), which a page
+//  - the cookie `id.expiry.mac` (HttpOnly, SameSite=Strict, the path of `/ui`, a lifetime), which a page
 //    script cannot read;
 //  - the page token, a MAC of the id the page keeps in memory and sends in a header. A cookie for
 //    127.0.0.1 reaches every port of the host, including the app under test: the cookie alone
@@ -11,6 +11,9 @@
 // A sign-in ticket ("Open in Browser" in the editor) is the same kind of MAC'd id and expiry,
 // seconds long, asked for with the API token and spent on first use: spending it records its id
 // in the same Revocations, so a second use on any process of a team server is refused.
+// A ticket may carry a declared origin (the page's address behind a proxy that rewrites Host,
+// ../origin.ts): it is MAC'd into the ticket and into the session spent from it, as a fourth
+// part `id.expiry.origin.mac` (the origin base64url-encoded); values without it read as before.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const SESSION_COOKIE = 'test_inbox_ui';
@@ -58,6 +61,8 @@ interface IssuedSession {
 interface OpenSession {
   id: string;
   expires: number;
+  /** The origin declared with the ticket this session was spent from (../origin.ts), if any. */
+  origin?: string;
 }
 
 type SessionProblem = 'missing' | 'invalid' | 'expired' | 'revoked' | 'no_page_token';
@@ -84,18 +89,28 @@ export class SessionKeys {
     return createHmac('sha256', this.#key).update(what).digest('base64url');
   }
 
-  issue(): IssuedSession {
+  /** A new session; `origin` is the one its ticket declared. */
+  issue(origin?: string): IssuedSession {
     const id = randomBytes(16).toString('base64url');
     const expires = this.now() + this.lifetimeMs;
-    const body = `${id}.${expires}`;
-    return { cookie: `${body}.${this.#mac(`cookie:${body}`)}`, pageToken: this.#mac(`page:${id}`), expires };
+    return { cookie: this.#sign('cookie', id, expires, origin), pageToken: this.#mac(`page:${id}`), expires };
   }
 
-  /** A one-time sign-in ticket (spending it is the caller's: Revocations.revoke). */
-  issueTicket(): IssuedTicket {
+  /** A one-time sign-in ticket (spending it is the caller's: Revocations.revoke), with the origin the asker declared. */
+  issueTicket(origin?: string): IssuedTicket {
     const id = randomBytes(16).toString('base64url');
     const expires = this.now() + this.ticketLifetimeMs;
-    return { ticket: `${id}.${expires}.${this.#mac(`ticket:${id}.${expires}`)}`, expires };
+    return { ticket: this.#sign('ticket', id, expires, origin), expires };
+  }
+
+  /** The origin a session cookie declares when its MAC holds (whether the session is open is open()'s). */
+  declaredOrigin(cookie: string | undefined): string | undefined {
+    return cookie ? this.#signed(cookie, 'cookie')?.origin : undefined;
+  }
+
+  #sign(label: 'cookie' | 'ticket', id: string, expires: number, origin: string | undefined): string {
+    const body = origin === undefined ? `${id}.${expires}` : `${id}.${expires}.${Buffer.from(origin).toString('base64url')}`;
+    return `${body}.${this.#mac(`${label}:${body}`)}`;
   }
 
   /** The ticket's id when its MAC holds and it has not expired (whether it was used is the caller's). */
@@ -116,13 +131,14 @@ export class SessionKeys {
     return signed;
   }
 
-  /** `id.expiry.mac` whose MAC under `label` holds. */
+  /** `id.expiry.mac` or `id.expiry.origin.mac` whose MAC under `label` holds. */
   #signed(value: string, label: 'cookie' | 'ticket'): OpenSession | undefined {
     const parts = value.split('.');
-    if (parts.length !== 3 || !ID.test(parts[0]) || !/^[0-9]{1,16}$/.test(parts[1])) return undefined;
-    const [id, exp, mac] = parts;
-    if (!same(mac, this.#mac(`${label}:${id}.${exp}`))) return undefined;
-    return { id, expires: Number(exp) };
+    if ((parts.length !== 3 && parts.length !== 4) || !ID.test(parts[0]) || !/^[0-9]{1,16}$/.test(parts[1])) return undefined;
+    const mac = parts.pop() as string;
+    if (!same(mac, this.#mac(`${label}:${parts.join('.')}`))) return undefined;
+    const [id, exp, origin] = parts;
+    return { id, expires: Number(exp), ...(origin !== undefined ? { origin: Buffer.from(origin, 'base64url').toString() } : {}) };
   }
 }
 
@@ -142,7 +158,13 @@ export function cookieValue(header: string | undefined, name: string): string | 
   return undefined;
 }
 
-/** The Set-Cookie value of a session (or of its removal, when `value` is empty). */
+/**
+ * The Set-Cookie value of a session (or of its removal, when `value` is empty). It has no Path
+ * attribute on purpose: it is only ever set by `/ui/session`, so the browser's default path
+ * (RFC 6265 §5.1.4, the request path up to its last `/`) is `/ui` when the page is at `/`, and
+ * `/proxy/<port>/ui` behind a proxy that serves it under a prefix, where a fixed `Path=/ui`
+ * would never be sent back.
+ */
 export function sessionCookie(value: string, maxAgeSeconds: number, secure: boolean): string {
-  return `${SESSION_COOKIE}=${value}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
+  return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
 }

@@ -1,7 +1,7 @@
 // The reads of the PostgreSQL store: every read is a query (so a message any process acknowledged
 // is listed by every process at once); totals come from the counts' deltas (migration 4).
 import type pg from 'pg';
-import { ALL_INBOXES, normalizeInbox, parseMessageId, PHONE_INBOX_PATTERN } from '../../../core/ids';
+import { ALL_INBOXES, normalizeInbox, parseMessageId } from '../../../core/ids';
 import type { MetaTerm } from '../../../core/search';
 import { StoreError } from '../errors';
 import type { KeyedMessage, ListOptions, ListResult, MessageMeta, SearchOptions } from '../types';
@@ -126,7 +126,8 @@ function searchCondition(t: MetaTerm, param: (v: unknown) => string): string {
     case 'has':
       return 'code IS NOT NULL';
     case 'is':
-      return `${t.value === 'sms' ? '' : 'NOT '}inbox ~ ${param(PHONE_INBOX_PATTERN)}`;
+      // The phone column is `inbox ~ PHONE_INBOX_PATTERN` (core/ids.ts), computed once per row (migration 7).
+      return `${t.value === 'sms' ? '' : 'NOT '}phone`;
     case 'after':
       return `time_ms >= ${param(t.value)}`;
     case 'before':
