@@ -171,7 +171,10 @@ describe('web UI in Chromium', function () {
       for (const width of [1280, 375]) {
         await page.emulateMedia({ colorScheme });
         await page.setViewportSize({ width, height: 800 });
-        assert.equal(await page.evaluate(() => document.body.classList.contains('vscode-dark')), colorScheme === 'dark', 'the page follows the system setting');
+        // The page switches on the media query's change event: wait for it (the test failed reading it at once).
+        const dark = colorScheme === 'dark';
+        await page.waitForFunction((want) => document.body.classList.contains('vscode-dark') === want, dark, { timeout: 10_000 }).catch(() => undefined);
+        assert.equal(await page.evaluate(() => document.body.classList.contains('vscode-dark')), dark, 'the page follows the system setting');
         assert.deepEqual(await axeViolations(page), [], `${colorScheme} ${width}px`);
         if (width === 375) assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no horizontal scroll at 375 px');
       }
