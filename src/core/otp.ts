@@ -307,7 +307,7 @@ function standsAlone(hay: string, needle: string, at: number, word: boolean): bo
 
 interface Needle {
   text: string;
-  /** Needs a word boundary on both sides (findAll's `word`). */
+  /** Needs a word boundary on both sides (standsAlone). */
   word: boolean;
 }
 
@@ -352,12 +352,6 @@ class Needles {
   }
 }
 
-function findAll(hay: string, needle: string, word: boolean, into: Span[]): void {
-  for (let at = hay.indexOf(needle); at >= 0; at = hay.indexOf(needle, at + 1)) {
-    if (standsAlone(hay, needle, at, word)) into.push({ start: at, end: at + needle.length });
-  }
-}
-
 /** What ends a sentence (sentenceAround). */
 const SENTENCE_STOP_RE = /[.!?\n。！？]/g;
 
@@ -384,7 +378,7 @@ function previousWord(lower: string, at: number): string {
 }
 
 const KEYWORD_NEEDLES = new Needles(KEYWORDS.filter((k) => !k.booking && !k.exactCase));
-const EXACT_CASE_KEYWORDS = KEYWORDS.filter((k) => !k.booking && k.exactCase);
+const EXACT_CASE_NEEDLES = new Needles(KEYWORDS.filter((k) => !k.booking && k.exactCase));
 const BOOKING_KEYWORD_NEEDLES = new Needles(KEYWORDS.filter((k) => k.booking));
 const BOOKING_MARKER_NEEDLES = new Needles(BOOKING_MARKERS.map((text) => ({ text, word: false })));
 const PROMO_NEEDLES = new Needles(PROMO_MARKERS.map((text) => ({ text, word: false })));
@@ -405,7 +399,7 @@ function findKeywords(text: string, lower: string): Span[] {
   for (const m of lower.matchAll(SENTENCE_STOP_RE)) stops.push(m.index);
   const found: Span[] = [];
   KEYWORD_NEEDLES.each(lower, (k, at) => found.push({ start: at, end: at + k.text.length }));
-  for (const k of EXACT_CASE_KEYWORDS) findAll(text, k.text, k.word, found);
+  EXACT_CASE_NEEDLES.each(text, (k, at) => found.push({ start: at, end: at + k.text.length }));
   for (const sp of found) {
     if (spansStartingIn(suppressed, sp.start - 40, sp.end).some((b) => sp.start < b.end && sp.end > b.start)) continue;
     if (CODE_QUALIFIERS_BEFORE.has(previousWord(lower, sp.start))) continue;

@@ -7,7 +7,7 @@ import { writePrivateFile } from '../shared/privateFile';
 
 /**
  * Room the data folder keeps for the server's own small files (RESERVE_FILE): on a disk that
- * mail filled, a start still writes its server file (docs/architecture.md, "A full disk").
+ * mail filled, a start still writes its server file (docs/architecture.md, "Storage and recovery", the full-disk item).
  */
 const RESERVE_FILE = '.reserve';
 const RESERVE_BYTES = 256 * 1024;
