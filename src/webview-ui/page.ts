@@ -87,7 +87,7 @@ function showSignIn(problem?: string): void {
     ev.preventDefault();
     void signIn({ token: input.value }, error);
   });
-  main.append(el('p', { class: 'note' }, 'The API token is in the server file, or in the editor: Test Inbox: Copy API Token.'), form);
+  main.append(el('p', { class: 'note' }, 'The API token is apiToken in tokens.json, in the server\'s data folder; in the editor, Test Inbox: Copy API Token copies it.'), form);
   app.append(main);
   document.title = 'Sign in · Test Inbox';
   input.focus();
@@ -172,9 +172,10 @@ function nav(id: string, label: string): HTMLElement {
   return n;
 }
 
-function item(text: string, count: string | undefined, current: boolean, onClick: () => void, extra?: string): HTMLLIElement {
+/** A row of a list: a button, keyed so that a redraw can give the focus back to it (see fill). */
+function item(key: string, text: string, count: string | undefined, current: boolean, onClick: () => void, extra?: string): HTMLLIElement {
   const li = el('li');
-  const b = el('button', { type: 'button', class: current ? 'item current' : 'item', ...(current ? { 'aria-current': 'true' } : {}) });
+  const b = el('button', { type: 'button', class: current ? 'item current' : 'item', 'data-key': key, ...(current ? { 'aria-current': 'true' } : {}) });
   b.append(el('span', { class: 'name' }, text));
   if (extra) b.append(el('span', { class: 'extra' }, extra));
   if (count !== undefined) b.append(el('span', { class: 'count' }, count));
@@ -183,15 +184,37 @@ function item(text: string, count: string | undefined, current: boolean, onClick
   return li;
 }
 
+/**
+ * Replaces a list's rows. Live updates redraw the lists while a reader may be on one of their
+ * rows; the row of the same key takes the focus back, so no redraw drops the keyboard user's place.
+ */
+function fill(list: HTMLElement, rows: HTMLElement[]): void {
+  const active = document.activeElement;
+  const key = active instanceof HTMLElement && list.contains(active) ? active.dataset.key : undefined;
+  list.replaceChildren(...rows);
+  if (key === undefined) return;
+  for (const b of list.querySelectorAll<HTMLElement>('[data-key]')) {
+    if (b.dataset.key === key) {
+      b.focus();
+      return;
+    }
+  }
+}
+
 async function refresh(): Promise<void> {
   try {
     const domains = parseDomains(await (await call('GET', '/domains')).json());
-    const ul = byId('domains');
-    ul.replaceChildren(...domains.domains.map((d) => item(d.name, String(d.messages), d.name === selected.domain, () => {
-      selected = { domain: d.name };
-      void refresh();
-    })));
-    if (domains.domains.length === 0) ul.append(el('li', { class: 'empty' }, 'No mail yet.'));
+    // With no domain chosen (or the chosen one emptied) the first is shown, so mail is on screen at once.
+    if (selected.query === undefined && !domains.domains.some((d) => d.name === selected.domain)) selected = domains.domains[0] ? { domain: domains.domains[0].name } : {};
+    fill(
+      byId('domains'),
+      domains.domains.length === 0
+        ? [el('li', { class: 'empty' }, 'No mail yet.')]
+        : domains.domains.map((d) => item(`domain:${d.name}`, d.name, String(d.messages), d.name === selected.domain, () => {
+            selected = { domain: d.name };
+            void refresh();
+          })),
+    );
     if (selected.query !== undefined) {
       summaries = parseSearchResponse(await (await call('GET', `/search?q=${seg(selected.query)}&limit=200`)).json()).msgs;
     } else if (selected.domain !== undefined) {
@@ -212,33 +235,34 @@ async function refresh(): Promise<void> {
 function renderInboxes(): void {
   const counts = new Map<string, number>();
   for (const m of domainRecent) counts.set(m.to, (counts.get(m.to) ?? 0) + 1);
-  const ul = byId('inboxes');
-  ul.replaceChildren();
-  if (selected.domain === undefined) return;
-  for (const [inbox, n] of [...counts].sort((a, b) => a[0].localeCompare(b[0]))) {
-    const li = item(inbox, String(n), inbox === selected.inbox, () => {
-      selected = { domain: selected.domain, inbox };
-      void refresh();
-    });
-    ul.append(li);
+  const rows: HTMLElement[] = [];
+  if (selected.domain !== undefined) {
+    for (const [inbox, n] of [...counts].sort((a, b) => a[0].localeCompare(b[0]))) {
+      rows.push(item(`inbox:${inbox}`, inbox, String(n), inbox === selected.inbox, () => {
+        selected = { domain: selected.domain, inbox };
+        void refresh();
+      }));
+    }
+    if (domainCut) rows.push(el('li', { class: 'empty' }, `Inboxes and counts of the newest ${LIST_LIMIT} messages.`));
+    if (selected.inbox !== undefined) {
+      const clear = el('button', { type: 'button', class: 'danger', 'data-key': 'clear' }, `Clear inbox ${selected.inbox}`);
+      clear.addEventListener('click', () => void clearInbox());
+      const li = el('li');
+      li.append(clear);
+      rows.push(li);
+    }
   }
-  if (domainCut) ul.append(el('li', { class: 'empty' }, `Inboxes and counts of the newest ${LIST_LIMIT} messages.`));
-  if (selected.inbox !== undefined) {
-    const clear = el('button', { type: 'button', class: 'danger' }, `Clear inbox ${selected.inbox}`);
-    clear.addEventListener('click', () => void clearInbox());
-    const li = el('li');
-    li.append(clear);
-    ul.append(li);
-  }
+  fill(byId('inboxes'), rows);
 }
 
 function renderMessages(): void {
-  const ul = byId('messages');
   const shown = summaries.filter((m) => selected.inbox === undefined || m.to === selected.inbox).sort((a, b) => b.time - a.time);
-  ul.replaceChildren(
-    ...shown.map((m) => item(m.subject || '(no subject)', undefined, open?.id === m.id, () => void openMessage(m.domain, m.to, m.id), `${m.from} · ${m.to} · ${new Date(m.time).toLocaleString()}`)),
+  fill(
+    byId('messages'),
+    shown.length === 0
+      ? [el('li', { class: 'empty' }, selected.query !== undefined ? 'No message matches.' : 'No messages.')]
+      : shown.map((m) => item(`message:${m.id}`, m.subject || '(no subject)', undefined, open?.id === m.id, () => void openMessage(m.domain, m.to, m.id), `${m.from} · ${m.to} · ${new Date(m.time).toLocaleString()}`)),
   );
-  if (shown.length === 0) ul.append(el('li', { class: 'empty' }, selected.query !== undefined ? 'No message matches.' : 'No messages.'));
 }
 
 async function clearInbox(): Promise<void> {
