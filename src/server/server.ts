@@ -141,20 +141,22 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   const dataDir = path.resolve(options.dataDir);
   // The MIME worker threads: the read views' parsing, and the Maildir store's codes after each acknowledgement.
   const mime = new MimePool();
+  // The Maildir store's file writes: a thread of their own, so a slow disk never delays a read's parse.
+  const writer = new MimePool(1);
   const store: Store =
     options.databaseUrl !== undefined
       ? new PostgresStore({ url: options.databaseUrl, retention: options.retention, log, sweepIntervalMs: options.sweepIntervalMs })
-      : new MaildirStore({ dir: dataDir, retention: options.retention, log, detectCode: (head, sms) => mime.run({ op: 'code', raw: head, sms }) });
+      : new MaildirStore({ dir: dataDir, retention: options.retention, log, detectCode: (head, sms) => mime.detectCode({ raw: head, sms }), writeFile: (op) => writer.writeFile(op) });
   try {
     await store.open();
   } catch (e) {
-    await mime.close();
+    await Promise.all([mime.close(), writer.close()]);
     throw e;
   }
   // The PostgreSQL store holds no lock of the data folder (its tokens, TLS pair and server file): make sure it exists.
   if (options.databaseUrl !== undefined) await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
   // Run last first: the store closes (reading the codes still pending) before the workers stop.
-  const cleanups: Array<() => Promise<void>> = [() => mime.close(), () => store.close()];
+  const cleanups: Array<() => Promise<void>> = [() => mime.close(), () => writer.close(), () => store.close()];
   // One budget for the message bytes every SMTP and HTTP connection holds in memory at once.
   const budget = new ByteBudget();
   // Reads of stored messages have a budget of their own: however many clients read, intake goes on.

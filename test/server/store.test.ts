@@ -285,7 +285,7 @@ describe('MaildirStore', () => {
       checkpointIntervalMs: 0,
       detectCode: (head, sms) => {
         threads.push(true);
-        return pool.run({ op: 'code', raw: head, sms });
+        return pool.detectCode({ raw: head, sms });
       },
     });
     await viaPool.open();
@@ -298,6 +298,61 @@ describe('MaildirStore', () => {
       const [n] = await viaPool.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail({ body: 'Your code is 771204' }), 'smtp');
       assert.equal((await viaPool.get(n.id))?.code, '771204');
       assert.equal(threads.length, 2);
+    } finally {
+      await viaPool.close();
+      await pool.close();
+    }
+  });
+
+  it('writes message files through a worker thread when given one (links too, a symlink in tmp/ refused and tried again), and in this thread when it cannot answer', async () => {
+    const pool = new MimePool(1);
+    const ops: string[] = [];
+    const logged: string[] = [];
+    const viaPool = new MaildirStore({
+      dir: path.join(dir, 'written'),
+      retention: { maxMessages: 0, maxAgeMs: 0 },
+      checkpointIntervalMs: 0,
+      log: (_level, msg) => logged.push(msg),
+      writeFile: (op) => {
+        ops.push('from' in op ? 'link' : 'write');
+        return pool.writeFile(op);
+      },
+    });
+    await viaPool.open();
+    try {
+      const raw = rawEmail({ body: 'Both of you' });
+      const [a, b] = await viaPool.add([{ domain: 'inbox.test', inbox: 'joe' }, { domain: 'inbox.test', inbox: 'ann' }], raw, 'smtp');
+      await viaPool.filesWritten();
+      assert.deepEqual(ops, ['write', 'link'], 'the first file written, the second recipient\'s linked, both by the worker');
+      for (const m of [a, b]) {
+        const file = viaPool.pathOf(m);
+        assert.deepEqual(await fs.readFile(file), raw);
+        assert.equal((await fs.stat(file)).mode & 0o777, 0o600);
+      }
+      assert.equal((await fs.stat(viaPool.pathOf(a))).ino, (await fs.stat(viaPool.pathOf(b))).ino, 'one file, two names');
+
+      // A symlink planted at the tmp/ name is never written through: the worker's ELOOP comes back, the write is tried again.
+      const release = viaPool.holdMaterialiser();
+      const [c] = await viaPool.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail({ body: 'Third' }), 'smtp');
+      const outside = path.join(dir, 'outside.eml');
+      await fs.writeFile(outside, 'not yours');
+      await fs.symlink(outside, viaPool.pathOf(c, 'tmp'));
+      release();
+      for (let i = 0; i < 100 && !logged.some((l) => l.includes(c.id)); i++) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(logged.some((l) => l.includes(c.id) && /could not write the file/.test(l)), `the failure is logged: ${logged.join(' | ')}`);
+      assert.equal(await fs.readFile(outside, 'utf8'), 'not yours', 'nothing written through the link');
+      assert.equal((await viaPool.get(c.id))?.id, c.id, 'still readable from memory');
+      await fs.unlink(viaPool.pathOf(c, 'tmp'));
+      await viaPool.filesWritten();
+      assert.match(await fs.readFile(viaPool.pathOf(c), 'utf8'), /Third/);
+
+      // A stopped pool refuses the work: the store writes the file itself.
+      await pool.close();
+      const before = ops.length;
+      const [d] = await viaPool.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail({ body: 'Fourth' }), 'smtp');
+      await viaPool.filesWritten();
+      assert.ok(ops.length > before, 'handed to the pool first');
+      assert.match(await fs.readFile(viaPool.pathOf(d), 'utf8'), /Fourth/);
     } finally {
       await viaPool.close();
       await pool.close();

@@ -5,6 +5,7 @@
 // pool then starts a new one for the next job.
 import * as path from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import type { FileWrite } from '../store/maildir/fileWrites';
 import { type MimeJob, type MimeResults, runMimeJob } from './mimeWork';
 
 /** Two threads: the machine has at least two cores, and one huge message never blocks every other reader. */
@@ -83,6 +84,12 @@ export class MimePool {
     });
   }
 
+  /** The code of a message (store/code.ts detectCode), read on a worker; the codes of one turn of the event loop go together (batched). */
+  readonly detectCode = batched((jobs: Array<{ raw: Uint8Array; sms: boolean }>) => this.run({ op: 'codes', jobs: jobs.map((j) => ({ raw: compact(j.raw), sms: j.sms })) }));
+
+  /** A message file written (store/maildir/fileWrites.ts) on a worker; the writes of one turn of the event loop go together. */
+  readonly writeFile = batched((ops: FileWrite[]) => this.run({ op: 'writeFiles', ops: ops.map((op) => ('raw' in op ? { ...op, raw: compact(op.raw) } : op)) }));
+
   async close(): Promise<void> {
     this.closed = true;
     for (const p of this.queue.splice(0)) p.reject(new Error('the MIME workers are stopped'));
@@ -141,6 +148,32 @@ export class MimePool {
     this.drop(slot);
     void slot.worker.terminate();
   }
+}
+
+/**
+ * Calls made in one turn of the event loop, run as one job: a message to a worker thread costs the
+ * main thread a structured clone and a wake-up, more than a batch's share of one.
+ */
+function batched<I, O>(run: (items: I[]) => Promise<O[]>): (item: I) => Promise<O> {
+  let batch: Array<{ item: I; resolve: (o: O) => void; reject: (e: Error) => void }> = [];
+  const flush = (): void => {
+    const taken = batch;
+    batch = [];
+    run(taken.map((b) => b.item)).then(
+      (out) => taken.forEach((b, i) => b.resolve(out[i])),
+      (e: Error) => taken.forEach((b) => b.reject(e)),
+    );
+  };
+  return (item) =>
+    new Promise<O>((resolve, reject) => {
+      if (batch.length === 0) setImmediate(flush);
+      batch.push({ item, resolve, reject });
+    });
+}
+
+/** The bytes alone: a view into a larger buffer would be cloned to the worker whole. */
+function compact(raw: Uint8Array): Uint8Array {
+  return raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? raw : new Uint8Array(raw);
 }
 
 /** True in a thread started by MimePool. */

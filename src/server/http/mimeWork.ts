@@ -8,6 +8,7 @@ import { type ClickLink, linkToClick } from '../../core/message';
 import type { SearchableBody } from '../../core/search';
 import type { AttachmentInfo } from '../../core/wire';
 import { detectCode } from '../store/code';
+import { type FileWrite, type FileWriteResult, writeFilesSync } from '../store/maildir/fileWrites';
 import type { MessageMeta } from '../store/types';
 import { type AttachmentContent, getAttachment, contentOfRaw, listAttachments, type RenderedMessage, renderMessage, searchableOf, textAndHtml } from './render';
 
@@ -18,7 +19,8 @@ export type MimeJob =
   | { op: 'attachment'; raw: Uint8Array; n: number }
   | { op: 'linkToClick'; raw: Uint8Array; kind: LinkKindParam }
   | { op: 'searchable'; raw: Uint8Array; linkKinds?: readonly LinkKind[] }
-  | { op: 'code'; raw: Uint8Array; sms: boolean };
+  | { op: 'codes'; jobs: Array<{ raw: Uint8Array; sms: boolean }> }
+  | { op: 'writeFiles'; ops: FileWrite[] };
 
 export interface MimeResults {
   message: RenderedMessage & { notice?: string };
@@ -27,7 +29,8 @@ export interface MimeResults {
   attachment: AttachmentContent | { notice: string } | undefined;
   linkToClick: ClickLink | undefined;
   searchable: SearchableBody;
-  code: string | undefined;
+  codes: Array<string | undefined>;
+  writeFiles: FileWriteResult[];
 }
 
 function asBuffer(raw: Uint8Array): Buffer {
@@ -35,6 +38,8 @@ function asBuffer(raw: Uint8Array): Buffer {
 }
 
 export async function runMimeJob(job: MimeJob): Promise<MimeResults[MimeJob['op']]> {
+  if (job.op === 'codes') return Promise.all(job.jobs.map((j) => detectCode(asBuffer(j.raw), j.sms)));
+  if (job.op === 'writeFiles') return writeFilesSync(job.ops);
   const raw = asBuffer(job.raw);
   switch (job.op) {
     case 'message':
@@ -52,7 +57,5 @@ export async function runMimeJob(job: MimeJob): Promise<MimeResults[MimeJob['op'
       return linkToClick(await contentOfRaw(raw), job.kind);
     case 'searchable':
       return searchableOf(raw, job.linkKinds);
-    case 'code':
-      return detectCode(raw, job.sms);
   }
 }

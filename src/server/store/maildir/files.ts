@@ -14,6 +14,7 @@ import type { MessageBody, MessageMeta, StoreLog } from '../types';
 import { Checkpoints } from './checkpoints';
 import { FLUSH_CONCURRENCY, flushFiles, OPEN_CONCURRENCY, rmQuietly } from './fileOps';
 import { fsyncDir, inboxDirOf, mailPathError, mailRoot, mapLimit, messageFileOf, PRIVATE_DIR_MODE } from './layout';
+import { fileWriteError, type FileWriter, writeFileHere } from './fileWrites';
 import { Materialiser, type MaterialiseJob } from './materialiser';
 import type { IndexRecord } from './ordered';
 import { linkRecord, messageRecord, WriteAheadLog } from './wal';
@@ -41,9 +42,6 @@ const LINK_UNSUPPORTED = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
 /** link() errors that mean "not this link" (another file system, too many links to one file): this one file is copied. */
 const LINK_REFUSED = new Set(['EXDEV', 'EMLINK']);
 
-/** Open flags of a message file rewritten in tmp/: created or truncated, and never through a symlink in its place (ELOOP). */
-const WRITE_NOFOLLOW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | (fsConstants.O_NOFOLLOW ?? 0);
-
 function storeFailure(e: unknown): StoreError {
   if (StoreError.is(e)) return e;
   if (isNoSpace(e)) return new StoreError('full', 'the disk of the data dir is full; the message was not stored (delete messages or free space, then try again)', { cause: e });
@@ -66,6 +64,8 @@ export class MaildirFiles {
   constructor(
     readonly dir: string,
     private readonly log: StoreLog,
+    /** Runs the materialiser's writes and links (fileWrites.ts): on the server's worker thread, or here. */
+    private readonly writeFile: FileWriter = writeFileHere,
   ) {
     this.wal = new WriteAheadLog(dir);
     this.checkpoints = new Checkpoints(this.wal, log);
@@ -201,30 +201,24 @@ export class MaildirFiles {
       if (unsafe) throw unsafe;
       const final = this.pathOf(r.meta, 'new');
       if (first !== undefined && this.linksUsable) {
-        try {
-          await fs.link(first, final);
+        const failed = await this.writeFile({ from: first, final });
+        const code = failed?.code ?? '';
+        // EEXIST: only this store names files by this id, so it is a try that failed after linking it.
+        if (failed === undefined || code === 'EEXIST') {
           job.written.add(id);
           continue;
-        } catch (e) {
-          const code = errnoCode(e) ?? '';
-          if (code === 'EEXIST') {
-            // Only this store names files by this id: a try that failed after linking it.
-            job.written.add(id);
-            continue;
-          }
-          if (LINK_UNSUPPORTED.has(code)) {
-            this.linksUsable = false;
-            this.log('info', `store: hard links are not available here (${(e as Error).message}); each recipient gets a copy`);
-          } else if (!LINK_REFUSED.has(code) && code !== 'ENOENT') {
-            throw e;
-          }
-          // Copied below.
         }
+        if (LINK_UNSUPPORTED.has(code)) {
+          this.linksUsable = false;
+          this.log('info', `store: hard links are not available here (${failed.message}); each recipient gets a copy`);
+        } else if (!LINK_REFUSED.has(code) && code !== 'ENOENT') {
+          throw fileWriteError(failed);
+        }
+        // Copied below.
       }
-      const tmp = this.pathOf(r.meta, 'tmp');
-      // 'w': a leftover of a failed try of this same message is replaced.
-      await fs.writeFile(tmp, job.raw, { mode: PRIVATE_FILE_MODE, flag: WRITE_NOFOLLOW });
-      await fs.rename(tmp, final);
+      // A leftover of a failed try of this same message in tmp/ is replaced.
+      const failed = await this.writeFile({ tmp: this.pathOf(r.meta, 'tmp'), final, raw: job.raw });
+      if (failed) throw fileWriteError(failed);
       job.written.add(id);
       first ??= final;
     }

@@ -9,8 +9,12 @@
 
 import type { IndexRecord } from './ordered';
 
-/** Files written at once: leaves libuv's other threads to the log's fdatasync and to reads. */
-const MATERIALISE_CONCURRENCY = 2;
+/**
+ * Files written at once. The writes run on the server's file-writing thread (fileWrites.ts), not
+ * libuv's pool, which stays the log's fdatasync's and the reads'; enough that a group commit's
+ * files go to that thread together.
+ */
+const MATERIALISE_CONCURRENCY = 32;
 /** Bytes waiting for their files above which deliveries wait (bounds memory when the disk is slower than the network). */
 const MATERIALISE_BACKLOG_BYTES = 64 * 1024 * 1024;
 /** A failed write is tried again after this long. */

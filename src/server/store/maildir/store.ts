@@ -19,6 +19,7 @@ import { matchesMetaTerm, type MetaTerm } from '../../../core/search';
 import { type CommitItem, MaildirFiles } from './files';
 import { StoreError } from '../errors';
 import { CODE_SCAN_MAX_BYTES, detectCode } from '../code';
+import { type FileWriter, writeFileHere } from './fileWrites';
 import { type CodeDetector, indexedCodes, indexedHeaders, targetsToAdd, type Target } from '../incoming';
 import { loadIndex, saveIndex } from './indexFiles';
 import { addLine, deleteLine, Journal } from './journal';
@@ -42,8 +43,11 @@ const SEARCH_CHUNK = 8192;
 const SPOOL_DIR_NAME = '.spool';
 /** Checkpoint this often while the log holds anything: the kernel writes dirty pages back about this often anyway. */
 const WAL_CHECKPOINT_INTERVAL_MS = 2000;
-/** Codes read at once after their acknowledgements (each a MIME parse and a scan, a few hundred µs of CPU). */
-const CODE_CONCURRENCY = 4;
+/**
+ * Codes read at once after their acknowledgements (each a MIME parse and a scan, a few hundred µs
+ * of CPU): enough that the codes of a group commit go to a worker together (mimePool.ts detectCode).
+ */
+const CODE_CONCURRENCY = 32;
 /**
  * Deliveries wait while this many acknowledged messages still wait for their code, or their
  * heads hold this many bytes: the code is read within a bounded time of the acknowledgement
@@ -73,6 +77,12 @@ export interface MaildirStoreOptions {
    * log. Default: code.ts detectCode in this thread. One that fails is read here instead.
    */
   detectCode?: CodeDetector;
+  /**
+   * Runs the writes of the message files after the acknowledgement (fileWrites.ts): the server
+   * hands them to a worker thread of their own. Default: in this thread. One that fails to
+   * answer (stopping, died) is run here instead.
+   */
+  writeFile?: FileWriter;
 }
 
 export class MaildirStore implements Store {
@@ -135,7 +145,8 @@ export class MaildirStore implements Store {
     // The same detector either way: a worker that cannot answer (stopping, died) leaves the work to this thread.
     this.detect = elsewhere ? (head, sms) => elsewhere(head, sms).catch(() => detectCode(head, sms)) : detectCode;
     this.journal = new Journal(this.dir, (e) => this.log('warn', `store: journal write failed (the messages are stored; the next start re-reads them): ${e.message}`));
-    this.files = new MaildirFiles(this.dir, this.log);
+    const writer = options.writeFile;
+    this.files = new MaildirFiles(this.dir, this.log, writer ? (op) => writer(op).catch(() => writeFileHere(op)) : writeFileHere);
     this.keys = new KeyLog(this.dir);
     // Its folders made by this store hold only files it created 0600: no walk needed on the next start.
     this.files.onInboxCreated = (domain, inbox) => this.privateInboxes.add(inboxKeyOf(domain, inbox));
