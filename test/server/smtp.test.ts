@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { buildMessage } from '../../bench/lib/smtp-load';
 import { createSmtpServer, type InboxSmtpServer, STORED_REPLY_PREFIX } from '../../src/server/smtp';
+import { ByteBudget } from '../../src/server/budget';
 import { SPOOL_THRESHOLD_BYTES } from '../../src/server/spool';
 import type { Store } from '../../src/server/store/types';
 import { makeStore, ON_MAILDIR } from './api-harness';
@@ -46,6 +47,11 @@ class RawSmtp {
   async send(line: string): Promise<string> {
     this.socket.write(line + '\r\n');
     return this.reply();
+  }
+
+  /** Sends bytes without waiting for a reply (a message body, say). */
+  write(text: string): void {
+    this.socket.write(text);
   }
 
   close(): void {
@@ -106,6 +112,33 @@ describe('SMTP ingest', () => {
     await transport().sendMail({ from: 'a@acme.test', to: 'joe@inbox.test', cc: 'JOE@inbox.test', bcc: 'ann@inbox.test', subject: 's', text: 't' });
     assert.equal((await store.list('inbox.test', 'joe', all)).total, 1);
     assert.equal((await store.list('inbox.test', 'ann', all)).total, 1);
+  });
+
+  it('a client that leaves in the middle of a message leaves no bytes held, no spool file and nothing stored', async () => {
+    const spoolDir = path.join(dir, 'spool');
+    store = await makeStore(dir, () => undefined);
+    await store.open();
+    const budget = new ByteBudget();
+    smtp = createSmtpServer({ store, host: '127.0.0.1', port: 0, spoolDir, budget });
+    port = (await smtp.start()).port;
+    for (const bytes of [2_000, SPOOL_THRESHOLD_BYTES * 2]) {
+      const { client } = await RawSmtp.connect(port);
+      assert.match(await client.send('EHLO test.local'), /^250/);
+      assert.match(await client.send('MAIL FROM:<a@acme.test>'), /^250/);
+      assert.match(await client.send('RCPT TO:<joe@inbox.test>'), /^250/);
+      assert.match(await client.send('DATA'), /^354/);
+      client.write(`Subject: half\r\n\r\n${'x'.repeat(bytes)}\r\n`);
+      // Until the server has the bytes (held in memory, or in a spool file).
+      for (let i = 0; i < 200 && budget.inUse === 0 && (await fs.readdir(spoolDir).catch(() => [])).length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      client.close();
+      for (let i = 0; i < 200 && (budget.inUse > 0 || (await fs.readdir(spoolDir).catch(() => [])).length > 0); i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(budget.inUse, 0, `no bytes held after a ${bytes}-byte half message`);
+      assert.deepEqual(await fs.readdir(spoolDir).catch(() => []), [], 'no spool file left');
+    }
+    assert.equal((await store.list('inbox.test', 'joe', all)).total, 0, 'nothing stored');
+    // And the server goes on.
+    await transport().sendMail({ from: 'a@acme.test', to: 'joe@inbox.test', subject: 'after', text: 'still here' });
+    assert.equal((await store.list('inbox.test', 'joe', all)).total, 1);
   });
 
   it('refuses a recipient whose inbox name is not acceptable with 550 and says why', async () => {
