@@ -212,7 +212,7 @@ export class LocalServer {
     const refuse = (why: string): LocalServerError =>
       new LocalServerError(
         'not_proven',
-        `A program on port ${o.httpPort} answers like a Test Inbox server, but ${why}. It may be another user's program, so no token was sent to it. Stop it, or choose another port.`,
+        `A program on port ${o.httpPort} answers like a Test Inbox server, but ${why}. It may be another user's program, so no token was sent to it. Stop it or choose another port; if it is your own \`test-inbox serve\` with another --data-dir, set testInbox.local.dataFolder to that folder.`,
         o.httpPort,
       );
     const proof = await readServerFile(file, (f) => fs.readFile(f, 'utf8'));

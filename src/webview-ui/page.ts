@@ -10,9 +10,22 @@ import { handleHostMessage, initView } from './view';
 import { buildViewState } from './viewState';
 
 const PAGE_TOKEN_HEADER = 'x-test-inbox-session';
+/**
+ * The page token is kept in this tab's sessionStorage, so a reload keeps the session: storage of
+ * the page's own origin (scheme, host and port), which the app under test on another port of the
+ * same host cannot read, unlike the cookie it is sent. The email frame is sandboxed without
+ * same-origin, so it cannot read it either. Gone with the tab, and at sign-out.
+ */
+const PAGE_TOKEN_KEY = 'test-inbox-page-token';
 const RECONNECT_MS = 2000;
 
 let pageToken: string | undefined;
+/** A problem of the search box's query (the server's 400), shown in place of results. */
+let queryProblem: string | undefined;
+/** The number of messages the search matched (its total), for the list's heading. */
+let queryTotal = 0;
+/** Give the first message row the focus when the next list arrives (after sign-in, a delete or a clear), unless the reader is elsewhere. */
+let focusFirstRow = false;
 let selected: { domain?: string; inbox?: string; query?: string } = {};
 /** The messages listed: the search's, the selected inbox's, or the selected domain's newest. */
 let summaries: MessageSummary[] = [];
@@ -71,6 +84,7 @@ const seg = encodeURIComponent;
 
 function showSignIn(problem?: string): void {
   pageToken = undefined;
+  sessionStorage.removeItem(PAGE_TOKEN_KEY);
   streamAbort?.abort();
   const app = byId('app');
   app.replaceChildren();
@@ -85,7 +99,9 @@ function showSignIn(problem?: string): void {
   form.append(label, input, submit, error);
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    void signIn({ token: input.value }, error);
+    // As pasted from a terminal or from tokens.json: spaces, quotes and the key around it are no part of the token.
+    const token = input.value.trim().replace(/^(?:"?apiToken"?\s*:\s*)?["']?([^"'\s]*)["']?,?$/, '$1');
+    void signIn({ token }, error);
   });
   main.append(el('p', { class: 'note' }, 'The API token is apiToken in tokens.json, in the server\'s data folder; in the editor, Test Inbox: Copy API Token copies it.'), form);
   app.append(main);
@@ -110,6 +126,7 @@ async function signIn(credential: { token: string } | { ticket: string }, error:
     return;
   }
   pageToken = body.pageToken;
+  sessionStorage.setItem(PAGE_TOKEN_KEY, body.pageToken);
   showApp();
 }
 
@@ -162,7 +179,8 @@ function showApp(): void {
   layout.append(viewer);
   app.append(header, conn, layout);
   document.title = 'Test Inbox';
-  void refresh();
+  focusFirstRow = true;
+  // The push stream lists everything as it connects (and again at each reconnection).
   void stream();
 }
 
@@ -215,8 +233,17 @@ async function refresh(): Promise<void> {
             void refresh();
           })),
     );
+    queryProblem = undefined;
     if (selected.query !== undefined) {
-      summaries = parseSearchResponse(await (await call('GET', `/search?q=${seg(selected.query)}&limit=200`)).json()).msgs;
+      try {
+        const found = parseSearchResponse(await (await call('GET', `/search?q=${seg(selected.query)}&limit=200`)).json());
+        summaries = found.msgs;
+        queryTotal = found.total;
+      } catch (e) {
+        if ((e as { status?: number }).status !== 400) throw e;
+        summaries = [];
+        queryProblem = (e as Error).message;
+      }
     } else if (selected.domain !== undefined) {
       const recent = parseListing(await (await call('GET', `/domains/${seg(selected.domain)}/inboxes/*?limit=${LIST_LIMIT}&sort=descending`)).json());
       domainRecent = recent.msgs;
@@ -236,6 +263,7 @@ function renderInboxes(): void {
   const counts = new Map<string, number>();
   for (const m of domainRecent) counts.set(m.to, (counts.get(m.to) ?? 0) + 1);
   const rows: HTMLElement[] = [];
+  if (selected.query !== undefined) rows.push(el('li', { class: 'empty' }, 'Searching every domain and inbox.'));
   if (selected.domain !== undefined) {
     for (const [inbox, n] of [...counts].sort((a, b) => a[0].localeCompare(b[0]))) {
       rows.push(item(`inbox:${inbox}`, inbox, String(n), inbox === selected.inbox, () => {
@@ -257,12 +285,22 @@ function renderInboxes(): void {
 
 function renderMessages(): void {
   const shown = summaries.filter((m) => selected.inbox === undefined || m.to === selected.inbox).sort((a, b) => b.time - a.time);
-  fill(
-    byId('messages'),
-    shown.length === 0
-      ? [el('li', { class: 'empty' }, selected.query !== undefined ? 'No message matches.' : 'No messages.')]
-      : shown.map((m) => item(`message:${m.id}`, m.subject || '(no subject)', undefined, open?.id === m.id, () => void openMessage(m.domain, m.to, m.id), `${m.from} · ${m.to} · ${new Date(m.time).toLocaleString()}`)),
-  );
+  const rows: HTMLElement[] = [];
+  if (selected.query !== undefined) {
+    rows.push(
+      queryProblem !== undefined
+        ? el('li', { class: 'error', role: 'alert' }, `The query cannot be read: ${queryProblem.replace(/^bad query: /, '')}`)
+        : el('li', { class: 'empty' }, `${queryTotal} ${queryTotal === 1 ? 'message matches' : 'messages match'} “${selected.query}”${queryTotal > shown.length ? ` (the newest ${shown.length} shown)` : ''}.`),
+    );
+  } else if (shown.length === 0) rows.push(el('li', { class: 'empty' }, 'No messages.'));
+  for (const m of shown) rows.push(item(`message:${m.id}`, m.subject || '(no subject)', undefined, open?.id === m.id, () => void openMessage(m.domain, m.to, m.id), `${m.from} · ${m.to} · ${new Date(m.time).toLocaleString()}`));
+  const list = byId('messages');
+  fill(list, rows);
+  if (focusFirstRow && shown.length > 0) {
+    focusFirstRow = false;
+    // Only where the focus fell to the page (a sign-in form or a button gone): never taken from where the reader is.
+    if (document.activeElement === null || document.activeElement === document.body) list.querySelector<HTMLElement>('[data-key]')?.focus();
+  }
 }
 
 async function clearInbox(): Promise<void> {
@@ -272,10 +310,19 @@ async function clearInbox(): Promise<void> {
   try {
     await call('DELETE', `/domains/${seg(domain)}/inboxes/${seg(inbox)}`);
     selected = { domain };
+    open = undefined;
+    byId('root').replaceChildren(el('p', { class: 'empty' }, `Inbox ${inbox} cleared.`));
+    announce(`Cleared inbox ${inbox}.`);
+    focusFirstRow = true;
     await refresh();
   } catch (e) {
     if (!(e instanceof SignedOut)) setConn(`Could not clear: ${(e as Error).message}`);
   }
+}
+
+/** Says what happened in the view's status line (the one the message view uses, a polite live region). */
+function announce(text: string): void {
+  handleHostMessage({ type: 'notice', level: 'info', text }, Date.now());
 }
 
 function setConn(text: string): void {
@@ -297,6 +344,8 @@ async function openMessage(domain: string, inbox: string, id: string): Promise<v
     open = { domain, inbox, id, message, attachments, raw, remote: false };
     renderOpen();
     renderMessages();
+    // One column on a narrow screen: the message is below the lists, so bring it into view.
+    if (window.matchMedia('(max-width: 800px)').matches) document.querySelector('.viewer')?.scrollIntoView({ block: 'start' });
   } catch (e) {
     if (e instanceof SignedOut) return;
     const gone = (e as { status?: number }).status === 404;
@@ -324,6 +373,8 @@ async function deleteOpen(): Promise<void> {
     await call('DELETE', `/domains/${seg(domain)}/inboxes/${seg(inbox)}/messages/${seg(id)}`);
     open = undefined;
     byId('root').replaceChildren(el('p', { class: 'empty' }, 'Message deleted.'));
+    announce('Message deleted.');
+    focusFirstRow = true;
     await refresh();
   } catch (e) {
     if (!(e instanceof SignedOut)) setConn(`Could not delete: ${(e as Error).message}`);
@@ -345,6 +396,25 @@ async function copy(text: string, what: string): Promise<void> {
     area.remove();
   }
   handleHostMessage({ type: 'notice', level: ok ? 'info' : 'error', text: ok ? `Copied ${what}.` : `Could not copy ${what}: select it and copy by hand.` }, Date.now());
+}
+
+/** Downloads an attachment through the session (the page token goes in a header, so no plain link can fetch it). */
+async function saveAttachment(index: number): Promise<void> {
+  if (!open) return;
+  const a = open.attachments.find((x) => x.attachment_id === index);
+  const name = a?.filename || `attachment-${index}`;
+  try {
+    const res = await call('GET', `/domains/${seg(open.domain)}/inboxes/${seg(open.inbox)}/messages/${seg(open.id)}/attachments/${index}`);
+    const url = URL.createObjectURL(await res.blob());
+    const link = el('a', { href: url, download: name, class: 'copy-buffer' });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    announce(`Saved ${name}.`);
+  } catch (e) {
+    if (!(e instanceof SignedOut)) handleHostMessage({ type: 'notice', level: 'error', text: `Could not save ${name}: ${(e as Error).message}` }, Date.now());
+  }
 }
 
 function answer(m: WebviewMessage): void {
@@ -372,7 +442,7 @@ function answer(m: WebviewMessage): void {
       void openMessage(open.domain, open.inbox, open.id);
       return;
     case 'saveAttachment':
-      handleHostMessage({ type: 'notice', level: 'info', text: 'Attachments are saved from the editor or the API; the web UI lists them.' }, Date.now());
+      void saveAttachment(m.index);
       return;
     default:
       return;
@@ -440,5 +510,12 @@ window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () 
   renderOpen();
 });
 const ticket = takeTicket();
-showSignIn();
-if (ticket !== undefined) void signIn({ ticket }, byId('signin-error'));
+const kept = ticket === undefined ? sessionStorage.getItem(PAGE_TOKEN_KEY) : null;
+if (kept !== null) {
+  // A reload of a signed-in tab: the session goes on (an ended one answers 401, and the sign-in shows).
+  pageToken = kept;
+  showApp();
+} else {
+  showSignIn();
+  if (ticket !== undefined) void signIn({ ticket }, byId('signin-error'));
+}

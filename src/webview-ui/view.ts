@@ -182,7 +182,7 @@ function renderHeader(state: ViewState): HTMLElement {
   field('To', h.to);
   field('Date', h.date ? `${formatTime(h.time)} (${h.date})` : formatTime(h.time));
   if (h.via) field('Sent through', h.via);
-  field('ID', h.id, actionButton('Copy ID', 'copy', { type: 'copyId' }, { class: 'icon-button', 'aria-label': `Copy message ID ${h.id}`, title: 'Copy message ID' }));
+  field('ID', h.id, actionButton('Copy ID', 'copy', { type: 'copyId' }, { class: 'icon-button', 'aria-label': `Copy ID of message ${h.id}`, title: 'Copy the message ID' }));
   header.append(dl);
   return header;
 }

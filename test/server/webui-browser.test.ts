@@ -78,10 +78,15 @@ describe('web UI in Chromium', function () {
   it('refuses a wrong token at sign-in, then signs in', async () => {
     await signIn(page, 'not-the-token');
     await page.getByRole('alert').filter({ hasText: 'Wrong API token.' }).waitFor();
-    await page.getByLabel('API token').fill(tokens.apiToken);
+    // As copied from tokens.json or a terminal: the key, quotes and spaces around it are no part of it.
+    await page.getByLabel('API token').fill(`  "apiToken": "${tokens.apiToken}",  `);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
     assert.equal(await page.evaluate(() => document.cookie), '', 'the session cookie is HttpOnly');
+    // A reload of the tab keeps the session.
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    assert.equal(await page.getByLabel('API token').count(), 0, 'no sign-in after a reload');
   });
 
   it('a message sent over SMTP appears without a reload; open it and Copy puts the code on the clipboard', async () => {
@@ -208,8 +213,9 @@ describe('web UI in Chromium', function () {
         }
         assert.fail(`Tab never reached ${name}`);
       };
-      // The domain's mail is listed at once, no domain to choose first.
+      // The domain's mail is listed at once, no domain to choose first, and the focus is on its newest message.
       await p.getByRole('navigation', { name: 'Messages' }).getByRole('button', { name: /Your sign-in code/ }).waitFor();
+      await p.waitForFunction(() => document.activeElement?.closest('nav[aria-label="Messages"]') != null);
       await tabTo(/Your sign-in code/);
       // New mail redraws the lists live; the row the reader is on keeps the focus.
       await send('erin', 'Arrived while reading', { text: 'Nothing to see.' });
@@ -300,10 +306,16 @@ describe('web UI in Chromium', function () {
       await linked.waitForFunction(() => document.querySelectorAll('#messages button.item').length === 1);
       await q.fill('nothing-matches-this-zq');
       await q.press('Enter');
-      await messages(linked).getByText('No message matches.').waitFor();
+      await messages(linked).getByText('0 messages match “nothing-matches-this-zq”.').waitFor();
+      await q.fill('code:482913');
+      await q.press('Enter');
+      await messages(linked).getByText('1 message matches “code:482913”.').waitFor();
+      assert.equal(await linked.getByRole('navigation', { name: 'Inboxes' }).getByText('Searching every domain and inbox.').count(), 1);
+      // A malformed query says what is wrong in place of results: the last query's are not left as if they matched.
       await q.fill('size:10');
       await q.press('Enter');
-      await linked.locator('#conn').filter({ hasText: /unknown operator "size:"/ }).waitFor();
+      await messages(linked).getByRole('alert').filter({ hasText: /The query cannot be read: unknown operator "size:"/ }).waitFor();
+      assert.equal(await linked.locator('#messages button.item').count(), 0, 'no results of the earlier query');
     });
 
     it('shows an SMS as a conversation, with its code and Copy', async () => {
@@ -368,12 +380,27 @@ describe('web UI in Chromium', function () {
       }
     });
 
-    it('deletes a message from the page', async () => {
+    it('saves an attachment as a download; the message ID\'s Copy shows its label', async () => {
+      const t = nodemailer.createTransport({ host: server.smtpHost, port: server.smtpPort, secure: false, ignoreTLS: true });
+      await t.sendMail({ from: 'billing@acme.test', to: `erin@${DOMAIN}`, subject: 'Your invoice', text: 'Attached.', attachments: [{ filename: 'invoice.txt', content: 'Invoice 42: paid.' }] });
+      t.close();
+      await messages(linked).getByRole('button', { name: /Your invoice/ }).click();
+      await linked.getByRole('tab', { name: /Attachments/ }).click();
+      const [download] = await Promise.all([linked.waitForEvent('download'), linked.getByRole('button', { name: 'Save attachment invoice.txt' }).click()]);
+      assert.equal(download.suggestedFilename(), 'invoice.txt');
+      assert.equal(await fs.readFile((await download.path())!, 'utf8'), 'Invoice 42: paid.');
+      await linked.getByText('Saved invoice.txt.').first().waitFor();
+      const copyId = await linked.getByRole('button', { name: /^Copy ID of message/ }).boundingBox();
+      assert.ok(copyId && copyId.width >= 24 && copyId.height >= 12, `the Copy ID button is visible: ${JSON.stringify(copyId)}`);
+    });
+
+    it('deletes a message from the page; the focus goes to the list', async () => {
       await messages(linked).getByRole('button', { name: /After the restart/ }).click();
       await linked.getByRole('heading', { name: 'After the restart' }).waitFor();
       await linked.getByRole('button', { name: 'Delete message' }).click();
-      await linked.getByText('Message deleted.').waitFor();
+      await linked.getByText('Message deleted.').first().waitFor();
       await messages(linked).getByRole('button', { name: /After the restart/ }).waitFor({ state: 'detached' });
+      await linked.waitForFunction(() => document.activeElement?.closest('nav[aria-label="Messages"]') != null);
       assert.deepEqual(await listed('carol'), []);
       assert.deepEqual(await listed('alice'), ['Your sign-in code', 'Welcome'], 'nothing else deleted');
     });

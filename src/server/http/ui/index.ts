@@ -240,6 +240,7 @@ function sendPage(res: ServerResponse): void {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <link rel="stylesheet" href="ui/webui.css">
+<link rel="icon" href="data:,">
 <title>Test Inbox</title>
 </head>
 <body>
