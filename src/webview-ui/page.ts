@@ -82,6 +82,11 @@ const seg = encodeURIComponent;
 
 // ---------------------------------------------------------------- sign-in
 
+/** The server's messages are phrased for logs and JSON (lower case): on the page, a sentence. */
+function sentence(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 function showSignIn(problem?: string): void {
   pageToken = undefined;
   sessionStorage.removeItem(PAGE_TOKEN_KEY);
@@ -95,7 +100,7 @@ function showSignIn(problem?: string): void {
   const input = el('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'current-password', required: '' });
   const submit = el('button', { type: 'submit', class: 'primary' }, 'Sign in');
   const error = el('p', { id: 'signin-error', class: 'error', role: 'alert' });
-  if (problem) error.textContent = problem;
+  if (problem) error.textContent = sentence(problem);
   form.append(label, input, submit, error);
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
@@ -122,7 +127,8 @@ async function signIn(credential: { token: string } | { ticket: string }, error:
   const body = (await res.json().catch(() => ({}))) as { pageToken?: string; message?: string };
   if (!res.ok || typeof body.pageToken !== 'string') {
     // 403 is a wrong token, or (the server's message says so) a page at an origin the server does not accept.
-    error.textContent = res.status === 403 && 'token' in credential && body.message === 'wrong API token' ? 'Wrong API token.' : (body.message ?? `Sign-in failed (${res.status}).`);
+    const said = body.message === undefined ? `Sign-in failed (${res.status}).` : sentence(body.message);
+    error.textContent = res.status === 403 && 'token' in credential && body.message === 'wrong API token' ? 'Wrong API token.' : said;
     return;
   }
   pageToken = body.pageToken;
