@@ -27,6 +27,10 @@ let queryTotal = 0;
 /** Give the first message row the focus when the next list arrives (after sign-in, a delete or a clear), unless the reader is elsewhere. */
 let focusFirstRow = false;
 let selected: { domain?: string; inbox?: string; query?: string } = {};
+/** The domain shown was chosen by the page (the newest mail's), not by the reader: new mail elsewhere takes the page there. */
+let autoDomain = true;
+/** A query that matches every message (everything before the end of time): the newest message names the domain to show first. */
+const NEWEST_QUERY = 'before:9999-12-31';
 /** The messages listed: the search's, the selected inbox's, or the selected domain's newest. */
 let summaries: MessageSummary[] = [];
 /** The selected domain's newest messages, which name its inboxes and count their mail. */
@@ -106,6 +110,11 @@ function showSignIn(problem?: string): void {
     ev.preventDefault();
     // As pasted from a terminal or from tokens.json: spaces, quotes and the key around it are no part of the token.
     const token = input.value.trim().replace(/^(?:"?apiToken"?\s*:\s*)?["']?([^"'\s]*)["']?,?$/, '$1');
+    if (token === '') {
+      error.textContent = 'Enter the API token.';
+      input.focus();
+      return;
+    }
     void signIn({ token }, error);
   });
   main.append(el('p', { class: 'note' }, 'The API token is apiToken in tokens.json, in the server\'s data folder; in the editor, Test Inbox: Copy API Token copies it.'), form);
@@ -168,7 +177,16 @@ function showApp(): void {
   search.addEventListener('submit', (ev) => {
     ev.preventDefault();
     selected = q.value.trim() ? { query: q.value.trim() } : {};
+    autoDomain = selected.query === undefined;
     void refresh();
+  });
+  // Emptied (typed away, or Escape): back to the lists at once.
+  q.addEventListener('input', () => {
+    if (q.value.trim() === '' && selected.query !== undefined) {
+      selected = {};
+      autoDomain = true;
+      void refresh();
+    }
   });
   const out = el('button', { type: 'button', id: 'signout' }, 'Sign out');
   out.addEventListener('click', () => void signOut());
@@ -192,7 +210,18 @@ function showApp(): void {
 
 function nav(id: string, label: string): HTMLElement {
   const n = el('nav', { 'aria-label': label, class: `list list-${id}` });
-  n.append(el('h2', {}, label), el('ul', { id }));
+  const ul = el('ul', { id });
+  // Up and Down move between the rows, Home and End to the first and last; Tab leaves the list.
+  ul.addEventListener('keydown', (ev) => {
+    const rows = [...ul.querySelectorAll<HTMLElement>('[data-key]')];
+    const at = rows.indexOf(document.activeElement as HTMLElement);
+    if (at < 0) return;
+    const to = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: rows.length - 1 }[ev.key];
+    if (to === undefined || to < 0 || to >= rows.length) return;
+    ev.preventDefault();
+    rows[to].focus();
+  });
+  n.append(el('h2', {}, label), ul);
   return n;
 }
 
@@ -225,17 +254,26 @@ function fill(list: HTMLElement, rows: HTMLElement[]): void {
   }
 }
 
+/** The domain of the newest message of all, by a search that matches every message. */
+async function newestDomain(): Promise<string | undefined> {
+  return parseSearchResponse(await (await call('GET', `/search?q=${seg(NEWEST_QUERY)}&limit=1`)).json()).msgs[0]?.domain;
+}
+
 async function refresh(): Promise<void> {
   try {
     const domains = parseDomains(await (await call('GET', '/domains')).json());
-    // With no domain chosen (or the chosen one emptied) the first is shown, so mail is on screen at once.
-    if (selected.query === undefined && !domains.domains.some((d) => d.name === selected.domain)) selected = domains.domains[0] ? { domain: domains.domains[0].name } : {};
+    // With no domain chosen (or the chosen one emptied) the newest mail's is shown, so mail is on screen at once.
+    if (selected.query === undefined && !domains.domains.some((d) => d.name === selected.domain)) {
+      autoDomain = true;
+      selected = domains.domains.length > 1 ? { domain: (await newestDomain()) ?? domains.domains[0].name } : domains.domains[0] ? { domain: domains.domains[0].name } : {};
+    }
     fill(
       byId('domains'),
       domains.domains.length === 0
         ? [el('li', { class: 'empty' }, 'No mail yet.')]
         : domains.domains.map((d) => item(`domain:${d.name}`, d.name, String(d.messages), d.name === selected.domain, () => {
             selected = { domain: d.name };
+            autoDomain = false;
             void refresh();
           })),
     );
@@ -274,6 +312,7 @@ function renderInboxes(): void {
     for (const [inbox, n] of [...counts].sort((a, b) => a[0].localeCompare(b[0]))) {
       rows.push(item(`inbox:${inbox}`, inbox, String(n), inbox === selected.inbox, () => {
         selected = { domain: selected.domain, inbox };
+        autoDomain = false;
         void refresh();
       }));
     }
@@ -492,7 +531,9 @@ async function stream(): Promise<void> {
 function onEvent(frame: string): void {
   const data = /^data: (.*)$/m.exec(frame)?.[1];
   if (!data) return;
-  const event = JSON.parse(data) as { type?: string; ids?: string[] };
+  const event = JSON.parse(data) as { type?: string; ids?: string[]; domain?: string };
+  // Mail arriving in another domain takes the page there while the reader has chosen none.
+  if (event.type === 'message' && autoDomain && selected.query === undefined && typeof event.domain === 'string' && event.domain !== selected.domain) selected = { domain: event.domain };
   if (event.type === 'delete' && open && event.ids?.includes(open.id)) {
     open = undefined;
     handleHostMessage({ type: 'error', id: 'deleted', message: 'This message was deleted.', retryable: false }, Date.now());

@@ -572,4 +572,74 @@ describe('web UI in Chromium', function () {
       }
     });
   });
+
+  describe('which domain is shown, and moving by keys', () => {
+    let own: InboxServer;
+    let ownDir: string;
+    const mail = async (to: string, subject: string): Promise<void> => {
+      const t = nodemailer.createTransport({ host: own.smtpHost, port: own.smtpPort, secure: false, ignoreTLS: true });
+      await t.sendMail({ from: 'a@acme.test', to, subject, text: subject });
+      t.close();
+    };
+    before(async () => {
+      ownDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-webui-domains-'));
+      own = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir: ownDir, ...tokens, defaultDomain: DOMAIN });
+    });
+    after(async () => {
+      await own?.close();
+      await fs.rm(ownDir, { recursive: true, force: true });
+    });
+
+    it('shows the newest mail\'s domain, follows new mail to another until the reader picks one; Up, Down, Home and End move in a list; an emptied search box goes back to the lists', async () => {
+      await mail('ann@alpha.test', 'Alpha one');
+      await mail('bob@zulu.test', 'Zulu one');
+      await mail('cy@mike.test', 'Mike one');
+      const c = await browser.newContext();
+      try {
+        const p = await c.newPage();
+        const messagesNav = p.getByRole('navigation', { name: 'Messages' });
+        const current = (): Promise<string | null> => p.evaluate(() => document.querySelector('#domains [aria-current="true"]')?.getAttribute('data-key') ?? null);
+        await p.goto(own.httpUrl + '/');
+        await p.getByRole('button', { name: 'Sign in' }).click();
+        await p.getByRole('alert').filter({ hasText: 'Enter the API token.' }).waitFor();
+        await p.getByLabel('API token').fill(tokens.apiToken);
+        await p.getByRole('button', { name: 'Sign in' }).click();
+        // Not the first by name (alpha.test): the newest message's.
+        await messagesNav.getByRole('button', { name: /Mike one/ }).waitFor();
+        assert.equal(await current(), 'domain:mike.test');
+        await mail('dee@zulu.test', 'Zulu two');
+        await messagesNav.getByRole('button', { name: /Zulu two/ }).waitFor();
+        assert.equal(await current(), 'domain:zulu.test', 'followed the new mail');
+        // Picked by the reader: new mail elsewhere leaves it.
+        await p.getByRole('navigation', { name: 'Domains' }).getByRole('button', { name: /alpha\.test/ }).click();
+        await messagesNav.getByRole('button', { name: /Alpha one/ }).waitFor();
+        await mail('eve@mike.test', 'Mike two');
+        await p.getByRole('navigation', { name: 'Domains' }).getByRole('button', { name: /mike\.test\s*2/ }).waitFor();
+        assert.equal(await current(), 'domain:alpha.test', 'stays where the reader is');
+
+        const domains = p.getByRole('navigation', { name: 'Domains' });
+        await domains.getByRole('button', { name: /alpha\.test/ }).focus();
+        const focused = (): Promise<string | null> => p.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.key ?? null);
+        await p.keyboard.press('ArrowDown');
+        assert.equal(await focused(), 'domain:mike.test');
+        await p.keyboard.press('End');
+        assert.equal(await focused(), 'domain:zulu.test');
+        await p.keyboard.press('ArrowDown');
+        assert.equal(await focused(), 'domain:zulu.test', 'stays on the last row');
+        await p.keyboard.press('Home');
+        assert.equal(await focused(), 'domain:alpha.test');
+
+        const q = p.getByRole('searchbox', { name: 'Search messages' });
+        await q.fill('"unclosed');
+        await q.press('Enter');
+        await messagesNav.getByRole('alert').waitFor();
+        await q.fill('');
+        await messagesNav.getByRole('alert').waitFor({ state: 'detached' });
+        await messagesNav.getByRole('button').first().waitFor();
+        assert.equal(await p.getByRole('navigation', { name: 'Inboxes' }).getByText('Searching every domain and inbox.').count(), 0, 'the lists, not a search');
+      } finally {
+        await c.close();
+      }
+    });
+  });
 });
