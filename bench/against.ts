@@ -115,7 +115,8 @@ async function runRow(row: string, build: Build, opts: AgainstOptions): Promise<
 /** More is better for rates, less for everything else, unless the figure's target says. */
 function higherIsBetter(f: Figure): boolean {
   if (f.target) return f.target.op === '>=';
-  return /\/s$/.test(f.unit);
+  // Rates, and shares done (the files written by a window's end).
+  return /\/s$/.test(f.unit) || f.unit === '%';
 }
 
 function fmt(v: number | undefined): string {

@@ -32,7 +32,7 @@ import * as path from 'node:path';
 import { runInjectLoad, runListLatency, DEFAULT_INJECT_CONCURRENCY, INJECT_SMALL_POOL } from './lib/http-load';
 import { ensureMaildev, MAILDEV_NEXT_VERSION, MAILDEV_VERSION, startMaildev } from './lib/maildev';
 import { DEFAULT_DOMAIN } from '../src/shared/contract';
-import { cliBuilt, complaints, keepEverythingArgs, PRODUCT_ROOT, REPO_ROOT, serveHelp, startOurs, type Ours } from './lib/ours';
+import { cliBuilt, complaints, filesWritten, keepEverythingArgs, PRODUCT_ROOT, REPO_ROOT, serveHelp, startOurs, type Ours } from './lib/ours';
 import { portOf, rssMb, startWithReadyLine, type Started } from './lib/procs';
 import { figure, formatTable, machine, writeJson, type Figure } from './lib/report';
 import { runSmtpLoad, sendOne, DEFAULT_MESSAGE_BYTES, type SmtpLoadResult } from './lib/smtp-load';
@@ -177,6 +177,22 @@ function parseArgs(argv: string[]): Args {
 const ROW_ORDER = ['smtp', 'inject', 'fsync', 'store', 'list', ...HARDEN_FIGURES, 'install', 'arrival', 'open', 'team', 'search', 'heap'];
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+/**
+ * The share of acknowledged messages whose `.eml` file was written when the window ended
+ * (filesWritten): context beside a rate and a CPU figure, since files still owed are work done
+ * after the window that neither counts.
+ */
+function filesFigure(name: string, rounds: ReadonlyArray<{ files: number; stored: number }>): Figure {
+  const files = rounds.reduce((n, r) => n + r.files, 0);
+  const stored = rounds.reduce((n, r) => n + r.stored, 0);
+  return figure({
+    name,
+    unit: '%',
+    value: stored > 0 ? (100 * files) / stored : undefined,
+    note: stored > 0 ? `context: ${rounds.map((r) => `${r.files} of ${r.stored}`).join(', ')} (files in new/ of the messages stored); the rest are written after the window, at a cost the window's rate and CPU do not count` : 'not measured',
+  });
+}
+
 const tmpDirs: string[] = [];
 function tmp(prefix: string): string {
   const d = mkdtempSync(path.join(os.tmpdir(), `test-inbox-bench-${prefix}-`));
@@ -250,6 +266,8 @@ async function main(): Promise<void> {
       const conns = series.connections;
       const main = conns === SMTP_CONNECTIONS;
       const best: Record<'bare' | 'maildev' | 'maildevNext' | 'ours', SmtpLoadResult | undefined> = { bare: undefined, maildev: undefined, maildevNext: undefined, ours: undefined };
+      /** Our files written by the end of each round's window, of the messages stored (filesWritten). */
+      const oursFiles: Array<{ files: number; stored: number }> = [];
       const problems: Record<string, string> = {};
       const all: Record<string, number[]> = {};
       const keep = (who: keyof typeof best, r: SmtpLoadResult) => {
@@ -282,11 +300,14 @@ async function main(): Promise<void> {
         if (haveOurs) {
           log(`SMTP ${conns} conns, round ${round}/${args.rounds}: ours`);
           try {
-            const ours = await startOurs({ dataDir: tmp('smtp'), args: keepAll, nodeArgs: round === 1 && main ? nodeArgs : [] });
+            const dataDir = tmp('smtp');
+            const ours = await startOurs({ dataDir, args: keepAll, nodeArgs: round === 1 && main ? nodeArgs : [] });
             try {
               const probe = await sendOne('127.0.0.1', ours.ready.smtp.port, `probe@${DEFAULT_DOMAIN}`);
               if (probe.code !== 250) throw new Error(`a single message was refused: ${probe.text}`);
               keep('ours', await load(ours.ready.smtp.port, ours.child.pid));
+              const written = await filesWritten(ours, dataDir);
+              if (written) oursFiles.push(written);
             } finally {
               await ours.stop();
               const said = complaints(ours.stderrTail());
@@ -297,7 +318,7 @@ async function main(): Promise<void> {
           }
         }
       }
-      smtpDetails[conns] = { connections: conns, messageBytes: DEFAULT_MESSAGE_BYTES, warmupMs, windowMs, rounds: args.rounds, msgsPerSecEachRound: all, best, problems };
+      smtpDetails[conns] = { connections: conns, messageBytes: DEFAULT_MESSAGE_BYTES, warmupMs, windowMs, rounds: args.rounds, msgsPerSecEachRound: all, best, problems, oursFiles };
       const note = (who: string) => (problems[who] ? `${who}: ${problems[who]}` : undefined);
       const md = best.maildev?.msgsPerSec;
       const ceiling = best.bare?.msgsPerSec;
@@ -348,6 +369,7 @@ async function main(): Promise<void> {
           value: best.ours?.latencyP50Ms,
           reference: { name: 'bare', value: best.bare?.latencyP50Ms },
         }),
+        filesFigure(`SMTP files written by the window's end, ${conns} conns`, oursFiles),
         figure({
           name: 'SMTP server CPU per message',
           unit: 'ms',
@@ -375,6 +397,7 @@ async function main(): Promise<void> {
       const shapes = [DEFAULT_INJECT_CONCURRENCY, INJECT_SMALL_POOL];
       const results: Record<number, unknown> = {};
       details.inject = results;
+      const injectFiles: Record<number, { files: number; stored: number }> = {};
       for (const inFlight of shapes) {
         log(`HTTP inject, ${inFlight} in flight: bare node:http`);
         const load = { path: injectPath, concurrency: inFlight, warmupMs, durationMs: windowMs }; // one connection per request in flight
@@ -384,10 +407,13 @@ async function main(): Promise<void> {
         if (haveOurs) {
           log(`HTTP inject, ${inFlight} in flight: ours`);
           try {
-            const ours = await startOurs({ dataDir: tmp('inject'), args: keepAll, nodeArgs });
+            const dataDir = tmp('inject');
+            const ours = await startOurs({ dataDir, args: keepAll, nodeArgs });
             try {
               oursInject = await runInjectLoad({ ...load, origin: ours.ready.http, token: ours.apiToken, serverPid: ours.child.pid });
               if (oursInject.firstError) problem = oursInject.firstError;
+              const written = await filesWritten(ours, dataDir);
+              if (written) injectFiles[inFlight] = written;
             } finally {
               await ours.stop();
               const said = complaints(ours.stderrTail());
@@ -417,6 +443,7 @@ async function main(): Promise<void> {
             value: oursInject?.serverCpuMsPerReq,
             reference: { name: 'bare node:http', value: bareInject.serverCpuMsPerReq },
           }),
+          filesFigure(`HTTP inject files written by the window's end, ${inFlight} in flight`, injectFiles[inFlight] ? [injectFiles[inFlight]] : []),
         );
       }
     }

@@ -1,7 +1,7 @@
 // Our server as users run it: the built CLI `node dist/cli.js serve …` in a child process,
 // tokens given through the environment, ready when it prints its JSON line.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { generateToken, parseReadyLine, type ReadyLine, serveArgs, tokensEnv } from '../../src/shared/contract';
 import { rssMb, startWithReadyLine, type Started } from './procs';
@@ -72,4 +72,31 @@ export async function startOurs(opts: OursOptions, tokens = benchTokens()): Prom
 export function complaints(stderr: string, max = 3): string | undefined {
   const lines = stderr.split('\n').filter((l) => / (warn|error) /.test(l));
   return lines.length ? lines.slice(-max).join(' | ') : undefined;
+}
+
+/**
+ * How far a Maildir server's files are behind its acknowledgements right now: `.eml` files in
+ * `<dataDir>/mail/<domain>/<inbox>/new/` against the messages its domain list counts. A store
+ * that acknowledges from its log writes files afterwards; one whose writer falls behind looks
+ * cheaper inside a window than it is, since the writes it owes are done after the window.
+ */
+export async function filesWritten(ours: Ours, dataDir: string): Promise<{ files: number; stored: number } | undefined> {
+  try {
+    const res = await fetch(`${ours.ready.http}/api/v2/domains`, { headers: { authorization: ours.apiToken } });
+    const stored = ((await res.json()) as { domains: Array<{ messages: number }> }).domains.reduce((n, d) => n + d.messages, 0);
+    let files = 0;
+    const root = path.join(dataDir, 'mail');
+    for (const domain of readdirSync(root)) {
+      for (const inbox of readdirSync(path.join(root, domain))) {
+        try {
+          files += readdirSync(path.join(root, domain, inbox, 'new')).length;
+        } catch {
+          // not an inbox folder
+        }
+      }
+    }
+    return { files, stored };
+  } catch {
+    return undefined;
+  }
 }

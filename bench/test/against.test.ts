@@ -14,6 +14,12 @@ describe('bench --against', () => {
     assert.equal(compareRow(rate(99), [rate(100), rate(110)], '67641ac').verdict, 'WORSE');
   });
 
+  it('reads a share done (files written by the window\'s end, %) as more is better', () => {
+    const share = (value: number) => figure({ name: "SMTP files written by the window's end, 8 conns", unit: '%', value });
+    assert.equal(compareRow(share(99), [share(40), share(55)], 'x').verdict, 'better');
+    assert.equal(compareRow(share(10), [share(40), share(55)], 'x').verdict, 'WORSE');
+  });
+
   it('reads a latency the other way round', () => {
     assert.equal(compareRow(latency(0.9), [latency(1), latency(1.2)], 'x').verdict, 'better');
     assert.equal(compareRow(latency(1.3), [latency(1), latency(1.2)], 'x').verdict, 'WORSE');
