@@ -146,7 +146,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   const store: Store =
     options.databaseUrl !== undefined
       ? new PostgresStore({ url: options.databaseUrl, retention: options.retention, log, sweepIntervalMs: options.sweepIntervalMs })
-      : new MaildirStore({ dir: dataDir, retention: options.retention, log, detectCode: (head, sms) => mime.detectCode({ raw: head, sms }), ...(process.env.NOWRITER ? {} : { writeFile: (op) => writer.writeFile(op) }) });
+      : new MaildirStore({ dir: dataDir, retention: options.retention, log, detectCode: (head, sms) => mime.detectCode({ raw: head, sms }), writeFile: (op) => writer.writeFile(op) });
   try {
     await store.open();
   } catch (e) {
