@@ -1,11 +1,11 @@
 // The file-system operations of the Maildir store's files (files.ts), checkpoints
 // (checkpoints.ts) and recovery (recovery.ts): flushing a set of files durably, removing,
 // listing and writing, each with the error handling the store needs.
-import { close, fsync, open, promises as fs, rmSync, type Dirent } from 'node:fs';
+import { promises as fs, rmSync, type Dirent } from 'node:fs';
 import * as path from 'node:path';
 import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { errnoCode } from '../errors';
-import { fsyncDir, mapLimit } from './layout';
+import { fsyncDir, fsyncPath, mapLimit } from './layout';
 
 /** Files read or directories listed at once on open: enough to overlap I/O without exhausting file descriptors. */
 export const OPEN_CONCURRENCY = 32;
@@ -19,30 +19,15 @@ export async function flushFiles(files: string[]): Promise<void> {
   await mapLimit(dirs, FLUSH_CONCURRENCY, (d) => fsyncDir(d).catch((e: unknown) => (errnoCode(e) === 'ENOENT' ? undefined : Promise.reject(e))));
 }
 
-/**
- * fsync of one file through the callback API: no FileHandle and no promise per step. A checkpoint
- * runs this for every message file it makes durable; FileHandle's open, sync and close promises
- * cost the main thread more than the calls (their objects, their resolution, their collection).
- */
+/** A file removed since it was listed has nothing to flush. */
+const FILE_OPEN_SKIP: ReadonlySet<string> = new Set(['ENOENT']);
+const NOTHING: ReadonlySet<string> = new Set();
+
 function fsyncFile(file: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    open(file, 'r', (openErr, fd) => {
-      if (openErr) {
-        if (errnoCode(openErr) === 'ENOENT') resolve(); // removed since: nothing to flush
-        else reject(openErr);
-        return;
-      }
-      fsync(fd, (syncErr) => {
-        close(fd, (closeErr) => {
-          const e = syncErr ?? closeErr;
-          if (e) reject(e);
-          else resolve();
-        });
-      });
-    });
-  });
+  return fsyncPath(file, FILE_OPEN_SKIP, NOTHING);
 }
 
+/** Removes a file if it is there; used to undo a delivery that failed, where a second failure changes nothing. */
 export function rmQuietly(file: string): void {
   try {
     rmSync(file, { force: true });
