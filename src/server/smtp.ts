@@ -4,51 +4,18 @@
 
 import { promises as fs } from 'node:fs';
 import type { Socket } from 'node:net';
-import type { Readable, Writable } from 'node:stream';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { domainProblem, inboxNameProblem, normalizeInbox } from '../core/ids';
 import { BudgetError, ByteBudget } from './budget';
-import { SpoolingSink } from './spool';
+import { drainInto, SpoolingSink } from './spool';
 import { securityOptions, type SmtpSecurity } from './smtpSecurity';
 import { StoreError } from './store/errors';
 import { CODE_SCAN_MAX_BYTES } from './store/code';
 import type { MessageBody, Store } from './store/types';
 
 /** 25 MB: the message size limit of the large mail providers, so anything real senders produce fits. */
-
-/**
- * Pipes a message's data stream into its sink: resolves once the sink has finished, rejects with
- * the first error of either, destroying the other as `stream/promises` pipeline does. Not that
- * pipeline: it makes an AbortController per call and aborts it at the end, a DOMException with
- * its stack for every message (about 3 % of the server's CPU per message).
- */
-function drainInto(stream: Readable, sink: Writable): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const fail = (e: Error): void => {
-      if (settled) return;
-      settled = true;
-      stream.unpipe(sink);
-      stream.destroy(e);
-      sink.destroy(e);
-      reject(e);
-    };
-    // Kept, not once: a destroyed stream may still say more, and an error without a listener would end the process.
-    stream.on('error', fail);
-    sink.on('error', fail);
-    stream.once('close', () => {
-      if (!stream.readableEnded) fail(Object.assign(new Error('the message stream closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
-    });
-    sink.once('finish', () => {
-      if (settled) return;
-      settled = true;
-      resolve();
-    });
-    stream.pipe(sink);
-  });
-}
 
 export const DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
 /** On stop, connections still open after this long are told 421 and closed: a local test server should stop promptly. */

@@ -8,13 +8,12 @@
 // X-Test-Inbox-Api header; the provider's metadata in X- headers the route names.
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type Mail from 'nodemailer/lib/mailer';
 import { PROVIDER_API_HEADER } from '../../../core/wire';
 import type { ByteBudget } from '../../budget';
 import { recipientTarget } from '../../smtp';
-import { SpoolingSink } from '../../spool';
+import { drainInto, SpoolingSink } from '../../spool';
 import { CODE_SCAN_MAX_BYTES } from '../../store/code';
 import type { MessageMeta, Store } from '../../store/types';
 
@@ -170,9 +169,9 @@ export async function storeRaw(o: MailStoreOptions, mail: OutgoingRaw): Promise<
   return storeStream(o, targets, Readable.from([Buffer.from(fields, 'utf8'), mail.raw]));
 }
 
-async function storeStream(o: MailStoreOptions, targets: Array<{ domain: string; inbox: string }>, source: NodeJS.ReadableStream): Promise<MessageMeta[]> {
+async function storeStream(o: MailStoreOptions, targets: Array<{ domain: string; inbox: string }>, source: Readable): Promise<MessageMeta[]> {
   const sink = new SpoolingSink({ budget: o.budget, dir: await o.spoolDir(), maxBytes: o.maxMessageBytes });
-  await pipeline(source, sink);
+  await drainInto(source, sink);
   const received = sink.received();
   try {
     if (sink.size > o.maxMessageBytes) throw new MailRefusal('too_large', `the message is ${sink.size} bytes, more than this server's limit of ${o.maxMessageBytes} bytes (its SMTP message size)`);
