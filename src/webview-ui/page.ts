@@ -366,8 +366,8 @@ async function clearInbox(): Promise<void> {
 }
 
 /** Says what happened in the view's status line (the one the message view uses, a polite live region). */
-function announce(text: string): void {
-  handleHostMessage({ type: 'notice', level: 'info', text }, Date.now());
+function announce(text: string, level: 'info' | 'error' = 'info'): void {
+  handleHostMessage({ type: 'notice', level, text }, Date.now());
 }
 
 function setConn(text: string): void {
@@ -440,7 +440,8 @@ async function copy(text: string, what: string): Promise<void> {
     ok = document.execCommand('copy');
     area.remove();
   }
-  handleHostMessage({ type: 'notice', level: ok ? 'info' : 'error', text: ok ? `Copied ${what}.` : `Could not copy ${what}: select it and copy by hand.` }, Date.now());
+  if (ok) announce(`Copied ${what}.`);
+  else announce(`Could not copy ${what}: select it and copy by hand.`, 'error');
 }
 
 /** Downloads an attachment through the session (the page token goes in a header, so no plain link can fetch it). */
@@ -458,7 +459,7 @@ async function saveAttachment(index: number): Promise<void> {
     setTimeout(() => URL.revokeObjectURL(url), 60_000);
     announce(`Saved ${name}.`);
   } catch (e) {
-    if (!(e instanceof SignedOut)) handleHostMessage({ type: 'notice', level: 'error', text: `Could not save ${name}: ${(e as Error).message}` }, Date.now());
+    if (!(e instanceof SignedOut)) announce(`Could not save ${name}: ${(e as Error).message}`, 'error');
   }
 }
 
