@@ -16,6 +16,7 @@ import {
   type ReadyLine,
   readTokensFile,
   serveArgs,
+  stopServerProcess,
   TOKENS_FILE,
   TokensFileProblem,
   withoutTokensEnv,
@@ -104,11 +105,8 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stopChild = async (): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await stopServerProcess(child, STOP_TIMEOUT_MS);
     await exited;
-    clearTimeout(timer);
   };
   const removeOwnDir = () => (ownDir ? fsp.rm(dataDir, { recursive: true, force: true }) : Promise.resolve());
 

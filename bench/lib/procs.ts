@@ -3,12 +3,13 @@
 import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as net from 'node:net';
+import { stopServerProcess } from '../../src/shared/contract';
 
 /** A server that has not said it is ready by then is reported as failed. */
 export const READY_TIMEOUT_MS = 120_000;
 /** Lines of stderr kept to explain a failure. */
 const STDERR_TAIL_LINES = 30;
-/** Grace period between SIGTERM and SIGKILL when stopping a child. */
+/** Grace period of a clean stop (contract.ts stopServerProcess) before SIGKILL. */
 const STOP_GRACE_MS = 5_000;
 
 export class BenchProcessError extends Error {
@@ -50,11 +51,8 @@ function attach(child: ChildProcess): { tail: () => string; exited: Promise<numb
 
 function stopper(child: ChildProcess, exited: Promise<number | null>): () => Promise<void> {
   return async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    await stopServerProcess(child, STOP_GRACE_MS);
     await exited;
-    clearTimeout(timer);
   };
 }
 

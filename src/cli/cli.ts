@@ -474,6 +474,13 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // Windows consoles: Ctrl+Break is SIGBREAK, and closing the console window is SIGHUP (Windows
+  // then ends the process within seconds; the store's close fits in that). Ctrl+C is SIGINT there too.
+  // Only there: on POSIX a hangup keeps its meaning (nohup ignores it).
+  if (process.platform === 'win32') {
+    process.on('SIGBREAK', () => stop('SIGBREAK'));
+    process.on('SIGHUP', () => stop('SIGHUP'));
+  }
   // Forked with an IPC channel (the extension does this): the channel closes when the parent
   // dies, even by SIGKILL, so the server never outlives the window that started it.
   if (process.send) process.on('disconnect', () => stop('parent process gone'));

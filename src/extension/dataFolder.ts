@@ -5,7 +5,7 @@
 // once, when the shared one holds nothing yet, so no mail is lost. No vscode import.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { LOCK_FILE, processAlive } from '../shared/contract';
+import { lockHolderLive, readLockHolder } from '../shared/contract';
 import type { Logger } from './log';
 
 /** Owner only, as the server makes it. */
@@ -20,11 +20,11 @@ async function holdsData(dir: string): Promise<boolean> {
   }
 }
 
-/** Whether a live process holds the data folder's lock (a window of an older release runs a server on it). */
+/** Whether a live server holds the data folder's lock (a window of an older release runs a server on it): contract.ts's one rule. */
 async function inUse(dir: string): Promise<boolean> {
   try {
-    const pid = Number((await fs.readFile(path.join(dir, LOCK_FILE), 'utf8')).trim());
-    return Number.isSafeInteger(pid) && pid > 0 && processAlive(pid);
+    const holder = await readLockHolder(dir);
+    return holder !== undefined && (await lockHolderLive(dir, holder));
   } catch {
     return false;
   }

@@ -13,7 +13,9 @@ import {
   readServerFile,
   SERVER_FILE,
   ServerFileProblem,
+  secretFileProblem,
   serveArgs,
+  stopServerProcess,
   tokensEnv,
   withoutTokensEnv,
 } from '../shared/contract';
@@ -219,7 +221,7 @@ export class LocalServer {
     if (ServerFileProblem.is(proof)) {
       throw refuse(proof.code === 'server_file_missing' ? `the data folder ${o.dataDir} has no ${SERVER_FILE} from a running server` : `${SERVER_FILE} in the data folder is unusable (${proof.message})`);
     }
-    const ownProblem = await privateFileProblem(file);
+    const ownProblem = await secretFileProblem(file);
     if (ownProblem) throw refuse(`${SERVER_FILE} ${ownProblem}`);
     if (proof.http !== url) throw refuse(`the server of the data folder ${o.dataDir} listens at ${proof.http}, not ${url}`);
     const check = await checkHealthProof(url, proof.key, AbortSignal.timeout(HEALTH_TIMEOUT_MS));
@@ -330,17 +332,11 @@ export class LocalServer {
     const child = this.child;
     this.running = undefined;
     this.child = undefined;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-      }, STOP_TIMEOUT_MS);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
+    if (!child) return;
+    // Through the IPC channel (contract.ts stopServerProcess): on Windows SIGTERM would be
+    // TerminateProcess, and every stop by the editor an unclean one.
+    const how = await stopServerProcess(child, STOP_TIMEOUT_MS);
+    if (how === 'killed') this.opts.log.warn(`The local server did not stop within ${STOP_TIMEOUT_MS / 1000} s and was killed; its next start recovers.`);
   }
 
   dispose(): void {
@@ -357,11 +353,3 @@ function portTaken(which: 'HTTP' | 'SMTP', port: number, detail?: string): Local
   );
 }
 
-/** Why a secret file cannot be trusted on POSIX (another owner, or readable by others); undefined when it can. */
-async function privateFileProblem(file: string): Promise<string | undefined> {
-  if (process.platform === 'win32') return undefined; // ACLs, not modes: the profile folder is private
-  const st = await fs.stat(file);
-  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) return 'belongs to another user';
-  if ((st.mode & 0o077) !== 0) return 'is readable or writable by other users';
-  return undefined;
-}

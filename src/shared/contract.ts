@@ -2,11 +2,13 @@
 // (the extension, `npm start`, the tests, the benches) shares with the CLI about running it —
 // the flags, the environment, the defaults, the ready line, the tokens file, the server file
 // (proof of identity), the exit codes.
-// Imports nothing but the proof primitives of src/core and Node's path and os, on purpose: the extension may import
+// Imports nothing but the proof primitives of src/core and Node's fs, path and os, on purpose: the extension may import
 // this module from src/server and nothing else, and bundling it pulls nothing of the server in.
+import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { HEALTH_CHALLENGE_PARAM, hmacHex, sameProof } from '../core/proof';
+import { modesApply } from './portableFs';
 import { writePrivateFile } from './privateFile';
 
 
@@ -328,8 +330,68 @@ async function readContractFile<T, P>(
 
 // ---- Lock ------------------------------------------------------------------------------
 
-/** Lock file inside the data dir, holding the pid of the server using it; the leading dot keeps it apart from domain directories. */
+/**
+ * Lock file inside the data dir, holding the pid of the server using it (`<pid>\n`, the format
+ * every release reads); the leading dot keeps it apart from domain directories. Its modification
+ * time is the holder's heartbeat (LOCK_HEARTBEAT_MS).
+ */
 export const LOCK_FILE = '.lock';
+/** How often a running server sets its lock file's time to now: the proof, beside its pid, that it still holds the lock. */
+export const LOCK_HEARTBEAT_MS = 5_000;
+/**
+ * A lock whose time is older than this was not kept by a live server, even if a process of its
+ * pid runs: Windows reuses a pid within seconds, so after a crash the pid alone may name an
+ * editor or a shell. Six heartbeats: a server whose event loop is busy for a while still keeps it.
+ */
+export const LOCK_STALE_MS = 30_000;
+/** How long the lock check waits for the holder's health proof. */
+const LOCK_PROOF_TIMEOUT_MS = 1_500;
+
+/** What a data dir's lock file says: its holder's pid and the time of its last heartbeat. */
+interface LockHolder {
+  pid: number;
+  /** The lock file's modification time (ms since the epoch). */
+  beatMs: number;
+}
+
+/** The lock file's holder, or undefined (no lock, or not a pid in it). */
+export async function readLockHolder(dir: string): Promise<LockHolder | undefined> {
+  const file = path.join(dir, LOCK_FILE);
+  try {
+    const [text, st] = await Promise.all([fsp.readFile(file, 'utf8'), fsp.stat(file)]);
+    const pid = Number(text.trim());
+    return Number.isSafeInteger(pid) && pid > 0 ? { pid, beatMs: st.mtimeMs } : undefined;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+/**
+ * The one rule for whether a data dir's lock is held by a live server (the store's lock, the
+ * extension's folder move): its pid must run, and then either
+ *   - the server file names the same pid and its server answers the health proof: live; no
+ *     answer at all (the port refuses) or a wrong proof: that server is gone (a server answers
+ *     from the moment it writes the file until it removes it), whatever runs under its pid now;
+ *   - otherwise (no server file yet: a server still starting) the lock's heartbeat decides:
+ *     refreshed within LOCK_STALE_MS is live.
+ * `now` and `alive` are parameters for tests.
+ */
+export async function lockHolderLive(
+  dir: string,
+  holder: LockHolder,
+  now: number = Date.now(),
+  alive: (pid: number) => boolean = processAlive,
+): Promise<boolean> {
+  if (!alive(holder.pid)) return false;
+  const server = await readServerFile(path.join(dir, SERVER_FILE), (f) => fsp.readFile(f, 'utf8'));
+  if (!ServerFileProblem.is(server) && server.pid === holder.pid) {
+    const check = await checkHealthProof(server.http, server.key, AbortSignal.timeout(LOCK_PROOF_TIMEOUT_MS));
+    if (check.proven) return true;
+    if (!check.timedOut) return false;
+  }
+  return now - holder.beatMs < LOCK_STALE_MS;
+}
 
 /** Whether a process with this id runs (EPERM: it does, under another user). */
 export function processAlive(pid: number): boolean {
@@ -369,6 +431,20 @@ export function ownershipProblem(p: string, st: OwnedEntry, uid: number, nameOf:
     const writers = (st.mode & 0o020) !== 0 && (st.mode & 0o002) !== 0 ? 'group and others' : (st.mode & 0o020) !== 0 ? 'its group' : 'other users';
     return `${p} can be written by ${writers} (owner ${who(st.uid)}, mode ${mode}); Test Inbox refuses it, as ssh refuses such a key file: run chmod go-w ${p}`;
   }
+  return undefined;
+}
+
+/**
+ * Why a secret file of the data folder (server.json, whose key proves the server) cannot be
+ * trusted, or undefined when it can: another user owns it, or others can read or write it. The
+ * one rule for the extension and the library. Not where modes are ACLs (Windows: portableFs.ts
+ * modesApply), where the profile folder's inherited ACL keeps it its user's alone.
+ */
+export async function secretFileProblem(file: string, platform: NodeJS.Platform = process.platform): Promise<string | undefined> {
+  if (!modesApply(platform)) return undefined;
+  const st = await fsp.stat(file);
+  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) return 'belongs to another user';
+  if ((st.mode & 0o077) !== 0) return 'is readable or writable by other users';
   return undefined;
 }
 
@@ -445,6 +521,8 @@ interface HealthProofCheck {
   proven: boolean;
   /** Why nothing answered the check (then `proven` is false). */
   unanswered?: string;
+  /** Nothing answered within the caller's time: a server may be there, busy (then `unanswered` is set too). */
+  timedOut?: boolean;
 }
 
 /**
@@ -459,9 +537,54 @@ export async function checkHealthProof(url: string, key: string, signal: AbortSi
     const res = await fetch(`${url}/healthz?${HEALTH_CHALLENGE_PARAM}=${challenge}`, { redirect: 'error', signal });
     answer = ((await res.json()) as { proof?: unknown }).proof;
   } catch (e) {
-    return { proven: false, unanswered: (e as Error).message };
+    return { proven: false, unanswered: (e as Error).message, ...(signal.aborted ? { timedOut: true } : {}) };
   }
   return { proven: typeof answer === 'string' && sameProof(answer, await healthProof(key, challenge)) };
+}
+
+// ---- Stopping ---------------------------------------------------------------------------
+
+/** How long a stop waits for the server to close its store and exit before it kills it. */
+export const STOP_GRACE_MS = 10_000;
+
+/** What stopServerProcess needs of a child process (node:child_process ChildProcess has it). */
+interface StoppableChild {
+  readonly exitCode: number | null;
+  readonly signalCode: NodeJS.Signals | null;
+  readonly connected: boolean;
+  disconnect(): void;
+  kill(signal?: NodeJS.Signals): boolean;
+  once(event: 'exit', listener: () => void): unknown;
+}
+
+/**
+ * The one clean stop of a `serve` child, for everyone who starts one (the extension, `npm start`,
+ * the bench, the tests): through its IPC channel where it has one (`serve` closes its store and
+ * exits when the channel closes, on every platform), else SIGTERM where that is a signal. On
+ * Windows SIGTERM is TerminateProcess, an unclean stop, so a child started there without a channel
+ * is only killed (recovery on the next start makes that safe, but slower). Waits for the exit, and
+ * kills only after `graceMs`. Resolves `clean`, or `killed` when the grace ran out.
+ */
+export function stopServerProcess(child: StoppableChild, graceMs: number = STOP_GRACE_MS, platform: NodeJS.Platform = process.platform): Promise<'clean' | 'killed'> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve('clean');
+  return new Promise((resolve) => {
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(killed ? 'killed' : 'clean');
+    });
+    if (child.connected) child.disconnect();
+    else if (platform !== 'win32') child.kill('SIGTERM');
+    else {
+      killed = true;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+    }
+  });
 }
 
 // ---- Exit codes -------------------------------------------------------------------------

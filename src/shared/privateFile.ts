@@ -3,6 +3,7 @@
 // server and the extension both write the data folder's files through here.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { retryBusy } from './portableFs';
 
 /** Owner read/write only: the files hold secrets. */
 export const PRIVATE_FILE_MODE = 0o600;
@@ -26,7 +27,7 @@ export async function writePrivateFile(file: string, text: string | Buffer, opti
     } finally {
       await fh.close();
     }
-    if (!options.exclusive) await fs.rename(target, file);
+    if (!options.exclusive) await retryBusy(() => fs.rename(target, file));
   } catch (e) {
     if (created || !options.exclusive) await fs.rm(target, { force: true }).catch(() => undefined);
     throw e;

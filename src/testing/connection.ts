@@ -10,7 +10,7 @@ import { ApiError } from '../api/errors';
 import type { InboxApi } from '../api/types';
 import { domainProblem, inboxNameProblem, normalizeInbox, PRIVATE_DOMAIN } from '../core/ids';
 import { parseDuration } from '../core/duration';
-import { API_TOKEN_ENV, DATA_DIR_ENV, DEFAULT_HOST, defaultDataDir, DEFAULT_HTTP_PORT, checkHealthProof, ownershipProblem, readServerFile, readTokensFile, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../shared/contract';
+import { API_TOKEN_ENV, DATA_DIR_ENV, DEFAULT_HOST, defaultDataDir, DEFAULT_HTTP_PORT, checkHealthProof, ownershipProblem, readServerFile, readTokensFile, secretFileProblem, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../shared/contract';
 import { isLoopbackHost } from '../core/urls';
 import { type ConnectionOptions, TestInboxError } from './types';
 
@@ -191,8 +191,8 @@ const PROOF_TIMEOUT_MS = 5_000;
  */
 async function proofProblem(baseUrl: string, sf: ServerFile, file: string, signal: AbortSignal | undefined): Promise<string | undefined> {
   try {
-    const st = await fs.stat(file);
-    if ((st.mode & 0o077) !== 0 || (typeof process.getuid === 'function' && st.uid !== process.getuid())) return `${SERVER_FILE} is readable by other users or not yours`;
+    const unsafe = await secretFileProblem(file);
+    if (unsafe !== undefined) return `${SERVER_FILE} ${unsafe}`;
   } catch (e) {
     return `cannot read ${SERVER_FILE}: ${(e as Error).message}`;
   }

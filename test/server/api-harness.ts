@@ -128,7 +128,7 @@ export async function startApi(over: Partial<HttpApiOptions> = {}, retention?: P
       agent.destroy();
       await api.close();
       await store.close();
-      await fs.rm(dir, { recursive: true, force: true });
+      await fs.rm(dir, { recursive: true, force: true, maxRetries: 5 });
     },
   };
 }

@@ -52,8 +52,7 @@ describe('big messages on the real server', function () {
     http = ready.http;
   });
   after(async () => {
-    server?.child.kill('SIGTERM');
-    await server?.exited;
+    await server?.stop();
     if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
   });
 

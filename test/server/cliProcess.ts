@@ -2,7 +2,7 @@
 // CLI and durability tests.
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
-import { parseReadyLine, SERVER_ENV_NAMES } from '../../src/shared/contract';
+import { parseReadyLine, SERVER_ENV_NAMES, stopServerProcess } from '../../src/shared/contract';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CLI = path.join(REPO, 'src', 'cli', 'cli.ts');
@@ -14,28 +14,38 @@ export interface Running {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stdout(): string;
   stderr(): string;
+  /** The clean stop every starter uses (contract.ts stopServerProcess: the IPC channel where there is one), then waits for the pipes to close. */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 /** Starts `test-inbox` (the TypeScript source, through tsx) as a child process. */
 export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Running {
   const childEnv = { ...process.env, ...env };
   for (const k of SERVER_ENV_NAMES) if (!(k in env)) delete childEnv[k];
-  return startServer(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, env: childEnv });
+  // With an IPC channel, as the extension starts it: the stop closes the channel, which is a
+  // clean stop on every platform (SIGTERM is TerminateProcess on Windows).
+  // Under Windows' Node (npm run test:windows) the built bundle: tsx's esbuild binary is Linux's.
+  const bundle = process.env.TEST_INBOX_CLI_BUNDLE;
+  return startServer(process.execPath, bundle ? [bundle, ...args] : ['--import', 'tsx', CLI, ...args], { cwd: REPO, env: childEnv, ipc: true });
 }
 
 /**
  * Starts any command that runs `test-inbox serve` (the source through tsx, the installed
  * binary, npx) and reads its ready line. `detached` puts it in its own process group, as a
- * terminal runs a foreground job. `exited` waits for 'close': the pipes close only when every
+ * terminal runs a foreground job. `exited` waits for the exit and both pipes' ends: the pipes close only when every
  * process holding them (a wrapper's child too) has ended.
  */
-export function startServer(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; detached?: boolean }): Running {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: options.detached ?? false, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startServer(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; detached?: boolean; ipc?: boolean }): Running {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: options.detached ?? false, stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  // The exit and both pipes' ends, not the child's 'close': with an IPC channel that the parent
+  // disconnected, Node never emits 'close'.
+  const exitedOnly = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const piped = (s: NodeJS.ReadableStream): Promise<void> => new Promise((resolve) => s.once('close', () => resolve()));
+  const exited = Promise.all([exitedOnly, piped(child.stdout!), piped(child.stderr!)]).then(([r]) => r);
   const ready = new Promise<{ http: string; smtp: string }>((resolve, reject) => {
     const check = (): void => {
       const nl = out.indexOf('\n');
@@ -48,5 +58,9 @@ export function startServer(command: string, args: string[], options: { cwd: str
     void exited.then(({ code }) => reject(new Error(`exited with ${code} before ready:\n${err}`)));
   });
   ready.catch(() => undefined);
-  return { child, ready, exited, stdout: () => out, stderr: () => err };
+  const stop = async (): Promise<{ code: number | null; signal: NodeJS.Signals | null }> => {
+    await stopServerProcess(child);
+    return exited;
+  };
+  return { child, ready, exited, stdout: () => out, stderr: () => err, stop };
 }

@@ -50,8 +50,7 @@ describe('connection caps sized from the open-file limit', () => {
     });
     after(async () => {
       for (const s of held) s.destroy();
-      server?.child.kill('SIGTERM');
-      await server?.exited;
+      await server?.stop();
       await fs.rm(dataDir, { recursive: true, force: true });
     });
 

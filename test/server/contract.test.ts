@@ -139,8 +139,7 @@ describe('process contract', () => {
         assert.equal(parsed.smtp.host, DEFAULT_HOST);
         assert.equal((await fetch(`${parsed.http}/healthz`)).status, 200);
       } finally {
-        r.child.kill('SIGTERM');
-        await r.exited;
+        await r.stop();
         await fs.rm(dir, { recursive: true, force: true });
       }
     });

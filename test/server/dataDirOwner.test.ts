@@ -40,8 +40,7 @@ describe('data folder and tokens.json of another user, or writable by others (se
     const r = startCli(['serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', dataDir]);
     const exit = await Promise.race([r.exited, r.ready.then(() => 'started' as const, () => 'failed' as const)]);
     if (exit === 'started') {
-      r.child.kill('SIGTERM');
-      await r.exited;
+      await r.stop();
       assert.fail(`serve started on a data folder it should refuse:\n${r.stderr()}`);
     }
     const { code } = await r.exited;

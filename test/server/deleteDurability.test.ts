@@ -37,7 +37,7 @@ describe('a delete that was answered survives a crash', function () {
       await gone;
     }
     for (const m of mounts.splice(0).reverse()) execFileSync('umount', [m]);
-    await fs.rm(work, { recursive: true, force: true });
+    await fs.rm(work, { recursive: true, force: true, maxRetries: 5 });
   });
 
   function serve(dataDir: string): Running {

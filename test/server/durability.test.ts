@@ -39,7 +39,7 @@ describe('durability across SIGKILL', function () {
 
   afterEach(async () => {
     for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    await fs.rm(dataDir, { recursive: true, force: true });
+    await fs.rm(dataDir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   function serve(): Running {

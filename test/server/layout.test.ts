@@ -117,8 +117,7 @@ describe('data dir layout', function () {
       body: JSON.stringify({ from: 'a@example.com', subject: 'inject', text: 'hi' }),
     });
     assert.equal(inject.status, 200, await inject.text());
-    first.child.kill('SIGTERM');
-    await first.exited;
+    await first.stop();
     assert.deepEqual((await fs.readdir(path.join(dataDir, MAIL_DIR))).sort(), ['inbox.test', 'layout', 'mail', 'server.json', 'tokens.json']);
 
     // Next start without tokens in the environment: tokens.json is generated as a file.
@@ -159,8 +158,7 @@ describe('data dir layout', function () {
     const ready = await first.ready;
     const [host, port] = ready.smtp.split(':');
     await nodemailer.createTransport({ host, port: Number(port), secure: false, ignoreTLS: true }).sendMail({ from: 'a@example.com', to: 'joe@inbox.test', subject: 's', text: 'hi' });
-    first.child.kill('SIGTERM');
-    await first.exited;
+    await first.stop();
     // What a copy without -p, or a chmod -R, leaves behind.
     for (const e of await modes(dataDir)) await fs.chmod(path.join(dataDir, e.rel), e.dir ? 0o755 : 0o644);
     assert.ok((await modes(dataDir)).every((e) => e.mode === (e.dir ? 0o755 : 0o644)));

@@ -48,8 +48,7 @@ describe('log redaction (real server, every log path)', function () {
     const dataDir = path.join(root, `data-${TWILIO}`);
     const first = serve(dataDir);
     await first.ready;
-    first.child.kill('SIGTERM');
-    await first.exited;
+    await first.stop();
 
     const domainDir = path.join(dataDir, MAIL_DIR, 'inbox.test');
     await fs.mkdir(path.join(domainDir, 'joe', 'new'), { recursive: true });
@@ -69,8 +68,7 @@ describe('log redaction (real server, every log path)', function () {
     const [host, port] = ready.smtp.split(':');
     const transport = nodemailer.createTransport({ host, port: Number(port), secure: false, ignoreTLS: true });
     await assert.rejects(transport.sendMail({ from: 'a@example.com', to: `${WEBHOOK}@inbox.test`, subject: 'x', text: 'x' }), (e: { responseCode?: number }) => e.responseCode === 451);
-    r.child.kill('SIGTERM');
-    await r.exited;
+    await r.stop();
 
     const stderr = first.stderr() + r.stderr();
     // Each path was taken (so the checks below are not vacuous).

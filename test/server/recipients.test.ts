@@ -29,8 +29,7 @@ describe('recipients of one SMTP message', function () {
     await server.ready;
   });
   after(async () => {
-    server?.child.kill('SIGTERM');
-    await server?.exited;
+    await server?.stop();
     await fs.rm(dataDir, { recursive: true, force: true });
   });
 

@@ -214,8 +214,7 @@ describe('SMTP TLS and required login (real server, real handshakes)', function 
         assert.match(sent.response, /^250 /);
         assert.match(cli.stderr(), /STARTTLS/);
       } finally {
-        cli.child.kill('SIGTERM');
-        await cli.exited;
+        await cli.stop();
       }
     });
 

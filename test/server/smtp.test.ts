@@ -83,7 +83,7 @@ describe('SMTP ingest', () => {
   afterEach(async () => {
     await smtp?.stop();
     await store?.close();
-    await fs.rm(dir, { recursive: true, force: true });
+    await fs.rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it('delivers each recipient name@domain into inbox name of that domain and answers with the stored ids', async () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, promises as fs } from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseMessageId } from '../../src/core/ids';
@@ -10,6 +11,8 @@ import { messageFileOf } from '../../src/server/store/maildir/layout';
 import { decodeEncodedWords, parseIndexedHeaders } from '../../src/server/store/headers';
 import { addLine, Journal, JOURNAL_FILE, JOURNAL_FLUSH_MS } from '../../src/server/store/maildir/journal';
 import { LOCK_FILE } from '../../src/server/store/maildir/lock';
+import { modesApply } from '../../src/shared/portableFs';
+import { LOCK_HEARTBEAT_MS, LOCK_STALE_MS, SERVER_FILE } from '../../src/shared/contract';
 import { encodeFileName as encodeName } from '../../src/core/fileNames';
 import { MaildirStore, type MaildirStoreOptions } from '../../src/server/store/maildir/store';
 import type { MessageMeta, RetentionOptions } from '../../src/server/store/types';
@@ -47,7 +50,7 @@ describe('MaildirStore', () => {
 
   afterEach(async () => {
     for (const s of open.splice(0)) await s.close();
-    await fs.rm(dir, { recursive: true, force: true });
+    await fs.rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it('stores each message as an .eml in new/ of its inbox, with nothing left in tmp/', async () => {
@@ -327,7 +330,7 @@ describe('MaildirStore', () => {
       for (const m of [a, b]) {
         const file = viaPool.pathOf(m);
         assert.deepEqual(await fs.readFile(file), raw);
-        assert.equal((await fs.stat(file)).mode & 0o777, 0o600);
+        if (modesApply()) assert.equal((await fs.stat(file)).mode & 0o777, 0o600);
       }
       assert.equal((await fs.stat(viaPool.pathOf(a))).ino, (await fs.stat(viaPool.pathOf(b))).ino, 'one file, two names');
 
@@ -553,6 +556,48 @@ describe('MaildirStore', () => {
     assert.equal((await reopened.list(undefined, '*', all)).total, 0);
   });
 
+  it('tells a reused pid from a live server: a lock whose heartbeat is stale, or whose server file names a server that does not answer, is taken over', async () => {
+    // What Windows does within seconds of a crash: the lock's pid now names another program.
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
+    const lock = path.join(dir, LOCK_FILE);
+    try {
+      await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+      // A fresh heartbeat and no server file: a server still starting, so refused.
+      await fs.writeFile(lock, `${other.pid}\n`);
+      await assert.rejects(new MaildirStore({ dir }).open(), (e: unknown) => StoreError.is(e, 'locked'));
+      // The same lock, its time older than LOCK_STALE_MS: no live server kept it.
+      const old = new Date(Date.now() - LOCK_STALE_MS - 1000);
+      await fs.utimes(lock, old, old);
+      let store = (await openStore()).store;
+      assert.equal((await fs.readFile(lock, 'utf8')).trim(), String(process.pid));
+      await store.close();
+      // A fresh heartbeat, but the server file of that pid names an address where nothing answers: taken over at once.
+      const closed = net.createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const port = (closed.address() as net.AddressInfo).port;
+      await new Promise<void>((resolve) => closed.close(() => resolve()));
+      await fs.writeFile(lock, `${other.pid}\n`);
+      await fs.writeFile(path.join(dir, SERVER_FILE), JSON.stringify({ pid: other.pid, http: `http://127.0.0.1:${port}`, smtp: '127.0.0.1:1', key: 'k', apiTokenSha256: 'a', webhookTokenSha256: 'w' }));
+      store = (await openStore()).store;
+      assert.equal((await fs.readFile(lock, 'utf8')).trim(), String(process.pid));
+      await store.close();
+    } finally {
+      other.kill('SIGKILL');
+      await once(other, 'exit');
+    }
+  });
+
+  it('keeps its lock fresh while open (the heartbeat that tells it from a reused pid)', async () => {
+    const { store } = await openStore();
+    const lock = path.join(dir, LOCK_FILE);
+    const old = new Date(Date.now() - LOCK_STALE_MS - 1000);
+    await fs.utimes(lock, old, old);
+    await new Promise((r) => setTimeout(r, LOCK_HEARTBEAT_MS + 500));
+    assert.ok(Date.now() - (await fs.stat(lock)).mtimeMs < LOCK_STALE_MS, 'the heartbeat set the lock time to now');
+    await assert.rejects(new MaildirStore({ dir }).open(), (e: unknown) => StoreError.is(e, 'locked'));
+    await store.close();
+  });
+
   it('refuses to work before open and after close', async () => {
     const store = new MaildirStore({ dir });
     await assert.rejects(store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp'), (e: unknown) => StoreError.is(e, 'not_open'));
@@ -597,8 +642,8 @@ describe('MaildirStore write-ahead log', () => {
 
   afterEach(async () => {
     for (const s of stores.splice(0)) await s.close();
-    await fs.rm(dir, { recursive: true, force: true });
-    await fs.rm(crashDir, { recursive: true, force: true });
+    await fs.rm(dir, { recursive: true, force: true, maxRetries: 5 });
+    await fs.rm(crashDir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it('restores acknowledged messages whose files a crash lost or cut short', async () => {
@@ -685,7 +730,7 @@ describe('index journal', () => {
   beforeEach(async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-journal-'));
   });
-  afterEach(() => fs.rm(dir, { recursive: true, force: true }));
+  afterEach(() => fs.rm(dir, { recursive: true, force: true, maxRetries: 5 }));
 
   const meta = (n: number): MessageMeta => ({ id: `joe-1763700000-${n}`, domain: 'inbox.test', inbox: 'joe', time: 1763700000000, from: 'a@b.test', subject: `s${n}`, size: 10, source: 'smtp' });
 

@@ -46,8 +46,7 @@ describe('web UI sessions on a team server: two processes on one PostgreSQL', fu
     return {
       http,
       stop: async () => {
-        r.child.kill('SIGTERM');
-        await r.exited;
+        await r.stop();
         runs.delete(r);
       },
     };

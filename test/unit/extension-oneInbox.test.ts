@@ -63,8 +63,7 @@ describe('one local inbox per user: serve and the extension share the default da
   const terminalServe = () => {
     const r = startCli(['serve', '--http-port', String(httpPort), '--smtp-port', String(smtpPort)], { ...env, TEST_INBOX_DATA_DIR: '' });
     stops.push(async () => {
-      if (r.child.exitCode === null) r.child.kill('SIGTERM');
-      await r.exited;
+      if (r.child.exitCode === null) await r.stop();
     });
     return r;
   };

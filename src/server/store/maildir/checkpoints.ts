@@ -7,6 +7,7 @@ import type { StoreLog } from '../types';
 import { flushFiles } from './fileOps';
 import type { MaterialiseJob } from './materialiser';
 import type { WriteAheadLog } from './wal';
+import { retryBusy } from '../../../shared/portableFs';
 
 /** Checkpoint once the log holds this much: bounds the replay work after a crash. */
 const WAL_CHECKPOINT_BYTES = 32 * 1024 * 1024;
@@ -97,7 +98,7 @@ export class Checkpoints {
         if (missing > 0) throw new Error(`${missing} message(s) logged in ${file} have no file yet`);
         gen.jobs = []; // all written or cancelled: their bytes are not held for a retry
         await flushFiles(gen.files);
-        await fs.rm(file, { force: true });
+        await retryBusy(() => fs.rm(file, { force: true }));
       } catch (e) {
         // Logged once per generation and cause: the periodic checkpoint tries again every few seconds.
         const cause = (e as Error).message;

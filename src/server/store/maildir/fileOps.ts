@@ -24,7 +24,7 @@ const FILE_OPEN_SKIP: ReadonlySet<string> = new Set(['ENOENT']);
 const NOTHING: ReadonlySet<string> = new Set();
 
 function fsyncFile(file: string): Promise<void> {
-  return fsyncPath(file, FILE_OPEN_SKIP, NOTHING);
+  return fsyncPath(file, 'file', FILE_OPEN_SKIP, NOTHING);
 }
 
 /** Removes a file if it is there; used to undo a delivery that failed, where a second failure changes nothing. */

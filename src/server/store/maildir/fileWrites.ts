@@ -7,6 +7,7 @@
 import { closeSync, constants as fsConstants, linkSync, openSync, renameSync, writeSync } from 'node:fs';
 import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { errnoCode } from '../errors';
+import { retryBusySync } from '../../../shared/portableFs';
 
 /** Open flags of a message file rewritten in tmp/: created or truncated, and never through a symlink in its place (ELOOP). */
 const WRITE_NOFOLLOW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | (fsConstants.O_NOFOLLOW ?? 0);
@@ -33,7 +34,8 @@ export function writeFilesSync(ops: readonly FileWrite[]): FileWriteResult[] {
       } finally {
         closeSync(fd);
       }
-      renameSync(op.tmp, op.final);
+      // On its own thread, so a busy target's waits (Windows) hold no event loop.
+      retryBusySync(() => renameSync(op.tmp, op.final));
       return undefined;
     } catch (e) {
       const code = errnoCode(e);

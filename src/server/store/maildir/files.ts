@@ -18,6 +18,7 @@ import { fileWriteError, type FileWriter, writeFileHere } from './fileWrites';
 import { Materialiser, type MaterialiseJob } from './materialiser';
 import type { IndexRecord } from './ordered';
 import { linkRecord, messageRecord, WriteAheadLog } from './wal';
+import { retryBusy } from '../../../shared/portableFs';
 
 /**
  * Messages in memory are acknowledged before their files are written (by the materialiser) only
@@ -366,7 +367,7 @@ export class MaildirFiles {
     await mapLimit(metas, OPEN_CONCURRENCY, async (m) => {
       const file = this.pathOf(m, 'new');
       try {
-        await fs.unlink(file);
+        await retryBusy(() => fs.unlink(file));
         dirs.add(path.dirname(file));
       } catch (e) {
         if (errnoCode(e) !== 'ENOENT') this.log('warn', `store: could not remove ${file}: ${(e as Error).message}`);
@@ -396,6 +397,6 @@ export class MaildirFiles {
   /** Closes the log (after a final checkpoint by the caller); an empty last generation is removed. */
   async close(): Promise<void> {
     const last = await this.wal.close();
-    if (this.wal.bytes === 0) await fs.rm(last, { force: true });
+    if (this.wal.bytes === 0) await retryBusy(() => fs.rm(last, { force: true }));
   }
 }

@@ -11,6 +11,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import type { IndexRecord } from './ordered';
 import type { MessageMeta, MessageSource } from '../types';
+import { retryBusy } from '../../../shared/portableFs';
 
 /** File name of the journal inside the store dir; the leading dot keeps it apart from domain directories. */
 export const JOURNAL_FILE = '.index-journal';
@@ -170,7 +171,7 @@ export class Journal {
       }
       await this.fh?.close();
       this.fh = undefined;
-      await fs.rename(tmp, this.file);
+      await retryBusy(() => fs.rename(tmp, this.file));
       this.fh = await fs.open(this.file, 'a', PRIVATE_FILE_MODE);
       // ...plus the lines appended while it was written, which are still to come.
       this.lineCount = n + (this.lineCount - countedBefore);

@@ -16,6 +16,7 @@ import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { StoreError } from '../errors';
 import { fsyncDir } from './layout';
 import type { MessageKey } from '../types';
+import { retryBusy } from '../../../shared/portableFs';
 
 const KEYS_FILE = '.message-keys';
 /** Lines of removed messages tolerated in the file before it is rewritten while running (and at least as many as live ones). */
@@ -156,7 +157,7 @@ export class KeyLog {
     } finally {
       await fh.close();
     }
-    await fs.rename(tmp, this.file);
+    await retryBusy(() => fs.rename(tmp, this.file));
     await fsyncDir(path.dirname(this.file));
     await this.#fh?.close();
     this.#fh = await fs.open(this.file, 'a', PRIVATE_FILE_MODE);

@@ -18,6 +18,7 @@ import * as path from 'node:path';
 import { decodeFileName, encodeFileName } from '../../../core/fileNames';
 import { domainProblem } from '../../../core/ids';
 import { PRIVATE_FILE_MODE, writePrivateFile } from '../../../shared/privateFile';
+import { fsyncOpenFlags, modesApply, retryBusy } from '../../../shared/portableFs';
 import { StoreError } from '../errors';
 import { lockDataDir } from './lock';
 import { VERSION } from '../../version';
@@ -163,7 +164,7 @@ async function migrate(dir: string, log: Log): Promise<void> {
       log('warn', `store: not migrating ${from}: ${to} exists`);
       continue;
     }
-    await fs.rename(from, to);
+    await retryBusy(() => fs.rename(from, to));
     moved++;
   }
   let renamed = 0;
@@ -189,13 +190,13 @@ async function installMailRoot(dir: string, log: Log): Promise<void> {
   const staging = path.join(dir, MIGRATING_MAIL_DIR);
   const root = mailRoot(dir);
   if (!(await exists(root))) {
-    await fs.rename(staging, root);
+    await retryBusy(() => fs.rename(staging, root));
   } else {
     for (const n of await names(staging)) {
       if (await exists(path.join(root, n))) log('warn', `store: not migrating ${path.join(staging, n)}: ${path.join(root, n)} exists`);
-      else await fs.rename(path.join(staging, n), path.join(root, n));
+      else await retryBusy(() => fs.rename(path.join(staging, n), path.join(root, n)));
     }
-    await fs.rmdir(staging).catch((e: unknown) => log('warn', `store: ${staging} is left over from a migration: ${(e as Error).message}`));
+    await retryBusy(() => fs.rmdir(staging)).catch((e: unknown) => log('warn', `store: ${staging} is left over from a migration: ${(e as Error).message}`));
     await fsyncDir(root);
   }
   await fsyncDir(dir);
@@ -207,7 +208,7 @@ async function reencode(parent: string, stem: string, ext: string, counted: () =
   const name = decodeLegacyName(stem);
   if (name === undefined) return stem + ext; // not ours; the store's scan skips it with a warning
   const now = encodeFileName(name) + ext;
-  await fs.rename(path.join(parent, stem + ext), path.join(parent, now));
+  await retryBusy(() => fs.rename(path.join(parent, stem + ext), path.join(parent, now)));
   counted();
   return now;
 }
@@ -240,6 +241,8 @@ interface TightenOptions {
  * changed, and whether it walked the whole tree.
  */
 export async function tightenTree(root: string, options: TightenOptions = {}): Promise<{ changed: number; complete: boolean }> {
+  // Where modes are ACLs there is nothing to tighten, and no reason to walk the tree.
+  if (!modesApply()) return { changed: 0, complete: true };
   const top = await lstatOrUndefined(root);
   if (!top || top.isSymbolicLink()) return { changed: 0, complete: true };
   if (!top.isDirectory()) return { changed: (await chmodFrom(root, top, PRIVATE_FILE_MODE)) ? 1 : 0, complete: true };
@@ -326,9 +329,13 @@ async function chmodIfNeeded(p: string, mode: number): Promise<boolean> {
   return chmodFrom(p, st, mode);
 }
 
-/** Sets the mode of `p`, whose lstat is `st`, unless it has it already or is a symlink; a path gone meanwhile is left. */
+/**
+ * Sets the mode of `p`, whose lstat is `st`, unless it has it already or is a symlink; a path
+ * gone meanwhile is left. Nothing where modes are ACLs (Windows: portableFs.ts modesApply), where
+ * every file would look "widened" and be chmodded on every start to no effect.
+ */
 async function chmodFrom(p: string, st: Stats, mode: number): Promise<boolean> {
-  if (st.isSymbolicLink() || (st.mode & 0o777) === mode) return false;
+  if (!modesApply() || st.isSymbolicLink() || (st.mode & 0o777) === mode) return false;
   try {
     await fs.chmod(p, mode);
     return true;
@@ -383,14 +390,15 @@ async function names(dir: string): Promise<string[]> {
 }
 
 /**
- * fsync of one path through the callback API: no FileHandle and no promise per step (a checkpoint
+ * fsync of one path through the callback API, opened as fsync needs it on every platform
+ * (portableFs.ts fsyncOpenFlags: a file for writing, which Windows requires): no FileHandle and no promise per step (a checkpoint
  * runs this for every message file it makes durable; FileHandle's open, sync and close promises
  * cost the main thread more than the calls). Errors whose codes are in `skipOpen` (at open) or
  * `skipSync` (at fsync) mean "nothing to do here" and resolve.
  */
-export function fsyncPath(file: string, skipOpen: ReadonlySet<string>, skipSync: ReadonlySet<string>): Promise<void> {
+export function fsyncPath(file: string, kind: 'file' | 'dir', skipOpen: ReadonlySet<string>, skipSync: ReadonlySet<string>): Promise<void> {
   return new Promise((resolve, reject) => {
-    openCb(file, 'r', (openErr, fd) => {
+    openCb(file, fsyncOpenFlags(kind), (openErr, fd) => {
       if (openErr) {
         if (skipOpen.has(openErr.code ?? '')) resolve();
         else reject(openErr);
@@ -414,7 +422,7 @@ const DIR_SYNC_SKIP: ReadonlySet<string> = new Set(['EINVAL', 'EPERM', 'EISDIR',
 
 /** fsyncs a directory so that renames and unlinks in it are durable; a no-op where directories cannot be synced (Windows, some file systems). */
 export function fsyncDir(dir: string): Promise<void> {
-  return fsyncPath(dir, DIR_OPEN_SKIP, DIR_SYNC_SKIP);
+  return fsyncPath(dir, 'dir', DIR_OPEN_SKIP, DIR_SYNC_SKIP);
 }
 
 /** Runs `fn` over the items with at most `limit` running at once. */

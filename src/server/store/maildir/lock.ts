@@ -2,13 +2,16 @@
 // servers on one folder (the extension's and one started in a terminal, say) would append
 // to the same log and journal and remove each other's files; the second is refused with a
 // message that names the first. A lock left by a process that is gone (a crash, SIGKILL, a
-// restarted container) is taken over.
+// restarted container) is taken over. A pid alone does not prove that: Windows reuses pids within
+// seconds, so the holder also keeps the lock file's time fresh (its heartbeat), and contract.ts
+// lockHolderLive is the one rule that tells a live holder from a stale lock.
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ownershipProblemOf } from '../../privateFile';
 import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
-import { LOCK_FILE, processAlive, TOKENS_FILE } from '../../../shared/contract';
+import { retryBusy } from '../../../shared/portableFs';
+import { LOCK_FILE, LOCK_HEARTBEAT_MS, lockHolderLive, processAlive, readLockHolder, TOKENS_FILE } from '../../../shared/contract';
 import { StoreError } from '../errors';
 
 export { LOCK_FILE, processAlive };
@@ -47,22 +50,30 @@ export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
     await fs.writeFile(file, mine, { flag: 'wx', mode: PRIVATE_FILE_MODE });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    const pid = await holder(file);
-    if (pid !== undefined && pid !== process.pid && processAlive(pid)) throw inUse(dir, file, pid);
+    const was = await readLockHolder(dir);
+    if (was !== undefined && was.pid !== process.pid && (await lockHolderLive(dir, was))) throw inUse(dir, file, was.pid);
     // Stale: replace it atomically, then check that a concurrent starter did not do the same after us.
     const tmp = `${file}.${process.pid}`;
     await fs.writeFile(tmp, mine, { mode: PRIVATE_FILE_MODE });
-    await fs.rename(tmp, file);
+    await retryBusy(() => fs.rename(tmp, file));
     const now = await holder(file);
     if (now !== process.pid) throw inUse(dir, file, now);
   }
   held.add(dir);
+  // The heartbeat: the lock's time stays within LOCK_STALE_MS while this store holds it. Unref'd:
+  // it keeps no process alive.
+  const beat = setInterval(() => {
+    const t = new Date();
+    fs.utimes(file, t, t).catch(() => undefined);
+  }, LOCK_HEARTBEAT_MS);
+  beat.unref();
   let released = false;
   return async () => {
     if (released) return;
     released = true;
+    clearInterval(beat);
     held.delete(dir);
     // Only our own lock: never one a later server took over.
-    if ((await holder(file).catch(() => undefined)) === process.pid) await fs.rm(file, { force: true });
+    if ((await holder(file).catch(() => undefined)) === process.pid) await retryBusy(() => fs.rm(file, { force: true }));
   };
 }

@@ -16,6 +16,7 @@ import { mailRoot, mapLimit } from './layout';
 import type { IndexRecord } from './ordered';
 import { inboxKeyOf } from './snapshot';
 import type { WalMessage } from './wal';
+import { retryBusy } from '../../../shared/portableFs';
 
 /** Answers the inboxes (`<domain>\n<inbox>`) whose journal entries are taken without listing their files. */
 type TrustInboxes = (inboxes: Array<{ domain: string; inbox: string }>) => Promise<Set<string>>;
@@ -48,7 +49,7 @@ export async function replayLog(files: MaildirFiles, log: StoreLog): Promise<voi
   });
   if (rec.files.length > 0) {
     await flushFiles(logged);
-    for (const f of rec.files) await fs.rm(f, { force: true });
+    for (const f of rec.files) await retryBusy(() => fs.rm(f, { force: true }));
   }
   if (restored > 0) log('warn', `store: restored ${restored} acknowledged message(s) from the write-ahead log`);
   await files.wal.start(rec.lastGeneration + 1);
@@ -62,9 +63,9 @@ async function restore(files: MaildirFiles, m: WalMessage, file: string): Promis
   }
   await files.ensureInboxDir(m.domain, m.inbox);
   const tmp = files.pathOf(m, 'tmp');
-  await fs.rm(tmp, { force: true });
+  await retryBusy(() => fs.rm(tmp, { force: true }));
   await writeWithTime(tmp, m.raw, m.time);
-  await fs.rename(tmp, file);
+  await retryBusy(() => fs.rename(tmp, file));
   return true;
 }
 
@@ -116,7 +117,7 @@ export async function scanInboxes(dataDir: string, log: StoreLog, journal: Map<s
       // points to is not the store's.
       const tmpDir = path.join(dir, 'tmp');
       if (!(await fs.lstat(tmpDir).catch(() => undefined))?.isSymbolicLink()) {
-        for (const t of await namesOrEmpty(tmpDir)) await fs.rm(path.join(tmpDir, t), { force: true }).catch(() => undefined);
+        for (const t of await namesOrEmpty(tmpDir)) await retryBusy(() => fs.rm(path.join(tmpDir, t), { force: true })).catch(() => undefined);
       }
       // Names only (no file types): 100,000 Dirent objects cost more than the whole index. A
       // directory named like a message fails when it is read, which skips it with a warning.

@@ -28,6 +28,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { fsyncDir, inboxDirOf, mapLimit } from './layout';
+import { fsyncOpenFlags, retryBusy } from '../../../shared/portableFs';
 
 export const SNAPSHOT_FILE = '.index-snapshot';
 const SNAPSHOT_VERSION = 2;
@@ -79,7 +80,7 @@ export async function writeSnapshot(
   counts: Iterable<{ domain: string; inbox: string; count: number }>,
   privateInboxes: ReadonlySet<string>,
 ): Promise<void> {
-  const jh = await fs.open(journalFile, 'r').catch(() => undefined);
+  const jh = await fs.open(journalFile, fsyncOpenFlags('file')).catch(() => undefined);
   if (jh) {
     try {
       await jh.datasync();
@@ -102,7 +103,7 @@ export async function writeSnapshot(
   } finally {
     await fh.close();
   }
-  await fs.rename(tmp, file);
+  await retryBusy(() => fs.rename(tmp, file));
   await fsyncDir(dataDir);
 }
 
