@@ -4,6 +4,7 @@
 // SDKs never send such input. No timing is asserted: a large input must get its right answer, and
 // the file's mocha timeout bounds it.
 import assert from 'node:assert/strict';
+import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
 import { type ProviderHarness, PROVIDER_KEY, readInbox, startProviders } from './providers-harness';
 
 describe('provider routes: hostile input (server, real HTTP)', () => {
@@ -15,6 +16,65 @@ describe('provider routes: hostile input (server, real HTTP)', () => {
 
   const resend = (body: unknown) => h.call('POST', '/emails', { body, headers: { authorization: `Bearer ${PROVIDER_KEY}` } });
   const postmark = (body: unknown) => h.call('POST', '/email', { body, headers: { 'x-postmark-server-token': PROVIDER_KEY, accept: 'application/json' } });
+  const basic = `Basic ${Buffer.from(`api:${PROVIDER_KEY}`).toString('base64')}`;
+  const mailgun = (fields: Array<[string, string]>) =>
+    h.call('POST', '/v3/mg.acme.test/messages', { body: new URLSearchParams(fields).toString(), headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' } });
+  const ses = () => new SESv2Client({ region: 'eu-west-1', endpoint: h.base, credentials: { accessKeyId: 'AKIDLOCALTEST', secretAccessKey: PROVIDER_KEY }, maxAttempts: 1 });
+
+  it("G2: an address field longer than the provider's recipients can be is refused in its shape before it is parsed", async () => {
+    // One address with a display name as long as 50 whole addresses may be (50 × 998 characters): one character too many.
+    const long = (n: number) => `"${'n'.repeat(n * 998)}" <long@inbox.test>`;
+    const r = await resend({ from: 'a@acme.test', to: long(50), subject: 's', text: 't' });
+    assert.equal(r.status, 422, r.text.slice(0, 200));
+    assert.equal(r.json.name, 'validation_error');
+    assert.match(r.json.message, /^The `to` field is \d+ characters long, more than 50 addresses can be \(49900 characters\)\.$/);
+    const list = await resend({ from: 'a@acme.test', to: Array.from({ length: 2 }, () => long(25)), subject: 's', text: 't' });
+    assert.equal(list.status, 422, 'an array is bounded as a whole');
+    const p = await postmark({ From: 'a@acme.test', To: long(50), TextBody: 't' });
+    assert.equal(p.status, 422, p.text.slice(0, 200));
+    assert.equal(p.json.ErrorCode, 300);
+    assert.match(p.json.Message, /^Error parsing 'To': the field is \d+ characters long/);
+    const m = await mailgun([['from', 'a@mg.acme.test'], ['to', long(1000)], ['text', 't']]);
+    assert.equal(m.status, 400, m.text.slice(0, 200));
+    assert.match(m.json.message, /^'to' parameter is \d+ characters long, more than 1000 addresses can be/);
+    const split = await mailgun([['from', 'a@mg.acme.test'], ['to', long(500)], ['to', long(500)], ['text', 't']]);
+    assert.equal(split.status, 400, 'every value of a parameter is bounded together');
+    // Each SES address is one mailbox; so is a From.
+    await assert.rejects(
+      ses().send(new SendEmailCommand({ FromEmailAddress: 'a@acme.test', Destination: { ToAddresses: [long(1)] }, Content: { Simple: { Subject: { Data: 's' }, Body: { Text: { Data: 't' } } } } })),
+      (e: { name: string; message: string; $metadata: { httpStatusCode: number } }) => {
+        assert.equal(e.$metadata.httpStatusCode, 400);
+        assert.equal(e.name, 'MessageRejected');
+        assert.match(e.message, /more than one address can be \(998 characters\)/);
+        return true;
+      },
+    );
+    const from = await resend({ from: long(1), to: 'long@inbox.test', subject: 's', text: 't' });
+    assert.equal(from.status, 422);
+    assert.match(from.json.message, /more than one address can be/);
+    assert.equal((await readInbox(h, 'long')).length, 0);
+    // At the bound, taken: a long display name is not refused for its length alone.
+    const taken = await resend({ from: 'a@acme.test', to: `"${'n'.repeat(900)}" <long@inbox.test>`, subject: 's', text: 't' });
+    assert.equal(taken.status, 200, taken.text.slice(0, 200));
+  });
+
+  it('G2: an address list within the bound is parsed in linear time (addressparser had been quadratic in the number of addresses)', async () => {
+    // 300 KB of one-letter "addresses", within Mailgun's bound of 1,000 × 998 characters: the whole
+    // list went to addressparser in one call, which took most of a minute for it.
+    const many = 'a,'.repeat(150_000);
+    const m = await mailgun([['from', 'a@mg.acme.test'], ['to', many], ['text', 't']]);
+    assert.equal(m.status, 400, m.text.slice(0, 200));
+    assert.match(m.json.message, /'to' parameter is not a valid address/);
+    // Real addresses, as many as the bound holds, parse and are then counted.
+    const real = Array.from({ length: 50_000 }, (_, i) => `r${i}@inbox.test`).join(',');
+    const counted = await mailgun([['from', 'a@mg.acme.test'], ['to', real], ['text', 't']]);
+    assert.equal(counted.status, 400);
+    assert.match(counted.json.message, /Too many recipients/);
+    // A comma inside quotes or angle brackets does not split a mailbox; a group's members are read.
+    const quoted = await postmark({ From: 'a@acme.test', To: '"Doe, Jane" <jane@inbox.test>, Team: kim@inbox.test, lee@inbox.test;', TextBody: 't' });
+    assert.equal(quoted.status, 200, quoted.text.slice(0, 200));
+    assert.equal(quoted.json.To, 'jane@inbox.test, kim@inbox.test, lee@inbox.test');
+  });
 
   it('G3: base64 attachment content is validated in one pass: 160 KB of blanks and one bad character is refused, 1 MB of wrapped base64 is taken', async () => {
     // The old check backtracked over the blanks once per blank: most of a minute for this input.

@@ -8,20 +8,72 @@ import type { Mailbox } from './mail';
 const ADDRESS_RE = /^[^\s@<>(),;:"[\]\\]+@[^\s@<>(),;:"[\]\\]+$/;
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
 
-/** `a@b.test`, `Name <a@b.test>` or a comma-separated list of them, as mailboxes; a problem sentence when one is not an address. */
-export function parseMailboxes(text: string): Mailbox[] | string {
+/**
+ * Longest mailbox read, display name and address together: RFC 5322's 998-character line, room
+ * for the longest address (320, RFC 3696 section 3) and any name a real sender gives it.
+ */
+export const MAX_MAILBOX_CHARS = 998;
+
+/**
+ * Why an address field of `length` characters is refused before it is read: longer than the
+ * provider's most recipients can be. A field is parsed only within this bound.
+ */
+export function addressFieldProblem(length: number, maxMailboxes: number): string | undefined {
+  const max = maxMailboxes * MAX_MAILBOX_CHARS;
+  if (length <= max) return undefined;
+  return `is ${length} characters long, more than ${maxMailboxes === 1 ? 'one address' : `${maxMailboxes} addresses`} can be (${max} characters)`;
+}
+
+/**
+ * The mailboxes of an address list, split where addressparser splits them (a comma or semicolon
+ * outside quotes, a comment, angle brackets and a group), in one pass. addressparser itself is
+ * quadratic in the number of mailboxes of one call; each mailbox is given to it alone.
+ */
+function splitMailboxes(text: string): string[] {
+  // addressparser's tokenizer: each opening operator and the character that closes it; `\` escapes inside quotes only.
+  const closing: Record<string, string> = { '"': '"', '(': ')', '<': '>', ':': ';' };
+  const pieces: string[] = [];
+  let start = 0;
+  let expecting = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (expecting !== '') {
+      if (c === expecting) expecting = '';
+      else if (c === '\\' && expecting === '"') i++;
+    } else if (c === ',' || c === ';') {
+      pieces.push(text.slice(start, i));
+      start = i + 1;
+    } else if (c in closing) {
+      expecting = closing[c];
+    }
+  }
+  pieces.push(text.slice(start));
+  return pieces;
+}
+
+/**
+ * `a@b.test`, `Name <a@b.test>` or a comma-separated list of them, as mailboxes; a problem
+ * sentence when one is not an address, or when the text is longer than `maxMailboxes` can be
+ * (addressFieldProblem). Linear in the text's length.
+ */
+export function parseMailboxes(text: string, maxMailboxes: number): Mailbox[] | string {
+  const tooLong = addressFieldProblem(text.length, maxMailboxes);
+  if (tooLong) return tooLong;
   if (CONTROL_RE.test(text)) return 'contains line breaks or control characters';
   const out: Mailbox[] = [];
-  for (const a of addressparser(text, { flatten: true })) {
-    if (!ADDRESS_RE.test(a.address)) return `${JSON.stringify((a.address || a.name).slice(0, 100))} is not an email address`;
-    out.push(a.name ? { name: a.name, address: a.address } : { address: a.address });
+  for (const piece of splitMailboxes(text)) {
+    if (piece.length > MAX_MAILBOX_CHARS) return `holds an address (with its name) of ${piece.length} characters; at most ${MAX_MAILBOX_CHARS} are read`;
+    for (const a of addressparser(piece, { flatten: true })) {
+      if (!ADDRESS_RE.test(a.address)) return `${JSON.stringify((a.address || a.name).slice(0, 100))} is not an email address`;
+      out.push(a.name ? { name: a.name, address: a.address } : { address: a.address });
+    }
   }
   return out;
 }
 
 /** One mailbox; a problem sentence when the text is not exactly one address. */
 export function parseMailbox(text: string): Mailbox | string {
-  const list = parseMailboxes(text);
+  const list = parseMailboxes(text, 1);
   if (typeof list === 'string') return list;
   if (list.length !== 1) return list.length === 0 ? 'is empty' : 'must be one address';
   return list[0];

@@ -8,7 +8,7 @@ import type http from 'node:http';
 import { domainProblem } from '../../../core/ids';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
-import { parseMailbox, parseMailboxes, templateText } from './fields';
+import { addressFieldProblem, parseMailbox, parseMailboxes, templateText } from './fields';
 import { type Mailbox, type OutgoingAttachment, storeMail, storeRaw, TEMPLATE_HEADER, TEST_MODE_HEADER } from './mail';
 import { MultipartError, parseFormBody, type ParsedForm } from './multipart';
 
@@ -80,10 +80,14 @@ function one(form: ParsedForm, name: string): string | undefined {
 }
 
 function addresses(form: ParsedForm, name: string): Mailbox[] {
+  const values = all(form, name);
+  // Every value of the parameter together is bounded before any of it is parsed.
+  const tooLong = addressFieldProblem(values.reduce((n, v) => n + v.length, 0), MAILGUN_MAX_RECIPIENTS);
+  if (tooLong) throw error(400, `'${name}' parameter ${tooLong}.`);
   const out: Mailbox[] = [];
-  for (const v of all(form, name)) {
+  for (const v of values) {
     if (v.trim() === '') continue;
-    const parsed = parseMailboxes(v);
+    const parsed = parseMailboxes(v, MAILGUN_MAX_RECIPIENTS);
     if (typeof parsed === 'string') throw error(400, `'${name}' parameter is not a valid address. please check documentation`);
     out.push(...parsed);
   }

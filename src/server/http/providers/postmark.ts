@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
-import { decodeBase64, isObject, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
+import { addressFieldProblem, decodeBase64, isObject, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
 import { type Mailbox, MailRefusal, type OutgoingAttachment, type OutgoingMail, storeMail, TEMPLATE_HEADER } from './mail';
 
 export type PostmarkRoute = { kind: 'send' | 'batch' | 'template' | 'batchTemplate' };
@@ -123,7 +123,9 @@ function str(obj: Record<string, unknown>, field: string): string | undefined {
 function addressList(obj: Record<string, unknown>, field: string): Mailbox[] {
   const text = str(obj, field);
   if (text === undefined || text.trim() === '') return [];
-  const parsed = parseMailboxes(text);
+  const tooLong = addressFieldProblem(text.length, POSTMARK_MAX_RECIPIENTS);
+  if (tooLong) throw invalid(`Error parsing '${field}': the field ${tooLong}.`);
+  const parsed = parseMailboxes(text, POSTMARK_MAX_RECIPIENTS);
   if (typeof parsed === 'string') throw invalid(`Error parsing '${field}': Illegal email address: ${parsed}.`);
   return parsed;
 }

@@ -7,7 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
-import { decodeBase64, isObject, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
+import { addressFieldProblem, decodeBase64, isObject, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
 import { type Mailbox, type OutgoingAttachment, type OutgoingMail, storeMail, TEMPLATE_HEADER } from './mail';
 
 export type ResendRoute = { kind: 'send' | 'batch' };
@@ -155,9 +155,12 @@ function addresses(v: unknown, field: string, required: boolean): Mailbox[] {
   const list = typeof v === 'string' ? [v] : Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined;
   if (!list) throw invalid(`The \`${field}\` field must be a string or an array of strings.`);
   if (required && list.length === 0) throw error(422, 'missing_required_field', `Missing \`${field}\` field.`);
+  // The whole field is bounded before any of it is parsed.
+  const tooLong = addressFieldProblem(list.reduce((n, text) => n + text.length, 0), RESEND_MAX_RECIPIENTS);
+  if (tooLong) throw invalid(`The \`${field}\` field ${tooLong}.`);
   const out: Mailbox[] = [];
   for (const text of list) {
-    const parsed = parseMailboxes(text);
+    const parsed = parseMailboxes(text, RESEND_MAX_RECIPIENTS);
     if (typeof parsed === 'string') throw invalid(`Invalid \`${field}\` field. The email address needs to follow the \`email@example.com\` or \`Name <email@example.com>\` format (${parsed}).`);
     out.push(...parsed);
   }
