@@ -16,6 +16,7 @@ describe('provider routes: hostile input (server, real HTTP)', () => {
 
   const resend = (body: unknown) => h.call('POST', '/emails', { body, headers: { authorization: `Bearer ${PROVIDER_KEY}` } });
   const postmark = (body: unknown) => h.call('POST', '/email', { body, headers: { 'x-postmark-server-token': PROVIDER_KEY, accept: 'application/json' } });
+  const sendgrid = (body: unknown) => h.call('POST', '/v3/mail/send', { body, headers: { authorization: `Bearer ${PROVIDER_KEY}` } });
   const basic = `Basic ${Buffer.from(`api:${PROVIDER_KEY}`).toString('base64')}`;
   const mailgun = (fields: Array<[string, string]>) =>
     h.call('POST', '/v3/mg.acme.test/messages', { body: new URLSearchParams(fields).toString(), headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' } });
@@ -74,6 +75,34 @@ describe('provider routes: hostile input (server, real HTTP)', () => {
     const quoted = await postmark({ From: 'a@acme.test', To: '"Doe, Jane" <jane@inbox.test>, Team: kim@inbox.test, lee@inbox.test;', TextBody: 't' });
     assert.equal(quoted.status, 200, quoted.text.slice(0, 200));
     assert.equal(quoted.json.To, 'jane@inbox.test, kim@inbox.test, lee@inbox.test');
+  });
+
+  it('G9: a header name that is no RFC 5322 field-name is refused in SendGrid `headers` and Mailgun `h:`; the index skips one bad line of a message', async () => {
+    const base = { personalizations: [{ to: [{ email: 'hdr@inbox.test' }] }], from: { email: 'a@acme.test' }, subject: 'Hidden 5512', content: [{ type: 'text/plain', value: 't' }] };
+    for (const name of ['X Bad', 'X-Bad:', 'X-Bäd', '']) {
+      const r = await sendgrid({ ...base, headers: { [name]: 'v' } });
+      assert.equal(r.status, 400, `${JSON.stringify(name)}: ${r.text}`);
+      assert.equal(r.json.errors[0].field, 'headers');
+      assert.match(r.json.errors[0].message, /header name .* is not valid/);
+    }
+    const p = await sendgrid({ ...base, personalizations: [{ to: [{ email: 'hdr@inbox.test' }], headers: { 'X Bad': 'v' } }] });
+    assert.equal(p.status, 400);
+    assert.equal(p.json.errors[0].field, 'personalizations.0.headers');
+    const m = await mailgun([['from', 'a@mg.acme.test'], ['to', 'hdr@inbox.test'], ['subject', 'Hidden 5512'], ['text', 't'], ['h:X Bad', 'v']]);
+    assert.equal(m.status, 400, m.text);
+    assert.match(m.json.message, /'h:X Bad' does not name a valid header/);
+    assert.equal((await readInbox(h, 'hdr')).length, 0);
+    const ok = await sendgrid({ ...base, headers: { 'X-Good_1.2': 'v' } });
+    assert.equal(ok.status, 202, ok.text);
+
+    // A message that arrives with such a line anyway (SMTP, messages.mime) still lists its sender and subject.
+    await h.deliver('smtp-hdr', Buffer.from('X Bad: 1\r\nFrom: Ann <ann@acme.test>\r\nSubject: Shown 7781\r\n\r\nbody\r\n'));
+    const list = await h.call('GET', '/api/v2/domains/inbox.test/inboxes/smtp-hdr');
+    assert.equal(list.json.msgs[0].subject, 'Shown 7781');
+    assert.match(list.json.msgs[0].from, /ann@acme\.test/);
+    const found = await h.call('GET', `/api/v2/search?q=${encodeURIComponent('subject:"shown 7781" from:ann')}`);
+    assert.equal(found.status, 200, found.text);
+    assert.equal(found.json.msgs.length, 1);
   });
 
   it('G3: base64 attachment content is validated in one pass: 160 KB of blanks and one bad character is refused, 1 MB of wrapped base64 is taken', async () => {

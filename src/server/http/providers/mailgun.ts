@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { domainProblem } from '../../../core/ids';
+import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
 import { addressFieldProblem, parseMailbox, parseMailboxes, templateText } from './fields';
@@ -160,6 +161,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
     throw error(400, "Need at least one of 'text', 'html', 'amp-html' or 'template' parameters specified");
   }
   const headers: Array<[string, string]> = form.fields.filter(([n]) => n.startsWith('h:')).map(([n, v]) => [n.slice(2), v]);
+  for (const [n] of headers) if (!isFieldName(n)) throw error(400, `'h:${n.slice(0, 60)}' does not name a valid header: a header name is printable ASCII without blanks or a colon.`);
   const attachments: OutgoingAttachment[] = form.files
     .filter((f) => f.field !== 'message')
     .map((f) => ({ content: f.content, filename: f.filename, contentType: f.mimeType, ...(f.field === 'inline' ? { cid: f.filename, inline: true } : {}) }));

@@ -5,6 +5,7 @@
 // message is answered on its own, as Postmark does). Errors `{ErrorCode, Message}`.
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
+import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
 import { addressFieldProblem, decodeBase64, isObject, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
@@ -158,7 +159,7 @@ function readMessage(obj: Record<string, unknown>, template: boolean, endpoint: 
   if (obj.Headers !== undefined && obj.Headers !== null) {
     if (!Array.isArray(obj.Headers)) throw error(422, CODE.INCOMPATIBLE_JSON, "'Headers' must be an array of {Name, Value}.");
     for (const h of obj.Headers) {
-      if (!isObject(h) || typeof h.Name !== 'string' || !/^[!-9;-~]+$/.test(h.Name) || typeof h.Value !== 'string') throw invalid('Each header needs a valid Name and a string Value.');
+      if (!isObject(h) || typeof h.Name !== 'string' || !isFieldName(h.Name) || typeof h.Value !== 'string') throw invalid('Each header needs a valid Name and a string Value.');
       headers.push([h.Name, h.Value]);
     }
   }

@@ -5,6 +5,7 @@
 // the same body answers the first answer again and stores nothing; with another body, 409.
 import { createHash, randomUUID } from 'node:crypto';
 import type http from 'node:http';
+import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
 import { addressFieldProblem, decodeBase64, isObject, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
@@ -205,7 +206,7 @@ function readEmail(ctx: ProviderContext, obj: Record<string, unknown>, batch: bo
   if (obj.headers !== undefined && obj.headers !== null) {
     if (!isObject(obj.headers)) throw invalid('The `headers` field must be an object of header names and string values.');
     for (const [k, v] of Object.entries(obj.headers)) {
-      if (typeof v !== 'string' || !/^[!-9;-~]+$/.test(k)) throw invalid(`The header ${JSON.stringify(k.slice(0, 60))} must have a valid name and a string value.`);
+      if (typeof v !== 'string' || !isFieldName(k)) throw invalid(`The header ${JSON.stringify(k.slice(0, 60))} must have a valid name and a string value.`);
       headers.push([k, v]);
     }
   }

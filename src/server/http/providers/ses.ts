@@ -8,6 +8,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import PostalMime from 'postal-mime';
+import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
 import { decodeBase64, isObject, parseJson, parseMailbox, templateText, typeName, unknownFields } from './fields';
@@ -127,7 +128,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   if (!isObject(part)) throw bad(`Content.${kinds[0]} must be an object.`);
   const headers: Array<[string, string]> = [];
   if (part.Headers !== undefined && part.Headers !== null) {
-    if (!Array.isArray(part.Headers) || !part.Headers.every((h) => isObject(h) && typeof h.Name === 'string' && /^[!-9;-~]+$/.test(h.Name) && typeof h.Value === 'string')) throw bad('Headers must be a list of {Name, Value}.');
+    if (!Array.isArray(part.Headers) || !part.Headers.every((h) => isObject(h) && typeof h.Name === 'string' && isFieldName(h.Name) && typeof h.Value === 'string')) throw bad('Headers must be a list of {Name, Value}.');
     for (const h of part.Headers as Array<{ Name: string; Value: string }>) headers.push([h.Name, h.Value]);
   }
   let subject = '';
