@@ -105,6 +105,38 @@ describe('provider routes: hostile input (server, real HTTP)', () => {
     assert.equal(found.json.msgs.length, 1);
   });
 
+  it('G10: template data nested deeper than any template needs gets a 4xx in the provider\'s shape, not a 500', async () => {
+    const deep = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+    const data = deep(10_000);
+    const r = await resend(`{"from":"a@acme.test","to":"deep@inbox.test","subject":"s","template":{"id":"t","variables":${data}}}`);
+    assert.equal(r.status, 422, r.text.slice(0, 200));
+    assert.equal(r.json.name, 'validation_error');
+    assert.match(r.json.message, /nested more than 64 levels deep/);
+    const g = await sendgrid(`{"personalizations":[{"to":[{"email":"deep@inbox.test"}],"dynamic_template_data":${data}}],"from":{"email":"a@acme.test"},"template_id":"d-1"}`);
+    assert.equal(g.status, 400, g.text.slice(0, 200));
+    assert.match(g.json.errors[0].message, /nested more than 64 levels deep/);
+    const pt = await h.call('POST', '/email/withTemplate', { body: `{"From":"a@acme.test","To":"deep@inbox.test","TemplateAlias":"t","TemplateModel":${data}}`, headers: { 'x-postmark-server-token': PROVIDER_KEY } });
+    assert.equal(pt.status, 422, pt.text.slice(0, 200));
+    assert.equal(pt.json.ErrorCode, 403);
+    assert.match(pt.json.Message, /nested more than 64 levels deep/);
+    const m = await mailgun([['from', 'a@mg.acme.test'], ['to', 'deep@inbox.test'], ['template', 't'], ['t:variables', data]]);
+    assert.equal(m.status, 400, m.text.slice(0, 200));
+    assert.match(m.json.message, /'t:variables' .*nested more than 64 levels deep/);
+    await assert.rejects(
+      ses().send(new SendEmailCommand({ FromEmailAddress: 'a@acme.test', Destination: { ToAddresses: ['deep@inbox.test'] }, Content: { Template: { TemplateName: 't', TemplateData: data } } })),
+      (e: { name: string; message: string; $metadata: { httpStatusCode: number } }) => {
+        assert.equal(e.$metadata.httpStatusCode, 400);
+        assert.equal(e.name, 'BadRequestException');
+        assert.match(e.message, /nested more than 64 levels deep/);
+        return true;
+      },
+    );
+    assert.equal((await readInbox(h, 'deep')).length, 0);
+    // Data as deep as a real template's is taken.
+    const ok = await resend(`{"from":"a@acme.test","to":"deep@inbox.test","subject":"s","template":{"id":"t","variables":${deep(40)}}}`);
+    assert.equal(ok.status, 200, ok.text.slice(0, 200));
+  });
+
   it('G3: base64 attachment content is validated in one pass: 160 KB of blanks and one bad character is refused, 1 MB of wrapped base64 is taken', async () => {
     // The old check backtracked over the blanks once per blank: most of a minute for this input.
     const blanks = `${' '.repeat(160 * 1024)}!`;

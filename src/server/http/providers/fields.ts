@@ -130,6 +130,25 @@ export function parseJson(body: Buffer): unknown {
   }
 }
 
+/**
+ * Deepest nesting of a request's JSON taken (the body, or JSON inside one of its fields):
+ * deeper than any template's data, and far from the few thousand levels at which JSON.stringify
+ * (templateText, metadata) overflows the stack.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Why a JSON value is refused for its nesting (MAX_JSON_DEPTH), or undefined; walked with a stack of its own, not by recursion. */
+export function jsonDepthProblem(value: unknown): string | undefined {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > MAX_JSON_DEPTH) return `is nested more than ${MAX_JSON_DEPTH} levels deep`;
+    for (const x of Array.isArray(v) ? v : Object.values(v)) if (typeof x === 'object' && x !== null) stack.push([x, depth + 1]);
+  }
+  return undefined;
+}
+
 export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

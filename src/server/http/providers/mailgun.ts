@@ -9,7 +9,7 @@ import { domainProblem } from '../../../core/ids';
 import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
-import { addressFieldProblem, parseMailbox, parseMailboxes, templateText } from './fields';
+import { addressFieldProblem, jsonDepthProblem, parseMailbox, parseMailboxes, templateText } from './fields';
 import { type Mailbox, type OutgoingAttachment, storeMail, storeRaw, TEMPLATE_HEADER, TEST_MODE_HEADER } from './mail';
 import { MultipartError, parseFormBody, type ParsedForm } from './multipart';
 
@@ -155,6 +155,8 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
     } catch {
       throw error(400, "'t:variables' parameter is not valid JSON.");
     }
+    const deep = jsonDepthProblem(data);
+    if (deep) throw error(400, `'t:variables' parameter ${deep}.`);
     text = templateText('Mailgun', template, data ?? vars);
     meta.push([TEMPLATE_HEADER, `Mailgun template ${template}${one(form, 't:version') ? ` version ${one(form, 't:version')}` : ''} (not rendered)`]);
   } else if (text === undefined && html === undefined && one(form, 'amp-html') === undefined) {

@@ -8,7 +8,7 @@ import type http from 'node:http';
 import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
-import { addressFieldProblem, decodeBase64, isObject, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
+import { addressFieldProblem, decodeBase64, isObject, jsonDepthProblem, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
 import { type Mailbox, MailRefusal, type OutgoingAttachment, type OutgoingMail, storeMail, TEMPLATE_HEADER } from './mail';
 
 export type PostmarkRoute = { kind: 'send' | 'batch' | 'template' | 'batchTemplate' };
@@ -65,6 +65,8 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   if (type !== 'application/json') throw error(415, CODE.JSON_REQUIRED, "JSON required: send the request with 'Content-Type: application/json'.");
   const value = parseJson(body);
   if (value === undefined) throw error(422, CODE.INVALID_JSON, 'Received invalid JSON input.');
+  const deep = jsonDepthProblem(value);
+  if (deep) throw error(422, CODE.INCOMPATIBLE_JSON, `The JSON input you provided is syntactically correct, but still not the one we expect: it ${deep}.`);
   const template = route.kind === 'template' || route.kind === 'batchTemplate';
   const endpoint = { send: 'POST /email', batch: 'POST /email/batch', template: 'POST /email/withTemplate', batchTemplate: 'POST /email/batchWithTemplates' }[route.kind];
   if (route.kind === 'send' || route.kind === 'template') {

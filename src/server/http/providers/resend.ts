@@ -8,7 +8,7 @@ import type http from 'node:http';
 import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
-import { addressFieldProblem, decodeBase64, isObject, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
+import { addressFieldProblem, decodeBase64, isObject, jsonDepthProblem, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
 import { type Mailbox, type OutgoingAttachment, type OutgoingMail, storeMail, TEMPLATE_HEADER } from './mail';
 
 export type ResendRoute = { kind: 'send' | 'batch' };
@@ -77,6 +77,8 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   if (type !== 'application/json') throw error(400, 'validation_error', 'The request body must be JSON: send it with Content-Type: application/json.');
   const value = parseJson(body);
   if (value === undefined) throw error(400, 'validation_error', 'The request body is not valid JSON.');
+  const deep = jsonDepthProblem(value);
+  if (deep) throw invalid(`The request body ${deep}.`);
   const key = req.headers['idempotency-key'];
   if (key === undefined) return answer(res, await send(ctx, req, route, value));
   if (typeof key !== 'string' || key.length < 1 || key.length > MAX_IDEMPOTENCY_KEY) throw error(400, 'invalid_idempotency_key', 'The key must be between 1-256 chars.');

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { isFieldName } from '../../store/headers';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
-import { decodeBase64, isObject, mailboxOf, parseJson, templateText, typeName, unknownFields } from './fields';
+import { decodeBase64, isObject, jsonDepthProblem, mailboxOf, parseJson, templateText, typeName, unknownFields } from './fields';
 import { type Mailbox, type OutgoingAttachment, type OutgoingMail, storeMail, TEMPLATE_HEADER, TEST_MODE_HEADER } from './mail';
 
 export type SendGridRoute = { kind: 'send' };
@@ -100,6 +100,8 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   if (type !== 'application/json') throw error(415, 'Content-Type should be application/json.');
   const value = parseJson(body);
   if (value === undefined) throw error(400, 'Bad Request: the request body is not valid JSON.');
+  const deep = jsonDepthProblem(value);
+  if (deep) throw error(400, `The request body ${deep}.`);
   if (!isObject(value)) throw error(400, `The request body must be a JSON object, not ${typeName(value)}.`);
   const extra = unknownFields(value, FIELDS);
   if (extra.length > 0) throw error(400, `Unknown field${extra.length > 1 ? 's' : ''}: ${extra.map((f) => f.slice(0, 60)).join(', ')}.`, extra[0].slice(0, 60));

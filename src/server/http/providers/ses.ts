@@ -11,7 +11,7 @@ import PostalMime from 'postal-mime';
 import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
-import { decodeBase64, isObject, parseJson, parseMailbox, templateText, typeName, unknownFields } from './fields';
+import { decodeBase64, isObject, jsonDepthProblem, parseJson, parseMailbox, templateText, typeName, unknownFields } from './fields';
 import { type Mailbox, type OutgoingAttachment, storeMail, storeRaw, TEMPLATE_HEADER } from './mail';
 import { readSignature, signatureMatches, type SignedRequest, windowProblem } from './sigv4';
 
@@ -73,6 +73,8 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   const bad = (message: string): ProviderError => error(400, 'BadRequestException', message, now);
   const value = parseJson(body);
   if (!isObject(value)) throw error(400, 'SerializationException', value === undefined ? 'The request body is not valid JSON.' : `The request body must be a JSON object, not ${typeName(value)}.`, now);
+  const deep = jsonDepthProblem(value);
+  if (deep) throw bad(`The request body ${deep}.`);
   const extra = unknownFields(value, FIELDS);
   if (extra.length > 0) throw bad(`Unknown field${extra.length > 1 ? 's' : ''}: ${extra.map((f) => f.slice(0, 60)).join(', ')}.`);
   const list = (v: unknown, name: string): Mailbox[] => {
@@ -151,6 +153,8 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
       } catch {
         throw bad('Content.Template.TemplateData must be JSON.');
       }
+      const tooDeep = jsonDepthProblem(data);
+      if (tooDeep) throw bad(`Content.Template.TemplateData ${tooDeep}.`);
     }
     subject = `Amazon SES template ${name}`;
     text = templateText('Amazon SES', name, data);
