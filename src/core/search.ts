@@ -231,6 +231,16 @@ function toTerm(t: Token, now: number): SearchTerm {
   }
 }
 
+/**
+ * Whether a term matches no message, before its negation, on any store: one whose text holds
+ * U+0000. PostgreSQL's text cannot hold the character (the store keeps it escaped), so no store
+ * compares it, and every store answers a search for it alike: no match, and for a negated
+ * term every message.
+ */
+export function matchesNothing(term: SearchTerm): boolean {
+  return typeof term.value === 'string' && term.value.includes('\u0000');
+}
+
 /** True for a term decided from the index alone; false for one that needs the message's body. */
 export function isMetaTerm(term: SearchTerm): term is MetaTerm {
   return term.field !== 'text' && !(term.field === 'has' && (term.value === 'attachment' || term.value === 'link'));
@@ -243,6 +253,7 @@ function recipientOf(meta: Pick<SearchableMeta, 'inbox' | 'domain'>): string {
 
 /** Whether a meta term holds for a message, before its negation. */
 function metaHolds(term: MetaTerm, meta: SearchableMeta): boolean {
+  if (matchesNothing(term)) return false;
   switch (term.field) {
     case 'from':
       return foldCase(meta.from).includes(term.value);
@@ -283,6 +294,7 @@ function inMeta(value: string, meta: SearchableMeta): boolean {
  * when only the body can.
  */
 function matchesBodyTermByMeta(term: SearchTerm, meta: SearchableMeta): boolean | undefined {
+  if (matchesNothing(term)) return term.negated;
   if (term.field === 'text' && inMeta(term.value, meta)) return !term.negated;
   return undefined;
 }
@@ -290,7 +302,7 @@ function matchesBodyTermByMeta(term: SearchTerm, meta: SearchableMeta): boolean 
 /** Whether a body term holds for a message whose body was read, its negation applied. */
 function matchesBodyTerm(term: SearchTerm, meta: SearchableMeta, body: SearchableBody): boolean {
   let holds: boolean;
-  if (term.field === 'text') holds = inMeta(term.value, meta) || body.text.includes(term.value);
+  if (term.field === 'text') holds = !matchesNothing(term) && (inMeta(term.value, meta) || body.text.includes(term.value));
   else if (term.field === 'has' && term.value === 'attachment') holds = body.attachment;
   else if (term.field === 'has' && term.value === 'link') holds = body.link === true;
   else return matchesMetaTerm(term as MetaTerm, meta);

@@ -202,6 +202,20 @@ describe(`HTTP API: search (${STORE_KIND} store)`, () => {
     assert.equal(r.json.total, 0);
   });
 
+  it('G11: a term holding U+0000 matches no message, on every store (200, not a 500); negated, every message', async () => {
+    await h.deliver('nul', Buffer.from('From: a\u0000b@nul.test\r\nSubject: x\u0000y\r\n\r\nbody\r\n'));
+    await h.deliver('plain', Buffer.from('From: ann@acme.test\r\nSubject: hello\r\n\r\nbody\r\n'));
+    for (const q of ['from:a\u0000b', 'subject:x\u0000y', 'subject:\u0000', 'to:\u0000', 'inbox:\u0000', 'domain:\u0000', 'code:\u0000', 'a\u0000b', '"x\u0000y"', 'from:ann subject:"hel\u0000"']) {
+      const r = await search(q);
+      assert.equal(r.status, 200, `${JSON.stringify(q)}: ${r.text}`);
+      assert.deepEqual(r.json.msgs, [], JSON.stringify(q));
+      assert.equal(r.json.total, 0, JSON.stringify(q));
+    }
+    const all = await search('-from:\u0000 -subject:a\u0000b');
+    assert.equal(all.status, 200, all.text);
+    assert.equal(all.json.total, 2);
+  });
+
   it('a malformed query gets 400 naming what is wrong', async () => {
     const cases: Array<[string, RegExp]> = [
       ['', /empty/],

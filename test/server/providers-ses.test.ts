@@ -3,7 +3,9 @@
 // server on port 0. The signature window is tested with the SDK's own `systemClockOffset` and with
 // the server's clock moved forward.
 import assert from 'node:assert/strict';
+import { createHash, createHmac } from 'node:crypto';
 import { SESv2Client, SendEmailCommand, type SendEmailCommandInput } from '@aws-sdk/client-sesv2';
+import { SignatureV4 } from '@smithy/signature-v4';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { API_TOKEN } from './api-harness';
 import { header, onlyMessage, PIXEL, PROVIDER_KEY, type ProviderHarness, readInbox, startProviders } from './providers-harness';
@@ -115,6 +117,42 @@ describe('Amazon SES v2 SendEmail (server, real HTTP, official SDK)', () => {
     await retrying.send(new SendEmailCommand(simple('moved@inbox.test', 'after the skew correction')));
     assert.ok(Math.abs((retrying.config.systemClockOffset ?? 0) - 20 * 60_000) < 60_000, `offset ${String(retrying.config.systemClockOffset)}`);
     assert.equal((await onlyMessage(h, 'moved')).json.subject, 'after the skew correction');
+  });
+
+  it('G7: a signature that does not cover the body (x-amz-content-sha256: UNSIGNED-PAYLOAD) is refused; the body is always hashed', async () => {
+    const bytes = (v: string | ArrayBuffer | ArrayBufferView): string | Uint8Array =>
+      typeof v === 'string' ? v : v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+    /** SHA-256 and HMAC from node:crypto, in the shape the signer takes. */
+    class Sha256 {
+      #h;
+      constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+        this.#h = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
+      }
+      update(data: string | ArrayBuffer | ArrayBufferView): void {
+        this.#h.update(bytes(data));
+      }
+      digest(): Promise<Uint8Array> {
+        return Promise.resolve(new Uint8Array(this.#h.digest()));
+      }
+    }
+    const signer = new SignatureV4({ credentials: { accessKeyId: 'AKIDLOCALTEST', secretAccessKey: PROVIDER_KEY }, region: 'eu-west-1', service: 'ses', sha256: Sha256 });
+    const send = async (stated: string | undefined, body: string) => {
+      const host = `127.0.0.1:${h.port}`;
+      const headers: Record<string, string> = { host, 'content-type': 'application/json', ...(stated === undefined ? {} : { 'x-amz-content-sha256': stated }) };
+      const signed = await signer.sign({ method: 'POST', protocol: 'http:', hostname: '127.0.0.1', port: h.port, path: '/v2/email/outbound-emails', headers, body });
+      return h.call('POST', '/v2/email/outbound-emails', { body, headers: signed.headers });
+    };
+    const body = JSON.stringify(simple('unsigned@inbox.test', 'not covered by the signature'));
+    const unsigned = await send('UNSIGNED-PAYLOAD', body);
+    assert.equal(unsigned.status, 403, unsigned.text);
+    assert.equal(unsigned.headers['x-amzn-errortype'], 'SignatureDoesNotMatch');
+    const wrongHash = await send(createHash('sha256').update('another body').digest('hex'), body);
+    assert.equal(wrongHash.status, 403);
+    assert.equal((await readInbox(h, 'unsigned')).length, 0);
+    // The body's own hash, stated or computed by the server, is taken.
+    assert.equal((await send(createHash('sha256').update(body).digest('hex'), body)).status, 200);
+    assert.equal((await send(undefined, body)).status, 200);
+    assert.equal((await readInbox(h, 'unsigned')).length, 2);
   });
 
   it('bad input gets SES 400s in the REST-JSON shape; nothing is stored', async () => {

@@ -112,6 +112,30 @@ describe('Twilio Verify v2 (server, real HTTP, official SDK)', () => {
     assert.equal((await readInbox(h, '15550100780')).length, 6);
   });
 
+  it('G8: the five-sends and five-checks rules count one To however it is spelled: a number in E.164 with any separators, an address in any case', async () => {
+    const svc = client.verify.v2.services((await client.verify.v2.services.create({ friendlyName: 'Acme' })).sid);
+    const spellings = ['+15550100790', '+1 555 010 0790', '+1 (555) 010-0790', '+1.555.010.0790', '+1-555-010-0790'];
+    const sids = new Set<string>();
+    for (const to of spellings) sids.add((await svc.verifications.create({ to, channel: 'sms' })).sid);
+    assert.equal(sids.size, 1, 'one open verification, sent again');
+    await assert.rejects(svc.verifications.create({ to: '+1 (555) 0100790', channel: 'sms' }), { status: 429, code: 60203 });
+    const inbox = await readInbox(h, '15550100790');
+    assert.equal(inbox.length, 5);
+    // A check by another spelling is a check of the same verification.
+    const code = codeIn(inbox[0].json.parts[0].body);
+    const wrongCode = code === '123456' ? '654321' : '123456';
+    for (let i = 0; i < 5; i++) assert.equal((await svc.verificationChecks.create({ to: spellings[i], code: wrongCode })).valid, false);
+    await assert.rejects(svc.verificationChecks.create({ to: '+15550100790', code }), { status: 429, code: 60202 });
+
+    const mails = ['otp2@inbox.test', 'OTP2@inbox.test', 'Otp2@Inbox.Test', 'Ann <OTP2@INBOX.TEST>', 'otp2@INBOX.test'];
+    for (const to of mails) await svc.verifications.create({ to, channel: 'email' });
+    await assert.rejects(svc.verifications.create({ to: 'oTp2@inbox.test', channel: 'email' }), { status: 429, code: 60203 });
+    const mail = await readInbox(h, 'otp2');
+    assert.equal(mail.length, 5);
+    const approved = await svc.verificationChecks.create({ to: 'OTP2@Inbox.test', code: codeIn(mail[0].json.parts[0].body) });
+    assert.equal(approved.status, 'approved');
+  });
+
   it("bad input gets Twilio's JSON errors: call and whatsapp channels, a bad code length, unknown services, wrong credentials", async () => {
     await assert.rejects(client.verify.v2.services.create({ friendlyName: 'Acme', codeLength: 12 }), { status: 400, code: 60200 });
     await assert.rejects(client.verify.v2.services.create({ friendlyName: '' }), { status: 400, code: 20001 });

@@ -763,6 +763,11 @@ describe('header indexing', () => {
     assert.deepEqual(parseIndexedHeaders(Buffer.from('X-Other: 1\n\nbody')), { from: '', subject: '' });
   });
 
+  it('G9: skips a line that is no header field, the first one too, and its folded lines; keeps every other field', () => {
+    const h = parseIndexedHeaders(Buffer.from('X Bad: 1\r\n folded\r\nFrom: x@y.test\r\nBad line\r\nSubject: kept\r\n\r\n'));
+    assert.deepEqual(h, { from: 'x@y.test', subject: 'kept' });
+  });
+
   it('says there is no header block for bytes that are not a message', () => {
     assert.equal(parseIndexedHeaders(Buffer.from('hello world\r\n\r\n')), undefined);
     assert.equal(parseIndexedHeaders(Buffer.alloc(0)), undefined);

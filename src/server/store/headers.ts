@@ -14,11 +14,20 @@ interface IndexedHeaders {
   date?: number;
 }
 
-const HEADER_LINE_RE = /^[\x21-\x39\x3b-\x7e]+[ \t]*:/;
+/** A header field's name (RFC 5322 3.6.8 field-name): printable ASCII, 33 to 126, except ':'. */
+const FIELD_NAME = '[\\x21-\\x39\\x3b-\\x7e]+';
+const FIELD_NAME_RE = new RegExp(`^${FIELD_NAME}$`);
+const HEADER_LINE_RE = new RegExp(`^${FIELD_NAME}[ \\t]*:`);
+
+/** Whether `name` may name a header field: what the provider routes take in a sender's own headers, and what this index reads. */
+export function isFieldName(name: string): boolean {
+  return FIELD_NAME_RE.test(name);
+}
 
 /**
  * The header block of `raw` as unfolded `[name, value]` pairs (names lowercase), or undefined
- * when the bytes do not start with a header field (a damaged or foreign file).
+ * when no line of it is a header field (a damaged or foreign file). A line that is not one (a
+ * name with a blank, say) is skipped, the first one too: one bad line hides no other field.
  */
 export function readHeaderFields(raw: Buffer): Array<[string, string]> | undefined {
   const scan = raw.subarray(0, Math.min(raw.length, MAX_HEADER_SCAN_BYTES));
@@ -30,18 +39,20 @@ export function readHeaderFields(raw: Buffer): Array<[string, string]> | undefin
   // Header bytes are ASCII or (SMTPUTF8) UTF-8; 8-bit legacy bytes decode as replacement characters.
   const text = scan.subarray(0, end).toString('utf8');
   const lines = text.split(/\r?\n/);
-  if (lines.length === 0 || !HEADER_LINE_RE.test(lines[0])) return undefined;
   const fields: Array<[string, string]> = [];
+  // Whether the last line was a field taken: a folded line continues it, and only it.
+  let inField = false;
   for (const line of lines) {
-    if ((line.startsWith(' ') || line.startsWith('\t')) && fields.length > 0) {
-      const last = fields[fields.length - 1];
-      last[1] += line;
+    if (line.startsWith(' ') || line.startsWith('\t')) {
+      if (inField) fields[fields.length - 1][1] += line;
       continue;
     }
     const colon = line.indexOf(':');
-    if (colon <= 0 || !HEADER_LINE_RE.test(line)) continue; // a stray line inside the block: ignore it, keep the rest
+    inField = colon > 0 && HEADER_LINE_RE.test(line);
+    if (!inField) continue; // a stray line inside the block: ignore it (and its folded lines), keep the rest
     fields.push([line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1)]);
   }
+  if (fields.length === 0) return undefined;
   // Trimmed once unfolded: a value may start on the next line (`Subject:` CRLF SP `text`).
   for (const f of fields) f[1] = f[1].trim();
   return fields;

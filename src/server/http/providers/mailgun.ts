@@ -6,9 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { domainProblem } from '../../../core/ids';
+import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
-import { parseMailbox, parseMailboxes, templateText } from './fields';
+import { addressFieldProblem, jsonDepthProblem, parseMailbox, parseMailboxes, templateText } from './fields';
 import { type Mailbox, type OutgoingAttachment, storeMail, storeRaw, TEMPLATE_HEADER, TEST_MODE_HEADER } from './mail';
 import { MultipartError, parseFormBody, type ParsedForm } from './multipart';
 
@@ -80,10 +81,14 @@ function one(form: ParsedForm, name: string): string | undefined {
 }
 
 function addresses(form: ParsedForm, name: string): Mailbox[] {
+  const values = all(form, name);
+  // Every value of the parameter together is bounded before any of it is parsed.
+  const tooLong = addressFieldProblem(values.reduce((n, v) => n + v.length, 0), MAILGUN_MAX_RECIPIENTS);
+  if (tooLong) throw error(400, `'${name}' parameter ${tooLong}.`);
   const out: Mailbox[] = [];
-  for (const v of all(form, name)) {
+  for (const v of values) {
     if (v.trim() === '') continue;
-    const parsed = parseMailboxes(v);
+    const parsed = parseMailboxes(v, MAILGUN_MAX_RECIPIENTS);
     if (typeof parsed === 'string') throw error(400, `'${name}' parameter is not a valid address. please check documentation`);
     out.push(...parsed);
   }
@@ -150,12 +155,15 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
     } catch {
       throw error(400, "'t:variables' parameter is not valid JSON.");
     }
+    const deep = jsonDepthProblem(data);
+    if (deep) throw error(400, `'t:variables' parameter ${deep}.`);
     text = templateText('Mailgun', template, data ?? vars);
     meta.push([TEMPLATE_HEADER, `Mailgun template ${template}${one(form, 't:version') ? ` version ${one(form, 't:version')}` : ''} (not rendered)`]);
   } else if (text === undefined && html === undefined && one(form, 'amp-html') === undefined) {
     throw error(400, "Need at least one of 'text', 'html', 'amp-html' or 'template' parameters specified");
   }
   const headers: Array<[string, string]> = form.fields.filter(([n]) => n.startsWith('h:')).map(([n, v]) => [n.slice(2), v]);
+  for (const [n] of headers) if (!isFieldName(n)) throw error(400, `'h:${n.slice(0, 60)}' does not name a valid header: a header name is printable ASCII without blanks or a colon.`);
   const attachments: OutgoingAttachment[] = form.files
     .filter((f) => f.field !== 'message')
     .map((f) => ({ content: f.content, filename: f.filename, contentType: f.mimeType, ...(f.field === 'inline' ? { cid: f.filename, inline: true } : {}) }));

@@ -5,9 +5,10 @@
 // message is answered on its own, as Postmark does). Errors `{ErrorCode, Message}`.
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
+import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
-import { decodeBase64, isObject, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
+import { addressFieldProblem, decodeBase64, isObject, jsonDepthProblem, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
 import { type Mailbox, MailRefusal, type OutgoingAttachment, type OutgoingMail, storeMail, TEMPLATE_HEADER } from './mail';
 
 export type PostmarkRoute = { kind: 'send' | 'batch' | 'template' | 'batchTemplate' };
@@ -64,6 +65,8 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   if (type !== 'application/json') throw error(415, CODE.JSON_REQUIRED, "JSON required: send the request with 'Content-Type: application/json'.");
   const value = parseJson(body);
   if (value === undefined) throw error(422, CODE.INVALID_JSON, 'Received invalid JSON input.');
+  const deep = jsonDepthProblem(value);
+  if (deep) throw error(422, CODE.INCOMPATIBLE_JSON, `The JSON input you provided is syntactically correct, but still not the one we expect: it ${deep}.`);
   const template = route.kind === 'template' || route.kind === 'batchTemplate';
   const endpoint = { send: 'POST /email', batch: 'POST /email/batch', template: 'POST /email/withTemplate', batchTemplate: 'POST /email/batchWithTemplates' }[route.kind];
   if (route.kind === 'send' || route.kind === 'template') {
@@ -123,7 +126,9 @@ function str(obj: Record<string, unknown>, field: string): string | undefined {
 function addressList(obj: Record<string, unknown>, field: string): Mailbox[] {
   const text = str(obj, field);
   if (text === undefined || text.trim() === '') return [];
-  const parsed = parseMailboxes(text);
+  const tooLong = addressFieldProblem(text.length, POSTMARK_MAX_RECIPIENTS);
+  if (tooLong) throw invalid(`Error parsing '${field}': the field ${tooLong}.`);
+  const parsed = parseMailboxes(text, POSTMARK_MAX_RECIPIENTS);
   if (typeof parsed === 'string') throw invalid(`Error parsing '${field}': Illegal email address: ${parsed}.`);
   return parsed;
 }
@@ -156,7 +161,7 @@ function readMessage(obj: Record<string, unknown>, template: boolean, endpoint: 
   if (obj.Headers !== undefined && obj.Headers !== null) {
     if (!Array.isArray(obj.Headers)) throw error(422, CODE.INCOMPATIBLE_JSON, "'Headers' must be an array of {Name, Value}.");
     for (const h of obj.Headers) {
-      if (!isObject(h) || typeof h.Name !== 'string' || !/^[!-9;-~]+$/.test(h.Name) || typeof h.Value !== 'string') throw invalid('Each header needs a valid Name and a string Value.');
+      if (!isObject(h) || typeof h.Name !== 'string' || !isFieldName(h.Name) || typeof h.Value !== 'string') throw invalid('Each header needs a valid Name and a string Value.');
       headers.push([h.Name, h.Value]);
     }
   }

@@ -5,9 +5,10 @@
 // the same body answers the first answer again and stores nothing; with another body, 409.
 import { createHash, randomUUID } from 'node:crypto';
 import type http from 'node:http';
+import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
-import { decodeBase64, isObject, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
+import { addressFieldProblem, decodeBase64, isObject, jsonDepthProblem, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
 import { type Mailbox, type OutgoingAttachment, type OutgoingMail, storeMail, TEMPLATE_HEADER } from './mail';
 
 export type ResendRoute = { kind: 'send' | 'batch' };
@@ -76,6 +77,8 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   if (type !== 'application/json') throw error(400, 'validation_error', 'The request body must be JSON: send it with Content-Type: application/json.');
   const value = parseJson(body);
   if (value === undefined) throw error(400, 'validation_error', 'The request body is not valid JSON.');
+  const deep = jsonDepthProblem(value);
+  if (deep) throw invalid(`The request body ${deep}.`);
   const key = req.headers['idempotency-key'];
   if (key === undefined) return answer(res, await send(ctx, req, route, value));
   if (typeof key !== 'string' || key.length < 1 || key.length > MAX_IDEMPOTENCY_KEY) throw error(400, 'invalid_idempotency_key', 'The key must be between 1-256 chars.');
@@ -155,9 +158,12 @@ function addresses(v: unknown, field: string, required: boolean): Mailbox[] {
   const list = typeof v === 'string' ? [v] : Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined;
   if (!list) throw invalid(`The \`${field}\` field must be a string or an array of strings.`);
   if (required && list.length === 0) throw error(422, 'missing_required_field', `Missing \`${field}\` field.`);
+  // The whole field is bounded before any of it is parsed.
+  const tooLong = addressFieldProblem(list.reduce((n, text) => n + text.length, 0), RESEND_MAX_RECIPIENTS);
+  if (tooLong) throw invalid(`The \`${field}\` field ${tooLong}.`);
   const out: Mailbox[] = [];
   for (const text of list) {
-    const parsed = parseMailboxes(text);
+    const parsed = parseMailboxes(text, RESEND_MAX_RECIPIENTS);
     if (typeof parsed === 'string') throw invalid(`Invalid \`${field}\` field. The email address needs to follow the \`email@example.com\` or \`Name <email@example.com>\` format (${parsed}).`);
     out.push(...parsed);
   }
@@ -202,7 +208,7 @@ function readEmail(ctx: ProviderContext, obj: Record<string, unknown>, batch: bo
   if (obj.headers !== undefined && obj.headers !== null) {
     if (!isObject(obj.headers)) throw invalid('The `headers` field must be an object of header names and string values.');
     for (const [k, v] of Object.entries(obj.headers)) {
-      if (typeof v !== 'string' || !/^[!-9;-~]+$/.test(k)) throw invalid(`The header ${JSON.stringify(k.slice(0, 60))} must have a valid name and a string value.`);
+      if (typeof v !== 'string' || !isFieldName(k)) throw invalid(`The header ${JSON.stringify(k.slice(0, 60))} must have a valid name and a string value.`);
       headers.push([k, v]);
     }
   }

@@ -5,8 +5,9 @@
 // `{"errors": [{"message", "field", "help"}]}`.
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
+import { isFieldName } from '../../store/headers';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
-import { decodeBase64, isObject, mailboxOf, parseJson, templateText, typeName, unknownFields } from './fields';
+import { decodeBase64, isObject, jsonDepthProblem, mailboxOf, parseJson, templateText, typeName, unknownFields } from './fields';
 import { type Mailbox, type OutgoingAttachment, type OutgoingMail, storeMail, TEMPLATE_HEADER, TEST_MODE_HEADER } from './mail';
 
 export type SendGridRoute = { kind: 'send' };
@@ -80,6 +81,13 @@ function stringMap(v: unknown, where: string): Array<[string, string]> {
   });
 }
 
+/** A `headers` object: string values under names a header field may have (RFC 5322 field-name). */
+function headerMap(v: unknown, where: string): Array<[string, string]> {
+  const out = stringMap(v, where);
+  for (const [k] of out) if (!isFieldName(k)) throw error(400, `The header name ${JSON.stringify(k.slice(0, 60))} is not valid: it must be printable ASCII without blanks or a colon.`, where);
+  return out;
+}
+
 /** A `send_at` after now is refused: the server sends nothing later. */
 function refuseSchedule(ctx: ProviderContext, v: unknown, where: string): void {
   if (v === undefined || v === null) return;
@@ -92,6 +100,8 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   if (type !== 'application/json') throw error(415, 'Content-Type should be application/json.');
   const value = parseJson(body);
   if (value === undefined) throw error(400, 'Bad Request: the request body is not valid JSON.');
+  const deep = jsonDepthProblem(value);
+  if (deep) throw error(400, `The request body ${deep}.`);
   if (!isObject(value)) throw error(400, `The request body must be a JSON object, not ${typeName(value)}.`);
   const extra = unknownFields(value, FIELDS);
   if (extra.length > 0) throw error(400, `Unknown field${extra.length > 1 ? 's' : ''}: ${extra.map((f) => f.slice(0, 60)).join(', ')}.`, extra[0].slice(0, 60));
@@ -108,7 +118,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
     throw error(400, 'Unless a valid template_id is provided, the content parameter is required. There must be at least one defined content block.', 'content');
   }
   const attachments = [...readAttachments(value.attachments), ...content.others];
-  const headers = stringMap(value.headers, 'headers');
+  const headers = headerMap(value.headers, 'headers');
   const customArgs = stringMap(value.custom_args, 'custom_args');
   refuseSchedule(ctx, value.send_at, 'send_at');
   const meta: Array<[string, string]> = [];
@@ -174,7 +184,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
       ...(text !== undefined ? { text } : {}),
       ...(html !== undefined ? { html } : {}),
       attachments,
-      headers: [...headers, ...stringMap(p.headers, `${where}.headers`)],
+      headers: [...headers, ...headerMap(p.headers, `${where}.headers`)],
       meta: pMeta,
     });
   });

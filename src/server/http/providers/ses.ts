@@ -8,9 +8,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import PostalMime from 'postal-mime';
+import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
-import { decodeBase64, isObject, parseJson, parseMailbox, templateText, typeName, unknownFields } from './fields';
+import { decodeBase64, isObject, jsonDepthProblem, parseJson, parseMailbox, templateText, typeName, unknownFields } from './fields';
 import { type Mailbox, type OutgoingAttachment, storeMail, storeRaw, TEMPLATE_HEADER } from './mail';
 import { readSignature, signatureMatches, type SignedRequest, windowProblem } from './sigv4';
 
@@ -72,6 +73,8 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   const bad = (message: string): ProviderError => error(400, 'BadRequestException', message, now);
   const value = parseJson(body);
   if (!isObject(value)) throw error(400, 'SerializationException', value === undefined ? 'The request body is not valid JSON.' : `The request body must be a JSON object, not ${typeName(value)}.`, now);
+  const deep = jsonDepthProblem(value);
+  if (deep) throw bad(`The request body ${deep}.`);
   const extra = unknownFields(value, FIELDS);
   if (extra.length > 0) throw bad(`Unknown field${extra.length > 1 ? 's' : ''}: ${extra.map((f) => f.slice(0, 60)).join(', ')}.`);
   const list = (v: unknown, name: string): Mailbox[] => {
@@ -127,7 +130,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   if (!isObject(part)) throw bad(`Content.${kinds[0]} must be an object.`);
   const headers: Array<[string, string]> = [];
   if (part.Headers !== undefined && part.Headers !== null) {
-    if (!Array.isArray(part.Headers) || !part.Headers.every((h) => isObject(h) && typeof h.Name === 'string' && /^[!-9;-~]+$/.test(h.Name) && typeof h.Value === 'string')) throw bad('Headers must be a list of {Name, Value}.');
+    if (!Array.isArray(part.Headers) || !part.Headers.every((h) => isObject(h) && typeof h.Name === 'string' && isFieldName(h.Name) && typeof h.Value === 'string')) throw bad('Headers must be a list of {Name, Value}.');
     for (const h of part.Headers as Array<{ Name: string; Value: string }>) headers.push([h.Name, h.Value]);
   }
   let subject = '';
@@ -150,6 +153,8 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
       } catch {
         throw bad('Content.Template.TemplateData must be JSON.');
       }
+      const tooDeep = jsonDepthProblem(data);
+      if (tooDeep) throw bad(`Content.Template.TemplateData ${tooDeep}.`);
     }
     subject = `Amazon SES template ${name}`;
     text = templateText('Amazon SES', name, data);

@@ -87,8 +87,10 @@ export async function signatureMatches(secret: string, s: SignedRequest, req: ht
     headers[name] = Array.isArray(v) ? v.join(',') : v;
   }
   // A hash the client states must be the body's: the signer would otherwise sign the stated one.
+  // `UNSIGNED-PAYLOAD` (a signature that covers no body) is no hash of it, so it is refused too:
+  // the signature always covers the body received. The AWS SDKs send SES the body's hash.
   const stated = headers['x-amz-content-sha256'];
-  if (stated !== undefined && stated !== 'UNSIGNED-PAYLOAD' && stated !== createHash('sha256').update(body).digest('hex')) return false;
+  if (stated !== undefined && stated !== createHash('sha256').update(body).digest('hex')) return false;
   const target = req.url ?? '/';
   const q = target.indexOf('?');
   const query: Record<string, string | string[]> = {};

@@ -13,6 +13,7 @@ import type http from 'node:http';
 import { isPhoneInbox } from '../../../core/ids';
 import { phoneDigits, smsSubject } from '../../../core/sms';
 import type { Clock } from '../../clock';
+import { recipientTarget } from '../../smtp';
 import { composeMessage } from '../compose';
 import { sendJson } from '../respond';
 import { checkToken } from '../auth';
@@ -58,7 +59,10 @@ type Status = 'pending' | 'approved' | 'canceled' | 'max_attempts_reached' | 'ex
 interface Verification {
   sid: string;
   service: Service;
+  /** The To as first given (the resources show it). */
   to: string;
+  /** The To the rules count by (toKey). */
+  key: string;
   channel: 'sms' | 'email';
   code: string;
   status: Status;
@@ -72,13 +76,13 @@ interface Verification {
 class VerifyState {
   readonly services = new Map<string, Service>();
   readonly verifications = new Map<string, Verification>();
-  /** Send times per `service|to`, within the last window. */
+  /** Send times per `service|key` (toKey), within the last window. */
   readonly sends = new Map<string, number[]>();
 
-  /** The verification of `to` that is still open, after moving any due one to `expired`. */
-  open(service: Service, to: string, now: number): Verification | undefined {
+  /** The verification of the To `key` (toKey) that is still open, after moving any due one to `expired`. */
+  open(service: Service, key: string, now: number): Verification | undefined {
     for (const v of this.verifications.values()) {
-      if (v.service !== service || v.to !== to) continue;
+      if (v.service !== service || v.key !== key) continue;
       this.age(v, now);
       if (v.status === 'pending') return v;
     }
@@ -112,6 +116,20 @@ function stateOf(ctx: ProviderContext): VerifyState {
   let s = states.get(ctx);
   if (!s) states.set(ctx, (s = new VerifyState()));
   return s;
+}
+
+/**
+ * The To that Verify's rules (sends per To, the checks of a verification) count by, so that
+ * each spelling of one To is the same To: for SMS the phone inbox's digits (phoneDigits, the
+ * number-to-inbox rule of every Twilio route), for email the inbox the address delivers to
+ * (recipientTarget, SMTP's rule: lower case). `to` was checked for its channel already.
+ */
+function toKey(to: string, channel: 'sms' | 'email'): string {
+  if (channel === 'sms') return phoneDigits(to);
+  const m = parseMailbox(to);
+  if (typeof m === 'string') return to.toLowerCase();
+  const t = recipientTarget(m.address);
+  return 'problem' in t ? m.address.toLowerCase() : `${t.inbox}@${t.domain}`;
 }
 
 const sid = (prefix: string): string => `${prefix}${randomBytes(16).toString('hex')}`;
@@ -221,14 +239,15 @@ async function startVerification(ctx: ProviderContext, state: VerifyState, res: 
   }
   if (channel === 'sms' && !isPhoneInbox(phoneDigits(to))) throw invalid(`Invalid parameter \`To\`: ${to.slice(0, 64)}`);
   if (channel === 'email' && typeof parseMailbox(to) === 'string') throw invalid(`Invalid parameter \`To\`: ${to.slice(0, 254)}`);
-  const key = `${service.sid}|${to}`;
+  const toKeyed = toKey(to, channel);
+  const key = `${service.sid}|${toKeyed}`;
   const recent = (state.sends.get(key) ?? []).filter((t) => now - t < VERIFY_SEND_WINDOW_MS);
   if (recent.length >= VERIFY_MAX_SENDS) throw twilio(429, VERIFY_ERROR.MAX_SENDS, 'Max send attempts reached');
   // A verification still open for this To is sent again, with its code (as Twilio does).
-  let v = state.open(service, to, now);
+  let v = state.open(service, toKeyed, now);
   if (!v) {
     const code = Array.from({ length: service.codeLength }, () => randomInt(10)).join('');
-    v = { sid: sid('VE'), service, to, channel, code, status: 'pending', created: now, updated: now, sends: [], wrongChecks: 0 };
+    v = { sid: sid('VE'), service, to, key: toKeyed, channel, code, status: 'pending', created: now, updated: now, sends: [], wrongChecks: 0 };
     state.verifications.set(v.sid, v);
   }
   v.channel = channel;
@@ -272,12 +291,12 @@ function check(state: VerifyState, res: http.ServerResponse, service: Service, f
   let v: Verification | undefined;
   if (vsid) {
     v = state.verifications.get(vsid);
-    if (v && (v.service !== service || (to && v.to !== to))) v = undefined;
+    if (v && (v.service !== service || (to && toKey(to, v.channel) !== v.key))) v = undefined;
     if (v) state.age(v, now);
   } else {
     // The newest verification of To: open, or ended by too many wrong checks (which answers 60202).
     for (const x of state.verifications.values()) {
-      if (x.service !== service || x.to !== to) continue;
+      if (x.service !== service || toKey(to!, x.channel) !== x.key) continue;
       state.age(x, now);
       if (x.status === 'pending' || x.status === 'max_attempts_reached') v = x;
     }

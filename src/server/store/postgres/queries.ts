@@ -2,7 +2,7 @@
 // is listed by every process at once); totals come from the counts' deltas (migration 4).
 import type pg from 'pg';
 import { ALL_INBOXES, normalizeInbox, parseMessageId } from '../../../core/ids';
-import type { MetaTerm } from '../../../core/search';
+import { matchesNothing, type MetaTerm } from '../../../core/search';
 import { StoreError } from '../errors';
 import type { KeyedMessage, ListOptions, ListResult, MessageMeta, SearchOptions } from '../types';
 import { keyed, type KeyedRow, META_COLUMNS, type Row, toMeta } from './columns';
@@ -110,6 +110,8 @@ export class MessageQueries {
  * folds exactly those, whatever the database's locale); never NULL, so a negation is exact.
  */
 function searchCondition(t: MetaTerm, param: (v: unknown) => string): string {
+  // A text holding U+0000 (which a text parameter cannot carry either) matches nothing: the core's rule.
+  if (matchesNothing(t)) return 'FALSE';
   switch (t.field) {
     case 'from':
       return `strpos(lower(sender COLLATE "C"), ${param(t.value)}) > 0`;
