@@ -1,8 +1,19 @@
 // The local server's data folder when `testInbox.local.dataFolder` is not set: the one per
-// user that `test-inbox serve` uses too (contract.ts defaultDataDir), so that a server started
-// in a terminal and the editor's serve the same mail. Releases up to 0.2.0 kept it in the
+// user that `test-inbox serve` uses too (contract.ts resolveDefaultDataDir), so that a server
+// started in a terminal and the editor's serve the same mail. Releases up to 0.2.0 kept it in the
 // extension's global storage (`<globalStorage>/server`): that folder is MOVED to the shared one
 // once, when the shared one holds nothing yet, so no mail is lost. No vscode import.
+//
+// Two moves of the default, two rules, applied in this order:
+// 1. The per-platform default (%LOCALAPPDATA%\test-inbox on Windows, ~/Library/Application
+//    Support/test-inbox on macOS) replaced ~/.local/share/test-inbox there. That folder is
+//    never moved: resolveDefaultDataDir keeps using it while the new one holds no data and it
+//    does, because a `test-inbox serve` or a test library of an earlier version may still use
+//    it (and on Linux the two are one folder). Its result is `shared` below.
+// 2. Then the 0.2.0 folder in the extension's storage is moved into `shared`, as before, when
+//    `shared` holds nothing. An upgrade from 0.2.0 on Windows or macOS thus lands in the
+//    per-platform default, unless ~/.local/share/test-inbox already holds a terminal server's
+//    mail (then `shared` is that folder, and the old storage folder stays where it is).
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { LOCK_FILE, processAlive } from '../shared/contract';
