@@ -23,6 +23,7 @@ import {
   EXIT_USAGE,
   formatReadyLine,
   readServerFile,
+  resolveDefaultDataDir,
   SERVE_COMMAND,
   SERVER_FILE,
   ServerFileProblem,
@@ -36,7 +37,6 @@ import {
   TWILIO_AUTH_TOKEN_ENV,
   PROVIDER_KEY_ENV,
   WEBHOOK_TOKEN_ENV,
-  defaultDataDir,
 } from '../shared/contract';
 import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
 import { hostForUrl, type LogLevel, secretForms, ServerStartError, startInboxServer } from '../server/server';
@@ -88,8 +88,11 @@ Options:
   --host <addr>           interface to bind (default ${DEFAULT_HOST})
   --http-port <n>         HTTP API port, 0 picks a free one (default ${DEFAULT_HTTP_PORT})
   --smtp-port <n>         SMTP port, 0 picks a free one (default ${DEFAULT_SMTP_PORT})
-  --data-dir <path>       where messages and tokens are kept
-                          (default $XDG_DATA_HOME/test-inbox or ~/.local/share/test-inbox)
+  --data-dir <path>       where messages and tokens are kept (default $XDG_DATA_HOME/test-inbox
+                          when set, else %LOCALAPPDATA%\\test-inbox on Windows,
+                          ~/Library/Application Support/test-inbox on macOS and
+                          ~/.local/share/test-inbox on Linux; a ~/.local/share/test-inbox
+                          of an earlier version stays in use while it holds data)
   --store <url>           keep messages in PostgreSQL (postgres://user:password@host/db) instead
                           of a Maildir under --data-dir; several servers may share one database
                           (or env ${DATABASE_URL_ENV}; see docs/team-server.md)
@@ -284,7 +287,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     ...(smtpTlsCert !== undefined && smtpTlsKey !== undefined ? { smtpTlsCert: path.resolve(smtpTlsCert), smtpTlsKey: path.resolve(smtpTlsKey) } : {}),
     ...(smtpsPort !== undefined ? { smtpsPort } : {}),
     ...(smtpAuth ? { smtpAuth } : {}),
-    dataDir: path.resolve(v['data-dir'] ?? defaultDataDir(env)),
+    dataDir: path.resolve(v['data-dir'] ?? resolveDefaultDataDir(env)),
     ...(databaseUrl !== undefined ? { databaseUrl } : {}),
     ...(publicUrl !== undefined ? { publicUrl } : {}),
     defaultDomain: domain,

@@ -62,8 +62,12 @@ interface ConnectionDeps {
   trust: ConfirmedServers;
   /** dist/cli.js */
   cliPath: string;
-  /** Data folder when the setting is empty: the per-user one `test-inbox serve` uses too. */
-  defaultDataDir: string;
+  /**
+   * Data folder when the setting is empty: the per-user one `test-inbox serve` uses too. A
+   * function is called once, when the local server is first needed (contract.ts
+   * resolveDefaultDataDir reads the file system: activation does no I/O).
+   */
+  defaultDataDir: string | (() => string);
   /** The default of releases up to 0.2.0 (in the extension's storage): moved to defaultDataDir once (dataFolder.ts). */
   legacyDataDir?: string;
   /** Test hook: Node flags for the forked CLI. */
@@ -228,8 +232,13 @@ export class Connection {
     const { api, testInbox, defaultDomain } = await connectRemote(baseUrl, this.deps);
     return { api, server: { baseUrl, local: false, testInbox, ...(testInbox ? { defaultDomain } : {}) } };
   }
+  /** The default data folder: the shared per-user one, after the move of an old release's folder (dataFolder.ts). */
+  private resolveDefaultDir(): Promise<string> {
+    const shared = this.deps.defaultDataDir;
+    return defaultLocalDataDir(this.deps.legacyDataDir, typeof shared === 'string' ? shared : shared(), this.deps.log);
+  }
   private async connectLocal(settings: Settings, gen: number): Promise<{ api: InboxApi; server: ServerInfo }> {
-    const dataDir = settings.dataDir || (await (this.defaultDir ??= defaultLocalDataDir(this.deps.legacyDataDir, this.deps.defaultDataDir, this.deps.log)));
+    const dataDir = settings.dataDir || (await (this.defaultDir ??= this.resolveDefaultDir()));
     await mkdir(dataDir, { recursive: true, mode: DATA_DIR_MODE });
     await prepareTokensFile(localTokenKey(settings), dataDir, this.deps.tokens, this.deps.log);
     // No tokens are handed over: `serve` takes them from the data folder's tokens file, the one

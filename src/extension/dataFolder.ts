@@ -1,24 +1,26 @@
 // The local server's data folder when `testInbox.local.dataFolder` is not set: the one per
-// user that `test-inbox serve` uses too (contract.ts defaultDataDir), so that a server started
-// in a terminal and the editor's serve the same mail. Releases up to 0.2.0 kept it in the
+// user that `test-inbox serve` uses too (contract.ts resolveDefaultDataDir), so that a server
+// started in a terminal and the editor's serve the same mail. Releases up to 0.2.0 kept it in the
 // extension's global storage (`<globalStorage>/server`): that folder is MOVED to the shared one
 // once, when the shared one holds nothing yet, so no mail is lost. No vscode import.
+//
+// Two moves of the default, two rules, applied in this order:
+// 1. The per-platform default (%LOCALAPPDATA%\test-inbox on Windows, ~/Library/Application
+//    Support/test-inbox on macOS) replaced ~/.local/share/test-inbox there. That folder is
+//    never moved: resolveDefaultDataDir keeps using it while the new one holds no data and it
+//    does, because a `test-inbox serve` or a test library of an earlier version may still use
+//    it (and on Linux the two are one folder). Its result is `shared` below.
+// 2. Then the 0.2.0 folder in the extension's storage is moved into `shared`, as before, when
+//    `shared` holds nothing. An upgrade from 0.2.0 on Windows or macOS thus lands in the
+//    per-platform default, unless ~/.local/share/test-inbox already holds a terminal server's
+//    mail (then `shared` is that folder, and the old storage folder stays where it is).
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { lockHolderLive, readLockHolder } from '../shared/contract';
+import { holdsData, lockHolderLive, readLockHolder } from '../shared/contract';
 import type { Logger } from './log';
 
 /** Owner only, as the server makes it. */
 const DATA_DIR_MODE = 0o700;
-
-/** Whether `dir` exists and holds anything. */
-async function holdsData(dir: string): Promise<boolean> {
-  try {
-    return (await fs.readdir(dir)).length > 0;
-  } catch {
-    return false;
-  }
-}
 
 /** Whether a live server holds the data folder's lock (a window of an older release runs a server on it): contract.ts's one rule. */
 async function inUse(dir: string): Promise<boolean> {
@@ -38,8 +40,8 @@ async function inUse(dir: string): Promise<boolean> {
  * both hold data, `shared` is used and the log names the old folder.
  */
 export async function defaultLocalDataDir(legacy: string | undefined, shared: string, log: Logger): Promise<string> {
-  if (legacy === undefined || path.resolve(legacy) === path.resolve(shared) || !(await holdsData(legacy))) return shared;
-  if (await holdsData(shared)) {
+  if (legacy === undefined || path.resolve(legacy) === path.resolve(shared) || !(holdsData(legacy))) return shared;
+  if (holdsData(shared)) {
     log.warn(`The local server uses ${shared}, shared with test-inbox serve. Mail of earlier versions stays in ${legacy}: set testInbox.local.dataFolder to it to read it there.`);
     return shared;
   }

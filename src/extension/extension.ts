@@ -3,7 +3,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { createClient } from '../api/client';
-import { defaultDataDir } from '../shared/contract';
+import { resolveDefaultDataDir } from '../shared/contract';
 import { ACTIVATED_LOG_PREFIX } from './activationLog';
 import { registerCommands } from './commands';
 import { useRemoteName } from './commands/actions';
@@ -84,8 +84,9 @@ export function activate(context: vscode.ExtensionContext): void {
     trust: new ConfirmedServers(context.globalState),
     createApi: (o) => createClient({ ...o, userAgent: `test-inbox-vscode/${version}`, log: (level, msg) => log[level](msg) }),
     cliPath: context.asAbsolutePath(path.join('dist', 'cli.js')),
-    // One local inbox per user: the data folder `test-inbox serve` uses by default too.
-    defaultDataDir: defaultDataDir(process.env),
+    // One local inbox per user: the data folder `test-inbox serve` uses by default too
+    // (resolved when the local server is first needed: it looks at the folders).
+    defaultDataDir: () => resolveDefaultDataDir(process.env),
     legacyDataDir: path.join(context.globalStorageUri.fsPath, 'server'),
   });
   const marks = readMarks(context, connection, settings, log);

@@ -4,7 +4,7 @@
 // (proof of identity), the exit codes.
 // Imports nothing but the proof primitives of src/core and Node's fs, path and os, on purpose: the extension may import
 // this module from src/server and nothing else, and bundling it pulls nothing of the server in.
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, readdirSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { HEALTH_CHALLENGE_PARAM, hmacHex, sameProof } from '../core/proof';
@@ -20,15 +20,89 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_HTTP_PORT = 2580;
 /** Default SMTP port: the usual unprivileged test SMTP port. */
 export const DEFAULT_SMTP_PORT = 2525;
-/**
- * The data folder when none is given: `$XDG_DATA_HOME/test-inbox`, else
- * `~/.local/share/test-inbox`. One per user on a machine: `test-inbox serve`, the test commands,
- * the library and the extension all default to it, so a server started in a terminal and the
- * editor's serve the same mail (whichever starts first, the other attaches by its proof).
- */
-export function defaultDataDir(env: Record<string, string | undefined> = process.env): string {
+/** The environment the data folder's default reads (`XDG_DATA_HOME`, `LOCALAPPDATA`). */
+export type DataDirEnv = Record<string, string | undefined>;
+
+/** The folder name under the platform's per-user data folder. */
+const DATA_DIR_NAME = 'test-inbox';
+
+/** Windows paths for `win32`, POSIX paths for the rest: the rule runs for any platform on any machine (the unit tests). */
+const pathsOf = (platform: NodeJS.Platform): path.PlatformPath => (platform === 'win32' ? path.win32 : path.posix);
+
+/** `$XDG_DATA_HOME/test-inbox` when XDG_DATA_HOME is set and absolute (on every platform), else undefined. */
+function xdgDataDir(env: DataDirEnv, platform: NodeJS.Platform): string | undefined {
+  const p = pathsOf(platform);
   const xdg = env.XDG_DATA_HOME;
-  return xdg && path.isAbsolute(xdg) ? path.join(xdg, 'test-inbox') : path.join(os.homedir(), '.local', 'share', 'test-inbox');
+  return xdg && p.isAbsolute(xdg) ? p.join(xdg, DATA_DIR_NAME) : undefined;
+}
+
+/**
+ * The data folder's default by the platform's convention (pure: no file-system access):
+ * `$XDG_DATA_HOME/test-inbox` when XDG_DATA_HOME is set and absolute, on every platform; else
+ * `%LOCALAPPDATA%\test-inbox` on Windows (`<home>\AppData\Local\test-inbox` when LOCALAPPDATA
+ * is unset or relative), `~/Library/Application Support/test-inbox` on macOS, and
+ * `~/.local/share/test-inbox` elsewhere (XDG). Where no folder is given, use
+ * resolveDefaultDataDir, which also keeps an earlier version's folder in use.
+ */
+export function defaultDataDir(env: DataDirEnv = process.env, platform: NodeJS.Platform = process.platform, home: string = os.homedir()): string {
+  const xdg = xdgDataDir(env, platform);
+  if (xdg !== undefined) return xdg;
+  const p = pathsOf(platform);
+  if (platform === 'win32') {
+    const local = env.LOCALAPPDATA;
+    return p.join(local && p.isAbsolute(local) ? local : p.join(home, 'AppData', 'Local'), DATA_DIR_NAME);
+  }
+  if (platform === 'darwin') return p.join(home, 'Library', 'Application Support', DATA_DIR_NAME);
+  return p.join(home, '.local', 'share', DATA_DIR_NAME);
+}
+
+/**
+ * The default of earlier versions where it differs from defaultDataDir (pure): up to this
+ * change, every platform defaulted to the XDG path, `~/.local/share/test-inbox`. Undefined on
+ * Linux and wherever XDG_DATA_HOME is set (the default did not move there).
+ */
+export function legacyDataDir(env: DataDirEnv = process.env, platform: NodeJS.Platform = process.platform, home: string = os.homedir()): string | undefined {
+  if (xdgDataDir(env, platform) !== undefined) return undefined;
+  const p = pathsOf(platform);
+  const legacy = p.join(home, '.local', 'share', DATA_DIR_NAME);
+  return legacy === defaultDataDir(env, platform, home) ? undefined : legacy;
+}
+
+/** Whether `dir` exists and holds anything (a folder made empty, by `mkdir` or by hand, holds no data). */
+export function holdsData(dir: string): boolean {
+  try {
+    return readdirSync(dir).length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The data folder when none is given (`--data-dir`, TEST_INBOX_DATA_DIR, the editor's
+ * setting): defaultDataDir, unless it holds no data and the earlier versions' default
+ * (legacyDataDir) does; then that one, so an upgrade never leaves mail, tokens or a running
+ * server behind. One per user on a machine: `test-inbox serve`, the test commands, the library,
+ * MCP and the extension all call this, so a server started in a terminal and the editor's
+ * serve the same mail (whichever starts first, the other attaches by its proof). Reads two
+ * folders' listings at most; the paths come from the pure functions above.
+ */
+export function resolveDefaultDataDir(env: DataDirEnv = process.env, platform: NodeJS.Platform = process.platform, home: string = os.homedir()): string {
+  const dir = defaultDataDir(env, platform, home);
+  const legacy = legacyDataDir(env, platform, home);
+  return legacy !== undefined && !holdsData(dir) && holdsData(legacy) ? legacy : dir;
+}
+
+/**
+ * Where a running local server's server.json is looked for when no data folder is given, in
+ * order: resolveDefaultDataDir, then legacyDataDir when that is another folder. So a client of
+ * this version finds a server of an earlier version still running on the old default, though
+ * the new default already holds data. (resolveDefaultDataDir picks the old folder whenever the
+ * new one holds nothing, so no server.json can be in the new one then.)
+ */
+export function discoveryDataDirs(env: DataDirEnv = process.env, platform: NodeJS.Platform = process.platform, home: string = os.homedir()): string[] {
+  const first = resolveDefaultDataDir(env, platform, home);
+  const legacy = legacyDataDir(env, platform, home);
+  return legacy === undefined || legacy === first ? [first] : [first, legacy];
 }
 /** The data dir flag's environment twin, for the test commands, the MCP server and the library. */
 export const DATA_DIR_ENV = 'TEST_INBOX_DATA_DIR';

@@ -10,7 +10,7 @@ import { ApiError } from '../api/errors';
 import type { InboxApi } from '../api/types';
 import { domainProblem, inboxNameProblem, normalizeInbox, PRIVATE_DOMAIN } from '../core/ids';
 import { parseDuration } from '../core/duration';
-import { API_TOKEN_ENV, DATA_DIR_ENV, DEFAULT_HOST, defaultDataDir, DEFAULT_HTTP_PORT, checkHealthProof, ownershipProblem, readServerFile, readTokensFile, secretFileProblem, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../shared/contract';
+import { API_TOKEN_ENV, DATA_DIR_ENV, DEFAULT_HOST, DEFAULT_HTTP_PORT, discoveryDataDirs, checkHealthProof, ownershipProblem, readServerFile, readTokensFile, secretFileProblem, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../shared/contract';
 import { isLoopbackHost } from '../core/urls';
 import { type ConnectionOptions, TestInboxError } from './types';
 
@@ -53,6 +53,28 @@ function isLoopbackUrl(url: string): boolean {
   }
 }
 
+/** The platform and home directory the default data folder is derived from (tests give others). */
+export interface DataDirDefaults {
+  platform?: NodeJS.Platform;
+  home?: string;
+}
+
+/**
+ * The first of `dirs` whose server.json exists, with what was read there (the file's fields or
+ * why it cannot be used); else the first of `dirs`, with its `server_file_missing`. Several only
+ * when no data folder is given: the default and the earlier versions' default (contract.ts
+ * discoveryDataDirs), so old and new versions find each other's running server.
+ */
+async function findServerFile(dirs: string[]): Promise<{ dataDir: string; sf: ServerFile | ServerFileProblem }> {
+  const first = { dataDir: dirs[0], sf: await readServerFile(path.join(dirs[0], SERVER_FILE), readText) };
+  if (!ServerFileProblem.is(first.sf, 'server_file_missing')) return first;
+  for (const dataDir of dirs.slice(1)) {
+    const sf = await readServerFile(path.join(dataDir, SERVER_FILE), readText);
+    if (!ServerFileProblem.is(sf, 'server_file_missing')) return { dataDir, sf };
+  }
+  return first;
+}
+
 /**
  * The connection of a call. Which server, and whether it may have a token:
  * - a URL the caller names (option, TEST_INBOX_SERVER) is used as named; a token the caller
@@ -63,15 +85,18 @@ function isLoopbackUrl(url: string): boolean {
  * - else `fallbackUrl` (127.0.0.1:2580), which gets a token only if it proves it is a Test Inbox
  *   server that takes that token (the identity check's tokenProof, which sends no token).
  * With no token at all, a server that does not answer is `unreachable`, not `unauthorized`.
+ * The data dir: the caller's, else TEST_INBOX_DATA_DIR, else the per-user default, where
+ * server.json is looked for in resolveDefaultDataDir's folder, then in the earlier versions'
+ * (findServerFile). `where` is for tests: another platform and home than this machine's.
  */
-export async function connect(o: ConnectionOptions, env: NodeJS.ProcessEnv = process.env, fallbackUrl = DEFAULT_SERVER_URL): Promise<Connection> {
-  const dataDir = path.resolve(o.dataDir || env[DATA_DIR_ENV] || defaultDataDir(env));
+export async function connect(o: ConnectionOptions, env: NodeJS.ProcessEnv = process.env, fallbackUrl = DEFAULT_SERVER_URL, where: DataDirDefaults = {}): Promise<Connection> {
+  const given = o.dataDir || env[DATA_DIR_ENV];
   const domain = (o.domain || env[DOMAIN_ENV] || PRIVATE_DOMAIN).toLowerCase();
   const dp = domain === PRIVATE_DOMAIN ? undefined : domainProblem(domain);
   if (dp) throw new TestInboxError('bad_input', `domain ${JSON.stringify(domain)}: ${dp}`);
-  const serverFile = path.join(dataDir, SERVER_FILE);
   const named = trimUrl(o.server || env[SERVER_ENV] || undefined);
-  const sf = await readServerFile(serverFile, readText);
+  const { dataDir, sf } = await findServerFile(given ? [path.resolve(given)] : discoveryDataDirs(env, where.platform, where.home));
+  const serverFile = path.join(dataDir, SERVER_FILE);
   const running = ServerFileProblem.is(sf) ? undefined : sf;
   const runningUrl = trimUrl(running?.http);
   let baseUrl = named ?? runningUrl ?? trimUrl(fallbackUrl)!;

@@ -18,7 +18,13 @@ export interface ConnectionOptions {
   token?: string;
   /** Domain of the inbox: `private` (default; env `TEST_INBOX_DOMAIN`) or a domain name. An inbox given as `name@domain` names its own. */
   domain?: string;
-  /** Data dir of the local server (default: env `TEST_INBOX_DATA_DIR`, else `$XDG_DATA_HOME/test-inbox` or `~/.local/share/test-inbox`). */
+  /**
+   * Data dir of the local server. Default: env `TEST_INBOX_DATA_DIR`, else the per-user folder
+   * `test-inbox serve` uses: `$XDG_DATA_HOME/test-inbox` when set, else
+   * `%LOCALAPPDATA%\test-inbox` (Windows), `~/Library/Application Support/test-inbox` (macOS),
+   * `~/.local/share/test-inbox` (Linux); a running server is also looked for in
+   * `~/.local/share/test-inbox`, the earlier versions' default.
+   */
   dataDir?: string;
   /** Cancels the call (rejects with code `cancelled`). */
   signal?: AbortSignal;

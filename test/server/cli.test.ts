@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, EXIT_USAGE, TOKENS_FILE, tokensEnv } from '../../src/shared/contract';
 import { parseServeArgs } from '../../src/cli/cli';
-import { TEST_COMMANDS } from '../../src/cli/testCommands';
+import { runTestCommand, TEST_COMMANDS } from '../../src/cli/testCommands';
 import { UsageError } from '../../src/shared/args';
 import { parseDuration } from '../../src/core/duration';
 import { LOCK_FILE } from '../../src/server/store/maildir/lock';
@@ -139,6 +139,32 @@ describe('test-inbox serve (CLI)', function () {
     const eml = path.join(dataDir, 'mail', 'inbox.test', 'joe', 'new', `${listing.msgs[0].id}.eml`);
     for (const deadline = Date.now() + 10_000; !existsSync(eml) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
     assert.ok(existsSync(eml));
+  });
+
+  it('keeps, serves and finds mail in a data dir whose path has spaces and non-ASCII letters (C:\\Users\\José Núñez\\…)', async () => {
+    const dir = path.join(dataDir, 'José Núñez', 'Application Support', 'test-inbox');
+    const r = run(['serve', ...freePorts, '--data-dir', dir]);
+    const ready = await r.ready;
+    const tokens = JSON.parse(await fs.readFile(path.join(dir, TOKENS_FILE), 'utf8')) as { apiToken: string };
+    await nodemailer.createTransport({ host: '127.0.0.1', port: Number(ready.smtp.split(':')[1]), secure: false, ignoreTLS: true }).sendMail({
+      from: 'Acme <no-reply@acme.test>',
+      to: 'jose@inbox.test',
+      subject: 'Código für José Núñez',
+      text: 'Your code is 482913',
+    });
+    const listing = (await (await fetch(`${ready.http}/api/v2/domains/private/inboxes/jose`, { headers: { Authorization: tokens.apiToken } })).json()) as { msgs: Array<{ subject: string; id: string }> };
+    assert.deepEqual(listing.msgs.map((m) => m.subject), ['Código für José Núñez']);
+    // The test commands find the server by the folder's server.json and tokens.json.
+    const out: string[] = [];
+    const io = { stdout: { write: (t: string) => out.push(t) > 0 }, stderr: { write: () => true } };
+    assert.equal(await runTestCommand(['code', 'jose', '--data-dir', dir, '--wait', '5s'], io), 0);
+    assert.equal(out.join('').trim(), '482913');
+    // And the mail is still there after a restart on that folder.
+    r.child.kill('SIGTERM');
+    assert.deepEqual(await r.exited, { code: 0, signal: null });
+    const again = await run(['serve', ...freePorts, '--data-dir', dir]).ready;
+    const after = (await (await fetch(`${again.http}/api/v2/domains/private/inboxes/jose`, { headers: { Authorization: tokens.apiToken } })).json()) as { msgs: Array<{ id: string }> };
+    assert.deepEqual(after.msgs.map((m) => m.id), [listing.msgs[0].id]);
   });
 
   it('writes private injections to the --domain and keeps at most --max-messages per inbox', async () => {
