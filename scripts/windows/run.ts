@@ -32,6 +32,9 @@ export const WINDOWS_SUITES = [
   'test/server/api-read.test.ts',
   'test/server/api-write.test.ts',
   'test/server/cli.test.ts',
+  'test/server/mcp.test.ts',
+  'test/unit/dataDir.test.ts',
+  'test/server/dataDir-discovery.test.ts',
 ];
 /** The editor's Node major: VS Code ^1.97 runs extensions and their server child on Electron's Node 20 (package.json engines.node). */
 const NODE_MAJOR = /(\d+)/.exec((JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node)![1];

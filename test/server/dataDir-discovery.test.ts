@@ -32,7 +32,9 @@ describe('discovery of the local server across the old and new default folders',
   let home: string;
   let modern: string;
   let legacy: string;
-  const darwin = (): { platform: NodeJS.Platform; home: string } => ({ platform: 'darwin', home });
+  // macOS's rule on POSIX; Windows' own under Windows' Node (npm run test:windows), whose paths those are.
+  const platform: NodeJS.Platform = process.platform === 'win32' ? 'win32' : 'darwin';
+  const darwin = (): { platform: NodeJS.Platform; home: string } => ({ platform, home });
 
   async function serveOn(dataDir: string): Promise<InboxServer> {
     const tokens = await loadOrCreateTokens(dataDir);
@@ -41,7 +43,7 @@ describe('discovery of the local server across the old and new default folders',
 
   beforeEach(async () => {
     home = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-home José Núñez-'));
-    modern = path.join(home, 'Library', 'Application Support', 'test-inbox');
+    modern = platform === 'win32' ? path.join(home, 'AppData', 'Local', 'test-inbox') : path.join(home, 'Library', 'Application Support', 'test-inbox');
     legacy = path.join(home, '.local', 'share', 'test-inbox');
   });
 

@@ -61,15 +61,17 @@ describe('legacyDataDir: the default of earlier versions (pure)', () => {
 });
 
 describe('resolveDefaultDataDir: an earlier version’s folder stays in use while it holds data', () => {
-  // A real home folder whose name has a space and non-ASCII letters; darwin's POSIX paths work
-  // on this machine's file system, so the rule runs on real folders.
+  // A real home folder whose name has a space and non-ASCII letters, and real folders in it:
+  // macOS's rule on POSIX (its paths work on this file system), Windows' own under Windows' Node
+  // (npm run test:windows).
+  const platform: NodeJS.Platform = process.platform === 'win32' ? 'win32' : 'darwin';
   let home: string;
   let modern: string;
   let legacy: string;
 
   beforeEach(() => {
     home = mkdtempSync(path.join(os.tmpdir(), 'test-inbox-home José Núñez-'));
-    modern = path.join(home, 'Library', 'Application Support', 'test-inbox');
+    modern = platform === 'win32' ? path.join(home, 'AppData', 'Local', 'test-inbox') : path.join(home, 'Library', 'Application Support', 'test-inbox');
     legacy = path.join(home, '.local', 'share', 'test-inbox');
   });
 
@@ -81,38 +83,40 @@ describe('resolveDefaultDataDir: an earlier version’s folder stays in use whil
   };
 
   it('uses the platform default when neither folder exists (a new user)', () => {
-    assert.equal(resolveDefaultDataDir({}, 'darwin', home), modern);
-    assert.deepEqual(discoveryDataDirs({}, 'darwin', home), [modern, legacy]);
+    assert.equal(resolveDefaultDataDir({}, platform, home), modern);
+    assert.deepEqual(discoveryDataDirs({}, platform, home), [modern, legacy]);
   });
 
   it('uses the legacy folder when it holds data and the platform default does not', () => {
     fill(legacy);
-    assert.equal(resolveDefaultDataDir({}, 'darwin', home), legacy);
+    assert.equal(resolveDefaultDataDir({}, platform, home), legacy);
     mkdirSync(modern, { recursive: true }); // made empty (by hand, by a `mkdir -p`): still no data
-    assert.equal(resolveDefaultDataDir({}, 'darwin', home), legacy);
-    assert.deepEqual(discoveryDataDirs({}, 'darwin', home), [legacy]);
+    assert.equal(resolveDefaultDataDir({}, platform, home), legacy);
+    assert.deepEqual(discoveryDataDirs({}, platform, home), [legacy]);
   });
 
   it('uses the platform default once it holds data, even when the legacy folder does too', () => {
     fill(legacy);
     fill(modern);
-    assert.equal(resolveDefaultDataDir({}, 'darwin', home), modern);
-    assert.deepEqual(discoveryDataDirs({}, 'darwin', home), [modern, legacy]);
+    assert.equal(resolveDefaultDataDir({}, platform, home), modern);
+    assert.deepEqual(discoveryDataDirs({}, platform, home), [modern, legacy]);
   });
 
   it('an empty legacy folder is not used', () => {
     mkdirSync(legacy, { recursive: true });
-    assert.equal(resolveDefaultDataDir({}, 'darwin', home), modern);
+    assert.equal(resolveDefaultDataDir({}, platform, home), modern);
   });
 
   it('XDG_DATA_HOME wins over both folders, whatever they hold', () => {
     fill(legacy);
     const xdg = path.join(home, 'xdg');
-    assert.equal(resolveDefaultDataDir({ XDG_DATA_HOME: xdg }, 'darwin', home), path.join(xdg, 'test-inbox'));
-    assert.deepEqual(discoveryDataDirs({ XDG_DATA_HOME: xdg }, 'darwin', home), [path.join(xdg, 'test-inbox')]);
+    assert.equal(resolveDefaultDataDir({ XDG_DATA_HOME: xdg }, platform, home), path.join(xdg, 'test-inbox'));
+    assert.deepEqual(discoveryDataDirs({ XDG_DATA_HOME: xdg }, platform, home), [path.join(xdg, 'test-inbox')]);
   });
 
-  it('on Linux the two are one folder: no other folder is looked at', () => {
+  it('on Linux the two are one folder: no other folder is looked at', function () {
+    // Linux's POSIX paths under a Windows home folder name no real folder.
+    if (process.platform === 'win32') this.skip();
     fill(legacy);
     assert.equal(resolveDefaultDataDir({}, 'linux', home), legacy);
     assert.deepEqual(discoveryDataDirs({}, 'linux', home), [legacy]);

@@ -1,7 +1,7 @@
 // The local server manager against the real CLI (src/cli/cli.ts run through tsx), real
 // ports and a temp data folder.
 import assert from 'node:assert/strict';
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +13,7 @@ import { ConfirmedServers } from '../../src/extension/config/serverTrust';
 import { readSettings, type Settings } from '../../src/extension/config/settings';
 import { Connection } from '../../src/extension/connection';
 import { LocalServer, LocalServerError, probeHealth, type LocalServerOptions } from '../../src/extension/localServer';
-import { DEFAULT_DOMAIN, SERVER_FILE, TOKENS_FILE } from '../../src/shared/contract';
+import { DEFAULT_DOMAIN, LOCK_FILE, SERVER_FILE, TOKENS_FILE } from '../../src/shared/contract';
 import { startInboxServer } from '../../src/server/server';
 import { memoryLog, memoryMemento, memorySecrets } from '../support/memory';
 import { closedPort as freePort } from '../support/ports';
@@ -62,6 +62,19 @@ describe('extension local server', function () {
     assert.equal(await probeHealth(running.http), 'none');
     assert.throws(() => process.kill(pid, 0));
     assert.ok(!lines.join('\n').includes('api-token-local-1234'), 'the token never reaches the log');
+  });
+
+  it('stops its server cleanly through the IPC channel, not by a signal (SIGTERM is TerminateProcess on Windows): exit 0, store closed, lock released', async () => {
+    const { log, lines } = memoryLog();
+    const server = new LocalServer(options({ log }));
+    servers.push(server);
+    await server.start();
+    await server.stop();
+    const text = lines.join('\n');
+    assert.match(text, /parent process gone: stopping/, 'the server saw its channel close');
+    assert.match(text, /Local server exited \(code 0\)/, 'it exited by itself, with 0, no signal');
+    assert.equal(existsSync(path.join(dir, LOCK_FILE)), false, 'the store closed and released its lock');
+    assert.equal(existsSync(path.join(dir, SERVER_FILE)), false, 'and removed its server file');
   });
 
   it('attaches to a Test Inbox server already on the configured port', async () => {
