@@ -1,0 +1,333 @@
+// Failures on demand (issue 39; docs/chaos.md is to follow): the one set of fault rules behind
+// every way to set them, and the one evaluation every surface calls. A rule names a surface, what
+// it matches, what happens, how often (a seeded probability or the next N times) and how long it
+// lives; it counts how often it fired. This module is pure but for the clock it is given: the
+// HTTP routes, the CLI, the library and the team server's table keep rules through it.
+//
+// What can be matched when (SMTP): at `connect` and `ehlo` only the client's address is known;
+// `auth` adds nothing a rule can match; `mail` knows the sender; `rcpt` the sender and the one
+// recipient; `data` the sender and every recipient. HTTP surfaces know the sender and the
+// recipients of the request; `delivery` (a delay before an accepted message becomes visible)
+// knows the message's sender and recipient.
+import { parseDuration } from '../../core/duration';
+
+export const CHAOS_SURFACES = ['smtp', 'resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify', 'delivery', 'mailosaur'] as const;
+export type ChaosSurface = (typeof CHAOS_SURFACES)[number];
+export const SMTP_STAGES = ['connect', 'ehlo', 'auth', 'mail', 'rcpt', 'data'] as const;
+export type SmtpStage = (typeof SMTP_STAGES)[number];
+
+/** A rule lives 10 minutes unless told otherwise, so a forgotten rule stops by itself. */
+export const DEFAULT_TTL_MS = 10 * 60_000;
+/** And 24 hours at the most. */
+export const MAX_TTL_MS = 24 * 3_600_000;
+/** The longest delay before a reply or a visible delivery: longer than any client's wait, short of a stuck test. */
+export const MAX_DELAY_MS = 10 * 60_000;
+/** Rules kept at once: far beyond a test suite's need, and it bounds each evaluation. */
+export const MAX_RULES = 200;
+
+/** What a rule matches. `all: true` is required to match everything. */
+export interface ChaosMatch {
+  all?: true;
+  /** An address (`joe@inbox.test`), an inbox of any domain (`joe`), or a domain (`*@inbox.test`); case-insensitive. */
+  recipient?: string;
+  /** The same patterns, for the sender. */
+  sender?: string;
+  /** SMTP only: the stage the rule applies at (default `rcpt`). */
+  stage?: SmtpStage;
+  /** SMTP only: the client's IP address. */
+  client?: string;
+}
+
+/** What happens when a rule fires. */
+export interface ChaosFault {
+  /** SMTP: the reply (4xx or 5xx) instead of the normal one. */
+  reply?: { code: number; text: string };
+  /** SMTP: the connection is closed with no reply. */
+  drop?: true;
+  /** Every surface: a wait before the reply (or the fault). */
+  delayMs?: number;
+  /** HTTP surfaces: the status, in the provider's own error shape. */
+  status?: number;
+  /** HTTP surfaces: the `Retry-After` header, in seconds. */
+  retryAfterSeconds?: number;
+  /** Twilio and Verify: the Twilio error code (20429, 21211, …). */
+  twilioCode?: number;
+  /** `delivery`: how long an accepted message stays invisible. */
+  deliveryDelayMs?: number;
+}
+
+export interface ChaosRule {
+  id: string;
+  surface: ChaosSurface;
+  match: ChaosMatch;
+  fault: ChaosFault;
+  /** Fires with this probability (0–1], each evaluation taking the next draw of a generator seeded by `seed`. */
+  probability?: number;
+  seed?: number;
+  /** Fires on the next `times` evaluations that match, then never. */
+  times?: number;
+  /** When the rule stops by itself (ms since the epoch). */
+  expiresAt: number;
+  /** How often it fired. */
+  fired: number;
+  /** How often it matched (fired or not): the index of its next draw. */
+  evaluated: number;
+}
+
+/** What an evaluation knows of the request or the SMTP transaction. */
+export interface ChaosContext {
+  stage?: SmtpStage;
+  client?: string;
+  sender?: string;
+  recipients?: readonly string[];
+}
+
+/** A rule as given (POST, PUT, a --chaos file): checked by parseRule. */
+export type ChaosRuleInput = Record<string, unknown>;
+
+/** Why a rule was refused: the field and what is wrong, in words. */
+export class ChaosRuleError extends Error {
+  readonly code = 'bad_input';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ChaosRuleError';
+  }
+
+  static is(e: unknown): e is ChaosRuleError {
+    return e instanceof ChaosRuleError;
+  }
+}
+
+const HTTP_SURFACES: ReadonlySet<ChaosSurface> = new Set(['resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify', 'mailosaur']);
+
+function fail(message: string): never {
+  throw new ChaosRuleError(message);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function pattern(v: unknown, field: string): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || v.length === 0 || v.length > 320) fail(`match.${field} must be an address, an inbox name or *@domain (1–320 characters)`);
+  return v.trim().toLowerCase();
+}
+
+function duration(v: unknown, field: string, max: number): number | undefined {
+  if (v === undefined) return undefined;
+  const ms = typeof v === 'number' ? Math.round(v) : typeof v === 'string' ? parseDuration(v) : undefined;
+  if (ms === undefined || !Number.isFinite(ms) || ms < 0 || ms > max) fail(`${field} must be a duration from 0 to ${max / 1000} s (milliseconds as a number, or text such as 500ms, 40s, 10m)`);
+  return ms;
+}
+
+/**
+ * A rule from its JSON, checked whole: every field it does not know, or cannot use on its
+ * surface, is refused with what is wrong. `id` and `now` are the store's.
+ */
+export function parseRule(input: unknown, id: string, now: number): ChaosRule {
+  if (!isObject(input)) fail('a rule is a JSON object: {"surface": "smtp", "match": {…}, "fault": {…}}');
+  for (const k of Object.keys(input)) if (!['surface', 'match', 'fault', 'probability', 'seed', 'times', 'ttl'].includes(k)) fail(`unknown field ${JSON.stringify(k)} (known: surface, match, fault, probability, seed, times, ttl)`);
+  const surface = input.surface;
+  if (typeof surface !== 'string' || !(CHAOS_SURFACES as readonly string[]).includes(surface)) fail(`surface must be one of ${CHAOS_SURFACES.join(', ')}`);
+  const s = surface as ChaosSurface;
+  const m = input.match;
+  if (!isObject(m)) fail('match is required: {"recipient": "joe@inbox.test"}, {"sender": …}, or {"all": true} to match everything');
+  for (const k of Object.keys(m)) if (!['all', 'recipient', 'sender', 'stage', 'client'].includes(k)) fail(`unknown field match.${k}`);
+  const match: ChaosMatch = {};
+  if (m.all !== undefined) {
+    if (m.all !== true) fail('match.all must be true (or absent)');
+    match.all = true;
+  }
+  const recipient = pattern(m.recipient, 'recipient');
+  const sender = pattern(m.sender, 'sender');
+  if (recipient !== undefined) match.recipient = recipient;
+  if (sender !== undefined) match.sender = sender;
+  if (m.stage !== undefined) {
+    if (s !== 'smtp') fail('match.stage is for the smtp surface only');
+    if (typeof m.stage !== 'string' || !(SMTP_STAGES as readonly string[]).includes(m.stage)) fail(`match.stage must be one of ${SMTP_STAGES.join(', ')}`);
+    match.stage = m.stage as SmtpStage;
+  }
+  if (m.client !== undefined) {
+    if (s !== 'smtp') fail('match.client is for the smtp surface only');
+    if (typeof m.client !== 'string' || m.client.length === 0 || m.client.length > 64) fail('match.client must be an IP address');
+    match.client = m.client;
+  }
+  const stage = match.stage ?? 'rcpt';
+  if (s === 'smtp' && (stage === 'connect' || stage === 'ehlo' || stage === 'auth') && (match.recipient !== undefined || match.sender !== undefined)) {
+    fail(`at the ${stage} stage only match.client is known (the sender comes with MAIL, the recipient with RCPT)`);
+  }
+  if (s === 'smtp' && stage === 'mail' && match.recipient !== undefined) fail('at the mail stage the recipient is not known yet: use stage rcpt or data');
+  if (!match.all && match.recipient === undefined && match.sender === undefined && match.client === undefined) fail('match names a recipient, a sender or a client; to match everything say "all": true');
+  if (match.all && (match.recipient !== undefined || match.sender !== undefined || match.client !== undefined)) fail('match.all goes alone');
+
+  const f = input.fault;
+  if (!isObject(f)) fail('fault is required: what happens when the rule fires');
+  for (const k of Object.keys(f)) if (!['reply', 'drop', 'delay', 'status', 'retry_after', 'twilio_code', 'delivery_delay'].includes(k)) fail(`unknown field fault.${k}`);
+  for (const k of ['reply', 'drop'] as const) if (s !== 'smtp' && f[k] !== undefined) fail(`fault.${k} is for the smtp surface`);
+  for (const k of ['status', 'retry_after'] as const) if (!HTTP_SURFACES.has(s) && f[k] !== undefined) fail(`fault.${k} is for the provider and Twilio surfaces`);
+  if (s !== 'delivery' && f.delivery_delay !== undefined) fail('fault.delivery_delay is for the delivery surface');
+  const fault: ChaosFault = {};
+  const delayMs = duration(f.delay, 'fault.delay', MAX_DELAY_MS);
+  if (delayMs !== undefined) fault.delayMs = delayMs;
+  if (s === 'smtp') {
+    if (f.reply !== undefined) {
+      if (!isObject(f.reply) || !Number.isInteger(f.reply.code) || (f.reply.code as number) < 400 || (f.reply.code as number) > 599) fail('fault.reply must be {"code": 4xx or 5xx, "text": "…"}');
+      const text = f.reply.text === undefined ? 'Failure on demand' : f.reply.text;
+      if (typeof text !== 'string' || text.length > 400 || /[\r\n]/.test(text)) fail('fault.reply.text must be one line of at most 400 characters');
+      fault.reply = { code: f.reply.code as number, text };
+    }
+    if (f.drop !== undefined) {
+      if (f.drop !== true) fail('fault.drop must be true (or absent)');
+      fault.drop = true;
+    }
+    if (fault.reply && fault.drop) fail('fault.reply and fault.drop exclude each other');
+    if (!fault.reply && !fault.drop && fault.delayMs === undefined) fail('an smtp fault is a reply, a drop or a delay');
+  } else if (HTTP_SURFACES.has(s)) {
+    if (f.status !== undefined) {
+      if (!Number.isInteger(f.status) || (f.status as number) < 400 || (f.status as number) > 599) fail('fault.status must be an HTTP status from 400 to 599');
+      fault.status = f.status as number;
+    }
+    if (f.retry_after !== undefined) {
+      if (!Number.isInteger(f.retry_after) || (f.retry_after as number) < 0 || (f.retry_after as number) > 86_400) fail('fault.retry_after must be whole seconds from 0 to 86400');
+      fault.retryAfterSeconds = f.retry_after as number;
+    }
+    if (f.twilio_code !== undefined) {
+      if (s !== 'twilio' && s !== 'verify') fail('fault.twilio_code is for the twilio and verify surfaces');
+      if (!Number.isInteger(f.twilio_code) || (f.twilio_code as number) < 10_000 || (f.twilio_code as number) > 99_999) fail('fault.twilio_code must be a five-digit Twilio error code');
+      fault.twilioCode = f.twilio_code as number;
+    }
+    if (fault.status === undefined && fault.delayMs === undefined) fail(`a ${s} fault is a status (with retry_after${s === 'twilio' || s === 'verify' ? ' or twilio_code' : ''}) or a delay`);
+  } else {
+    // delivery
+    const d = duration(f.delivery_delay, 'fault.delivery_delay', MAX_DELAY_MS);
+    if (d === undefined) fail('a delivery fault is {"delivery_delay": "40s"}');
+    fault.deliveryDelayMs = d;
+  }
+
+  const rule: ChaosRule = { id, surface: s, match, fault, expiresAt: now + (duration(input.ttl, 'ttl', MAX_TTL_MS) ?? DEFAULT_TTL_MS), fired: 0, evaluated: 0 };
+  if (input.times !== undefined && input.probability !== undefined) fail('times and probability exclude each other');
+  if (input.times !== undefined) {
+    if (!Number.isInteger(input.times) || (input.times as number) < 1 || (input.times as number) > 1_000_000) fail('times must be a whole number of at least 1');
+    rule.times = input.times as number;
+  } else if (input.probability !== undefined) {
+    if (typeof input.probability !== 'number' || !(input.probability > 0 && input.probability <= 1)) fail('probability must be a number above 0 and at most 1');
+    rule.probability = input.probability;
+    const seed = input.seed ?? 1;
+    if (!Number.isInteger(seed) || (seed as number) < 0 || (seed as number) > 0xffffffff) fail('seed must be a whole number from 0 to 4294967295');
+    rule.seed = seed as number;
+  } else if (input.seed !== undefined) fail('seed goes with probability');
+  return rule;
+}
+
+/**
+ * The `index`-th draw (from 0) of the generator seeded by `seed`, in [0, 1): mulberry32, whose
+ * state after n steps is seed + n × its increment, so any draw is computed without the ones
+ * before it (a rule's draws stay the same however the server restarts or splits them).
+ */
+export function seededDraw(seed: number, index: number): number {
+  let t = (seed + Math.imul(index + 1, 0x6d2b79f5)) >>> 0;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+
+/** Whether an address matches a rule's pattern: the address, the inbox of any domain, or `*@domain`. */
+export function addressMatches(patternText: string, address: string): boolean {
+  const a = address.trim().toLowerCase();
+  if (patternText.startsWith('*@')) return a.endsWith(patternText.slice(1));
+  if (patternText.includes('@')) return a === patternText;
+  return a.slice(0, a.lastIndexOf('@') >>> 0) === patternText || a === patternText;
+}
+
+function matches(rule: ChaosRule, ctx: ChaosContext): boolean {
+  const m = rule.match;
+  if (rule.surface === 'smtp' && (m.stage ?? 'rcpt') !== ctx.stage) return false;
+  if (m.all) return true;
+  if (m.client !== undefined && m.client !== ctx.client) return false;
+  if (m.sender !== undefined && (ctx.sender === undefined || !addressMatches(m.sender, ctx.sender))) return false;
+  if (m.recipient !== undefined && !(ctx.recipients ?? []).some((r) => addressMatches(m.recipient!, r))) return false;
+  return true;
+}
+
+/**
+ * The rule set. `evaluate` is the one decision every surface asks: the first live rule of the
+ * surface that matches and whose draw or count says so fires (its counter goes up) and its fault
+ * is returned. With no rule, it answers at once (intake does no extra work).
+ */
+export class ChaosRules {
+  private rules: ChaosRule[] = [];
+  private nextId = 1;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Live rules (expired ones are dropped on the way). */
+  list(): ChaosRule[] {
+    this.expire();
+    return this.rules.map((r) => ({ ...r, match: { ...r.match }, fault: { ...r.fault } }));
+  }
+
+  get size(): number {
+    this.expire();
+    return this.rules.length;
+  }
+
+  add(input: unknown): ChaosRule {
+    this.expire();
+    if (this.rules.length >= MAX_RULES) fail(`at most ${MAX_RULES} rules at once: remove some first`);
+    const rule = parseRule(input, `r${this.nextId}`, this.now());
+    this.nextId++;
+    this.rules.push(rule);
+    return { ...rule };
+  }
+
+  /** Replaces the whole set (checked whole first: a bad rule changes nothing). */
+  replace(inputs: unknown): ChaosRule[] {
+    if (!Array.isArray(inputs)) fail('the rule set is a JSON array of rules');
+    if (inputs.length > MAX_RULES) fail(`at most ${MAX_RULES} rules at once`);
+    const now = this.now();
+    const parsed = inputs.map((r, i) => {
+      try {
+        return parseRule(r, `r${this.nextId + i}`, now);
+      } catch (e) {
+        throw new ChaosRuleError(`rule ${i + 1}: ${(e as Error).message}`);
+      }
+    });
+    this.nextId += parsed.length;
+    this.rules = parsed;
+    return this.list();
+  }
+
+  remove(id: string): boolean {
+    const before = this.rules.length;
+    this.rules = this.rules.filter((r) => r.id !== id);
+    return this.rules.length < before;
+  }
+
+  clear(): number {
+    const n = this.rules.length;
+    this.rules = [];
+    return n;
+  }
+
+  evaluate(surface: ChaosSurface, ctx: ChaosContext): ChaosFault | undefined {
+    if (this.rules.length === 0) return undefined;
+    this.expire();
+    for (const rule of this.rules) {
+      if (rule.surface !== surface || !matches(rule, ctx)) continue;
+      const draw = rule.evaluated++;
+      const fires = rule.times !== undefined ? rule.fired < rule.times : rule.probability !== undefined ? seededDraw(rule.seed ?? 1, draw) < rule.probability : true;
+      if (!fires) continue;
+      rule.fired++;
+      return { ...rule.fault };
+    }
+    return undefined;
+  }
+
+  private expire(): void {
+    if (this.rules.length === 0) return;
+    const now = this.now();
+    // A rule whose N times are used up stays, with its counter, until its time to live ends.
+    if (this.rules.some((r) => r.expiresAt <= now)) this.rules = this.rules.filter((r) => r.expiresAt > now);
+  }
+}
