@@ -18,10 +18,15 @@ const REFUSAL_SHARE = 0.25;
 /** Never fewer than this many connections per protocol, however low the limit: a server needs a few to be useful. */
 const MIN_CAP = 8;
 
-/** The soft RLIMIT_NOFILE of this process from /proc/self/limits, or undefined where there is none. */
-export function readSoftFdLimit(text?: string): number | undefined {
+/**
+ * The soft RLIMIT_NOFILE of this process from /proc/self/limits, or undefined where there is none.
+ * Linux only: Windows' Node under Wine would read the Linux limits of Wine's process there, which
+ * a real Windows does not have.
+ */
+export function readSoftFdLimit(text?: string, platform: NodeJS.Platform = process.platform): number | undefined {
   let limits = text;
   if (limits === undefined) {
+    if (platform !== 'linux') return undefined;
     try {
       limits = readFileSync(PROC_LIMITS, 'utf8');
     } catch {

@@ -282,7 +282,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       options.smtpAuth ? 'login required' : undefined,
     ].filter(Boolean);
     log('info', `listening: HTTP ${httpUrl}, SMTP ${hostForUrl(options.host)}:${smtpPort}${smtpNotes.length ? ` (${smtpNotes.join(', ')})` : ''}, data in ${store instanceof PostgresStore ? store.where : dataDir}`);
-    log('info', `connection caps: SMTP ${maxSmtpConnections}, HTTP ${maxHttpConnections} (file-descriptor limit ${caps.fdLimit}${caps.fdLimitSource === 'fallback' ? ', assumed' : ''})`);
+    log('info', `connection caps: SMTP ${maxSmtpConnections}, HTTP ${maxHttpConnections} (${caps.fdLimitSource === 'proc' ? `file-descriptor limit ${caps.fdLimit}` : `no file-descriptor limit to read here: sized for ${caps.fdLimit}, macOS's default`})`);
     let closing: Promise<void> | undefined;
     return {
       httpUrl,

@@ -444,11 +444,13 @@ export async function readLockHolder(dir: string): Promise<LockHolder | undefine
 /**
  * The one rule for whether a data dir's lock is held by a live server (the store's lock, the
  * extension's folder move): its pid must run, and then either
- *   - the server file names the same pid and its server answers the health proof: live; no
- *     answer at all (the port refuses) or a wrong proof: that server is gone (a server answers
- *     from the moment it writes the file until it removes it), whatever runs under its pid now;
- *   - otherwise (no server file yet: a server still starting) the lock's heartbeat decides:
- *     refreshed within LOCK_STALE_MS is live.
+ *   - the server file names the same pid and its server answers the health proof: live; the
+ *     port refuses the connection, or something answers with a wrong proof: that server is gone
+ *     (a server answers from the moment it writes the file until it removes it), whatever runs
+ *     under its pid now;
+ *   - otherwise (no server file yet: a server still starting; or a check that failed another
+ *     way, which proves nothing) the lock's heartbeat decides: refreshed within LOCK_STALE_MS is
+ *     live.
  * `now` and `alive` are parameters for tests.
  */
 export async function lockHolderLive(
@@ -462,7 +464,10 @@ export async function lockHolderLive(
   if (!ServerFileProblem.is(server) && server.pid === holder.pid) {
     const check = await checkHealthProof(server.http, server.key, AbortSignal.timeout(LOCK_PROOF_TIMEOUT_MS));
     if (check.proven) return true;
-    if (!check.timedOut) return false;
+    // Gone for sure only when something else answered (a wrong proof) or nothing listens (the
+    // port refuses). Any other failure (a time-out, a network layer that fails the request: a
+    // firewall, a proxy, Wine's sockets) proves nothing, and the heartbeat decides.
+    if (check.unanswered === undefined || check.refused) return false;
   }
   return now - holder.beatMs < LOCK_STALE_MS;
 }
@@ -597,6 +602,8 @@ interface HealthProofCheck {
   unanswered?: string;
   /** Nothing answered within the caller's time: a server may be there, busy (then `unanswered` is set too). */
   timedOut?: boolean;
+  /** The connection was refused: nothing listens at the address (then `unanswered` is set too). */
+  refused?: boolean;
 }
 
 /**
@@ -611,7 +618,8 @@ export async function checkHealthProof(url: string, key: string, signal: AbortSi
     const res = await fetch(`${url}/healthz?${HEALTH_CHALLENGE_PARAM}=${challenge}`, { redirect: 'error', signal });
     answer = ((await res.json()) as { proof?: unknown }).proof;
   } catch (e) {
-    return { proven: false, unanswered: (e as Error).message, ...(signal.aborted ? { timedOut: true } : {}) };
+    const cause = (e as { cause?: { code?: unknown } }).cause;
+    return { proven: false, unanswered: (e as Error).message, ...(signal.aborted ? { timedOut: true } : {}), ...(cause?.code === 'ECONNREFUSED' ? { refused: true } : {}) };
   }
   return { proven: typeof answer === 'string' && sameProof(answer, await healthProof(key, challenge)) };
 }
