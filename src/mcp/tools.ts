@@ -303,7 +303,8 @@ async function answerFound(
     message_id: null,
     inbox: t.inbox,
     domain: t.domain,
-    message: `Nothing matching arrived in ${address(t.inbox, t.domain)}${after}${wait > 0 ? ` within ${wait} s` : ''}. To keep waiting, call again with the same since and wait_seconds up to ${MAX_MCP_WAIT_SECONDS}.`,
+    // Not "the same since": "now" again would miss what arrives between the two calls.
+    message: `Nothing matching arrived in ${address(t.inbox, t.domain)}${after}${wait > 0 ? ` within ${wait} s` : ''}. To keep waiting, call again with "since": ${serverTime} (this answer's server_time_ms, read before the look: nothing that arrived since is missed) and wait_seconds up to ${MAX_MCP_WAIT_SECONDS}.`,
   };
 }
 

@@ -145,6 +145,18 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
         assert.equal(afterAll.s.found, false);
       });
 
+      it('new user 2: a wait from "now" that finds nothing says to call again with its server_time_ms, which misses no code that arrives in between', async () => {
+        const none = await call(client, 'wait_for_code', { inbox: inbox('between'), domain: DOMAIN, since: 'now' });
+        assert.equal(none.s.found, false);
+        const message = String(none.s.message);
+        assert.match(message, new RegExp(`"since": ${String(none.s.server_time_ms)}\\b`), message);
+        assert.doesNotMatch(message, /same since/, message);
+        // A code that arrives between the two calls, as the hint says to call.
+        await send(inbox('between'), 'Code', 'Your verification code is 737373.');
+        const next = await call(client, 'wait_for_code', { inbox: inbox('between'), domain: DOMAIN, since: none.s.server_time_ms });
+        assert.equal(next.s.code, '737373');
+      });
+
       if (label === 'streamable HTTP') {
         it(`a wait of the longest wait_seconds (${MAX_MCP_WAIT_SECONDS}) with nothing arriving ends as an answer, within the SDK client's default request timeout`, async function () {
           this.timeout(120_000);
