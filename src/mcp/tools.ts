@@ -50,13 +50,15 @@ export interface ToolContext {
   connection(signal: AbortSignal | undefined): Promise<Connection>;
   /** The server's clock, ms since the epoch. */
   serverNow(conn: Connection, signal: AbortSignal | undefined): Promise<number>;
+  /** The domain the server's `private` stands for (a Test Inbox server's default domain, inbox.test unless started with --domain); undefined for a hosted service. */
+  serverDomain(conn: Connection, signal: AbortSignal | undefined): Promise<string | undefined>;
   /** Drops a cached connection after a failure that a new one may cure (a restarted local server). */
   forget?(): void;
 }
 
 const INBOX_ARGS = {
   inbox: { type: 'string', minLength: 1, description: 'The inbox: a name ("signup"), an address ("signup@inbox.test") or, for SMS, the phone number ("+15551234567" or its digits "15551234567").' },
-  domain: { type: 'string', description: 'The domain, when the inbox is given without one. Default: the server\'s default domain ("private").' },
+  domain: { type: 'string', description: 'The domain, when the inbox is given without one. Default: the server\'s default domain (a Test Inbox server\'s is "inbox.test" unless it was started with another --domain); each answer names the domain it read.' },
 } as const;
 
 const SINCE_ARGS = {
@@ -163,9 +165,9 @@ function readKind(args: Args): LinkKindParam {
 /**
  * The inbox and domain an input names (the CLI's rule: a name, name@domain or a phone number).
  * One inbox, not `*`: the ids of its messages then embed the name the agent gave, not one a
- * sender chose.
+ * sender chose. The server's `private` is named as the domain it stands for, as answers name it.
  */
-function target(conn: Connection, args: Args): { inbox: string; domain: string } {
+async function target(ctx: ToolContext, conn: Connection, args: Args, signal: AbortSignal | undefined): Promise<{ inbox: string; domain: string }> {
   const inbox = str(args, 'inbox', true) as string;
   const domain = str(args, 'domain', false)?.toLowerCase() ?? conn.domain;
   let t: { inbox: string; domain: string };
@@ -175,7 +177,7 @@ function target(conn: Connection, args: Args): { inbox: string; domain: string }
     throw new ArgError(e instanceof Error ? e.message : String(e));
   }
   if (t.inbox === ALL_INBOXES) throw new ArgError('"inbox" must name one inbox, not "*": list_inboxes shows the inboxes that have mail.');
-  return t;
+  return t.domain === PRIVATE_DOMAIN ? { inbox: t.inbox, domain: (await ctx.serverDomain(conn, signal)) ?? PRIVATE_DOMAIN } : t;
 }
 
 function address(inbox: string, domain: string): string {
@@ -187,7 +189,8 @@ type Handler = (ctx: ToolContext, args: Args, signal: AbortSignal | undefined) =
 const HANDLERS: Record<string, Handler> = {
   list_inboxes: async (ctx, args, signal) => {
     const conn = await ctx.connection(signal);
-    const one = str(args, 'domain', false)?.toLowerCase();
+    let one = str(args, 'domain', false)?.toLowerCase();
+    if (one === PRIVATE_DOMAIN) one = (await ctx.serverDomain(conn, signal)) ?? one;
     const domains = one ? [one] : (await conn.isTestInbox()) ? (await conn.api.listDomains({ signal })).domains.map((d) => d.name) : [PRIVATE_DOMAIN];
     const serverTime = await ctx.serverNow(conn, signal);
     const listed = await listInboxes(conn.api, domains, signal);
@@ -218,7 +221,7 @@ const HANDLERS: Record<string, Handler> = {
     const since = readSince(args);
     const wait = readWait(args);
     const conn = await ctx.connection(signal);
-    const t = target(conn, args);
+    const t = await target(ctx, conn, args, signal);
     return answerFound(ctx, conn, t, since, wait, signal, async (o) => {
       const r = await findCode(o);
       return r && { message_id: r.id, received_ms: r.time, code: r.value, [UNTRUSTED]: { subject: r.subject, from: r.from } };
@@ -230,7 +233,7 @@ const HANDLERS: Record<string, Handler> = {
     const wait = readWait(args);
     const kind = readKind(args);
     const conn = await ctx.connection(signal);
-    const t = target(conn, args);
+    const t = await target(ctx, conn, args, signal);
     return answerFound(ctx, conn, t, since, wait, signal, async (o) => {
       const r = await findLink({ ...o, kind });
       return r && { message_id: r.id, received_ms: r.time, kind: r.value.kind, [UNTRUSTED]: { subject: r.subject, from: r.from, link_url: r.value.url, link_text: r.value.text ?? '' } };
@@ -239,7 +242,7 @@ const HANDLERS: Record<string, Handler> = {
 
   read_newest_message: async (ctx, args, signal) => {
     const conn = await ctx.connection(signal);
-    const t = target(conn, args);
+    const t = await target(ctx, conn, args, signal);
     const serverTime = await ctx.serverNow(conn, signal);
     const read = await newestMessage(conn.api, t.domain, t.inbox, signal);
     if (!read) return { found: false, server_time_ms: serverTime, message_id: null, inbox: t.inbox, domain: t.domain, message: `Inbox ${address(t.inbox, t.domain)} has no messages. list_inboxes shows the inboxes that have mail.` };

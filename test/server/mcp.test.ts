@@ -145,6 +145,22 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
         assert.equal(afterAll.s.found, false);
       });
 
+      it('polish: the default domain is the server\'s, named alike by the description and the answers (inbox.test, not "private")', async () => {
+        const { tools } = await client.listTools();
+        const description = (tools.find((t) => t.name === 'wait_for_code')!.inputSchema.properties as Record<string, { description: string }>).domain.description;
+        assert.match(description, /inbox\.test/);
+        assert.doesNotMatch(description, /private/);
+        await send(inbox('default'), 'Code', 'Your verification code is 515151.');
+        const found = await call(client, 'wait_for_code', { inbox: inbox('default') });
+        assert.equal(found.s.code, '515151');
+        assert.equal(found.s.domain, DOMAIN);
+        const none = await call(client, 'read_newest_message', { inbox: inbox('nobody') });
+        assert.equal(none.s.domain, DOMAIN);
+        assert.match(String(none.s.message), new RegExp(`${inbox('nobody')}@${DOMAIN.replace('.', '\\.')}`));
+        const named = await call(client, 'wait_for_code', { inbox: inbox('default'), domain: 'private' });
+        assert.equal(named.s.domain, DOMAIN, '"private" is named as the domain it stands for');
+      });
+
       it('new user 2: a wait from "now" that finds nothing says to call again with its server_time_ms, which misses no code that arrives in between', async () => {
         const none = await call(client, 'wait_for_code', { inbox: inbox('between'), domain: DOMAIN, since: 'now' });
         assert.equal(none.s.found, false);
