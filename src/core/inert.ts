@@ -7,7 +7,9 @@
 // In both, a bidi control (U+202E RIGHT-TO-LEFT OVERRIDE and its kin) would make the text read
 // as something else ("invoice‮gnp.exe" shows as "invoiceexe.png"; a sender written backwards
 // shows as a bank), a control character would break the line, and a 10,000-character subject
-// would fill the screen. This module is the one place such text is made safe: `inertText` /
+// would fill the screen. The same holds in the message view (both its hosts: the editor's panel
+// and the web UI, through webview-ui/viewState.ts and viewProtocol's viewTitle) and in the web
+// UI's lists, which take their text from here too. This module is the one place such text is made safe: `inertText` /
 // `inert` for the first kind, `plainText` / `plain` for the second. What they return is branded
 // (`Inert`, `Plain`): the tree, the notifications and the status bar accept only branded text,
 // so mail text cannot reach them without passing here. Pure, imports nothing.
@@ -32,6 +34,8 @@ export const MAX_VALUE_LENGTH = 120;
 export const MAX_MESSAGE_LENGTH = 1000;
 /** What a cut value ends with. */
 export const ELLIPSIS = '…';
+/** A `max` that cuts nothing: for a place that shows the whole value (the message view's header, its headers table). */
+export const UNCUT = Number.POSITIVE_INFINITY;
 
 /**
  * Bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) and the implicit

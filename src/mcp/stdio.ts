@@ -33,7 +33,8 @@ Server options (each with an environment twin):
                         running local server of the data dir, else http://127.0.0.1:2580)
   --token <token>       API token (${API_TOKEN_ENV}; default: the data dir's tokens.json, for
                         the server proven to run on that data dir). Prefer the variable.
-  --domain <name>       default domain of the inboxes (${DOMAIN_ENV}; default private)
+  --domain <name>       default domain of the inboxes (${DOMAIN_ENV}; default: the server's
+                        own, inbox.test unless it was started with --domain)
   --data-dir <path>     the local server's data dir (${DATA_DIR_ENV})
 `;
 
@@ -48,6 +49,7 @@ interface McpIo {
 /** The tools' connection for a stdio session: made on first use, made again after a failure a new one may cure. */
 function stdioContext(options: ConnectionOptions): ToolContext & { probe(): Promise<string | undefined> } {
   let current: Promise<Connection> | undefined;
+  const domains = new WeakMap<Connection, Promise<string | undefined>>();
   const connection = (): Promise<Connection> => {
     current ??= connect(options).catch((e: unknown) => {
       current = undefined;
@@ -59,6 +61,16 @@ function stdioContext(options: ConnectionOptions): ToolContext & { probe(): Prom
     connection,
     // A Test Inbox server says its time in /healthz; a hosted service has no clock to ask, so this machine's.
     serverNow: async (conn, signal) => ((await conn.isTestInbox()) ? ((await conn.api.health({ signal })).now ?? Date.now()) : Date.now()),
+    // A Test Inbox server says in /healthz which domain `private` stands for; a hosted service keeps its own `private`.
+    serverDomain: async (conn, signal) => {
+      if (!(await conn.isTestInbox())) return undefined;
+      let known = domains.get(conn);
+      if (known === undefined) domains.set(conn, (known = conn.api.health({ signal }).then((h) => h.defaultDomain)));
+      return known.catch((e: unknown) => {
+        domains.delete(conn);
+        throw e;
+      });
+    },
     forget: () => {
       const c = current;
       current = undefined;

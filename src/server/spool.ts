@@ -10,6 +10,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { type Readable, Writable } from 'node:stream';
 import type { ByteBudget, Release } from './budget';
+import { OwnFieldFilter } from './ownFields';
 import { isNoSpace } from './store/errors';
 import { StoreError } from './store/errors';
 import type { MessageBody } from './store/types';
@@ -50,9 +51,18 @@ interface SpoolOptions {
   thresholdBytes?: number;
   /** Bytes past this are counted but not kept (the caller refuses the message). */
   maxBytes?: number;
+  /**
+   * The server's own `X-Test-Inbox-*` header fields (CRLF-ended lines), written before the
+   * message. Those of the message itself, which a sender wrote, are dropped (ownFields.ts).
+   */
+  ownFields?: string;
 }
 
-/** A Writable that keeps a body in memory or spools it to disk; `received()` once it finished. */
+/**
+ * A Writable that keeps a body in memory or spools it to disk; `received()` once it finished.
+ * Every message a sender wrote is stored through one: the `X-Test-Inbox-*` fields of its header
+ * block are dropped on the way (ownFields.ts), and the server's own written first.
+ */
 export class SpoolingSink extends Writable {
   private chunks: Buffer[] = [];
   private held: Release[] = [];
@@ -63,11 +73,15 @@ export class SpoolingSink extends Writable {
   private readonly threshold: number;
   /** Ends at dispose (or destroy): every grant of this body goes back then, and a wait for one ends. */
   private readonly life = new AbortController();
+  private readonly own = new OwnFieldFilter();
+  /** The server's own fields, until they are written ahead of the first bytes. */
+  private ownFields: Buffer | undefined;
 
   constructor(private readonly o: SpoolOptions) {
     // Not destroyed on finish: the body is read after that, and dispose() cleans up.
     super({ autoDestroy: false });
     this.threshold = o.thresholdBytes ?? SPOOL_THRESHOLD_BYTES;
+    this.ownFields = o.ownFields ? Buffer.from(o.ownFields, 'utf8') : undefined;
   }
 
   /** Bytes received so far (including any past maxBytes). */
@@ -76,6 +90,25 @@ export class SpoolingSink extends Writable {
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (e?: Error | null) => void): void {
+    this.put(this.withOwn(this.own.push(chunk)), done);
+  }
+
+  override _final(done: (e?: Error | null) => void): void {
+    const rest = this.withOwn(this.own.end());
+    if (rest.length === 0) return this.closeFile(done);
+    this.put(rest, (e) => (e ? done(e) : this.closeFile(done)));
+  }
+
+  /** `data`, after the server's own fields when they are not written yet. */
+  private withOwn(data: Buffer): Buffer {
+    const own = this.ownFields;
+    if (own === undefined) return data;
+    this.ownFields = undefined;
+    return data.length === 0 ? own : Buffer.concat([own, data]);
+  }
+
+  private put(chunk: Buffer, done: (e?: Error | null) => void): void {
+    if (chunk.length === 0) return done();
     const over = this.o.maxBytes !== undefined && this.total + chunk.length > this.o.maxBytes;
     this.total += chunk.length;
     if (over) return done();
@@ -93,7 +126,7 @@ export class SpoolingSink extends Writable {
     this.file.write(chunk).then(() => done(), (e: unknown) => done(spoolFailure(e)));
   }
 
-  override _final(done: (e?: Error | null) => void): void {
+  private closeFile(done: (e?: Error | null) => void): void {
     if (!this.file) return done();
     this.file.close().then(
       () => {

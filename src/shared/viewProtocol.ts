@@ -4,6 +4,7 @@
 // unions, and validated on arrival in both directions: neither side trusts what the other
 // posts. No vscode, no Node, no DOM: plain data and checks.
 
+import { plainText, UNCUT } from '../core/inert';
 import { isPlaceholderSmsSubject, smsTitle, type SmsEncoding } from '../core/sms';
 import { isDataImageUrl } from '../core/urls';
 import { CLICK_KINDS, type ClickKind } from '../core/clickKinds';
@@ -436,9 +437,10 @@ export function parseWebviewMessage(data: unknown): Parsed<WebviewMessage> {
  * more than the placeholder "SMS").
  */
 export function viewTitle(state: Pick<ViewState, 'kind' | 'id' | 'header'> & { sms?: Pick<ViewSms, 'body'> }): string {
+  // Mail text in the view's chrome: core/inert.ts's rule (an SMS's words are its body's).
   if (state.kind === 'sms') {
     const text = state.sms?.body ?? (isPlaceholderSmsSubject(state.header.subject) ? '' : state.header.subject);
-    return smsTitle(state.header.from, text);
+    return plainText(smsTitle(state.header.from, text), UNCUT);
   }
-  return state.header.subject || '(no subject)';
+  return plainText(state.header.subject || '(no subject)', UNCUT);
 }

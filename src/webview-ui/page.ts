@@ -3,6 +3,7 @@
 // is the editor's own (./view.ts, ./viewState.ts, ./sanitize.ts): this page is its second host.
 // Every request carries the page token (held here, in memory only) and the session cookie.
 import { parseDomains, parseListing, parseMessage, parseSearchResponse } from '../api/validate';
+import { plain, type Plain, plainText } from '../core/inert';
 import type { Message } from '../core/wire';
 import type { AttachmentInfo, MessageSummary } from '../core/wire';
 import { parseHostMessage, type WebviewMessage } from '../shared/viewProtocol';
@@ -225,11 +226,15 @@ function nav(id: string, label: string): HTMLElement {
   return n;
 }
 
-/** A row of a list: a button, keyed so that a redraw can give the focus back to it (see fill). */
-function item(key: string, text: string, count: string | undefined, current: boolean, onClick: () => void, extra?: string): HTMLLIElement {
+/**
+ * A row of a list: a button, keyed so that a redraw can give the focus back to it (see fill).
+ * Its text is mail's (a subject, a sender, a name), so it goes through core/inert.ts's rule, as
+ * the editor's tree rows do: no bidi control reorders it, and it is cut to its length.
+ */
+function item(key: string, text: string, count: string | undefined, current: boolean, onClick: () => void, extra?: Plain): HTMLLIElement {
   const li = el('li');
   const b = el('button', { type: 'button', class: current ? 'item current' : 'item', 'data-key': key, ...(current ? { 'aria-current': 'true' } : {}) });
-  b.append(el('span', { class: 'name' }, text));
+  b.append(el('span', { class: 'name' }, plainText(text)));
   if (extra) b.append(el('span', { class: 'extra' }, extra));
   if (count !== undefined) b.append(el('span', { class: 'count' }, count));
   b.addEventListener('click', onClick);
@@ -338,7 +343,7 @@ function renderMessages(): void {
         : el('li', { class: 'empty' }, `${queryTotal} ${queryTotal === 1 ? 'message matches' : 'messages match'} “${selected.query}”${queryTotal > shown.length ? ` (the newest ${shown.length} shown)` : ''}.`),
     );
   } else if (shown.length === 0) rows.push(el('li', { class: 'empty' }, 'No messages.'));
-  for (const m of shown) rows.push(item(`message:${m.id}`, m.subject || '(no subject)', undefined, open?.id === m.id, () => void openMessage(m.domain, m.to, m.id), `${m.from} · ${m.to} · ${new Date(m.time).toLocaleString()}`));
+  for (const m of shown) rows.push(item(`message:${m.id}`, m.subject || '(no subject)', undefined, open?.id === m.id, () => void openMessage(m.domain, m.to, m.id), plain`${m.from} · ${m.to} · ${new Date(m.time).toLocaleString()}`));
   const list = byId('messages');
   fill(list, rows);
   if (focusFirstRow && shown.length > 0) {

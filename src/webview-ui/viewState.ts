@@ -8,6 +8,7 @@ import { extractCodes, type CodeReason } from '../core/otp';
 import { isDataImageUrl, safeLinkTarget } from '../core/urls';
 import { PRIVATE_DOMAIN } from '../core/ids';
 import { senderLine } from '../core/sender';
+import { plainText, UNCUT } from '../core/inert';
 import { cleanFileName } from '../core/fileNames';
 import { CLICK_KIND_LABELS } from '../core/clickKinds';
 import { codeSource, contentOf, headerValue, type KindedLink, kindedLinks, messageBodies, pickLinkToClick } from '../core/message';
@@ -53,6 +54,15 @@ function sentThrough(headers: Record<string, string> | undefined, raw: string | 
   return line?.slice(name.length + 1).trim();
 }
 
+/**
+ * Mail text the view shows outside the message itself (its header, headers table, link texts,
+ * an SMS's sender): core/inert.ts's one rule, whole. No bidi control reorders it, no control
+ * character breaks it. The raw source is shown as received.
+ */
+function asShown(text: string): string {
+  return plainText(text, UNCUT);
+}
+
 function cut(s: string, max = MAX_VIEW_TEXT): ViewText {
   return s.length > max ? { text: s.slice(0, max), truncated: true } : { text: s, truncated: false };
 }
@@ -93,14 +103,15 @@ export function buildViewState(input: ViewInputs): ViewState {
       notes.push(`Only the first ${MAX_VIEW_LINKS} of ${extracted.length} links are listed.`);
       break;
     }
-    links.push(l.text ? { url, text: l.text } : { url });
-    shown.push({ ...l, url });
+    const text = l.text ? asShown(l.text) : undefined;
+    links.push(text ? { url, text } : { url });
+    shown.push({ ...l, url, ...(text !== undefined ? { text } : {}) });
   }
   // The hosted service also lists a message's links with their visible text (`clickablelinks`).
   for (const c of m.kind === 'email' ? (m.clickablelinks ?? []) : []) {
     const url = safeLinkTarget(c.link);
     if (url === undefined || url.length > MAX_URL_LENGTH) continue;
-    const text = c.text.trim();
+    const text = asShown(c.text.trim());
     const known = links.find((l) => l.url === url);
     if (known) {
       if (!known.text && text) known.text = text;
@@ -129,23 +140,23 @@ export function buildViewState(input: ViewInputs): ViewState {
     const state: ViewState = {
       id: m.id,
       kind: 'sms',
-      header: { from: m.fromfull, to: m.to, subject: m.subject, time: m.time, id: m.id, domain: input.domain },
+      header: { from: asShown(m.fromfull), to: asShown(m.to), subject: asShown(m.subject), time: m.time, id: m.id, domain: input.domain },
       tabs,
       headers: [
-        ['from', m.fromfull],
-        ['to', m.to],
-        ['subject', m.subject],
+        ['from', asShown(m.fromfull)],
+        ['to', asShown(m.to)],
+        ['subject', asShown(m.subject)],
       ],
       links,
       attachments: [],
-      sms: { from: m.fromfull, to: m.to, body: bodies.text ?? '', time: m.time, ...smsSegmentFields(bodies.text ?? '') },
+      sms: { from: asShown(m.fromfull), to: asShown(m.to), body: bodies.text ?? '', time: m.time, ...smsSegmentFields(bodies.text ?? '') },
       notes,
     };
     if (raw) state.raw = raw;
     if (code) state.code = code;
     if (verification) state.verification = verification;
     const via = sentThrough(undefined, input.raw);
-    if (via) state.header.via = via;
+    if (via) state.header.via = asShown(via);
     return state;
   }
 
@@ -153,17 +164,17 @@ export function buildViewState(input: ViewInputs): ViewState {
   const state: ViewState = {
     id: m.id,
     kind: 'email',
-    header: { from: senderLine(m), to: displayTo(m.to, input.domain), subject: m.subject, time: m.time, id: m.id, domain: input.domain },
+    header: { from: asShown(senderLine(m)), to: asShown(displayTo(m.to, input.domain)), subject: asShown(m.subject), time: m.time, id: m.id, domain: input.domain },
     tabs,
-    headers: Object.entries(m.headers ?? {}).map(([k, v]) => [k, String(v)] as [string, string]),
+    headers: Object.entries(m.headers ?? {}).map(([k, v]) => [asShown(k), asShown(String(v))] as [string, string]),
     links,
     attachments,
     notes,
   };
   const date = headerValue(m.headers, 'date');
-  if (date) state.header.date = date;
+  if (date) state.header.date = asShown(date);
   const via = sentThrough(m.headers, input.raw);
-  if (via) state.header.via = via;
+  if (via) state.header.via = asShown(via);
   if (bodies.html !== undefined) {
     // Raw: the view sanitizes it with DOMPurify on the browser's parser (src/webview-ui/sanitize.ts).
     const truncated = bodies.html.length > MAX_HTML_SOURCE;

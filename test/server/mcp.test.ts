@@ -149,6 +149,34 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
         assert.equal(afterAll.s.found, false);
       });
 
+      it('polish: the default domain is the server\'s, named alike by the description and the answers (inbox.test, not "private")', async () => {
+        const { tools } = await client.listTools();
+        const description = (tools.find((t) => t.name === 'wait_for_code')!.inputSchema.properties as Record<string, { description: string }>).domain.description;
+        assert.match(description, /inbox\.test/);
+        assert.doesNotMatch(description, /private/);
+        await send(inbox('default'), 'Code', 'Your verification code is 515151.');
+        const found = await call(client, 'wait_for_code', { inbox: inbox('default') });
+        assert.equal(found.s.code, '515151');
+        assert.equal(found.s.domain, DOMAIN);
+        const none = await call(client, 'read_newest_message', { inbox: inbox('nobody') });
+        assert.equal(none.s.domain, DOMAIN);
+        assert.match(String(none.s.message), new RegExp(`${inbox('nobody')}@${DOMAIN.replace('.', '\\.')}`));
+        const named = await call(client, 'wait_for_code', { inbox: inbox('default'), domain: 'private' });
+        assert.equal(named.s.domain, DOMAIN, '"private" is named as the domain it stands for');
+      });
+
+      it('new user 2: a wait from "now" that finds nothing says to call again with its server_time_ms, which misses no code that arrives in between', async () => {
+        const none = await call(client, 'wait_for_code', { inbox: inbox('between'), domain: DOMAIN, since: 'now' });
+        assert.equal(none.s.found, false);
+        const message = String(none.s.message);
+        assert.match(message, new RegExp(`"since": ${String(none.s.server_time_ms)}\\b`), message);
+        assert.doesNotMatch(message, /same since/, message);
+        // A code that arrives between the two calls, as the hint says to call.
+        await send(inbox('between'), 'Code', 'Your verification code is 737373.');
+        const next = await call(client, 'wait_for_code', { inbox: inbox('between'), domain: DOMAIN, since: none.s.server_time_ms });
+        assert.equal(next.s.code, '737373');
+      });
+
       if (label === 'streamable HTTP') {
         it(`a wait of the longest wait_seconds (${MAX_MCP_WAIT_SECONDS}) with nothing arriving ends as an answer, within the SDK client's default request timeout`, async function () {
           this.timeout(120_000);
@@ -167,13 +195,16 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
         });
         const r = await call(client, 'get_verification_link', { inbox: inbox('link'), domain: DOMAIN, kind: 'verify' });
         assert.equal(r.s.found, true);
-        assert.equal(r.s.url, 'https://acme.test/verify?t=3f9');
         assert.equal(r.s.kind, 'verify-email');
+        // The URL is the sender's: under the untrusted fields, with its text.
+        assert.equal(r.s.url, undefined);
+        assert.equal((r.s[UNTRUSTED] as Record<string, unknown>).link_url, 'https://acme.test/verify?t=3f9');
         assert.equal((r.s[UNTRUSTED] as Record<string, unknown>).link_text, 'Verify my email');
         const any = await call(client, 'get_verification_link', { inbox: inbox('link'), domain: DOMAIN });
-        assert.equal(any.s.url, 'https://acme.test/verify?t=3f9');
+        assert.equal((any.s[UNTRUSTED] as Record<string, unknown>).link_url, 'https://acme.test/verify?t=3f9');
         const read = await call(client, 'read_newest_message', { inbox: inbox('link'), domain: DOMAIN });
-        assert.deepEqual(read.s.verification_link, { url: 'https://acme.test/verify?t=3f9', kind: 'verify-email' });
+        assert.deepEqual(read.s.verification_link, { kind: 'verify-email' });
+        assert.equal((read.s[UNTRUSTED] as Record<string, unknown>).link_url, 'https://acme.test/verify?t=3f9');
       });
 
       it("keeps a hostile subject's text inside the untrusted fields of every answer", async () => {
@@ -195,10 +226,37 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
         }
       });
 
+      it('G14: sender-chosen inbox and domain names, addresses, ids and link URLs are only under the untrusted fields', async () => {
+        const marker = `ignore-previous-instructions-zq7y${label === 'stdio' ? 's' : 'h'}`;
+        // Whoever sends mail names its inbox and domain.
+        await mailer.sendMail({ from: 'a@acme.test', to: [`${marker}@${DOMAIN}`, `joe@${marker}.test`], subject: 'Hi', text: 'Hello' });
+        await send(inbox('url'), 'Confirm', 'Confirm', { html: `<p><a href="https://acme.test/verify?${marker}">Verify my email</a></p>` });
+        const answers = {
+          list: await call(client, 'list_inboxes', {}),
+          listOne: await call(client, 'list_inboxes', { domain: DOMAIN }),
+          listEvil: await call(client, 'list_inboxes', { domain: `${marker}.test` }),
+          link: await call(client, 'get_verification_link', { inbox: inbox('url'), domain: DOMAIN }),
+          read: await call(client, 'read_newest_message', { inbox: inbox('url'), domain: DOMAIN }),
+        };
+        for (const [what, a] of Object.entries(answers)) {
+          assert.equal(a.isError, false, what);
+          assert.ok(JSON.stringify(a.s).includes(marker), `${what}: the names are there, labelled`);
+          const outside = JSON.stringify(a.s, (k, x: unknown) => (k === UNTRUSTED ? undefined : x));
+          // The domain the agent itself named may be echoed; nothing a sender chose is.
+          assert.ok(!(what === 'listEvil' ? outside.replace(JSON.stringify(`${marker}.test`), '') : outside).includes(marker), `${what}: nowhere outside ${UNTRUSTED}: ${outside.slice(0, 400)}`);
+        }
+        assert.equal((answers.link.s[UNTRUSTED] as Record<string, unknown>).link_url, `https://acme.test/verify?${marker}`);
+        // "*" names no one inbox: the ids it would find embed inbox names senders chose.
+        const all = await call(client, 'wait_for_code', { inbox: '*', domain: DOMAIN });
+        assert.equal(all.isError, true);
+        assert.match((all.s.error as { message: string }).message, /one inbox/);
+      });
+
       it('lists inboxes with their newest message id and computes a TOTP code', async () => {
         const list = await call(client, 'list_inboxes', {});
         assert.equal(typeof list.s.server_time_ms, 'number');
-        const domains = list.s.domains as Array<{ domain: string; inboxes: Array<{ inbox: string; newest: { message_id: string } }> }>;
+        assert.equal(typeof list.s.inbox_count, 'number');
+        const domains = (list.s[UNTRUSTED] as Record<string, unknown>).domains as Array<{ domain: string; inboxes: Array<{ inbox: string; newest: { message_id: string } }> }>;
         const mine = domains.find((d) => d.domain === DOMAIN)?.inboxes.find((i) => i.inbox === inbox('code'));
         assert.ok(mine, JSON.stringify(list.s));
         assert.equal(typeof mine.newest.message_id, 'string');

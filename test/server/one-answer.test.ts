@@ -113,8 +113,10 @@ const SURFACES: Surface[] = [
     link: async (w, d) => {
       const r = await mcpTool(w, 'get_verification_link', d.inbox);
       const read = await mcpTool(w, 'read_newest_message', d.inbox);
-      assert.equal((read.verification_link as { url?: string } | null)?.url, r.found ? r.url : undefined, `${d.m.name}: read_newest_message's link is get_verification_link's`);
-      return r.found ? (r.url as string) : undefined;
+      // The URL is the sender's: under the untrusted fields of both answers.
+      const url = (x: Record<string, unknown>): string | undefined => (x.untrusted_mail_content as { link_url?: string } | undefined)?.link_url;
+      assert.equal(url(read), r.found ? url(r) : undefined, `${d.m.name}: read_newest_message's link is get_verification_link's`);
+      return r.found ? url(r) : undefined;
     },
   },
   {

@@ -120,4 +120,46 @@ describe('SendGrid v3 Mail Send (server, real HTTP, official SDK)', () => {
     assert.ok(Array.isArray(broken.json.errors));
     assert.equal((await readInbox(h, 'x')).length, 0);
   });
+  it('G4: substitutions may add at most max(10,000 bytes, the template) to a personalization; past that a 400 in SendGrid shape, nothing stored', async () => {
+    // A 10 KB template of one key 2,000 times, each replaced by 40 bytes: 80 KB out of a request of ~10 KB
+    // (the SDK writes each key as {{key}}).
+    const template = '{{k}}'.repeat(2000);
+    const amplified = { to: 'amp@inbox.test', from: 'a@acme.test', subject: 'Amplified', text: template, substitutions: { k: 'x'.repeat(40) } };
+    await assert.rejects(sg.send(amplified), (e: { code: number; response: { body: { errors: Array<{ message: string; field: string | null; help: unknown }> } } }) => {
+      assert.equal(e.code, 400);
+      const [err] = e.response.body.errors;
+      assert.equal(err.field, 'personalizations.0.substitutions');
+      assert.match(err.message, /substitutions would add \d+ bytes to the content, more than the 10000 they may add/);
+      assert.equal(err.help, null);
+      return true;
+    });
+    // A key whose value grows the text a step at a time is stopped at the step that passes the bound, one personalization of many.
+    const chained = {
+      personalizations: [
+        { to: [{ email: 'amp@inbox.test' }], substitutions: { '{{k}}': 'Ann' } },
+        { to: [{ email: 'amp2@inbox.test' }], substitutions: { '{{k}}': '-a--a-', '-a-': '-b--b-', '-b-': '-c--c-', '-c-': 'yyyyyyyyyy' } },
+      ],
+      from: { email: 'a@acme.test' },
+      subject: 's',
+      content: [{ type: 'text/plain', value: template }],
+    };
+    const r = await post(chained);
+    assert.equal(r.status, 400, r.text.slice(0, 200));
+    assert.equal(r.json.errors[0].field, 'personalizations.1.substitutions');
+    assert.equal((await readInbox(h, 'amp')).length, 0, 'nothing is stored when one personalization is refused');
+    assert.equal((await readInbox(h, 'amp2')).length, 0);
+    // Within the bound: each personalization its own text; a big template may double.
+    const [ok] = await sg.send({
+      personalizations: [
+        { to: [{ email: 'amp@inbox.test' }], substitutions: { k: 'Ann' } },
+        { to: [{ email: 'amp2@inbox.test' }], substitutions: { k: '{{k}}{{k}}' } },
+      ],
+      from: 'a@acme.test',
+      subject: 'Hello',
+      text: `Hello {{k}}, ${template}`,
+    });
+    assert.equal(ok.statusCode, 202);
+    assert.ok((await onlyMessage(h, 'amp')).json.parts[0].body.startsWith('Hello Ann, AnnAnn'));
+    assert.ok((await onlyMessage(h, 'amp2')).json.parts[0].body.startsWith('Hello {{k}}{{k}}, {{k}}{{k}}{{k}}{{k}}'));
+  });
 });

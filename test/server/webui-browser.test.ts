@@ -120,6 +120,26 @@ describe('web UI in Chromium', function () {
     assert.equal(await page.locator('iframe.html-frame').getAttribute('sandbox'), '');
   });
 
+  it('G13: bidi controls of a subject and a sender reorder neither the list\'s rows nor the message header', async () => {
+    const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+    const t = nodemailer.createTransport({ host: server.smtpHost, port: server.smtpPort, secure: false, ignoreTLS: true });
+    await t.sendMail({ from: '"Bank\u202E tnuocca" <no-reply@acme.test>', to: `bidi@${DOMAIN}`, subject: 'Statement\u202Egnp.exe\u2066 due', text: 'Hello' });
+    t.close();
+    const item = page.getByRole('navigation', { name: 'Messages' }).getByRole('button', { name: /Statement/ });
+    await item.waitFor();
+    const row = (await item.textContent()) ?? '';
+    assert.doesNotMatch(row, BIDI, JSON.stringify(row));
+    assert.match(row, /Statementgnp\.exe due/);
+    assert.match(row, /Bank tnuocca/);
+    await item.click();
+    const header = page.locator('header.message-header');
+    await header.getByRole('heading', { name: /Statement/ }).waitFor();
+    const shown = (await header.textContent()) ?? '';
+    assert.doesNotMatch(shown, BIDI, JSON.stringify(shown));
+    assert.match(shown, /Statementgnp\.exe due/);
+    assert.doesNotMatch(await page.title(), BIDI);
+  });
+
   it('a second browser without the session sees nothing, and the session cookie alone opens nothing', async () => {
     const other = await browser.newContext();
     try {

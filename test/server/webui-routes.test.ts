@@ -116,6 +116,28 @@ describe('web UI routes', function () {
     assert.equal((await h.call('GET', path)).status, 401);
   });
 
+  it('G12: a cookie of the same name tossed by another port of the host (before or after ours) locks no one out', async () => {
+    const s = await signIn();
+    const path = '/ui/api/v2/domains';
+    // The app under test sets its own test_inbox_ui for the host (cookies are not kept per port);
+    // the browser sends the one with the longer path first, and both under one name.
+    const tossed = [`${SESSION_COOKIE}=app-value`, `${SESSION_COOKIE}=${'A'.repeat(22)}.9999999999999.forged`, `${SESSION_COOKIE}=`];
+    for (const t of tossed) {
+      for (const cookie of [`${t}; ${s.cookie}`, `${s.cookie}; ${t}`, `theme=dark; ${t}; other=1; ${s.cookie}`]) {
+        const r = await h.call('GET', path, { anonymous: true, headers: { cookie, [PAGE_TOKEN_HEADER]: s.pageToken } });
+        assert.equal(r.status, 200, `${cookie}: ${r.text}`);
+      }
+    }
+    // Two sessions of ours (another sign-in's cookie left at another path): the page token names which.
+    const other = await signIn();
+    const both = `${other.cookie}; ${s.cookie}`;
+    assert.equal((await h.call('GET', path, { anonymous: true, headers: { cookie: both, [PAGE_TOKEN_HEADER]: s.pageToken } })).status, 200);
+    assert.equal((await h.call('GET', path, { anonymous: true, headers: { cookie: both, [PAGE_TOKEN_HEADER]: other.pageToken } })).status, 200);
+    // Still nothing without a cookie whose MAC holds.
+    const none = await h.call('GET', path, { anonymous: true, headers: { cookie: tossed.join('; '), [PAGE_TOKEN_HEADER]: s.pageToken } });
+    assert.equal(none.status, 401);
+  });
+
   it('a session never opens /api/v2, /mcp, Twilio or provider routes', async () => {
     const s = await signIn();
     const headers = ui(s);

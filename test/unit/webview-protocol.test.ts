@@ -382,3 +382,27 @@ describe('message panel helpers', () => {
     assert.equal(contentIdOf({ filename: 'l.png', 'content-type': 'image/png', size: 1, attachment_id: 0, 'content-id': '<Logo@Acme>' }), 'logo@acme');
   });
 });
+
+describe('G13: the message view header and title, in both hosts, show mail text through core/inert.ts', () => {
+  const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+  it('drops bidi controls from the subject, sender, recipient, "Sent through", link text and title; controls become spaces', () => {
+    const email = fetchedEmail({
+      subject: 'Invoice\u202Egnp.exe\u2066 due',
+      fromfull: '"Bank\u202E tnuocca" <no-reply@acme.test>',
+      from: 'Bank\u202E tnuocca',
+      headers: { subject: 'Invoice\u202Egnp.exe', date: 'Sat, 22 Nov 2025\u200F 01:00:00 +0000', 'x-test-inbox-api': 'Resend\u202E (POST /emails)' },
+      parts: [{ headers: { 'content-type': 'text/html; charset=utf-8' }, body: '<a href="https://acme.test/verify?t=1">Verify\u202E liame</a>' }],
+    });
+    const state = buildViewState({ domain: 'inbox.test', message: email, allowRemoteImages: false });
+    for (const [k, v] of Object.entries(state.header)) assert.doesNotMatch(String(v), BIDI, `header.${k}`);
+    assert.equal(state.header.subject, 'Invoicegnp.exe due');
+    assert.doesNotMatch(viewTitle(state), BIDI);
+    for (const l of state.links) assert.doesNotMatch(l.text ?? '', BIDI);
+    const sms = buildViewState({ domain: 'inbox.test', message: fetchedSms({ fromfull: '1555\u202E1234567' }), allowRemoteImages: false });
+    assert.doesNotMatch(sms.header.from, BIDI);
+    assert.doesNotMatch(sms.sms!.from, BIDI);
+    assert.doesNotMatch(viewTitle(sms), BIDI);
+    const broken = buildViewState({ domain: 'inbox.test', message: fetchedEmail({ subject: 'two\nlines\u0007' }), allowRemoteImages: false });
+    assert.equal(broken.header.subject, 'two lines ');
+  });
+});

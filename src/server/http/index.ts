@@ -336,7 +336,7 @@ class Api {
     const head = req.method === 'HEAD';
     const method = head ? 'GET' : (req.method ?? 'GET');
     const url = parseUrl(req.url);
-    if (url.path === MCP_PATH || url.path === `${MCP_PATH}/`) return handleMcp({ apiToken: this.#apiToken, version: this.#version, maxBody: this.#ctx.maxBody, budget: this.#ctx.budget, server: this.server }, req, res);
+    if (url.path === MCP_PATH || url.path === `${MCP_PATH}/`) return handleMcp({ apiToken: this.#apiToken, version: this.#version, maxBody: this.#ctx.maxBody, budget: this.#ctx.budget, server: this.server, defaultDomain: this.#ctx.defaultDomain }, req, res);
     if (isOAuthProbe(url.path)) return answerOAuthProbe(res);
     if (isUiPath(url.segments)) return handleUi(this.#ui, req, res, url, method);
     const route = matchRoute(url.segments);

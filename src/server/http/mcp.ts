@@ -48,6 +48,8 @@ interface McpRouteOptions {
   /** The shared byte budget the request body is read under (body.ts). */
   budget: ByteBudget;
   server: import('node:http').Server;
+  /** The domain `private` stands for on this server (its --domain). */
+  defaultDomain: string;
 }
 
 /** Where this process's own API answers: its listening address, a wildcard bind read as loopback. */
@@ -81,7 +83,7 @@ export async function handleMcp(o: McpRouteOptions, req: IncomingMessage, res: S
     isTestInbox: () => Promise.resolve(true),
     close: () => api.dispose(),
   };
-  const ctx: ToolContext = { connection: () => Promise.resolve(conn), serverNow: () => Promise.resolve(Date.now()) };
+  const ctx: ToolContext = { connection: () => Promise.resolve(conn), serverNow: () => Promise.resolve(Date.now()), serverDomain: () => Promise.resolve(o.defaultDomain) };
   const gone = new AbortController();
   res.once('close', () => gone.abort());
   const url = new URL(MCP_PATH, `http://${req.headers.host ?? 'localhost'}`);

@@ -5,13 +5,17 @@
 // past 256 KB (spool.ts, as SMTP does), and stores that one message into the inbox of every
 // recipient (to, cc and bcc; recipientTarget is SMTP's own address rule). Bcc recipients get
 // the message but are not in its headers. The API a message came through is recorded in the
-// X-Test-Inbox-Api header; the provider's metadata in X- headers the route names.
+// X-Test-Inbox-Api header; the provider's metadata in X- headers the route names. X-Test-Inbox-*
+// fields are the server's own (../../ownFields.ts): the sink drops any the sender gave (its
+// `headers`, a raw MIME message) and writes the route's own before the message.
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type Mail from 'nodemailer/lib/mailer';
+import * as mimeFuncs from 'nodemailer/lib/mime-funcs';
 import { PROVIDER_API_HEADER } from '../../../core/wire';
 import type { ByteBudget } from '../../budget';
+import { isOwnFieldName } from '../../ownFields';
 import { recipientTarget } from '../../smtp';
 import { drainInto, SpoolingSink } from '../../spool';
 import { CODE_SCAN_MAX_BYTES } from '../../store/code';
@@ -122,6 +126,11 @@ function targetsOf(addresses: string[]): Array<{ domain: string; inbox: string }
   return out;
 }
 
+/** The server's own header fields as lines (non-ASCII as encoded-words, folded), written ahead of the message. */
+function ownFieldLines(fields: Array<[string, string]>): string {
+  return fields.map(([k, v]) => `${mimeFuncs.foldLines(`${k}: ${mimeFuncs.encodeWords(headerValue(v), 'Q', 52)}`, 76)}\r\n`).join('');
+}
+
 function mailbox(m: Mailbox): Mail.Address | string {
   return m.name ? { name: m.name, address: m.address } : m.address;
 }
@@ -131,8 +140,11 @@ export async function storeMail(o: MailStoreOptions, mail: OutgoingMail): Promis
   const targets = targetsOf([...mail.to, ...(mail.cc ?? []), ...(mail.bcc ?? [])].map((m) => m.address));
   const headers: Array<{ key: string; value: string }> = [];
   for (const [k, v] of mail.headers ?? []) headers.push({ key: k, value: headerValue(v) });
-  headers.push({ key: API_HEADER, value: mail.api }, { key: PROVIDER_ID_HEADER, value: mail.providerId });
-  for (const [k, v] of mail.meta ?? []) headers.push({ key: k, value: headerValue(v) });
+  const own: Array<[string, string]> = [[API_HEADER, mail.api], [PROVIDER_ID_HEADER, mail.providerId]];
+  for (const [k, v] of mail.meta ?? []) {
+    if (isOwnFieldName(k)) own.push([k, v]);
+    else headers.push({ key: k, value: headerValue(v) });
+  }
   const domain = targets[0].domain;
   const composer = new MailComposer({
     from: mailbox(mail.from),
@@ -159,18 +171,17 @@ export async function storeMail(o: MailStoreOptions, mail: OutgoingMail): Promis
         }
       : {}),
   });
-  return storeStream(o, targets, composer.compile().createReadStream());
+  return storeStream(o, targets, composer.compile().createReadStream(), ownFieldLines(own));
 }
 
 /** Stores a whole MIME message into every recipient's inbox, after the X- fields the route gives. */
 export async function storeRaw(o: MailStoreOptions, mail: OutgoingRaw): Promise<MessageMeta[]> {
   const targets = targetsOf(mail.recipients);
-  const fields = [[API_HEADER, mail.api], [PROVIDER_ID_HEADER, mail.providerId], ...(mail.meta ?? [])].map(([k, v]) => `${k}: ${headerValue(v)}\r\n`).join('');
-  return storeStream(o, targets, Readable.from([Buffer.from(fields, 'utf8'), mail.raw]));
+  return storeStream(o, targets, Readable.from([mail.raw]), ownFieldLines([[API_HEADER, mail.api], [PROVIDER_ID_HEADER, mail.providerId], ...(mail.meta ?? [])]));
 }
 
-async function storeStream(o: MailStoreOptions, targets: Array<{ domain: string; inbox: string }>, source: Readable): Promise<MessageMeta[]> {
-  const sink = new SpoolingSink({ budget: o.budget, dir: await o.spoolDir(), maxBytes: o.maxMessageBytes });
+async function storeStream(o: MailStoreOptions, targets: Array<{ domain: string; inbox: string }>, source: Readable, ownFields: string): Promise<MessageMeta[]> {
+  const sink = new SpoolingSink({ budget: o.budget, dir: await o.spoolDir(), maxBytes: o.maxMessageBytes, ownFields });
   await drainInto(source, sink);
   const received = sink.received();
   try {

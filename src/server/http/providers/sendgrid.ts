@@ -15,6 +15,12 @@ export type SendGridRoute = { kind: 'send' };
 /** SendGrid's limits: 1,000 personalizations and 1,000 recipients a request, 30 MB a message. */
 const SENDGRID_MAX_RECIPIENTS = 1000;
 const SENDGRID_MAX_REQUEST_BYTES = 30 * 1024 * 1024;
+/**
+ * What `substitutions` may add to a personalization's content (text and HTML together): the
+ * template's own size, and at least this. A short value for a key the template repeats would
+ * otherwise turn a 22 KB request into tens of MB of mail.
+ */
+const SUBSTITUTION_MIN_GROWTH = 10_000;
 
 const FIELDS = new Set(['personalizations', 'from', 'reply_to', 'reply_to_list', 'subject', 'content', 'attachments', 'template_id', 'headers', 'categories', 'custom_args', 'send_at', 'batch_id', 'asm', 'ip_pool_name', 'mail_settings', 'tracking_settings', 'sections']);
 const PERSONALIZATION_FIELDS = new Set(['to', 'cc', 'bcc', 'from', 'subject', 'headers', 'substitutions', 'dynamic_template_data', 'custom_args', 'send_at']);
@@ -138,7 +144,9 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   }
   if (value.personalizations.length > SENDGRID_MAX_RECIPIENTS) throw error(400, `The personalizations field may not have more than ${SENDGRID_MAX_RECIPIENTS} items.`, 'personalizations');
   const messageId = randomBytes(16).toString('base64url').slice(0, 22);
-  const mails: OutgoingMail[] = [];
+  // Every personalization is read and checked (its substitutions within their bound) before any
+  // is stored; then each is expanded and stored in turn, so one expanded text is held at a time.
+  const plans: Array<{ mail: OutgoingMail; substitute: Substitute }> = [];
   let recipients = 0;
   value.personalizations.forEach((p, i) => {
     const where = `personalizations.${i}`;
@@ -160,37 +168,86 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
     refuseSchedule(ctx, p.send_at, `${where}.send_at`);
     const pFrom = p.from !== undefined && p.from !== null ? emailObject(p.from, `${where}.from`) : from;
     const substitutions = stringMap(p.substitutions, `${where}.substitutions`);
-    const sub = (s: string | undefined): string | undefined => (s === undefined ? s : substitutions.reduce((acc, [k, v]) => acc.split(k).join(v), s));
     const pMeta = [...meta, ...[...customArgs, ...stringMap(p.custom_args, `${where}.custom_args`)].map(([k, v]): [string, string] => ['X-SendGrid-Custom-Arg', `${k}=${v}`])];
-    let text = sub(content.text);
-    let html = sub(content.html);
+    let substitute: Substitute = () => substituted(content, substitutions, `${where}.substitutions`);
     if (templateId) {
       pMeta.push([TEMPLATE_HEADER, `SendGrid template ${templateId} (not rendered)`]);
       if (templateId.startsWith('d-')) {
         // A dynamic template: the template holds the content; its data is the message's text.
-        text = templateText('SendGrid dynamic', templateId, p.dynamic_template_data);
-        html = undefined;
+        const text = templateText('SendGrid dynamic', templateId, p.dynamic_template_data);
+        substitute = () => ({ text });
       }
     }
-    mails.push({
-      api: 'SendGrid (POST /v3/mail/send)',
-      providerId: messageId,
-      from: pFrom,
-      to,
-      cc,
-      bcc,
-      replyTo,
-      subject: pSubject ?? '',
-      ...(text !== undefined ? { text } : {}),
-      ...(html !== undefined ? { html } : {}),
-      attachments,
-      headers: [...headers, ...headerMap(p.headers, `${where}.headers`)],
-      meta: pMeta,
+    // Checked now, within the bound (the expansion is dropped): a refusal comes before anything is built.
+    substitute();
+    plans.push({
+      mail: {
+        api: 'SendGrid (POST /v3/mail/send)',
+        providerId: messageId,
+        from: pFrom,
+        to,
+        cc,
+        bcc,
+        replyTo,
+        subject: pSubject ?? '',
+        attachments,
+        headers: [...headers, ...headerMap(p.headers, `${where}.headers`)],
+        meta: pMeta,
+      },
+      substitute,
     });
   });
-  for (const m of mails) await storeMail(ctx, m);
+  for (const { mail, substitute } of plans) {
+    const { text, html } = substitute();
+    await storeMail(ctx, { ...mail, ...(text !== undefined ? { text } : {}), ...(html !== undefined ? { html } : {}) });
+  }
   res.writeHead(sandbox ? 200 : 202, { 'x-message-id': messageId, 'content-length': '0', 'cache-control': 'no-store' });
   res.end();
+}
+
+type Content = { text?: string; html?: string };
+type Substitute = () => Content;
+
+/**
+ * The content with each key of `substitutions` replaced in turn by its value, as SendGrid does
+ * (a key is literal text; an empty key replaces nothing). What the replacements add to the text
+ * and HTML together is bounded by the template's size, at least SUBSTITUTION_MIN_GROWTH bytes:
+ * each step's size is counted before its string is built, and past the bound the request gets
+ * SendGrid's 400 naming `where`.
+ */
+function substituted(content: Content, substitutions: Array<[string, string]>, where: string): Content {
+  if (substitutions.length === 0) return { text: content.text, html: content.html };
+  const template = byteLength(content.text) + byteLength(content.html);
+  const limit = Math.max(SUBSTITUTION_MIN_GROWTH, template);
+  const out: Content = { text: content.text, html: content.html };
+  let size = template;
+  for (const [key, value] of substitutions) {
+    if (key === '') continue;
+    const step = Buffer.byteLength(value) - Buffer.byteLength(key);
+    for (const part of ['text', 'html'] as const) {
+      const s = out[part];
+      if (s === undefined) continue;
+      const n = occurrences(s, key);
+      if (n === 0) continue;
+      size += n * step;
+      if (size - template > limit) {
+        throw error(400, `The substitutions would add ${size - template} bytes to the content, more than the ${limit} they may add (the content's own size, at least ${SUBSTITUTION_MIN_GROWTH} bytes).`, where);
+      }
+      out[part] = s.split(key).join(value);
+    }
+  }
+  return out;
+}
+
+function byteLength(s: string | undefined): number {
+  return s === undefined ? 0 : Buffer.byteLength(s);
+}
+
+/** How many times `key` (not empty) occurs in `s` without overlap, as split() finds it. */
+function occurrences(s: string, key: string): number {
+  let n = 0;
+  for (let at = s.indexOf(key); at >= 0; at = s.indexOf(key, at + key.length)) n++;
+  return n;
 }
 
 function readContent(v: unknown): { text?: string; html?: string; others: OutgoingAttachment[] } {

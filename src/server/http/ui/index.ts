@@ -23,7 +23,7 @@ import { HttpError, notFound } from '../errors';
 import { checkOrigin, parseDeclaredOrigin } from '../origin';
 import { sendJson } from '../respond';
 import { allowedMethods, matchRoute, type ParsedUrl, type Route } from '../routes';
-import { PAGE_TOKEN_HEADER, SESSION_COOKIE, type Revocations, type SessionKeys, cookieValue, sessionCookie } from './session';
+import { PAGE_TOKEN_HEADER, SESSION_COOKIE, type Revocations, type SessionKeys, cookieValues, sessionCookie } from './session';
 
 /** The route kinds a session opens, with their methods: what the page does, nothing else. */
 const UI_ROUTES: Partial<Record<Route['kind'], readonly string[]>> = {
@@ -77,7 +77,7 @@ export async function handleUi(deps: UiDeps, req: IncomingMessage, res: ServerRe
   }
   const signingIn = s.length === 2 && s[1] === 'session' && method === 'POST';
   // Sign-in checks the Origin itself: a ticket may declare the page's origin.
-  if (!signingIn) checkOrigin(req, deps.publicOrigin, deps.sessions.declaredOrigin(cookieValue(req.headers.cookie, SESSION_COOKIE)));
+  if (!signingIn) checkOrigin(req, deps.publicOrigin, deps.sessions.declaredOrigin(cookieValues(req.headers.cookie, SESSION_COOKIE), pageTokenOf(req)));
   if (s.length === 2 && ASSETS[s[1]] !== undefined) {
     if (method !== 'GET') throw new HttpError(405, 'method_not_allowed', 'use GET or HEAD', { allow: 'GET, HEAD' });
     return sendAsset(res, s[1]);
@@ -107,9 +107,13 @@ export async function handleUi(deps: UiDeps, req: IncomingMessage, res: ServerRe
   throw notFound(`unknown route ${method} ${url.path}`);
 }
 
-async function requireSession(deps: UiDeps, req: IncomingMessage): Promise<{ id: string; expires: number }> {
+function pageTokenOf(req: IncomingMessage): string | undefined {
   const page = req.headers[PAGE_TOKEN_HEADER];
-  const opened = deps.sessions.open(cookieValue(req.headers.cookie, SESSION_COOKIE), typeof page === 'string' ? page : undefined);
+  return typeof page === 'string' ? page : undefined;
+}
+
+async function requireSession(deps: UiDeps, req: IncomingMessage): Promise<{ id: string; expires: number }> {
+  const opened = deps.sessions.open(cookieValues(req.headers.cookie, SESSION_COOKIE), pageTokenOf(req));
   if (typeof opened === 'string') {
     const why = {
       missing: 'not signed in: sign in with the API token',

@@ -103,9 +103,9 @@ export class SessionKeys {
     return { ticket: this.#sign('ticket', id, expires, origin), expires };
   }
 
-  /** The origin a session cookie declares when its MAC holds (whether the session is open is open()'s). */
-  declaredOrigin(cookie: string | undefined): string | undefined {
-    return cookie ? this.#signed(cookie, 'cookie')?.origin : undefined;
+  /** The origin the request's session cookie (pick()) declares (whether the session is open is open()'s). */
+  declaredOrigin(cookies: readonly string[], pageToken: string | undefined): string | undefined {
+    return this.#pick(cookies, pageToken)?.origin;
   }
 
   #sign(label: 'cookie' | 'ticket', id: string, expires: number, origin: string | undefined): string {
@@ -120,15 +120,35 @@ export class SessionKeys {
     return signed.expires <= this.now() ? 'expired' : signed;
   }
 
-  /** The session the cookie names when its MAC holds and it has not expired (revocation is the caller's). */
-  open(cookie: string | undefined, pageToken: string | undefined): OpenSession | SessionProblem {
-    if (cookie === undefined || cookie === '') return 'missing';
-    const signed = this.#signed(cookie, 'cookie');
+  /**
+   * The session of the request's cookies when one's MAC holds and it has not expired (revocation
+   * is the caller's). Every value of the cookie's name is tried (pick()): a page on another port
+   * of the same host (the app under test) can set a cookie of this name for the host, and the
+   * browser sends both.
+   */
+  open(cookies: readonly string[], pageToken: string | undefined): OpenSession | SessionProblem {
+    if (!cookies.some((c) => c !== '')) return 'missing';
+    const signed = this.#pick(cookies, pageToken);
     if (signed === undefined) return 'invalid';
     if (signed.expires <= this.now()) return 'expired';
     if (pageToken === undefined || pageToken === '') return 'no_page_token';
     if (!same(pageToken, this.#mac(`page:${signed.id}`))) return 'invalid';
     return signed;
+  }
+
+  /**
+   * Of the cookie values given, the session whose MAC holds: the one the page token belongs to,
+   * else the first. A value another page set never holds a MAC, so it is passed over.
+   */
+  #pick(cookies: readonly string[], pageToken: string | undefined): OpenSession | undefined {
+    let first: OpenSession | undefined;
+    for (const c of cookies) {
+      const signed = this.#signed(c, 'cookie');
+      if (signed === undefined) continue;
+      if (pageToken !== undefined && same(pageToken, this.#mac(`page:${signed.id}`))) return signed;
+      first ??= signed;
+    }
+    return first;
   }
 
   /** `id.expiry.mac` or `id.expiry.origin.mac` whose MAC under `label` holds. */
@@ -148,14 +168,15 @@ function same(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** The value of one cookie of a Cookie header. */
-export function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
+/** Every value of the cookie `name` in a Cookie header, in the order sent (a browser may send several under one name). */
+export function cookieValues(header: string | undefined, name: string): string[] {
+  if (!header) return [];
+  const out: string[] = [];
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    if (eq > 0 && part.slice(0, eq).trim() === name) out.push(part.slice(eq + 1).trim());
   }
-  return undefined;
+  return out;
 }
 
 /**
