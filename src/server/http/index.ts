@@ -28,7 +28,7 @@ import { SearchBodyCache } from './api/searchBodyCache';
 import { receiveWebhook } from './api/webhooks';
 import { handleUi, isUiPath, SessionStreams, type UiDeps } from './ui/index';
 import { MemoryRevocations, type Revocations, SessionKeys } from './ui/session';
-import { AuthConfigError, HostCheck, TokenCheck, checkToken } from './auth';
+import { AuthConfigError, HostCheck, TokenCheck, apiTokenOf, checkToken } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { ComposeError } from './compose';
 import { HttpError, badRequest, notFound } from './errors';
@@ -404,13 +404,11 @@ class Api {
 
   #requireApiToken(req: http.IncomingMessage, query: URLSearchParams): void {
     const header = req.headers.authorization;
-    const candidate = header !== undefined && header !== '' ? header : (query.get('token') ?? undefined);
+    const candidate = header !== undefined && header !== '' ? apiTokenOf(header) : (query.get('token') ?? undefined);
     const outcome = checkToken(this.#apiToken, candidate);
-    if (outcome === 'missing') throw new HttpError(401, 'unauthorized', 'missing API token: send it in the Authorization header or as ?token=');
-    if (outcome === 'wrong') {
-      const hint = /^bearer\s/i.test(candidate ?? '') ? ' (send the raw token in Authorization, without "Bearer")' : '';
-      throw new HttpError(403, 'forbidden', `wrong API token${hint}`);
-    }
+    if (outcome === 'missing' && header !== undefined && header !== '') throw new HttpError(403, 'forbidden', 'wrong API token');
+    if (outcome === 'missing') throw new HttpError(401, 'unauthorized', 'missing API token: send it in the Authorization header (raw or as "Bearer <token>") or as ?token=');
+    if (outcome === 'wrong') throw new HttpError(403, 'forbidden', 'wrong API token');
   }
 }
 

@@ -12,7 +12,7 @@ import { PRIVATE_DOMAIN } from '../../core/ids';
 import { loadMcpSdk } from '../../mcp/load';
 import { mcpToolSet, type ToolContext } from '../../mcp/tools';
 import type { Connection } from '../../testing/connection';
-import { checkToken, type TokenCheck } from './auth';
+import { apiTokenOf, checkToken, type TokenCheck } from './auth';
 import type { ByteBudget } from '../budget';
 import { parseJsonObjectOrArray, readBody } from './body';
 import { HttpError } from './errors';
@@ -33,14 +33,6 @@ export function answerOAuthProbe(res: ServerResponse): void {
   sendJson(res, 404, { status: 'error', message: `this server does not use OAuth: ${BOTH_FORMS}` });
 }
 
-/** The API token of an MCP request: `Bearer <token>` or the raw header value. */
-function mcpToken(req: IncomingMessage): string | undefined {
-  const header = req.headers.authorization;
-  if (header === undefined || header.trim() === '') return undefined;
-  const bearer = /^bearer\s+(.+)$/i.exec(header.trim());
-  return bearer ? bearer[1].trim() : header;
-}
-
 interface McpRouteOptions {
   apiToken: TokenCheck;
   version: string;
@@ -59,7 +51,7 @@ function selfUrl(server: import('node:http').Server): string {
 
 export async function handleMcp(o: McpRouteOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
   checkOrigin(req);
-  const token = mcpToken(req);
+  const token = apiTokenOf(req.headers.authorization);
   const outcome = checkToken(o.apiToken, token);
   if (outcome === 'missing') throw new HttpError(401, 'unauthorized', `missing API token: ${BOTH_FORMS}`, { 'www-authenticate': 'Bearer realm="test-inbox"' });
   if (outcome === 'wrong') throw new HttpError(403, 'forbidden', `wrong API token: ${BOTH_FORMS}`);
