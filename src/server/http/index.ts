@@ -26,16 +26,18 @@ import { totpResource } from './api/totp';
 import { searchResource } from './api/search';
 import { SearchBodyCache } from './api/searchBodyCache';
 import { receiveWebhook } from './api/webhooks';
-import { handleUi, isUiPath, SessionStreams, type UiDeps } from './ui/index';
+import { handleUi, SessionStreams, type UiDeps } from './ui/index';
 import { MemoryRevocations, type Revocations, SessionKeys } from './ui/session';
 import { AuthConfigError, HostCheck, TokenCheck, apiTokenOf, checkToken } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { ComposeError } from './compose';
 import { HttpError, badRequest, notFound } from './errors';
-import { answerOAuthProbe, handleMcp, isOAuthProbe, MCP_PATH } from './mcp';
+import { answerOAuthProbe, handleMcp } from './mcp';
 import { MimePool } from './mimePool';
 import { sendError, sendJson } from './respond';
-import { allowedMethods, isTwilioRoute, matchRoute, parseUrl, type ParsedUrl, type Route } from './routes';
+import { allowedMethods, isTwilioRoute, parseUrl, type ParsedUrl, type Route } from './routes';
+import { classify, ROUTES, type ServerLimits, UNPROVEN_POOL_BYTES } from './table';
+import { beginExchange, prove } from './exchange';
 import { StreamHub } from './stream';
 import { tokenSeparationProblem, TWILIO_API_PREFIX } from '../../shared/contract';
 import { type TwilioContext, handleTwilio } from './twilio/api';
@@ -44,7 +46,7 @@ import { TwilioMessages } from './twilio/store';
 import { type Clock, systemClock } from '../clock';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../smtp';
 import type { ProviderContext } from './providers/context';
-import { handleProvider, matchProviderRoute } from './providers/index';
+import { handleProvider } from './providers/index';
 
 
 /** While closing, idle keep-alive connections are closed this often (instead of waiting out the keep-alive timeout). */
@@ -112,17 +114,24 @@ export interface HttpApiOptions {
 
 export interface HttpApi {
   server: http.Server;
+  /** The server-wide limits every route's caps derive from (table.ts routeCaps). */
+  readonly limits: ServerLimits;
+  /** The pool that bodies of requests with no proven credential are held in (table.ts), apart from the shared budget. */
+  readonly unprovenPool: ByteBudget;
   /** Ends open streams and long-polls, then closes the server (when listening). */
   close(): Promise<void>;
 }
 
 export function createHttpApi(options: HttpApiOptions): HttpApi {
   const api = new Api(options);
-  return { server: api.server, close: () => api.close() };
+  return { server: api.server, limits: api.limits, unprovenPool: api.unprovenPool, close: () => api.close() };
 }
 
 class Api {
   readonly server: http.Server;
+  readonly limits: ServerLimits;
+  /** Bodies read before their request proved a credential (a sign-in): never the shared budget. */
+  readonly unprovenPool = new ByteBudget(UNPROVEN_POOL_BYTES);
   readonly #apiToken: TokenCheck;
   readonly #hosts: HostCheck;
   readonly #version: string;
@@ -186,12 +195,14 @@ class Api {
     this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;
     if (!Number.isSafeInteger(this.#maxConnections) || this.#maxConnections < 1) throw new RangeError(`maxConnections must be a whole number >= 1, got ${String(o.maxConnections)}`);
     const headersTimeout = o.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+    const requestTimeout = Math.max(o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, headersTimeout);
+    this.limits = { requestTimeoutMs: requestTimeout, maxConnections: this.#maxConnections, unprovenPoolBytes: this.unprovenPool.capacity };
     this.server = http.createServer(
       {
         // The Host checks are ours (#checkHost): Node's own answers a bare 400 without JSON.
         requireHostHeader: false,
         headersTimeout,
-        requestTimeout: Math.max(o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, headersTimeout),
+        requestTimeout,
         connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, headersTimeout),
       },
       (req, res) => {
@@ -223,6 +234,7 @@ class Api {
   async close(): Promise<void> {
     this.#closing = true;
     this.#hub.close();
+    this.unprovenPool.close();
     if (this.#ownMime) void this.#mime.close();
     for (const end of [...this.#polls]) end();
     if (!this.server.listening) return this.#disposeProviders();
@@ -260,6 +272,9 @@ class Api {
       message = 'the request was not received in time';
     }
     rawJsonReply(socket, status, message, extra);
+    // The answer ends the server's side (and with it every grant of the socket's exchange,
+    // budget.ts); a client that keeps its own side open does not keep the descriptor.
+    setTimeout(() => socket.destroy(), OVER_CAP_LINGER_MS).unref();
   }
 
   /** Answers a failed request: Twilio's error shape under Twilio's API path, ours elsewhere. */
@@ -327,20 +342,33 @@ class Api {
 
   async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     this.#checkHost(req);
-    // The email provider APIs answer in their providers' shapes and hold their bodies to their providers' limits.
-    const provider = matchProviderRoute(parseUrl(req.url).segments);
-    if (provider) return handleProvider(this.#providers, this.#ctx.budget, req, res, provider, describe(req));
-    // A body takes its share of the byte budget only when its route reads it (body.ts readBody),
-    // after the route and its token are checked, and never beyond the response's lifetime.
+    const url = parseUrl(req.url);
+    // The router's table (table.ts): the entry names the credential that gates the route and
+    // what a request may read before proving it; the body reader holds it to that (exchange.ts).
+    const hit = classify(url);
+    beginExchange(req, { bytes: ROUTES[hit.name].unprovenBytes, pool: this.unprovenPool });
     // HEAD is GET without the body: Node's response drops the body of a HEAD request itself.
     const head = req.method === 'HEAD';
     const method = head ? 'GET' : (req.method ?? 'GET');
-    const url = parseUrl(req.url);
-    if (url.path === MCP_PATH || url.path === `${MCP_PATH}/`) return handleMcp({ apiToken: this.#apiToken, version: this.#version, maxBody: this.#ctx.maxBody, budget: this.#ctx.budget, server: this.server }, req, res);
-    if (isOAuthProbe(url.path)) return answerOAuthProbe(res);
-    if (isUiPath(url.segments)) return handleUi(this.#ui, req, res, url, method);
-    const route = matchRoute(url.segments);
-    if (!route) throw notFound(`unknown route ${method} ${url.path}`);
+    switch (hit.kind) {
+      case 'provider':
+        // The email provider APIs answer in their providers' shapes and hold their bodies to their providers' limits.
+        return handleProvider(this.#providers, this.#ctx.budget, req, res, hit.provider, describe(req));
+      case 'mcp':
+        return handleMcp({ apiToken: this.#apiToken, version: this.#version, maxBody: this.#ctx.maxBody, budget: this.#ctx.budget, server: this.server }, req, res);
+      case 'oauthProbe':
+        return answerOAuthProbe(res);
+      case 'ui':
+        return handleUi(this.#ui, req, res, url, method);
+      case 'unknown':
+        throw notFound(`unknown route ${method} ${url.path}`);
+      case 'api':
+        return this.#api(hit.route, head, method, req, res, url);
+    }
+  }
+
+  /** The API's own routes: health, webhooks, Twilio's Messages API, then those the API token opens. */
+  async #api(route: Route, head: boolean, method: string, req: http.IncomingMessage, res: http.ServerResponse, url: ParsedUrl): Promise<void> {
     const allowed = allowedMethods(route);
     if (!allowed.includes(method)) {
       const allow = allowed.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
@@ -409,6 +437,7 @@ class Api {
     if (outcome === 'missing' && header !== undefined && header !== '') throw new HttpError(403, 'forbidden', 'wrong API token');
     if (outcome === 'missing') throw new HttpError(401, 'unauthorized', 'missing API token: send it in the Authorization header (raw or as "Bearer <token>") or as ?token=');
     if (outcome === 'wrong') throw new HttpError(403, 'forbidden', 'wrong API token');
+    prove(req);
   }
 }
 

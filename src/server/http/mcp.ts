@@ -17,6 +17,7 @@ import type { ByteBudget } from '../budget';
 import { parseJsonObjectOrArray, readBody } from './body';
 import { HttpError } from './errors';
 import { checkOrigin } from './origin';
+import { prove } from './exchange';
 import { sendJson } from './respond';
 
 /** The path of the MCP endpoint. */
@@ -55,6 +56,7 @@ export async function handleMcp(o: McpRouteOptions, req: IncomingMessage, res: S
   const outcome = checkToken(o.apiToken, token);
   if (outcome === 'missing') throw new HttpError(401, 'unauthorized', `missing API token: ${BOTH_FORMS}`, { 'www-authenticate': 'Bearer realm="test-inbox"' });
   if (outcome === 'wrong') throw new HttpError(403, 'forbidden', `wrong API token: ${BOTH_FORMS}`);
+  prove(req);
   if (req.method !== 'POST') {
     // Stateless: no server-sent stream to open (GET) and no session to end (DELETE).
     res.writeHead(405, { 'content-type': 'application/json; charset=utf-8', allow: 'POST', 'cache-control': 'no-store' });
