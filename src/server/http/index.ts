@@ -118,13 +118,23 @@ export interface HttpApi {
   readonly limits: ServerLimits;
   /** The pool that bodies of requests with no proven credential are held in (table.ts), apart from the shared budget. */
   readonly unprovenPool: ByteBudget;
+  /** Long-polls (`?wait=`) waiting now, in-process ones (/mcp's tool calls) included. */
+  readonly pendingWaits: number;
   /** Ends open streams and long-polls, then closes the server (when listening). */
   close(): Promise<void>;
 }
 
 export function createHttpApi(options: HttpApiOptions): HttpApi {
   const api = new Api(options);
-  return { server: api.server, limits: api.limits, unprovenPool: api.unprovenPool, close: () => api.close() };
+  return {
+    server: api.server,
+    limits: api.limits,
+    unprovenPool: api.unprovenPool,
+    get pendingWaits() {
+      return api.pendingWaits;
+    },
+    close: () => api.close(),
+  };
 }
 
 class Api {
@@ -132,6 +142,10 @@ class Api {
   readonly limits: ServerLimits;
   /** Bodies read before their request proved a credential (a sign-in): never the shared budget. */
   readonly unprovenPool = new ByteBudget(UNPROVEN_POOL_BYTES);
+
+  get pendingWaits(): number {
+    return this.#polls.size;
+  }
   readonly #apiToken: TokenCheck;
   readonly #hosts: HostCheck;
   readonly #version: string;
@@ -355,7 +369,7 @@ class Api {
         // The email provider APIs answer in their providers' shapes and hold their bodies to their providers' limits.
         return handleProvider(this.#providers, this.#ctx.budget, req, res, hit.provider, describe(req));
       case 'mcp':
-        return handleMcp({ apiToken: this.#apiToken, version: this.#version, maxBody: this.#ctx.maxBody, budget: this.#ctx.budget, server: this.server }, req, res);
+        return handleMcp({ apiToken: this.#apiToken, version: this.#version, maxBody: this.#ctx.maxBody, budget: this.#ctx.budget, afterAuth: (r, s) => this.#afterAuth(r, s) }, req, res);
       case 'oauthProbe':
         return answerOAuthProbe(res);
       case 'ui':
@@ -367,30 +381,38 @@ class Api {
     }
   }
 
+  /**
+   * The router's entry after its auth step, for the in-process transport (inject.ts) that only
+   * the authenticated /mcp handler makes: the routes the API token opens (and /healthz, whose
+   * clock `since: "now"` reads), run by the same handlers with the same body caps, wait caps and
+   * error mapping. No socket, so no Host check; the caller's credential was checked once, by /mcp.
+   */
+  async #afterAuth(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    try {
+      const url = parseUrl(req.url);
+      const hit = classify(url);
+      const method = req.method ?? 'GET';
+      beginExchange(req, { bytes: 0 });
+      if (hit.kind !== 'api' || (ROUTES[hit.name].credential !== 'api-token' && hit.name !== 'health')) throw notFound(`unknown route ${method} ${url.path}`);
+      allowMethod(hit.route, method, req);
+      prove(req);
+      if (hit.route.kind === 'health') return await this.#health(res, url);
+      await this.#dispatch(hit.route, method, req, res, url);
+    } catch (err) {
+      this.#fail(req, res, err);
+    }
+  }
+
   /** The API's own routes: health, webhooks, Twilio's Messages API, then those the API token opens. */
   async #api(route: Route, head: boolean, method: string, req: http.IncomingMessage, res: http.ServerResponse, url: ParsedUrl): Promise<void> {
-    const allowed = allowedMethods(route);
-    if (!allowed.includes(method)) {
-      const allow = allowed.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
-      throw new HttpError(405, 'method_not_allowed', `method ${req.method ?? method} is not allowed here; use ${allow.join(' or ')}`, { allow: allow.join(', ') });
-    }
+    allowMethod(route, method, req);
     if (head && route.kind === 'stream') {
       // An event stream never ends: HEAD gets its headers only.
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
       res.end();
       return;
     }
-    if (route.kind === 'health') {
-      const body: HealthResponse = { service: 'test-inbox', version: this.#version, status: 'ok', now: Date.now(), defaultDomain: this.#ctx.defaultDomain };
-      const challenge = url.query.get(HEALTH_CHALLENGE_PARAM);
-      if (challenge !== null) {
-        if (challenge.length === 0 || challenge.length > MAX_CHALLENGE_LENGTH) throw badRequest('bad_field', `${HEALTH_CHALLENGE_PARAM} must be 1 to ${MAX_CHALLENGE_LENGTH} characters`);
-        if (this.#proofKey) body.proof = await healthProof(this.#proofKey, challenge);
-        body.tokenProof = await hmacHex(await this.#tokenProofKey, challenge);
-      }
-      sendJson(res, 200, body);
-      return;
-    }
+    if (route.kind === 'health') return this.#health(res, url);
     const ctx = this.#ctx;
     if (route.kind === 'webhook') return receiveWebhook(ctx, req, res, route, url.query);
     if (isTwilioRoute(route)) {
@@ -399,6 +421,17 @@ class Api {
     }
     this.#requireApiToken(req, url.query);
     return this.#dispatch(route, method, req, res, url);
+  }
+
+  async #health(res: http.ServerResponse, url: ParsedUrl): Promise<void> {
+    const body: HealthResponse = { service: 'test-inbox', version: this.#version, status: 'ok', now: Date.now(), defaultDomain: this.#ctx.defaultDomain };
+    const challenge = url.query.get(HEALTH_CHALLENGE_PARAM);
+    if (challenge !== null) {
+      if (challenge.length === 0 || challenge.length > MAX_CHALLENGE_LENGTH) throw badRequest('bad_field', `${HEALTH_CHALLENGE_PARAM} must be 1 to ${MAX_CHALLENGE_LENGTH} characters`);
+      if (this.#proofKey) body.proof = await healthProof(this.#proofKey, challenge);
+      body.tokenProof = await hmacHex(await this.#tokenProofKey, challenge);
+    }
+    sendJson(res, 200, body);
   }
 
   /** Runs an API route once its credential is checked: the API token here, a web UI session (ui/index.ts). */
@@ -458,6 +491,14 @@ function providerContext(o: HttpApiOptions, budget: ByteBudget, twilio: TwilioCo
     toHttpError,
   };
   return [ctx, dispose];
+}
+
+/** 405 with `Allow` for a method the route does not answer. */
+function allowMethod(route: Route, method: string, req: http.IncomingMessage): void {
+  const allowed = allowedMethods(route);
+  if (allowed.includes(method)) return;
+  const allow = allowed.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
+  throw new HttpError(405, 'method_not_allowed', `method ${req.method ?? method} is not allowed here; use ${allow.join(' or ')}`, { allow: allow.join(', ') });
 }
 
 /** A well-formed request line (RFC 9112 §3): a method token, a target, a version. */
