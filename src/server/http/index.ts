@@ -61,6 +61,8 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const TIMEOUT_CHECK_MS = 1_000;
 /** A connection past the cap is answered 503 on its first request; one that sends none is closed after this. */
 const OVER_CAP_LINGER_MS = 1_000;
+/** After an answer to malformed HTTP or a timeout (408) ends the server's side, the socket is destroyed this much later, whatever the client does. */
+const CLIENT_ERROR_LINGER_MS = 1_000;
 /** `Retry-After` of a 503 while the message database does not answer (its bound passed, its pool busy, it is away). */
 const DB_RETRY_AFTER_SECONDS = 2;
 
@@ -288,7 +290,7 @@ class Api {
     rawJsonReply(socket, status, message, extra);
     // The answer ends the server's side (and with it every grant of the socket's exchange,
     // budget.ts); a client that keeps its own side open does not keep the descriptor.
-    setTimeout(() => socket.destroy(), OVER_CAP_LINGER_MS).unref();
+    setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
   }
 
   /** Answers a failed request: Twilio's error shape under Twilio's API path, ours elsewhere. */
