@@ -49,6 +49,8 @@ interface ClientOptions {
   log?: LogFn;
   /** Reconnection tuning of push subscriptions (defaults in stream.ts). */
   stream?: StreamOptions;
+  /** Sends each request instead of the runtime's `fetch`: the server's in-process transport for /mcp (server/http/inject.ts). */
+  fetch?: typeof fetch;
 }
 
 function invalid(field: string, message: string): ApiError {
@@ -130,6 +132,7 @@ class InboxClient implements InboxApi {
       userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
       origin: this.baseUrl,
       log: options.log,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
     });
   }
 

@@ -41,6 +41,8 @@ interface TransportOptions {
   /** Where the server is, for messages (no credentials). */
   origin: string;
   log?: LogFn;
+  /** Sends a request: the runtime's `fetch` unless given (the server's in-process transport, server/http/inject.ts). */
+  fetch?: typeof fetch;
 }
 
 export interface HttpRequest {
@@ -268,7 +270,7 @@ export class Transport {
       body = JSON.stringify(req.json);
       extra['content-type'] = 'application/json';
     }
-    const res = await fetch(url, {
+    const res = await (this.options.fetch ?? fetch)(url, {
       method: req.method,
       headers: this.headers(req.credential, req.accept, extra),
       body,
@@ -309,7 +311,7 @@ export class Transport {
     const timer = setTimeout(() => abort('timeout'), connectTimeoutMs);
     this.active.set(ac, abort);
     try {
-      const res = await fetch(url, {
+      const res = await (this.options.fetch ?? fetch)(url, {
         method: 'GET',
         // identity: events are read as they come; a compressing server or proxy could hold them back.
         headers: this.headers('api', 'text/event-stream', { 'cache-control': 'no-cache', 'accept-encoding': 'identity', ...extraHeaders }),

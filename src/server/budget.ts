@@ -146,7 +146,11 @@ function onEnd(lifetime: AbortSignal, fn: () => void): () => void {
 
 /**
  * The lifetime of an HTTP exchange: ends when its response closes (sent, or the connection
- * went away, a 408 included). One signal per response, made on first use.
+ * went away) or when its socket ends, whichever comes first. The socket's end counts on its
+ * own: after a 408 or 413 the server ends its side and a client that never closes its own
+ * keeps the response from ever closing, so a grant tied to the response alone would be held
+ * for as long as that client likes. One signal per response, made on first use; an exchange
+ * without a socket (the in-process transport, http/inject.ts) ends with its response.
  */
 const lifetimes = new WeakMap<import('node:http').ServerResponse, AbortSignal>();
 export function responseLifetime(res: import('node:http').ServerResponse): AbortSignal {
@@ -155,7 +159,21 @@ export function responseLifetime(res: import('node:http').ServerResponse): Abort
   const controller = new AbortController();
   signal = controller.signal;
   lifetimes.set(res, signal);
-  if (res.closed || res.destroyed || res.socket?.destroyed) controller.abort();
-  else res.once('close', () => controller.abort());
+  const socket = res.socket;
+  if (res.closed || res.destroyed || socket?.destroyed || socket?.writableEnded) {
+    controller.abort();
+    return signal;
+  }
+  const end = (): void => {
+    res.off('close', end);
+    socket?.off('close', end);
+    socket?.off('finish', end);
+    controller.abort();
+  };
+  res.once('close', end);
+  // 'finish': the server's side of the socket is ended (a 408, a connection: close answer);
+  // nothing more of this exchange is read or sent, whatever the client does with its side.
+  socket?.once('close', end);
+  socket?.once('finish', end);
   return signal;
 }

@@ -68,8 +68,27 @@ describe('HTTP API: authentication, Host check and CORS (docs/api.md §5)', () =
     assert.equal(q.status, 200);
   });
 
-  it('says to drop "Bearer" when the token is sent as a bearer token', async () => {
-    assertError(await h.call('GET', '/api/v2/domains', { headers: { authorization: `Bearer ${API_TOKEN}` } }), 403, /without "Bearer"/);
+  it('accepts the API token as "Authorization: Bearer <token>" (as /mcp and the README\'s MCP configs send it) on every API route', async () => {
+    for (const [method, target, body] of apiRoutes()) {
+      const r = await h.call(method, target, { body, headers: { authorization: `Bearer ${API_TOKEN}` } });
+      assert.ok(r.status === 200 || r.status === 404, `${method} ${target}: ${r.status} ${r.text}`);
+    }
+    for (const form of [`bearer ${API_TOKEN}`, `BEARER  ${API_TOKEN}`]) assert.equal((await h.call('GET', '/api/v2/domains', { headers: { authorization: form } })).status, 200, form);
+  });
+
+  it('refuses a Bearer of any other token: the webhook token, the provider key, the Twilio auth token, garbage, nothing', async () => {
+    const other = await startApi({ providerKey: 'provider-key-5e1a9c', twilioAuthToken: 'twilio-token-7b3d2f' });
+    try {
+      for (const wrong of [WEBHOOK_TOKEN, 'provider-key-5e1a9c', 'twilio-token-7b3d2f', 'garbage', `${API_TOKEN}x`, `x${API_TOKEN}`]) {
+        for (const [method, target, body] of apiRoutes()) {
+          assertError(await other.call(method, target, { body, headers: { authorization: `Bearer ${wrong}` } }), 403, /wrong API token/);
+        }
+      }
+      assertError(await other.call('GET', '/api/v2/domains', { headers: { authorization: 'Bearer ' } }), 403, /wrong API token/);
+      assertError(await other.call('GET', '/api/v2/domains', { headers: { authorization: `Basic ${Buffer.from(`user:${API_TOKEN}`).toString('base64')}` } }), 403, /wrong API token/);
+    } finally {
+      await other.close();
+    }
   });
 
   it('refuses the API token on every webhook form, and a missing webhook token with 401', async () => {

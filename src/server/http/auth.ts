@@ -1,5 +1,5 @@
 // Token and Host checks of the local HTTP API (docs/api.md §5, docs/architecture.md).
-// - API token: raw `Authorization: <token>` header or `?token=`; webhook token: path segment
+// - API token: `Authorization: Bearer <token>`, the raw `Authorization: <token>` header or `?token=`; webhook token: path segment
 //   or `?whtoken=`. The two are checked by separate TokenChecks, so neither opens the other's
 //   routes.
 // - Comparison is constant-time: both sides are hashed to equal-length SHA-256 digests and
@@ -43,6 +43,17 @@ export class TokenCheck {
 
 /** Result of checking a request's credentials. */
 export type AuthOutcome = 'ok' | 'missing' | 'wrong';
+
+/**
+ * The API token an Authorization header carries: `Bearer <token>` (what MCP clients and the
+ * README's MCP configs send) or the raw token. The one reader of that header, for the API's
+ * routes and /mcp alike; the token it yields still goes through checkToken.
+ */
+export function apiTokenOf(header: string | undefined): string | undefined {
+  if (header === undefined || header.trim() === '') return undefined;
+  const bearer = /^bearer\s+(.*)$/i.exec(header.trim());
+  return bearer ? bearer[1].trim() : header;
+}
 
 export function checkToken(check: TokenCheck, candidate: string | undefined): AuthOutcome {
   if (candidate === undefined || candidate === '') return 'missing';

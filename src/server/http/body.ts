@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BudgetError, type ByteBudget, responseLifetime } from '../budget';
 import type { InjectedMessage } from '../../core/wire';
 import { HttpError, badRequest } from './errors';
+import { unprovenAllowance } from './exchange';
 
 /** Default largest request body: an injected text message is a few KB; 1 MiB leaves room and bounds memory per request. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -37,11 +38,15 @@ export interface BodyLimits {
 
 /**
  * The whole body, or a 413 HttpError when it exceeds `limits.maxBody` bytes. The only reader
- * of request bodies: called by a route once it has checked its token, it first waits for the
- * body's share of the byte budget (reading nothing meanwhile, so TCP holds the sender back),
- * held until the response closes. A client that goes away while it waits leaves the queue.
+ * of request bodies. Once the request has proven its credential (exchange.ts prove), it first
+ * waits for the body's share of the shared byte budget (reading nothing meanwhile, so TCP
+ * holds the sender back), held until the exchange ends (budget.ts responseLifetime: its
+ * response or its socket). A client that goes away while it waits leaves the queue. Before
+ * that, only the route's declared allowance is read, from the pool of unproven bodies.
  */
 export async function readBody(req: IncomingMessage, res: ServerResponse, limits: BodyLimits): Promise<Buffer> {
+  const unproven = unprovenAllowance(req);
+  if (unproven) return readUnproven(req, res, Math.min(unproven.bytes, limits.maxBody), unproven.pool);
   const max = limits.maxBody;
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > Math.max(max, MAX_DRAIN_BYTES)) throw tooLarge(max, true);
@@ -55,10 +60,29 @@ export async function readBody(req: IncomingMessage, res: ServerResponse, limits
       throw badRequest('bad_request', 'the request ended before its body was read');
     }
   }
-  return receive(req, max, declared);
+  return receive(req, max, declared, MAX_DRAIN_BYTES);
 }
 
-function receive(req: IncomingMessage, max: number, declared: number): Promise<Buffer> {
+/**
+ * The body of a request that has proven no credential yet (a sign-in carries its token in
+ * it): at most `max` bytes, held in `pool` (never the shared budget). Nothing past `max` is
+ * read or drained: the answer is 413 and the connection closes. A full pool answers 503.
+ */
+async function readUnproven(req: IncomingMessage, res: ServerResponse, max: number, pool: ByteBudget | undefined): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  const chunked = req.headers['transfer-encoding'] !== undefined;
+  const bodyless = !chunked && (!Number.isFinite(declared) || declared <= 0);
+  if (bodyless) return Buffer.alloc(0);
+  if (max <= 0) throw new HttpError(413, 'too_large', 'this route reads no request body before its credential is proven', { connection: 'close' });
+  if (Number.isFinite(declared) && declared > max) throw new HttpError(413, 'too_large', `request body is larger than the ${max} bytes this route reads before its credential is proven`, { connection: 'close' });
+  const kept = chunked ? max : declared;
+  if (!pool?.tryTake(kept, responseLifetime(res))) {
+    throw new HttpError(503, 'unavailable', 'too many requests are sending their credential at once; try again in a moment', { connection: 'close', 'retry-after': '1' });
+  }
+  return receive(req, max, declared, max);
+}
+
+function receive(req: IncomingMessage, max: number, declared: number, drainLimit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -75,7 +99,7 @@ function receive(req: IncomingMessage, max: number, declared: number): Promise<B
       if (size > max) over = true;
       if (over) {
         chunks.length = 0;
-        if (size > MAX_DRAIN_BYTES) {
+        if (size > drainLimit) {
           req.pause();
           done(tooLarge(max, true));
         }

@@ -26,16 +26,18 @@ import { totpResource } from './api/totp';
 import { searchResource } from './api/search';
 import { SearchBodyCache } from './api/searchBodyCache';
 import { receiveWebhook } from './api/webhooks';
-import { handleUi, isUiPath, SessionStreams, type UiDeps } from './ui/index';
+import { handleUi, SessionStreams, type UiDeps } from './ui/index';
 import { MemoryRevocations, type Revocations, SessionKeys } from './ui/session';
-import { AuthConfigError, HostCheck, TokenCheck, checkToken } from './auth';
+import { AuthConfigError, HostCheck, TokenCheck, apiTokenOf, checkToken } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { ComposeError } from './compose';
 import { HttpError, badRequest, notFound } from './errors';
-import { answerOAuthProbe, handleMcp, isOAuthProbe, MCP_PATH } from './mcp';
+import { answerOAuthProbe, handleMcp } from './mcp';
 import { MimePool } from './mimePool';
 import { sendError, sendJson } from './respond';
-import { allowedMethods, isTwilioRoute, matchRoute, parseUrl, type ParsedUrl, type Route } from './routes';
+import { allowedMethods, isTwilioRoute, parseUrl, type ParsedUrl, type Route } from './routes';
+import { classify, ROUTES, type ServerLimits, UNPROVEN_POOL_BYTES } from './table';
+import { beginExchange, prove } from './exchange';
 import { StreamHub } from './stream';
 import { tokenSeparationProblem, TWILIO_API_PREFIX } from '../../shared/contract';
 import { type TwilioContext, handleTwilio } from './twilio/api';
@@ -44,7 +46,7 @@ import { TwilioMessages } from './twilio/store';
 import { type Clock, systemClock } from '../clock';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../smtp';
 import type { ProviderContext } from './providers/context';
-import { handleProvider, matchProviderRoute } from './providers/index';
+import { handleProvider } from './providers/index';
 
 
 /** While closing, idle keep-alive connections are closed this often (instead of waiting out the keep-alive timeout). */
@@ -59,6 +61,8 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const TIMEOUT_CHECK_MS = 1_000;
 /** A connection past the cap is answered 503 on its first request; one that sends none is closed after this. */
 const OVER_CAP_LINGER_MS = 1_000;
+/** After an answer to malformed HTTP or a timeout (408) ends the server's side, the socket is destroyed this much later, whatever the client does. */
+const CLIENT_ERROR_LINGER_MS = 1_000;
 /** `Retry-After` of a 503 while the message database does not answer (its bound passed, its pool busy, it is away). */
 const DB_RETRY_AFTER_SECONDS = 2;
 
@@ -112,17 +116,38 @@ export interface HttpApiOptions {
 
 export interface HttpApi {
   server: http.Server;
+  /** The server-wide limits every route's caps derive from (table.ts routeCaps). */
+  readonly limits: ServerLimits;
+  /** The pool that bodies of requests with no proven credential are held in (table.ts), apart from the shared budget. */
+  readonly unprovenPool: ByteBudget;
+  /** Long-polls (`?wait=`) waiting now, in-process ones (/mcp's tool calls) included. */
+  readonly pendingWaits: number;
   /** Ends open streams and long-polls, then closes the server (when listening). */
   close(): Promise<void>;
 }
 
 export function createHttpApi(options: HttpApiOptions): HttpApi {
   const api = new Api(options);
-  return { server: api.server, close: () => api.close() };
+  return {
+    server: api.server,
+    limits: api.limits,
+    unprovenPool: api.unprovenPool,
+    get pendingWaits() {
+      return api.pendingWaits;
+    },
+    close: () => api.close(),
+  };
 }
 
 class Api {
   readonly server: http.Server;
+  readonly limits: ServerLimits;
+  /** Bodies read before their request proved a credential (a sign-in): never the shared budget. */
+  readonly unprovenPool = new ByteBudget(UNPROVEN_POOL_BYTES);
+
+  get pendingWaits(): number {
+    return this.#polls.size;
+  }
   readonly #apiToken: TokenCheck;
   readonly #hosts: HostCheck;
   readonly #version: string;
@@ -186,12 +211,14 @@ class Api {
     this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;
     if (!Number.isSafeInteger(this.#maxConnections) || this.#maxConnections < 1) throw new RangeError(`maxConnections must be a whole number >= 1, got ${String(o.maxConnections)}`);
     const headersTimeout = o.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+    const requestTimeout = Math.max(o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, headersTimeout);
+    this.limits = { requestTimeoutMs: requestTimeout, maxConnections: this.#maxConnections, unprovenPoolBytes: this.unprovenPool.capacity };
     this.server = http.createServer(
       {
         // The Host checks are ours (#checkHost): Node's own answers a bare 400 without JSON.
         requireHostHeader: false,
         headersTimeout,
-        requestTimeout: Math.max(o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, headersTimeout),
+        requestTimeout,
         connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, headersTimeout),
       },
       (req, res) => {
@@ -223,6 +250,7 @@ class Api {
   async close(): Promise<void> {
     this.#closing = true;
     this.#hub.close();
+    this.unprovenPool.close();
     if (this.#ownMime) void this.#mime.close();
     for (const end of [...this.#polls]) end();
     if (!this.server.listening) return this.#disposeProviders();
@@ -260,6 +288,9 @@ class Api {
       message = 'the request was not received in time';
     }
     rawJsonReply(socket, status, message, extra);
+    // The answer ends the server's side (and with it every grant of the socket's exchange,
+    // budget.ts); a client that keeps its own side open does not keep the descriptor.
+    setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
   }
 
   /** Answers a failed request: Twilio's error shape under Twilio's API path, ours elsewhere. */
@@ -327,42 +358,63 @@ class Api {
 
   async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     this.#checkHost(req);
-    // The email provider APIs answer in their providers' shapes and hold their bodies to their providers' limits.
-    const provider = matchProviderRoute(parseUrl(req.url).segments);
-    if (provider) return handleProvider(this.#providers, this.#ctx.budget, req, res, provider, describe(req));
-    // A body takes its share of the byte budget only when its route reads it (body.ts readBody),
-    // after the route and its token are checked, and never beyond the response's lifetime.
+    const url = parseUrl(req.url);
+    // The router's table (table.ts): the entry names the credential that gates the route and
+    // what a request may read before proving it; the body reader holds it to that (exchange.ts).
+    const hit = classify(url);
+    beginExchange(req, { bytes: ROUTES[hit.name].unprovenBytes, pool: this.unprovenPool });
     // HEAD is GET without the body: Node's response drops the body of a HEAD request itself.
     const head = req.method === 'HEAD';
     const method = head ? 'GET' : (req.method ?? 'GET');
-    const url = parseUrl(req.url);
-    if (url.path === MCP_PATH || url.path === `${MCP_PATH}/`) return handleMcp({ apiToken: this.#apiToken, version: this.#version, maxBody: this.#ctx.maxBody, budget: this.#ctx.budget, server: this.server, defaultDomain: this.#ctx.defaultDomain }, req, res);
-    if (isOAuthProbe(url.path)) return answerOAuthProbe(res);
-    if (isUiPath(url.segments)) return handleUi(this.#ui, req, res, url, method);
-    const route = matchRoute(url.segments);
-    if (!route) throw notFound(`unknown route ${method} ${url.path}`);
-    const allowed = allowedMethods(route);
-    if (!allowed.includes(method)) {
-      const allow = allowed.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
-      throw new HttpError(405, 'method_not_allowed', `method ${req.method ?? method} is not allowed here; use ${allow.join(' or ')}`, { allow: allow.join(', ') });
+    switch (hit.kind) {
+      case 'provider':
+        // The email provider APIs answer in their providers' shapes and hold their bodies to their providers' limits.
+        return handleProvider(this.#providers, this.#ctx.budget, req, res, hit.provider, describe(req));
+      case 'mcp':
+        return handleMcp({ apiToken: this.#apiToken, version: this.#version, maxBody: this.#ctx.maxBody, budget: this.#ctx.budget, defaultDomain: this.#ctx.defaultDomain, afterAuth: (r, s) => this.#afterAuth(r, s) }, req, res);
+      case 'oauthProbe':
+        return answerOAuthProbe(res);
+      case 'ui':
+        return handleUi(this.#ui, req, res, url, method);
+      case 'unknown':
+        throw notFound(`unknown route ${method} ${url.path}`);
+      case 'api':
+        return this.#api(hit.route, head, method, req, res, url);
     }
+  }
+
+  /**
+   * The router's entry after its auth step, for the in-process transport (inject.ts) that only
+   * the authenticated /mcp handler makes: the routes the API token opens (and /healthz, whose
+   * clock `since: "now"` reads), run by the same handlers with the same body caps, wait caps and
+   * error mapping. No socket, so no Host check; the caller's credential was checked once, by /mcp.
+   */
+  async #afterAuth(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    try {
+      const url = parseUrl(req.url);
+      const hit = classify(url);
+      const method = req.method ?? 'GET';
+      beginExchange(req, { bytes: 0 });
+      if (hit.kind !== 'api' || (ROUTES[hit.name].credential !== 'api-token' && hit.name !== 'health')) throw notFound(`unknown route ${method} ${url.path}`);
+      allowMethod(hit.route, method, req);
+      prove(req);
+      if (hit.route.kind === 'health') return await this.#health(res, url);
+      await this.#dispatch(hit.route, method, req, res, url);
+    } catch (err) {
+      this.#fail(req, res, err);
+    }
+  }
+
+  /** The API's own routes: health, webhooks, Twilio's Messages API, then those the API token opens. */
+  async #api(route: Route, head: boolean, method: string, req: http.IncomingMessage, res: http.ServerResponse, url: ParsedUrl): Promise<void> {
+    allowMethod(route, method, req);
     if (head && route.kind === 'stream') {
       // An event stream never ends: HEAD gets its headers only.
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
       res.end();
       return;
     }
-    if (route.kind === 'health') {
-      const body: HealthResponse = { service: 'test-inbox', version: this.#version, status: 'ok', now: Date.now(), defaultDomain: this.#ctx.defaultDomain };
-      const challenge = url.query.get(HEALTH_CHALLENGE_PARAM);
-      if (challenge !== null) {
-        if (challenge.length === 0 || challenge.length > MAX_CHALLENGE_LENGTH) throw badRequest('bad_field', `${HEALTH_CHALLENGE_PARAM} must be 1 to ${MAX_CHALLENGE_LENGTH} characters`);
-        if (this.#proofKey) body.proof = await healthProof(this.#proofKey, challenge);
-        body.tokenProof = await hmacHex(await this.#tokenProofKey, challenge);
-      }
-      sendJson(res, 200, body);
-      return;
-    }
+    if (route.kind === 'health') return this.#health(res, url);
     const ctx = this.#ctx;
     if (route.kind === 'webhook') return receiveWebhook(ctx, req, res, route, url.query);
     if (isTwilioRoute(route)) {
@@ -371,6 +423,17 @@ class Api {
     }
     this.#requireApiToken(req, url.query);
     return this.#dispatch(route, method, req, res, url);
+  }
+
+  async #health(res: http.ServerResponse, url: ParsedUrl): Promise<void> {
+    const body: HealthResponse = { service: 'test-inbox', version: this.#version, status: 'ok', now: Date.now(), defaultDomain: this.#ctx.defaultDomain };
+    const challenge = url.query.get(HEALTH_CHALLENGE_PARAM);
+    if (challenge !== null) {
+      if (challenge.length === 0 || challenge.length > MAX_CHALLENGE_LENGTH) throw badRequest('bad_field', `${HEALTH_CHALLENGE_PARAM} must be 1 to ${MAX_CHALLENGE_LENGTH} characters`);
+      if (this.#proofKey) body.proof = await healthProof(this.#proofKey, challenge);
+      body.tokenProof = await hmacHex(await this.#tokenProofKey, challenge);
+    }
+    sendJson(res, 200, body);
   }
 
   /** Runs an API route once its credential is checked: the API token here, a web UI session (ui/index.ts). */
@@ -404,13 +467,12 @@ class Api {
 
   #requireApiToken(req: http.IncomingMessage, query: URLSearchParams): void {
     const header = req.headers.authorization;
-    const candidate = header !== undefined && header !== '' ? header : (query.get('token') ?? undefined);
+    const candidate = header !== undefined && header !== '' ? apiTokenOf(header) : (query.get('token') ?? undefined);
     const outcome = checkToken(this.#apiToken, candidate);
-    if (outcome === 'missing') throw new HttpError(401, 'unauthorized', 'missing API token: send it in the Authorization header or as ?token=');
-    if (outcome === 'wrong') {
-      const hint = /^bearer\s/i.test(candidate ?? '') ? ' (send the raw token in Authorization, without "Bearer")' : '';
-      throw new HttpError(403, 'forbidden', `wrong API token${hint}`);
-    }
+    if (outcome === 'missing' && header !== undefined && header !== '') throw new HttpError(403, 'forbidden', 'wrong API token');
+    if (outcome === 'missing') throw new HttpError(401, 'unauthorized', 'missing API token: send it in the Authorization header (raw or as "Bearer <token>") or as ?token=');
+    if (outcome === 'wrong') throw new HttpError(403, 'forbidden', 'wrong API token');
+    prove(req);
   }
 }
 
@@ -431,6 +493,14 @@ function providerContext(o: HttpApiOptions, budget: ByteBudget, twilio: TwilioCo
     toHttpError,
   };
   return [ctx, dispose];
+}
+
+/** 405 with `Allow` for a method the route does not answer. */
+function allowMethod(route: Route, method: string, req: http.IncomingMessage): void {
+  const allowed = allowedMethods(route);
+  if (allowed.includes(method)) return;
+  const allow = allowed.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
+  throw new HttpError(405, 'method_not_allowed', `method ${req.method ?? method} is not allowed here; use ${allow.join(' or ')}`, { allow: allow.join(', ') });
 }
 
 /** A well-formed request line (RFC 9112 §3): a method token, a target, a version. */

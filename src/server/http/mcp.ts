@@ -3,20 +3,24 @@
 // request. The SDK's own Host and Origin lists are not used: the server's Host check (421) has
 // run, the one Origin check (./origin.ts) runs here, then the API token (as
 // `Authorization: Bearer <token>` or the raw header), then the body is read within the size
-// limit (its bytes were taken from the byte budget before routing, as for every body). The SDK
-// is loaded on the first request only (src/mcp/load.ts).
+// limit and the byte budget (body.ts). The tools' API calls then run through the router after
+// its auth step, in this process (./inject.ts): no request to the server's own port, no second
+// token check, so one /mcp request costs one connection whatever its batch size; at most
+// MCP_MAX_CONCURRENT_TOOL_CALLS of its tool calls run at once, the rest queued. The SDK is
+// loaded on the first request only (src/mcp/load.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createClient } from '../../api/client';
 import { PRIVATE_DOMAIN } from '../../core/ids';
 import { loadMcpSdk } from '../../mcp/load';
 import { mcpToolSet, type ToolContext } from '../../mcp/tools';
 import type { Connection } from '../../testing/connection';
-import { checkToken, type TokenCheck } from './auth';
+import { apiTokenOf, checkToken, type TokenCheck } from './auth';
 import type { ByteBudget } from '../budget';
 import { parseJsonObjectOrArray, readBody } from './body';
 import { HttpError } from './errors';
+import { type AfterAuth, injectFetch } from './inject';
 import { checkOrigin } from './origin';
+import { prove } from './exchange';
 import { sendJson } from './respond';
 
 /** The path of the MCP endpoint. */
@@ -33,38 +37,62 @@ export function answerOAuthProbe(res: ServerResponse): void {
   sendJson(res, 404, { status: 'error', message: `this server does not use OAuth: ${BOTH_FORMS}` });
 }
 
-/** The API token of an MCP request: `Bearer <token>` or the raw header value. */
-function mcpToken(req: IncomingMessage): string | undefined {
-  const header = req.headers.authorization;
-  if (header === undefined || header.trim() === '') return undefined;
-  const bearer = /^bearer\s+(.+)$/i.exec(header.trim());
-  return bearer ? bearer[1].trim() : header;
-}
-
 interface McpRouteOptions {
   apiToken: TokenCheck;
   version: string;
   maxBody: number;
   /** The shared byte budget the request body is read under (body.ts). */
   budget: ByteBudget;
-  server: import('node:http').Server;
   /** The domain `private` stands for on this server (its --domain). */
   defaultDomain: string;
+  /** The router's entry after its auth step (index.ts), which the in-process transport runs the tools' API calls through. */
+  afterAuth: AfterAuth;
 }
 
-/** Where this process's own API answers: its listening address, a wildcard bind read as loopback. */
-function selfUrl(server: import('node:http').Server): string {
-  const a = server.address() as AddressInfo;
-  const host = a.address === '0.0.0.0' ? '127.0.0.1' : a.address === '::' ? '[::1]' : a.family === 'IPv6' || a.address.includes(':') ? `[${a.address}]` : a.address;
-  return `http://${host}:${a.port}`;
+/** Tool calls of one /mcp request (a JSON-RPC batch) run at once; the rest wait their turn. */
+export const MCP_MAX_CONCURRENT_TOOL_CALLS = 8;
+
+/** Runs at most `n` calls at once, in order of arrival; a call whose signal ends while it waits leaves the queue. */
+function limiter(n: number): <T>(run: () => Promise<T>, signal: AbortSignal) => Promise<T> {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async (run, signal) => {
+    if (running >= n && !signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const go = (): void => {
+          signal.removeEventListener('abort', leave);
+          resolve();
+        };
+        // It runs at once, cancelled: the tool answers `cancelled` without a call to the API.
+        const leave = (): void => {
+          const i = waiting.indexOf(go);
+          if (i >= 0) waiting.splice(i, 1);
+          resolve();
+        };
+        waiting.push(go);
+        signal.addEventListener('abort', leave, { once: true });
+      });
+    }
+    running++;
+    try {
+      return await run();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
 }
+
+/** The base URL of the in-process client: never dialled, it only names the paths. */
+const IN_PROCESS_URL = 'http://in-process.invalid';
 
 export async function handleMcp(o: McpRouteOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
   checkOrigin(req);
-  const token = mcpToken(req);
+  const token = apiTokenOf(req.headers.authorization);
   const outcome = checkToken(o.apiToken, token);
   if (outcome === 'missing') throw new HttpError(401, 'unauthorized', `missing API token: ${BOTH_FORMS}`, { 'www-authenticate': 'Bearer realm="test-inbox"' });
   if (outcome === 'wrong') throw new HttpError(403, 'forbidden', `wrong API token: ${BOTH_FORMS}`);
+  prove(req);
   if (req.method !== 'POST') {
     // Stateless: no server-sent stream to open (GET) and no session to end (DELETE).
     res.writeHead(405, { 'content-type': 'application/json; charset=utf-8', allow: 'POST', 'cache-control': 'no-store' });
@@ -73,7 +101,8 @@ export async function handleMcp(o: McpRouteOptions, req: IncomingMessage, res: S
   }
   const body = parseJsonObjectOrArray(await readBody(req, res, o));
   const sdk = await loadMcpSdk();
-  const api = createClient({ baseUrl: selfUrl(o.server), apiToken: token, retries: 0, timeoutMs: 120_000 });
+  // No token: the calls enter the router after the auth step this request passed.
+  const api = createClient({ baseUrl: IN_PROCESS_URL, retries: 0, timeoutMs: 120_000, fetch: injectFetch(o.afterAuth) });
   const conn: Connection = {
     api,
     baseUrl: api.baseUrl,
@@ -89,9 +118,20 @@ export async function handleMcp(o: McpRouteOptions, req: IncomingMessage, res: S
   const url = new URL(MCP_PATH, `http://${req.headers.host ?? 'localhost'}`);
   const headers = new Headers();
   for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
+  const tools = mcpToolSet(ctx, o.version);
+  const oneAtATurn = limiter(MCP_MAX_CONCURRENT_TOOL_CALLS);
+  // A call ends when the SDK cancels it or when this request's client goes away: its in-process
+  // API calls (a long-poll) end with it, as a socket's would.
+  const capped: typeof tools = {
+    ...tools,
+    call: (name, args, signal) => {
+      const ended = AbortSignal.any([signal, gone.signal]);
+      return oneAtATurn(() => tools.call(name, args, ended), ended);
+    },
+  };
   let answer: Response;
   try {
-    answer = await sdk.answerHttp(mcpToolSet(ctx, o.version), new Request(url, { method: 'POST', headers }), body, gone.signal);
+    answer = await sdk.answerHttp(capped, new Request(url, { method: 'POST', headers }), body, gone.signal);
   } finally {
     void api.dispose();
   }

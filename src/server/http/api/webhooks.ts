@@ -1,6 +1,7 @@
 // Webhook delivery (docs/api.md §4.5): `POST /api/v2/domains/<token>/webhook[/<inbox>]`, or with the
 // token in `?whtoken=` and the domain in the path. Takes the webhook token, never the API token.
 import { checkToken } from '../auth';
+import { prove } from '../exchange';
 import { HttpError, badRequest } from '../errors';
 import { parseJsonObject, readBody, requireJson, toInjectedMessage } from '../body';
 import { sendBytes } from '../respond';
@@ -23,6 +24,7 @@ export async function receiveWebhook(ctx: ApiContext, req: Req, res: Res, route:
   const outcome = checkToken(ctx.webhookToken, candidate);
   if (outcome === 'missing') throw new HttpError(401, 'unauthorized', 'missing webhook token: put it in the path or in ?whtoken=');
   if (outcome === 'wrong') throw new HttpError(403, 'forbidden', 'wrong webhook token (webhook routes take the webhook token, never the API token)');
+  prove(req);
   const domain = tokenInQuery ? (readDomain(route.first) ?? ctx.defaultDomain) : ctx.defaultDomain;
   // Rule 3: an inbox in the path overrides `to`.
   const pathInbox = route.inbox === undefined ? undefined : readInbox(route.inbox, false);

@@ -50,7 +50,13 @@ export interface ProviderApiModule<R> {
   /** Largest request body the provider takes (its own limit). */
   maxRequestBytes: number;
   /** Checks the provider's key (throws its 401/403): called before the body is read, so a request without it takes no budget. */
-  authenticate(ctx: ProviderContext, req: http.IncomingMessage): void;
+  authenticate(ctx: ProviderContext, req: http.IncomingMessage): void | Promise<void>;
+  /**
+   * True when the credential cannot always be proven from the headers (SES: a signature that
+   * does not sign the body's hash). authenticate() then calls exchange.ts prove() itself when
+   * it can; otherwise the body is read only within the route's unproven allowance (table.ts).
+   */
+  proofMayNeedBody?: true;
   handle(ctx: ProviderContext, req: http.IncomingMessage, res: http.ServerResponse, route: R, body: Buffer): Promise<void>;
   /** A failure in the provider's own shape. */
   fail(kind: FailureKind, message: string, status: number): ProviderError;

@@ -12,6 +12,7 @@ import type http from 'node:http';
 import type { ByteBudget } from '../../budget';
 import { StoreError } from '../../store/errors';
 import { readBody } from '../body';
+import { prove } from '../exchange';
 import { HttpError } from '../errors';
 import { sendJson } from '../respond';
 import { type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
@@ -65,8 +66,10 @@ export async function handleProvider(ctx: ProviderContext, budget: ByteBudget, r
     if (!match.methods.includes(req.method ?? 'GET')) {
       throw mod.fail('method', `method ${req.method ?? ''} is not allowed here; use ${match.methods.join(' or ')}`, 405);
     }
-    // The key first: the body then waits for its share of the budget (body.ts readBody).
-    mod.authenticate(ctx, req);
+    // The key first: the body then waits for its share of the budget (body.ts readBody). A
+    // module whose credential may need the body (SES) proves the request itself when it can.
+    await mod.authenticate(ctx, req);
+    if (!mod.proofMayNeedBody) prove(req);
     const body = await readBody(req, res, { maxBody: mod.maxRequestBytes, budget });
     await mod.handle(ctx, req, res, match.route, body);
   } catch (err) {

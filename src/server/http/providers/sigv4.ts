@@ -78,8 +78,13 @@ function bytes(v: string | ArrayBuffer | ArrayBufferView): string | Uint8Array {
   return v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
 }
 
-/** True when the request, with this body, carries the signature the key makes. */
-export async function signatureMatches(secret: string, s: SignedRequest, req: http.IncomingMessage, body: Buffer): Promise<boolean> {
+/**
+ * True when the request, with this body, carries the signature the key makes. Without a body
+ * (before it is read) only a request that signs its body's hash (`x-amz-content-sha256`, a hex
+ * SHA-256, as the AWS SDKs send) can be checked: the signature covers that stated hash, and the
+ * body read later must then be the one it names (checked again with the body).
+ */
+export async function signatureMatches(secret: string, s: SignedRequest, req: http.IncomingMessage, body: Buffer | undefined): Promise<boolean> {
   const headers: Record<string, string> = {};
   for (const name of s.signedHeaders) {
     const v = req.headers[name];
@@ -90,7 +95,9 @@ export async function signatureMatches(secret: string, s: SignedRequest, req: ht
   // `UNSIGNED-PAYLOAD` (a signature that covers no body) is no hash of it, so it is refused too:
   // the signature always covers the body received. The AWS SDKs send SES the body's hash.
   const stated = headers['x-amz-content-sha256'];
-  if (stated !== undefined && stated !== createHash('sha256').update(body).digest('hex')) return false;
+  if (body === undefined) {
+    if (stated === undefined || !/^[0-9a-f]{64}$/.test(stated)) return false;
+  } else if (stated !== undefined && stated !== createHash('sha256').update(body).digest('hex')) return false;
   const target = req.url ?? '/';
   const q = target.indexOf('?');
   const query: Record<string, string | string[]> = {};

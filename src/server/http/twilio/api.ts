@@ -9,6 +9,7 @@ import { isPhoneInbox } from '../../../core/ids';
 import { phoneDigits, smsSegments } from '../../../core/sms';
 import type { TokenCheck } from '../auth';
 import { checkToken } from '../auth';
+import { prove } from '../exchange';
 import type { ByteBudget } from '../../budget';
 import { type BodyLimits, readBody } from '../body';
 import { sendJson, sendJsonList } from '../respond';
@@ -56,6 +57,7 @@ function authenticate(ctx: TwilioContext, req: http.IncomingMessage, pathAccount
   // The password is always compared, so a wrong SID and a wrong token take the same time.
   const tokenOk = checkToken(ctx.authToken, password) === 'ok';
   if (!tokenOk || !ACCOUNT_SID_RE.test(user) || user !== pathAccountSid) throw authFailed();
+  prove(req);
 }
 
 export async function handleTwilio(ctx: TwilioContext, req: http.IncomingMessage, res: http.ServerResponse, route: TwilioRoute, query: URLSearchParams): Promise<void> {

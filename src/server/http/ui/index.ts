@@ -21,6 +21,7 @@ import { type TokenCheck, checkToken } from '../auth';
 import { parseJsonObject, readBody, type BodyLimits } from '../body';
 import { HttpError, notFound } from '../errors';
 import { checkOrigin, parseDeclaredOrigin } from '../origin';
+import { prove } from '../exchange';
 import { sendJson } from '../respond';
 import { allowedMethods, matchRoute, type ParsedUrl, type Route } from '../routes';
 import { PAGE_TOKEN_HEADER, SESSION_COOKIE, type Revocations, type SessionKeys, cookieValues, sessionCookie } from './session';
@@ -125,6 +126,7 @@ async function requireSession(deps: UiDeps, req: IncomingMessage): Promise<{ id:
     throw new HttpError(401, 'unauthorized', why);
   }
   if (await deps.revocations.isRevoked(opened.id)) throw new HttpError(401, 'unauthorized', 'the session was signed out: sign in again');
+  prove(req);
   return opened;
 }
 
