@@ -13,7 +13,7 @@ import { StoreError } from '../../store/errors';
 import type { KeyedMessage, Store } from '../../store/types';
 import { composeMessage } from '../compose';
 import { smsSubject } from '../../../core/sms';
-import { eachInSlices } from '../../slices';
+import { eachInSlices, nextTurn } from '../../slices';
 
 /** Header fields holding the Message resource's fields. */
 export const HEADER = {
@@ -109,13 +109,15 @@ export class TwilioMessages {
   }
 
   /**
-   * The records of an account that `keep` keeps, newest first. Read in slices that yield
+   * The records of an account that `keep` keeps, newest first. Read in slices that take turns
    * (slices.ts): thousands of records, and twenty lists at once, never hold the event loop.
    * With `signal`: stops early (an empty or partial list) once it is aborted.
    */
   async list(accountSid: string, keep: (r: TwilioRecord) => boolean = () => true, signal?: AbortSignal): Promise<TwilioRecord[]> {
     const out: TwilioRecord[] = [];
     const legacy: KeyedMessage[] = [];
+    // A turn of its own: twenty lists that arrive together take turns from their first record on.
+    await nextTurn();
     await eachInSlices(
       await this.#store.listByScope(accountSid),
       (k) => {
