@@ -12,6 +12,11 @@ import {
   API_TOKEN_ENV,
   DATABASE_URL_ENV,
   PUBLIC_URL_ENV,
+  DEFAULT_LOG_LEVEL,
+  LOG_LEVEL_ENV,
+  LOG_LEVELS,
+  type LogLevel,
+  logsAt,
   DEFAULT_DOMAIN,
   DEFAULT_HOST,
   DEFAULT_HTTP_PORT,
@@ -39,7 +44,7 @@ import {
   WEBHOOK_TOKEN_ENV,
 } from '../shared/contract';
 import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
-import { hostForUrl, type LogLevel, secretForms, ServerStartError, startInboxServer } from '../server/server';
+import { hostForUrl, secretForms, ServerStartError, startInboxServer } from '../server/server';
 import { parseSmtpCredentials, type SmtpCredentials } from '../server/smtpSecurity';
 import { StoreError } from '../server/store/errors';
 import { prepareDataDirLocked } from '../server/store/maildir/layout';
@@ -99,6 +104,9 @@ Options:
   --public-url <url>      the address users open behind a TLS proxy (https://mail.example.com):
                           the web UI's Origin check and Secure cookie use it (or env ${PUBLIC_URL_ENV})
   --domain <name>         domain that writes to "private" go to (default ${DEFAULT_DOMAIN})
+  --log-level <level>     ${LOG_LEVELS.join(', ')} (default ${DEFAULT_LOG_LEVEL}); debug adds a line per
+                          message on stderr: its id, sender, inbox and size, never its body
+                          or a token (or env ${LOG_LEVEL_ENV})
   --api-token <token>     API token (or env ${API_TOKEN_ENV})
   --webhook-token <token> webhook token (or env ${WEBHOOK_TOKEN_ENV})
   --twilio-auth-token <token>
@@ -173,6 +181,7 @@ export interface ServeConfig {
   smtpsPort?: number;
   /** Required SMTP login, when asked for. */
   smtpAuth?: SmtpCredentials;
+  logLevel: LogLevel;
 }
 
 /** `1`/`true`/`yes`/`on` (any case) is true, `0`/`false`/`no`/`off`/empty false; anything else a usage error. */
@@ -211,6 +220,7 @@ const SERVE_FLAGS = {
   'smtp-tls-key': { type: 'string' },
   'smtps-port': { type: 'string' },
   'smtp-auth': { type: 'string' },
+  'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const satisfies FlagSpec;
@@ -301,7 +311,17 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     maxRecipients: parseCount('max-recipients', v['max-recipients']),
     maxSmtpConnections: parseCount('max-smtp-connections', v['max-smtp-connections']),
     maxHttpConnections: parseCount('max-http-connections', v['max-http-connections']),
+    logLevel: readLogLevel(v['log-level'], env[LOG_LEVEL_ENV]),
   };
+}
+
+/** `--log-level` (or its environment twin), case ignored; DEFAULT_LOG_LEVEL when neither is given. */
+function readLogLevel(flag: string | undefined, envValue: string | undefined): LogLevel {
+  const text = flag ?? (envValue || undefined);
+  if (text === undefined) return DEFAULT_LOG_LEVEL;
+  const level = LOG_LEVELS.find((l) => l === text.trim().toLowerCase());
+  if (level === undefined) throw new UsageError(`${flag !== undefined ? '--log-level' : LOG_LEVEL_ENV} must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(text.slice(0, 40))}`);
+  return level;
 }
 
 /** `--store` (or its environment twin): `maildir`, or a `postgres://` / `postgresql://` URL; undefined = Maildir. */
@@ -346,7 +366,11 @@ function databasePassword(url: string): string[] {
   }
 }
 
+/** The serve command's --log-level; lines past it are not written (the server drops its own first). */
+let stderrLevel: LogLevel = DEFAULT_LOG_LEVEL;
+
 function stderrLog(level: LogLevel, msg: string): void {
+  if (!logsAt(stderrLevel, level)) return;
   process.stderr.write(`${new Date().toISOString()} ${level} ${redact(msg, knownSecrets)}\n`);
 }
 
@@ -396,6 +420,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
+  stderrLevel = config.logLevel;
   knownSecrets.push(...secretForms([config.apiToken, config.webhookToken, config.twilioAuthToken, config.providerKey]));
   if (config.databaseUrl !== undefined) knownSecrets.push(...databasePassword(config.databaseUrl));
   // Before tokens.json is read: a data dir of an older layout may hold a domain directory by that name.
@@ -439,6 +464,7 @@ export async function main(argv: string[]): Promise<void> {
       smtpTls: { starttls: config.smtpTls, implicitPort: config.smtpsPort, certFile: config.smtpTlsCert, keyFile: config.smtpTlsKey },
       smtpAuth: config.smtpAuth,
       log: stderrLog,
+      logLevel: config.logLevel,
     });
   } catch (e) {
     if (ServerStartError.is(e, 'port_in_use')) fail(e.message, EXIT_PORT_IN_USE);

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { encodeFileName } from '../core/fileNames';
 import { redact } from '../core/redact';
 import { isLoopbackHost } from '../core/urls';
-import { generateToken, SERVER_FILE, type ServerFile, tokenDigest } from '../shared/contract';
+import { DEFAULT_LOG_LEVEL, generateToken, type LogLevel, logsAt, SERVER_FILE, type ServerFile, tokenDigest } from '../shared/contract';
 import { createHttpApi } from './http/index';
 import { keepReserve, writeServerFile } from './privateFile';
 import { isNoSpace } from './store/errors';
@@ -20,14 +20,14 @@ import { loadOrCreateSelfSigned, loadOwnTlsFiles, type SmtpTlsMaterial } from '.
 import { MaildirStore } from './store/maildir/store';
 import { MimePool } from './http/mimePool';
 import { PostgresStore } from './store/postgres/store';
-import type { RetentionOptions, Store } from './store/types';
+import type { MessageMeta, RetentionOptions, Store } from './store/types';
 import { VERSION } from './version';
 import type { Clock } from './clock';
 
 /** On close, HTTP requests still running after this long are cut: a local test server should stop promptly. */
 const HTTP_CLOSE_GRACE_MS = 1000;
 
-export type LogLevel = 'info' | 'warn' | 'error';
+export type { LogLevel };
 type Log = (level: LogLevel, msg: string) => void;
 
 export interface InboxServerOptions {
@@ -67,6 +67,8 @@ export interface InboxServerOptions {
   /** Credentials SMTP clients must log in with; absent: any AUTH, or none, is accepted. */
   smtpAuth?: SmtpCredentials;
   log?: Log;
+  /** Lines past this level are not written; `debug` adds a line per message. Default DEFAULT_LOG_LEVEL (`info`). */
+  logLevel?: LogLevel;
 }
 
 interface SmtpTlsOptions {
@@ -129,15 +131,26 @@ export function secretForms(secrets: ReadonlyArray<string | undefined>): string[
   return secrets.flatMap((s) => (s ? [s, encodeFileName(s.toLowerCase())] : []));
 }
 
-/** `log` with the given secrets (and anything shaped like a token) redacted from every line: the one gate of every log path of the server. */
-function redactingLog(log: Log, secrets: ReadonlyArray<string | undefined>): Log {
+/**
+ * `log` with the given secrets (and anything shaped like a token) redacted from every line, and
+ * the lines past `threshold` dropped: the one gate of every log path of the server.
+ */
+function redactingLog(log: Log, secrets: ReadonlyArray<string | undefined>, threshold: LogLevel): Log {
   const forms = secretForms(secrets);
-  return (level, msg) => log(level, redact(msg, forms));
+  return (level, msg) => {
+    if (logsAt(threshold, level)) log(level, redact(msg, forms));
+  };
+}
+
+/** The debug line of a stored message: its id, route, addresses and size; never its subject (an SMS's is its text) or body. */
+function messageLine(meta: MessageMeta): string {
+  return `message ${meta.id} stored: ${meta.source} from ${JSON.stringify(meta.from)} to ${meta.inbox}@${meta.domain}, ${meta.size} bytes`;
 }
 
 export async function startInboxServer(options: InboxServerOptions): Promise<InboxServer> {
   // Every component (store, HTTP, SMTP) logs through this: a name or path a sender chose may hold a token.
-  const log: Log = redactingLog(options.log ?? (() => undefined), [options.apiToken, options.webhookToken, options.twilioAuthToken, options.providerKey]);
+  const logLevel = options.logLevel ?? DEFAULT_LOG_LEVEL;
+  const log: Log = redactingLog(options.log ?? (() => undefined), [options.apiToken, options.webhookToken, options.twilioAuthToken, options.providerKey], logLevel);
   const dataDir = path.resolve(options.dataDir);
   // The MIME worker threads: the read views' parsing, and the Maildir store's codes after each acknowledgement.
   const mime = new MimePool();
@@ -155,6 +168,8 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   }
   // The PostgreSQL store holds no lock of the data folder (its tokens, TLS pair and server file): make sure it exists.
   if (options.databaseUrl !== undefined) await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
+  // A line per message at debug only: at any other level nothing listens, so a message costs the log nothing.
+  if (logsAt(logLevel, 'debug')) store.on('message', (meta) => log('debug', messageLine(meta)));
   // Run last first: the store closes (reading the codes still pending) before the workers stop.
   const cleanups: Array<() => Promise<void>> = [() => mime.close(), () => writer.close(), () => store.close()];
   // One budget for the message bytes every SMTP and HTTP connection holds in memory at once.

@@ -13,7 +13,7 @@ import type { ByteBudget, Release } from './budget';
 import { OwnFieldFilter } from './ownFields';
 import { isNoSpace } from './store/errors';
 import { StoreError } from './store/errors';
-import type { MessageBody } from './store/types';
+import type { FileBody, MessageBody } from './store/types';
 
 /** Why a sink's lifetime ended (the budget's holders only look at `aborted`). */
 const SINK_ENDED = new Error('the message sink is done');
@@ -170,6 +170,14 @@ export class SpoolingSink extends Writable {
     this.filePath = undefined;
   }
 
+  /** The spool file, handed over to the caller, who removes it: dispose() then leaves it. Call once the sink has finished. */
+  takeFile(): string {
+    const file = this.filePath;
+    if (file === undefined) throw new Error('the body is not spooled');
+    this.filePath = undefined;
+    return file;
+  }
+
   /** The body, once the sink finished (call after 'finish'). */
   received(): ReceivedBody {
     const spooled = this.filePath !== undefined;
@@ -184,28 +192,35 @@ export class SpoolingSink extends Writable {
           this.chunks = [];
           return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, this.memBytes);
         }
-        const headSize = Math.min(headBytes, size);
-        // Rejects (BudgetError) when the body is disposed of, or the server stops, while it waits.
-        this.held.push(await this.o.budget.take(headSize, this.life.signal));
-        const file = this.filePath!;
-        const fh = await fs.open(file, 'r');
-        try {
-          const head = Buffer.alloc(headSize);
-          let got = 0;
-          while (got < headSize) {
-            const { bytesRead } = await fh.read(head, got, headSize - got, got);
-            if (bytesRead === 0) break;
-            got += bytesRead;
-          }
-          return { file, size, head: head.subarray(0, got) };
-        } finally {
-          await fh.close();
-        }
+        return spooledBody(this.filePath!, size, headBytes, this.o.budget, this.life.signal, this.held);
       },
       dispose: async () => {
         await this.cleanup();
       },
     };
+  }
+}
+
+/**
+ * What the store takes of a spooled body: the file and its first `headBytes`, read under the
+ * budget (the grant is pushed to `held`, and goes back when `lifetime` ends). Rejects
+ * (BudgetError) when `lifetime` ends, or the server stops, while it waits for the grant.
+ */
+export async function spooledBody(file: string, size: number, headBytes: number, budget: ByteBudget, lifetime: AbortSignal, held: Release[]): Promise<FileBody> {
+  const headSize = Math.min(headBytes, size);
+  held.push(await budget.take(headSize, lifetime));
+  const fh = await fs.open(file, 'r');
+  try {
+    const head = Buffer.alloc(headSize);
+    let got = 0;
+    while (got < headSize) {
+      const { bytesRead } = await fh.read(head, got, headSize - got, got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    return { file, size, head: head.subarray(0, got) };
+  } finally {
+    await fh.close();
   }
 }
 

@@ -143,6 +143,21 @@ export const SMTP_AUTH_ENV = 'TEST_INBOX_SMTP_AUTH';
 export const DATABASE_URL_ENV = 'TEST_INBOX_DATABASE_URL';
 /** The public URL of a team server behind a TLS proxy (the web UI's Origin check and cookie). */
 export const PUBLIC_URL_ENV = 'TEST_INBOX_PUBLIC_URL';
+/** Environment twin of `--log-level`. */
+export const LOG_LEVEL_ENV = 'TEST_INBOX_LOG_LEVEL';
+
+// ---- Log levels ---------------------------------------------------------------------------
+
+/** The server's log levels, most severe first: a level logs its own lines and those before it. */
+export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+/** `info`: start, stop and trouble, nothing per message. `debug` adds a line per message (its addresses, never its body). */
+export const DEFAULT_LOG_LEVEL: LogLevel = 'info';
+
+/** True when a server logging at `threshold` writes a line of `level`. */
+export function logsAt(threshold: LogLevel, level: LogLevel): boolean {
+  return LOG_LEVELS.indexOf(level) <= LOG_LEVELS.indexOf(threshold);
+}
 
 // ---- SMTP TLS files -----------------------------------------------------------------------
 
@@ -210,6 +225,7 @@ interface ServeFlags {
   maxAgeSeconds?: number;
   /** Offer STARTTLS with the data folder's self-signed certificate. */
   smtpTls?: boolean;
+  logLevel?: LogLevel;
 }
 
 /** argv for the CLI (the command and its flags) from the options; the CLI's parseServeArgs reads it back. */
@@ -227,6 +243,7 @@ export function serveArgs(o: ServeFlags): string[] {
   // A bare number is seconds to --max-age.
   add('max-age', o.maxAgeSeconds);
   if (o.smtpTls) args.push('--smtp-tls');
+  add('log-level', o.logLevel);
   return args;
 }
 

@@ -333,6 +333,8 @@ describe('serve arguments', () => {
       maxHttpConnections: undefined,
       // SMTP TLS is off unless asked for (no smtps port, no required login either).
       smtpTls: false,
+      // Nothing per message.
+      logLevel: 'info',
     });
   });
 

@@ -65,7 +65,7 @@ describe('process contract', () => {
 
   describe('serve flags', () => {
     it('the CLI reads back what serveArgs builds', () => {
-      const flags = { host: '::1', httpPort: 0, smtpPort: 4025, dataDir: path.resolve('/tmp/ti-data'), domain: 'mail.example.test', maxMessages: 0, maxAgeSeconds: 3600, smtpTls: true };
+      const flags = { host: '::1', httpPort: 0, smtpPort: 4025, dataDir: path.resolve('/tmp/ti-data'), domain: 'mail.example.test', maxMessages: 0, maxAgeSeconds: 3600, smtpTls: true, logLevel: 'debug' as const };
       const config = parseServeArgs(serveArgs(flags), {}) as ServeConfig;
       assert.deepEqual(config, {
         host: '::1',
@@ -83,6 +83,7 @@ describe('process contract', () => {
         maxSmtpConnections: undefined,
         maxHttpConnections: undefined,
         smtpTls: true,
+        logLevel: 'debug',
       });
     });
 

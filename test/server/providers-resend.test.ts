@@ -1,7 +1,12 @@
 // Resend's API on the local server, driven by the official `resend` SDK (its documented
 // `baseUrl` option) against a real server on port 0; raw requests for what the SDK never sends.
 import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import PostalMime from 'postal-mime';
 import { Resend } from 'resend';
+import { mimeJobsDone } from '../../src/server/http/mimePool';
 import { API_TOKEN, WEBHOOK_TOKEN } from './api-harness';
 import { DOMAIN, header, onlyMessage, PIXEL, PROVIDER_KEY, type ProviderHarness, readInbox, startProviders } from './providers-harness';
 
@@ -196,5 +201,46 @@ describe('Resend API (server, real HTTP, official SDK)', () => {
     assert.equal(declared.status, 413);
     assert.equal(declared.json.name, 'validation_error');
     assert.equal((await h.call('GET', '/healthz')).status, 200);
+  });
+  it('a 20 MB text is composed on a MIME worker, not the event loop: /healthz answers meanwhile and the message is stored intact (issue 35 G5)', async function () {
+    this.timeout(180_000);
+    await h.close();
+    const spool = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-g5-spool-'));
+    // Quoted-printable makes ~28 MB of it: past the default 25 MB SMTP size.
+    h = await startProviders({ spoolDir: spool, maxMessageBytes: 64 * 1024 * 1024 });
+    resend = new Resend(PROVIDER_KEY, { baseUrl: h.base });
+    // Lines of varied text, non-ASCII included, so quoted-printable has work to do.
+    const line = 'Grüße, the quick brown fox = jumps over the lazy dog 0123456789 — ';
+    const text = Array.from({ length: Math.ceil((20 * 1024 * 1024) / (line.length + 8)) }, (_, i) => `${i} ${line}`).join('\n');
+    const composedBefore = mimeJobsDone.composeMail ?? 0;
+    let done = false;
+    const health: number[] = [];
+    const prober = (async () => {
+      while (!done) {
+        const t0 = performance.now();
+        assert.equal((await h.call('GET', '/healthz', { anonymous: true })).status, 200);
+        health.push(performance.now() - t0);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    const t0 = performance.now();
+    const sent = await resend.emails.send({ from: 'a@acme.test', to: 'huge@inbox.test', subject: 'Huge', text });
+    const sendMs = performance.now() - t0;
+    done = true;
+    await prober;
+    assert.equal(sent.error, null, JSON.stringify(sent.error));
+    assert.equal((mimeJobsDone.composeMail ?? 0) - composedBefore, 1, 'the message was composed by a worker thread');
+    health.sort((a, b) => a - b);
+    console.log(`      20 MB Resend text: send ${sendMs.toFixed(0)} ms; /healthz meanwhile n=${health.length}, max ${(health[health.length - 1] ?? NaN).toFixed(1)} ms (load ${os.loadavg()[0].toFixed(2)})`);
+
+    const list = await h.call('GET', `/api/v2/domains/${DOMAIN}/inboxes/huge`);
+    assert.equal(list.json.msgs.length, 1);
+    const raw = await h.call('GET', `/api/v2/domains/${DOMAIN}/inboxes/huge/messages/${list.json.msgs[0].id}/raw`);
+    const parsed = await PostalMime.parse(raw.bytes);
+    assert.equal(parsed.subject, 'Huge');
+    assert.equal(parsed.text?.replace(/\r\n/g, '\n').replace(/\n$/, ''), text);
+    // Nothing is left in the spool once the message is stored.
+    assert.deepEqual(await fs.readdir(spool), []);
+    await fs.rm(spool, { recursive: true, force: true });
   });
 });

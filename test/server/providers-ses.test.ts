@@ -7,6 +7,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { SESv2Client, SendEmailCommand, type SendEmailCommandInput } from '@aws-sdk/client-sesv2';
 import { SignatureV4 } from '@smithy/signature-v4';
 import MailComposer from 'nodemailer/lib/mail-composer';
+import { mimeJobsDone } from '../../src/server/http/mimePool';
 import { API_TOKEN } from './api-harness';
 import { header, onlyMessage, PIXEL, PROVIDER_KEY, type ProviderHarness, readInbox, startProviders } from './providers-harness';
 
@@ -66,7 +67,10 @@ describe('Amazon SES v2 SendEmail (server, real HTTP, official SDK)', () => {
     await client().send(new SendEmailCommand({ Destination: { ToAddresses: ['dest@inbox.test'] }, Content: { Raw: { Data: raw } } }));
     assert.equal((await onlyMessage(h, 'dest')).json.subject, 'Raw 141421');
     assert.equal((await readInbox(h, 'hdr')).length, 0);
+    const parsedBefore = mimeJobsDone.rawRecipients ?? 0;
     await client().send(new SendEmailCommand({ Content: { Raw: { Data: raw } } }));
+    // The message's own recipients were read on a MIME worker, not the event loop (issue 35 G5).
+    assert.equal((mimeJobsDone.rawRecipients ?? 0) - parsedBefore, 1);
     const m = await onlyMessage(h, 'hdr');
     assert.equal(header(m, 'X-Test-Inbox-Api'), 'Amazon SES v2 (POST /v2/email/outbound-emails), Raw');
   });

@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import twilio from 'twilio';
 import RequestClient from 'twilio/lib/base/RequestClient';
+import * as os from 'node:os';
+import { SLICE_ITEMS, sliceCounters } from '../../src/server/slices';
 import { startApi, type Harness } from './api-harness';
 
 const TWILIO_TOKEN = 'twilio-token-5d1f0c9a7b';
@@ -98,6 +100,39 @@ describe('Twilio Messages API (server, real HTTP, official SDK)', () => {
     assert.equal((await client.messages.list({ dateSentBefore: new Date(Date.now() - twoDays) })).length, 0);
     assert.equal((await client.messages.list({ dateSentBefore: today })).length, 6);
     assert.equal((await client.messages.list({ dateSent: new Date(Date.now() - twoDays) })).length, 0);
+  });
+
+  it('a list of many records is built in slices that yield, and /healthz answers while twenty such lists run (issue 35)', async function () {
+    this.timeout(180_000);
+    // More records than one slice (slices.ts SLICE_ITEMS = 256) holds: the build must give the loop back.
+    const n = 700;
+    for (let i = 0; i < n; i += 25) {
+      await Promise.all(Array.from({ length: Math.min(25, n - i) }, (_, j) => form({ To: '+15550100199', From: '+15550100001', Body: `sms ${i + j}` }).then((r) => assert.equal(r.status, 201))));
+    }
+    const yields = sliceCounters.yields;
+    const page = await client.messages.page({ pageSize: 1000 });
+    assert.ok(sliceCounters.yields - yields >= Math.floor(n / SLICE_ITEMS), `the list of ${n} yielded ${sliceCounters.yields - yields} times`);
+    assert.equal(page.instances.length, n);
+    const times = page.instances.map((m) => m.dateCreated.getTime());
+    assert.deepEqual([...times].sort((a, b) => b - a), times, 'newest first');
+    assert.equal(new Set(page.instances.map((m) => m.body)).size, n);
+
+    // Twenty lists at once while /healthz is asked: every answer whole. The latency is printed, not asserted.
+    let done = false;
+    const health: number[] = [];
+    const prober = (async () => {
+      while (!done) {
+        const t0 = performance.now();
+        assert.equal((await h.call('GET', '/healthz', { anonymous: true })).status, 200);
+        health.push(performance.now() - t0);
+      }
+    })();
+    const lists = await Promise.all(Array.from({ length: 20 }, () => h.call('GET', `/2010-04-01/Accounts/${ACCOUNT}/Messages.json?PageSize=1000`, { headers: { authorization: basic(ACCOUNT, TWILIO_TOKEN) } })));
+    done = true;
+    await prober;
+    for (const l of lists) assert.equal(l.json.messages.length, n);
+    health.sort((a, b) => a - b);
+    console.log(`      /healthz during 20 lists of ${n}: n=${health.length} p50 ${health[Math.floor(health.length / 2)].toFixed(1)} ms, max ${health[health.length - 1].toFixed(1)} ms (load ${os.loadavg()[0].toFixed(2)})`);
   });
 
   it('bad input gets Twilio-shaped 4xx errors, writes nothing, and the server stays up', async () => {

@@ -195,7 +195,7 @@ class Api {
     const messages = new TwilioMessages(o.store);
     const budget = o.budget ?? new ByteBudget();
     this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody, budget };
-    [this.#providers, this.#disposeProviders] = providerContext(o, budget, this.#twilio, (what, err) => this.#toHttpError(what, err));
+    [this.#providers, this.#disposeProviders] = providerContext(o, budget, this.#mime, this.#twilio, (what, err) => this.#toHttpError(what, err));
     this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, readBudget: o.readBudget ?? new ByteBudget(), searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
     this.#ui = {
       apiToken: this.#apiToken,
@@ -476,7 +476,7 @@ class Api {
   }
 }
 
-function providerContext(o: HttpApiOptions, budget: ByteBudget, twilio: TwilioContext, toHttpError: ProviderContext['toHttpError']): [ProviderContext, () => Promise<void>] {
+function providerContext(o: HttpApiOptions, budget: ByteBudget, mime: MimePool, twilio: TwilioContext, toHttpError: ProviderContext['toHttpError']): [ProviderContext, () => Promise<void>] {
   let own: Promise<string> | undefined;
   const spoolDir = (): Promise<string> => (o.spoolDir !== undefined ? Promise.resolve(o.spoolDir) : (own ??= fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-spool-'))));
   const dispose = async (): Promise<void> => {
@@ -487,6 +487,7 @@ function providerContext(o: HttpApiOptions, budget: ByteBudget, twilio: TwilioCo
     budget,
     spoolDir,
     maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    mime,
     ...(o.providerKey !== undefined ? { key: new TokenCheck(o.providerKey, 'provider key'), secret: o.providerKey } : {}),
     clock: o.clock ?? systemClock,
     twilio,

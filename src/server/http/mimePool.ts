@@ -1,12 +1,13 @@
-// Runs the MIME work of the read views (mimeWork.ts) on worker threads, so parsing an 18 MB
-// message with 200k links never holds the event loop that answers /healthz, other requests
-// and SMTP. Jobs queue for MIME_WORKERS threads, started on first use and
+// Runs the MIME work of the read views and the provider routes (mimeWork.ts) on worker threads,
+// so parsing an 18 MB message with 200k links, or composing a 20 MB provider message, never
+// holds the event loop that answers /healthz, other requests and SMTP. Jobs queue for MIME_WORKERS threads, started on first use and
 // stopped when idle. A worker that cannot start (or dies) fails its job with an error; the
 // pool then starts a new one for the next job.
 import * as path from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { FileWrite } from '../store/maildir/fileWrites';
 import { type MimeJob, type MimeResults, runMimeJob } from './mimeWork';
+import type { Composed, ComposeSpool, OutgoingMail } from './providers/mime';
 
 /** Two threads: the machine has at least two cores, and one huge message never blocks every other reader. */
 export const MIME_WORKERS = 2;
@@ -14,6 +15,9 @@ export const MIME_WORKERS = 2;
 const IDLE_STOP_MS = 30_000;
 /** workerData marker of a MIME worker (mimeWorkerMain.ts serves jobs only when it sees it). */
 const MIME_WORKER_ROLE = 'test-inbox-mime';
+
+/** Counters for tests: jobs a worker thread answered, by op (every pool of this process). */
+export const mimeJobsDone: Partial<Record<MimeJob['op'], number>> = {};
 
 /** A queued job whose request ended before a worker took it. */
 export class MimeJobDropped extends Error {
@@ -90,6 +94,17 @@ export class MimePool {
   /** A message file written (store/maildir/fileWrites.ts) on a worker; the writes of one turn of the event loop go together. */
   readonly writeFile = batched((ops: FileWrite[]) => this.run({ op: 'writeFiles', ops: ops.map((op) => ('raw' in op ? { ...op, raw: compact(op.raw) } : op)) }));
 
+  /** A provider route's message composed on a worker (providers/mime.ts composeToSpool); each attachment's bytes alone go over. */
+  composeMail(mail: OutgoingMail, domain: string, spool: ComposeSpool): Promise<Composed> {
+    const attachments = mail.attachments?.map((a) => ({ ...a, content: compact(a.content) }));
+    return this.run({ op: 'composeMail', mail: attachments ? { ...mail, attachments } : mail, domain, spool });
+  }
+
+  /** The To, Cc and Bcc addresses of a raw message, parsed on a worker (providers/mime.ts rawRecipients). */
+  rawRecipients(raw: Uint8Array): Promise<string[]> {
+    return this.run({ op: 'rawRecipients', raw: compact(raw) });
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const p of this.queue.splice(0)) p.reject(new Error('the MIME workers are stopped'));
@@ -118,6 +133,7 @@ export class MimePool {
       const p = slot.busy;
       slot.busy = undefined;
       if (p) {
+        if (m.ok) mimeJobsDone[p.job.op] = (mimeJobsDone[p.job.op] ?? 0) + 1;
         if (m.ok) p.resolve(m.value);
         else p.reject(new Error(m.message));
       }

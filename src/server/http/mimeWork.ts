@@ -1,4 +1,5 @@
-// The MIME work of the read views (parse, render, link extraction), as one function of plain
+// The MIME work of the read views (parse, render, link extraction) and of the provider routes
+// (composing their mail, reading a raw message's recipients), as one function of plain
 // data in and plain data out, so it can run on a worker thread (mimePool.ts) and keep the
 // event loop free while a huge message is read.
 import { extractLinks } from '../../core/links';
@@ -10,6 +11,7 @@ import type { AttachmentInfo } from '../../core/wire';
 import { detectCode } from '../store/code';
 import { type FileWrite, type FileWriteResult, writeFilesSync } from '../store/maildir/fileWrites';
 import type { MessageMeta } from '../store/types';
+import { type Composed, type ComposeSpool, composeToSpool, type OutgoingMail, rawRecipients } from './providers/mime';
 import { type AttachmentContent, getAttachment, contentOfRaw, listAttachments, type RenderedMessage, renderMessage, searchableOf, textAndHtml } from './render';
 
 export type MimeJob =
@@ -20,7 +22,9 @@ export type MimeJob =
   | { op: 'linkToClick'; raw: Uint8Array; kind: LinkKindParam }
   | { op: 'searchable'; raw: Uint8Array; linkKinds?: readonly LinkKind[] }
   | { op: 'codes'; jobs: Array<{ raw: Uint8Array; sms: boolean }> }
-  | { op: 'writeFiles'; ops: FileWrite[] };
+  | { op: 'writeFiles'; ops: FileWrite[] }
+  | { op: 'composeMail'; mail: OutgoingMail; domain: string; spool: ComposeSpool }
+  | { op: 'rawRecipients'; raw: Uint8Array };
 
 export interface MimeResults {
   message: RenderedMessage & { notice?: string };
@@ -31,6 +35,8 @@ export interface MimeResults {
   searchable: SearchableBody;
   codes: Array<string | undefined>;
   writeFiles: FileWriteResult[];
+  composeMail: Composed;
+  rawRecipients: string[];
 }
 
 function asBuffer(raw: Uint8Array): Buffer {
@@ -40,6 +46,7 @@ function asBuffer(raw: Uint8Array): Buffer {
 export async function runMimeJob(job: MimeJob): Promise<MimeResults[MimeJob['op']]> {
   if (job.op === 'codes') return Promise.all(job.jobs.map((j) => detectCode(asBuffer(j.raw), j.sms)));
   if (job.op === 'writeFiles') return writeFilesSync(job.ops);
+  if (job.op === 'composeMail') return composeToSpool(job.mail, job.domain, job.spool);
   const raw = asBuffer(job.raw);
   switch (job.op) {
     case 'message':
@@ -57,5 +64,7 @@ export async function runMimeJob(job: MimeJob): Promise<MimeResults[MimeJob['op'
       return linkToClick(await contentOfRaw(raw), job.kind);
     case 'searchable':
       return searchableOf(raw, job.linkKinds);
+    case 'rawRecipients':
+      return rawRecipients(raw);
   }
 }

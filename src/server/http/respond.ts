@@ -3,6 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ErrorBody } from '../../core/wire';
 import type { HttpError } from './errors';
+import { nextTurn } from '../slices';
 
 const JSON_HEADERS = {
   'content-type': 'application/json; charset=utf-8',
@@ -29,15 +30,17 @@ export function sendError(res: ServerResponse, err: HttpError, extra?: Record<st
 const LIST_PIECE_ITEMS = 100;
 
 /**
- * A 200 JSON body `{"<key>": [items…], …rest}` written in pieces of LIST_PIECE_ITEMS items: the
- * event loop serves other requests between two pieces, and while the client reads slower than
- * the body is made the rest waits for it (the socket's `drain`), so a large list holds neither
- * the loop nor the memory of its whole body. Stops when the client leaves.
+ * A 200 JSON body `{"<key>": [items…], …rest}` written in pieces of LIST_PIECE_ITEMS items, each
+ * made in a turn of its own (slices.ts nextTurn: the process's slices take turns, so twenty large
+ * lists hold the event loop for a few pieces per turn, not twenty); while the client reads slower
+ * than the body is made the rest waits for it (the socket's `drain`), so a large list holds
+ * neither the loop nor the memory of its whole body. Stops when the client leaves.
  */
 export async function sendJsonList<T>(res: ServerResponse, key: string, items: readonly T[], toJson: (item: T) => unknown, rest: Record<string, unknown>): Promise<void> {
   res.writeHead(200, { ...JSON_HEADERS });
   let text = `{${JSON.stringify(key)}:[`;
   for (let i = 0; i < items.length; i += LIST_PIECE_ITEMS) {
+    await nextTurn();
     if (res.destroyed) return;
     text += items
       .slice(i, i + LIST_PIECE_ITEMS)
@@ -46,9 +49,8 @@ export async function sendJsonList<T>(res: ServerResponse, key: string, items: r
     if (i + LIST_PIECE_ITEMS < items.length) text += ',';
     const more = res.write(text);
     text = '';
-    await new Promise<void>((resolve) => {
-      if (more) setImmediate(resolve);
-      else {
+    if (!more) {
+      await new Promise<void>((resolve) => {
         const done = (): void => {
           res.off('drain', done);
           res.off('close', done);
@@ -56,8 +58,8 @@ export async function sendJsonList<T>(res: ServerResponse, key: string, items: r
         };
         res.on('drain', done);
         res.on('close', done);
-      }
-    });
+      });
+    }
   }
   if (res.destroyed) return;
   const tail = JSON.stringify(rest).slice(1);

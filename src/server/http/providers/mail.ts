@@ -1,30 +1,26 @@
 // The one way an email provider route stores what it was sent (docs/providers.md). Each route
 // (resend.ts, sendgrid.ts, postmark.ts, mailgun.ts, ses.ts) reads its provider's request into an
-// OutgoingMail; this module composes it into one MIME message with nodemailer's MailComposer,
-// as the inject route does, streams the bytes through the shared byte budget into a spool file
-// past 256 KB (spool.ts, as SMTP does), and stores that one message into the inbox of every
+// OutgoingMail; this module has it composed into one MIME message with nodemailer's MailComposer
+// on a MIME worker thread (mime.ts through mimePool.ts, so the event loop never composes), the
+// bytes kept in memory under the shared byte budget up to 256 KB and in a spool file past it
+// (spool.ts, as SMTP does), and stores that one message into the inbox of every
 // recipient (to, cc and bcc; recipientTarget is SMTP's own address rule). Bcc recipients get
 // the message but are not in its headers. The API a message came through is recorded in the
 // X-Test-Inbox-Api header; the provider's metadata in X- headers the route names. X-Test-Inbox-*
-// fields are the server's own (../../ownFields.ts): the sink drops any the sender gave (its
-// `headers`, a raw MIME message) and writes the route's own before the message.
-import { randomUUID } from 'node:crypto';
+// fields are the server's own (../../ownFields.ts): a composed message takes none from the
+// sender's `headers` (mime.ts), and for a raw MIME message the sink drops any the sender wrote and
+// writes the route's own before the message.
+import { promises as fs } from 'node:fs';
 import { Readable } from 'node:stream';
-import MailComposer from 'nodemailer/lib/mail-composer';
-import type Mail from 'nodemailer/lib/mailer';
-import * as mimeFuncs from 'nodemailer/lib/mime-funcs';
-import { PROVIDER_API_HEADER } from '../../../core/wire';
-import type { ByteBudget } from '../../budget';
-import { isOwnFieldName } from '../../ownFields';
+import type { ByteBudget, Release } from '../../budget';
 import { recipientTarget } from '../../smtp';
-import { drainInto, SpoolingSink } from '../../spool';
+import { drainInto, SPOOL_THRESHOLD_BYTES, spooledBody, SpoolingSink } from '../../spool';
 import { CODE_SCAN_MAX_BYTES } from '../../store/code';
-import type { MessageMeta, Store } from '../../store/types';
+import type { MessageBody, MessageMeta, Store } from '../../store/types';
+import type { MimePool } from '../mimePool';
+import { API_HEADER, type OutgoingMail, ownFieldLines, PROVIDER_ID_HEADER } from './mime';
 
-/** The header naming the API a message came through, e.g. `Resend (POST /emails)`; the message view shows it. */
-export const API_HEADER = PROVIDER_API_HEADER;
-/** The id the provider's API answered for the message (Resend's id, SendGrid's X-Message-Id, …). */
-export const PROVIDER_ID_HEADER = 'X-Test-Inbox-Provider-Id';
+export { API_HEADER, type Mailbox, type OutgoingAttachment, type OutgoingMail, PROVIDER_ID_HEADER } from './mime';
 /** Set on a message the provider would not have delivered (SendGrid sandbox_mode, Mailgun o:testmode). */
 export const TEST_MODE_HEADER = 'X-Test-Inbox-Test-Mode';
 /** Set on a message that named a stored template, which is not rendered (its id and data are the body). */
@@ -32,44 +28,6 @@ export const TEMPLATE_HEADER = 'X-Test-Inbox-Template';
 
 /** The email provider APIs, as the message's API header names them. */
 export type ProviderApi = 'Resend' | 'SendGrid' | 'Postmark' | 'Mailgun' | 'Amazon SES v2';
-
-export interface Mailbox {
-  name?: string;
-  address: string;
-}
-
-export interface OutgoingAttachment {
-  filename?: string;
-  content: Buffer;
-  contentType?: string;
-  /** Content-ID, for an inline image the HTML references as `cid:…`. */
-  cid?: string;
-  inline?: boolean;
-}
-
-/** A message as a provider's API describes it, read and checked by the route. */
-export interface OutgoingMail {
-  /** `Resend (POST /emails)`: the API and the endpoint. */
-  api: string;
-  /** The id the route answers the sender with. */
-  providerId: string;
-  from: Mailbox;
-  to: Mailbox[];
-  cc?: Mailbox[];
-  bcc?: Mailbox[];
-  replyTo?: Mailbox[];
-  subject?: string;
-  text?: string;
-  html?: string;
-  attachments?: OutgoingAttachment[];
-  /** The sender's own header fields (names as given). */
-  headers?: Array<[string, string]>;
-  /** The provider's metadata, as X- header fields. */
-  meta?: Array<[string, string]>;
-  /** Message-ID header (with angle brackets); a new one when absent. */
-  messageId?: string;
-  date?: Date;
-}
 
 /** A whole MIME message a provider was given as is (Mailgun messages.mime, SES Raw content). */
 interface OutgoingRaw {
@@ -101,13 +59,8 @@ export interface MailStoreOptions {
   spoolDir: () => Promise<string>;
   /** Largest stored message: the SMTP message size. */
   maxMessageBytes: number;
-}
-
-const HEADER_VALUE_BAD = /[\r\n\u0000]/;
-
-/** A header value as it may be written: line breaks would start a header of the sender's own. */
-function headerValue(v: string): string {
-  return HEADER_VALUE_BAD.test(v) ? v.replace(/[\r\n\u0000]+/g, ' ') : v;
+  /** The MIME worker threads: messages are composed, and raw ones parsed, there. */
+  mime: MimePool;
 }
 
 /** Each recipient's inbox, once per inbox; MailRefusal when an address names none. */
@@ -126,52 +79,41 @@ function targetsOf(addresses: string[]): Array<{ domain: string; inbox: string }
   return out;
 }
 
-/** The server's own header fields as lines (non-ASCII as encoded-words, folded), written ahead of the message. */
-function ownFieldLines(fields: Array<[string, string]>): string {
-  return fields.map(([k, v]) => `${mimeFuncs.foldLines(`${k}: ${mimeFuncs.encodeWords(headerValue(v), 'Q', 52)}`, 76)}\r\n`).join('');
+/** The message too large to store: past the SMTP message size. */
+function tooLarge(size: number, max: number): MailRefusal {
+  return new MailRefusal('too_large', `the message is ${size} bytes, more than this server's limit of ${max} bytes (its SMTP message size)`);
 }
 
-function mailbox(m: Mailbox): Mail.Address | string {
-  return m.name ? { name: m.name, address: m.address } : m.address;
-}
-
-/** Composes the message and stores it into every recipient's inbox; resolves one meta per inbox. */
+/**
+ * Composes the message on a MIME worker and stores it into every recipient's inbox; resolves one
+ * meta per inbox. The main thread holds the shared budget for what comes back in memory (a small
+ * message, or a spooled one's head); the worker writes the rest to the spool.
+ */
 export async function storeMail(o: MailStoreOptions, mail: OutgoingMail): Promise<MessageMeta[]> {
   const targets = targetsOf([...mail.to, ...(mail.cc ?? []), ...(mail.bcc ?? [])].map((m) => m.address));
-  const headers: Array<{ key: string; value: string }> = [];
-  for (const [k, v] of mail.headers ?? []) headers.push({ key: k, value: headerValue(v) });
-  const own: Array<[string, string]> = [[API_HEADER, mail.api], [PROVIDER_ID_HEADER, mail.providerId]];
-  for (const [k, v] of mail.meta ?? []) {
-    if (isOwnFieldName(k)) own.push([k, v]);
-    else headers.push({ key: k, value: headerValue(v) });
+  const life = new AbortController();
+  const held: Release[] = [];
+  let file: string | undefined;
+  try {
+    // Memory for the composed message only when the budget has it now, as SpoolingSink keeps it; else it all goes to the spool.
+    const memory = o.budget.tryTake(SPOOL_THRESHOLD_BYTES, life.signal);
+    if (memory) held.push(memory);
+    const composed = await o.mime.composeMail(mail, targets[0].domain, { dir: await o.spoolDir(), memoryBytes: memory ? SPOOL_THRESHOLD_BYTES : 0, maxBytes: o.maxMessageBytes });
+    file = composed.file;
+    if (composed.size > o.maxMessageBytes) throw tooLarge(composed.size, o.maxMessageBytes);
+    let body: MessageBody;
+    if (composed.file === undefined) body = Buffer.from(composed.bytes.buffer, composed.bytes.byteOffset, composed.bytes.byteLength);
+    else {
+      // The head is read under a grant of its own, as a spooled SMTP body's is.
+      for (const r of held.splice(0)) r();
+      body = await spooledBody(composed.file, composed.size, CODE_SCAN_MAX_BYTES, o.budget, life.signal, held);
+    }
+    return await o.store.add(targets, body, 'inject');
+  } finally {
+    // Every grant of this message goes back with its lifetime.
+    life.abort();
+    if (file !== undefined) await fs.rm(file, { force: true });
   }
-  const domain = targets[0].domain;
-  const composer = new MailComposer({
-    from: mailbox(mail.from),
-    to: mail.to.map(mailbox),
-    ...(mail.cc?.length ? { cc: mail.cc.map(mailbox) } : {}),
-    // Bcc goes to the envelope (the targets above) only: MailComposer leaves it out of the headers.
-    ...(mail.replyTo?.length ? { replyTo: mail.replyTo.map(mailbox) } : {}),
-    subject: mail.subject ?? '',
-    date: mail.date ?? new Date(),
-    messageId: mail.messageId ?? `<${randomUUID()}@${domain}>`,
-    textEncoding: 'quoted-printable',
-    headers,
-    ...(mail.text !== undefined ? { text: mail.text } : {}),
-    ...(mail.html !== undefined ? { html: mail.html } : {}),
-    ...(mail.attachments?.length
-      ? {
-          attachments: mail.attachments.map((a) => ({
-            content: a.content,
-            ...(a.filename !== undefined ? { filename: a.filename } : {}),
-            ...(a.contentType ? { contentType: a.contentType } : {}),
-            ...(a.cid ? { cid: a.cid } : {}),
-            ...(a.inline || a.cid ? { contentDisposition: 'inline' as const } : {}),
-          })),
-        }
-      : {}),
-  });
-  return storeStream(o, targets, composer.compile().createReadStream(), ownFieldLines(own));
 }
 
 /** Stores a whole MIME message into every recipient's inbox, after the X- fields the route gives. */
@@ -185,7 +127,7 @@ async function storeStream(o: MailStoreOptions, targets: Array<{ domain: string;
   await drainInto(source, sink);
   const received = sink.received();
   try {
-    if (sink.size > o.maxMessageBytes) throw new MailRefusal('too_large', `the message is ${sink.size} bytes, more than this server's limit of ${o.maxMessageBytes} bytes (its SMTP message size)`);
+    if (sink.size > o.maxMessageBytes) throw tooLarge(sink.size, o.maxMessageBytes);
     return await o.store.add(targets, await received.body(CODE_SCAN_MAX_BYTES), 'inject');
   } finally {
     await received.dispose();

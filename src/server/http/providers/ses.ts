@@ -7,7 +7,6 @@
 // SES v1 (`POST /` with `Action=SendEmail`) is not implemented.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
-import PostalMime from 'postal-mime';
 import { isFieldName } from '../../store/headers';
 import { prove } from '../exchange';
 import { sendJson } from '../respond';
@@ -122,8 +121,8 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
     let recipients = [...to, ...cc, ...bcc].map((m) => m.address);
     if (recipients.length === 0) {
       // No Destination: SES sends to the message's own To, Cc and Bcc.
-      const parsed = await PostalMime.parse(raw);
-      recipients = [...(parsed.to ?? []), ...(parsed.cc ?? []), ...(parsed.bcc ?? [])].flatMap((a) => ('group' in a && a.group ? a.group.map((g) => g.address) : [a.address ?? '']));
+      // Parsed on a MIME worker: a 40 MB message never holds the event loop.
+      recipients = await ctx.mime.rawRecipients(raw);
       if (recipients.length > SES_MAX_RECIPIENTS) throw error(400, 'MessageRejected', `Recipient count exceeds ${SES_MAX_RECIPIENTS}.`, now);
     }
     if (recipients.length === 0) throw bad('The message has no recipients: give Destination, or To, Cc or Bcc headers in the raw message.');

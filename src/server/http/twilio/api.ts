@@ -210,7 +210,17 @@ async function list(ctx: TwilioContext, res: http.ServerResponse, accountSid: st
     const d = readDay(name, v);
     filters.push((r) => test(r.time, d));
   }
-  const all = (await ctx.messages.list(accountSid)).filter((r) => filters.every((f) => f(r)));
+  // Built in slices that yield (TwilioMessages.list), and no further once the client has left.
+  const left = new AbortController();
+  const leave = (): void => left.abort();
+  res.once('close', leave);
+  let all: TwilioRecord[];
+  try {
+    all = await ctx.messages.list(accountSid, (r) => filters.every((f) => f(r)), left.signal);
+  } finally {
+    res.off('close', leave);
+  }
+  if (left.signal.aborted) return;
   // PageToken `PA<sid>`: continue after that message; without it, the page number decides.
   const token = query.get('PageToken');
   let start = page * pageSize;

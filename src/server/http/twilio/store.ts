@@ -13,6 +13,7 @@ import { StoreError } from '../../store/errors';
 import type { KeyedMessage, Store } from '../../store/types';
 import { composeMessage } from '../compose';
 import { smsSubject } from '../../../core/sms';
+import { eachInSlices, nextTurn } from '../../slices';
 
 /** Header fields holding the Message resource's fields. */
 export const HEADER = {
@@ -107,20 +108,42 @@ export class TwilioMessages {
     return found && this.#recordOf(found);
   }
 
-  /** The records of an account, newest first. */
-  async list(accountSid: string): Promise<TwilioRecord[]> {
+  /**
+   * The records of an account that `keep` keeps, newest first. Read in slices that take turns
+   * (slices.ts): thousands of records, and twenty lists at once, never hold the event loop.
+   * With `signal`: stops early (an empty or partial list) once it is aborted.
+   */
+  async list(accountSid: string, keep: (r: TwilioRecord) => boolean = () => true, signal?: AbortSignal): Promise<TwilioRecord[]> {
     const out: TwilioRecord[] = [];
-    for (const k of await this.#store.listByScope(accountSid)) {
-      const rec = await this.#recordOf(k);
-      if (rec) out.push(rec);
+    const legacy: KeyedMessage[] = [];
+    // A turn of its own: twenty lists that arrive together take turns from their first record on.
+    await nextTurn();
+    await eachInSlices(
+      await this.#store.listByScope(accountSid),
+      (k) => {
+        const rec = this.#fromData(k);
+        if (rec === undefined) legacy.push(k);
+        else if (keep(rec)) out.push(rec);
+      },
+      signal,
+    );
+    // Records kept before records were data (the team server's database): each reads its message, on I/O.
+    for (const k of legacy) {
+      const rec = await this.#legacy(k);
+      if (rec && keep(rec)) out.push(rec);
     }
     // Stable: the store's order (newest first) among records of one millisecond.
     return out.sort((a, b) => b.time - a.time);
   }
 
   async #recordOf(k: KeyedMessage): Promise<TwilioRecord | undefined> {
+    return this.#fromData(k) ?? this.#legacy(k);
+  }
+
+  /** The record its key's data holds; undefined for a legacy record (no data). */
+  #fromData(k: KeyedMessage): TwilioRecord | undefined {
     const data = parseData(k.data);
-    if (!data) return this.#legacy(k);
+    if (!data) return undefined;
     return { sid: k.key, accountSid: k.scope, to: data.to, from: data.from, messagingServiceSid: data.messagingServiceSid, direction: data.direction, body: data.body, time: data.time, id: k.meta.id };
   }
 
