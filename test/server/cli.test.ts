@@ -160,8 +160,7 @@ describe('test-inbox serve (CLI)', function () {
     assert.equal(await runTestCommand(['code', 'jose', '--data-dir', dir, '--wait', '5s'], io), 0);
     assert.equal(out.join('').trim(), '482913');
     // And the mail is still there after a restart on that folder.
-    r.child.kill('SIGTERM');
-    assert.deepEqual(await r.exited, { code: 0, signal: null });
+    assert.deepEqual(await r.stop(), { code: 0, signal: null });
     const again = await run(['serve', ...freePorts, '--data-dir', dir]).ready;
     const after = (await (await fetch(`${again.http}/api/v2/domains/private/inboxes/jose`, { headers: { Authorization: tokens.apiToken } })).json()) as { msgs: Array<{ id: string }> };
     assert.deepEqual(after.msgs.map((m) => m.id), [listing.msgs[0].id]);

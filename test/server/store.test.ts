@@ -730,7 +730,8 @@ describe('MaildirStore write-ahead log', () => {
   it('checkpoints the log while running and leaves none after a clean close', async () => {
     const { store } = await openAt(dir, { checkpointIntervalMs: 20 });
     await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp');
-    assert.deepEqual(await walFiles(dir), ['.wal-1']);
+    // The first generation, or already the next on a slow machine (the checkpoint runs every 20 ms).
+    assert.ok((await walFiles(dir)).some((f) => f === '.wal-1' || f === '.wal-2'));
     while ((await walFiles(dir)).includes('.wal-1')) await new Promise((r) => setTimeout(r, 10));
     await store.close();
     assert.deepEqual(await walFiles(dir), []);

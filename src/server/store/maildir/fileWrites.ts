@@ -4,7 +4,7 @@
 // http/mimePool.ts): there a batch costs one message to the thread instead of four thread-pool
 // hops and their promises per file, about 40 % of the server's CPU per message, and a write that
 // waits behind the log's fdatasync holds no event loop. Without a worker they run in the caller.
-import { closeSync, constants as fsConstants, linkSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, constants as fsConstants, linkSync, lstatSync, openSync, renameSync, writeSync } from 'node:fs';
 import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { errnoCode } from '../errors';
 import { retryBusySync } from '../../../shared/portableFs';
@@ -27,6 +27,11 @@ export function writeFilesSync(ops: readonly FileWrite[]): FileWriteResult[] {
       if ('from' in op) {
         linkSync(op.from, op.final);
         return undefined;
+      }
+      // Windows has no O_NOFOLLOW (and junctions): a link in the tmp/ name's place is refused as
+      // O_NOFOLLOW refuses it elsewhere (ELOOP), by its lstat just before the open.
+      if (fsConstants.O_NOFOLLOW === undefined && lstatSync(op.tmp, { throwIfNoEntry: false })?.isSymbolicLink()) {
+        return { code: 'ELOOP', message: `ELOOP: ${op.tmp} is a symbolic link; no file is written through one` };
       }
       const fd = openSync(op.tmp, WRITE_NOFOLLOW, PRIVATE_FILE_MODE);
       try {
