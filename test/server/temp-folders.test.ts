@@ -1,13 +1,20 @@
 // `npm test` leaves nothing in the temp folder: the API harness (./api-harness.ts) makes a
 // folder only for a store of its own, and removes it on close. A second API over a harness's
-// store (a second process of one store, as webui-routes.test.ts runs it) makes none.
+// store (a second process of one store, as webui-routes.test.ts runs it) makes none. A CLI
+// child (./cliProcess.ts) spools into a temp folder of its own, removed when it exits, even
+// when a test kills it (the team tests' PostgreSQL-backed servers spool there).
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startApi } from './api-harness';
+import { startCli } from './cliProcess';
+import { sharedCluster } from '../support/postgres';
 
-describe('temp folders of the API harness', () => {
+/** The temp folder before any test points TMPDIR elsewhere. */
+const REAL_TMP = os.tmpdir();
+
+describe('temp folders of the API harness and the CLI children', () => {
   let tmp: string;
   let saved: string | undefined;
   beforeEach(async () => {
@@ -31,5 +38,24 @@ describe('temp folders of the API harness', () => {
     assert.equal((await h.call('GET', '/api/v2/domains')).status, 200, 'the owner\'s store still serves');
     await h.close();
     assert.deepEqual(await fs.readdir(tmp), []);
+  });
+
+  it('a PostgreSQL-backed CLI server killed by SIGKILL leaves nothing in the temp folder', async function () {
+    this.timeout(120_000);
+    // The shared cluster outlives this test: its folder goes to the real temp folder.
+    process.env.TMPDIR = REAL_TMP;
+    const cluster = await sharedCluster();
+    process.env.TMPDIR = tmp;
+    const url = await cluster.createDatabase('tmpcheck');
+    const dataDir = await fs.mkdtemp(path.join(REAL_TMP, 'test-inbox-tmpcheck-data-'));
+    try {
+      const r = startCli(['serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', dataDir, '--store', url], { TEST_INBOX_API_TOKEN: 'tmpcheck-api-token-1', TEST_INBOX_WEBHOOK_TOKEN: 'tmpcheck-webhook-token-2' });
+      await r.ready;
+      r.child.kill('SIGKILL');
+      await r.exited;
+      assert.deepEqual(await fs.readdir(tmp), []);
+    } finally {
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
