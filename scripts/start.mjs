@@ -40,7 +40,8 @@ let stopping = false;
 
 // Ctrl+C reaches every process of the terminal's job (this one and the inbox server): this
 // process stops the others in order (code-server, then the server, waiting for each to exit),
-// then removes the temp folders and exits 0. Installed before anything starts.
+// then removes the temp folders and exits 0 (under `npm start`, npm waits for that exit and then
+// re-raises the interrupt: its own status is 130, whatever this script returns). Installed before anything starts.
 const shutdown = async (code) => {
   if (stopping) return;
   stopping = true;

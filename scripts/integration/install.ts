@@ -81,7 +81,7 @@ export async function ensureCodeServer(log: (line: string) => void): Promise<Cod
   const staging = fs.mkdtempSync(`${final}.partial-`);
   const logFile = path.join(staging, 'install.log');
   const started = Date.now();
-  log(`Installing code-server ${CODE_SERVER_VERSION} with Node ${NODE24_VERSION} into ${final} (first run only; a few minutes)…`);
+  log(`First run only: building code-server ${CODE_SERVER_VERSION} (with Node ${NODE24_VERSION}) into ${final}. It takes a few minutes, once; later runs start at once. Log: ${logFile}`);
   try {
     for (const [folder, description] of [
       ['node', `Node ${NODE24_VERSION} for code-server`],
@@ -93,7 +93,7 @@ export async function ensureCodeServer(log: (line: string) => void): Promise<Cod
     }
     const npmArgs = ['install', '--no-audit', '--no-fund', '--save-exact', '--loglevel=warn'];
     const baseEnv = cleanNpmEnv();
-    await npm([...npmArgs, `node@${NODE24_VERSION}`], path.join(staging, 'node'), baseEnv, logFile);
+    await withProgress(`Step 1 of 2: downloading Node ${NODE24_VERSION} for code-server`, log, started, () => npm([...npmArgs, `node@${NODE24_VERSION}`], path.join(staging, 'node'), baseEnv, logFile));
 
     // node-gyp looks for common.gypi and config.gypi at the root of npm_config_nodedir,
     // while the npm package keeps them under include/node.
@@ -109,7 +109,7 @@ export async function ensureCodeServer(log: (line: string) => void): Promise<Cod
       // node-gyp compiles each native module with make -j<cores> instead of one job.
       JOBS: 'max',
     };
-    await npm([...npmArgs, `code-server@${CODE_SERVER_VERSION}`], path.join(staging, 'server'), env, logFile);
+    await withProgress(`Step 2 of 2: downloading code-server ${CODE_SERVER_VERSION} and compiling its native modules (the long part)`, log, started, () => npm([...npmArgs, `code-server@${CODE_SERVER_VERSION}`], path.join(staging, 'server'), env, logFile));
 
     const built = layout(staging);
     // code-server writes a default config file under XDG_CONFIG_HOME: keep it in the staging folder.
@@ -138,10 +138,34 @@ export async function ensureCodeServer(log: (line: string) => void): Promise<Cod
     if (IntegrationError.is(err)) throw new IntegrationError(err.code, `${err.message}\nPartial install kept for inspection: ${kept}`);
     throw new IntegrationError('INSTALL_FAILED', `Installing code-server failed: ${(err as Error).message}\nPartial install kept: ${kept}`, { cause: err });
   }
-  log(`code-server ${CODE_SERVER_VERSION} installed in ${Math.round((Date.now() - started) / 1000)} s.`);
+  log(`code-server ${CODE_SERVER_VERSION} built in ${elapsed(Date.now() - started)}; the next runs use it from ${final}.`);
   const installed = findCodeServer();
   if (!installed) throw new IntegrationError('INSTALL_FAILED', `code-server was installed but ${final} is not complete.`);
   return installed;
+}
+
+/** How often a long install step says it is still working. */
+export const PROGRESS_EVERY_MS = 20_000;
+
+/** `ms` as people read a duration: "45 s", "2 min 5 s". */
+function elapsed(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/**
+ * Runs one step of the install, saying what it does when it starts and, every `everyMs` while
+ * it runs, that it is still at it and for how long the install has run: npm prints nothing
+ * for minutes while it compiles, and silence reads as a hang.
+ */
+export async function withProgress<T>(what: string, log: (line: string) => void, since: number, step: () => Promise<T>, everyMs = PROGRESS_EVERY_MS, now: () => number = Date.now): Promise<T> {
+  log(`${what}…`);
+  const timer = setInterval(() => log(`  still working (${elapsed(now() - since)} so far)…`), everyMs);
+  try {
+    return await step();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 /**

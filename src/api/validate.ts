@@ -324,12 +324,14 @@ export function parseDeleteResult(v: unknown): DeleteResult {
  */
 export function parseDomains(v: unknown): DomainsResponse {
   const o = obj(v, '');
+  const defaultDomain = optStr(o, 'defaultDomain', '');
   return {
     domains: arr(o.domains, 'domains').map((d, i) => {
       const path = join('domains', i);
       const dobj = obj(d, path);
       return { name: str(dobj, 'name', path), inboxes: optInt(dobj, 'inboxes', path) ?? 0, messages: optInt(dobj, 'messages', path) ?? 0 };
     }),
+    ...(defaultDomain !== undefined ? { defaultDomain } : {}),
   };
 }
 

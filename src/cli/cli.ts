@@ -9,6 +9,7 @@ import { parseDuration } from '../core/duration';
 import { domainProblem, PRIVATE_DOMAIN } from '../core/ids';
 import { redact } from '../core/redact';
 import {
+  ALLOWED_HOSTS_ENV,
   API_TOKEN_ENV,
   DATABASE_URL_ENV,
   PUBLIC_URL_ENV,
@@ -44,6 +45,7 @@ import {
   WEBHOOK_TOKEN_ENV,
 } from '../shared/contract';
 import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
+import { allowedHostProblem } from '../server/http/auth';
 import { hostForUrl, secretForms, ServerStartError, startInboxServer } from '../server/server';
 import { parseSmtpCredentials, type SmtpCredentials } from '../server/smtpSecurity';
 import { StoreError } from '../server/store/errors';
@@ -88,9 +90,16 @@ const USAGE = `Usage: test-inbox serve [options]
 
 Runs the local inbox server: SMTP in, HTTP API out, messages kept in a Maildir.
 When ready, prints one JSON line on stdout: {"http":"http://HOST:PORT","smtp":"HOST:PORT"}
+(bound to every interface, HOST is loopback and "reachable" lists the machine's addresses)
 
 Options:
-  --host <addr>           interface to bind (default ${DEFAULT_HOST})
+  --host <addr>           interface to bind (default ${DEFAULT_HOST}; 0.0.0.0 for every
+                          interface: a container, the LAN)
+  --allowed-hosts <list>  more names the HTTP server answers to, comma-separated: a compose
+                          service name, a LAN name or address (testinbox,192.168.1.20); one
+                          host each, no wildcards (or env ${ALLOWED_HOSTS_ENV}). Always allowed:
+                          localhost, 127.0.0.1, [::1], the --public-url host and, with another
+                          --host, that address, the machine's name and its interface addresses
   --http-port <n>         HTTP API port, 0 picks a free one (default ${DEFAULT_HTTP_PORT})
   --smtp-port <n>         SMTP port, 0 picks a free one (default ${DEFAULT_SMTP_PORT})
   --data-dir <path>       where messages and tokens are kept (default $XDG_DATA_HOME/test-inbox
@@ -161,6 +170,8 @@ export interface ServeConfig {
   databaseUrl?: string;
   /** The origin users reach the server at behind a proxy (the web UI's Origin check and Secure cookie). */
   publicUrl?: string;
+  /** More Host names the HTTP server answers to (`--allowed-hosts`). */
+  allowedHosts?: string[];
   defaultDomain: string;
   apiToken?: string;
   webhookToken?: string;
@@ -199,6 +210,7 @@ function parsePort(flag: string, text: string | undefined, fallback: number): nu
 
 const SERVE_FLAGS = {
   host: { type: 'string' },
+  'allowed-hosts': { type: 'string' },
   'http-port': { type: 'string' },
   'smtp-port': { type: 'string' },
   'data-dir': { type: 'string' },
@@ -264,6 +276,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   if (v['data-dir'] !== undefined && v['data-dir'].trim() === '') throw new UsageError('--data-dir must not be empty');
   const databaseUrl = readStore(v.store, env[DATABASE_URL_ENV]);
   const publicUrl = readPublicUrl(v['public-url'] ?? (env[PUBLIC_URL_ENV] || undefined));
+  const allowedHosts = readAllowedHosts(v['allowed-hosts'] ?? (env[ALLOWED_HOSTS_ENV] || undefined));
   for (const flag of ['api-token', 'webhook-token', 'twilio-auth-token', 'provider-key'] as const) {
     if (v[flag] !== undefined && v[flag].length === 0) throw new UsageError(`--${flag} must not be empty`);
   }
@@ -300,6 +313,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     dataDir: path.resolve(v['data-dir'] ?? resolveDefaultDataDir(env)),
     ...(databaseUrl !== undefined ? { databaseUrl } : {}),
     ...(publicUrl !== undefined ? { publicUrl } : {}),
+    ...(allowedHosts !== undefined ? { allowedHosts } : {}),
     defaultDomain: domain,
     apiToken: v['api-token'] ?? (env[API_TOKEN_ENV] || undefined),
     webhookToken: v['webhook-token'] ?? (env[WEBHOOK_TOKEN_ENV] || undefined),
@@ -451,6 +465,7 @@ export async function main(argv: string[]): Promise<void> {
       dataDir: config.dataDir,
       ...(config.databaseUrl !== undefined ? { databaseUrl: config.databaseUrl } : {}),
       ...(config.publicUrl !== undefined ? { publicUrl: config.publicUrl } : {}),
+      ...(config.allowedHosts !== undefined ? { allowedHosts: config.allowedHosts } : {}),
       apiToken: tokens.apiToken,
       webhookToken: tokens.webhookToken,
       twilioAuthToken: tokens.twilioAuthToken,
@@ -516,7 +531,12 @@ export async function main(argv: string[]): Promise<void> {
 
   const smtpHost = hostForUrl(server.smtpHost);
   process.stdout.write(
-    formatReadyLine({ http: server.httpUrl, smtp: { host: smtpHost, port: server.smtpPort }, ...(server.smtpsPort !== undefined ? { smtps: { host: smtpHost, port: server.smtpsPort } } : {}) }) + '\n',
+    formatReadyLine({
+      http: server.httpUrl,
+      smtp: { host: smtpHost, port: server.smtpPort },
+      ...(server.smtpsPort !== undefined ? { smtps: { host: smtpHost, port: server.smtpsPort } } : {}),
+      ...(server.reachable !== undefined ? { reachable: server.reachable } : {}),
+    }) + '\n',
   );
 }
 
@@ -540,4 +560,16 @@ function readPublicUrl(text: string | undefined): string | undefined {
     throw new UsageError(`--public-url (or ${PUBLIC_URL_ENV}) must be an http(s) origin without path, query or credentials, such as https://mail.example.com, got ${JSON.stringify(text.slice(0, 200))}`);
   }
   return url.origin;
+}
+
+/** `--allowed-hosts` (or its environment twin): comma-separated hosts, each one exactly (http/auth.ts allowedHostProblem); undefined when not given. */
+function readAllowedHosts(text: string | undefined): string[] | undefined {
+  if (text === undefined) return undefined;
+  const hosts = text.split(',').map((h) => h.trim()).filter((h) => h !== '');
+  if (hosts.length === 0) throw new UsageError(`--allowed-hosts (or ${ALLOWED_HOSTS_ENV}) must name at least one host, such as testinbox,192.168.1.20`);
+  for (const h of hosts) {
+    const problem = allowedHostProblem(h);
+    if (problem !== undefined) throw new UsageError(`--allowed-hosts (or ${ALLOWED_HOSTS_ENV}): ${problem}`);
+  }
+  return hosts;
 }

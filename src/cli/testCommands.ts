@@ -1,11 +1,12 @@
-// The CLI's commands for tests (`test-inbox code|link|totp|send-sms|send-mail|clear`): each
+// The CLI's commands for tests (`test-inbox code|link|totp|send-sms|send-mail|clear|provider-settings`): each
 // reads its flags, calls the library (src/testing/) and prints only the answer on stdout, so that
 // `CODE=$(test-inbox code joe --since now)` works; messages go to stderr. src/cli/cli.ts
 // dispatches here.
 import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
-import { API_TOKEN_ENV, DATA_DIR_ENV, EXIT_USAGE, TWILIO_AUTH_TOKEN_ENV } from '../shared/contract';
+import { API_TOKEN_ENV, DATA_DIR_ENV, DEFAULT_DOMAIN, EXIT_USAGE, LOCAL_TWILIO_ACCOUNT_SID, PROVIDER_KEY_ENV, TWILIO_AUTH_TOKEN_ENV } from '../shared/contract';
+import { PROVIDERS, providerEnv, type ProviderId, providerSettingsText } from '../shared/providerSettings';
 import { PRIVATE_DOMAIN } from '../core/ids';
-import { DOMAIN_ENV, SERVER_ENV, SMTP_ENV } from '../testing/connection';
+import { connect, DOMAIN_ENV, SERVER_ENV, SMTP_ENV, toTestInboxError } from '../testing/connection';
 import { clearInbox, sendMail, sendSms, totp, waitForCode, waitForLink } from '../testing/index';
 import { type ConnectionOptions, type LinkKindOption, TestInboxError, type TestInboxErrorCode } from '../testing/types';
 
@@ -170,7 +171,60 @@ on stdout.`,
       return { json: { count }, message: `deleted ${count} message${count === 1 ? '' : 's'} of ${where}` };
     },
   },
+  'provider-settings': {
+    usage: `Usage: test-inbox provider-settings [<provider>] [options]
+
+Prints what an app sets to send through a provider's SDK into the local server: for each
+provider (or the one named: ${PROVIDERS.map((p) => p.id).join(', ')}) its .env lines (the base
+URL and the key) and, as a comment, the one line of Node SDK configuration that reads them. The
+same lines as the editor's Test Inbox: Copy Provider Settings… and Copy SMS Settings. The keys
+come from the data dir's tokens.json, else ${PROVIDER_KEY_ENV} and ${TWILIO_AUTH_TOKEN_ENV}.
+--json prints {"<provider>": {"NAME": "value", …}, …}.`,
+    flags: {},
+    args: ['provider'],
+    optional: ['provider'],
+    run: ([provider], _v, conn, io) => providerSettings(provider, conn, io.env ?? process.env),
+  },
 };
+
+/** The provider `name` (its id, any case), or a usage error naming them. */
+function providerId(name: string): ProviderId {
+  const p = PROVIDERS.find((x) => x.id === name.toLowerCase());
+  if (!p) throw new UsageError(`unknown provider ${JSON.stringify(name)} (the providers are ${PROVIDERS.map((x) => x.id).join(', ')})`);
+  return p.id;
+}
+
+/** `provider-settings`: the lines of src/shared/providerSettings.ts for the Test Inbox server the connection finds. */
+async function providerSettings(provider: string | undefined, conn: ConnectionOptions, env: NodeJS.ProcessEnv): Promise<Outcome> {
+  const ids = provider === undefined ? PROVIDERS.map((p) => p.id) : [providerId(provider)];
+  const c = await connect(conn, env);
+  try {
+    const id = await c.api.identify().catch((e: unknown) => {
+      throw toTestInboxError(e);
+    });
+    if (id.kind !== 'test-inbox') throw new TestInboxError('unsupported', `${c.baseUrl} is not a Test Inbox server: a hosted service has no provider APIs`);
+    const named = conn.domain || env[DOMAIN_ENV];
+    const domain = named && named.toLowerCase() !== PRIVATE_DOMAIN ? named.toLowerCase() : (id.health.defaultDomain ?? DEFAULT_DOMAIN);
+    const providerKey = c.savedTokens.providerKey ?? (env[PROVIDER_KEY_ENV] || undefined);
+    const twilioAuthToken = c.savedTokens.twilioAuthToken ?? (env[TWILIO_AUTH_TOKEN_ENV] || undefined);
+    const known = (p: ProviderId): boolean => (p === 'twilio' ? twilioAuthToken : providerKey) !== undefined;
+    const unknownKey = (p: ProviderId): string =>
+      p === 'twilio'
+        ? `the Twilio auth token of ${c.baseUrl} is not known (its data dir's tokens.json has none): set ${TWILIO_AUTH_TOKEN_ENV}`
+        : `the provider key of ${c.baseUrl} is not known (its data dir's tokens.json has none): set ${PROVIDER_KEY_ENV}`;
+    const shown = ids.filter(known);
+    if (shown.length === 0) throw new TestInboxError('unsupported', unknownKey(ids[0]));
+    const input = { baseUrl: c.baseUrl, domain, providerKey, twilioAccountSid: LOCAL_TWILIO_ACCOUNT_SID, twilioAuthToken };
+    const skipped = ids.filter((p) => !known(p));
+    return {
+      text: shown.map((p) => providerSettingsText(p, input)).join('\n').replace(/\n$/, ''),
+      json: Object.fromEntries(shown.map((p) => [p, Object.fromEntries(providerEnv(p, input))])),
+      ...(skipped.length > 0 ? { message: `left out ${skipped.join(', ')}: ${skipped.map(unknownKey).join('; ')}` } : {}),
+    };
+  } finally {
+    await c.close();
+  }
+}
 
 export const TEST_COMMANDS = Object.keys(COMMANDS);
 
@@ -182,6 +236,9 @@ export const TEST_COMMANDS_LIST = `  code <inbox>          print the newest one-
   send-sms              send an SMS through the Twilio-compatible API
   send-mail             send an email over SMTP
   clear <inbox>         delete every message of an inbox
+  provider-settings [<provider>]
+                        print the .env lines an app sets to send through Resend, SendGrid,
+                        Postmark, Mailgun, SES or Twilio into the local server
 `;
 
 /** The exit codes of the test commands. */

@@ -43,3 +43,9 @@ export function isLoopbackHost(host: string): boolean {
   const h = host.toLowerCase().replace(/^\[|\]$/g, '');
   return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
+
+/** Whether `host` (an address to bind, IPv6 with or without brackets) is a wildcard: every interface, an address no one can open. */
+export function isWildcardHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '');
+  return h === '' || h === '0.0.0.0' || (h.includes('::') && /^[0:]+$/.test(h)) || h === '0:0:0:0:0:0:0:0';
+}

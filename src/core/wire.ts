@@ -168,6 +168,8 @@ export interface DeleteResult {
 /** Extra: `GET /api/v2/domains`. */
 export interface DomainsResponse {
   domains: Array<{ name: string; inboxes: number; messages: number }>;
+  /** Extra of this server: the domain `private` writes go to (`--domain`); the hosted service sends none. */
+  defaultDomain?: string;
 }
 
 /** Extra: `GET /healthz`. */

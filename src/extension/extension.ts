@@ -22,7 +22,6 @@ import { readMarksFile, SharedMemento } from './tree/sharedMemento';
 import { AddedInboxes, ReadState } from './tree/state';
 import { InboxView } from './tree/view';
 import { registerTools } from './tools';
-import { announceAttach } from './ui/attachNotice';
 import { withEditorUi } from './ui/notifications';
 import { disposeMessagePanels } from './messagePanel/messagePanel';
 
@@ -113,7 +112,6 @@ export function activate(context: vscode.ExtensionContext): void {
       model.syncReadState();
     }),
     createStatusBar(connection),
-    announceAttach(connection),
     ...registerCommands(services, tree.provider),
     ...registerTools(services),
     { dispose: () => live.dispose() },

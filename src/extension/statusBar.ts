@@ -30,7 +30,7 @@ export function createStatusBar(connection: Connection): vscode.Disposable {
       case 'ready':
         if (st.server.local) {
           item.text = `$(inbox) Test Inbox: SMTP ${st.server.smtp?.port ?? '?'}`;
-          item.tooltip = `Local server ${st.server.baseUrl}${st.server.mode === 'attached' ? ' (run by another window)' : ''}\nSMTP ${st.server.smtp?.host}:${st.server.smtp?.port}\nClick for the menu.`;
+          item.tooltip = `Local server ${st.server.baseUrl}${st.server.mode === 'attached' ? ' (started elsewhere: another window, a terminal or npm start; Stop only disconnects)' : ''}\nSMTP ${st.server.smtp?.host}:${st.server.smtp?.port}\nClick for the menu.`;
         } else if (st.server.testInbox) {
           item.text = inert`$(server) Test Inbox: ${st.server.baseUrl.replace(/^https?:\/\//, '')}`;
           item.tooltip = `Test Inbox server ${st.server.baseUrl} (it proved it takes your API token): live updates and its own domains.\nClick for the menu.`;

@@ -7,8 +7,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { encodeFileName } from '../core/fileNames';
 import { redact } from '../core/redact';
-import { isLoopbackHost } from '../core/urls';
+import { isLoopbackHost, isWildcardHost } from '../core/urls';
 import { DEFAULT_LOG_LEVEL, generateToken, type LogLevel, logsAt, SERVER_FILE, type ServerFile, tokenDigest } from '../shared/contract';
+import { allowedHostProblem } from './http/auth';
 import { createHttpApi } from './http/index';
 import { keepReserve, writeServerFile } from './privateFile';
 import { isNoSpace } from './store/errors';
@@ -60,7 +61,11 @@ export interface InboxServerOptions {
   /** Open SMTP / HTTP connections at once; absent: sized from the file-descriptor limit (limits.ts). */
   maxSmtpConnections?: number;
   maxHttpConnections?: number;
-  /** Extra Host header values the HTTP API accepts (besides the loopback names). */
+  /**
+   * Extra Host header values the HTTP API accepts, each one host exactly (http/auth.ts
+   * allowedHostProblem): added to the loopback names, and, for a host that is not loopback, to
+   * the bound address, the machine's host name and (for a wildcard bind) its interface addresses.
+   */
   allowedHosts?: string[];
   /** SMTP TLS; absent: plain SMTP only (the default). */
   smtpTls?: SmtpTlsOptions;
@@ -82,9 +87,12 @@ interface SmtpTlsOptions {
 }
 
 export interface InboxServer {
-  /** `http://host:port` */
+  /** `http://host:port`; for a wildcard bind (0.0.0.0, ::) a loopback address, which opens. */
   httpUrl: string;
+  /** The bound host; for a wildcard bind a loopback address, which connects. */
   smtpHost: string;
+  /** For a wildcard bind: `http://ADDRESS:PORT` of each of the machine's non-internal interfaces (other machines open these). */
+  reachable?: string[];
   smtpPort: number;
   /** The implicit-TLS SMTP port, when one was asked for. */
   smtpsPort?: number;
@@ -113,6 +121,31 @@ export class ServerStartError extends Error {
 /** `host` as it goes into a URL or `host:port` (IPv6 literals in brackets). */
 export function hostForUrl(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** The address this machine opens a server bound to `host` at: for a wildcard, the loopback address of its family. */
+function openableHost(host: string): string {
+  if (!isWildcardHost(host)) return host;
+  return host.includes(':') ? '::1' : '127.0.0.1';
+}
+
+/**
+ * For a wildcard bind, the addresses other machines reach it at (brackets around IPv6): every
+ * non-internal interface address of the bind's family (`::` takes both on a dual-stack system),
+ * IPv6 link-local ones left out (a URL cannot carry their zone). Empty for any other bind.
+ */
+export function reachableHosts(host: string, interfaces: NodeJS.Dict<os.NetworkInterfaceInfo[]> = os.networkInterfaces()): string[] {
+  if (!isWildcardHost(host)) return [];
+  const v6 = host.includes(':');
+  const out: string[] = [];
+  for (const infos of Object.values(interfaces)) {
+    for (const i of infos ?? []) {
+      if (i.internal) continue;
+      if (i.family === 'IPv4') out.push(i.address);
+      else if (v6 && !/^fe[89ab]/i.test(i.address)) out.push(`[${i.address}]`);
+    }
+  }
+  return [...new Set(out)];
 }
 
 function listenError(service: string, host: string, port: number, e: unknown): Error {
@@ -187,6 +220,12 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   const caps = defaultConnectionCaps(readSoftFdLimit());
   const maxSmtpConnections = options.maxSmtpConnections ?? caps.smtp;
   const maxHttpConnections = options.maxHttpConnections ?? caps.http;
+  const reachable = reachableHosts(options.host);
+  // A Host that names this server: the bound address, the host name and the interface
+  // addresses of a non-loopback bind (a page of another site cannot send these: its own name
+  // would be the Host), the configured ones, the public URL's host.
+  const ownHosts = isLoopbackHost(options.host) ? [] : [hostForUrl(options.host), os.hostname(), ...reachable].filter((h) => allowedHostProblem(h) === undefined);
+  const allowedHosts = [...ownHosts, ...(options.allowedHosts ?? []), ...(options.publicUrl !== undefined ? [new URL(options.publicUrl).host] : [])];
   try {
     const api = createHttpApi({
       proofKey,
@@ -201,7 +240,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       ...(store instanceof MaildirStore ? { spoolDir: store.spoolDir } : {}),
       ...(store instanceof PostgresStore ? { uiRevocations: store.spentIds } : {}),
       ...(options.maxMessageBytes !== undefined ? { maxMessageBytes: options.maxMessageBytes } : {}),
-      allowedHosts: [...(options.allowedHosts ?? (isLoopbackHost(options.host) ? [] : [options.host, os.hostname()])), ...(options.publicUrl !== undefined ? [new URL(options.publicUrl).host] : [])],
+      allowedHosts,
       ...(options.publicUrl !== undefined ? { publicUrl: options.publicUrl } : {}),
       version: VERSION,
       maxConnections: maxHttpConnections,
@@ -267,12 +306,13 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     const smtpPort = await listen('SMTP', options.smtpPort, tls?.starttls ? 'starttls' : undefined);
     const smtpsPort = tls?.implicitPort !== undefined ? await listen('SMTPS', tls.implicitPort, 'implicit') : undefined;
 
-    const httpUrl = `http://${hostForUrl(options.host)}:${httpPort}`;
+    const smtpHost = openableHost(options.host);
+    const httpUrl = `http://${hostForUrl(smtpHost)}:${httpPort}`;
     const serverFile = path.join(dataDir, SERVER_FILE);
     const proof: ServerFile = {
       pid: process.pid,
       http: httpUrl,
-      smtp: `${hostForUrl(options.host)}:${smtpPort}`,
+      smtp: `${hostForUrl(smtpHost)}:${smtpPort}`,
       key: proofKey,
       apiTokenSha256: await tokenDigest(options.apiToken),
       webhookTokenSha256: await tokenDigest(options.webhookToken),
@@ -292,17 +332,20 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     cleanups.push(() => fs.rm(serverFile, { force: true }));
     const smtpNotes = [
       tls?.starttls ? 'STARTTLS' : undefined,
-      smtpsPort !== undefined ? `implicit TLS on ${hostForUrl(options.host)}:${smtpsPort}` : undefined,
+      smtpsPort !== undefined ? `implicit TLS on ${hostForUrl(smtpHost)}:${smtpsPort}` : undefined,
       material ? `certificate ${material.certFile}${material.selfSigned ? ' (self-signed)' : ''}` : undefined,
       options.smtpAuth ? 'login required' : undefined,
     ].filter(Boolean);
-    log('info', `listening: HTTP ${httpUrl}, SMTP ${hostForUrl(options.host)}:${smtpPort}${smtpNotes.length ? ` (${smtpNotes.join(', ')})` : ''}, data in ${store instanceof PostgresStore ? store.where : dataDir}`);
+    const reachableUrls = reachable.map((h) => `http://${h}:${httpPort}`);
+    log('info', `listening: HTTP ${httpUrl}, SMTP ${hostForUrl(smtpHost)}:${smtpPort}${smtpNotes.length ? ` (${smtpNotes.join(', ')})` : ''}, data in ${store instanceof PostgresStore ? store.where : dataDir}`);
+    if (isWildcardHost(options.host)) log('info', `bound to every interface (${options.host}): other machines open ${reachableUrls.join(', ') || 'this machine\'s address'} (SMTP on port ${smtpPort}); a name they use for it must be in --allowed-hosts`);
     log('info', `connection caps: SMTP ${maxSmtpConnections}, HTTP ${maxHttpConnections} (${caps.fdLimitSource === 'proc' ? `file-descriptor limit ${caps.fdLimit}` : `no file-descriptor limit to read here: sized for ${caps.fdLimit}, macOS's default`})`);
     let closing: Promise<void> | undefined;
     return {
       httpUrl,
       httpPort,
-      smtpHost: options.host,
+      smtpHost,
+      ...(isWildcardHost(options.host) ? { reachable: reachableUrls } : {}),
       smtpPort,
       ...(smtpsPort !== undefined ? { smtpsPort } : {}),
       ...(material ? { smtpTlsCertFile: material.certFile } : {}),

@@ -158,6 +158,8 @@ export const DEFAULT_LOG_LEVEL: LogLevel = 'info';
 export function logsAt(threshold: LogLevel, level: LogLevel): boolean {
   return LOG_LEVELS.indexOf(level) <= LOG_LEVELS.indexOf(threshold);
 }
+/** `--allowed-hosts`: more Host names the server answers to (comma-separated), such as a LAN address or a compose service name. */
+export const ALLOWED_HOSTS_ENV = 'TEST_INBOX_ALLOWED_HOSTS';
 
 // ---- SMTP TLS files -----------------------------------------------------------------------
 
@@ -226,6 +228,8 @@ interface ServeFlags {
   /** Offer STARTTLS with the data folder's self-signed certificate. */
   smtpTls?: boolean;
   logLevel?: LogLevel;
+  /** More Host names the HTTP server answers to (`--allowed-hosts`). */
+  allowedHosts?: string[];
 }
 
 /** argv for the CLI (the command and its flags) from the options; the CLI's parseServeArgs reads it back. */
@@ -244,6 +248,7 @@ export function serveArgs(o: ServeFlags): string[] {
   add('max-age', o.maxAgeSeconds);
   if (o.smtpTls) args.push('--smtp-tls');
   add('log-level', o.logLevel);
+  if (o.allowedHosts !== undefined && o.allowedHosts.length > 0) add('allowed-hosts', o.allowedHosts.join(','));
   return args;
 }
 
@@ -252,8 +257,12 @@ export function serveArgs(o: ServeFlags): string[] {
 /**
  * Where a started server listens. On stdout it is one JSON line,
  * `{"http":"http://HOST:PORT","smtp":"HOST:PORT"}`, printed once both ports listen; every
- * other output of the server goes to stderr. An IPv6 host is in brackets in both. With an
- * implicit-TLS port it also has `"smtps":"HOST:PORT"`.
+ * other output of the server goes to stderr. An IPv6 host is in brackets in both. `http` and
+ * `smtp` are always its first keys, each a string, and open from this machine: for a wildcard
+ * bind (`--host 0.0.0.0`, `::`) they name a loopback address. With an implicit-TLS port it
+ * also has `"smtps":"HOST:PORT"`; for a wildcard bind it ends with `"reachable":[URL, …]`, the
+ * HTTP URL at each of the machine's network addresses (what other machines open). Readers
+ * ignore keys they do not know.
  */
 export interface ReadyLine {
   /** Base URL of the HTTP API, no trailing slash. */
@@ -261,11 +270,18 @@ export interface ReadyLine {
   smtp: { host: string; port: number };
   /** The implicit-TLS SMTP listener (`--smtps-port`), when there is one. */
   smtps?: { host: string; port: number };
+  /** For a wildcard bind: the HTTP API's URL at each network address of the machine. */
+  reachable?: string[];
 }
 
 /** The ready line, without its newline. */
 export function formatReadyLine(r: ReadyLine): string {
-  return JSON.stringify({ http: r.http, smtp: `${r.smtp.host}:${r.smtp.port}`, ...(r.smtps ? { smtps: `${r.smtps.host}:${r.smtps.port}` } : {}) });
+  return JSON.stringify({
+    http: r.http,
+    smtp: `${r.smtp.host}:${r.smtp.port}`,
+    ...(r.smtps ? { smtps: `${r.smtps.host}:${r.smtps.port}` } : {}),
+    ...(r.reachable !== undefined ? { reachable: r.reachable } : {}),
+  });
 }
 
 /** The ready line's addresses, or undefined when `line` is not a ready line. */
@@ -277,13 +293,14 @@ export function parseReadyLine(line: string): ReadyLine | undefined {
     return undefined;
   }
   if (!v || typeof v !== 'object') return undefined;
-  const { http, smtp, smtps } = v as { http?: unknown; smtp?: unknown; smtps?: unknown };
+  const { http, smtp, smtps, reachable } = v as { http?: unknown; smtp?: unknown; smtps?: unknown; reachable?: unknown };
   if (typeof http !== 'string' || typeof smtp !== 'string') return undefined;
   const m = /^(.+):(\d{1,5})$/.exec(smtp);
   if (!m || !/^https?:\/\/[^/]/.test(http)) return undefined;
   const ready: ReadyLine = { http: http.replace(/\/+$/, ''), smtp: { host: m[1], port: Number(m[2]) } };
   const t = typeof smtps === 'string' ? /^(.+):(\d{1,5})$/.exec(smtps) : null;
   if (t) ready.smtps = { host: t[1], port: Number(t[2]) };
+  if (Array.isArray(reachable)) ready.reachable = reachable.filter((u): u is string => typeof u === 'string' && /^https?:\/\/[^/]/.test(u));
   return ready;
 }
 

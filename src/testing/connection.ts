@@ -118,9 +118,13 @@ export async function connect(o: ConnectionOptions, env: NodeJS.ProcessEnv = pro
   }
   const token = o.token || env[API_TOKEN_ENV] || savedTokens.apiToken;
   const notUsed = unproven && !proven && named === undefined ? `the server named in ${serverFile} was not used: ${unproven}` : unproven ? `the data dir's ${TOKENS_FILE} was not used: ${unproven}` : '';
+  // The one place a "cannot reach" of a server nobody named is said: where the server was looked
+  // for, and how to look elsewhere (a server started with another data folder writes its server.json there).
+  const lookedIn = named === undefined && !proven ? `looked for a running server in ${dataDir}: for a server started with another data folder, pass --data-dir (dataDir option) or set ${DATA_DIR_ENV}` : '';
+  const unreachableNote = [notUsed, lookedIn].filter(Boolean).join('; ');
   if (!token) {
     // Nothing answering is the first thing to fix: it is said before the missing token.
-    await answers(baseUrl, o.signal, notUsed);
+    await answers(baseUrl, o.signal, unreachableNote);
     throw new TestInboxError(
       'unauthorized',
       `no API token for ${baseUrl}: pass --token (token option) or set ${API_TOKEN_ENV}` +
@@ -139,7 +143,7 @@ export async function connect(o: ConnectionOptions, env: NodeJS.ProcessEnv = pro
     api.identify({ signal: o.signal }).then(
       (id) => id.kind === 'test-inbox',
       (e: unknown) => {
-        throw toTestInboxError(e);
+        throw withNote(toTestInboxError(e), unreachableNote);
       },
     );
   let kind: Promise<boolean> | undefined;
@@ -189,11 +193,16 @@ async function answers(baseUrl: string, signal: AbortSignal | undefined, note: s
     await api.identify({ signal });
   } catch (e) {
     const err = toTestInboxError(e);
-    if (err.code === 'unreachable') throw new TestInboxError('unreachable', note ? `${err.message} (${note})` : err.message);
+    if (err.code === 'unreachable') throw withNote(err, note);
     if (err.code === 'cancelled') throw err;
   } finally {
     await api.dispose();
   }
+}
+
+/** An `unreachable` error with `note` (why the data dir's server was not used, where it was looked for) added; any other error as it is. */
+function withNote(err: TestInboxError, note: string): TestInboxError {
+  return err.code === 'unreachable' && note ? new TestInboxError('unreachable', `${err.message} (${note})`) : err;
 }
 
 /** Why tokens.json must not be used (contract.ts's ownershipProblem: another user's, writable by others, a link), or undefined. */

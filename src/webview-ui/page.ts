@@ -3,6 +3,7 @@
 // is the editor's own (./view.ts, ./viewState.ts, ./sanitize.ts): this page is its second host.
 // Every request carries the page token (held here, in memory only) and the session cookie.
 import { parseDomains, parseListing, parseMessage, parseSearchResponse } from '../api/validate';
+import { isPhoneInbox } from '../core/ids';
 import { plain, type Plain, plainText } from '../core/inert';
 import type { Message } from '../core/wire';
 import type { AttachmentInfo, MessageSummary } from '../core/wire';
@@ -267,10 +268,12 @@ async function newestDomain(): Promise<string | undefined> {
 async function refresh(): Promise<void> {
   try {
     const domains = parseDomains(await (await call('GET', '/domains')).json());
-    // With no domain chosen (or the chosen one emptied) the newest mail's is shown, so mail is on screen at once.
+    // With no domain chosen (or the chosen one emptied), the server's default domain when it has
+    // mail (where `private` mail goes), else the newest mail's, so mail is on screen at once.
     if (selected.query === undefined && !domains.domains.some((d) => d.name === selected.domain)) {
       autoDomain = true;
-      selected = domains.domains.length > 1 ? { domain: (await newestDomain()) ?? domains.domains[0].name } : domains.domains[0] ? { domain: domains.domains[0].name } : {};
+      const preferred = domains.domains.find((d) => d.name === domains.defaultDomain)?.name;
+      selected = preferred !== undefined ? { domain: preferred } : domains.domains.length > 1 ? { domain: (await newestDomain()) ?? domains.domains[0].name } : domains.domains[0] ? { domain: domains.domains[0].name } : {};
     }
     fill(
       byId('domains'),
@@ -288,6 +291,8 @@ async function refresh(): Promise<void> {
         const found = parseSearchResponse(await (await call('GET', `/search?q=${seg(selected.query)}&limit=200`)).json());
         summaries = found.msgs;
         queryTotal = found.total;
+        // A message the search does not list is closed: what is shown matches what was asked.
+        if (open !== undefined && !summaries.some((m) => m.id === open?.id && m.domain === open.domain)) closeOpen('The message that was open does not match the search.');
       } catch (e) {
         if ((e as { status?: number }).status !== 400) throw e;
         summaries = [];
@@ -315,11 +320,12 @@ function renderInboxes(): void {
   if (selected.query !== undefined) rows.push(el('li', { class: 'empty' }, 'Searching every domain and inbox.'));
   if (selected.domain !== undefined) {
     for (const [inbox, n] of [...counts].sort((a, b) => a[0].localeCompare(b[0]))) {
+      // A phone inbox's messages are SMS (core/ids.ts isPhoneInbox, the rule of the tree and the API).
       rows.push(item(`inbox:${inbox}`, inbox, String(n), inbox === selected.inbox, () => {
         selected = { domain: selected.domain, inbox };
         autoDomain = false;
         void refresh();
-      }));
+      }, isPhoneInbox(inbox) ? plainText('SMS') : undefined));
     }
     if (domainCut) rows.push(el('li', { class: 'empty' }, `Inboxes and counts of the newest ${LIST_LIMIT} messages.`));
     if (selected.inbox !== undefined) {
@@ -368,6 +374,12 @@ async function clearInbox(): Promise<void> {
   } catch (e) {
     if (!(e instanceof SignedOut)) setConn(`Could not clear: ${(e as Error).message}`);
   }
+}
+
+/** Closes the open message, saying why in its place. */
+function closeOpen(why: string): void {
+  open = undefined;
+  byId('root').replaceChildren(el('p', { class: 'empty' }, why));
 }
 
 /** Says what happened in the view's status line (the one the message view uses, a polite live region). */

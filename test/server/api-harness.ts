@@ -51,6 +51,7 @@ export interface CallOptions {
 export interface Harness {
   api: HttpApi;
   store: Store;
+  /** The store's temp folder; '' over a store given in `over.store`. */
   dir: string;
   port: number;
   logs: Array<{ level: string; msg: string }>;
@@ -60,11 +61,17 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/**
+ * A real HTTP API on port 0 over a store of its own in a temp folder, or over `over.store` (a
+ * second process of one store): then it makes no folder or store, and close() leaves the store
+ * to its owner.
+ */
 export async function startApi(over: Partial<HttpApiOptions> = {}, retention?: Partial<RetentionOptions>): Promise<Harness> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-api-'));
   const logs: Array<{ level: string; msg: string }> = [];
-  const store = await makeStore(dir, (level, msg) => logs.push({ level, msg }), retention);
-  await store.open();
+  const shared = over.store;
+  const dir = shared === undefined ? await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-api-')) : '';
+  const store = shared ?? (await makeStore(dir, (level, msg) => logs.push({ level, msg }), retention));
+  if (shared === undefined) await store.open();
   const api = createHttpApi({
     store,
     apiToken: API_TOKEN,
@@ -127,6 +134,7 @@ export async function startApi(over: Partial<HttpApiOptions> = {}, retention?: P
     async close() {
       agent.destroy();
       await api.close();
+      if (shared !== undefined) return;
       await store.close();
       await fs.rm(dir, { recursive: true, force: true, maxRetries: 5 });
     },

@@ -305,7 +305,7 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
     assert.equal((await h.call('GET', '/api/v2/domains/private/inboxes')).status, 405);
   });
 
-  it('lists domains with inbox and message counts', async () => {
+  it('lists domains with inbox and message counts, and names the default domain', async () => {
     await inject('joe', { subject: '1' });
     await inject('ann', { subject: '2' });
     await h.deliver('joe', await multipartEmail(), 'other.test');
@@ -317,6 +317,7 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
           { name: 'inbox.test', inboxes: 2, messages: 2 },
           { name: 'other.test', inboxes: 1, messages: 1 },
         ],
+        defaultDomain: DOMAIN,
       });
     }
   });

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
+import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
-import { EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, EXIT_USAGE, TOKENS_FILE, tokensEnv } from '../../src/shared/contract';
+import { ALLOWED_HOSTS_ENV, EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, EXIT_USAGE, parseReadyLine, TOKENS_FILE, tokensEnv } from '../../src/shared/contract';
+import { reachableHosts } from '../../src/server/server';
 import { parseServeArgs } from '../../src/cli/cli';
 import { runTestCommand, TEST_COMMANDS } from '../../src/cli/testCommands';
 import { UsageError } from '../../src/shared/args';
@@ -292,11 +294,76 @@ describe('test-inbox serve (CLI)', function () {
     assert.match(noValue.stderr(), /^test-inbox: --http-port needs a value\n/);
   });
 
+  /** The status of GET /healthz at `base` sent with this Host header (fetch sets its own Host). */
+  function healthzAs(base: string, host: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const req = http.get(`${base}/healthz`, { headers: { host } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+    });
+  }
+
+  it('answers a Host named in --allowed-hosts or TEST_INBOX_ALLOWED_HOSTS (a compose service name, a LAN address), and 421 to any other', async () => {
+    const byFlag = run(['serve', ...freePorts, '--data-dir', dataDir, '--allowed-hosts', 'testinbox, 192.168.77.5:8025']);
+    const ready = await byFlag.ready;
+    const port = new URL(ready.http).port;
+    assert.equal(await healthzAs(ready.http, `testinbox:${port}`), 200);
+    assert.equal(await healthzAs(ready.http, 'TestInbox:8025'), 200, 'a name: any port, any case');
+    assert.equal(await healthzAs(ready.http, '192.168.77.5:8025'), 200, 'host:port: that port');
+    assert.equal(await healthzAs(ready.http, '192.168.77.5:8026'), 421);
+    assert.equal(await healthzAs(ready.http, `rebound.example:${port}`), 421, 'DNS-rebinding protection stays');
+    await byFlag.stop();
+    const byEnv = run(['serve', ...freePorts, '--data-dir', dataDir], { [ALLOWED_HOSTS_ENV]: 'mailhog-like' });
+    const again = await byEnv.ready;
+    assert.equal(await healthzAs(again.http, 'mailhog-like'), 200);
+    assert.equal(await healthzAs(again.http, 'testinbox'), 421);
+  });
+
+  it('refuses a wildcard or malformed --allowed-hosts entry at start, with exit code 64', async () => {
+    for (const [args, env] of [
+      [['--allowed-hosts', '*'], {}],
+      [['--allowed-hosts', 'testinbox,*.lan'], {}],
+      [['--allowed-hosts', '.lan'], {}],
+      [[], { [ALLOWED_HOSTS_ENV]: '*' }],
+      [['--allowed-hosts', 'http://testinbox:8025'], {}],
+    ] as Array<[string[], NodeJS.ProcessEnv]>) {
+      const r = run(['serve', ...freePorts, '--data-dir', dataDir, ...args], env);
+      assert.equal((await r.exited).code, EXIT_USAGE, JSON.stringify([args, env]));
+      assert.match(r.stderr(), /^test-inbox: --allowed-hosts \(or TEST_INBOX_ALLOWED_HOSTS\): .+\nUsage: test-inbox serve/, JSON.stringify([args, env]));
+      assert.equal(r.stdout(), '');
+    }
+  });
+
+  it('bound to every interface (--host 0.0.0.0), prints a ready line whose http and smtp open (loopback), with the reachable addresses last', async () => {
+    const r = run(['serve', ...freePorts, '--data-dir', dataDir, '--host', '0.0.0.0']);
+    await r.ready;
+    const line = r.stdout().slice(0, r.stdout().indexOf('\n'));
+    const raw = JSON.parse(line) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(raw), ['http', 'smtp', 'reachable']);
+    assert.equal(typeof raw.http, 'string');
+    assert.equal(typeof raw.smtp, 'string');
+    assert.match(raw.http as string, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(raw.smtp as string, /^127\.0\.0\.1:\d+$/);
+    const port = new URL(raw.http as string).port;
+    assert.deepEqual(raw.reachable, reachableHosts('0.0.0.0').map((h) => `http://${h}:${port}`));
+    assert.deepEqual(parseReadyLine(line)?.reachable, raw.reachable);
+    assert.equal((await fetch(`${raw.http as string}/healthz`)).status, 200);
+    // What the line prints opens: each address answers, its own Host allowed.
+    for (const url of raw.reachable as string[]) assert.equal((await fetch(`${url}/healthz`)).status, 200, url);
+    await new Promise<void>((resolve, reject) => {
+      const [host, smtpPort] = (raw.smtp as string).split(':');
+      const s = net.connect(Number(smtpPort), host, () => s.end(resolve));
+      s.on('error', reject);
+    });
+  });
+
   it('prints the options of serve with serve --help and exits 0', async () => {
     const r = run(['serve', '--help']);
     assert.equal((await r.exited).code, 0);
     assert.match(r.stdout(), /^Usage: test-inbox serve \[options\]\n/);
-    for (const flag of ['--host', '--http-port', '--smtp-port', '--data-dir', '--api-token', '--webhook-token', '--max-messages', '--max-age', '--domain']) {
+    for (const flag of ['--host', '--allowed-hosts', 'TEST_INBOX_ALLOWED_HOSTS', '--http-port', '--smtp-port', '--data-dir', '--api-token', '--webhook-token', '--max-messages', '--max-age', '--domain']) {
       assert.ok(r.stdout().includes(flag), flag);
     }
   });

@@ -1,6 +1,8 @@
 // Runs `test-inbox` from the TypeScript source (through tsx) as a child process, for the
 // CLI and durability tests.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseReadyLine, SERVER_ENV_NAMES, stopServerProcess } from '../../src/shared/contract';
 
@@ -22,11 +24,21 @@ export interface Running {
 export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Running {
   const childEnv = { ...process.env, ...env };
   for (const k of SERVER_ENV_NAMES) if (!(k in env)) delete childEnv[k];
+  // A temp folder of its own (a PostgreSQL-backed server spools there), removed when the child
+  // exits however it ends: a child killed by a test (SIGKILL) cannot remove what it made.
+  let ownTmp: string | undefined;
+  if (env.TMPDIR === undefined) childEnv.TMPDIR = childEnv.TMP = childEnv.TEMP = ownTmp = mkdtempSync(path.join(os.tmpdir(), 'test-inbox-child-'));
   // With an IPC channel, as the extension starts it: the stop closes the channel, which is a
   // clean stop on every platform (SIGTERM is TerminateProcess on Windows).
   // Under Windows' Node (npm run test:windows) the built bundle: tsx's esbuild binary is Linux's.
   const bundle = process.env.TEST_INBOX_CLI_BUNDLE;
-  return startServer(process.execPath, bundle ? [bundle, ...args] : ['--import', 'tsx', CLI, ...args], { cwd: REPO, env: childEnv, ipc: true });
+  const running = startServer(process.execPath, bundle ? [bundle, ...args] : ['--import', 'tsx', CLI, ...args], { cwd: REPO, env: childEnv, ipc: true });
+  if (ownTmp !== undefined) {
+    const dir = ownTmp;
+    running.child.once('exit', () => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
+    running.child.once('error', () => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
+  }
+  return running;
 }
 
 /**

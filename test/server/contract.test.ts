@@ -121,6 +121,15 @@ describe('process contract', () => {
       assert.equal(formatReadyLine({ http: 'http://127.0.0.1:2580', smtp: { host: '127.0.0.1', port: 2525 } }), '{"http":"http://127.0.0.1:2580","smtp":"127.0.0.1:2525"}');
     });
 
+    it('keeps http and smtp first, each a string, and appends the reachable addresses of a wildcard bind last; old lines still parse', () => {
+      const wild = { http: 'http://127.0.0.1:2690', smtp: { host: '127.0.0.1', port: 2525 }, reachable: ['http://192.168.1.20:2690', 'http://[fd00::5]:2690'] };
+      const line = formatReadyLine(wild);
+      assert.equal(line, '{"http":"http://127.0.0.1:2690","smtp":"127.0.0.1:2525","reachable":["http://192.168.1.20:2690","http://[fd00::5]:2690"]}');
+      assert.deepEqual(parseReadyLine(line), wild);
+      assert.deepEqual(parseReadyLine('{"http":"http://0.0.0.0:2690","smtp":"0.0.0.0:2525"}'), { http: 'http://0.0.0.0:2690', smtp: { host: '0.0.0.0', port: 2525 } }, 'a line of an earlier version');
+      assert.deepEqual(parseReadyLine('{"http":"http://127.0.0.1:1","smtp":"127.0.0.1:2","reachable":[1,"x","http://10.0.0.2:1"],"future":true}')?.reachable, ['http://10.0.0.2:1'], 'unknown keys and non-URLs ignored');
+    });
+
     it('refuses anything else', () => {
       for (const line of ['listening', '{"http":1}', '{"http":"http://127.0.0.1:1"}', '{"http":"ftp://x:1","smtp":"x:1"}', '{"http":"http://x:1","smtp":"x"}', 'null', '[]']) {
         assert.equal(parseReadyLine(line), undefined, line);

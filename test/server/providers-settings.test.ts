@@ -1,10 +1,10 @@
-// The settings Copy Provider Settings… and Copy SMS Settings hand out (src/extension/providerSettings.ts):
+// The settings Copy Provider Settings… and Copy SMS Settings hand out (src/shared/providerSettings.ts):
 // each provider's `.env` lines and its one line of SDK configuration, run as an app would run
 // them against a real server on port 0, each then sending a message that arrives.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { SendEmailCommand } from '@aws-sdk/client-sesv2';
-import { PROVIDERS, providerEnv, providerSettingsText, type ProviderId, SDK_LINES } from '../../src/extension/providerSettings';
+import { PROVIDERS, providerEnv, providerSettingsText, type ProviderId, SDK_LINES } from '../../src/shared/providerSettings';
 import { LOCAL_TWILIO_ACCOUNT_SID } from '../../src/shared/contract';
 import { DOMAIN, onlyMessage, PROVIDER_KEY, type ProviderHarness, startProviders } from './providers-harness';
 

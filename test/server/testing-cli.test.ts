@@ -9,7 +9,8 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
-import { EXIT_USAGE } from '../../src/shared/contract';
+import { EXIT_USAGE, LOCAL_TWILIO_ACCOUNT_SID } from '../../src/shared/contract';
+import { PROVIDERS, providerEnv, providerSettingsText } from '../../src/shared/providerSettings';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { EXIT_NO_PERMISSION, EXIT_TIMEOUT, EXIT_UNAVAILABLE, runTestCommand } from '../../src/cli/testCommands';
@@ -47,6 +48,7 @@ describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', functi
   let dataDir: string;
   let server: InboxServer;
   let env: NodeJS.ProcessEnv;
+  let tokens: Awaited<ReturnType<typeof loadOrCreateTokens>>;
   const spawned = (args: string[]): Promise<Ran> => runCommand(process.execPath, ['--import', 'tsx', CLI], args, env);
   /** In this process, with the data dir as a flag (the library reads this process's environment). */
   async function cli(args: string[]): Promise<Ran> {
@@ -59,7 +61,7 @@ describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', functi
   before(async () => {
     for (const k of Object.keys(process.env)) if (k.startsWith('TEST_INBOX_')) delete process.env[k];
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-clicmd-'));
-    const tokens = await loadOrCreateTokens(dataDir);
+    tokens = await loadOrCreateTokens(dataDir);
     server = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir, ...tokens, defaultDomain: DOMAIN });
     // Only the data dir: the commands find the server (server.json) and the tokens (tokens.json) there.
     env = cleanEnv({ TEST_INBOX_DATA_DIR: dataDir });
@@ -197,5 +199,21 @@ describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', functi
     const unreachable = await cli(['code', 'joe', '--server', 'https://inbox.example.invalid']);
     assert.equal(unreachable.code, EXIT_UNAVAILABLE);
     assert.match(unreachable.stderr, /inbox\.example\.invalid/);
+  });
+
+  it('provider-settings prints, from the data dir alone, the lines Copy Provider Settings copies for each provider (or the one named), never the API token', async () => {
+    const input = { baseUrl: server.httpUrl, domain: DOMAIN, providerKey: tokens.providerKey, twilioAccountSid: LOCAL_TWILIO_ACCOUNT_SID, twilioAuthToken: tokens.twilioAuthToken };
+    const all = await spawned(['provider-settings']);
+    assert.equal(all.code, 0, all.stderr);
+    assert.equal(all.stdout, PROVIDERS.map((p) => providerSettingsText(p.id, input)).join('\n'));
+    assert.ok(all.stdout.includes(`RESEND_BASE_URL=${server.httpUrl}\n`));
+    assert.ok(!all.stdout.includes(tokens.apiToken) && !all.stdout.includes(tokens.webhookToken));
+    const one = await cli(['provider-settings', 'Resend']);
+    assert.deepEqual(one, { code: 0, stdout: providerSettingsText('resend', input), stderr: '' });
+    const json = await cli(['provider-settings', 'mailgun', '--json']);
+    assert.deepEqual(JSON.parse(json.stdout), { mailgun: Object.fromEntries(providerEnv('mailgun', input)) });
+    const bad = await cli(['provider-settings', 'mailchimp']);
+    assert.equal(bad.code, EXIT_USAGE);
+    assert.match(bad.stderr, /^test-inbox provider-settings: unknown provider "mailchimp" \(the providers are resend, sendgrid, postmark, mailgun, ses, twilio\)\n/);
   });
 });

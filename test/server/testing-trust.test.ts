@@ -125,6 +125,21 @@ describe('where the test library sends the API token (impostors, stale server.js
     }
   });
 
+  it('says where it looked for the server, and --data-dir / TEST_INBOX_DATA_DIR, when no server it found answers', async () => {
+    const closed = `http://127.0.0.1:${await closedPort()}`;
+    for (const env of [{}, { TEST_INBOX_API_TOKEN: token }]) {
+      await assert.rejects(connect({ dataDir }, env, closed), (e: unknown) => {
+        assert.ok(TestInboxError.is(e, 'unreachable'), String(e));
+        assert.ok(e.message.includes(closed), e.message);
+        assert.ok(e.message.includes(dataDir), e.message);
+        assert.match(e.message, /pass --data-dir \(dataDir option\) or set TEST_INBOX_DATA_DIR/);
+        return true;
+      }, JSON.stringify(env));
+    }
+    // A server the caller named is not looked for: no data folder hint.
+    await assert.rejects(connect({ dataDir, server: closed }, {}), (e: unknown) => TestInboxError.is(e, 'unreachable') && !/--data-dir/.test(e.message));
+  });
+
   it('exits 69 (unreachable), not 77 (no token), when nothing answers at the server without a token; 77 when it answers', async () => {
     const io = (): { out: string[]; err: string[]; io: { stdout: { write(s: string): boolean }; stderr: { write(s: string): boolean } } } => {
       const out: string[] = [];

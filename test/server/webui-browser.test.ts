@@ -662,4 +662,69 @@ describe('web UI in Chromium', function () {
       }
     });
   });
+
+  describe('what a new user sees first (issue 35)', () => {
+    let own: InboxServer;
+    let ownDir: string;
+    const mail = async (to: string, subject: string, text = subject): Promise<void> => {
+      const t = nodemailer.createTransport({ host: own.smtpHost, port: own.smtpPort, secure: false, ignoreTLS: true });
+      await t.sendMail({ from: 'a@acme.test', to, subject, text });
+      t.close();
+    };
+    before(async () => {
+      ownDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-webui-first-'));
+      own = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir: ownDir, ...tokens, defaultDomain: DOMAIN });
+    });
+    after(async () => {
+      await own?.close();
+      await fs.rm(ownDir, { recursive: true, force: true });
+    });
+
+    it('shows the default domain first, marks phone inboxes SMS, closes a message the search does not list, and keeps the screen-reader status out of sight', async () => {
+      await mail(`joe@${DOMAIN}`, 'Welcome Joe');
+      await mail(`15555550100@${DOMAIN}`, '', 'Your code is 604219');
+      // Newer (by a second: ids and search order go by seconds), and first by name: still not the one shown first.
+      await new Promise((r) => setTimeout(r, 1100));
+      await mail('ann@example.com', 'Example newest');
+      const c = await browser.newContext();
+      try {
+        const p = await c.newPage();
+        await p.goto(own.httpUrl + '/');
+        await p.getByLabel('API token').fill(tokens.apiToken);
+        await p.getByRole('button', { name: 'Sign in' }).click();
+        const messagesNav = p.getByRole('navigation', { name: 'Messages' });
+        await messagesNav.getByRole('button', { name: /Welcome Joe/ }).waitFor();
+        assert.equal(await p.evaluate(() => document.querySelector('#domains [aria-current="true"]')?.getAttribute('data-key') ?? null), `domain:${DOMAIN}`);
+
+        const inboxes = p.getByRole('navigation', { name: 'Inboxes' });
+        assert.match(await inboxes.locator('[data-key="inbox:15555550100"]').innerText(), /SMS/);
+        assert.doesNotMatch(await inboxes.locator('[data-key="inbox:joe"]').innerText(), /SMS/);
+
+        await messagesNav.getByRole('button', { name: /Welcome Joe/ }).click();
+        await p.locator('#root h1.subject').filter({ hasText: 'Welcome Joe' }).waitFor();
+        const status = p.locator('#status');
+        await status.filter({ hasText: /^Loaded: Welcome Joe/ }).waitFor({ state: 'attached' });
+        assert.equal(await status.getAttribute('role'), 'status');
+        assert.equal(await status.getAttribute('aria-live'), 'polite');
+        const box = await status.boundingBox();
+        assert.ok(box !== null && box.width <= 1 && box.height <= 1, `the status is out of sight: ${JSON.stringify(box)}`);
+
+        const q = p.getByRole('searchbox', { name: 'Search messages' });
+        await q.fill('subject:"Example newest"');
+        await q.press('Enter');
+        await messagesNav.getByRole('button', { name: /Example newest/ }).waitFor();
+        await p.locator('#root').getByText('The message that was open does not match the search.').waitFor();
+        assert.equal(await p.locator('#root h1.subject').count(), 0, 'the message is closed');
+        // One the search lists stays open.
+        await messagesNav.getByRole('button', { name: /Example newest/ }).click();
+        await p.locator('#root h1.subject').filter({ hasText: 'Example newest' }).waitFor();
+        await q.fill('example');
+        await q.press('Enter');
+        await messagesNav.getByText(/messages? match.*“example”/).waitFor();
+        assert.equal(await p.locator('#root h1.subject').filter({ hasText: 'Example newest' }).count(), 1);
+      } finally {
+        await c.close();
+      }
+    });
+  });
 });

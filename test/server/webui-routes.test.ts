@@ -218,10 +218,10 @@ describe('web UI routes', function () {
         const t = await h.call('POST', '/ui/ticket');
         assert.equal((await changed.call('POST', '/ui/session', { anonymous: true, body: { ticket: t.json.ticket } })).status, 401, 'a token change voids the tickets too');
       } finally {
-        await changed.api.close();
+        await changed.close();
       }
     } finally {
-      await other.api.close();
+      await other.close();
     }
   });
 
@@ -333,8 +333,8 @@ describe('web UI routes', function () {
       now += 12 * 60 * 60 * 1000 + 1;
       await aging.ended;
     } finally {
-      await a.api.close();
-      await b.api.close();
+      await a.close();
+      await b.close();
     }
   });
 
@@ -353,7 +353,7 @@ describe('web UI routes', function () {
       const r = await other.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: ui(s) });
       assert.equal(r.status, 401);
     } finally {
-      await other.api.close();
+      await other.close();
     }
   });
 
@@ -390,7 +390,7 @@ describe('web UI routes', function () {
       const r = await other.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: ui(s) });
       assert.equal(r.status, 200, r.text);
     } finally {
-      await other.api.close();
+      await other.close();
     }
   });
 });

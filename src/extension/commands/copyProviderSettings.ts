@@ -3,7 +3,7 @@ import { LOCAL_TWILIO_ACCOUNT_SID } from '../../shared/contract';
 import { inert } from '../../core/inert';
 import { COMMANDS } from '../commandIds';
 import { ExtensionError } from '../errors';
-import { PROVIDERS, type ProviderId, providerSettingsText } from '../providerSettings';
+import { PROVIDERS, type ProviderId, providerSettingsText } from '../../shared/providerSettings';
 import type { Services } from '../services';
 import { showStatus } from '../ui/shown';
 

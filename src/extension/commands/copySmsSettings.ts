@@ -4,7 +4,7 @@ import { ExtensionError } from '../errors';
 import type { Services } from '../services';
 import { inert } from '../../core/inert';
 import { showStatus } from '../ui/shown';
-import { TWILIO_NODE_CLIENT } from '../providerSettings';
+import { TWILIO_NODE_CLIENT } from '../../shared/providerSettings';
 import { COMMANDS } from '../commandIds';
 
 export const id = COMMANDS.copySmsSettings.id;

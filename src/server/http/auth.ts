@@ -67,13 +67,38 @@ export function checkToken(check: TokenCheck, candidate: string | undefined): Au
  */
 const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
 
+/** A DNS name (letters, digits, hyphens, dots), an IPv4 address, or a bracketed IPv6 address; then an optional port. */
+const ALLOWED_HOST = /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i;
+
+/**
+ * Why `entry` cannot be an allowed host, or undefined when it can: the one rule for every
+ * allowed-host list (`--allowed-hosts`, TEST_INBOX_ALLOWED_HOSTS, HttpApiOptions.allowedHosts).
+ * Each entry names one host exactly. No wildcard (`*`, `*.lan`, `.lan`, `all`): routes answer
+ * without a token (`/healthz`, the web UI's sign-in, the webhook and provider routes), so the
+ * Host check is what stops DNS rebinding, and a pattern would let a rebound name through.
+ */
+export function allowedHostProblem(entry: string): string | undefined {
+  const e = entry.trim();
+  const shown = JSON.stringify(e.slice(0, 100));
+  if (e === '') return 'an entry is empty';
+  if (/[*?]/.test(e) || e.startsWith('.') || /^(?:all|any)$/i.test(e)) {
+    return `${shown} is a wildcard; each entry must name one host (such as testinbox, 192.168.1.20 or mail.lan:8025): routes answer without a token, so the Host check that stops DNS rebinding cannot be turned off`;
+  }
+  if (!ALLOWED_HOST.test(e)) return `${shown} is not a host name, IP address or host:port (write IPv6 in brackets: [fd00::5])`;
+  return undefined;
+}
+
 /** Decides whether a Host header names this server. */
 export class HostCheck {
   readonly #hosts: Set<string>;
 
-  /** `allowedHosts` entries are host names (any port) or `host:port` (that port only). */
+  /** `allowedHosts` entries are host names (any port) or `host:port` (that port only); a wildcard or malformed entry throws (allowedHostProblem). */
   constructor(allowedHosts: readonly string[] = []) {
-    this.#hosts = new Set([...LOOPBACK_HOSTS, ...allowedHosts.map((h) => h.trim().toLowerCase()).filter((h) => h !== '')]);
+    for (const h of allowedHosts) {
+      const problem = allowedHostProblem(h);
+      if (problem !== undefined) throw new TypeError(`allowedHosts: ${problem}`);
+    }
+    this.#hosts = new Set([...LOOPBACK_HOSTS, ...allowedHosts.map((h) => h.trim().toLowerCase())]);
   }
 
   allows(hostHeader: string | undefined): boolean {

@@ -12,7 +12,7 @@ import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem } from '../../core/ids';
 import type { HealthResponse } from '../../core/wire';
 import { hmacHex, tokenProofKey } from '../../core/proof';
 import { HEALTH_CHALLENGE_PARAM, MAX_CHALLENGE_LENGTH } from '../../core/proof';
-import { healthProof } from '../../shared/contract';
+import { ALLOWED_HOSTS_ENV, healthProof } from '../../shared/contract';
 import { BudgetError, ByteBudget } from '../budget';
 import { StoreError } from '../store/errors';
 import type { Store } from '../store/types';
@@ -352,7 +352,7 @@ class Api {
     const authority = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?([^/?#]*)/i.exec(req.url ?? '')?.[1];
     const host = authority ?? req.headers.host ?? '';
     if (!this.#hosts.allows(host)) {
-      throw new HttpError(421, 'misdirected', `${authority === undefined ? 'Host' : 'the host of the request target'} ${JSON.stringify(host.slice(0, 100))} is not allowed (it is not this server); use localhost or 127.0.0.1, or add it to allowedHosts`);
+      throw new HttpError(421, 'misdirected', `${authority === undefined ? 'Host' : 'the host of the request target'} ${JSON.stringify(host.slice(0, 100))} is not allowed (it is not this server); use localhost or 127.0.0.1, or start the server with --allowed-hosts naming it (or env ${ALLOWED_HOSTS_ENV})`);
     }
   }
 

@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createSecureContext } from 'node:tls';
+import { isWildcardHost } from '../../core/urls';
 import { SMTP_TLS_CERT_FILE, SMTP_TLS_DIR, SMTP_TLS_KEY_FILE } from '../../shared/contract';
 import { writePrivateFile } from '../../shared/privateFile';
 import { createSelfSigned, isCertificateName } from './selfSigned';
@@ -57,8 +58,7 @@ export interface SmtpTlsMaterial {
 /** The names a generated certificate is made for: the loopback names and the bound host. */
 function certificateNames(host: string): string[] {
   const names = ['localhost', '127.0.0.1', '::1'];
-  const wildcard = host === '0.0.0.0' || host === '::' || host === '';
-  const extra = wildcard ? os.hostname().toLowerCase() : host.replace(/^\[|\]$/g, '').toLowerCase();
+  const extra = isWildcardHost(host) ? os.hostname().toLowerCase() : host.replace(/^\[|\]$/g, '').toLowerCase();
   if (isCertificateName(extra) && !names.includes(extra)) names.push(extra);
   return names;
 }

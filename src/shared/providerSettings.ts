@@ -1,6 +1,7 @@
 // What an app needs to send through a provider's SDK into the local server (Copy Provider
 // Settings…, Copy SMS Settings): per provider the `.env` lines (its base URL setting and the key)
-// and the one line of SDK configuration that reads them. Pure (no vscode import): the server
+// and the one line of SDK configuration that reads them. Pure (no vscode import): the editor's
+// commands and the CLI's `provider-settings` print the same lines; the server
 // tests run each line against a real server.
 
 export type ProviderId = 'resend' | 'sendgrid' | 'postmark' | 'mailgun' | 'ses' | 'twilio';
