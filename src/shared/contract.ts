@@ -675,10 +675,10 @@ interface StoppableChild {
 
 /**
  * The one clean stop of a `serve` child, for everyone who starts one (the extension, `npm start`,
- * the bench, the tests): through its IPC channel where it has one (`serve` closes its store and
- * exits when the channel closes, on every platform), else SIGTERM where that is a signal. On
- * Windows SIGTERM is TerminateProcess, an unclean stop, so a child started there without a channel
- * is only killed (recovery on the next start makes that safe, but slower). Waits for the exit, and
+ * the bench, the tests): SIGTERM where it is a signal (POSIX: `serve` closes its store and exits);
+ * on Windows, where SIGTERM is TerminateProcess, through its IPC channel (`serve` stops the same
+ * way when the channel closes), and a child started there without a channel is only killed
+ * (recovery on the next start makes that safe, but slower). Waits for the exit, and
  * kills only after `graceMs`. Resolves `clean`, or `killed` when the grace ran out.
  */
 export function stopServerProcess(child: StoppableChild, graceMs: number = STOP_GRACE_MS, platform: NodeJS.Platform = process.platform): Promise<'clean' | 'killed'> {
@@ -693,8 +693,8 @@ export function stopServerProcess(child: StoppableChild, graceMs: number = STOP_
       clearTimeout(timer);
       resolve(killed ? 'killed' : 'clean');
     });
-    if (child.connected) child.disconnect();
-    else if (platform !== 'win32') child.kill('SIGTERM');
+    if (platform !== 'win32') child.kill('SIGTERM');
+    else if (child.connected) child.disconnect();
     else {
       killed = true;
       clearTimeout(timer);
