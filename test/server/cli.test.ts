@@ -14,7 +14,7 @@ import { UsageError } from '../../src/shared/args';
 import { parseDuration } from '../../src/core/duration';
 import { LOCK_FILE } from '../../src/server/store/maildir/lock';
 import { loadOrCreateTokens, TokensError } from '../../src/server/tokens';
-import { type Running, startCli } from './cliProcess';
+import { type Running, spawnChild, startCli } from './cliProcess';
 import { modesApply } from '../../src/shared/portableFs';
 
 describe('test-inbox serve (CLI)', function () {
@@ -201,8 +201,7 @@ describe('test-inbox serve (CLI)', function () {
       setInterval(() => {}, 1000);`;
     // The built bundle under Windows' Node (npm run test:windows), else the source through tsx.
     const cli = process.env.TEST_INBOX_CLI_BUNDLE ?? path.join(__dirname, '..', '..', 'src', 'cli', 'cli.ts');
-    const { spawn } = await import('node:child_process');
-    const parent = spawn(process.execPath, ['-e', parentScript, cli, 'serve', '--data-dir', dataDir, ...freePorts], {
+    const parent = spawnChild(process.execPath, ['-e', parentScript, cli, 'serve', '--data-dir', dataDir, ...freePorts], {
       cwd: path.join(__dirname, '..', '..'),
       env: { ...process.env, ...tokensEnv({ apiToken: 'a'.repeat(24), webhookToken: 'b'.repeat(24) }) },
       stdio: ['ignore', 'pipe', 'pipe'],

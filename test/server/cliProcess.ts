@@ -1,6 +1,6 @@
 // Runs `test-inbox` from the TypeScript source (through tsx) as a child process, for the
 // CLI and durability tests.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -42,13 +42,30 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Running {
 }
 
 /**
+ * `spawn`, tried again when Windows' process creation fails with an error libuv cannot name
+ * (`spawn UNKNOWN`, thrown at once). Under Wine (npm run test:windows) CreateProcess fails so now
+ * and then, about once in a full run, after minutes of suites; the same call a moment later
+ * works. Any other error, and a third failure, is the test's.
+ */
+export function spawnChild(command: string, args: string[], options: SpawnOptions): ChildProcess {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return spawn(command, args, options);
+    } catch (e) {
+      if (process.platform !== 'win32' || (e as NodeJS.ErrnoException).code !== 'UNKNOWN' || attempt === 3) throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200 * attempt);
+    }
+  }
+}
+
+/**
  * Starts any command that runs `test-inbox serve` (the source through tsx, the installed
  * binary, npx) and reads its ready line. `detached` puts it in its own process group, as a
  * terminal runs a foreground job. `exited` waits for the exit and both pipes' ends: the pipes close only when every
  * process holding them (a wrapper's child too) has ended.
  */
 export function startServer(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; detached?: boolean; ipc?: boolean }): Running {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: options.detached ?? false, stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
+  const child = spawnChild(command, args, { cwd: options.cwd, env: options.env, detached: options.detached ?? false, stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));

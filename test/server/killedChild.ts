@@ -1,8 +1,8 @@
 // A store run cut short: `script` runs in a child (TypeScript through tsx, from the repository
 // root) and writes one JSON line once it has done what it must; the child is then killed with
 // SIGKILL, as a power cut or the OOM killer would, and the test opens what it left behind.
-import { spawn } from 'node:child_process';
 import * as path from 'node:path';
+import { spawnChild } from './cliProcess';
 
 const REPO = path.resolve(__dirname, '..', '..');
 
@@ -14,11 +14,11 @@ const REPO = path.resolve(__dirname, '..', '..');
 export async function firstLineThenSigkill<T>(script: string, options: { fileSizeLimit?: number } = {}): Promise<T> {
   const node = [process.execPath, '-r', 'tsx/cjs', '-e', script];
   const argv = options.fileSizeLimit === undefined ? node : ['prlimit', `--fsize=${options.fileSizeLimit}`, ...node];
-  const child = spawn(argv[0], argv.slice(1), { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawnChild(argv[0], argv.slice(1), { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     return await new Promise<T>((resolve, reject) => {
       let out = '';
-      child.stdout.on('data', (c: Buffer) => {
+      child.stdout!.on('data', (c: Buffer) => {
         out += c.toString();
         if (out.includes('\n')) resolve(JSON.parse(out) as T);
       });

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, promises as fs } from 'node:fs';
 import * as net from 'node:net';
@@ -18,6 +17,7 @@ import { MaildirStore, type MaildirStoreOptions } from '../../src/server/store/m
 import type { MessageMeta, RetentionOptions } from '../../src/server/store/types';
 import { MimePool } from '../../src/server/http/mimePool';
 import { rawEmail } from '../support/messages';
+import { spawnChild } from './cliProcess';
 
 
 interface Logged {
@@ -547,7 +547,7 @@ describe('MaildirStore', () => {
     assert.equal(existsSync(path.join(dir, LOCK_FILE)), false);
 
     // Held by another live process: refused, naming it.
-    const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
+    const sleeper = spawnChild(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
     try {
       await fs.writeFile(path.join(dir, LOCK_FILE), `${sleeper.pid}\n`);
       await assert.rejects(new MaildirStore({ dir }).open(), (e: unknown) => StoreError.is(e, 'locked') && e.message.includes(`process ${sleeper.pid}`));
@@ -563,7 +563,7 @@ describe('MaildirStore', () => {
 
   it('tells a reused pid from a live server: a lock whose heartbeat is stale, or whose server file names an address that refuses, is taken over; a check that fails another way proves nothing', async () => {
     // What Windows does within seconds of a crash: the lock's pid now names another program.
-    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
+    const other = spawnChild(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
     const lock = path.join(dir, LOCK_FILE);
     try {
       await fs.mkdir(dir, { recursive: true, mode: 0o700 });
