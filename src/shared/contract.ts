@@ -683,23 +683,23 @@ interface StoppableChild {
  */
 export function stopServerProcess(child: StoppableChild, graceMs: number = STOP_GRACE_MS, platform: NodeJS.Platform = process.platform): Promise<'clean' | 'killed'> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve('clean');
+  // Windows has no stop but the channel: without one, the only stop is a kill.
+  const clean = platform !== 'win32' || child.connected;
   return new Promise((resolve) => {
-    let killed = false;
-    const timer = setTimeout(() => {
-      killed = true;
-      child.kill('SIGKILL');
-    }, graceMs);
+    let killed = !clean;
+    const timer = clean
+      ? setTimeout(() => {
+          killed = true;
+          child.kill('SIGKILL');
+        }, graceMs)
+      : undefined;
     child.once('exit', () => {
       clearTimeout(timer);
       resolve(killed ? 'killed' : 'clean');
     });
-    if (platform !== 'win32') child.kill('SIGTERM');
-    else if (child.connected) child.disconnect();
-    else {
-      killed = true;
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-    }
+    if (!clean) child.kill('SIGKILL');
+    else if (platform !== 'win32') child.kill('SIGTERM');
+    else child.disconnect();
   });
 }
 

@@ -8,7 +8,7 @@ import { readInjectedMessage } from '../body';
 import { composedSubject, composeMessage } from '../compose';
 import { badRequest } from '../errors';
 import { summarize } from '../render';
-import { sendJson } from '../respond';
+import { sendJson, sendJsonList } from '../respond';
 import { type ApiContext, type Query, type Req, type Res, readDomain, readId, readInbox } from './context';
 import { pollUntil, readWait } from './wait';
 
@@ -28,13 +28,10 @@ export async function listInbox(ctx: ApiContext, res: Res, rawDomain: string, ra
     return next.msgs.length > 0 ? next : undefined;
   })) ?? first);
   const now = Date.now();
-  const body: InboxListing & { cursor?: string } = {
-    domain: domain ?? PRIVATE_DOMAIN,
-    to: inbox,
-    msgs: result.msgs.map((m) => summarize(m, now)),
-  };
-  if (result.nextCursor !== undefined) body.cursor = result.nextCursor;
-  sendJson(res, 200, body);
+  // Up to MAX_LIST_LIMIT summaries, written in slices that take turns (respond.ts sendJsonList).
+  const rest: Omit<InboxListing, 'msgs'> & { cursor?: string } = { domain: domain ?? PRIVATE_DOMAIN, to: inbox };
+  if (result.nextCursor !== undefined) rest.cursor = result.nextCursor;
+  await sendJsonList(res, 'msgs', result.msgs, (m) => summarize(m, now), rest);
 }
 
 export async function injectMessage(ctx: ApiContext, req: Req, res: Res, rawDomain: string, rawInbox: string): Promise<void> {

@@ -10,7 +10,7 @@ import type { MessageMeta } from '../../store/types';
 import { badRequest } from '../errors';
 import { MIME_WORKERS } from '../mimePool';
 import { summarize } from '../render';
-import { sendJson } from '../respond';
+import { sendJsonList } from '../respond';
 import type { ApiContext, Query, Res } from './context';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, readInt } from './inboxes';
 import { LINK_KINDS } from '../../../core/clickKinds';
@@ -64,8 +64,8 @@ export async function searchResource(ctx: ApiContext, res: Res, query: Query): P
     const result = wait > 0 ? await searchAndWait(ctx, terms, page, wait, left.signal) : await runSearch(ctx, terms, page, left.signal);
     if (left.signal.aborted) return;
     const now = Date.now();
-    const body: SearchResponse = { q, total: result.total, msgs: result.msgs.map((m) => summarize(m, now)), ...(result.partial ? { partial: true } : {}) };
-    sendJson(res, 200, body);
+    const rest: Omit<SearchResponse, 'msgs'> = { q, total: result.total, ...(result.partial ? { partial: true } : {}) };
+    await sendJsonList(res, 'msgs', result.msgs, (m) => summarize(m, now), rest);
   } finally {
     res.off('close', leave);
   }
