@@ -338,7 +338,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     ].filter(Boolean);
     const reachableUrls = reachable.map((h) => `http://${h}:${httpPort}`);
     log('info', `listening: HTTP ${httpUrl}, SMTP ${hostForUrl(smtpHost)}:${smtpPort}${smtpNotes.length ? ` (${smtpNotes.join(', ')})` : ''}, data in ${store instanceof PostgresStore ? store.where : dataDir}`);
-    if (isWildcardHost(options.host)) log('info', `bound to every interface (${options.host}): other machines open ${reachableUrls.join(', ') || 'this machine\'s address'} (SMTP on port ${smtpPort}); a name they use for it must be in --allowed-hosts`);
+    if (isWildcardHost(options.host)) log('info', `bound to every interface (${options.host}): other machines open ${reachableUrls.join(', ') || 'this machine\'s address'} (SMTP on port ${smtpPort}); its addresses and host name are allowed as they are, any other name (a compose service, a DNS alias) must be in --allowed-hosts${options.allowedHosts?.length ? ` (given: ${options.allowedHosts.join(', ')})` : ''}`);
     log('info', `connection caps: SMTP ${maxSmtpConnections}, HTTP ${maxHttpConnections} (${caps.fdLimitSource === 'proc' ? `file-descriptor limit ${caps.fdLimit}` : `no file-descriptor limit to read here: sized for ${caps.fdLimit}, macOS's default`})`);
     let closing: Promise<void> | undefined;
     return {

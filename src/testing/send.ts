@@ -98,15 +98,15 @@ function envelopeAddress(from: string): string {
   return (m ? m[1] : from).trim();
 }
 
-/** The domain the server writes `private` to: its first listed domain is its default one. */
+/** The domain the server writes `private` to: the default domain it names (its `--domain`), mail or none. */
 async function defaultDomain(conn: Connection): Promise<string> {
   try {
-    const { domains } = await conn.api.listDomains();
-    if (domains[0]) return domains[0].name;
+    const listing = await conn.api.listDomains();
+    if (listing.defaultDomain) return listing.defaultDomain;
   } catch (e) {
     throw toTestInboxError(e);
   }
-  throw new TestInboxError('bad_input', 'give the address with its domain (name@domain): the server lists no domain');
+  throw new TestInboxError('bad_input', 'give the address with its domain (name@domain): the server names no default domain');
 }
 
 function smtpAddress(text: string): { host: string; port: number } {

@@ -178,17 +178,11 @@ function showApp(): void {
   search.append(q, el('button', { type: 'submit' }, 'Search'));
   search.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    selected = q.value.trim() ? { query: q.value.trim() } : {};
-    autoDomain = selected.query === undefined;
-    void refresh();
+    choose(q.value.trim() ? { query: q.value.trim() } : {}, !q.value.trim());
   });
   // Emptied (typed away, or Escape): back to the lists at once.
   q.addEventListener('input', () => {
-    if (q.value.trim() === '' && selected.query !== undefined) {
-      selected = {};
-      autoDomain = true;
-      void refresh();
-    }
+    if (q.value.trim() === '' && selected.query !== undefined) choose({}, true);
   });
   const out = el('button', { type: 'button', id: 'signout' }, 'Sign out');
   out.addEventListener('click', () => void signOut());
@@ -279,11 +273,7 @@ async function refresh(): Promise<void> {
       byId('domains'),
       domains.domains.length === 0
         ? [el('li', { class: 'empty' }, 'No mail yet.')]
-        : domains.domains.map((d) => item(`domain:${d.name}`, d.name, String(d.messages), d.name === selected.domain, () => {
-            selected = { domain: d.name };
-            autoDomain = false;
-            void refresh();
-          })),
+        : domains.domains.map((d) => item(`domain:${d.name}`, d.name, String(d.messages), d.name === selected.domain, () => choose({ domain: d.name }, false))),
     );
     queryProblem = undefined;
     if (selected.query !== undefined) {
@@ -321,11 +311,7 @@ function renderInboxes(): void {
   if (selected.domain !== undefined) {
     for (const [inbox, n] of [...counts].sort((a, b) => a[0].localeCompare(b[0]))) {
       // A phone inbox's messages are SMS (core/ids.ts isPhoneInbox, the rule of the tree and the API).
-      rows.push(item(`inbox:${inbox}`, inbox, String(n), inbox === selected.inbox, () => {
-        selected = { domain: selected.domain, inbox };
-        autoDomain = false;
-        void refresh();
-      }, isPhoneInbox(inbox) ? plainText('SMS') : undefined));
+      rows.push(item(`inbox:${inbox}`, inbox, String(n), inbox === selected.inbox, () => choose({ domain: selected.domain, inbox }, false), isPhoneInbox(inbox) ? plainText('SMS') : undefined));
     }
     if (domainCut) rows.push(el('li', { class: 'empty' }, `Inboxes and counts of the newest ${LIST_LIMIT} messages.`));
     if (selected.inbox !== undefined) {
@@ -376,10 +362,24 @@ async function clearInbox(): Promise<void> {
   }
 }
 
+/**
+ * The reader chose what to list (a domain, an inbox, a search, or none): the one place a choice
+ * is made. What is shown matches what was chosen: a message open outside the new domain or inbox
+ * is closed, and a note left in the view by an earlier choice (a search's) goes with it.
+ */
+function choose(next: typeof selected, auto: boolean): void {
+  selected = next;
+  autoDomain = auto;
+  const outside = open !== undefined && next.query === undefined && next.domain !== undefined && (open.domain !== next.domain || (next.inbox !== undefined && open.inbox !== next.inbox));
+  if (outside) closeOpen('');
+  else if (open === undefined) byId('root').replaceChildren();
+  void refresh();
+}
+
 /** Closes the open message, saying why in its place. */
 function closeOpen(why: string): void {
   open = undefined;
-  byId('root').replaceChildren(el('p', { class: 'empty' }, why));
+  byId('root').replaceChildren(...(why ? [el('p', { class: 'empty' }, why)] : []));
 }
 
 /** Says what happened in the view's status line (the one the message view uses, a polite live region). */

@@ -110,6 +110,20 @@ describe('test library (waitForCode, waitForLink, totp, sendSms, sendMail, clear
     await assert.rejects(waitForCode('sent', { ...conn, timeout: 0 }), (e: unknown) => TestInboxError.is(e, 'timeout'));
   });
 
+  it('new user 3: a bare inbox name goes to the server\'s default domain, not to the domain listed first', async () => {
+    // A domain that sorts before the default one holds mail: the listing names it first.
+    await smtpSend('first@aaa-first.example', 'Elsewhere', 'not here');
+    const { domains } = await (await fetch(`${server.httpUrl}/api/v2/domains`, { headers: { authorization: token } })).json() as { domains: Array<{ name: string }> };
+    assert.equal(domains[0].name, 'aaa-first.example');
+    const since = Date.now();
+    const mail = await sendMail({ ...conn, dataDir, smtp: `${server.smtpHost}:${server.smtpPort}`, to: 'bare', subject: 'Bare', text: 'Your code is 271828' });
+    assert.equal(mail.via, 'smtp');
+    assert.equal((await waitForCode(`bare@${DOMAIN}`, { ...conn, since, timeout: '5s' })).code, '271828');
+    await assert.rejects(waitForCode('bare@aaa-first.example', { ...conn, timeout: 0 }), (e: unknown) => TestInboxError.is(e, 'timeout'));
+    await clearInbox(`bare@${DOMAIN}`, conn);
+    await clearInbox('first@aaa-first.example', conn);
+  });
+
   it('finds the running server and its token in the data dir alone, and never sends that token elsewhere', async () => {
     const since = Date.now();
     await smtpSend(`dir@${DOMAIN}`, 'Code', 'Your login code is 5150.');

@@ -730,5 +730,47 @@ describe('web UI in Chromium', function () {
         await c.close();
       }
     });
+
+    it('new user 3: choosing another inbox or domain closes the message open elsewhere; emptying the search takes its note away', async () => {
+      await mail(`kim@${DOMAIN}`, 'Kim here');
+      const c = await browser.newContext();
+      try {
+        const p = await c.newPage();
+        await p.goto(own.httpUrl + '/');
+        await p.getByLabel('API token').fill(tokens.apiToken);
+        await p.getByRole('button', { name: 'Sign in' }).click();
+        const messagesNav = p.getByRole('navigation', { name: 'Messages' });
+        const inboxes = p.getByRole('navigation', { name: 'Inboxes' });
+        const subject = p.locator('#root h1.subject');
+        // Another inbox of the same domain.
+        await messagesNav.getByRole('button', { name: /Kim here/ }).click();
+        await subject.filter({ hasText: 'Kim here' }).waitFor();
+        await inboxes.locator('[data-key="inbox:joe"]').click();
+        await messagesNav.getByRole('button', { name: /Welcome Joe/ }).waitFor();
+        await subject.waitFor({ state: 'detached' });
+        // The same inbox again keeps its message open.
+        await messagesNav.getByRole('button', { name: /Welcome Joe/ }).click();
+        await subject.filter({ hasText: 'Welcome Joe' }).waitFor();
+        await inboxes.locator('[data-key="inbox:joe"]').click();
+        await messagesNav.getByRole('button', { name: /Welcome Joe/ }).waitFor();
+        assert.equal(await subject.filter({ hasText: 'Welcome Joe' }).count(), 1);
+        // Another domain.
+        await p.getByRole('navigation', { name: 'Domains' }).locator('[data-key="domain:example.com"]').click();
+        await messagesNav.getByRole('button', { name: /Example newest/ }).waitFor();
+        await subject.waitFor({ state: 'detached' });
+        // A search that closes the message leaves its note; emptying the search box takes it away.
+        await messagesNav.getByRole('button', { name: /Example newest/ }).click();
+        await subject.filter({ hasText: 'Example newest' }).waitFor();
+        const q = p.getByRole('searchbox', { name: 'Search messages' });
+        await q.fill('subject:"Kim here"');
+        await q.press('Enter');
+        const note = p.locator('#root').getByText('The message that was open does not match the search.');
+        await note.waitFor();
+        await q.fill('');
+        await note.waitFor({ state: 'detached' });
+      } finally {
+        await c.close();
+      }
+    });
   });
 });

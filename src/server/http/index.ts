@@ -352,7 +352,7 @@ class Api {
     const authority = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?([^/?#]*)/i.exec(req.url ?? '')?.[1];
     const host = authority ?? req.headers.host ?? '';
     if (!this.#hosts.allows(host)) {
-      throw new HttpError(421, 'misdirected', `${authority === undefined ? 'Host' : 'the host of the request target'} ${JSON.stringify(host.slice(0, 100))} is not allowed (it is not this server); use localhost or 127.0.0.1, or start the server with --allowed-hosts naming it (or env ${ALLOWED_HOSTS_ENV})`);
+      throw new HttpError(421, 'misdirected', `${authority === undefined ? 'Host' : 'the host of the request target'} ${JSON.stringify(host.slice(0, 100))} is not allowed: this server answers to localhost, its loopback and own addresses and host name, and the names of --allowed-hosts (or env ${ALLOWED_HOSTS_ENV}); start it with --allowed-hosts naming this one`);
     }
   }
 
