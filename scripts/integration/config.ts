@@ -42,6 +42,13 @@ export const MOCHA_TEST_TIMEOUT_MS = 20_000;
 /** Printed by the test entry around mocha's output so the runner can relay just that part. */
 export const SUITES_BEGIN_MARKER = '[test-inbox-it] suites begin';
 export const SUITES_END_MARKER = '[test-inbox-it] suites end';
+/**
+ * Starts every line of mocha's own output (its reporter). Between the markers the runner relays
+ * only these: what the workbench and the extension host log meanwhile (VS Code logs each error a
+ * language-model tool throws, with its stack, when a test provokes one on purpose) goes to the
+ * workbench log, kept when the run fails, and never reads as a failure on the terminal.
+ */
+export const SUITE_LINE_PREFIX = '[test-inbox-it] | ';
 
 /** Environment variables read by the runner (R) and by the test entry in the host (H). */
 export const ENV = {

@@ -26,6 +26,7 @@ import {
   ENV,
   EXTENSION_MAIN,
   REPO_ROOT,
+  SUITE_LINE_PREFIX,
   SUITES_BEGIN_MARKER,
   SUITES_END_MARKER,
   outputRoot,
@@ -166,9 +167,10 @@ async function runCodeServer(entry: string, hostEnv: Record<string, string>, lim
       fs.mkdirSync(keep, { recursive: true });
       await wb.page.screenshot({ path: path.join(keep, 'workbench.png') }).catch(() => {});
       await wb.stop({ keepLogsIn: keep });
-      say(`Logs kept in ${shown(keep)}/`);
+      say(`Logs kept in ${shown(keep)}/ (workbench.log: the ${relay.logged} lines the workbench and the extension host logged while the suites ran)`);
     } else {
       await wb.stop();
+      say(`${relay.logged} lines the workbench and the extension host logged while the suites ran (errors the tests provoke among them) are not shown; a failing run keeps them in workbench.log`);
     }
   }
 }
@@ -189,9 +191,13 @@ class SuiteOutputRelay {
       else this.early.push(text);
     } else if (this.state === 'during') {
       if (text.includes(SUITES_END_MARKER)) this.state = 'after';
-      else process.stdout.write(`${text}\n`);
+      else if (text.startsWith(SUITE_LINE_PREFIX)) process.stdout.write(`${text.slice(SUITE_LINE_PREFIX.length)}\n`);
+      else this.logged++;
     }
   }
+
+  /** Lines the workbench and the extension host logged while the suites ran, not relayed (workbench.log has them). */
+  logged = 0;
 
   flushIfSilent(): void {
     if (this.state !== 'before') return;

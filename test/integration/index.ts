@@ -5,8 +5,9 @@
 // test failed so that the host reports a failure.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { format } from 'node:util';
 import Mocha from 'mocha';
-import { ENV, MOCHA_TEST_TIMEOUT_MS, SUITES_BEGIN_MARKER, SUITES_END_MARKER } from '../../scripts/integration/config';
+import { ENV, MOCHA_TEST_TIMEOUT_MS, SUITE_LINE_PREFIX, SUITES_BEGIN_MARKER, SUITES_END_MARKER } from '../../scripts/integration/config';
 
 export interface IntegrationResults {
   passes: number;
@@ -24,6 +25,12 @@ export function run(): Promise<void> {
   // Stack traces of failures point into the .ts sources (the bundles carry inline source maps).
   process.setSourceMapsEnabled(true);
   const grep = process.env[ENV.grep];
+  // Mocha's output, line by line, marked as the suites' own (SUITE_LINE_PREFIX): the runner relays it and nothing else.
+  const consoleLog = Mocha.reporters.Base.consoleLog;
+  const suiteLog = (...args: unknown[]): void => {
+    for (const line of format(...args).split('\n')) consoleLog(SUITE_LINE_PREFIX + line);
+  };
+  Mocha.reporters.Base.consoleLog = suiteLog;
   const mocha = new Mocha({ ui: 'bdd', timeout: MOCHA_TEST_TIMEOUT_MS, color: false, reporter: 'spec', ...(grep ? { grep } : {}) });
   const files = suiteFiles(__dirname, process.env[ENV.files]);
   for (const file of files) mocha.addFile(file);
@@ -56,7 +63,7 @@ export function run(): Promise<void> {
       });
     } catch (err) {
       const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
-      console.error(`Integration suites could not run: ${error}`);
+      suiteLog(`Integration suites could not run: ${error}`);
       console.log(SUITES_END_MARKER);
       writeResults({ passes: 0, failures: 1, pending: 0, tests: 0, files: relFiles, error });
       reject(err);
