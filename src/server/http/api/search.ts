@@ -11,6 +11,7 @@ import { badRequest } from '../errors';
 import { MIME_WORKERS } from '../mimePool';
 import { summarize } from '../render';
 import { sendJsonList } from '../respond';
+import { nextTurn } from '../../slices';
 import type { ApiContext, Query, Res } from './context';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, readInt } from './inboxes';
 import { LINK_KINDS } from '../../../core/clickKinds';
@@ -89,6 +90,9 @@ async function runSearch(ctx: ApiContext, terms: readonly SearchTerm[], page: Se
   let reads = 0;
   let cursor: string | undefined;
   for (;;) {
+    // A batch a turn (slices.ts): bodies already cached are matched without any I/O, and twenty
+    // body searches at once would otherwise hold the event loop for every message they match.
+    await nextTurn();
     if (signal.aborted) return { msgs, total };
     const batch = await ctx.store.search(metaTerms, { limit: SEARCH_BATCH, skip: 0, count: false, ...(cursor === undefined ? {} : { cursor }) });
     const decided = batch.msgs.map((m) => matchesAll(bodyTerms, m));
