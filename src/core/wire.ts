@@ -192,6 +192,8 @@ export interface HealthResponse {
   now?: number;
   /** The domain the server files mail under when none is named (its `--domain`). */
   defaultDomain?: string;
+  /** Fault rules active now (docs/chaos.md): a test that sees mail fail can tell failures on demand are on. */
+  chaosRules?: number;
 }
 
 /** Every error response: the right HTTP status and this body. */

@@ -197,6 +197,8 @@ export function parseRule(input: unknown, id: string, now: number): ChaosRule {
       if (!Number.isInteger(f.twilio_code) || (f.twilio_code as number) < 10_000 || (f.twilio_code as number) > 99_999) fail('fault.twilio_code must be a five-digit Twilio error code');
       fault.twilioCode = f.twilio_code as number;
     }
+    // A Twilio error code alone comes with 400, the status of Twilio's own 21211 and most others.
+    if (fault.twilioCode !== undefined && fault.status === undefined) fault.status = 400;
     if (fault.status === undefined && fault.delayMs === undefined) fail(`a ${s} fault is a status (with retry_after${s === 'twilio' || s === 'verify' ? ' or twilio_code' : ''}) or a delay`);
   } else {
     // delivery
@@ -218,6 +220,44 @@ export function parseRule(input: unknown, id: string, now: number): ChaosRule {
     rule.seed = seed as number;
   } else if (input.seed !== undefined) fail('seed goes with probability');
   return rule;
+}
+
+/** A rule as the API, the CLI and the library show it: its input's own fields (so it reads like what was sent), its id, when it ends, and its counters. */
+export interface ChaosRuleView {
+  id: string;
+  surface: ChaosSurface;
+  match: ChaosMatch;
+  fault: Record<string, unknown>;
+  times?: number;
+  probability?: number;
+  seed?: number;
+  /** When the rule stops by itself: ISO 8601. */
+  expires: string;
+  fired: number;
+  evaluated: number;
+}
+
+export function ruleView(rule: ChaosRule): ChaosRuleView {
+  const f = rule.fault;
+  const fault: Record<string, unknown> = {};
+  if (f.reply) fault.reply = { ...f.reply };
+  if (f.drop) fault.drop = true;
+  if (f.delayMs !== undefined) fault.delay = f.delayMs;
+  if (f.status !== undefined) fault.status = f.status;
+  if (f.retryAfterSeconds !== undefined) fault.retry_after = f.retryAfterSeconds;
+  if (f.twilioCode !== undefined) fault.twilio_code = f.twilioCode;
+  if (f.deliveryDelayMs !== undefined) fault.delivery_delay = f.deliveryDelayMs;
+  return {
+    id: rule.id,
+    surface: rule.surface,
+    match: { ...rule.match },
+    fault,
+    ...(rule.times !== undefined ? { times: rule.times } : {}),
+    ...(rule.probability !== undefined ? { probability: rule.probability, seed: rule.seed } : {}),
+    expires: new Date(rule.expiresAt).toISOString(),
+    fired: rule.fired,
+    evaluated: rule.evaluated,
+  };
 }
 
 /**

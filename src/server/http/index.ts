@@ -23,6 +23,8 @@ import { latestResource } from './api/latest';
 import { messageResource } from './api/messages';
 import { openStream } from './api/stream';
 import { totpResource } from './api/totp';
+import { chaosResource, isChaosRoute } from './api/chaos';
+import { ChaosRules } from '../chaos/rules';
 import { searchResource } from './api/search';
 import { SearchBodyCache } from './api/searchBodyCache';
 import { receiveWebhook } from './api/webhooks';
@@ -110,6 +112,8 @@ export interface HttpApiOptions {
   headersTimeoutMs?: number;
   /** Default DEFAULT_REQUEST_TIMEOUT_MS. */
   requestTimeoutMs?: number;
+  /** The fault rules (docs/chaos.md) the provider and Twilio routes apply and /api/v2/chaos sets; the server shares them with SMTP. Default: a set of its own. */
+  chaos?: ChaosRules;
   /** The server's MIME worker threads, shared with its store (codes after the acknowledgement); its owner stops them. Default: a pool of its own. */
   mime?: MimePool;
 }
@@ -164,6 +168,7 @@ class Api {
   readonly #ctx: ApiContext;
   readonly #ui: UiDeps;
   readonly #twilio: TwilioContext;
+  readonly #chaos: ChaosRules;
   readonly #providers: ProviderContext;
   /** Removes the providers' own spool folder, when they made one. */
   readonly #disposeProviders: () => Promise<void>;
@@ -194,6 +199,7 @@ class Api {
     this.#hub = new StreamHub(o.store);
     const messages = new TwilioMessages(o.store);
     const budget = o.budget ?? new ByteBudget();
+    this.#chaos = o.chaos ?? new ChaosRules(o.clock ? () => (o.clock as Clock).now() : Date.now);
     this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody, budget };
     [this.#providers, this.#disposeProviders] = providerContext(o, budget, this.#mime, this.#twilio, (what, err) => this.#toHttpError(what, err));
     this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, readBudget: o.readBudget ?? new ByteBudget(), searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
@@ -395,7 +401,8 @@ class Api {
       const hit = classify(url);
       const method = req.method ?? 'GET';
       beginExchange(req, { bytes: 0 });
-      if (hit.kind !== 'api' || (ROUTES[hit.name].credential !== 'api-token' && hit.name !== 'health')) throw notFound(`unknown route ${method} ${url.path}`);
+      // The fault rules are never set through /mcp, whose tools stay read-only.
+      if (hit.kind !== 'api' || isChaosRoute(hit.route) || (ROUTES[hit.name].credential !== 'api-token' && hit.name !== 'health')) throw notFound(`unknown route ${method} ${url.path}`);
       allowMethod(hit.route, method, req);
       prove(req);
       if (hit.route.kind === 'health') return await this.#health(res, url);
@@ -422,11 +429,13 @@ class Api {
       return handleTwilio(this.#twilio, req, res, route, url.query);
     }
     this.#requireApiToken(req, url.query);
+    // Only here, behind the API token: not in #dispatch, which the web UI's sessions and /mcp reach.
+    if (isChaosRoute(route)) return chaosResource(this.#chaos, { maxBody: this.#ctx.maxBody, budget: this.#ctx.budget }, req, res, route, method);
     return this.#dispatch(route, method, req, res, url);
   }
 
   async #health(res: http.ServerResponse, url: ParsedUrl): Promise<void> {
-    const body: HealthResponse = { service: 'test-inbox', version: this.#version, status: 'ok', now: Date.now(), defaultDomain: this.#ctx.defaultDomain };
+    const body: HealthResponse = { service: 'test-inbox', version: this.#version, status: 'ok', now: Date.now(), defaultDomain: this.#ctx.defaultDomain, chaosRules: this.#chaos.size };
     const challenge = url.query.get(HEALTH_CHALLENGE_PARAM);
     if (challenge !== null) {
       if (challenge.length === 0 || challenge.length > MAX_CHALLENGE_LENGTH) throw badRequest('bad_field', `${HEALTH_CHALLENGE_PARAM} must be 1 to ${MAX_CHALLENGE_LENGTH} characters`);
