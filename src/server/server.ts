@@ -16,6 +16,8 @@ import { isNoSpace } from './store/errors';
 import { ByteBudget } from './budget';
 import { defaultConnectionCaps, readSoftFdLimit } from './limits';
 import { createSmtpServer, type InboxSmtpServer } from './smtp';
+import { ChaosRules } from './chaos/rules';
+import { activeRulesLine } from './http/api/chaos';
 import type { SmtpCredentials, SmtpSecurity } from './smtpSecurity';
 import { loadOrCreateSelfSigned, loadOwnTlsFiles, type SmtpTlsMaterial } from './tls/material';
 import { MaildirStore } from './store/maildir/store';
@@ -71,6 +73,8 @@ export interface InboxServerOptions {
   smtpTls?: SmtpTlsOptions;
   /** Credentials SMTP clients must log in with; absent: any AUTH, or none, is accepted. */
   smtpAuth?: SmtpCredentials;
+  /** Fault rules in force from the start (`serve --chaos <file>`, docs/chaos.md); checked whole before anything listens. */
+  chaosRules?: unknown[];
   log?: Log;
   /** Lines past this level are not written; `debug` adds a line per message. Default DEFAULT_LOG_LEVEL (`info`). */
   logLevel?: LogLevel;
@@ -100,6 +104,8 @@ export interface InboxServer {
   smtpTlsCertFile?: string;
   httpPort: number;
   store: Store;
+  /** The fault rules SMTP, the provider APIs and Twilio apply, and /api/v2/chaos sets. */
+  chaos: ChaosRules;
   close(): Promise<void>;
 }
 
@@ -184,6 +190,9 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   // Every component (store, HTTP, SMTP) logs through this: a name or path a sender chose may hold a token.
   const logLevel = options.logLevel ?? DEFAULT_LOG_LEVEL;
   const log: Log = redactingLog(options.log ?? (() => undefined), [options.apiToken, options.webhookToken, options.twilioAuthToken, options.providerKey], logLevel);
+  // One rule set behind every surface; a bad --chaos file stops the start before anything is opened.
+  const chaos = new ChaosRules(options.clock ? () => options.clock!.now() : Date.now);
+  if (options.chaosRules !== undefined) chaos.replace(options.chaosRules);
   const dataDir = path.resolve(options.dataDir);
   // The MIME worker threads: the read views' parsing, and the Maildir store's codes after each acknowledgement.
   const mime = new MimePool();
@@ -246,6 +255,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       maxConnections: maxHttpConnections,
       budget,
       readBudget,
+      chaos,
       log,
     });
     await new Promise<void>((resolve, reject) => {
@@ -295,6 +305,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
         ...(store instanceof MaildirStore ? { spoolDir: store.spoolDir } : {}),
         budget,
         security: security(mode),
+        chaos,
         log,
       });
       const bound = await server.start().catch((e: unknown) => {
@@ -340,6 +351,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     log('info', `listening: HTTP ${httpUrl}, SMTP ${hostForUrl(smtpHost)}:${smtpPort}${smtpNotes.length ? ` (${smtpNotes.join(', ')})` : ''}, data in ${store instanceof PostgresStore ? store.where : dataDir}`);
     if (isWildcardHost(options.host)) log('info', `bound to every interface (${options.host}): other machines open ${reachableUrls.join(', ') || 'this machine\'s address'} (SMTP on port ${smtpPort}); a name they use for it must be in --allowed-hosts`);
     log('info', `connection caps: SMTP ${maxSmtpConnections}, HTTP ${maxHttpConnections} (${caps.fdLimitSource === 'proc' ? `file-descriptor limit ${caps.fdLimit}` : `no file-descriptor limit to read here: sized for ${caps.fdLimit}, macOS's default`})`);
+    if (chaos.size > 0) log('info', activeRulesLine(chaos.size));
     let closing: Promise<void> | undefined;
     return {
       httpUrl,
@@ -350,6 +362,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       ...(smtpsPort !== undefined ? { smtpsPort } : {}),
       ...(material ? { smtpTlsCertFile: material.certFile } : {}),
       store,
+      chaos,
       close: () => (closing ??= cleanup()),
     };
   } catch (e) {

@@ -430,7 +430,7 @@ class Api {
     }
     this.#requireApiToken(req, url.query);
     // Only here, behind the API token: not in #dispatch, which the web UI's sessions and /mcp reach.
-    if (isChaosRoute(route)) return chaosResource(this.#chaos, { maxBody: this.#ctx.maxBody, budget: this.#ctx.budget }, req, res, route, method);
+    if (isChaosRoute(route)) return chaosResource(this.#chaos, { maxBody: this.#ctx.maxBody, budget: this.#ctx.budget }, req, res, route, method, (line) => this.#log('info', line));
     return this.#dispatch(route, method, req, res, url);
   }
 

@@ -36,7 +36,17 @@ function checked<T>(f: () => T): T {
   }
 }
 
-export async function chaosResource(rules: ChaosRules, limits: BodyLimits, req: Req, res: Res, route: ChaosRoute, method: string): Promise<void> {
+/** What the server's log says after each change: the number of active rules. */
+export function activeRulesLine(n: number): string {
+  return `failures on demand: ${n} fault rule${n === 1 ? '' : 's'} active (GET /api/v2/chaos; docs/chaos.md)`;
+}
+
+export async function chaosResource(rules: ChaosRules, limits: BodyLimits, req: Req, res: Res, route: ChaosRoute, method: string, note: (line: string) => void): Promise<void> {
+  if (method !== 'GET') {
+    res.once('finish', () => {
+      if (res.statusCode < 300) note(activeRulesLine(rules.size));
+    });
+  }
   if (route.kind === 'chaosRule') {
     const rule = rules.list().find((r) => r.id === route.id);
     if (!rule) throw notFound(`no fault rule ${JSON.stringify(route.id.slice(0, 40))} (it was removed, or its time to live ended)`);
