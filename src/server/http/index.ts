@@ -43,7 +43,8 @@ import { beginExchange, prove } from './exchange';
 import { StreamHub } from './stream';
 import { tokenSeparationProblem, TWILIO_API_PREFIX } from '../../shared/contract';
 import { type TwilioContext, handleTwilio } from './twilio/api';
-import { TwilioApiError, fromHttpError, sendTwilioError } from './twilio/errors';
+import { TwilioApiError, fromHttpError, fromInjected, sendTwilioError } from './twilio/errors';
+import { InjectedFailure } from './fault';
 import { TwilioMessages } from './twilio/store';
 import { type Clock, systemClock } from '../clock';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../smtp';
@@ -200,8 +201,8 @@ class Api {
     const messages = new TwilioMessages(o.store);
     const budget = o.budget ?? new ByteBudget();
     this.#chaos = o.chaos ?? new ChaosRules(o.clock ? () => (o.clock as Clock).now() : Date.now);
-    this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody, budget };
-    [this.#providers, this.#disposeProviders] = providerContext(o, budget, this.#mime, this.#twilio, (what, err) => this.#toHttpError(what, err));
+    this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody, budget, chaos: this.#chaos };
+    [this.#providers, this.#disposeProviders] = providerContext(o, budget, this.#mime, this.#twilio, this.#chaos, (what, err) => this.#toHttpError(what, err));
     this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, readBudget: o.readBudget ?? new ByteBudget(), searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
     this.#ui = {
       apiToken: this.#apiToken,
@@ -304,6 +305,10 @@ class Api {
     const twilio = (req.url ?? '').startsWith(`${TWILIO_API_PREFIX}/`);
     if (TwilioApiError.is(err)) {
       sendTwilioError(res, err);
+      return;
+    }
+    if (twilio && InjectedFailure.is(err)) {
+      sendTwilioError(res, fromInjected(err));
       return;
     }
     const httpError = this.#toHttpError(describe(req), err);
@@ -485,7 +490,7 @@ class Api {
   }
 }
 
-function providerContext(o: HttpApiOptions, budget: ByteBudget, mime: MimePool, twilio: TwilioContext, toHttpError: ProviderContext['toHttpError']): [ProviderContext, () => Promise<void>] {
+function providerContext(o: HttpApiOptions, budget: ByteBudget, mime: MimePool, twilio: TwilioContext, chaos: ChaosRules, toHttpError: ProviderContext['toHttpError']): [ProviderContext, () => Promise<void>] {
   let own: Promise<string> | undefined;
   const spoolDir = (): Promise<string> => (o.spoolDir !== undefined ? Promise.resolve(o.spoolDir) : (own ??= fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-spool-'))));
   const dispose = async (): Promise<void> => {
@@ -500,6 +505,7 @@ function providerContext(o: HttpApiOptions, budget: ByteBudget, mime: MimePool, 
     ...(o.providerKey !== undefined ? { key: new TokenCheck(o.providerKey, 'provider key'), secret: o.providerKey } : {}),
     clock: o.clock ?? systemClock,
     twilio,
+    chaos,
     toHttpError,
   };
   return [ctx, dispose];

@@ -116,6 +116,12 @@ export async function storeMail(o: MailStoreOptions, mail: OutgoingMail): Promis
   }
 }
 
+/** What a fault rule can match of a request's messages (http/fault.ts): the first sender and every recipient. */
+export function envelopeOf(mails: ReadonlyArray<Pick<OutgoingMail, 'from' | 'to' | 'cc' | 'bcc'>>): { sender?: string; recipients: string[] } {
+  const recipients = mails.flatMap((m) => [...m.to, ...(m.cc ?? []), ...(m.bcc ?? [])].map((r) => r.address));
+  return mails.length > 0 ? { sender: mails[0].from.address, recipients } : { recipients };
+}
+
 /** Stores a whole MIME message into every recipient's inbox, after the X- fields the route gives. */
 export async function storeRaw(o: MailStoreOptions, mail: OutgoingRaw): Promise<MessageMeta[]> {
   const targets = targetsOf(mail.recipients);
