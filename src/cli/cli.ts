@@ -50,7 +50,7 @@ import { allowedHostProblem } from '../server/http/auth';
 import { hostForUrl, secretForms, ServerStartError, startInboxServer } from '../server/server';
 import { parseSmtpCredentials, type SmtpCredentials } from '../server/smtpSecurity';
 import { StoreError } from '../server/store/errors';
-import { ChaosRuleError, ChaosRules } from '../server/chaos/rules';
+import { APPLIED_SURFACES, ChaosRuleError, ChaosRules } from '../server/chaos/rules';
 import { prepareDataDirLocked } from '../server/store/maildir/layout';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX, RETENTION_SWEEP_INTERVAL_MS } from '../server/store/types';
 import { resolveTokens, type TokenName, TokensError } from '../server/tokens';
@@ -349,7 +349,7 @@ async function readChaosFile(file: string): Promise<unknown[]> {
   const rules = Array.isArray(value) ? value : typeof value === 'object' && value !== null ? (value as { rules?: unknown }).rules : undefined;
   if (!Array.isArray(rules)) fail(`--chaos ${file}: the file holds a JSON array of rules, or {"rules": […]} (docs/chaos.md)`, EXIT_USAGE);
   try {
-    new ChaosRules().replace(rules);
+    new ChaosRules(Date.now, APPLIED_SURFACES).replace(rules);
   } catch (e) {
     if (ChaosRuleError.is(e)) fail(`--chaos ${file}: ${e.message}`, EXIT_USAGE);
     throw e;

@@ -71,6 +71,7 @@ describe('HTTP API: fault rules (/api/v2/chaos)', () => {
     assertError(await h.call('PUT', '/api/v2/chaos', { body: [resend429, { ...greylist, ttl: '25h' }] }), 400, /rule 2: ttl must be/);
     assertError(await h.call('PUT', '/api/v2/chaos', { body: { rule: [] } }), 400, /JSON array of rules/);
     assertError(await h.call('PATCH', '/api/v2/chaos'), 405, /not allowed/);
+    assertError(await h.call('POST', '/api/v2/chaos/rules', { body: { surface: 'delivery', match: { all: true }, fault: { delivery_delay: '40s' } } }), 400, /surface delivery is not applied by this server yet/);
     assert.deepEqual((await h.call('GET', '/api/v2/chaos')).json, before);
   });
 

@@ -13,6 +13,8 @@ import { parseDuration } from '../../core/duration';
 
 export const CHAOS_SURFACES = ['smtp', 'resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify', 'delivery', 'mailosaur'] as const;
 export type ChaosSurface = (typeof CHAOS_SURFACES)[number];
+/** The surfaces the server applies rules on today: `delivery` (a message visible late) and `mailosaur` (no compat API yet) are to come. */
+export const APPLIED_SURFACES: readonly ChaosSurface[] = ['smtp', 'resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify'];
 export const SMTP_STAGES = ['connect', 'ehlo', 'auth', 'mail', 'rcpt', 'data'] as const;
 export type SmtpStage = (typeof SMTP_STAGES)[number];
 
@@ -299,7 +301,21 @@ export class ChaosRules {
   private rules: ChaosRule[] = [];
   private nextId = 1;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /**
+   * `surfaces`: those a server applies; a rule of another is refused, not kept to do nothing
+   * (`delivery` and `mailosaur` until their surfaces ask the rules). Default: every surface.
+   */
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly surfaces: readonly ChaosSurface[] = CHAOS_SURFACES,
+  ) {}
+
+  /** parseRule, and a surface this server applies. */
+  private parse(input: unknown, id: string, now: number): ChaosRule {
+    const rule = parseRule(input, id, now);
+    if (!this.surfaces.includes(rule.surface)) fail(`surface ${rule.surface} is not applied by this server yet; it applies ${this.surfaces.join(', ')} (docs/chaos.md)`);
+    return rule;
+  }
 
   /** Live rules (expired ones are dropped on the way). */
   list(): ChaosRule[] {
@@ -315,7 +331,7 @@ export class ChaosRules {
   add(input: unknown): ChaosRule {
     this.expire();
     if (this.rules.length >= MAX_RULES) fail(`at most ${MAX_RULES} rules at once: remove some first`);
-    const rule = parseRule(input, `r${this.nextId}`, this.now());
+    const rule = this.parse(input, `r${this.nextId}`, this.now());
     this.nextId++;
     this.rules.push(rule);
     return { ...rule };
@@ -328,7 +344,7 @@ export class ChaosRules {
     const now = this.now();
     const parsed = inputs.map((r, i) => {
       try {
-        return parseRule(r, `r${this.nextId + i}`, now);
+        return this.parse(r, `r${this.nextId + i}`, now);
       } catch (e) {
         throw new ChaosRuleError(`rule ${i + 1}: ${(e as Error).message}`);
       }
