@@ -11,7 +11,7 @@ import { runTestCommand } from '../../src/cli/testCommands';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { EXIT_USAGE } from '../../src/shared/contract';
-import { chaos, TestInboxError } from '../../src/testing';
+import { chaos, sendSms, TestInboxError, waitForCode } from '../../src/testing';
 import { startCli } from './cliProcess';
 
 const DOMAIN = 'inbox.test';
@@ -119,6 +119,19 @@ describe('failures on demand: test-inbox chaos, the library\'s chaos(), serve --
       (e: unknown) => TestInboxError.is(e) && e.code === 'bad_input' && /only match\.client is known/.test(e.message),
     );
     assert.equal((await health()).chaosRules, 0);
+  });
+
+  it('slow SMS code: with a delay on Twilio, waitForCode times out on the late code and a longer wait gets it', async () => {
+    const faults = await chaos({ surface: 'twilio', match: { recipient: '+15550100199' }, fault: { delay: '2500ms' }, times: 1 }, { dataDir });
+    const since = Date.now();
+    const sending = sendSms({ dataDir, to: '+15550100199', body: 'Your Acme code is 424242' });
+    await assert.rejects(waitForCode('15550100199', { dataDir, since, timeout: '1s' }), (e: unknown) => TestInboxError.is(e) && e.code === 'timeout');
+    const late = await waitForCode('15550100199', { dataDir, since, timeout: '20s' });
+    assert.equal(late.code, '424242');
+    assert.ok(late.time - since >= 2_000, `the code arrived ${late.time - since} ms after the send`);
+    await sending;
+    assert.deepEqual((await faults.state()).map((r) => r.fired), [1]);
+    await faults.remove();
   });
 
   it('serve --chaos <file> starts with the file\'s rules, says how many in its log and /healthz; a bad file stops the start with exit 2', async () => {
