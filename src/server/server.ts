@@ -17,6 +17,7 @@ import { ByteBudget } from './budget';
 import { defaultConnectionCaps, readSoftFdLimit } from './limits';
 import { createSmtpServer, type InboxSmtpServer } from './smtp';
 import { APPLIED_SURFACES, ChaosRules } from './chaos/rules';
+import { DelayedDeliveries } from './chaos/delayed';
 import { activeRulesLine } from './http/api/chaos';
 import type { SmtpCredentials, SmtpSecurity } from './smtpSecurity';
 import { loadOrCreateSelfSigned, loadOwnTlsFiles, type SmtpTlsMaterial } from './tls/material';
@@ -210,10 +211,12 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   }
   // The PostgreSQL store holds no lock of the data folder (its tokens, TLS pair and server file): make sure it exists.
   if (options.databaseUrl !== undefined) await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
+  // Messages a delivery fault rule holds (docs/chaos.md): a previous run's go on waiting. Closed before the store.
+  const delayed = new DelayedDeliveries({ dataDir, store, rules: chaos, ...(options.clock ? { now: () => options.clock!.now() } : {}), log });
   // A line per message at debug only: at any other level nothing listens, so a message costs the log nothing.
   if (logsAt(logLevel, 'debug')) store.on('message', (meta) => log('debug', messageLine(meta)));
   // Run last first: the store closes (reading the codes still pending) before the workers stop.
-  const cleanups: Array<() => Promise<void>> = [() => mime.close(), () => writer.close(), () => store.close()];
+  const cleanups: Array<() => Promise<void>> = [() => mime.close(), () => writer.close(), () => store.close(), () => delayed.close()];
   // One budget for the message bytes every SMTP and HTTP connection holds in memory at once.
   const budget = new ByteBudget();
   // Reads of stored messages have a budget of their own: however many clients read, intake goes on.
@@ -236,6 +239,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   const ownHosts = isLoopbackHost(options.host) ? [] : [hostForUrl(options.host), os.hostname(), ...reachable].filter((h) => allowedHostProblem(h) === undefined);
   const allowedHosts = [...ownHosts, ...(options.allowedHosts ?? []), ...(options.publicUrl !== undefined ? [new URL(options.publicUrl).host] : [])];
   try {
+    await delayed.open();
     const api = createHttpApi({
       proofKey,
       store,
@@ -256,6 +260,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       budget,
       readBudget,
       chaos,
+      delayed,
       log,
     });
     await new Promise<void>((resolve, reject) => {
@@ -306,6 +311,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
         budget,
         security: security(mode),
         chaos,
+        delayed,
         log,
       });
       const bound = await server.start().catch((e: unknown) => {

@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerAuthentication, type SMTPServerAuthenticationResponse, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { ChaosContext, ChaosFault, ChaosRules, SmtpStage } from './chaos/rules';
+import type { DelayedDeliveries } from './chaos/delayed';
 import { domainProblem, inboxNameProblem, normalizeInbox } from '../core/ids';
 import { BudgetError, ByteBudget } from './budget';
 import { drainInto, SpoolingSink } from './spool';
@@ -54,6 +55,8 @@ interface SmtpServerOptions {
   security?: SmtpSecurity;
   /** The fault rules (docs/chaos.md) of the `smtp` surface, shared with the HTTP API that sets them; absent: none. */
   chaos?: ChaosRules;
+  /** Where a `delivery` fault rule holds a message until its delay ends; absent: none is held. */
+  delayed?: DelayedDeliveries;
   log?: (level: LogLevel, msg: string) => void;
 }
 
@@ -109,7 +112,7 @@ function watchGreetings(server: SMTPServer, chaos: ChaosRules, faultAt: (session
   const connections = server.connections as unknown as Set<GreetingConnection>;
   const add = connections.add.bind(connections);
   connections.add = (conn: GreetingConnection) => {
-    if (chaos.size > 0) {
+    if (!chaos.empty) {
       for (const name of ['handler_EHLO', 'handler_HELO'] as const) {
         const handler = conn[name];
         if (typeof handler !== 'function') continue;
@@ -163,8 +166,9 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
    * (the caller goes on). When one fires it takes over: after its delay, if any, the connection
    * is dropped, `refuse` gets its reply, or (a delay alone) `proceed` runs.
    */
-  function faultAt(stage: SmtpStage, session: SMTPServerSession, ctx: Omit<ChaosContext, 'stage' | 'client'>, refuse: (err: SmtpReplyError) => void, proceed: () => void): boolean {
-    const fault: ChaosFault | undefined = chaos?.evaluate('smtp', { stage, client: session.remoteAddress, ...ctx });
+  function faultAt(stage: SmtpStage, session: SMTPServerSession, ctx: () => Omit<ChaosContext, 'stage' | 'client'>, refuse: (err: SmtpReplyError) => void, proceed: () => void): boolean {
+    if (!chaos || chaos.empty) return false;
+    const fault: ChaosFault | undefined = chaos.evaluate('smtp', { stage, client: session.remoteAddress, ...ctx() });
     if (!fault) return false;
     // A client that leaves during the delay is not answered.
     later(session, fault.delayMs ?? 0, () => {
@@ -181,7 +185,7 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
     ...security,
     onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession, callback: (err: Error | null | undefined, response?: SMTPServerAuthenticationResponse) => void) {
       const go = (): void => security.onAuth!(auth, session, callback);
-      if (!faultAt('auth', session, {}, callback, go)) go();
+      if (!faultAt('auth', session, () => ({}), callback, go)) go();
     },
     disableReverseLookup: true,
     logger: false,
@@ -189,7 +193,7 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
     onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void) {
       if (admitted.size < maxConnections) {
         admitted.add(session.id);
-        if (faultAt('connect', session, {}, callback, () => callback())) return;
+        if (faultAt('connect', session, () => ({}), callback, () => callback())) return;
         return callback();
       }
       // Closed by smtp-server after the reply; a client that keeps its end open is cut soon after.
@@ -201,13 +205,13 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
       admitted.delete(session.id);
     },
     onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
-      if (!faultAt('mail', session, { sender: address.address }, callback, () => callback())) callback();
+      if (!faultAt('mail', session, () => ({ sender: address.address }), callback, () => callback())) callback();
     },
     onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
       if (session.envelope.rcptTo.length >= maxRecipients) return callback(reply(452, `4.5.3 too many recipients: at most ${maxRecipients} per message, send the rest in another`));
       const target = recipientTarget(address.address);
       if ('problem' in target) return callback(reply(550, `5.1.3 ${target.problem}`));
-      if (!faultAt('rcpt', session, { sender: senderOf(session), recipients: [address.address] }, callback, () => callback())) callback();
+      if (!faultAt('rcpt', session, () => ({ sender: senderOf(session), recipients: [address.address] }), callback, () => callback())) callback();
     },
     onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) {
       const deliver = (delayMs = 0): void => {
@@ -218,7 +222,7 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
         deliveries.add(delivery);
         void delivery.finally(() => deliveries.delete(delivery));
       };
-      const fault = chaos?.evaluate('smtp', { stage: 'data', client: session.remoteAddress, sender: senderOf(session), recipients: session.envelope.rcptTo.map((r) => r.address) });
+      const fault = !chaos || chaos.empty ? undefined : chaos.evaluate('smtp', { stage: 'data', client: session.remoteAddress, sender: senderOf(session), recipients: session.envelope.rcptTo.map((r) => r.address) });
       if (!fault) return deliver();
       // A fault at DATA: a drop cuts the connection while the body arrives; a reply comes after
       // the body, which is read and thrown away (a refused message is not stored); a delay alone
@@ -233,7 +237,7 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
       stream.resume();
     },
   });
-  if (chaos) watchGreetings(server, chaos, (session, refuse, proceed) => faultAt('ehlo', session, {}, refuse, proceed));
+  if (chaos) watchGreetings(server, chaos, (session, refuse, proceed) => faultAt('ehlo', session, () => ({}), refuse, proceed));
   server.server.on('connection', (socket: Socket) => {
     const key = socketKey(socket.remoteAddress, socket.remotePort);
     sockets.set(key, socket);
@@ -281,6 +285,9 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
         throw replyOf(e, 'reading a spooled message failed');
       }
       try {
+        const due = await options.delayed?.hold(targets, raw, 'smtp', { sender: senderOf(session) });
+        // Durable now, visible when its delay ends (a delivery fault rule): acknowledged like any message.
+        if (due !== undefined) return `OK: accepted, visible from ${new Date(due).toISOString()} (a delivery fault rule, docs/chaos.md)`;
         const metas = await store.add(targets, raw, 'smtp');
         return `${STORED_REPLY_PREFIX} ${metas.map((m) => m.id).join(' ')}`;
       } catch (e) {

@@ -13,8 +13,8 @@ import { parseDuration } from '../../core/duration';
 
 export const CHAOS_SURFACES = ['smtp', 'resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify', 'delivery', 'mailosaur'] as const;
 export type ChaosSurface = (typeof CHAOS_SURFACES)[number];
-/** The surfaces the server applies rules on today: `delivery` (a message visible late) and `mailosaur` (no compat API yet) are to come. */
-export const APPLIED_SURFACES: readonly ChaosSurface[] = ['smtp', 'resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify'];
+/** The surfaces the server applies rules on (`delivery` where it holds messages: chaos/delayed.ts); `mailosaur` (no compat API yet) is to come. */
+export const APPLIED_SURFACES: readonly ChaosSurface[] = ['smtp', 'resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify', 'delivery'];
 export const SMTP_STAGES = ['connect', 'ehlo', 'auth', 'mail', 'rcpt', 'data'] as const;
 export type SmtpStage = (typeof SMTP_STAGES)[number];
 
@@ -321,6 +321,11 @@ export class ChaosRules {
   list(): ChaosRule[] {
     this.expire();
     return this.rules.map((r) => ({ ...r, match: { ...r.match }, fault: { ...r.fault } }));
+  }
+
+  /** True with no rule (expired ones may still count): the one cheap check an intake makes before it builds what a rule could match. */
+  get empty(): boolean {
+    return this.rules.length === 0;
   }
 
   get size(): number {

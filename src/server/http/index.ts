@@ -25,6 +25,7 @@ import { openStream } from './api/stream';
 import { totpResource } from './api/totp';
 import { chaosResource, isChaosRoute } from './api/chaos';
 import { APPLIED_SURFACES, ChaosRules } from '../chaos/rules';
+import type { DelayedDeliveries } from '../chaos/delayed';
 import { searchResource } from './api/search';
 import { SearchBodyCache } from './api/searchBodyCache';
 import { receiveWebhook } from './api/webhooks';
@@ -115,6 +116,8 @@ export interface HttpApiOptions {
   requestTimeoutMs?: number;
   /** The fault rules (docs/chaos.md) the provider and Twilio routes apply and /api/v2/chaos sets; the server shares them with SMTP. Default: a set of its own. */
   chaos?: ChaosRules;
+  /** Where `delivery` rules hold messages until their delay ends (docs/chaos.md); absent: such rules are refused. */
+  delayed?: DelayedDeliveries;
   /** The server's MIME worker threads, shared with its store (codes after the acknowledgement); its owner stops them. Default: a pool of its own. */
   mime?: MimePool;
 }
@@ -198,9 +201,10 @@ class Api {
     const maxBody = o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     if (!Number.isSafeInteger(maxBody) || maxBody < 1) throw new RangeError(`maxBodyBytes must be a whole number >= 1, got ${String(o.maxBodyBytes)}`);
     this.#hub = new StreamHub(o.store);
-    const messages = new TwilioMessages(o.store);
+    const messages = new TwilioMessages(o.store, o.delayed);
     const budget = o.budget ?? new ByteBudget();
-    this.#chaos = o.chaos ?? new ChaosRules(o.clock ? () => (o.clock as Clock).now() : Date.now, APPLIED_SURFACES);
+    // Without the server's held messages (chaos/delayed.ts) a delivery rule would do nothing: refused.
+    this.#chaos = o.chaos ?? new ChaosRules(o.clock ? () => (o.clock as Clock).now() : Date.now, o.delayed ? APPLIED_SURFACES : APPLIED_SURFACES.filter((s) => s !== 'delivery'));
     this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody, budget, chaos: this.#chaos };
     [this.#providers, this.#disposeProviders] = providerContext(o, budget, this.#mime, this.#twilio, this.#chaos, (what, err) => this.#toHttpError(what, err));
     this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, readBudget: o.readBudget ?? new ByteBudget(), searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
@@ -506,6 +510,7 @@ function providerContext(o: HttpApiOptions, budget: ByteBudget, mime: MimePool, 
     clock: o.clock ?? systemClock,
     twilio,
     chaos,
+    ...(o.delayed ? { delayed: o.delayed } : {}),
     toHttpError,
   };
   return [ctx, dispose];

@@ -140,7 +140,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   if (route.kind === 'mime') {
     const message = form.files.find((f) => f.field === 'message');
     if (!message) throw error(400, 'message parameter is missing');
-    await requestFault(ctx.chaos, 'mailgun', { recipients: [...to, ...cc, ...bcc].map((m) => m.address) }, res);
+    await requestFault(ctx.chaos, 'mailgun', () => ({ recipients: [...to, ...cc, ...bcc].map((m) => m.address) }), res);
     await storeRaw(ctx, { api: `Mailgun (POST /v3/${domain}/messages.mime)`, providerId: id, raw: message.content, recipients: [...to, ...cc, ...bcc].map((m) => m.address), meta });
     sendJson(res, 200, { id, message: 'Queued. Thank you.' });
     return;
@@ -173,7 +173,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
     .map((f) => ({ content: f.content, filename: f.filename, contentType: f.mimeType, ...(f.field === 'inline' ? { cid: f.filename, inline: true } : {}) }));
   const amp = one(form, 'amp-html');
   if (amp !== undefined) attachments.push({ content: Buffer.from(amp, 'utf8'), contentType: 'text/x-amp-html', filename: 'amp.html' });
-  await requestFault(ctx.chaos, 'mailgun', envelopeOf([{ from, to, cc, bcc }]), res);
+  await requestFault(ctx.chaos, 'mailgun', () => envelopeOf([{ from, to, cc, bcc }]), res);
   await storeMail(ctx, {
     api: `Mailgun (POST /v3/${domain}/messages)`,
     providerId: id,

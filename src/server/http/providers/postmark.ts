@@ -75,7 +75,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   if (route.kind === 'send' || route.kind === 'template') {
     if (!isObject(value)) throw error(422, CODE.INCOMPATIBLE_JSON, `The JSON input you provided is syntactically correct, but still not the one we expect: a message object, not ${typeName(value)}.`);
     const mail = readMessage(value, template, endpoint);
-    await requestFault(ctx.chaos, 'postmark', envelopeOf([mail]), res);
+    await requestFault(ctx.chaos, 'postmark', () => envelopeOf([mail]), res);
     await store(ctx, mail);
     sendJson(res, 200, answer(mail));
     return;
@@ -98,7 +98,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
     }
   });
   // A fault rule answers for the whole request, before any of its messages is stored.
-  await requestFault(ctx.chaos, 'postmark', envelopeOf(mails.filter((m) => m !== undefined)), res);
+  await requestFault(ctx.chaos, 'postmark', () => envelopeOf(mails.filter((m) => m !== undefined)), res);
   for (const [i, mail] of mails.entries()) {
     if (!mail) continue;
     try {

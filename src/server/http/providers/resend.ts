@@ -123,7 +123,7 @@ async function send(ctx: ProviderContext, req: http.IncomingMessage, res: http.S
   if (route.kind === 'send') {
     if (!isObject(value)) throw invalid(`The request body must be a JSON object, not ${typeName(value)}.`);
     const mail = readEmail(ctx, value, false, 'POST /emails');
-    await requestFault(ctx.chaos, 'resend', envelopeOf([mail]), res);
+    await requestFault(ctx.chaos, 'resend', () => envelopeOf([mail]), res);
     await storeMail(ctx, mail);
     return { status: 200, body: { id: mail.providerId } };
   }
@@ -144,7 +144,7 @@ async function send(ctx: ProviderContext, req: http.IncomingMessage, res: http.S
       errors.push({ index, message: e.message });
     }
   });
-  await requestFault(ctx.chaos, 'resend', envelopeOf(mails.filter((m) => m !== undefined)), res);
+  await requestFault(ctx.chaos, 'resend', () => envelopeOf(mails.filter((m) => m !== undefined)), res);
   const data: Array<{ id: string }> = [];
   for (const mail of mails) {
     if (!mail) continue;

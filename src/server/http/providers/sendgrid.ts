@@ -201,7 +201,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
       substitute,
     });
   });
-  await requestFault(ctx.chaos, 'sendgrid', envelopeOf(plans.map((p) => p.mail)), res);
+  await requestFault(ctx.chaos, 'sendgrid', () => envelopeOf(plans.map((p) => p.mail)), res);
   for (const { mail, substitute } of plans) {
     const { text, html } = substitute();
     await storeMail(ctx, { ...mail, ...(text !== undefined ? { text } : {}), ...(html !== undefined ? { html } : {}) });

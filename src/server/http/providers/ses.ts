@@ -135,7 +135,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
       if (recipients.length > SES_MAX_RECIPIENTS) throw error(400, 'MessageRejected', `Recipient count exceeds ${SES_MAX_RECIPIENTS}.`, now);
     }
     if (recipients.length === 0) throw bad('The message has no recipients: give Destination, or To, Cc or Bcc headers in the raw message.');
-    await requestFault(ctx.chaos, 'ses', { recipients }, res);
+    await requestFault(ctx.chaos, 'ses', () => ({ recipients }), res);
     await storeRaw(ctx, { api: `${api}, Raw`, providerId: messageId, raw, recipients, meta });
     return answer();
   }
@@ -177,7 +177,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
     text = templateText('Amazon SES', name, data);
     meta.push([TEMPLATE_HEADER, `Amazon SES template ${name} (not rendered)`]);
   }
-  await requestFault(ctx.chaos, 'ses', envelopeOf([{ from, to, cc, bcc }]), res);
+  await requestFault(ctx.chaos, 'ses', () => envelopeOf([{ from, to, cc, bcc }]), res);
   await storeMail(ctx, {
     api: `${api}, ${kinds[0]}`,
     providerId: messageId,

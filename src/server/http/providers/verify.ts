@@ -244,7 +244,7 @@ async function startVerification(ctx: ProviderContext, state: VerifyState, res: 
   if (channel === 'email' && typeof parseMailbox(to) === 'string') throw invalid(`Invalid parameter \`To\`: ${to.slice(0, 254)}`);
   const toKeyed = toKey(to, channel);
   // A fault rule matches To as sent or its inbox (a phone number's digits, an address).
-  await requestFault(ctx.chaos, 'verify', { recipients: [to, toKeyed] }, res);
+  await requestFault(ctx.chaos, 'verify', () => ({ recipients: [to, toKeyed] }), res);
   const key = `${service.sid}|${toKeyed}`;
   const recent = (state.sends.get(key) ?? []).filter((t) => now - t < VERIFY_SEND_WINDOW_MS);
   if (recent.length >= VERIFY_MAX_SENDS) throw twilio(429, VERIFY_ERROR.MAX_SENDS, 'Max send attempts reached');
@@ -272,6 +272,7 @@ async function deliver(ctx: ProviderContext, v: Verification, endpoint: string):
     const domain = ctx.twilio!.defaultDomain;
     const inbox = phoneDigits(v.to);
     const raw = await composeMessage({ from: v.service.friendlyName, subject: smsSubject(text), text, inbox, domain, source: 'inject', extraHeaders: headers });
+    if ((await ctx.delayed?.hold([{ domain, inbox }], raw, 'inject', {})) !== undefined) return;
     await ctx.store.add([{ domain, inbox }], raw, 'inject');
     return;
   }

@@ -124,7 +124,7 @@ async function send(ctx: TwilioContext, req: http.IncomingMessage, res: http.Ser
     throw new TwilioApiError(400, TWILIO_ERROR.BODY_TOO_LONG, `The concatenated message body exceeds the ${MAX_BODY_CHARS} character limit.`);
   }
   // A fault rule matches the To number as sent or its phone inbox (its digits), and the From.
-  await requestFault(ctx.chaos, 'twilio', { ...(from !== undefined ? { sender: from } : {}), recipients: [to, inbox] }, res);
+  await requestFault(ctx.chaos, 'twilio', () => ({ ...(from !== undefined ? { sender: from } : {}), recipients: [to, inbox] }), res);
   const input = { accountSid, to, from, messagingServiceSid: service, direction: 'outbound-api' as const, body, domain: ctx.defaultDomain, inbox };
   let rec: TwilioRecord;
   try {
