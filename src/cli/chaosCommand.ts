@@ -36,7 +36,8 @@ counters; remove takes one rule away, clear all of them. Rules also end by thems
 default 10m, at most 24h).
 
 A rule as flags:
-  --surface <s>         smtp, resend, sendgrid, postmark, mailgun, ses, twilio, verify
+  --surface <s>         smtp, resend, sendgrid, postmark, mailgun, ses, twilio, verify,
+                        delivery
   --recipient <p>       match an address (joe@inbox.test), an inbox of any domain (joe), or
                         a domain (*@inbox.test); for SMS, the number
   --sender <p>          match the sender the same way
@@ -50,6 +51,7 @@ A rule as flags:
   --status <n>          HTTP surfaces: answer this status in the provider's error shape
   --retry-after <s>     with it, the Retry-After header in seconds
   --twilio-code <n>     twilio, verify: the Twilio error code (20429, 21211, 60203)
+  --delivery-delay <d>  delivery: answer the sender at once, show the message this much later
   --times <n>           fire on the next n matches only
   --probability <p>     fire with this probability (0 to 1], seeded by --seed (default 1)
   --ttl <duration>      how long the rule lives (default 10m)
