@@ -4,6 +4,7 @@
 // it becomes visible, and a restart during the delay goes on waiting and shows it once.
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
@@ -99,6 +100,45 @@ describe('failures on demand: delivery delays (real server, nodemailer, the libr
     assert.ok(Date.now() - sent < 1_200, 'the API answered at once');
     await assert.rejects(waitForCode('15550100199', { dataDir, since: sent, timeout: '300ms' }), (e: unknown) => TestInboxError.is(e) && e.code === 'timeout');
     assert.equal((await waitForCode('15550100199', { dataDir, since: sent, timeout: '20s' })).code, '848484');
+  });
+
+  it('a push stream hears of the message when it becomes visible, not when it was accepted', async () => {
+    await chaos({ surface: 'delivery', match: { recipient: 'joe' }, fault: { delivery_delay: 1_500 } }, { dataDir });
+    const url = new URL(`${server!.httpUrl}/api/v2/domains/${DOMAIN}/stream/joe`);
+    let req: http.ClientRequest | undefined;
+    const heard = new Promise<{ at: number; data: { msg: { time: number } } }>((resolve, reject) => {
+      req = http.get({ host: url.hostname, port: url.port, path: url.pathname, headers: { authorization: tokens.apiToken } }, (res) => {
+        let buf = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buf += chunk;
+          const m = /event: message\ndata: (.*)\n\n/.exec(buf);
+          if (m) resolve({ at: Date.now(), data: JSON.parse(m[1]) as { msg: { time: number } } });
+        });
+      });
+      req.on('error', reject);
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    const sent = Date.now();
+    await send(server!, 'joe@inbox.test', 'Your code is 909090');
+    const event = await heard;
+    req!.destroy();
+    assert.ok(event.at - sent >= 1_400, `heard ${event.at - sent} ms after the send`);
+    assert.ok(event.data.msg.time - sent >= 1_400, `its time is the moment it became visible (${event.data.msg.time - sent} ms after the send)`);
+  });
+
+  it('a start removes the bytes of a message whose record was never written (never acknowledged), and keeps an unreadable record for a person to look at', async () => {
+    await server!.close();
+    server = undefined;
+    const dir = path.join(dataDir, DELAYED_DIR_NAME);
+    await fs.mkdir(dir, { recursive: true });
+    await fs.writeFile(path.join(dir, '1-aaaaaaaaaaaa.eml'), 'Subject: half written\r\n\r\nx');
+    await fs.writeFile(path.join(dir, '2-bbbbbbbbbbbb.json'), '{not json');
+    await fs.writeFile(path.join(dir, '2-bbbbbbbbbbbb.eml'), 'Subject: b\r\n\r\ny');
+    const logs: string[] = [];
+    server = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir, ...tokens, defaultDomain: DOMAIN, log: (_l, msg) => logs.push(msg) });
+    assert.deepEqual(await held(), ['2-bbbbbbbbbbbb.eml', '2-bbbbbbbbbbbb.json']);
+    assert.ok(logs.some((l) => /delayed delivery 2-bbbbbbbbbbbb: its record cannot be read/.test(l)), logs.join('\n'));
   });
 
   it('with no delivery rule nothing is held and no folder is made', async () => {
