@@ -16,7 +16,7 @@ import { isNoSpace } from './store/errors';
 import { ByteBudget } from './budget';
 import { defaultConnectionCaps, readSoftFdLimit } from './limits';
 import { createSmtpServer, type InboxSmtpServer } from './smtp';
-import { APPLIED_SURFACES, ChaosRules } from './chaos/rules';
+import { APPLIED_SURFACES, ChaosRules, serverRuleId } from './chaos/rules';
 import { DelayedDeliveries } from './chaos/delayed';
 import { activeRulesLine } from './http/api/chaos';
 import type { SmtpCredentials, SmtpSecurity } from './smtpSecurity';
@@ -192,7 +192,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   const logLevel = options.logLevel ?? DEFAULT_LOG_LEVEL;
   const log: Log = redactingLog(options.log ?? (() => undefined), [options.apiToken, options.webhookToken, options.twilioAuthToken, options.providerKey], logLevel);
   // One rule set behind every surface; a bad --chaos file stops the start before anything is opened.
-  const chaos = new ChaosRules(options.clock ? () => options.clock!.now() : Date.now, APPLIED_SURFACES);
+  const chaos = new ChaosRules(options.clock ? () => options.clock!.now() : Date.now, APPLIED_SURFACES, serverRuleId);
   if (options.chaosRules !== undefined) chaos.replace(options.chaosRules);
   const dataDir = path.resolve(options.dataDir);
   // The MIME worker threads: the read views' parsing, and the Maildir store's codes after each acknowledgement.

@@ -27,7 +27,7 @@ describe('HTTP API: fault rules (/api/v2/chaos)', () => {
   it('adds a rule and answers its id, lists it with its counters, and removes only that rule', async () => {
     const a = await h.call('POST', '/api/v2/chaos/rules', { body: greylist });
     assert.equal(a.status, 201, a.text);
-    assert.match(a.json.id, /^r\d+$/);
+    assert.match(a.json.id, /^r\d+-[0-9a-f]{6}$/);
     const b = await h.call('POST', '/api/v2/chaos/rules', { body: resend429 });
     assert.equal(b.status, 201, b.text);
     assert.notEqual(a.json.id, b.json.id);

@@ -56,8 +56,8 @@ describe('failures on demand: test-inbox chaos, the library\'s chaos(), serve --
     const added = await cli(['chaos', 'add', '--surface', 'resend', '--recipient', 'ann@inbox.test', '--status', '429', '--retry-after', '2']);
     assert.equal(added.code, 0, added.stderr);
     const id = added.stdout.trim();
-    assert.match(id, /^r\d+$/, 'stdout carries only the id');
-    assert.match(added.stderr, /added r\d+\tresend\trecipient=ann@inbox\.test\tstatus=429 retry_after=2/);
+    assert.match(id, /^r\d+-[0-9a-f]{6}$/, 'stdout carries only the id');
+    assert.match(added.stderr, /added r\d+-[0-9a-f]{6}\tresend\trecipient=ann@inbox\.test\tstatus=429 retry_after=2/);
 
     const resend = new Resend(tokens.providerKey, { baseUrl: server.httpUrl });
     const refused = await resend.emails.send({ from: 'app@acme.test', to: 'ann@inbox.test', subject: 'Code', text: '123456' });

@@ -1,7 +1,7 @@
 // Failures on demand (issue 39; docs/chaos.md is to follow): the one set of fault rules behind
 // every way to set them, and the one evaluation every surface calls. A rule names a surface, what
 // it matches, what happens, how often (a seeded probability or the next N times) and how long it
-// lives; it counts how often it fired. This module is pure but for the clock it is given: the
+// lives; it counts how often it fired. The rule set is pure but for the clock and ids it is given: the
 // HTTP routes, the CLI, the library and the team server's table keep rules through it.
 //
 // What can be matched when (SMTP): at `connect` and `ehlo` only the client's address is known;
@@ -9,10 +9,16 @@
 // recipient; `data` the sender and every recipient. HTTP surfaces know the sender and the
 // recipients of the request; `delivery` (a delay before an accepted message becomes visible)
 // knows the message's sender and recipient.
+import { randomBytes } from 'node:crypto';
 import { parseDuration } from '../../core/duration';
 
 export const CHAOS_SURFACES = ['smtp', 'resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify', 'delivery', 'mailosaur'] as const;
 export type ChaosSurface = (typeof CHAOS_SURFACES)[number];
+/** A rule id unique across the server's runs: `r<n>-<6 hex digits>`. */
+export function serverRuleId(n: number): string {
+  return `r${n}-${randomBytes(3).toString('hex')}`;
+}
+
 /** The surfaces the server applies rules on (`delivery` where it holds messages: chaos/delayed.ts); `mailosaur` (no compat API yet) is to come. */
 export const APPLIED_SURFACES: readonly ChaosSurface[] = ['smtp', 'resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify', 'delivery'];
 export const SMTP_STAGES = ['connect', 'ehlo', 'auth', 'mail', 'rcpt', 'data'] as const;
@@ -308,6 +314,8 @@ export class ChaosRules {
   constructor(
     private readonly now: () => number = Date.now,
     private readonly surfaces: readonly ChaosSurface[] = CHAOS_SURFACES,
+    /** The id of the n-th rule added (from 1). The server's add a random part, so a rule of an earlier run is never taken for one of this run (a test's handle that outlived a restart removes nothing of another test's). */
+    private readonly idOf: (n: number) => string = (n) => `r${n}`,
   ) {}
 
   /** parseRule, and a surface this server applies. */
@@ -336,7 +344,7 @@ export class ChaosRules {
   add(input: unknown): ChaosRule {
     this.expire();
     if (this.rules.length >= MAX_RULES) fail(`at most ${MAX_RULES} rules at once: remove some first`);
-    const rule = this.parse(input, `r${this.nextId}`, this.now());
+    const rule = this.parse(input, this.idOf(this.nextId), this.now());
     this.nextId++;
     this.rules.push(rule);
     return { ...rule };
@@ -349,7 +357,7 @@ export class ChaosRules {
     const now = this.now();
     const parsed = inputs.map((r, i) => {
       try {
-        return this.parse(r, `r${this.nextId + i}`, now);
+        return this.parse(r, this.idOf(this.nextId + i), now);
       } catch (e) {
         throw new ChaosRuleError(`rule ${i + 1}: ${(e as Error).message}`);
       }

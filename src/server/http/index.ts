@@ -24,7 +24,7 @@ import { messageResource } from './api/messages';
 import { openStream } from './api/stream';
 import { totpResource } from './api/totp';
 import { chaosResource, isChaosRoute } from './api/chaos';
-import { APPLIED_SURFACES, ChaosRules } from '../chaos/rules';
+import { APPLIED_SURFACES, ChaosRules, serverRuleId } from '../chaos/rules';
 import type { DelayedDeliveries } from '../chaos/delayed';
 import { searchResource } from './api/search';
 import { SearchBodyCache } from './api/searchBodyCache';
@@ -204,7 +204,7 @@ class Api {
     const messages = new TwilioMessages(o.store, o.delayed);
     const budget = o.budget ?? new ByteBudget();
     // Without the server's held messages (chaos/delayed.ts) a delivery rule would do nothing: refused.
-    this.#chaos = o.chaos ?? new ChaosRules(o.clock ? () => (o.clock as Clock).now() : Date.now, o.delayed ? APPLIED_SURFACES : APPLIED_SURFACES.filter((s) => s !== 'delivery'));
+    this.#chaos = o.chaos ?? new ChaosRules(o.clock ? () => (o.clock as Clock).now() : Date.now, o.delayed ? APPLIED_SURFACES : APPLIED_SURFACES.filter((s) => s !== 'delivery'), serverRuleId);
     this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody, budget, chaos: this.#chaos };
     [this.#providers, this.#disposeProviders] = providerContext(o, budget, this.#mime, this.#twilio, this.#chaos, (what, err) => this.#toHttpError(what, err));
     this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, readBudget: o.readBudget ?? new ByteBudget(), searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
