@@ -1,4 +1,4 @@
-// Failures on demand (issue 39; docs/chaos.md is to follow): the one set of fault rules behind
+// Failures on demand (issue 39, docs/chaos.md): the one set of fault rules behind
 // every way to set them, and the one evaluation every surface calls. A rule names a surface, what
 // it matches, what happens, how often (a seeded probability or the next N times) and how long it
 // lives; it counts how often it fired. The rule set is pure but for the clock and ids it is given: the
