@@ -9,9 +9,12 @@ import { baseString, checkAttachmentId, checkDomain, checkInbox, checkMessageId,
 import { StreamSubscription, type StreamOptions } from './stream';
 import type { LinkKindParam } from '../core/clickKinds';
 import type { Attachment, CallOptions, InboxApi, LatestParams, ListParams, Listing, SearchParams, ServerIdentity, StreamHandlers, Subscription } from './types';
-import type { Message } from '../core/wire';
+import type { ChaosList, ChaosRuleInfo, Message } from '../core/wire';
 import {
   parseAttachments,
+  parseChaosAdded,
+  parseChaosList,
+  parseChaosRemoved,
   parseDeleteResult,
   parseDomains,
   parseHealth,
@@ -335,6 +338,22 @@ class InboxClient implements InboxApi {
     checkDomain(domain);
     inbox = checkInbox(inbox, { allowAll: true });
     return this.json({ method: 'DELETE', url: this.url(paths.inbox(domain, inbox)), credential: 'api', what: `inbox "${inbox}" in domain "${domain}"` }, opts, parseDeleteResult);
+  }
+
+  chaosRules(opts?: CallOptions): Promise<ChaosList> {
+    return this.json({ method: 'GET', url: this.url(paths.chaos()), credential: 'api', what: 'fault rules (is this a Test Inbox server?)' }, opts, parseChaosList);
+  }
+
+  addChaosRule(rule: Record<string, unknown>, opts?: CallOptions): Promise<{ id: string; rule: ChaosRuleInfo }> {
+    return this.json({ method: 'POST', url: this.url(paths.chaosRules()), credential: 'api', json: rule, what: 'fault rules (is this a Test Inbox server?)' }, opts, parseChaosAdded);
+  }
+
+  removeChaosRule(id: string, opts?: CallOptions): Promise<{ removed: number }> {
+    return this.json({ method: 'DELETE', url: this.url(paths.chaosRule(id)), credential: 'api', what: `fault rule ${id}` }, opts, parseChaosRemoved);
+  }
+
+  clearChaos(opts?: CallOptions): Promise<{ removed: number }> {
+    return this.json({ method: 'DELETE', url: this.url(paths.chaos()), credential: 'api', what: 'fault rules (is this a Test Inbox server?)' }, opts, parseChaosRemoved);
   }
 
   /**

@@ -108,6 +108,10 @@ export const paths = {
   /** Test Inbox server: the web UI's page, and its one-time sign-in tickets (docs/api.md "Web UI"). */
   webUi: (): string => '/',
   webUiTicket: (): string => '/ui/ticket',
+  /** Test Inbox server: the fault rules (docs/chaos.md). */
+  chaos: (): string => '/api/v2/chaos',
+  chaosRules: (): string => '/api/v2/chaos/rules',
+  chaosRule: (id: string): string => `/api/v2/chaos/rules/${enc(id)}`,
 };
 
 /**

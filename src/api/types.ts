@@ -2,6 +2,8 @@
 // No vscode import: cancellation is an AbortSignal.
 import type {
   AttachmentInfo,
+  ChaosList,
+  ChaosRuleInfo,
   DeleteResult,
   DomainsResponse,
   Message,
@@ -132,6 +134,14 @@ export interface InboxApi {
   getRaw(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string>;
   deleteMessage(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<DeleteResult>;
   clearInbox(domain: string, inbox: string, opts?: CallOptions): Promise<DeleteResult>;
+  /** Test Inbox server: the fault rules with their counters (docs/chaos.md). */
+  chaosRules(opts?: CallOptions): Promise<ChaosList>;
+  /** Adds a fault rule; the server checks it (a bad one is `invalid_input` with the field named). */
+  addChaosRule(rule: Record<string, unknown>, opts?: CallOptions): Promise<{ id: string; rule: ChaosRuleInfo }>;
+  /** Removes one rule; `not_found` when it is gone already. */
+  removeChaosRule(id: string, opts?: CallOptions): Promise<{ removed: number }>;
+  /** Removes every rule. */
+  clearChaos(opts?: CallOptions): Promise<{ removed: number }>;
   /** Push subscription to `…/stream[/<inbox>]`, reconnecting with backoff. */
   subscribe(domain: string, inbox: string | undefined, handlers: StreamHandlers): Subscription;
   dispose(): Promise<void>;

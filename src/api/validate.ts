@@ -4,6 +4,8 @@
 // the hosted service sends many (`origfrom`, `size`, `stream`, `source`, `ip`, …).
 import type {
   AttachmentInfo,
+  ChaosList,
+  ChaosRuleInfo,
   ClickableLink,
   DeleteResult,
   DomainsResponse,
@@ -348,7 +350,47 @@ export function parseHealth(v: unknown): HealthResponse {
   }
   const now = optInt(o, 'now', '');
   if (now !== undefined) out.now = now;
+  const chaosRules = optInt(o, 'chaosRules', '');
+  if (chaosRules !== undefined) out.chaosRules = chaosRules;
   return out;
+}
+
+/** A fault rule (docs/chaos.md) as `/api/v2/chaos` shows it. */
+export function parseChaosRule(v: unknown, path = ''): ChaosRuleInfo {
+  const o = obj(v, path);
+  const out: ChaosRuleInfo = {
+    id: str(o, 'id', path),
+    surface: str(o, 'surface', path),
+    match: obj(o.match, join(path, 'match')),
+    fault: obj(o.fault, join(path, 'fault')),
+    expires: str(o, 'expires', path),
+    fired: int(o, 'fired', path),
+    evaluated: int(o, 'evaluated', path),
+  };
+  const times = optInt(o, 'times', path);
+  if (times !== undefined) out.times = times;
+  if (typeof o.probability === 'number') out.probability = o.probability;
+  const seed = optInt(o, 'seed', path);
+  if (seed !== undefined) out.seed = seed;
+  return out;
+}
+
+/** `GET /api/v2/chaos` and the answers of PUT and DELETE. */
+export function parseChaosList(v: unknown): ChaosList {
+  const o = obj(v, '');
+  return { active: int(o, 'active', ''), rules: arr(o.rules, 'rules').map((r, i) => parseChaosRule(r, join('rules', i))) };
+}
+
+/** `POST /api/v2/chaos/rules`: the new rule's id and the rule. */
+export function parseChaosAdded(v: unknown): { id: string; rule: ChaosRuleInfo } {
+  const o = obj(v, '');
+  return { id: str(o, 'id', ''), rule: parseChaosRule(o.rule, 'rule') };
+}
+
+/** `DELETE /api/v2/chaos[/rules/{id}]`: how many rules were removed. */
+export function parseChaosRemoved(v: unknown): { removed: number } {
+  const o = obj(v, '');
+  return { removed: typeof o.removed === 'string' ? 1 : int(o, 'removed', '') };
 }
 
 /** One push-stream event (data of `event: message` / `event: delete`). */

@@ -34,6 +34,7 @@ import {
   SERVER_FILE,
   ServerFileProblem,
   SMTP_AUTH_ENV,
+  CHAOS_FILE_ENV,
   SMTP_TLS_CERT_ENV,
   SMTP_TLS_DIR,
   SMTP_TLS_ENV,
@@ -49,6 +50,7 @@ import { allowedHostProblem } from '../server/http/auth';
 import { hostForUrl, secretForms, ServerStartError, startInboxServer } from '../server/server';
 import { parseSmtpCredentials, type SmtpCredentials } from '../server/smtpSecurity';
 import { StoreError } from '../server/store/errors';
+import { APPLIED_SURFACES, ChaosRuleError, ChaosRules } from '../server/chaos/rules';
 import { prepareDataDirLocked } from '../server/store/maildir/layout';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX, RETENTION_SWEEP_INTERVAL_MS } from '../server/store/types';
 import { resolveTokens, type TokenName, TokensError } from '../server/tokens';
@@ -113,6 +115,9 @@ Options:
   --public-url <url>      the address users open behind a TLS proxy (https://mail.example.com):
                           the web UI's Origin check and Secure cookie use it (or env ${PUBLIC_URL_ENV})
   --domain <name>         domain that writes to "private" go to (default ${DEFAULT_DOMAIN})
+  --chaos <file>          fault rules in force from the start: a JSON array of rules (or
+                          {"rules": […]}), as PUT /api/v2/chaos takes (docs/chaos.md; or env
+                          ${CHAOS_FILE_ENV}); change them later with test-inbox chaos
   --log-level <level>     ${LOG_LEVELS.join(', ')} (default ${DEFAULT_LOG_LEVEL}); debug adds a line per
                           message on stderr: its id, sender, inbox and size, never its body
                           or a token (or env ${LOG_LEVEL_ENV})
@@ -193,6 +198,8 @@ export interface ServeConfig {
   /** Required SMTP login, when asked for. */
   smtpAuth?: SmtpCredentials;
   logLevel: LogLevel;
+  /** `--chaos <file>`: fault rules in force from the start. */
+  chaosFile?: string;
 }
 
 /** `1`/`true`/`yes`/`on` (any case) is true, `0`/`false`/`no`/`off`/empty false; anything else a usage error. */
@@ -233,6 +240,7 @@ const SERVE_FLAGS = {
   'smtps-port': { type: 'string' },
   'smtp-auth': { type: 'string' },
   'log-level': { type: 'string' },
+  chaos: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const satisfies FlagSpec;
@@ -326,7 +334,27 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     maxSmtpConnections: parseCount('max-smtp-connections', v['max-smtp-connections']),
     maxHttpConnections: parseCount('max-http-connections', v['max-http-connections']),
     logLevel: readLogLevel(v['log-level'], env[LOG_LEVEL_ENV]),
+    ...((v.chaos ?? (env[CHAOS_FILE_ENV] || undefined)) !== undefined ? { chaosFile: path.resolve((v.chaos ?? env[CHAOS_FILE_ENV])!) } : {}),
   };
+}
+
+/** The rules of `serve --chaos <file>`, checked whole before anything starts: a bad file is a usage error that names the rule and field. */
+async function readChaosFile(file: string): Promise<unknown[]> {
+  let value: unknown;
+  try {
+    value = JSON.parse(await fs.readFile(file, 'utf8'));
+  } catch (e) {
+    fail(`--chaos ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`, EXIT_USAGE);
+  }
+  const rules = Array.isArray(value) ? value : typeof value === 'object' && value !== null ? (value as { rules?: unknown }).rules : undefined;
+  if (!Array.isArray(rules)) fail(`--chaos ${file}: the file holds a JSON array of rules, or {"rules": […]} (docs/chaos.md)`, EXIT_USAGE);
+  try {
+    new ChaosRules(Date.now, APPLIED_SURFACES).replace(rules);
+  } catch (e) {
+    if (ChaosRuleError.is(e)) fail(`--chaos ${file}: ${e.message}`, EXIT_USAGE);
+    throw e;
+  }
+  return rules;
 }
 
 /** `--log-level` (or its environment twin), case ignored; DEFAULT_LOG_LEVEL when neither is given. */
@@ -435,6 +463,7 @@ export async function main(argv: string[]): Promise<void> {
   }
 
   stderrLevel = config.logLevel;
+  const chaosRules = config.chaosFile === undefined ? undefined : await readChaosFile(config.chaosFile);
   knownSecrets.push(...secretForms([config.apiToken, config.webhookToken, config.twilioAuthToken, config.providerKey]));
   if (config.databaseUrl !== undefined) knownSecrets.push(...databasePassword(config.databaseUrl));
   // Before tokens.json is read: a data dir of an older layout may hold a domain directory by that name.
@@ -480,6 +509,7 @@ export async function main(argv: string[]): Promise<void> {
       smtpAuth: config.smtpAuth,
       log: stderrLog,
       logLevel: config.logLevel,
+      ...(chaosRules !== undefined ? { chaosRules } : {}),
     });
   } catch (e) {
     if (ServerStartError.is(e, 'port_in_use')) fail(e.message, EXIT_PORT_IN_USE);

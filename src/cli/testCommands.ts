@@ -8,6 +8,7 @@ import { PROVIDERS, providerEnv, type ProviderId, providerSettingsText } from '.
 import { PRIVATE_DOMAIN } from '../core/ids';
 import { connect, DOMAIN_ENV, SERVER_ENV, SMTP_ENV, toTestInboxError } from '../testing/connection';
 import { clearInbox, sendMail, sendSms, totp, waitForCode, waitForLink } from '../testing/index';
+import { chaosCommand, CHAOS_FLAGS, CHAOS_USAGE } from './chaosCommand';
 import { type ConnectionOptions, type LinkKindOption, TestInboxError, type TestInboxErrorCode } from '../testing/types';
 
 /** Nothing arrived before the wait ended. */
@@ -171,6 +172,13 @@ on stdout.`,
       return { json: { count }, message: `deleted ${count} message${count === 1 ? '' : 's'} of ${where}` };
     },
   },
+  chaos: {
+    usage: CHAOS_USAGE,
+    flags: CHAOS_FLAGS,
+    args: ['action', 'rule'],
+    optional: ['action', 'rule'],
+    run: ([action, rule], v, conn, io) => chaosCommand(action, rule, v, conn, io.env ?? process.env),
+  },
   'provider-settings': {
     usage: `Usage: test-inbox provider-settings [<provider>] [options]
 
@@ -236,6 +244,9 @@ export const TEST_COMMANDS_LIST = `  code <inbox>          print the newest one-
   send-sms              send an SMS through the Twilio-compatible API
   send-mail             send an email over SMTP
   clear <inbox>         delete every message of an inbox
+  chaos add|list|remove|clear
+                        failures on demand: fault rules for SMTP, the provider APIs and
+                        Twilio (docs/chaos.md)
   provider-settings [<provider>]
                         print the .env lines an app sets to send through Resend, SendGrid,
                         Postmark, Mailgun, SES or Twilio into the local server

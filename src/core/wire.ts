@@ -192,6 +192,34 @@ export interface HealthResponse {
   now?: number;
   /** The domain the server files mail under when none is named (its `--domain`). */
   defaultDomain?: string;
+  /** Fault rules active now (docs/chaos.md): a test that sees mail fail can tell failures on demand are on. */
+  chaosRules?: number;
+}
+
+/**
+ * A fault rule as the server shows it (`/api/v2/chaos`, docs/chaos.md): what was sent (surface,
+ * match, fault, times or probability and seed), its id, when it ends, and its counters.
+ */
+export interface ChaosRuleInfo {
+  id: string;
+  surface: string;
+  match: Record<string, unknown>;
+  fault: Record<string, unknown>;
+  times?: number;
+  probability?: number;
+  seed?: number;
+  /** ISO 8601: when the rule stops by itself. */
+  expires: string;
+  /** How often it fired. */
+  fired: number;
+  /** How often it matched, fired or not. */
+  evaluated: number;
+}
+
+/** `GET /api/v2/chaos`. */
+export interface ChaosList {
+  active: number;
+  rules: ChaosRuleInfo[];
 }
 
 /** Every error response: the right HTTP status and this body. */

@@ -16,6 +16,9 @@ import { isNoSpace } from './store/errors';
 import { ByteBudget } from './budget';
 import { defaultConnectionCaps, readSoftFdLimit } from './limits';
 import { createSmtpServer, type InboxSmtpServer } from './smtp';
+import { APPLIED_SURFACES, ChaosRules, serverRuleId } from './chaos/rules';
+import { DelayedDeliveries } from './chaos/delayed';
+import { activeRulesLine } from './http/api/chaos';
 import type { SmtpCredentials, SmtpSecurity } from './smtpSecurity';
 import { loadOrCreateSelfSigned, loadOwnTlsFiles, type SmtpTlsMaterial } from './tls/material';
 import { MaildirStore } from './store/maildir/store';
@@ -71,6 +74,8 @@ export interface InboxServerOptions {
   smtpTls?: SmtpTlsOptions;
   /** Credentials SMTP clients must log in with; absent: any AUTH, or none, is accepted. */
   smtpAuth?: SmtpCredentials;
+  /** Fault rules in force from the start (`serve --chaos <file>`, docs/chaos.md); checked whole before anything listens. */
+  chaosRules?: unknown[];
   log?: Log;
   /** Lines past this level are not written; `debug` adds a line per message. Default DEFAULT_LOG_LEVEL (`info`). */
   logLevel?: LogLevel;
@@ -100,6 +105,8 @@ export interface InboxServer {
   smtpTlsCertFile?: string;
   httpPort: number;
   store: Store;
+  /** The fault rules SMTP, the provider APIs and Twilio apply, and /api/v2/chaos sets. */
+  chaos: ChaosRules;
   close(): Promise<void>;
 }
 
@@ -184,6 +191,9 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   // Every component (store, HTTP, SMTP) logs through this: a name or path a sender chose may hold a token.
   const logLevel = options.logLevel ?? DEFAULT_LOG_LEVEL;
   const log: Log = redactingLog(options.log ?? (() => undefined), [options.apiToken, options.webhookToken, options.twilioAuthToken, options.providerKey], logLevel);
+  // One rule set behind every surface; a bad --chaos file stops the start before anything is opened.
+  const chaos = new ChaosRules(options.clock ? () => options.clock!.now() : Date.now, APPLIED_SURFACES, serverRuleId);
+  if (options.chaosRules !== undefined) chaos.replace(options.chaosRules);
   const dataDir = path.resolve(options.dataDir);
   // The MIME worker threads: the read views' parsing, and the Maildir store's codes after each acknowledgement.
   const mime = new MimePool();
@@ -201,10 +211,12 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   }
   // The PostgreSQL store holds no lock of the data folder (its tokens, TLS pair and server file): make sure it exists.
   if (options.databaseUrl !== undefined) await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
+  // Messages a delivery fault rule holds (docs/chaos.md): a previous run's go on waiting. Closed before the store.
+  const delayed = new DelayedDeliveries({ dataDir, store, rules: chaos, ...(options.clock ? { now: () => options.clock!.now() } : {}), log });
   // A line per message at debug only: at any other level nothing listens, so a message costs the log nothing.
   if (logsAt(logLevel, 'debug')) store.on('message', (meta) => log('debug', messageLine(meta)));
   // Run last first: the store closes (reading the codes still pending) before the workers stop.
-  const cleanups: Array<() => Promise<void>> = [() => mime.close(), () => writer.close(), () => store.close()];
+  const cleanups: Array<() => Promise<void>> = [() => mime.close(), () => writer.close(), () => store.close(), () => delayed.close()];
   // One budget for the message bytes every SMTP and HTTP connection holds in memory at once.
   const budget = new ByteBudget();
   // Reads of stored messages have a budget of their own: however many clients read, intake goes on.
@@ -227,6 +239,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   const ownHosts = isLoopbackHost(options.host) ? [] : [hostForUrl(options.host), os.hostname(), ...reachable].filter((h) => allowedHostProblem(h) === undefined);
   const allowedHosts = [...ownHosts, ...(options.allowedHosts ?? []), ...(options.publicUrl !== undefined ? [new URL(options.publicUrl).host] : [])];
   try {
+    await delayed.open();
     const api = createHttpApi({
       proofKey,
       store,
@@ -246,6 +259,8 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       maxConnections: maxHttpConnections,
       budget,
       readBudget,
+      chaos,
+      delayed,
       log,
     });
     await new Promise<void>((resolve, reject) => {
@@ -295,6 +310,8 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
         ...(store instanceof MaildirStore ? { spoolDir: store.spoolDir } : {}),
         budget,
         security: security(mode),
+        chaos,
+        delayed,
         log,
       });
       const bound = await server.start().catch((e: unknown) => {
@@ -340,6 +357,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     log('info', `listening: HTTP ${httpUrl}, SMTP ${hostForUrl(smtpHost)}:${smtpPort}${smtpNotes.length ? ` (${smtpNotes.join(', ')})` : ''}, data in ${store instanceof PostgresStore ? store.where : dataDir}`);
     if (isWildcardHost(options.host)) log('info', `bound to every interface (${options.host}): other machines open ${reachableUrls.join(', ') || 'this machine\'s address'} (SMTP on port ${smtpPort}); its addresses and host name are allowed as they are, any other name (a compose service, a DNS alias) must be in --allowed-hosts${options.allowedHosts?.length ? ` (given: ${options.allowedHosts.join(', ')})` : ''}`);
     log('info', `connection caps: SMTP ${maxSmtpConnections}, HTTP ${maxHttpConnections} (${caps.fdLimitSource === 'proc' ? `file-descriptor limit ${caps.fdLimit}` : `no file-descriptor limit to read here: sized for ${caps.fdLimit}, macOS's default`})`);
+    if (chaos.size > 0) log('info', activeRulesLine(chaos.size));
     let closing: Promise<void> | undefined;
     return {
       httpUrl,
@@ -350,6 +368,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       ...(smtpsPort !== undefined ? { smtpsPort } : {}),
       ...(material ? { smtpTlsCertFile: material.certFile } : {}),
       store,
+      chaos,
       close: () => (closing ??= cleanup()),
     };
   } catch (e) {

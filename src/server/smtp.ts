@@ -6,7 +6,9 @@ import { promises as fs } from 'node:fs';
 import type { Socket } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import { SMTPServer, type SMTPServerAddress, type SMTPServerAuthentication, type SMTPServerAuthenticationResponse, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import type { ChaosContext, ChaosFault, ChaosRules, SmtpStage } from './chaos/rules';
+import type { DelayedDeliveries } from './chaos/delayed';
 import { domainProblem, inboxNameProblem, normalizeInbox } from '../core/ids';
 import { BudgetError, ByteBudget } from './budget';
 import { drainInto, SpoolingSink } from './spool';
@@ -51,6 +53,10 @@ interface SmtpServerOptions {
   budget?: ByteBudget;
   /** TLS (STARTTLS or implicit) and required credentials; absent: plain SMTP, any AUTH. */
   security?: SmtpSecurity;
+  /** The fault rules (docs/chaos.md) of the `smtp` surface, shared with the HTTP API that sets them; absent: none. */
+  chaos?: ChaosRules;
+  /** Where a `delivery` fault rule holds a message until its delay ends; absent: none is held. */
+  delayed?: DelayedDeliveries;
   log?: (level: LogLevel, msg: string) => void;
 }
 
@@ -81,6 +87,49 @@ export function recipientTarget(address: string): { domain: string; inbox: strin
   return problem ? { problem: `<${address}>: ${problem}` } : { domain, inbox };
 }
 
+/** The envelope's sender, once MAIL FROM was accepted. */
+function senderOf(session: SMTPServerSession): string | undefined {
+  const from = session.envelope.mailFrom;
+  return from === false ? undefined : from.address;
+}
+
+/** What an SMTPConnection of smtp-server has that this file uses: its greeting handlers, its reply and its session. */
+interface GreetingConnection {
+  session: SMTPServerSession;
+  send(code: number, text: string): void;
+  handler_EHLO?: (command: Buffer, callback: () => void) => void;
+  handler_HELO?: (command: Buffer, callback: () => void) => void;
+}
+
+/**
+ * EHLO-stage faults. smtp-server has no hook for EHLO or HELO, so while any fault rule is set,
+ * each new connection's own EHLO and HELO handlers are wrapped (the connection's own properties,
+ * in front of its class's: smtp-server looks a command's handler up as `handler_<COMMAND>` on the
+ * connection). A connection opened with no rule set is not touched. Each greeting command (EHLO,
+ * or the HELO a client falls back to) is one evaluation at the `ehlo` stage.
+ */
+function watchGreetings(server: SMTPServer, chaos: ChaosRules, faultAt: (session: SMTPServerSession, refuse: (err: SmtpReplyError) => void, proceed: () => void) => boolean): void {
+  const connections = server.connections as unknown as Set<GreetingConnection>;
+  const add = connections.add.bind(connections);
+  connections.add = (conn: GreetingConnection) => {
+    if (!chaos.empty) {
+      for (const name of ['handler_EHLO', 'handler_HELO'] as const) {
+        const handler = conn[name];
+        if (typeof handler !== 'function') continue;
+        conn[name] = (command, callback) => {
+          const go = (): void => handler.call(conn, command, callback);
+          const refuse = (err: SmtpReplyError): void => {
+            conn.send(err.responseCode, err.message);
+            callback();
+          };
+          if (!faultAt(conn.session, refuse, go)) go();
+        };
+      }
+    }
+    return add(conn);
+  };
+}
+
 export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
   const { store } = options;
   const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
@@ -101,16 +150,50 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
   const sockets = new Map<string, Socket>();
   const socketKey = (address: string | undefined, port: number | undefined): string => `${address ?? ''}|${port ?? ''}`;
 
+  const chaos = options.chaos;
+  const security = securityOptions(options.security ?? {});
+  /** Timers of faults' delays, cleared when their connection closes or the server stops. */
+  const delays = new Set<NodeJS.Timeout>();
+
+  /** Cuts a session's connection with no reply (a fault's drop). */
+  function drop(session: SMTPServerSession): void {
+    sockets.get(socketKey(session.remoteAddress, session.remotePort))?.destroy();
+  }
+
+  /**
+   * The fault rules at one stage of a session: the one evaluation (chaos/rules.ts), asked only
+   * when a rule set was given; with no rule it answers at once. Returns false when no rule fires
+   * (the caller goes on). When one fires it takes over: after its delay, if any, the connection
+   * is dropped, `refuse` gets its reply, or (a delay alone) `proceed` runs.
+   */
+  function faultAt(stage: SmtpStage, session: SMTPServerSession, ctx: () => Omit<ChaosContext, 'stage' | 'client'>, refuse: (err: SmtpReplyError) => void, proceed: () => void): boolean {
+    if (!chaos || chaos.empty) return false;
+    const fault: ChaosFault | undefined = chaos.evaluate('smtp', { stage, client: session.remoteAddress, ...ctx() });
+    if (!fault) return false;
+    // A client that leaves during the delay is not answered.
+    later(session, fault.delayMs ?? 0, () => {
+      if (fault.drop) drop(session);
+      else if (fault.reply) refuse(reply(fault.reply.code, fault.reply.text));
+      else proceed();
+    });
+    return true;
+  }
+
   const server = new SMTPServer({
     banner: 'Test Inbox',
     size: maxBytes,
-    ...securityOptions(options.security ?? {}),
+    ...security,
+    onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession, callback: (err: Error | null | undefined, response?: SMTPServerAuthenticationResponse) => void) {
+      const go = (): void => security.onAuth!(auth, session, callback);
+      if (!faultAt('auth', session, () => ({}), callback, go)) go();
+    },
     disableReverseLookup: true,
     logger: false,
     closeTimeout: SMTP_CLOSE_GRACE_MS,
     onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void) {
       if (admitted.size < maxConnections) {
         admitted.add(session.id);
+        if (faultAt('connect', session, () => ({}), callback, () => callback())) return;
         return callback();
       }
       // Closed by smtp-server after the reply; a client that keeps its end open is cut soon after.
@@ -121,26 +204,62 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
     onClose(session: SMTPServerSession) {
       admitted.delete(session.id);
     },
+    onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
+      if (!faultAt('mail', session, () => ({ sender: address.address }), callback, () => callback())) callback();
+    },
     onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
       if (session.envelope.rcptTo.length >= maxRecipients) return callback(reply(452, `4.5.3 too many recipients: at most ${maxRecipients} per message, send the rest in another`));
       const target = recipientTarget(address.address);
       if ('problem' in target) return callback(reply(550, `5.1.3 ${target.problem}`));
-      callback();
+      if (!faultAt('rcpt', session, () => ({ sender: senderOf(session), recipients: [address.address] }), callback, () => callback())) callback();
     },
     onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) {
-      const delivery = receive(stream, session).then(
-        (message) => callback(null, message),
-        (e: unknown) => callback(e as Error),
-      );
-      deliveries.add(delivery);
-      void delivery.finally(() => deliveries.delete(delivery));
+      const deliver = (delayMs = 0): void => {
+        const delivery = receive(stream, session).then(
+          (message) => later(session, delayMs, () => callback(null, message)),
+          (e: unknown) => callback(e as Error),
+        );
+        deliveries.add(delivery);
+        void delivery.finally(() => deliveries.delete(delivery));
+      };
+      const fault = !chaos || chaos.empty ? undefined : chaos.evaluate('smtp', { stage: 'data', client: session.remoteAddress, sender: senderOf(session), recipients: session.envelope.rcptTo.map((r) => r.address) });
+      if (!fault) return deliver();
+      // A fault at DATA: a drop cuts the connection while the body arrives; a reply comes after
+      // the body, which is read and thrown away (a refused message is not stored); a delay alone
+      // holds back the 250 of a message already stored, as a slow server does.
+      if (fault.drop) {
+        stream.resume();
+        return drop(session);
+      }
+      if (!fault.reply) return deliver(fault.delayMs);
+      const refusal = reply(fault.reply.code, fault.reply.text);
+      stream.on('end', () => later(session, fault.delayMs ?? 0, () => callback(refusal)));
+      stream.resume();
     },
   });
+  if (chaos) watchGreetings(server, chaos, (session, refuse, proceed) => faultAt('ehlo', session, () => ({}), refuse, proceed));
   server.server.on('connection', (socket: Socket) => {
     const key = socketKey(socket.remoteAddress, socket.remotePort);
     sockets.set(key, socket);
     socket.once('close', () => sockets.delete(key));
   });
+
+  /** Runs `then` after `ms` unless the session's connection closes first. */
+  function later(session: SMTPServerSession, ms: number, then: () => void): void {
+    if (ms <= 0) return then();
+    const socket = sockets.get(socketKey(session.remoteAddress, session.remotePort));
+    const timer = setTimeout(() => {
+      delays.delete(timer);
+      socket?.off('close', cancel);
+      then();
+    }, ms);
+    delays.add(timer);
+    const cancel = (): void => {
+      clearTimeout(timer);
+      delays.delete(timer);
+    };
+    socket?.once('close', cancel);
+  }
 
   /** Streams the body into a spool sink (spool.ts), then stores it; resolves the reply text or rejects with an SMTP reply. */
   async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
@@ -166,6 +285,9 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
         throw replyOf(e, 'reading a spooled message failed');
       }
       try {
+        const due = await options.delayed?.hold(targets, raw, 'smtp', { sender: senderOf(session) });
+        // Durable now, visible when its delay ends (a delivery fault rule): acknowledged like any message.
+        if (due !== undefined) return `OK: accepted, visible from ${new Date(due).toISOString()} (a delivery fault rule, docs/chaos.md)`;
         const metas = await store.add(targets, raw, 'smtp');
         return `${STORED_REPLY_PREFIX} ${metas.map((m) => m.id).join(' ')}`;
       } catch (e) {
@@ -217,6 +339,8 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
       });
     },
     async stop() {
+      for (const timer of delays) clearTimeout(timer);
+      delays.clear();
       if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
       while (deliveries.size > 0) await Promise.allSettled([...deliveries]);
       if (ownSpoolDir) await fs.rm(ownSpoolDir, { recursive: true, force: true });

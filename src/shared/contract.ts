@@ -139,6 +139,8 @@ export const SMTP_TLS_KEY_ENV = 'TEST_INBOX_SMTP_TLS_KEY';
 export const SMTPS_PORT_ENV = 'TEST_INBOX_SMTPS_PORT';
 /** `--smtp-auth user:password`. A password belongs here rather than on argv, where other users can read it. */
 export const SMTP_AUTH_ENV = 'TEST_INBOX_SMTP_AUTH';
+/** Environment twin of `serve --chaos <file>`: fault rules in force from the start (docs/chaos.md). */
+export const CHAOS_FILE_ENV = 'TEST_INBOX_CHAOS';
 /** Environment twin of `--store`: a PostgreSQL URL keeps the messages there (the team server, docs/team-server.md). */
 export const DATABASE_URL_ENV = 'TEST_INBOX_DATABASE_URL';
 /** The public URL of a team server behind a TLS proxy (the web UI's Origin check and cookie). */

@@ -5,9 +5,10 @@ import { parseTotpInput } from '../core/totpInput';
 import { MAX_TOTP_DIGITS, MAX_TOTP_PERIOD, MIN_TOTP_DIGITS, TOTP_ALGORITHMS, totpAt } from '../core/totp';
 import { connect, splitInbox, toTestInboxError, type Connection } from './connection';
 import { sendMailDirect, sendMailOn, sendSmsOn } from './send';
-import type { CodeResult, ConnectionOptions, LinkOptions, LinkResult, MailOptions, MailResult, SmsOptions, SmsResult, TotpOptions, TotpResult, WaitOptions } from './types';
+import type { ChaosRule, ChaosRules, CodeResult, ConnectionOptions, LinkOptions, LinkResult, MailOptions, MailResult, SmsOptions, SmsResult, TotpOptions, TotpResult, WaitOptions } from './types';
 import { TestInboxError } from './types';
 import { waitForCodeOn, waitForLinkOn } from './wait';
+import { addChaosOn } from './chaos';
 
 export * from './types';
 
@@ -52,6 +53,17 @@ export function sendSms(options: SmsOptions): Promise<SmsResult> {
 /** Sends an email: over SMTP to a Test Inbox server, through the inject API to a hosted service. */
 export function sendMail(options: MailOptions): Promise<MailResult> {
   return sendMailDirect(options, process.env) ?? withConnection(options, (c) => sendMailOn(c, options, process.env));
+}
+
+/**
+ * Failures on demand (docs/chaos.md): adds fault rules to the Test Inbox server and answers a
+ * handle whose `remove()` takes away these rules and no other, so tests that run in parallel
+ * against one server never undo each other's. Rules also end by themselves (`ttl`, default 10
+ * minutes). Example: `const faults = await chaos({ surface: 'resend', match: { recipient:
+ * 'ann@inbox.test' }, fault: { status: 429, retry_after: 2 } }); … await faults.remove();`
+ */
+export function chaos(rules: ChaosRule | readonly ChaosRule[], options?: ConnectionOptions): Promise<ChaosRules> {
+  return withConnection(options, (c) => addChaosOn(c, rules, options ?? {}, withConnection));
 }
 
 /**

@@ -139,6 +139,45 @@ export interface MailResult {
  * `unreachable` (no answer from the server), `unsupported` (the server lacks what the call
  * needs), `server` (the server failed), `cancelled`.
  */
+/**
+ * A fault rule (docs/chaos.md): on which surface, what it matches, what happens and how often.
+ * The server checks it; a bad one is refused with a `bad_input` error that names the field.
+ */
+export interface ChaosRule {
+  surface: 'smtp' | 'resend' | 'sendgrid' | 'postmark' | 'mailgun' | 'ses' | 'twilio' | 'verify' | 'delivery' | 'mailosaur';
+  /** `{ recipient }`, `{ sender }`, an SMTP `stage` and `client`, or `{ all: true }` to match everything. */
+  match: { all?: true; recipient?: string; sender?: string; stage?: 'connect' | 'ehlo' | 'auth' | 'mail' | 'rcpt' | 'data'; client?: string };
+  /** SMTP: `reply` or `drop`; HTTP: `status` with `retry_after` (seconds) and, for Twilio, `twilio_code`; any: `delay` (ms or `'2s'`). */
+  fault: { reply?: { code: number; text?: string }; drop?: true; delay?: number | string; status?: number; retry_after?: number; twilio_code?: number; delivery_delay?: number | string };
+  /** Fires on the next N matches, then no more. */
+  times?: number;
+  /** Fires with this probability, each match taking the next draw of a generator seeded by `seed` (default 1). */
+  probability?: number;
+  seed?: number;
+  /** How long the rule lives: ms or `'10m'` (default 10 minutes, at most 24 h). */
+  ttl?: number | string;
+}
+
+/** A rule as the server shows it, with its counters. */
+export interface ChaosRuleState extends ChaosRule {
+  id: string;
+  /** ISO 8601: when it stops by itself. */
+  expires: string;
+  /** How often it fired. */
+  fired: number;
+  /** How often it matched, fired or not. */
+  evaluated: number;
+}
+
+/** The rules one `chaos()` call added: `remove()` takes away these and no other (a parallel test's rules stay). */
+export interface ChaosRules {
+  readonly ids: readonly string[];
+  /** These rules as the server has them now, with their counters (a removed or expired one is left out). */
+  state(): Promise<ChaosRuleState[]>;
+  /** Removes these rules; one already gone (removed, or its time to live ended) is fine. */
+  remove(): Promise<void>;
+}
+
 export type TestInboxErrorCode = 'timeout' | 'bad_input' | 'unauthorized' | 'unreachable' | 'unsupported' | 'server' | 'cancelled';
 
 const ERROR_TAG = Symbol.for('test-inbox.testing.TestInboxError');

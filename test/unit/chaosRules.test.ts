@@ -1,7 +1,7 @@
 // The fault-rule set of src/server/chaos/rules.ts: parsing with clear refusals, matching by stage
 // and address, seeded draws, next-N counts, and the time to live.
 import assert from 'node:assert/strict';
-import { addressMatches, ChaosRuleError, ChaosRules, DEFAULT_TTL_MS, MAX_TTL_MS, parseRule, seededDraw } from '../../src/server/chaos/rules';
+import { addressMatches, ChaosRuleError, ChaosRules, DEFAULT_TTL_MS, MAX_TTL_MS, parseRule, ruleView, seededDraw } from '../../src/server/chaos/rules';
 
 const greylist = { surface: 'smtp', match: { recipient: 'joe@inbox.test', stage: 'rcpt' }, fault: { reply: { code: 451, text: '4.7.1 Greylisted, try again later' } }, times: 1 };
 
@@ -82,6 +82,13 @@ describe('fault rules (chaos)', () => {
     assert.equal(rules.size, 1, 'unchanged');
     assert.equal(rules.replace([greylist, greylist]).length, 2);
     assert.equal(rules.clear(), 2);
+  });
+
+  it('gives a Twilio error code alone the status 400, and shows a rule in the fields it was given', () => {
+    const rule = parseRule({ surface: 'twilio', match: { recipient: '+15550100200' }, fault: { twilio_code: 21211, delay: '1s' }, times: 2, ttl: '1m' }, 'r7', 1_000);
+    assert.deepEqual(rule.fault, { twilioCode: 21211, status: 400, delayMs: 1_000 });
+    assert.deepEqual(ruleView(rule), { id: 'r7', surface: 'twilio', match: { recipient: '+15550100200' }, fault: { delay: 1_000, status: 400, twilio_code: 21211 }, times: 2, expires: new Date(61_000).toISOString(), fired: 0, evaluated: 0 });
+    assert.deepEqual(ruleView(parseRule({ surface: 'resend', match: { all: true }, fault: { status: 429 }, probability: 0.25 }, 'r8', 0)), { id: 'r8', surface: 'resend', match: { all: true }, fault: { status: 429 }, probability: 0.25, seed: 1, expires: new Date(DEFAULT_TTL_MS).toISOString(), fired: 0, evaluated: 0 });
   });
 
   it('answers at once with no rule (no work on intake)', () => {

@@ -1,7 +1,7 @@
-// Failures on demand (issue 39; docs/chaos.md is to follow): the one set of fault rules behind
+// Failures on demand (issue 39, docs/chaos.md): the one set of fault rules behind
 // every way to set them, and the one evaluation every surface calls. A rule names a surface, what
 // it matches, what happens, how often (a seeded probability or the next N times) and how long it
-// lives; it counts how often it fired. This module is pure but for the clock it is given: the
+// lives; it counts how often it fired. The rule set is pure but for the clock and ids it is given: the
 // HTTP routes, the CLI, the library and the team server's table keep rules through it.
 //
 // What can be matched when (SMTP): at `connect` and `ehlo` only the client's address is known;
@@ -9,10 +9,18 @@
 // recipient; `data` the sender and every recipient. HTTP surfaces know the sender and the
 // recipients of the request; `delivery` (a delay before an accepted message becomes visible)
 // knows the message's sender and recipient.
+import { randomBytes } from 'node:crypto';
 import { parseDuration } from '../../core/duration';
 
 export const CHAOS_SURFACES = ['smtp', 'resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify', 'delivery', 'mailosaur'] as const;
 export type ChaosSurface = (typeof CHAOS_SURFACES)[number];
+/** A rule id unique across the server's runs: `r<n>-<6 hex digits>`. */
+export function serverRuleId(n: number): string {
+  return `r${n}-${randomBytes(3).toString('hex')}`;
+}
+
+/** The surfaces the server applies rules on (`delivery` where it holds messages: chaos/delayed.ts); `mailosaur` (no compat API yet) is to come. */
+export const APPLIED_SURFACES: readonly ChaosSurface[] = ['smtp', 'resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify', 'delivery'];
 export const SMTP_STAGES = ['connect', 'ehlo', 'auth', 'mail', 'rcpt', 'data'] as const;
 export type SmtpStage = (typeof SMTP_STAGES)[number];
 
@@ -197,6 +205,8 @@ export function parseRule(input: unknown, id: string, now: number): ChaosRule {
       if (!Number.isInteger(f.twilio_code) || (f.twilio_code as number) < 10_000 || (f.twilio_code as number) > 99_999) fail('fault.twilio_code must be a five-digit Twilio error code');
       fault.twilioCode = f.twilio_code as number;
     }
+    // A Twilio error code alone comes with 400, the status of Twilio's own 21211 and most others.
+    if (fault.twilioCode !== undefined && fault.status === undefined) fault.status = 400;
     if (fault.status === undefined && fault.delayMs === undefined) fail(`a ${s} fault is a status (with retry_after${s === 'twilio' || s === 'verify' ? ' or twilio_code' : ''}) or a delay`);
   } else {
     // delivery
@@ -218,6 +228,44 @@ export function parseRule(input: unknown, id: string, now: number): ChaosRule {
     rule.seed = seed as number;
   } else if (input.seed !== undefined) fail('seed goes with probability');
   return rule;
+}
+
+/** A rule as the API, the CLI and the library show it: its input's own fields (so it reads like what was sent), its id, when it ends, and its counters. */
+export interface ChaosRuleView {
+  id: string;
+  surface: ChaosSurface;
+  match: ChaosMatch;
+  fault: Record<string, unknown>;
+  times?: number;
+  probability?: number;
+  seed?: number;
+  /** When the rule stops by itself: ISO 8601. */
+  expires: string;
+  fired: number;
+  evaluated: number;
+}
+
+export function ruleView(rule: ChaosRule): ChaosRuleView {
+  const f = rule.fault;
+  const fault: Record<string, unknown> = {};
+  if (f.reply) fault.reply = { ...f.reply };
+  if (f.drop) fault.drop = true;
+  if (f.delayMs !== undefined) fault.delay = f.delayMs;
+  if (f.status !== undefined) fault.status = f.status;
+  if (f.retryAfterSeconds !== undefined) fault.retry_after = f.retryAfterSeconds;
+  if (f.twilioCode !== undefined) fault.twilio_code = f.twilioCode;
+  if (f.deliveryDelayMs !== undefined) fault.delivery_delay = f.deliveryDelayMs;
+  return {
+    id: rule.id,
+    surface: rule.surface,
+    match: { ...rule.match },
+    fault,
+    ...(rule.times !== undefined ? { times: rule.times } : {}),
+    ...(rule.probability !== undefined ? { probability: rule.probability, seed: rule.seed } : {}),
+    expires: new Date(rule.expiresAt).toISOString(),
+    fired: rule.fired,
+    evaluated: rule.evaluated,
+  };
 }
 
 /**
@@ -259,12 +307,33 @@ export class ChaosRules {
   private rules: ChaosRule[] = [];
   private nextId = 1;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /**
+   * `surfaces`: those a server applies; a rule of another is refused, not kept to do nothing
+   * (`delivery` and `mailosaur` until their surfaces ask the rules). Default: every surface.
+   */
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly surfaces: readonly ChaosSurface[] = CHAOS_SURFACES,
+    /** The id of the n-th rule added (from 1). The server's add a random part, so a rule of an earlier run is never taken for one of this run (a test's handle that outlived a restart removes nothing of another test's). */
+    private readonly idOf: (n: number) => string = (n) => `r${n}`,
+  ) {}
+
+  /** parseRule, and a surface this server applies. */
+  private parse(input: unknown, id: string, now: number): ChaosRule {
+    const rule = parseRule(input, id, now);
+    if (!this.surfaces.includes(rule.surface)) fail(`surface ${rule.surface} is not applied by this server yet; it applies ${this.surfaces.join(', ')} (docs/chaos.md)`);
+    return rule;
+  }
 
   /** Live rules (expired ones are dropped on the way). */
   list(): ChaosRule[] {
     this.expire();
     return this.rules.map((r) => ({ ...r, match: { ...r.match }, fault: { ...r.fault } }));
+  }
+
+  /** True with no rule (expired ones may still count): the one cheap check an intake makes before it builds what a rule could match. */
+  get empty(): boolean {
+    return this.rules.length === 0;
   }
 
   get size(): number {
@@ -275,7 +344,7 @@ export class ChaosRules {
   add(input: unknown): ChaosRule {
     this.expire();
     if (this.rules.length >= MAX_RULES) fail(`at most ${MAX_RULES} rules at once: remove some first`);
-    const rule = parseRule(input, `r${this.nextId}`, this.now());
+    const rule = this.parse(input, this.idOf(this.nextId), this.now());
     this.nextId++;
     this.rules.push(rule);
     return { ...rule };
@@ -288,7 +357,7 @@ export class ChaosRules {
     const now = this.now();
     const parsed = inputs.map((r, i) => {
       try {
-        return parseRule(r, `r${this.nextId + i}`, now);
+        return this.parse(r, this.idOf(this.nextId + i), now);
       } catch (e) {
         throw new ChaosRuleError(`rule ${i + 1}: ${(e as Error).message}`);
       }

@@ -23,6 +23,9 @@ import { latestResource } from './api/latest';
 import { messageResource } from './api/messages';
 import { openStream } from './api/stream';
 import { totpResource } from './api/totp';
+import { chaosResource, isChaosRoute } from './api/chaos';
+import { APPLIED_SURFACES, ChaosRules, serverRuleId } from '../chaos/rules';
+import type { DelayedDeliveries } from '../chaos/delayed';
 import { searchResource } from './api/search';
 import { SearchBodyCache } from './api/searchBodyCache';
 import { receiveWebhook } from './api/webhooks';
@@ -41,7 +44,8 @@ import { beginExchange, prove } from './exchange';
 import { StreamHub } from './stream';
 import { tokenSeparationProblem, TWILIO_API_PREFIX } from '../../shared/contract';
 import { type TwilioContext, handleTwilio } from './twilio/api';
-import { TwilioApiError, fromHttpError, sendTwilioError } from './twilio/errors';
+import { TwilioApiError, fromHttpError, fromInjected, sendTwilioError } from './twilio/errors';
+import { InjectedFailure } from './fault';
 import { TwilioMessages } from './twilio/store';
 import { type Clock, systemClock } from '../clock';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../smtp';
@@ -110,6 +114,10 @@ export interface HttpApiOptions {
   headersTimeoutMs?: number;
   /** Default DEFAULT_REQUEST_TIMEOUT_MS. */
   requestTimeoutMs?: number;
+  /** The fault rules (docs/chaos.md) the provider and Twilio routes apply and /api/v2/chaos sets; the server shares them with SMTP. Default: a set of its own. */
+  chaos?: ChaosRules;
+  /** Where `delivery` rules hold messages until their delay ends (docs/chaos.md); absent: such rules are refused. */
+  delayed?: DelayedDeliveries;
   /** The server's MIME worker threads, shared with its store (codes after the acknowledgement); its owner stops them. Default: a pool of its own. */
   mime?: MimePool;
 }
@@ -164,6 +172,7 @@ class Api {
   readonly #ctx: ApiContext;
   readonly #ui: UiDeps;
   readonly #twilio: TwilioContext;
+  readonly #chaos: ChaosRules;
   readonly #providers: ProviderContext;
   /** Removes the providers' own spool folder, when they made one. */
   readonly #disposeProviders: () => Promise<void>;
@@ -192,10 +201,12 @@ class Api {
     const maxBody = o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     if (!Number.isSafeInteger(maxBody) || maxBody < 1) throw new RangeError(`maxBodyBytes must be a whole number >= 1, got ${String(o.maxBodyBytes)}`);
     this.#hub = new StreamHub(o.store);
-    const messages = new TwilioMessages(o.store);
+    const messages = new TwilioMessages(o.store, o.delayed);
     const budget = o.budget ?? new ByteBudget();
-    this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody, budget };
-    [this.#providers, this.#disposeProviders] = providerContext(o, budget, this.#mime, this.#twilio, (what, err) => this.#toHttpError(what, err));
+    // Without the server's held messages (chaos/delayed.ts) a delivery rule would do nothing: refused.
+    this.#chaos = o.chaos ?? new ChaosRules(o.clock ? () => (o.clock as Clock).now() : Date.now, o.delayed ? APPLIED_SURFACES : APPLIED_SURFACES.filter((s) => s !== 'delivery'), serverRuleId);
+    this.#twilio = { messages, authToken: twilioToken, defaultDomain, maxBody, budget, chaos: this.#chaos };
+    [this.#providers, this.#disposeProviders] = providerContext(o, budget, this.#mime, this.#twilio, this.#chaos, (what, err) => this.#toHttpError(what, err));
     this.#ctx = { store: o.store, hub: this.#hub, mime: this.#mime, budget, readBudget: o.readBudget ?? new ByteBudget(), searchBodies: new SearchBodyCache(), webhookToken, twilio: this.#twilio, twilioAuthToken: o.twilioAuthToken, defaultDomain, maxBody, polls: this.#polls, closing: () => this.#closing };
     this.#ui = {
       apiToken: this.#apiToken,
@@ -300,6 +311,10 @@ class Api {
       sendTwilioError(res, err);
       return;
     }
+    if (twilio && InjectedFailure.is(err)) {
+      sendTwilioError(res, fromInjected(err));
+      return;
+    }
     const httpError = this.#toHttpError(describe(req), err);
     if (twilio) sendTwilioError(res, fromHttpError(httpError));
     else sendError(res, httpError);
@@ -395,7 +410,8 @@ class Api {
       const hit = classify(url);
       const method = req.method ?? 'GET';
       beginExchange(req, { bytes: 0 });
-      if (hit.kind !== 'api' || (ROUTES[hit.name].credential !== 'api-token' && hit.name !== 'health')) throw notFound(`unknown route ${method} ${url.path}`);
+      // The fault rules are never set through /mcp, whose tools stay read-only.
+      if (hit.kind !== 'api' || isChaosRoute(hit.route) || (ROUTES[hit.name].credential !== 'api-token' && hit.name !== 'health')) throw notFound(`unknown route ${method} ${url.path}`);
       allowMethod(hit.route, method, req);
       prove(req);
       if (hit.route.kind === 'health') return await this.#health(res, url);
@@ -422,11 +438,13 @@ class Api {
       return handleTwilio(this.#twilio, req, res, route, url.query);
     }
     this.#requireApiToken(req, url.query);
+    // Only here, behind the API token: not in #dispatch, which the web UI's sessions and /mcp reach.
+    if (isChaosRoute(route)) return chaosResource(this.#chaos, { maxBody: this.#ctx.maxBody, budget: this.#ctx.budget }, req, res, route, method, (line) => this.#log('info', line));
     return this.#dispatch(route, method, req, res, url);
   }
 
   async #health(res: http.ServerResponse, url: ParsedUrl): Promise<void> {
-    const body: HealthResponse = { service: 'test-inbox', version: this.#version, status: 'ok', now: Date.now(), defaultDomain: this.#ctx.defaultDomain };
+    const body: HealthResponse = { service: 'test-inbox', version: this.#version, status: 'ok', now: Date.now(), defaultDomain: this.#ctx.defaultDomain, chaosRules: this.#chaos.size };
     const challenge = url.query.get(HEALTH_CHALLENGE_PARAM);
     if (challenge !== null) {
       if (challenge.length === 0 || challenge.length > MAX_CHALLENGE_LENGTH) throw badRequest('bad_field', `${HEALTH_CHALLENGE_PARAM} must be 1 to ${MAX_CHALLENGE_LENGTH} characters`);
@@ -476,7 +494,7 @@ class Api {
   }
 }
 
-function providerContext(o: HttpApiOptions, budget: ByteBudget, mime: MimePool, twilio: TwilioContext, toHttpError: ProviderContext['toHttpError']): [ProviderContext, () => Promise<void>] {
+function providerContext(o: HttpApiOptions, budget: ByteBudget, mime: MimePool, twilio: TwilioContext, chaos: ChaosRules, toHttpError: ProviderContext['toHttpError']): [ProviderContext, () => Promise<void>] {
   let own: Promise<string> | undefined;
   const spoolDir = (): Promise<string> => (o.spoolDir !== undefined ? Promise.resolve(o.spoolDir) : (own ??= fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-spool-'))));
   const dispose = async (): Promise<void> => {
@@ -491,6 +509,8 @@ function providerContext(o: HttpApiOptions, budget: ByteBudget, mime: MimePool, 
     ...(o.providerKey !== undefined ? { key: new TokenCheck(o.providerKey, 'provider key'), secret: o.providerKey } : {}),
     clock: o.clock ?? systemClock,
     twilio,
+    chaos,
+    ...(o.delayed ? { delayed: o.delayed } : {}),
     toHttpError,
   };
   return [ctx, dispose];

@@ -34,7 +34,13 @@ export type Route =
   /** Twilio's Messages API: fetch one message. */
   | { kind: 'twilioMessage'; accountSid: string; sid: string }
   /** Any other path under Twilio's API version: a Twilio-shaped 404. */
-  | { kind: 'twilioUnknown' };
+  | { kind: 'twilioUnknown' }
+  /** The fault rules as a set (docs/chaos.md): GET read, PUT replace, DELETE clear. */
+  | { kind: 'chaos' }
+  /** GET list, POST add one rule. */
+  | { kind: 'chaosRules' }
+  /** GET or DELETE one rule. */
+  | { kind: 'chaosRule'; id: string };
 
 export interface ParsedUrl {
   /** Percent-decoded path segments after the leading slash, trailing slash dropped. */
@@ -86,6 +92,7 @@ export function matchRoute(segments: string[]): Route | undefined {
   if (s[0] === TWILIO_API_PREFIX.slice(1)) return twilioRoute(s);
   if (s[0] === 'api' && s[1] === 'v2' && s[2] === 'totp') return s.length === 4 ? { kind: 'totp', secret: s[3] } : undefined;
   if (s[0] === 'api' && s[1] === 'v2' && s[2] === 'search') return s.length === 3 ? { kind: 'search' } : undefined;
+  if (s[0] === 'api' && s[1] === 'v2' && s[2] === 'chaos') return chaosRoute(s.slice(3));
   if (s[0] !== 'api' || s[1] !== 'v2' || (s[2] !== 'domains' && s[2] !== 'domain')) return undefined;
   if (s.length === 3) return { kind: 'domains' };
   const domain = s[3];
@@ -112,6 +119,13 @@ export function matchRoute(segments: string[]): Route | undefined {
     default:
       return undefined;
   }
+}
+
+/** `/api/v2/chaos`, `/api/v2/chaos/rules`, `/api/v2/chaos/rules/{id}`. */
+function chaosRoute(rest: string[]): Route | undefined {
+  if (rest.length === 0) return { kind: 'chaos' };
+  if (rest[0] !== 'rules' || rest.length > 2) return undefined;
+  return rest.length === 1 ? { kind: 'chaosRules' } : { kind: 'chaosRule', id: rest[1] };
 }
 
 /** `/2010-04-01/Accounts/{AccountSid}/Messages.json` and `…/Messages/{Sid}.json`. */
@@ -152,6 +166,12 @@ export function allowedMethods(route: Route): readonly string[] {
       return ['GET'];
     case 'allInboxes':
       return ['DELETE'];
+    case 'chaos':
+      return ['GET', 'PUT', 'DELETE'];
+    case 'chaosRules':
+      return ['GET', 'POST'];
+    case 'chaosRule':
+      return ['GET', 'DELETE'];
     case 'message':
       return route.view === 'message' ? ['GET', 'DELETE'] : ['GET'];
   }

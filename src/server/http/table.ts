@@ -87,6 +87,9 @@ export const ROUTES = {
   latest: { path: '/api/v2/domains/{domain}/inboxes/{inbox}/code|link', credential: 'api-token', unprovenBytes: 0, probe: { method: 'GET', target: '/api/v2/domains/private/inboxes/x/code?wait=60' } },
   search: { path: '/api/v2/search', credential: 'api-token', unprovenBytes: 0, probe: { method: 'GET', target: '/api/v2/search?q=x' } },
   totp: { path: '/api/v2/totp/{secret}', credential: 'api-token', unprovenBytes: 0, probe: { method: 'GET', target: '/api/v2/totp/JBSWY3DPEHPK3PXP' } },
+  chaos: { path: '/api/v2/chaos', credential: 'api-token', unprovenBytes: 0, probe: { method: 'PUT', target: '/api/v2/chaos' } },
+  chaosRules: { path: '/api/v2/chaos/rules', credential: 'api-token', unprovenBytes: 0, probe: { method: 'POST', target: '/api/v2/chaos/rules' } },
+  chaosRule: { path: '/api/v2/chaos/rules/{id}', credential: 'api-token', unprovenBytes: 0, probe: { method: 'DELETE', target: '/api/v2/chaos/rules/r1' } },
   unknown: { path: 'any other path (404)', credential: 'none', unprovenBytes: 0, probe: { method: 'POST', target: '/nothing/here' } },
 } as const satisfies Record<string, RouteDecl>;
 

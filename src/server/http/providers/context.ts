@@ -1,6 +1,7 @@
 // What every email provider route shares: the store and its limits (mail.ts), the provider key,
 // the server's clock, and the error type each route answers in its provider's own shape.
 import type http from 'node:http';
+import type { ChaosRules } from '../../chaos/rules';
 import type { Clock } from '../../clock';
 import { type AuthOutcome, checkToken, type TokenCheck } from '../auth';
 import type { HttpError } from '../errors';
@@ -13,6 +14,8 @@ export interface ProviderContext extends MailStoreOptions {
   /** The provider key itself: Amazon SES signs requests with it (AWS Signature V4), so the signature is recomputed with it. */
   secret?: string;
   clock: Clock;
+  /** The fault rules (docs/chaos.md): each route asks them once per request (http/fault.ts requestFault). */
+  chaos?: ChaosRules;
   /** Twilio's auth token and default domain, for Twilio Verify (verify.ts). */
   twilio?: TwilioContext;
   /** The shared layer's mapping of a failure (store, body reading) to an HttpError, logging what the sender must not see. */
@@ -43,7 +46,7 @@ export class ProviderError extends Error {
 }
 
 /** What went wrong, for a provider to put in its own shape. */
-export type FailureKind = 'auth_missing' | 'auth_wrong' | 'bad_request' | 'unprocessable' | 'too_large' | 'not_found' | 'method' | 'unsupported_media_type' | 'unavailable' | 'internal';
+export type FailureKind = /** A fault rule's status (http/fault.ts), in the provider's shape for that status. */ 'injected' | 'auth_missing' | 'auth_wrong' | 'bad_request' | 'unprocessable' | 'too_large' | 'not_found' | 'method' | 'unsupported_media_type' | 'unavailable' | 'internal';
 
 /** One provider API: its routes' handler and its error shape. */
 export interface ProviderApiModule<R> {
@@ -58,6 +61,6 @@ export interface ProviderApiModule<R> {
    */
   proofMayNeedBody?: true;
   handle(ctx: ProviderContext, req: http.IncomingMessage, res: http.ServerResponse, route: R, body: Buffer): Promise<void>;
-  /** A failure in the provider's own shape. */
-  fail(kind: FailureKind, message: string, status: number): ProviderError;
+  /** A failure in the provider's own shape; `code` is a fault rule's Twilio error code (Verify). */
+  fail(kind: FailureKind, message: string, status: number, code?: number): ProviderError;
 }

@@ -11,6 +11,7 @@
 import type http from 'node:http';
 import type { ByteBudget } from '../../budget';
 import { StoreError } from '../../store/errors';
+import { InjectedFailure } from '../fault';
 import { readBody } from '../body';
 import { prove } from '../exchange';
 import { HttpError } from '../errors';
@@ -83,6 +84,10 @@ export async function handleProvider(ctx: ProviderContext, budget: ByteBudget, r
 }
 
 function toProviderError(ctx: ProviderContext, mod: ProviderApiModule<unknown>, what: string, err: unknown): ProviderError {
+  if (InjectedFailure.is(err)) {
+    const e = mod.fail('injected', err.message, err.status, err.twilioCode);
+    return new ProviderError(e.status, e.body, e.message, { ...e.headers, ...err.headers });
+  }
   if (MailRefusal.is(err)) return err.code === 'too_large' ? mod.fail('too_large', err.message, 413) : mod.fail('unprocessable', err.message, 422);
   if (StoreError.is(err, 'bad_target')) return mod.fail('unprocessable', err.message, 422);
   const h = HttpError.is(err) ? err : ctx.toHttpError(what, err);

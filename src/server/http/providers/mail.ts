@@ -18,6 +18,7 @@ import { drainInto, SPOOL_THRESHOLD_BYTES, spooledBody, SpoolingSink } from '../
 import { CODE_SCAN_MAX_BYTES } from '../../store/code';
 import type { MessageBody, MessageMeta, Store } from '../../store/types';
 import type { MimePool } from '../mimePool';
+import type { DelayedDeliveries } from '../../chaos/delayed';
 import { API_HEADER, type OutgoingMail, ownFieldLines, PROVIDER_ID_HEADER } from './mime';
 
 export { API_HEADER, type Mailbox, type OutgoingAttachment, type OutgoingMail, PROVIDER_ID_HEADER } from './mime';
@@ -61,6 +62,8 @@ export interface MailStoreOptions {
   maxMessageBytes: number;
   /** The MIME worker threads: messages are composed, and raw ones parsed, there. */
   mime: MimePool;
+  /** Where a `delivery` fault rule holds a message until its delay ends (docs/chaos.md); then it is not stored now, and no meta is answered. */
+  delayed?: DelayedDeliveries;
 }
 
 /** Each recipient's inbox, once per inbox; MailRefusal when an address names none. */
@@ -108,12 +111,19 @@ export async function storeMail(o: MailStoreOptions, mail: OutgoingMail): Promis
       for (const r of held.splice(0)) r();
       body = await spooledBody(composed.file, composed.size, CODE_SCAN_MAX_BYTES, o.budget, life.signal, held);
     }
+    if ((await o.delayed?.hold(targets, body, 'inject', { sender: mail.from.address })) !== undefined) return [];
     return await o.store.add(targets, body, 'inject');
   } finally {
     // Every grant of this message goes back with its lifetime.
     life.abort();
     if (file !== undefined) await fs.rm(file, { force: true });
   }
+}
+
+/** What a fault rule can match of a request's messages (http/fault.ts): the first sender and every recipient. */
+export function envelopeOf(mails: ReadonlyArray<Pick<OutgoingMail, 'from' | 'to' | 'cc' | 'bcc'>>): { sender?: string; recipients: string[] } {
+  const recipients = mails.flatMap((m) => [...m.to, ...(m.cc ?? []), ...(m.bcc ?? [])].map((r) => r.address));
+  return mails.length > 0 ? { sender: mails[0].from.address, recipients } : { recipients };
 }
 
 /** Stores a whole MIME message into every recipient's inbox, after the X- fields the route gives. */
@@ -128,7 +138,9 @@ async function storeStream(o: MailStoreOptions, targets: Array<{ domain: string;
   const received = sink.received();
   try {
     if (sink.size > o.maxMessageBytes) throw tooLarge(sink.size, o.maxMessageBytes);
-    return await o.store.add(targets, await received.body(CODE_SCAN_MAX_BYTES), 'inject');
+    const body = await received.body(CODE_SCAN_MAX_BYTES);
+    if ((await o.delayed?.hold(targets, body, 'inject', {})) !== undefined) return [];
+    return await o.store.add(targets, body, 'inject');
   } finally {
     await received.dispose();
   }

@@ -10,7 +10,8 @@ import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
 import { addressFieldProblem, jsonDepthProblem, parseMailbox, parseMailboxes, templateText } from './fields';
-import { type Mailbox, type OutgoingAttachment, storeMail, storeRaw, TEMPLATE_HEADER, TEST_MODE_HEADER } from './mail';
+import { envelopeOf, type Mailbox, type OutgoingAttachment, storeMail, storeRaw, TEMPLATE_HEADER, TEST_MODE_HEADER } from './mail';
+import { requestFault } from '../fault';
 import { MultipartError, parseFormBody, type ParsedForm } from './multipart';
 
 export type MailgunRoute = { kind: 'send' | 'mime'; domain: string };
@@ -34,6 +35,8 @@ function error(status: number, message: string): ProviderError {
 
 function fail(kind: FailureKind, message: string, status: number): ProviderError {
   switch (kind) {
+    case 'injected':
+      return error(status, message);
     case 'auth_missing':
     case 'auth_wrong':
       return new ProviderError(401, 'Forbidden', 'Forbidden', { 'www-authenticate': 'Basic realm="MG API"' });
@@ -137,6 +140,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   if (route.kind === 'mime') {
     const message = form.files.find((f) => f.field === 'message');
     if (!message) throw error(400, 'message parameter is missing');
+    await requestFault(ctx.chaos, 'mailgun', () => ({ recipients: [...to, ...cc, ...bcc].map((m) => m.address) }), res);
     await storeRaw(ctx, { api: `Mailgun (POST /v3/${domain}/messages.mime)`, providerId: id, raw: message.content, recipients: [...to, ...cc, ...bcc].map((m) => m.address), meta });
     sendJson(res, 200, { id, message: 'Queued. Thank you.' });
     return;
@@ -169,6 +173,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
     .map((f) => ({ content: f.content, filename: f.filename, contentType: f.mimeType, ...(f.field === 'inline' ? { cid: f.filename, inline: true } : {}) }));
   const amp = one(form, 'amp-html');
   if (amp !== undefined) attachments.push({ content: Buffer.from(amp, 'utf8'), contentType: 'text/x-amp-html', filename: 'amp.html' });
+  await requestFault(ctx.chaos, 'mailgun', () => envelopeOf([{ from, to, cc, bcc }]), res);
   await storeMail(ctx, {
     api: `Mailgun (POST /v3/${domain}/messages)`,
     providerId: id,

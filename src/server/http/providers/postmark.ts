@@ -9,7 +9,8 @@ import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
 import { addressFieldProblem, decodeBase64, isObject, jsonDepthProblem, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
-import { type Mailbox, MailRefusal, type OutgoingAttachment, type OutgoingMail, storeMail, TEMPLATE_HEADER } from './mail';
+import { envelopeOf, type Mailbox, MailRefusal, type OutgoingAttachment, type OutgoingMail, storeMail, TEMPLATE_HEADER } from './mail';
+import { requestFault } from '../fault';
 
 export type PostmarkRoute = { kind: 'send' | 'batch' | 'template' | 'batchTemplate' };
 
@@ -34,6 +35,8 @@ const invalid = (message: string): ProviderError => error(422, CODE.INVALID_REQU
 
 function fail(kind: FailureKind, message: string, status: number): ProviderError {
   switch (kind) {
+    case 'injected':
+      return error(status, 0, status === 429 ? 'Rate limit exceeded, too many requests.' : message);
     case 'auth_missing':
       return error(401, CODE.BAD_TOKEN, 'No Account or Server API tokens were supplied in the HTTP headers. Please add a header for either X-Postmark-Server-Token or X-Postmark-Account-Token.');
     case 'auth_wrong':
@@ -72,6 +75,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   if (route.kind === 'send' || route.kind === 'template') {
     if (!isObject(value)) throw error(422, CODE.INCOMPATIBLE_JSON, `The JSON input you provided is syntactically correct, but still not the one we expect: a message object, not ${typeName(value)}.`);
     const mail = readMessage(value, template, endpoint);
+    await requestFault(ctx.chaos, 'postmark', () => envelopeOf([mail]), res);
     await store(ctx, mail);
     sendJson(res, 200, answer(mail));
     return;
@@ -83,15 +87,26 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   if (list.length > POSTMARK_MAX_BATCH) throw error(422, CODE.TOO_MANY_BATCH, `You may only send up to ${POSTMARK_MAX_BATCH} messages in a batched call.`);
   // Each message of a batch is answered on its own, as Postmark does: a bad one does not stop the others.
   const answers: unknown[] = [];
-  for (const item of list) {
+  const mails: Array<OutgoingMail | undefined> = list.map((item, i) => {
     try {
       if (!isObject(item)) throw error(422, CODE.INCOMPATIBLE_JSON, `Each message must be an object, not ${typeName(item)}.`);
-      const mail = readMessage(item, template, endpoint);
-      await store(ctx, mail);
-      answers.push(answer(mail));
+      return readMessage(item, template, endpoint);
     } catch (e) {
-      if (ProviderError.is(e)) answers.push(e.body);
-      else if (MailRefusal.is(e)) answers.push({ ErrorCode: CODE.INVALID_REQUEST, Message: e.message });
+      if (!ProviderError.is(e)) throw e;
+      answers[i] = e.body;
+      return undefined;
+    }
+  });
+  // A fault rule answers for the whole request, before any of its messages is stored.
+  await requestFault(ctx.chaos, 'postmark', () => envelopeOf(mails.filter((m) => m !== undefined)), res);
+  for (const [i, mail] of mails.entries()) {
+    if (!mail) continue;
+    try {
+      await store(ctx, mail);
+      answers[i] = answer(mail);
+    } catch (e) {
+      if (ProviderError.is(e)) answers[i] = e.body;
+      else if (MailRefusal.is(e)) answers[i] = { ErrorCode: CODE.INVALID_REQUEST, Message: e.message };
       else throw e;
     }
   }

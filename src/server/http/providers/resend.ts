@@ -9,7 +9,8 @@ import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
 import { addressFieldProblem, decodeBase64, isObject, jsonDepthProblem, parseJson, parseMailbox, parseMailboxes, templateText, typeName, unknownFields } from './fields';
-import { type Mailbox, type OutgoingAttachment, type OutgoingMail, storeMail, TEMPLATE_HEADER } from './mail';
+import { envelopeOf, type Mailbox, type OutgoingAttachment, type OutgoingMail, storeMail, TEMPLATE_HEADER } from './mail';
+import { requestFault } from '../fault';
 
 export type ResendRoute = { kind: 'send' | 'batch' };
 
@@ -32,8 +33,16 @@ function error(status: number, name: string, message: string, headers?: Record<s
 
 const invalid = (message: string): ProviderError => error(422, 'validation_error', message);
 
+/** Resend's error names by status (its API reference, "Errors"), for a fault rule's status. */
+function injectedName(status: number): string {
+  const names: Record<number, string> = { 400: 'validation_error', 401: 'missing_api_key', 403: 'invalid_api_key', 404: 'not_found', 405: 'method_not_allowed', 409: 'concurrent_idempotent_requests', 422: 'validation_error', 429: 'rate_limit_exceeded', 451: 'security_error', 500: 'internal_server_error' };
+  return names[status] ?? (status >= 500 ? 'application_error' : 'validation_error');
+}
+
 function fail(kind: FailureKind, message: string, status: number): ProviderError {
   switch (kind) {
+    case 'injected':
+      return error(status, injectedName(status), message);
     case 'auth_missing':
       return error(401, 'missing_api_key', 'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer YOUR_API_KEY');
     case 'auth_wrong':
@@ -80,7 +89,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   const deep = jsonDepthProblem(value);
   if (deep) throw invalid(`The request body ${deep}.`);
   const key = req.headers['idempotency-key'];
-  if (key === undefined) return answer(res, await send(ctx, req, route, value));
+  if (key === undefined) return answer(res, await send(ctx, req, res, route, value));
   if (typeof key !== 'string' || key.length < 1 || key.length > MAX_IDEMPOTENCY_KEY) throw error(400, 'invalid_idempotency_key', 'The key must be between 1-256 chars.');
   let seen = remembered.get(ctx);
   if (!seen) remembered.set(ctx, (seen = new Map()));
@@ -97,7 +106,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   const entry: Remembered = { hash, expires: now + IDEMPOTENCY_TTL_MS };
   seen.set(slot, entry);
   try {
-    entry.answer = await send(ctx, req, route, value);
+    entry.answer = await send(ctx, req, res, route, value);
   } catch (e) {
     // A refused request is not remembered: the sender may fix it and retry with the same key.
     seen.delete(slot);
@@ -110,10 +119,11 @@ function answer(res: http.ServerResponse, a: { status: number; body: unknown }):
   sendJson(res, a.status, a.body);
 }
 
-async function send(ctx: ProviderContext, req: http.IncomingMessage, route: ResendRoute, value: unknown): Promise<{ status: number; body: unknown }> {
+async function send(ctx: ProviderContext, req: http.IncomingMessage, res: http.ServerResponse, route: ResendRoute, value: unknown): Promise<{ status: number; body: unknown }> {
   if (route.kind === 'send') {
     if (!isObject(value)) throw invalid(`The request body must be a JSON object, not ${typeName(value)}.`);
     const mail = readEmail(ctx, value, false, 'POST /emails');
+    await requestFault(ctx.chaos, 'resend', () => envelopeOf([mail]), res);
     await storeMail(ctx, mail);
     return { status: 200, body: { id: mail.providerId } };
   }
@@ -134,6 +144,7 @@ async function send(ctx: ProviderContext, req: http.IncomingMessage, route: Rese
       errors.push({ index, message: e.message });
     }
   });
+  await requestFault(ctx.chaos, 'resend', () => envelopeOf(mails.filter((m) => m !== undefined)), res);
   const data: Array<{ id: string }> = [];
   for (const mail of mails) {
     if (!mail) continue;

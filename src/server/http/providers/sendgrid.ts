@@ -8,7 +8,8 @@ import type http from 'node:http';
 import { isFieldName } from '../../store/headers';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
 import { decodeBase64, isObject, jsonDepthProblem, mailboxOf, parseJson, templateText, typeName, unknownFields } from './fields';
-import { type Mailbox, type OutgoingAttachment, type OutgoingMail, storeMail, TEMPLATE_HEADER, TEST_MODE_HEADER } from './mail';
+import { envelopeOf, type Mailbox, type OutgoingAttachment, type OutgoingMail, storeMail, TEMPLATE_HEADER, TEST_MODE_HEADER } from './mail';
+import { requestFault } from '../fault';
 
 export type SendGridRoute = { kind: 'send' };
 
@@ -31,6 +32,9 @@ function error(status: number, message: string, field: string | null = null, hea
 
 function fail(kind: FailureKind, message: string, status: number): ProviderError {
   switch (kind) {
+    case 'injected':
+      // SendGrid's 429 body: {"errors":[{"field":null,"message":"too many requests"}]}.
+      return error(status, status === 429 ? 'too many requests' : message);
     case 'auth_missing':
       return error(401, 'authorization required');
     case 'auth_wrong':
@@ -197,6 +201,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
       substitute,
     });
   });
+  await requestFault(ctx.chaos, 'sendgrid', () => envelopeOf(plans.map((p) => p.mail)), res);
   for (const { mail, substitute } of plans) {
     const { text, html } = substitute();
     await storeMail(ctx, { ...mail, ...(text !== undefined ? { text } : {}), ...(html !== undefined ? { html } : {}) });

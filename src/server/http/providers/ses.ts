@@ -12,7 +12,8 @@ import { prove } from '../exchange';
 import { sendJson } from '../respond';
 import { type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
 import { decodeBase64, isObject, jsonDepthProblem, parseJson, parseMailbox, templateText, typeName, unknownFields } from './fields';
-import { type Mailbox, type OutgoingAttachment, storeMail, storeRaw, TEMPLATE_HEADER } from './mail';
+import { envelopeOf, type Mailbox, type OutgoingAttachment, storeMail, storeRaw, TEMPLATE_HEADER } from './mail';
+import { requestFault } from '../fault';
 import { readSignature, signatureMatches, type SignedRequest, windowProblem } from './sigv4';
 
 export type SesRoute = { kind: 'send' };
@@ -30,8 +31,16 @@ function error(status: number, type: string, message: string, clockNow?: number)
   return new ProviderError(status, { message }, message, { 'x-amzn-errortype': type, ...(clockNow !== undefined ? { date: new Date(clockNow).toUTCString() } : {}) });
 }
 
+/** SES v2's error types by status (its API reference, "Common Errors" and SendEmail's errors), for a fault rule's status. */
+function injectedType(status: number): string {
+  const types: Record<number, string> = { 400: 'BadRequestException', 403: 'AccessDeniedException', 404: 'NotFoundException', 409: 'ConcurrentModificationException', 429: 'TooManyRequestsException', 500: 'InternalFailure', 503: 'ServiceUnavailable' };
+  return types[status] ?? (status >= 500 ? 'InternalFailure' : 'BadRequestException');
+}
+
 function fail(kind: FailureKind, message: string, status: number): ProviderError {
   switch (kind) {
+    case 'injected':
+      return error(status, injectedType(status), status === 429 ? 'Too Many Requests' : message);
     case 'auth_missing':
       return error(403, 'MissingAuthenticationTokenException', 'Missing Authentication Token');
     case 'auth_wrong':
@@ -126,6 +135,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
       if (recipients.length > SES_MAX_RECIPIENTS) throw error(400, 'MessageRejected', `Recipient count exceeds ${SES_MAX_RECIPIENTS}.`, now);
     }
     if (recipients.length === 0) throw bad('The message has no recipients: give Destination, or To, Cc or Bcc headers in the raw message.');
+    await requestFault(ctx.chaos, 'ses', () => ({ recipients }), res);
     await storeRaw(ctx, { api: `${api}, Raw`, providerId: messageId, raw, recipients, meta });
     return answer();
   }
@@ -167,6 +177,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
     text = templateText('Amazon SES', name, data);
     meta.push([TEMPLATE_HEADER, `Amazon SES template ${name} (not rendered)`]);
   }
+  await requestFault(ctx.chaos, 'ses', () => envelopeOf([{ from, to, cc, bcc }]), res);
   await storeMail(ctx, {
     api: `${api}, ${kinds[0]}`,
     providerId: messageId,

@@ -17,7 +17,8 @@ import { recipientTarget } from '../../smtp';
 import { composeMessage } from '../compose';
 import { sendJson } from '../respond';
 import { checkToken } from '../auth';
-import { TWILIO_ERROR, type TwilioErrorBody } from '../twilio/errors';
+import { TWILIO_ERROR, twilioCodeOf, type TwilioErrorBody } from '../twilio/errors';
+import { requestFault } from '../fault';
 import { FormError, type FormFields, field, parseForm } from '../twilio/form';
 import { ACCOUNT_SID_RE } from '../twilio/store';
 import type { FailureKind, ProviderApiModule, ProviderContext } from './context';
@@ -140,8 +141,10 @@ function twilio(status: number, code: number, message: string, headers?: Record<
   return new ProviderError(status, body, message, headers);
 }
 
-function fail(kind: FailureKind, message: string, status: number): ProviderError {
+function fail(kind: FailureKind, message: string, status: number, code?: number): ProviderError {
   switch (kind) {
+    case 'injected':
+      return twilio(status, code ?? twilioCodeOf(status), message);
     case 'auth_missing':
     case 'auth_wrong':
       return twilio(401, TWILIO_ERROR.AUTHENTICATE, 'Authenticate', { 'www-authenticate': 'Basic realm="Twilio API"' });
@@ -240,6 +243,8 @@ async function startVerification(ctx: ProviderContext, state: VerifyState, res: 
   if (channel === 'sms' && !isPhoneInbox(phoneDigits(to))) throw invalid(`Invalid parameter \`To\`: ${to.slice(0, 64)}`);
   if (channel === 'email' && typeof parseMailbox(to) === 'string') throw invalid(`Invalid parameter \`To\`: ${to.slice(0, 254)}`);
   const toKeyed = toKey(to, channel);
+  // A fault rule matches To as sent or its inbox (a phone number's digits, an address).
+  await requestFault(ctx.chaos, 'verify', () => ({ recipients: [to, toKeyed] }), res);
   const key = `${service.sid}|${toKeyed}`;
   const recent = (state.sends.get(key) ?? []).filter((t) => now - t < VERIFY_SEND_WINDOW_MS);
   if (recent.length >= VERIFY_MAX_SENDS) throw twilio(429, VERIFY_ERROR.MAX_SENDS, 'Max send attempts reached');
@@ -267,6 +272,7 @@ async function deliver(ctx: ProviderContext, v: Verification, endpoint: string):
     const domain = ctx.twilio!.defaultDomain;
     const inbox = phoneDigits(v.to);
     const raw = await composeMessage({ from: v.service.friendlyName, subject: smsSubject(text), text, inbox, domain, source: 'inject', extraHeaders: headers });
+    if ((await ctx.delayed?.hold([{ domain, inbox }], raw, 'inject', {})) !== undefined) return;
     await ctx.store.add([{ domain, inbox }], raw, 'inject');
     return;
   }

@@ -10,6 +10,8 @@ import { phoneDigits, smsSegments } from '../../../core/sms';
 import type { TokenCheck } from '../auth';
 import { checkToken } from '../auth';
 import { prove } from '../exchange';
+import { requestFault } from '../fault';
+import type { ChaosRules } from '../../chaos/rules';
 import type { ByteBudget } from '../../budget';
 import { type BodyLimits, readBody } from '../body';
 import { sendJson, sendJsonList } from '../respond';
@@ -39,6 +41,8 @@ export interface TwilioContext {
   maxBody: number;
   /** The shared byte budget request bodies are read under (body.ts). */
   budget: ByteBudget;
+  /** The fault rules of the `twilio` surface (docs/chaos.md). */
+  chaos?: ChaosRules;
 }
 
 type TwilioRoute = { kind: 'twilioMessages'; accountSid: string } | { kind: 'twilioMessage'; accountSid: string; sid: string };
@@ -119,6 +123,8 @@ async function send(ctx: TwilioContext, req: http.IncomingMessage, res: http.Ser
   if (Array.from(body).length > MAX_BODY_CHARS) {
     throw new TwilioApiError(400, TWILIO_ERROR.BODY_TOO_LONG, `The concatenated message body exceeds the ${MAX_BODY_CHARS} character limit.`);
   }
+  // A fault rule matches the To number as sent or its phone inbox (its digits), and the From.
+  await requestFault(ctx.chaos, 'twilio', () => ({ ...(from !== undefined ? { sender: from } : {}), recipients: [to, inbox] }), res);
   const input = { accountSid, to, from, messagingServiceSid: service, direction: 'outbound-api' as const, body, domain: ctx.defaultDomain, inbox };
   let rec: TwilioRecord;
   try {

@@ -3,6 +3,7 @@
 // The codes are Twilio's own (the table in docs/twilio.md).
 import type { ServerResponse } from 'node:http';
 import { HttpError } from '../errors';
+import type { InjectedFailure } from '../fault';
 import { sendJson } from '../respond';
 
 /** The Twilio error codes this server answers with. */
@@ -67,6 +68,16 @@ export interface TwilioErrorBody {
 export function sendTwilioError(res: ServerResponse, err: TwilioApiError): void {
   const body: TwilioErrorBody = { code: err.code, message: err.message, more_info: `${MORE_INFO_BASE}${err.code}`, status: err.status };
   sendJson(res, err.status, body, err.headers);
+}
+
+/** Twilio's error code for a status with no more specific code: 20000 + the status (20429 Too Many Requests, 20503 Service Unavailable), as Twilio's 20404 is. */
+export function twilioCodeOf(status: number): number {
+  return GENERIC_CODE_BASE + status;
+}
+
+/** A fault rule's answer (http/fault.ts) in Twilio's shape: the rule's Twilio error code, else 20000 + its status. */
+export function fromInjected(err: InjectedFailure): TwilioApiError {
+  return new TwilioApiError(err.status, err.twilioCode ?? twilioCodeOf(err.status), err.message, err.headers);
 }
 
 /** A failure of the shared HTTP layer (routing, body size, storage) on a Twilio route, in Twilio's shape. */

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { decodeEncodedWords, readHeaderFields } from '../../store/headers';
 import { StoreError } from '../../store/errors';
 import type { KeyedMessage, Store } from '../../store/types';
+import type { DelayedDeliveries } from '../../chaos/delayed';
 import { composeMessage } from '../compose';
 import { smsSubject } from '../../../core/sms';
 import { eachInSlices, nextTurn } from '../../slices';
@@ -58,8 +59,12 @@ export function newMessageSid(): string {
 export class TwilioMessages {
   readonly #store: Store;
 
-  constructor(store: Store) {
+  readonly #delayed: DelayedDeliveries | undefined;
+
+  /** `delayed`: where a `delivery` fault rule holds a message (docs/chaos.md). */
+  constructor(store: Store, delayed?: DelayedDeliveries) {
     this.#store = store;
+    this.#delayed = delayed;
   }
 
   /** Kept for callers that wait for the records to be ready: the store holds them, nothing to build. */
@@ -95,11 +100,13 @@ export class TwilioMessages {
     const data: RecordData = { v: 1, to: input.to, direction: input.direction, body: input.body, time };
     if (input.from !== undefined) data.from = input.from;
     if (input.messagingServiceSid !== undefined) data.messagingServiceSid = input.messagingServiceSid;
-    const [meta] = await this.#store.add([{ domain: input.domain, inbox: input.inbox }], raw, input.direction === 'inbound' ? 'webhook' : 'inject', undefined, {
-      key: input.sid,
-      scope: input.accountSid,
-      data: JSON.stringify(data),
-    });
+    const targets = [{ domain: input.domain, inbox: input.inbox }];
+    const source = input.direction === 'inbound' ? 'webhook' : 'inject';
+    const key = { key: input.sid, scope: input.accountSid, data: JSON.stringify(data) };
+    const record = { sid: input.sid, accountSid: input.accountSid, to: input.to, from: input.from, messagingServiceSid: input.messagingServiceSid, direction: input.direction, body: input.body, time };
+    // Held by a delivery fault rule: stored (and readable by its SID) when its delay ends.
+    if ((await this.#delayed?.hold(targets, raw, source, input.from !== undefined ? { sender: input.from } : {}, undefined, key)) !== undefined) return { ...record, id: '' };
+    const [meta] = await this.#store.add(targets, raw, source, undefined, key);
     return { sid: input.sid, accountSid: input.accountSid, to: input.to, from: input.from, messagingServiceSid: input.messagingServiceSid, direction: input.direction, body: input.body, time, id: meta.id };
   }
 
