@@ -1,9 +1,13 @@
 // The files of the Maildir store: one RFC 5322 `.eml` per message under
 // `<dir>/mail/<domain>/<inbox>/{tmp,new,cur}` (layout.ts), written to tmp/ and renamed into new/.
-// A message is made durable by the write-ahead log (wal.ts) before it is acknowledged; its file
-// is written afterwards by the materialiser (materialiser.ts). The log's checkpoints are
-// checkpoints.ts; recovery on open (replay and scan) is recovery.ts.
-// A full disk is StoreError full; a delete is durable before it is answered.
+// Two rules (the `durability` option, docs/architecture.md):
+// - `process` (the default): the file is written and renamed into new/ before the
+//   acknowledgement, and nothing waits for an fsync; the background flush (flusher.ts) makes the
+//   files and folders durable within a second. No log record, no materialiser, no checkpoint.
+// - `strict`: a message is made durable by the write-ahead log (wal.ts) before it is
+//   acknowledged; its file is written afterwards by the materialiser (materialiser.ts). The log's
+//   checkpoints are checkpoints.ts; a delete is durable before it is answered.
+// Recovery on open (replay and scan) is recovery.ts. A full disk is StoreError full.
 // Knows nothing of the in-memory index (memoryIndex.ts) or events: the store facade (store.ts)
 // composes the two.
 import { chmodSync, constants as fsConstants, copyFileSync, promises as fs, linkSync, renameSync, statfsSync, writeFileSync } from 'node:fs';
@@ -11,9 +15,11 @@ import * as path from 'node:path';
 import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { errnoCode, isNoSpace, StoreError } from '../errors';
 import type { MessageBody, MessageMeta, StoreLog } from '../types';
+import type { Durability } from '../../../shared/contract';
 import { Checkpoints } from './checkpoints';
+import { Flusher } from './flusher';
 import { FLUSH_CONCURRENCY, flushFiles, OPEN_CONCURRENCY, rmQuietly } from './fileOps';
-import { fsyncDir, inboxDirOf, mailPathError, mailRoot, mapLimit, messageFileOf, PRIVATE_DIR_MODE } from './layout';
+import { fsyncDir, inboxDirOf, mailPathError, mailRoot, mapLimit, messageFileOf, PRIVATE_DIR_MODE, type SyncFd } from './layout';
 import { fileWriteError, type FileWriter, writeFileHere } from './fileWrites';
 import { Materialiser, type MaterialiseJob } from './materialiser';
 import type { IndexRecord } from './ordered';
@@ -56,6 +62,8 @@ export class MaildirFiles {
   /** Writes the files of messages acknowledged from the log alone (materialiser.ts). */
   readonly materialiser: Materialiser;
   private readonly readyDirs = new Map<string, Promise<void>>();
+  /** The process-safe rule's background flush (flusher.ts); idle under the strict rule. */
+  readonly flusher: Flusher;
   /** Recipients of one message share one file through hard links; dropped where the file system refuses them. */
   private linksUsable = true;
 
@@ -67,8 +75,13 @@ export class MaildirFiles {
     private readonly log: StoreLog,
     /** Runs the materialiser's writes and links (fileWrites.ts): on the server's worker thread, or here. */
     private readonly writeFile: FileWriter = writeFileHere,
+    readonly durability: Durability = 'strict',
+    /** The fsync of the log and of the background flush; a test seam may hold it. */
+    sync?: SyncFd,
+    flushIntervalMs?: number,
   ) {
-    this.wal = new WriteAheadLog(dir);
+    this.flusher = new Flusher(log, flushIntervalMs, sync);
+    this.wal = new WriteAheadLog(dir, sync);
     this.checkpoints = new Checkpoints(this.wal, log);
     this.materialiser = new Materialiser(
       (job) => this.writeJob(job),
@@ -86,7 +99,9 @@ export class MaildirFiles {
   // ---- writes ----------------------------------------------------------------------------
 
   /**
-   * Makes a batch of queued deliveries durable. Bytes in memory are acknowledged from the log
+   * Under the process-safe rule: writes each delivery's files into new/ (synchronously, the batch
+   * at once), hands them to the background flush and resolves them; nothing is logged or synced.
+   * Under the strict rule: makes a batch of queued deliveries durable. Bytes in memory are acknowledged from the log
    * alone: one log write and one fdatasync cover the batch, and the materialiser writes their
    * files afterwards (off the acknowledgement's path). Where the disk is short of room
    * (LATE_WRITE_MIN_FREE_BYTES), and for a FileBody, the files are written first, as they were
@@ -96,8 +111,9 @@ export class MaildirFiles {
    * them first).
    */
   async commit(queued: CommitItem[]): Promise<CommitItem[]> {
+    const strict = this.durability === 'strict';
     let inMemory = 0;
-    for (const b of queued) if (Buffer.isBuffer(b.raw)) inMemory += b.raw.length;
+    if (strict) for (const b of queued) if (Buffer.isBuffer(b.raw)) inMemory += b.raw.length;
     const late = new Set(inMemory > 0 && this.roomFor(inMemory) ? queued.filter((b) => Buffer.isBuffer(b.raw)) : []);
     const now = late.size === 0 ? queued : queued.filter((b) => !late.has(b));
     // Directories first, for every item (once per inbox): one that cannot be made is refused now.
@@ -121,6 +137,12 @@ export class MaildirFiles {
         if (e === undefined) batch.push(b);
         else b.reject(storeFailure(e));
       }
+    }
+    if (!strict) {
+      // Process-safe: renamed into new/, the files survive the server's death; the flush follows.
+      this.flusher.add(batch.flatMap((b) => b.recs.map((r) => this.pathOf(r.meta, 'new'))));
+      const ok = new Set(batch);
+      return queued.filter((b) => ok.has(b));
     }
     const logged = batch.filter((b) => Buffer.isBuffer(b.raw));
     for (const b of late) if (!b.failed) logged.push(b);
@@ -344,12 +366,15 @@ export class MaildirFiles {
   }
 
   /**
-   * Removes messages. `durable`: for good before resolving, so that a delete that was answered
-   * survives a crash or a power cut: the removals are logged and flushed (a replay of the log does
-   * not bring the messages back), the files unlinked, and their directories fsynced (the unlinks
-   * are on disk). Otherwise the same without the two syncs.
+   * Removes messages: the removals are logged (a replay of the log does not bring the messages
+   * back) and the files unlinked. An `answered` removal under the strict rule is for good before
+   * it resolves, so that it survives a power cut: the log record is flushed and the folders
+   * fsynced. Under the process-safe rule the unlinks are in the OS before it resolves (a
+   * SIGKILL keeps them) and the background flush syncs the folders; retention syncs nothing.
    */
-  async remove(metas: MessageMeta[], durable: boolean): Promise<void> {
+  async remove(metas: MessageMeta[], answered: boolean): Promise<void> {
+    // Process-safe: the unlink is in the OS before the answer; the background flush syncs the folders.
+    const durable = answered && this.durability === 'strict';
     // A file not written yet never will be; one being written is waited for, then unlinked below.
     await this.materialiser.settle(metas.map((m) => m.id));
     let unlogged: unknown;
@@ -373,7 +398,8 @@ export class MaildirFiles {
         if (errnoCode(e) !== 'ENOENT') this.log('warn', `store: could not remove ${file}: ${(e as Error).message}`);
       }
     });
-    if (durable) await mapLimit([...dirs], FLUSH_CONCURRENCY, (d) => fsyncDir(d).catch((e: unknown) => this.log('warn', `store: could not sync ${d} after a removal: ${(e as Error).message}`)));
+    if (this.durability === 'process') this.flusher.addDirs(dirs);
+    else await mapLimit([...dirs], FLUSH_CONCURRENCY, (d) => fsyncDir(d).catch((e: unknown) => this.log('warn', `store: could not sync ${d} after a removal: ${(e as Error).message}`)));
     if (unlogged !== undefined) {
       // Neither logged nor out of the log: a start before the next successful checkpoint brings them back.
       const msg = `the removal of ${metas.length} message(s) is not durable yet (it could not be logged and the log generations holding them were kept; a restart before the next checkpoint brings them back): ${(unlogged as Error).message}`;
