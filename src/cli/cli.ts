@@ -15,6 +15,10 @@ import {
   PUBLIC_URL_ENV,
   DEFAULT_LOG_LEVEL,
   LOG_LEVEL_ENV,
+  DEFAULT_DURABILITY,
+  DURABILITIES,
+  DURABILITY_ENV,
+  type Durability,
   LOG_LEVELS,
   type LogLevel,
   logsAt,
@@ -113,6 +117,11 @@ Options:
   --public-url <url>      the address users open behind a TLS proxy (https://mail.example.com):
                           the web UI's Origin check and Secure cookie use it (or env ${PUBLIC_URL_ENV})
   --domain <name>         domain that writes to "private" go to (default ${DEFAULT_DOMAIN})
+  --durability <rule>     what an acknowledgement (SMTP 250, HTTP ok) waits for, Maildir only:
+                          process (default): the message survives the server's death, and a
+                          power loss after the next flush (at least once a second); strict: an
+                          fdatasync first, so it survives a power loss at once (or env
+                          ${DURABILITY_ENV}). --store keeps PostgreSQL's own durability
   --log-level <level>     ${LOG_LEVELS.join(', ')} (default ${DEFAULT_LOG_LEVEL}); debug adds a line per
                           message on stderr: its id, sender, inbox and size, never its body
                           or a token (or env ${LOG_LEVEL_ENV})
@@ -193,6 +202,8 @@ export interface ServeConfig {
   /** Required SMTP login, when asked for. */
   smtpAuth?: SmtpCredentials;
   logLevel: LogLevel;
+  /** What the Maildir store's acknowledgement waits for. */
+  durability: Durability;
 }
 
 /** `1`/`true`/`yes`/`on` (any case) is true, `0`/`false`/`no`/`off`/empty false; anything else a usage error. */
@@ -233,6 +244,7 @@ const SERVE_FLAGS = {
   'smtps-port': { type: 'string' },
   'smtp-auth': { type: 'string' },
   'log-level': { type: 'string' },
+  durability: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const satisfies FlagSpec;
@@ -326,6 +338,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     maxSmtpConnections: parseCount('max-smtp-connections', v['max-smtp-connections']),
     maxHttpConnections: parseCount('max-http-connections', v['max-http-connections']),
     logLevel: readLogLevel(v['log-level'], env[LOG_LEVEL_ENV]),
+    durability: readDurability(v.durability, env[DURABILITY_ENV]),
   };
 }
 
@@ -336,6 +349,15 @@ function readLogLevel(flag: string | undefined, envValue: string | undefined): L
   const level = LOG_LEVELS.find((l) => l === text.trim().toLowerCase());
   if (level === undefined) throw new UsageError(`${flag !== undefined ? '--log-level' : LOG_LEVEL_ENV} must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(text.slice(0, 40))}`);
   return level;
+}
+
+/** `--durability` (or its environment twin), case ignored; DEFAULT_DURABILITY when neither is given. */
+function readDurability(flag: string | undefined, envValue: string | undefined): Durability {
+  const text = flag ?? (envValue || undefined);
+  if (text === undefined) return DEFAULT_DURABILITY;
+  const rule = DURABILITIES.find((d) => d === text.trim().toLowerCase());
+  if (rule === undefined) throw new UsageError(`${flag !== undefined ? '--durability' : DURABILITY_ENV} must be one of ${DURABILITIES.join(', ')}, got ${JSON.stringify(text.slice(0, 40))}`);
+  return rule;
 }
 
 /** `--store` (or its environment twin): `maildir`, or a `postgres://` / `postgresql://` URL; undefined = Maildir. */
@@ -480,6 +502,7 @@ export async function main(argv: string[]): Promise<void> {
       smtpAuth: config.smtpAuth,
       log: stderrLog,
       logLevel: config.logLevel,
+      durability: config.durability,
     });
   } catch (e) {
     if (ServerStartError.is(e, 'port_in_use')) fail(e.message, EXIT_PORT_IN_USE);
