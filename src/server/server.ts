@@ -191,9 +191,10 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   // The MIME worker threads: the read views' parsing, and the Maildir store's codes after each acknowledgement.
   const mime = new MimePool();
   const durability = options.durability ?? DEFAULT_DURABILITY;
-  // The strict rule's file writes after the acknowledgement (the materialiser): a thread of their
-  // own, so a slow disk never delays a read's parse. The process-safe rule writes before it, here.
-  const writer = options.databaseUrl === undefined && durability === 'strict' ? new MimePool(1) : undefined;
+  // The Maildir store's file writes (before the acknowledgement under the process rule, by the
+  // materialiser after it under the strict rule): a thread of their own, so a slow disk never
+  // delays a read's parse and the event loop never waits in a file create.
+  const writer = options.databaseUrl === undefined ? new MimePool(1) : undefined;
   const store: Store =
     options.databaseUrl !== undefined
       ? new PostgresStore({ url: options.databaseUrl, retention: options.retention, log, sweepIntervalMs: options.sweepIntervalMs })

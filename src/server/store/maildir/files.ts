@@ -118,6 +118,7 @@ export class MaildirFiles {
     const now = late.size === 0 ? queued : queued.filter((b) => !late.has(b));
     // Directories first, for every item (once per inbox): one that cannot be made is refused now.
     await this.prepareDirs(queued);
+    if (!strict) return this.commitFiles(queued);
     const batch: CommitItem[] = [];
     const full: CommitItem[] = [];
     for (const b of now) {
@@ -138,12 +139,6 @@ export class MaildirFiles {
         else b.reject(storeFailure(e));
       }
     }
-    if (!strict) {
-      // Process-safe: renamed into new/, the files survive the server's death; the flush follows.
-      this.flusher.add(batch.flatMap((b) => b.recs.map((r) => this.pathOf(r.meta, 'new'))));
-      const ok = new Set(batch);
-      return queued.filter((b) => ok.has(b));
-    }
     const logged = batch.filter((b) => Buffer.isBuffer(b.raw));
     for (const b of late) if (!b.failed) logged.push(b);
     const inFiles = batch.filter((b) => !Buffer.isBuffer(b.raw));
@@ -151,6 +146,43 @@ export class MaildirFiles {
     const [loggedOk, filesOk] = await Promise.all([this.logBatch(logged, late), this.flushFileBodies(inFiles)]);
     const ok = new Set([...loggedOk, ...filesOk]);
     return queued.filter((b) => ok.has(b));
+  }
+
+  /**
+   * The process-safe rule: each delivery's files written into new/ before it resolves, bytes in
+   * memory on the file-writing thread (the writes of one turn in one message to it: the event
+   * loop never waits in a create), a spooled body hard-linked here. Renamed into place, a file
+   * is in the OS and survives the server's death; the background flush syncs it later.
+   */
+  private async commitFiles(queued: CommitItem[]): Promise<CommitItem[]> {
+    const ok = new Set<CommitItem>();
+    await Promise.all(
+      queued.map(async (b) => {
+        if (b.failed) return;
+        if (!Buffer.isBuffer(b.raw)) {
+          const e = this.materialize(b);
+          if (e === undefined) ok.add(b);
+          else b.reject(storeFailure(e));
+          return;
+        }
+        const job = { recs: b.recs, raw: b.raw, written: new Set<string>(), cancelled: new Set<string>() };
+        try {
+          // Its folders were checked by prepareDirs just before.
+          await this.writeJob(job, false);
+          ok.add(b);
+        } catch (e) {
+          // Never acknowledged: nothing of it stays.
+          for (const r of b.recs) {
+            rmQuietly(this.pathOf(r.meta, 'tmp'));
+            if (job.written.has(r.meta.id)) rmQuietly(this.pathOf(r.meta, 'new'));
+          }
+          b.reject(storeFailure(e));
+        }
+      }),
+    );
+    const done = queued.filter((b) => ok.has(b));
+    this.flusher.add(done.flatMap((b) => b.recs.map((r) => this.pathOf(r.meta, 'new'))));
+    return done;
   }
 
   /** True when the file system has room enough to write `bytes` more after the acknowledgement (LATE_WRITE_MIN_FREE_BYTES). */
@@ -209,7 +241,7 @@ export class MaildirFiles {
    * then renamed into new/, every further recipient's a hard link of it (or a copy). Skips what
    * is written or cancelled, so a retry continues where a failure stopped.
    */
-  private async writeJob(job: MaterialiseJob): Promise<void> {
+  private async writeJob(job: Pick<MaterialiseJob, 'recs' | 'raw' | 'written' | 'cancelled'>, checkPath = true): Promise<void> {
     let first: string | undefined;
     for (const r of job.recs) {
       if (job.written.has(r.meta.id) && !job.cancelled.has(r.meta.id)) first ??= this.pathOf(r.meta, 'new');
@@ -217,11 +249,13 @@ export class MaildirFiles {
     for (const r of job.recs) {
       const id = r.meta.id;
       if (job.written.has(id) || job.cancelled.has(id)) continue;
-      await this.ensureInboxDir(r.meta.domain, r.meta.inbox);
-      // At the point of use: a link planted since the delivery is never written through (the
-      // message stays readable from memory and the write is tried again).
-      const unsafe = mailPathError(this.dir, r.meta.domain, r.meta.inbox);
-      if (unsafe) throw unsafe;
+      if (checkPath) {
+        await this.ensureInboxDir(r.meta.domain, r.meta.inbox);
+        // At the point of use: a link planted since the delivery is never written through (the
+        // message stays readable from memory and the write is tried again).
+        const unsafe = mailPathError(this.dir, r.meta.domain, r.meta.inbox);
+        if (unsafe) throw unsafe;
+      }
       const final = this.pathOf(r.meta, 'new');
       if (first !== undefined && this.linksUsable) {
         const failed = await this.writeFile({ from: first, final });
