@@ -2,8 +2,9 @@
 // `<dir>/mail/<domain>/<inbox>/{tmp,new,cur}` (layout.ts), written to tmp/ and renamed into new/.
 // Two rules (the `durability` option, docs/architecture.md):
 // - `process` (the default): the file is written and renamed into new/ before the
-//   acknowledgement, and nothing waits for an fsync; the background flush (flusher.ts) makes the
-//   files and folders durable within a second. No log record, no materialiser, no checkpoint.
+//   acknowledgement (the materialiser's writes, run at once), and nothing waits for an fsync; the
+//   background flush (flusher.ts) makes the files and folders durable within a second. No log
+//   record, no copy kept in memory, no checkpoint of messages.
 // - `strict`: a message is made durable by the write-ahead log (wal.ts) before it is
 //   acknowledged; its file is written afterwards by the materialiser (materialiser.ts). The log's
 //   checkpoints are checkpoints.ts; a delete is durable before it is answered.
@@ -99,8 +100,8 @@ export class MaildirFiles {
   // ---- writes ----------------------------------------------------------------------------
 
   /**
-   * Under the process-safe rule: writes each delivery's files into new/ (synchronously, the batch
-   * at once), hands them to the background flush and resolves them; nothing is logged or synced.
+   * Under the process-safe rule: writes each delivery's files into new/ (commitFiles), hands them
+   * to the background flush and resolves them; nothing is logged or synced.
    * Under the strict rule: makes a batch of queued deliveries durable. Bytes in memory are acknowledged from the log
    * alone: one log write and one fdatasync cover the batch, and the materialiser writes their
    * files afterwards (off the acknowledgement's path). Where the disk is short of room
