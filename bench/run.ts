@@ -422,7 +422,7 @@ async function main(): Promise<void> {
       // The target row: 32 requests in flight at the server (one per connection). The second
       // shape, 8 in flight, is context: what a client with a small pool sees.
       const shapes = [DEFAULT_INJECT_CONCURRENCY, INJECT_SMALL_POOL];
-      const results: Record<number, unknown> = {};
+      const results: Record<string, unknown> = {};
       details.inject = results;
       const injectFiles: Record<number, { files: number; stored: number }> = {};
       for (const inFlight of shapes) {
@@ -472,6 +472,40 @@ async function main(): Promise<void> {
           }),
           filesFigure(`HTTP inject files written by the window's end, ${inFlight} in flight`, injectFiles[inFlight] ? [injectFiles[inFlight]] : []),
         );
+        // The strict rule beside it (issue 36), the target shape only.
+        if (main && haveOurs && haveDurability) {
+          log(`HTTP inject, ${inFlight} in flight: ours --durability strict`);
+          const name = `HTTP inject, ${inFlight} in flight (${inFlight} conns), --durability strict`;
+          try {
+            const dataDir = tmp('inject');
+            const ours = await startOurs({ dataDir, args: [...keepAll, '--durability', 'strict'] });
+            try {
+              const strict = await runInjectLoad({ ...load, origin: ours.ready.http, token: ours.apiToken, serverPid: ours.child.pid });
+              const written = await filesWritten(ours, dataDir);
+              results[`${inFlight}-strict`] = { connections: inFlight, ours: strict, written };
+              figures.push(
+                figure({
+                  name,
+                  unit: 'req/s',
+                  value: strict.reqPerSec,
+                  reference: { name: 'bare node:http (no storage)', value: bareInject.reqPerSec },
+                  note: [
+                    oursInject && oursInject.reqPerSec > 0 ? `strict = ${(strict.reqPerSec / oursInject.reqPerSec).toFixed(2)}× the default rule` : undefined,
+                    `CPU ${strict.serverCpuMsPerReq.toFixed(2)} ms per request`,
+                    written ? `files written by the window's end: ${written.files} of ${written.stored}` : undefined,
+                    strict.firstError,
+                  ]
+                    .filter(Boolean)
+                    .join('; '),
+                }),
+              );
+            } finally {
+              await ours.stop();
+            }
+          } catch (e) {
+            figures.push(figure({ name, unit: 'req/s', note: errText(e) }));
+          }
+        }
       }
     }
 
