@@ -223,6 +223,8 @@ async function main(): Promise<void> {
   if (!haveOurs) log('dist/cli.js is missing (run `npm run build`): figures of our server are skipped');
   const help = haveOurs ? serveHelp() : '';
   const keepAll = keepEverythingArgs(help);
+  /** The build has two durability rules (issue 36): the SMTP rows measure both. */
+  const haveDurability = help.includes('--durability');
   details.ourArgs = keepAll;
 
   const contextBefore = { loadavg: os.loadavg(), cpuPressure: pressure('cpu'), ioPressure: pressure('io') };
@@ -265,7 +267,7 @@ async function main(): Promise<void> {
       for (const series of SMTP_SERIES) {
       const conns = series.connections;
       const main = conns === SMTP_CONNECTIONS;
-      const best: Record<'bare' | 'maildev' | 'maildevNext' | 'ours', SmtpLoadResult | undefined> = { bare: undefined, maildev: undefined, maildevNext: undefined, ours: undefined };
+      const best: Record<'bare' | 'maildev' | 'maildevNext' | 'ours' | 'oursStrict', SmtpLoadResult | undefined> = { bare: undefined, maildev: undefined, maildevNext: undefined, ours: undefined, oursStrict: undefined };
       /** Our files written by the end of each round's window, of the messages stored (filesWritten). */
       const oursFiles: Array<{ files: number; stored: number }> = [];
       const problems: Record<string, string> = {};
@@ -297,24 +299,25 @@ async function main(): Promise<void> {
           }
         }
 
-        if (haveOurs) {
-          log(`SMTP ${conns} conns, round ${round}/${args.rounds}: ours`);
+        // Ours under its default rule, then (a build that has --durability) under the strict rule.
+        for (const who of haveOurs ? (haveDurability ? (['ours', 'oursStrict'] as const) : (['ours'] as const)) : []) {
+          log(`SMTP ${conns} conns, round ${round}/${args.rounds}: ours${who === 'oursStrict' ? ' --durability strict' : ''}`);
           try {
             const dataDir = tmp('smtp');
-            const ours = await startOurs({ dataDir, args: keepAll, nodeArgs: round === 1 && main ? nodeArgs : [] });
+            const ours = await startOurs({ dataDir, args: [...keepAll, ...(who === 'oursStrict' ? ['--durability', 'strict'] : [])], nodeArgs: round === 1 && main && who === 'ours' ? nodeArgs : [] });
             try {
               const probe = await sendOne('127.0.0.1', ours.ready.smtp.port, `probe@${DEFAULT_DOMAIN}`);
               if (probe.code !== 250) throw new Error(`a single message was refused: ${probe.text}`);
-              keep('ours', await load(ours.ready.smtp.port, ours.child.pid));
+              keep(who, await load(ours.ready.smtp.port, ours.child.pid));
               const written = await filesWritten(ours, dataDir);
-              if (written) oursFiles.push(written);
+              if (written && who === 'ours') oursFiles.push(written);
             } finally {
               await ours.stop();
               const said = complaints(ours.stderrTail());
-              if (said) problems.oursLog ??= said;
+              if (said) problems[`${who}Log`] ??= said;
             }
           } catch (e) {
-            problems.ours ??= errText(e);
+            problems[who] ??= errText(e);
           }
         }
       }
@@ -323,22 +326,46 @@ async function main(): Promise<void> {
       const md = best.maildev?.msgsPerSec;
       const ceiling = best.bare?.msgsPerSec;
       const ratio = series.ofMaildev;
-      // One connection waits for one fdatasync per message: the disk probe's durable write time
-      // plus the bare server's whole transaction bounds its rate, whatever our CPU does.
+      // Under the strict rule one connection waits for one fdatasync per message: the disk probe's
+      // durable write time plus the bare server's whole transaction bounds its rate, whatever our
+      // CPU does. A build without --durability has only that rule.
       const syncBound = conns === 1 && durablePerSec > 0 && best.bare ? 1000 / (1000 / durablePerSec + 1000 / best.bare.msgsPerSec) : undefined;
+      const syncNote = syncBound === undefined ? undefined : `bound by one fdatasync per acknowledgement: ≤ ${Math.round(syncBound)} msg/s on this disk now (${(1000 / durablePerSec).toFixed(2)} ms a durable write + the bare server's ${(1000 / best.bare!.msgsPerSec).toFixed(2)} ms)`;
+      // A build with one rule (before issue 36: strict) prints its figures in the strict row too,
+      // so that `--against` sets that row of this build beside them.
+      const strict = haveDurability ? best.oursStrict : best.ours;
       figures.push(
         figure({
           name: `SMTP ingest, ${DEFAULT_MESSAGE_BYTES / 1024} KB, ${conns} conn${conns === 1 ? '' : 's'}`,
           unit: 'msg/s',
           value: best.ours?.msgsPerSec,
           reference: { name: `MailDev ${MAILDEV_VERSION}`, value: md },
-          target: md === undefined || ratio === undefined ? undefined : { op: '>=', value: md * ratio, label: `≥ ${ratio}× MailDev` },
+          target: md === undefined || (ratio === undefined && haveDurability === false) ? undefined : { op: '>=', value: md * (ratio ?? 1.0), label: `≥ ${ratio ?? 1.0}× MailDev` },
           note:
             [
-              syncBound === undefined ? undefined : `bound by one fdatasync per acknowledgement: ≤ ${Math.round(syncBound)} msg/s on this disk now (${(1000 / durablePerSec).toFixed(2)} ms a durable write + the bare server's ${(1000 / best.bare!.msgsPerSec).toFixed(2)} ms)`,
+              haveDurability ? undefined : syncNote,
+              conns === 1 && best.ours ? `ack p50 ${best.ours.latencyP50Ms.toFixed(2)} ms (MAIL→250, one message after another)` : undefined,
               note('ours'),
               note('oursLog'),
               note('maildev'),
+            ]
+              .filter(Boolean)
+              .join('; ') || undefined,
+        }),
+        figure({
+          name: `SMTP ingest, ${DEFAULT_MESSAGE_BYTES / 1024} KB, ${conns} conn${conns === 1 ? '' : 's'}, --durability strict`,
+          unit: 'msg/s',
+          value: strict?.msgsPerSec,
+          reference: { name: `MailDev ${MAILDEV_NEXT_VERSION}`, value: best.maildevNext?.msgsPerSec },
+          target: best.maildevNext === undefined ? undefined : { op: '>=', value: best.maildevNext.msgsPerSec, label: `≥ 1.0× MailDev ${MAILDEV_NEXT_VERSION}` },
+          note:
+            [
+              haveDurability ? undefined : 'this build has one rule: the row above',
+              syncNote,
+              haveDurability && best.oursStrict && best.ours ? `strict = ${(best.oursStrict.msgsPerSec / best.ours.msgsPerSec).toFixed(2)}× the default rule` : undefined,
+              strict ? `ack p50 ${strict.latencyP50Ms.toFixed(2)} ms, CPU ${strict.serverCpuMsPerMsg.toFixed(2)} ms/msg` : undefined,
+              note('oursStrict'),
+              note('oursStrictLog'),
             ]
               .filter(Boolean)
               .join('; ') || undefined,
@@ -395,7 +422,7 @@ async function main(): Promise<void> {
       // The target row: 32 requests in flight at the server (one per connection). The second
       // shape, 8 in flight, is context: what a client with a small pool sees.
       const shapes = [DEFAULT_INJECT_CONCURRENCY, INJECT_SMALL_POOL];
-      const results: Record<number, unknown> = {};
+      const results: Record<string, unknown> = {};
       details.inject = results;
       const injectFiles: Record<number, { files: number; stored: number }> = {};
       for (const inFlight of shapes) {
@@ -445,6 +472,40 @@ async function main(): Promise<void> {
           }),
           filesFigure(`HTTP inject files written by the window's end, ${inFlight} in flight`, injectFiles[inFlight] ? [injectFiles[inFlight]] : []),
         );
+        // The strict rule beside it (issue 36), the target shape only.
+        if (main && haveOurs && haveDurability) {
+          log(`HTTP inject, ${inFlight} in flight: ours --durability strict`);
+          const name = `HTTP inject, ${inFlight} in flight (${inFlight} conns), --durability strict`;
+          try {
+            const dataDir = tmp('inject');
+            const ours = await startOurs({ dataDir, args: [...keepAll, '--durability', 'strict'] });
+            try {
+              const strict = await runInjectLoad({ ...load, origin: ours.ready.http, token: ours.apiToken, serverPid: ours.child.pid });
+              const written = await filesWritten(ours, dataDir);
+              results[`${inFlight}-strict`] = { connections: inFlight, ours: strict, written };
+              figures.push(
+                figure({
+                  name,
+                  unit: 'req/s',
+                  value: strict.reqPerSec,
+                  reference: { name: 'bare node:http (no storage)', value: bareInject.reqPerSec },
+                  note: [
+                    oursInject && oursInject.reqPerSec > 0 ? `strict = ${(strict.reqPerSec / oursInject.reqPerSec).toFixed(2)}× the default rule` : undefined,
+                    `CPU ${strict.serverCpuMsPerReq.toFixed(2)} ms per request`,
+                    written ? `files written by the window's end: ${written.files} of ${written.stored}` : undefined,
+                    strict.firstError,
+                  ]
+                    .filter(Boolean)
+                    .join('; '),
+                }),
+              );
+            } finally {
+              await ours.stop();
+            }
+          } catch (e) {
+            figures.push(figure({ name, unit: 'req/s', note: errText(e) }));
+          }
+        }
       }
     }
 
@@ -499,28 +560,30 @@ async function main(): Promise<void> {
 
     // ---- the store alone (no protocol in front) -------------------------------------------
     if (args.only.has('store') && haveOurs) {
-      const storeAlone: Record<number, unknown> = {};
+      const storeAlone: Record<string, unknown> = {};
       details.storeAlone = storeAlone;
-      for (const inFlight of STORE_IN_FLIGHT) {
-        log(`store alone: MaildirStore.add, ${inFlight} in flight`);
+      // The store class's own default (the log: strict), then, where the build has it, the process rule.
+      for (const [inFlight, rule] of STORE_IN_FLIGHT.flatMap((n) => (haveDurability ? [[n, ''] as const, [n, 'process'] as const] : [[n, ''] as const]))) {
+        const name = `store alone: add 4 KB, ${inFlight} in flight${rule ? `, ${rule} rule` : ''}`;
+        log(`store alone: MaildirStore.add, ${inFlight} in flight${rule ? `, ${rule} rule` : ''}`);
         try {
           const out = await startWithReadyLine<{ addsPerSec: number; p50Ms: number; p99Ms: number; cpuMsPerAdd: number }>(
             process.execPath,
-            ['--import', 'tsx', path.join(PRODUCT_ROOT, 'bench', 'store-ingest.ts'), tmp('store'), String(inFlight), String(warmupMs), String(windowMs / 2)],
+            ['--import', 'tsx', path.join(PRODUCT_ROOT, 'bench', 'store-ingest.ts'), tmp('store'), String(inFlight), String(warmupMs), String(windowMs / 2), ...(rule ? [rule] : [])],
             { cwd: PRODUCT_ROOT },
           );
           await out.stop();
-          storeAlone[inFlight] = out.ready;
+          storeAlone[`${inFlight}${rule ? `-${rule}` : ''}`] = out.ready;
           figures.push(
             figure({
-              name: `store alone: add 4 KB, ${inFlight} in flight`,
+              name,
               unit: 'msg/s',
               value: out.ready.addsPerSec,
               note: `p50 ${out.ready.p50Ms.toFixed(2)} ms, p99 ${out.ready.p99Ms.toFixed(1)} ms, CPU ${out.ready.cpuMsPerAdd.toFixed(2)} ms per add (in-process, no SMTP/HTTP)`,
             }),
           );
         } catch (e) {
-          figures.push(figure({ name: `store alone: add 4 KB, ${inFlight} in flight`, unit: 'msg/s', note: errText(e) }));
+          figures.push(figure({ name, unit: 'msg/s', note: errText(e) }));
         }
       }
     }

@@ -2,24 +2,25 @@
 // no SMTP or HTTP in front. Separates the storage cost from the protocol cost of the ingest
 // figures. Run by bench/run.ts in a child process:
 //
-//   node --import tsx bench/store-ingest.ts <empty-dir> <in-flight> <warmup-ms> <window-ms>
+//   node --import tsx bench/store-ingest.ts <empty-dir> <in-flight> <warmup-ms> <window-ms> [process|strict]
 //
 // Prints one JSON line: {addsPerSec, p50Ms, p99Ms, cpuMsPerAdd}.
+import { isDurability } from '../src/shared/contract';
 import { MaildirStore } from '../src/server/store/maildir/store';
 import { buildMessage, DEFAULT_MESSAGE_BYTES } from './lib/smtp-load';
 import { percentile } from './lib/stats';
 import { counts, newWindow, runWindow } from './lib/window';
 
 async function main(): Promise<void> {
-  const [dir, inFlightText, warmupText, windowText] = process.argv.slice(2);
+  const [dir, inFlightText, warmupText, windowText, durabilityText = 'strict'] = process.argv.slice(2);
   const inFlight = Number(inFlightText);
   const warmupMs = Number(warmupText);
   const windowMs = Number(windowText);
-  if (!dir || !(inFlight > 0) || !(warmupMs >= 0) || !(windowMs > 0)) {
-    process.stderr.write('usage: store-ingest.ts <empty-dir> <in-flight> <warmup-ms> <window-ms>\n');
+  if (!dir || !(inFlight > 0) || !(warmupMs >= 0) || !(windowMs > 0) || !isDurability(durabilityText)) {
+    process.stderr.write('usage: store-ingest.ts <empty-dir> <in-flight> <warmup-ms> <window-ms> [process|strict]\n');
     process.exit(64);
   }
-  const store = new MaildirStore({ dir, retention: { maxMessages: 0, maxAgeMs: 0 } });
+  const store = new MaildirStore({ dir, retention: { maxMessages: 0, maxAgeMs: 0 }, durability: durabilityText });
   await store.open();
   const raw = buildMessage(DEFAULT_MESSAGE_BYTES, 'sender@bench.test', 'store@inbox.test', 'store ingest');
   const w = newWindow();

@@ -15,6 +15,10 @@ import {
   PUBLIC_URL_ENV,
   DEFAULT_LOG_LEVEL,
   LOG_LEVEL_ENV,
+  DEFAULT_DURABILITY,
+  DURABILITIES,
+  DURABILITY_ENV,
+  type Durability,
   LOG_LEVELS,
   type LogLevel,
   logsAt,
@@ -118,6 +122,11 @@ Options:
   --chaos <file>          fault rules in force from the start: a JSON array of rules (or
                           {"rules": […]}), as PUT /api/v2/chaos takes (docs/chaos.md; or env
                           ${CHAOS_FILE_ENV}); change them later with test-inbox chaos
+  --durability <rule>     what an acknowledgement (SMTP 250, HTTP ok) waits for, Maildir only:
+                          process (default): the message survives the server's death, and a
+                          power loss after the next flush (at least once a second); strict: an
+                          fdatasync first, so it survives a power loss at once (or env
+                          ${DURABILITY_ENV}). --store keeps PostgreSQL's own durability
   --log-level <level>     ${LOG_LEVELS.join(', ')} (default ${DEFAULT_LOG_LEVEL}); debug adds a line per
                           message on stderr: its id, sender, inbox and size, never its body
                           or a token (or env ${LOG_LEVEL_ENV})
@@ -200,6 +209,8 @@ export interface ServeConfig {
   logLevel: LogLevel;
   /** `--chaos <file>`: fault rules in force from the start. */
   chaosFile?: string;
+  /** What the Maildir store's acknowledgement waits for. */
+  durability: Durability;
 }
 
 /** `1`/`true`/`yes`/`on` (any case) is true, `0`/`false`/`no`/`off`/empty false; anything else a usage error. */
@@ -241,6 +252,7 @@ const SERVE_FLAGS = {
   'smtp-auth': { type: 'string' },
   'log-level': { type: 'string' },
   chaos: { type: 'string' },
+  durability: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const satisfies FlagSpec;
@@ -335,6 +347,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     maxHttpConnections: parseCount('max-http-connections', v['max-http-connections']),
     logLevel: readLogLevel(v['log-level'], env[LOG_LEVEL_ENV]),
     ...((v.chaos ?? (env[CHAOS_FILE_ENV] || undefined)) !== undefined ? { chaosFile: path.resolve((v.chaos ?? env[CHAOS_FILE_ENV])!) } : {}),
+    durability: readDurability(v.durability, env[DURABILITY_ENV]),
   };
 }
 
@@ -364,6 +377,15 @@ function readLogLevel(flag: string | undefined, envValue: string | undefined): L
   const level = LOG_LEVELS.find((l) => l === text.trim().toLowerCase());
   if (level === undefined) throw new UsageError(`${flag !== undefined ? '--log-level' : LOG_LEVEL_ENV} must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(text.slice(0, 40))}`);
   return level;
+}
+
+/** `--durability` (or its environment twin), case ignored; DEFAULT_DURABILITY when neither is given. */
+function readDurability(flag: string | undefined, envValue: string | undefined): Durability {
+  const text = flag ?? (envValue || undefined);
+  if (text === undefined) return DEFAULT_DURABILITY;
+  const rule = DURABILITIES.find((d) => d === text.trim().toLowerCase());
+  if (rule === undefined) throw new UsageError(`${flag !== undefined ? '--durability' : DURABILITY_ENV} must be one of ${DURABILITIES.join(', ')}, got ${JSON.stringify(text.slice(0, 40))}`);
+  return rule;
 }
 
 /** `--store` (or its environment twin): `maildir`, or a `postgres://` / `postgresql://` URL; undefined = Maildir. */
@@ -510,6 +532,7 @@ export async function main(argv: string[]): Promise<void> {
       log: stderrLog,
       logLevel: config.logLevel,
       ...(chaosRules !== undefined ? { chaosRules } : {}),
+      durability: config.durability,
     });
   } catch (e) {
     if (ServerStartError.is(e, 'port_in_use')) fail(e.message, EXIT_PORT_IN_USE);

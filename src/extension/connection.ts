@@ -254,6 +254,7 @@ export class Connection {
       maxMessages: settings.maxMessages,
       maxAgeSeconds: settings.maxAgeDays * DAY_SECONDS,
       smtpTls: settings.smtpTls,
+      durability: settings.durability,
       log: this.deps.log,
     };
     let running = this.server?.current;

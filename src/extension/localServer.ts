@@ -18,6 +18,7 @@ import {
   stopServerProcess,
   tokensEnv,
   withoutTokensEnv,
+  type Durability,
 } from '../shared/contract';
 import type { Logger } from './log';
 import { Emitter } from './util/emitter';
@@ -72,6 +73,8 @@ export interface LocalServerOptions {
   maxAgeSeconds?: number;
   /** Offer STARTTLS with the data folder's self-signed certificate (`testInbox.local.smtpTls`). */
   smtpTls?: boolean;
+  /** What an acknowledgement waits for (`testInbox.local.durability`); absent: the CLI's default. */
+  durability?: Durability;
   /** Tokens to hand the server; absent (the extension's way): it uses its data folder's tokens file. */
   apiToken?: string;
   webhookToken?: string;
@@ -250,6 +253,7 @@ export class LocalServer {
       maxMessages: o.maxMessages,
       maxAgeSeconds: o.maxAgeSeconds,
       smtpTls: o.smtpTls,
+      durability: o.durability,
     });
     o.log.info(`Starting the local server: ${path.basename(o.cliPath)} ${args.join(' ')}`);
     const child = fork(o.cliPath, args, {

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { encodeFileName } from '../core/fileNames';
 import { redact } from '../core/redact';
 import { isLoopbackHost, isWildcardHost } from '../core/urls';
-import { DEFAULT_LOG_LEVEL, generateToken, type LogLevel, logsAt, SERVER_FILE, type ServerFile, tokenDigest } from '../shared/contract';
+import { DEFAULT_DURABILITY, DEFAULT_LOG_LEVEL, type Durability, generateToken, type LogLevel, logsAt, SERVER_FILE, type ServerFile, tokenDigest } from '../shared/contract';
 import { allowedHostProblem } from './http/auth';
 import { createHttpApi } from './http/index';
 import { keepReserve, writeServerFile } from './privateFile';
@@ -22,6 +22,7 @@ import { activeRulesLine } from './http/api/chaos';
 import type { SmtpCredentials, SmtpSecurity } from './smtpSecurity';
 import { loadOrCreateSelfSigned, loadOwnTlsFiles, type SmtpTlsMaterial } from './tls/material';
 import { MaildirStore } from './store/maildir/store';
+import type { FileWrite } from './store/maildir/fileWrites';
 import { MimePool } from './http/mimePool';
 import { PostgresStore } from './store/postgres/store';
 import type { MessageMeta, RetentionOptions, Store } from './store/types';
@@ -79,6 +80,8 @@ export interface InboxServerOptions {
   log?: Log;
   /** Lines past this level are not written; `debug` adds a line per message. Default DEFAULT_LOG_LEVEL (`info`). */
   logLevel?: LogLevel;
+  /** What the Maildir store's acknowledgement waits for (contract.ts). Default DEFAULT_DURABILITY (`process`); the PostgreSQL store keeps PostgreSQL's own. */
+  durability?: Durability;
 }
 
 interface SmtpTlsOptions {
@@ -197,16 +200,26 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   const dataDir = path.resolve(options.dataDir);
   // The MIME worker threads: the read views' parsing, and the Maildir store's codes after each acknowledgement.
   const mime = new MimePool();
-  // The Maildir store's file writes: a thread of their own, so a slow disk never delays a read's parse.
-  const writer = new MimePool(1);
+  const durability = options.durability ?? DEFAULT_DURABILITY;
+  // The Maildir store's file writes (before the acknowledgement under the process rule, by the
+  // materialiser after it under the strict rule): a thread of their own, so a slow disk never
+  // delays a read's parse and the event loop never waits in a file create.
+  const writer = options.databaseUrl === undefined ? new MimePool(1) : undefined;
   const store: Store =
     options.databaseUrl !== undefined
       ? new PostgresStore({ url: options.databaseUrl, retention: options.retention, log, sweepIntervalMs: options.sweepIntervalMs })
-      : new MaildirStore({ dir: dataDir, retention: options.retention, log, detectCode: (head, sms) => mime.detectCode({ raw: head, sms }), writeFile: (op) => writer.writeFile(op) });
+      : new MaildirStore({
+          dir: dataDir,
+          retention: options.retention,
+          log,
+          durability,
+          detectCode: (head, sms) => mime.detectCode({ raw: head, sms }),
+          ...(writer ? { writeFile: (op: FileWrite) => writer.writeFile(op) } : {}),
+        });
   try {
     await store.open();
   } catch (e) {
-    await Promise.all([mime.close(), writer.close()]);
+    await Promise.all([mime.close(), writer?.close()]);
     throw e;
   }
   // The PostgreSQL store holds no lock of the data folder (its tokens, TLS pair and server file): make sure it exists.
@@ -216,7 +229,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   // A line per message at debug only: at any other level nothing listens, so a message costs the log nothing.
   if (logsAt(logLevel, 'debug')) store.on('message', (meta) => log('debug', messageLine(meta)));
   // Run last first: the store closes (reading the codes still pending) before the workers stop.
-  const cleanups: Array<() => Promise<void>> = [() => mime.close(), () => writer.close(), () => store.close(), () => delayed.close()];
+  const cleanups: Array<() => Promise<void>> = [() => mime.close(), async () => writer?.close(), () => store.close(), () => delayed.close()];
   // One budget for the message bytes every SMTP and HTTP connection holds in memory at once.
   const budget = new ByteBudget();
   // Reads of stored messages have a budget of their own: however many clients read, intake goes on.

@@ -148,6 +148,26 @@ export const PUBLIC_URL_ENV = 'TEST_INBOX_PUBLIC_URL';
 /** Environment twin of `--log-level`. */
 export const LOG_LEVEL_ENV = 'TEST_INBOX_LOG_LEVEL';
 
+// ---- Durability ---------------------------------------------------------------------------
+
+/**
+ * What an acknowledgement (SMTP 250, HTTP `status: ok`) of the Maildir store promises.
+ * `process`: the message survives the server process's death (its file is in the OS before the
+ * answer); a background flush makes it survive a power loss within a second. `strict`: it
+ * survives a power loss at once (the answer waits for an fdatasync). The PostgreSQL store keeps
+ * PostgreSQL's own durability whatever is set. docs/architecture.md, "Storage and recovery".
+ */
+export const DURABILITIES = ['process', 'strict'] as const;
+export type Durability = (typeof DURABILITIES)[number];
+/** A test inbox's mail is test data: what the peers (Mailpit) promise, and no fsync on each acknowledgement. */
+export const DEFAULT_DURABILITY: Durability = 'process';
+/** `--durability`. */
+export const DURABILITY_ENV = 'TEST_INBOX_DURABILITY';
+
+export function isDurability(v: unknown): v is Durability {
+  return typeof v === 'string' && (DURABILITIES as readonly string[]).includes(v);
+}
+
 // ---- Log levels ---------------------------------------------------------------------------
 
 /** The server's log levels, most severe first: a level logs its own lines and those before it. */
@@ -232,6 +252,7 @@ interface ServeFlags {
   logLevel?: LogLevel;
   /** More Host names the HTTP server answers to (`--allowed-hosts`). */
   allowedHosts?: string[];
+  durability?: Durability;
 }
 
 /** argv for the CLI (the command and its flags) from the options; the CLI's parseServeArgs reads it back. */
@@ -250,6 +271,7 @@ export function serveArgs(o: ServeFlags): string[] {
   add('max-age', o.maxAgeSeconds);
   if (o.smtpTls) args.push('--smtp-tls');
   add('log-level', o.logLevel);
+  add('durability', o.durability);
   if (o.allowedHosts !== undefined && o.allowedHosts.length > 0) add('allowed-hosts', o.allowedHosts.join(','));
   return args;
 }

@@ -378,7 +378,7 @@ describe('test-inbox serve (CLI)', function () {
 });
 
 describe('serve arguments', () => {
-  it('defaults to 127.0.0.1, HTTP 2580, SMTP 2525, inbox.test, 1,000 messages and 7 days', () => {
+  it('defaults to 127.0.0.1, HTTP 2580, SMTP 2525, inbox.test, 1,000 messages, 7 days and the process durability rule', () => {
     const c = parseServeArgs(['serve'], { XDG_DATA_HOME: '/xdg' });
     assert.notEqual(c, 'help');
     assert.deepEqual(c, {
@@ -400,6 +400,8 @@ describe('serve arguments', () => {
       smtpTls: false,
       // Nothing per message.
       logLevel: 'info',
+      // An acknowledgement waits for no fsync (issue 36).
+      durability: 'process',
     });
   });
 

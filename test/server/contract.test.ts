@@ -10,6 +10,8 @@ import { HEALTH_CHALLENGE_PARAM, MAX_CHALLENGE_LENGTH } from '../../src/core/pro
 import {
   API_TOKEN_ENV,
   DEFAULT_DOMAIN,
+  DEFAULT_DURABILITY,
+  DURABILITY_ENV,
   DEFAULT_HOST,
   DEFAULT_HTTP_PORT,
   DEFAULT_SMTP_PORT,
@@ -61,11 +63,12 @@ describe('process contract', () => {
     assert.equal(props['testInbox.local.httpPort'].default, DEFAULT_HTTP_PORT);
     assert.equal(props['testInbox.local.smtpPort'].default, DEFAULT_SMTP_PORT);
     assert.equal(props['testInbox.local.domain'].default, DEFAULT_DOMAIN);
+    assert.equal(props['testInbox.local.durability'].default, DEFAULT_DURABILITY);
   });
 
   describe('serve flags', () => {
     it('the CLI reads back what serveArgs builds', () => {
-      const flags = { host: '::1', httpPort: 0, smtpPort: 4025, dataDir: path.resolve('/tmp/ti-data'), domain: 'mail.example.test', maxMessages: 0, maxAgeSeconds: 3600, smtpTls: true, logLevel: 'debug' as const };
+      const flags = { host: '::1', httpPort: 0, smtpPort: 4025, dataDir: path.resolve('/tmp/ti-data'), domain: 'mail.example.test', maxMessages: 0, maxAgeSeconds: 3600, smtpTls: true, logLevel: 'debug' as const, durability: 'strict' as const };
       const config = parseServeArgs(serveArgs(flags), {}) as ServeConfig;
       assert.deepEqual(config, {
         host: '::1',
@@ -84,6 +87,7 @@ describe('process contract', () => {
         maxHttpConnections: undefined,
         smtpTls: true,
         logLevel: 'debug',
+        durability: 'strict',
       });
     });
 
@@ -94,6 +98,18 @@ describe('process contract', () => {
       assert.equal(config.httpPort, DEFAULT_HTTP_PORT);
       assert.equal(config.smtpPort, DEFAULT_SMTP_PORT);
       assert.equal(config.defaultDomain, DEFAULT_DOMAIN);
+      assert.equal(config.durability, DEFAULT_DURABILITY);
+    });
+
+    it(`reads --durability and ${DURABILITY_ENV} (the flag wins), process by default, and refuses other values`, () => {
+      const rule = (argv: string[], env: Record<string, string> = {}): unknown => (parseServeArgs(['serve', ...argv], env) as ServeConfig).durability;
+      assert.equal(rule([]), 'process');
+      assert.equal(rule(['--durability', 'strict']), 'strict');
+      assert.equal(rule(['--durability', 'STRICT']), 'strict');
+      assert.equal(rule([], { [DURABILITY_ENV]: 'strict' }), 'strict');
+      assert.equal(rule(['--durability', 'process'], { [DURABILITY_ENV]: 'strict' }), 'process');
+      assert.throws(() => rule(['--durability', 'fsync']), /--durability must be one of process, strict/);
+      assert.throws(() => rule([], { [DURABILITY_ENV]: 'power' }), new RegExp(`${DURABILITY_ENV} must be one of process, strict`));
     });
 
     it('the CLI takes its tokens from the environment tokensEnv builds, and withoutTokensEnv removes them', () => {

@@ -50,7 +50,7 @@ describe('the materialiser (files written after the acknowledgement)', function 
   });
 
   it('serves a message acknowledged over SMTP before its file exists: list, message, raw, links, attachments, wait= and the push stream', async () => {
-    server = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir, ...TOKENS, defaultDomain: 'inbox.test' });
+    server = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir, ...TOKENS, defaultDomain: 'inbox.test', durability: 'strict' });
     const release = (server.store as MaildirStore).holdMaterialiser();
     const base = `${server.httpUrl}/api/v2/domains/inbox.test`;
 

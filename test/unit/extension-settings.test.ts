@@ -16,6 +16,14 @@ describe('extension settings', () => {
     assert.equal(settings.remoteImages, false);
     assert.deepEqual(settings.domains, []);
     assert.equal(settings.smtpTls, false, 'SMTP TLS is off unless asked for');
+    assert.equal(settings.durability, 'process');
+  });
+
+  it('reads local.durability, and reports a value that is neither process nor strict', () => {
+    assert.equal(readSettings(reader({ 'local.durability': 'strict' })).settings.durability, 'strict');
+    const { settings, problems } = readSettings(reader({ 'local.durability': 'fsync' }));
+    assert.equal(settings.durability, 'process');
+    assert.deepEqual(problems.map((p) => p.key), ['testInbox.local.durability']);
   });
 
   it('turns SMTP STARTTLS on only for a true local.smtpTls, and the manifest agrees on the default', async () => {

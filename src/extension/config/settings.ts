@@ -1,7 +1,7 @@
 // Every `testInbox.*` setting in one typed module. No vscode import: `readSettings` takes
 // anything with a `get(key)` (a WorkspaceConfiguration in the host, a plain object in tests).
 // The local server's defaults (ports, domain) are the process contract's.
-import { DEFAULT_DOMAIN, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT } from '../../shared/contract';
+import { DEFAULT_DOMAIN, DEFAULT_DURABILITY, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT, DURABILITIES, type Durability, isDurability } from '../../shared/contract';
 import { hideUrlCredentials } from '../../core/urls';
 import type { InboxRef } from '../tree/state';
 
@@ -29,6 +29,7 @@ export const SettingKey = {
   localDomain: 'local.domain',
   dataDir: 'local.dataFolder',
   smtpTls: 'local.smtpTls',
+  durability: 'local.durability',
   maxMessages: 'retention.maxMessages',
   maxAgeDays: 'retention.maxAgeDays',
   pollSeconds: 'pollIntervalSeconds',
@@ -54,6 +55,8 @@ export interface Settings {
   dataDir: string;
   /** The local server offers STARTTLS (self-signed certificate in the data folder). */
   smtpTls: boolean;
+  /** What the local server's acknowledgement waits for (`--durability`). */
+  durability: Durability;
   maxMessages: number;
   maxAgeDays: number;
   pollSeconds: number;
@@ -150,6 +153,11 @@ export function readSettings(cfg: SettingsReader): { settings: Settings; problem
   const dataDirRaw = cfg.get<unknown>(SettingKey.dataDir);
   const dataDir = typeof dataDirRaw === 'string' ? dataDirRaw.trim() : '';
 
+  const durabilityRaw = cfg.get<unknown>(SettingKey.durability);
+  let durability = DEFAULT_DURABILITY;
+  if (isDurability(durabilityRaw)) durability = durabilityRaw;
+  else if (durabilityRaw !== undefined && durabilityRaw !== null) problems.push({ key: full(SettingKey.durability), message: `must be one of ${DURABILITIES.join(', ')}, got ${JSON.stringify(durabilityRaw)}` });
+
   const settings: Settings = {
     server,
     domains,
@@ -158,6 +166,7 @@ export function readSettings(cfg: SettingsReader): { settings: Settings; problem
     localDomain,
     dataDir,
     smtpTls: cfg.get<unknown>(SettingKey.smtpTls) === true,
+    durability,
     maxMessages: pick(SettingKey.maxMessages, intSetting(cfg.get(SettingKey.maxMessages), DEFAULT_MAX_MESSAGES, 1, 1_000_000), DEFAULT_MAX_MESSAGES),
     maxAgeDays: pick(SettingKey.maxAgeDays, intSetting(cfg.get(SettingKey.maxAgeDays), DEFAULT_MAX_AGE_DAYS, 1, 3650), DEFAULT_MAX_AGE_DAYS),
     pollSeconds: pick(SettingKey.pollSeconds, intSetting(cfg.get(SettingKey.pollSeconds), DEFAULT_POLL_SECONDS, MIN_POLL_SECONDS, MAX_POLL_SECONDS), DEFAULT_POLL_SECONDS),

@@ -5,7 +5,7 @@ import { promises as fs, rmSync, type Dirent } from 'node:fs';
 import * as path from 'node:path';
 import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { errnoCode } from '../errors';
-import { fsyncDir, fsyncPath, mapLimit } from './layout';
+import { fsyncDir, fsyncPath, mapLimit, type SyncFd } from './layout';
 
 /** Files read or directories listed at once on open: enough to overlap I/O without exhausting file descriptors. */
 export const OPEN_CONCURRENCY = 32;
@@ -13,18 +13,22 @@ export const OPEN_CONCURRENCY = 32;
 export const FLUSH_CONCURRENCY = 16;
 
 /** Makes the given files and their directory entries durable: only the store's own files, FLUSH_CONCURRENCY at a time (portable; no syncfs of the whole file system). */
-export async function flushFiles(files: string[]): Promise<void> {
-  await mapLimit(files, FLUSH_CONCURRENCY, fsyncFile);
-  const dirs = [...new Set(files.map((f) => path.dirname(f)))];
-  await mapLimit(dirs, FLUSH_CONCURRENCY, (d) => fsyncDir(d).catch((e: unknown) => (errnoCode(e) === 'ENOENT' ? undefined : Promise.reject(e))));
+export async function flushFiles(files: string[], sync?: SyncFd): Promise<void> {
+  await mapLimit(files, FLUSH_CONCURRENCY, (f) => fsyncFile(f, sync));
+  await flushDirs(new Set(files.map((f) => path.dirname(f))), sync);
+}
+
+/** Makes the entries of the given folders durable (renames and unlinks in them); one removed since has nothing to flush. */
+export async function flushDirs(dirs: Iterable<string>, sync?: SyncFd): Promise<void> {
+  await mapLimit([...dirs], FLUSH_CONCURRENCY, (d) => fsyncDir(d, sync).catch((e: unknown) => (errnoCode(e) === 'ENOENT' ? undefined : Promise.reject(e))));
 }
 
 /** A file removed since it was listed has nothing to flush. */
 const FILE_OPEN_SKIP: ReadonlySet<string> = new Set(['ENOENT']);
 const NOTHING: ReadonlySet<string> = new Set();
 
-function fsyncFile(file: string): Promise<void> {
-  return fsyncPath(file, 'file', FILE_OPEN_SKIP, NOTHING);
+export function fsyncFile(file: string, sync?: SyncFd): Promise<void> {
+  return fsyncPath(file, 'file', FILE_OPEN_SKIP, NOTHING, sync);
 }
 
 /** Removes a file if it is there; used to undo a delivery that failed, where a second failure changes nothing. */

@@ -1,9 +1,14 @@
 // The files of the Maildir store: one RFC 5322 `.eml` per message under
 // `<dir>/mail/<domain>/<inbox>/{tmp,new,cur}` (layout.ts), written to tmp/ and renamed into new/.
-// A message is made durable by the write-ahead log (wal.ts) before it is acknowledged; its file
-// is written afterwards by the materialiser (materialiser.ts). The log's checkpoints are
-// checkpoints.ts; recovery on open (replay and scan) is recovery.ts.
-// A full disk is StoreError full; a delete is durable before it is answered.
+// Two rules (the `durability` option, docs/architecture.md):
+// - `process` (the default): the file is written and renamed into new/ before the
+//   acknowledgement (the materialiser's writes, run at once), and nothing waits for an fsync; the
+//   background flush (flusher.ts) makes the files and folders durable within a second. No log
+//   record, no copy kept in memory, no checkpoint of messages.
+// - `strict`: a message is made durable by the write-ahead log (wal.ts) before it is
+//   acknowledged; its file is written afterwards by the materialiser (materialiser.ts). The log's
+//   checkpoints are checkpoints.ts; a delete is durable before it is answered.
+// Recovery on open (replay and scan) is recovery.ts. A full disk is StoreError full.
 // Knows nothing of the in-memory index (memoryIndex.ts) or events: the store facade (store.ts)
 // composes the two.
 import { chmodSync, constants as fsConstants, copyFileSync, promises as fs, linkSync, renameSync, statfsSync, writeFileSync } from 'node:fs';
@@ -11,9 +16,11 @@ import * as path from 'node:path';
 import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { errnoCode, isNoSpace, StoreError } from '../errors';
 import type { MessageBody, MessageMeta, StoreLog } from '../types';
+import type { Durability } from '../../../shared/contract';
 import { Checkpoints } from './checkpoints';
+import { Flusher } from './flusher';
 import { FLUSH_CONCURRENCY, flushFiles, OPEN_CONCURRENCY, rmQuietly } from './fileOps';
-import { fsyncDir, inboxDirOf, mailPathError, mailRoot, mapLimit, messageFileOf, PRIVATE_DIR_MODE } from './layout';
+import { fsyncDir, inboxDirOf, mailPathError, mailRoot, mapLimit, messageFileOf, PRIVATE_DIR_MODE, type SyncFd } from './layout';
 import { fileWriteError, type FileWriter, writeFileHere } from './fileWrites';
 import { Materialiser, type MaterialiseJob } from './materialiser';
 import type { IndexRecord } from './ordered';
@@ -56,6 +63,8 @@ export class MaildirFiles {
   /** Writes the files of messages acknowledged from the log alone (materialiser.ts). */
   readonly materialiser: Materialiser;
   private readonly readyDirs = new Map<string, Promise<void>>();
+  /** The process-safe rule's background flush (flusher.ts); idle under the strict rule. */
+  readonly flusher: Flusher;
   /** Recipients of one message share one file through hard links; dropped where the file system refuses them. */
   private linksUsable = true;
 
@@ -67,8 +76,13 @@ export class MaildirFiles {
     private readonly log: StoreLog,
     /** Runs the materialiser's writes and links (fileWrites.ts): on the server's worker thread, or here. */
     private readonly writeFile: FileWriter = writeFileHere,
+    readonly durability: Durability = 'strict',
+    /** The fsync of the log and of the background flush; a test seam may hold it. */
+    sync?: SyncFd,
+    flushIntervalMs?: number,
   ) {
-    this.wal = new WriteAheadLog(dir);
+    this.flusher = new Flusher(log, flushIntervalMs, sync);
+    this.wal = new WriteAheadLog(dir, sync);
     this.checkpoints = new Checkpoints(this.wal, log);
     this.materialiser = new Materialiser(
       (job) => this.writeJob(job),
@@ -86,7 +100,9 @@ export class MaildirFiles {
   // ---- writes ----------------------------------------------------------------------------
 
   /**
-   * Makes a batch of queued deliveries durable. Bytes in memory are acknowledged from the log
+   * Under the process-safe rule: writes each delivery's files into new/ (commitFiles), hands them
+   * to the background flush and resolves them; nothing is logged or synced.
+   * Under the strict rule: makes a batch of queued deliveries durable. Bytes in memory are acknowledged from the log
    * alone: one log write and one fdatasync cover the batch, and the materialiser writes their
    * files afterwards (off the acknowledgement's path). Where the disk is short of room
    * (LATE_WRITE_MIN_FREE_BYTES), and for a FileBody, the files are written first, as they were
@@ -96,12 +112,14 @@ export class MaildirFiles {
    * them first).
    */
   async commit(queued: CommitItem[]): Promise<CommitItem[]> {
+    const strict = this.durability === 'strict';
     let inMemory = 0;
-    for (const b of queued) if (Buffer.isBuffer(b.raw)) inMemory += b.raw.length;
+    if (strict) for (const b of queued) if (Buffer.isBuffer(b.raw)) inMemory += b.raw.length;
     const late = new Set(inMemory > 0 && this.roomFor(inMemory) ? queued.filter((b) => Buffer.isBuffer(b.raw)) : []);
     const now = late.size === 0 ? queued : queued.filter((b) => !late.has(b));
     // Directories first, for every item (once per inbox): one that cannot be made is refused now.
     await this.prepareDirs(queued);
+    if (!strict) return this.commitFiles(queued);
     const batch: CommitItem[] = [];
     const full: CommitItem[] = [];
     for (const b of now) {
@@ -129,6 +147,43 @@ export class MaildirFiles {
     const [loggedOk, filesOk] = await Promise.all([this.logBatch(logged, late), this.flushFileBodies(inFiles)]);
     const ok = new Set([...loggedOk, ...filesOk]);
     return queued.filter((b) => ok.has(b));
+  }
+
+  /**
+   * The process-safe rule: each delivery's files written into new/ before it resolves, bytes in
+   * memory on the file-writing thread (the writes of one turn in one message to it: the event
+   * loop never waits in a create), a spooled body hard-linked here. Renamed into place, a file
+   * is in the OS and survives the server's death; the background flush syncs it later.
+   */
+  private async commitFiles(queued: CommitItem[]): Promise<CommitItem[]> {
+    const ok = new Set<CommitItem>();
+    await Promise.all(
+      queued.map(async (b) => {
+        if (b.failed) return;
+        if (!Buffer.isBuffer(b.raw)) {
+          const e = this.materialize(b);
+          if (e === undefined) ok.add(b);
+          else b.reject(storeFailure(e));
+          return;
+        }
+        const job = { recs: b.recs, raw: b.raw, written: new Set<string>(), cancelled: new Set<string>() };
+        try {
+          // Its folders were checked by prepareDirs just before.
+          await this.writeJob(job, false);
+          ok.add(b);
+        } catch (e) {
+          // Never acknowledged: nothing of it stays.
+          for (const r of b.recs) {
+            rmQuietly(this.pathOf(r.meta, 'tmp'));
+            if (job.written.has(r.meta.id)) rmQuietly(this.pathOf(r.meta, 'new'));
+          }
+          b.reject(storeFailure(e));
+        }
+      }),
+    );
+    const done = queued.filter((b) => ok.has(b));
+    this.flusher.add(done.flatMap((b) => b.recs.map((r) => this.pathOf(r.meta, 'new'))));
+    return done;
   }
 
   /** True when the file system has room enough to write `bytes` more after the acknowledgement (LATE_WRITE_MIN_FREE_BYTES). */
@@ -187,7 +242,7 @@ export class MaildirFiles {
    * then renamed into new/, every further recipient's a hard link of it (or a copy). Skips what
    * is written or cancelled, so a retry continues where a failure stopped.
    */
-  private async writeJob(job: MaterialiseJob): Promise<void> {
+  private async writeJob(job: Pick<MaterialiseJob, 'recs' | 'raw' | 'written' | 'cancelled'>, checkPath = true): Promise<void> {
     let first: string | undefined;
     for (const r of job.recs) {
       if (job.written.has(r.meta.id) && !job.cancelled.has(r.meta.id)) first ??= this.pathOf(r.meta, 'new');
@@ -195,11 +250,13 @@ export class MaildirFiles {
     for (const r of job.recs) {
       const id = r.meta.id;
       if (job.written.has(id) || job.cancelled.has(id)) continue;
-      await this.ensureInboxDir(r.meta.domain, r.meta.inbox);
-      // At the point of use: a link planted since the delivery is never written through (the
-      // message stays readable from memory and the write is tried again).
-      const unsafe = mailPathError(this.dir, r.meta.domain, r.meta.inbox);
-      if (unsafe) throw unsafe;
+      if (checkPath) {
+        await this.ensureInboxDir(r.meta.domain, r.meta.inbox);
+        // At the point of use: a link planted since the delivery is never written through (the
+        // message stays readable from memory and the write is tried again).
+        const unsafe = mailPathError(this.dir, r.meta.domain, r.meta.inbox);
+        if (unsafe) throw unsafe;
+      }
       const final = this.pathOf(r.meta, 'new');
       if (first !== undefined && this.linksUsable) {
         const failed = await this.writeFile({ from: first, final });
@@ -344,12 +401,15 @@ export class MaildirFiles {
   }
 
   /**
-   * Removes messages. `durable`: for good before resolving, so that a delete that was answered
-   * survives a crash or a power cut: the removals are logged and flushed (a replay of the log does
-   * not bring the messages back), the files unlinked, and their directories fsynced (the unlinks
-   * are on disk). Otherwise the same without the two syncs.
+   * Removes messages: the removals are logged (a replay of the log does not bring the messages
+   * back) and the files unlinked. An `answered` removal under the strict rule is for good before
+   * it resolves, so that it survives a power cut: the log record is flushed and the folders
+   * fsynced. Under the process-safe rule the unlinks are in the OS before it resolves (a
+   * SIGKILL keeps them) and the background flush syncs the folders; retention syncs nothing.
    */
-  async remove(metas: MessageMeta[], durable: boolean): Promise<void> {
+  async remove(metas: MessageMeta[], answered: boolean): Promise<void> {
+    // Process-safe: the unlink is in the OS before the answer; the background flush syncs the folders.
+    const durable = answered && this.durability === 'strict';
     // A file not written yet never will be; one being written is waited for, then unlinked below.
     await this.materialiser.settle(metas.map((m) => m.id));
     let unlogged: unknown;
@@ -373,7 +433,8 @@ export class MaildirFiles {
         if (errnoCode(e) !== 'ENOENT') this.log('warn', `store: could not remove ${file}: ${(e as Error).message}`);
       }
     });
-    if (durable) await mapLimit([...dirs], FLUSH_CONCURRENCY, (d) => fsyncDir(d).catch((e: unknown) => this.log('warn', `store: could not sync ${d} after a removal: ${(e as Error).message}`)));
+    if (this.durability === 'process') this.flusher.addDirs(dirs);
+    else await mapLimit([...dirs], FLUSH_CONCURRENCY, (d) => fsyncDir(d).catch((e: unknown) => this.log('warn', `store: could not sync ${d} after a removal: ${(e as Error).message}`)));
     if (unlogged !== undefined) {
       // Neither logged nor out of the log: a start before the next successful checkpoint brings them back.
       const msg = `the removal of ${metas.length} message(s) is not durable yet (it could not be logged and the log generations holding them were kept; a restart before the next checkpoint brings them back): ${(unlogged as Error).message}`;

@@ -4,8 +4,8 @@
 // so mail that arrives by SMTP can never carry one.
 //
 // `<data>/.message-keys` holds one JSON line per keyed message, `["k", key, scope, id, data]`.
-// A line is appended and fdatasynced before the message's own write-ahead record, so every
-// acknowledged keyed message has its line; a line whose message was never acknowledged (a
+// A line is appended (and under the strict rule fdatasynced) before the message's own
+// write-ahead record or file, so every acknowledged keyed message has its line; a line whose message was never acknowledged (a
 // crash, a failed commit), or that was removed since, names an id the index lacks and is
 // dropped when the store opens (ids are never handed out twice: they carry the second and a
 // counter that only grows). Removals write nothing: the file is rewritten without the lines
@@ -102,12 +102,12 @@ export class KeyLog {
     this.#pending.delete(key);
   }
 
-  /** Writes the entry's line durably (before its message is committed). */
-  write(entry: KeyEntry): Promise<void> {
+  /** Writes the entry's line (before its message is committed); `sync`: durably, for the strict rule (else the store's background flush syncs the file). */
+  write(entry: KeyEntry, sync: boolean): Promise<void> {
     return this.#run(async () => {
       if (!this.#fh) throw new StoreError('not_open', 'the message keys are not open');
       await this.#fh.appendFile(lineOf(entry));
-      await this.#fh.datasync();
+      if (sync) await this.#fh.datasync();
     });
   }
 

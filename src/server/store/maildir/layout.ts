@@ -396,7 +396,7 @@ async function names(dir: string): Promise<string[]> {
  * cost the main thread more than the calls). Errors whose codes are in `skipOpen` (at open) or
  * `skipSync` (at fsync) mean "nothing to do here" and resolve.
  */
-export function fsyncPath(file: string, kind: 'file' | 'dir', skipOpen: ReadonlySet<string>, skipSync: ReadonlySet<string>): Promise<void> {
+export function fsyncPath(file: string, kind: 'file' | 'dir', skipOpen: ReadonlySet<string>, skipSync: ReadonlySet<string>, sync: SyncFd = fsyncCb): Promise<void> {
   return new Promise((resolve, reject) => {
     openCb(file, fsyncOpenFlags(kind), (openErr, fd) => {
       if (openErr) {
@@ -404,7 +404,7 @@ export function fsyncPath(file: string, kind: 'file' | 'dir', skipOpen: Readonly
         else reject(openErr);
         return;
       }
-      fsyncCb(fd, (syncErr) => {
+      sync(fd, (syncErr) => {
         closeCb(fd, (closeErr) => {
           const e = syncErr && !skipSync.has(syncErr.code ?? '') ? syncErr : closeErr;
           if (e) reject(e);
@@ -415,14 +415,17 @@ export function fsyncPath(file: string, kind: 'file' | 'dir', skipOpen: Readonly
   });
 }
 
+/** An fsync of an open descriptor, callback style (`fs.fsync`; a test seam may hold it). */
+export type SyncFd = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
+
 /** Windows opens no directory. */
 const DIR_OPEN_SKIP: ReadonlySet<string> = new Set(['EISDIR', 'EPERM', 'EACCES']);
 /** File systems that cannot sync a directory. */
 const DIR_SYNC_SKIP: ReadonlySet<string> = new Set(['EINVAL', 'EPERM', 'EISDIR', 'ENOTSUP', 'EBADF']);
 
 /** fsyncs a directory so that renames and unlinks in it are durable; a no-op where directories cannot be synced (Windows, some file systems). */
-export function fsyncDir(dir: string): Promise<void> {
-  return fsyncPath(dir, 'dir', DIR_OPEN_SKIP, DIR_SYNC_SKIP);
+export function fsyncDir(dir: string, sync?: SyncFd): Promise<void> {
+  return fsyncPath(dir, 'dir', DIR_OPEN_SKIP, DIR_SYNC_SKIP, sync);
 }
 
 /** Runs `fn` over the items with at most `limit` running at once. */

@@ -1,9 +1,10 @@
 // The Maildir message store: one directory per inbox (`<dir>/mail/<domain>/<inbox>/{tmp,new,cur}`, layout.ts),
-// one RFC 5322 `.eml` per message. A message is acknowledged only once it is durable: its
-// bytes are in the write-ahead log and fsynced; its `.eml` is written afterwards by the
-// materialiser (materialiser.ts), and read from memory until then. Deliveries are group-committed: every message
-// that becomes ready while a commit is running shares the next log write and fsync. This file
-// is the facade: it composes
+// one RFC 5322 `.eml` per message. Deliveries are group-committed: every message that becomes
+// ready while a commit is running shares the next batch. What an acknowledgement waits for is
+// the `durability` option (files.ts): under the process-safe rule its `.eml` is renamed into
+// new/ (the background flush, flusher.ts, syncs it within a second); under the strict rule its
+// bytes are in the write-ahead log and fdatasynced, and its `.eml` is written afterwards by the
+// materialiser (materialiser.ts), read from memory until then. This file is the facade: it composes
 //   files.ts        the message files and the write-ahead log (checkpoints.ts: its checkpoints);
 //   recovery.ts     recovery on open: the log's replay and the scan of every inbox;
 //   memoryIndex.ts  the in-memory index (headers only) that serves listings;
@@ -26,6 +27,9 @@ import { addLine, deleteLine, Journal } from './journal';
 import { KeyLog } from './keys';
 import { inboxDirOf, mailRoot, prepareDataDir, PRIVATE_DIR_MODE, tightenTree } from './layout';
 import { lockDataDir } from './lock';
+import type { Durability } from '../../../shared/contract';
+import type { FlushDone } from './flusher';
+import type { SyncFd } from './layout';
 import { MessageIndex } from './memoryIndex';
 import { replayLog } from './recovery';
 import type { IndexRecord } from './ordered';
@@ -83,6 +87,15 @@ export interface MaildirStoreOptions {
    * answer (stopping, died) is run here instead.
    */
   writeFile?: FileWriter;
+  /**
+   * What an acknowledgement waits for (contract.ts DURABILITIES). Default `strict` here, the
+   * log's own tests rely on it; the server passes its setting (default `process`).
+   */
+  durability?: Durability;
+  /** How often the process-safe rule's background flush starts; 0 = only on close. Default FLUSH_INTERVAL_MS. */
+  flushIntervalMs?: number;
+  /** Test seam: the fsync/fdatasync of the log and of the background flush (one that blocks holds them). */
+  sync?: SyncFd;
 }
 
 export class MaildirStore implements Store {
@@ -92,6 +105,7 @@ export class MaildirStore implements Store {
   readonly retention: RetentionOptions;
   private readonly log: StoreLog;
   private readonly checkpointIntervalMs: number;
+  readonly durability: Durability;
   private readonly detect: CodeDetector;
   private readonly events = new EventEmitter();
   private readonly journal: Journal;
@@ -146,7 +160,8 @@ export class MaildirStore implements Store {
     this.detect = elsewhere ? (head, sms) => elsewhere(head, sms).catch(() => detectCode(head, sms)) : detectCode;
     this.journal = new Journal(this.dir, (e) => this.log('warn', `store: journal write failed (the messages are stored; the next start re-reads them): ${e.message}`));
     const writer = options.writeFile;
-    this.files = new MaildirFiles(this.dir, this.log, writer ? (op) => writer(op).catch(() => writeFileHere(op)) : writeFileHere);
+    this.durability = options.durability ?? 'strict';
+    this.files = new MaildirFiles(this.dir, this.log, writer ? (op) => writer(op).catch(() => writeFileHere(op)) : writeFileHere, this.durability, options.sync, options.flushIntervalMs);
     this.keys = new KeyLog(this.dir);
     // Its folders made by this store hold only files it created 0600: no walk needed on the next start.
     this.files.onInboxCreated = (domain, inbox) => this.privateInboxes.add(inboxKeyOf(domain, inbox));
@@ -194,6 +209,7 @@ export class MaildirStore implements Store {
     this.applyRetention();
     this.timer = setInterval(() => this.applyRetention(), RETENTION_SWEEP_INTERVAL_MS);
     this.timer.unref();
+    if (this.durability === 'process') this.files.flusher.start();
     if (this.checkpointIntervalMs > 0) {
       this.checkpointTimer = setInterval(() => void this.checkpoint(), this.checkpointIntervalMs);
       this.checkpointTimer.unref();
@@ -269,6 +285,7 @@ export class MaildirStore implements Store {
     if (wasOpen) {
       await this.files.checkpoints.run();
       await this.files.close();
+      await this.files.flusher.stop();
     }
     if (wasOpen && this.journalNeedsCompaction()) {
       await this.journal.compact(this.index.liveMetas(), this.counter).catch((e: unknown) => this.log('warn', `store: journal compaction failed: ${(e as Error).message}`));
@@ -311,7 +328,9 @@ export class MaildirStore implements Store {
     if (key === undefined) return this.write(recs, body, job);
     // The key's line is durable before the message's log record: an acknowledged keyed message always has it.
     const entry = { ...key, id: recs[0].meta.id };
-    await this.keys.write(entry);
+    const strict = this.durability === 'strict';
+    await this.keys.write(entry, strict);
+    if (!strict) this.files.flusher.add([this.keys.file]);
     const metas = await this.write(recs, body, job);
     // Found by its key from its acknowledgement on (unless removed meanwhile, by retention).
     if (!recs[0].dead) this.keys.commit(entry);
@@ -339,6 +358,10 @@ export class MaildirStore implements Store {
         // and the messages acknowledged and waiting for their code.
         await this.files.materialiser.room();
         await this.codeRoom();
+        // The process-safe rule waits for no I/O: a turn of the event loop lets the timers (the
+        // background flush, the journal) and the sockets run, and the deliveries they bring join
+        // this batch.
+        if (this.durability === 'process') await new Promise<void>((resolve) => setImmediate(resolve));
         // No more than the room left for codes waiting to be read, so the bound holds per message.
         const room = Math.max(1, MAX_PENDING_CODES - this.pendingCodes.size);
         const queued = this.commitQueue.length <= room ? this.commitQueue : this.commitQueue.slice(0, room);
@@ -606,6 +629,21 @@ export class MaildirStore implements Store {
   /** Resolves once the `.eml` of every message acknowledged so far is written (for tests and tools that read the Maildir's files directly). */
   filesWritten(): Promise<void> {
     return this.files.materialiser.idle();
+  }
+
+  /** Test hook: no background flush starts (process-safe rule) until the returned function is called or the store closes. */
+  holdFlush(): () => void {
+    return this.files.flusher.hold();
+  }
+
+  /** Test hook: told of each completed background flush (the tick of its timer that started it, what it synced); returns the unsubscribe. */
+  watchFlushes(fn: (done: FlushDone) => void): () => void {
+    return this.files.flusher.watch(fn);
+  }
+
+  /** Test hook: the background flush's timer ticks so far. */
+  get flushTicks(): number {
+    return this.files.flusher.ticks;
   }
 
   /** Test hook: holds back the writing of `.eml` files (messages are still acknowledged from the log) until the returned function is called or the store closes. */

@@ -14,6 +14,7 @@ import { promises as fs, writeSync, writevSync } from 'node:fs';
 import * as path from 'node:path';
 import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import type { MessageSource } from '../types';
+import type { SyncFd } from './layout';
 
 /** Log files are `<dir>/.wal-<generation>`; the dot keeps them apart from domain directories. */
 export const WAL_PREFIX = '.wal-';
@@ -64,7 +65,11 @@ export class WriteAheadLog {
    */
   hasRecordsToRotate = false;
 
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    /** fdatasync of the log's descriptor; a test seam may hold it. Default: the file handle's datasync. */
+    private readonly sync?: SyncFd,
+  ) {}
 
   fileOf(generation: number): string {
     return path.join(this.dir, `${WAL_PREFIX}${generation}`);
@@ -105,7 +110,7 @@ export class WriteAheadLog {
         const total = parts.reduce((n, p) => n + p.length, 0);
         writeAllSync(fh.fd, parts, total);
         this.bytes += total;
-        await fh.datasync();
+        await this.datasync(fh);
       } catch (e) {
         // Cut a partial batch off, so the records appended after it stay readable on replay.
         await fh.truncate(before).catch(() => undefined);
@@ -125,7 +130,7 @@ export class WriteAheadLog {
       try {
         writeAllSync(fh.fd, [buf], buf.length);
         this.bytes += buf.length;
-        if (sync) await fh.datasync();
+        if (sync) await this.datasync(fh);
       } catch (e) {
         await fh.truncate(before).catch(() => undefined);
         this.bytes = before;
@@ -151,6 +156,12 @@ export class WriteAheadLog {
       this.fh = undefined;
       return this.fileOf(this.generation);
     });
+  }
+
+  private datasync(fh: fs.FileHandle): Promise<void> {
+    const sync = this.sync;
+    if (!sync) return fh.datasync();
+    return new Promise((resolve, reject) => sync(fh.fd, (e) => (e ? reject(e) : resolve())));
   }
 
   private requireOpen(): fs.FileHandle {
