@@ -85,7 +85,7 @@ export class FaultRulesWatch {
     if (Number.isFinite(soonest)) {
       this.expiry = setTimeout(() => void this.refresh(), Math.max(0, soonest - Date.now()) + AFTER_EXPIRY_MS);
     }
-    const changed = rules.length !== this.rulesValue.length || rules.some((r, i) => r.id !== this.rulesValue[i]?.id || r.fired !== this.rulesValue[i]?.fired);
+    const changed = rules.length !== this.rulesValue.length || rules.some((r, i) => r.id !== this.rulesValue[i]?.id || r.fired !== this.rulesValue[i]?.fired || r.evaluated !== this.rulesValue[i]?.evaluated);
     this.rulesValue = rules;
     if (changed) this.emitter.fire(rules);
   }
