@@ -35,6 +35,7 @@ export const COMMANDS = {
   setWebhookToken: { id: 'testInbox.setWebhookToken', title: 'Set Webhook Token…' },
   showLog: { id: 'testInbox.showLog', title: 'Show Log' },
   showMenu: { id: 'testInbox.showMenu', title: 'Show Menu' },
+  simulateFailures: { id: 'testInbox.simulateFailures', title: 'Simulate Failures…' },
   startLocalServer: { id: 'testInbox.startLocalServer', title: 'Start Local Server' },
   stopLocalServer: { id: 'testInbox.stopLocalServer', title: 'Stop Local Server' },
   switchServer: { id: 'testInbox.switchServer', title: 'Switch Server…' },

@@ -16,7 +16,8 @@ import { LiveUpdates } from './live';
 import { Logger } from './log';
 import { notifyNewMail } from './notify';
 import type { Services } from './services';
-import { createStatusBar } from './statusBar';
+import { createFaultRulesMark, createStatusBar } from './statusBar';
+import { FaultRulesWatch } from './chaos/watch';
 import { InboxModel } from './tree/model';
 import { readMarksFile, SharedMemento } from './tree/sharedMemento';
 import { AddedInboxes, ReadState } from './tree/state';
@@ -100,7 +101,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const notify = withEditorUi({ enabled: () => settings().notifyNewMail, isWatched: (ref) => added().has(ref), api: () => connection.current(), log });
   const live = new LiveUpdates({ model, api: () => connection.current(), pollSeconds: () => settings().pollSeconds, log, onNewMail: (mail) => void notifyNewMail(notify, mail) });
   const tree = new InboxView({ model, connection, live, log });
-  const services: Services = { context, channel, log, settings, tokens, connection, model, live, added, readState: marks.current, tree };
+  const services: Services = { context, channel, log, settings, tokens, connection, model, live, faults: new FaultRulesWatch(connection, log), added, readState: marks.current, tree };
 
   context.subscriptions.push(
     channel,
@@ -112,6 +113,7 @@ export function activate(context: vscode.ExtensionContext): void {
       model.syncReadState();
     }),
     createStatusBar(connection),
+    createFaultRulesMark(services.faults, connection),
     ...registerCommands(services, tree.provider),
     ...registerTools(services),
     { dispose: () => live.dispose() },

@@ -9,6 +9,7 @@ import { LocalServerError } from './localServer';
 import { showServerNotice } from './ui/serverNotice';
 import { errorText, type Logger } from './log';
 import type { LiveUpdates } from './live';
+import type { FaultRulesWatch } from './chaos/watch';
 import type { InboxModel } from './tree/model';
 import type { InboxView } from './tree/view';
 import { commandFor } from './commands/actions';
@@ -25,6 +26,8 @@ export interface Services {
   connection: Connection;
   model: InboxModel;
   live: LiveUpdates;
+  /** The connected Test Inbox server's fault rules (docs/chaos.md), for the status-bar mark and Simulate Failures…. */
+  faults: FaultRulesWatch;
   added(): AddedInboxes;
   readState(): ReadState;
   /** The tree view; it redraws (badge included) when the model changes: model.refreshView() to redraw, model.invalidate() to reload. */

@@ -124,6 +124,10 @@ describe('HTTP API: bad input gets a clear 4xx and loses nothing', () => {
     assert.equal(r.headers.allow, 'GET, HEAD, POST, DELETE');
     assertError(await h.call('GET', webhook, { anonymous: true }), 405, /use POST/);
     assertError(await h.call('POST', '/api/v2/domains'), 405, /use GET/);
+    // A route that answers PUT says so (the fault rules' set, docs/chaos.md).
+    const chaos = await h.call('POST', '/api/v2/chaos', { body: {} });
+    assertError(chaos, 405, /POST is not allowed here; use GET or HEAD or PUT or DELETE/);
+    assert.equal(chaos.headers.allow, 'GET, HEAD, PUT, DELETE');
   });
 
   it('refuses bad inbox names on every route: traversal (also percent-encoded), control characters, over-long', async () => {

@@ -86,6 +86,25 @@ describe('HTTP API: fault rules (/api/v2/chaos)', () => {
     assert.equal((await h.call('GET', '/api/v2/chaos')).json.active, 0);
   });
 
+  it("is never reached through /mcp's in-process transport, whatever the method; the same transport still reads the API", async () => {
+    const inProcess = h.api.inProcessFetch();
+    const base = 'http://in-process.invalid';
+    for (const [method, path, body] of [
+      ['GET', '/api/v2/chaos', undefined],
+      ['PUT', '/api/v2/chaos', '[]'],
+      ['DELETE', '/api/v2/chaos', undefined],
+      ['GET', '/api/v2/chaos/rules', undefined],
+      ['POST', '/api/v2/chaos/rules', JSON.stringify(greylist)],
+      ['DELETE', '/api/v2/chaos/rules/r1-000000', undefined],
+    ] as const) {
+      const res = await inProcess(`${base}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body ? { body } : {}) });
+      assert.equal(res.status, 404, `${method} ${path}`);
+      assert.match(((await res.json()) as { message: string }).message, /unknown route/);
+    }
+    assert.equal((await h.call('GET', '/api/v2/chaos')).json.active, 0, 'nothing was added');
+    assert.equal((await inProcess(`${base}/api/v2/domains`)).status, 200);
+  });
+
   it('names the number of active rules in /healthz', async () => {
     assert.equal((await h.call('GET', '/healthz', { anonymous: true })).json.chaosRules, 0);
     await h.call('POST', '/api/v2/chaos/rules', { body: greylist });

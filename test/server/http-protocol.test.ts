@@ -68,10 +68,12 @@ describe('HTTP protocol: Host, absolute form, HEAD, methods and slow requests', 
   it('answers CONNECT and unknown methods with a JSON 405 and keeps serving', async () => {
     const connect = await rawRequest(h.port, 'CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n\r\n');
     assert.equal(statusOf(connect), 405, connect);
-    assert.match(errorOf(connect).message, /CONNECT is not supported/);
+    assert.match(errorOf(connect).message, /CONNECT is not supported; use GET, HEAD, POST, PUT, DELETE/);
+    assert.match(connect, /\r\nallow: GET, HEAD, POST, PUT, DELETE\r\n/i);
     const unknown = await rawRequest(h.port, `FROB ${list} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
     assert.equal(statusOf(unknown), 405, unknown);
-    assert.match(errorOf(unknown).message, /method is not supported/);
+    assert.match(errorOf(unknown).message, /method is not supported; use GET, HEAD, POST, PUT, DELETE/);
+    assert.match(unknown, /\r\nallow: GET, HEAD, POST, PUT, DELETE\r\n/i);
     const put = await h.call('PUT', list, { body: {} });
     assert.equal(put.status, 405);
     assert.match(put.json.message, /PUT is not allowed/);

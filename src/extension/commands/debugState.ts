@@ -1,7 +1,7 @@
 import type { Services } from '../services';
 import { lastRenderedMessage, messagePanelsInfo, openMessagePanels } from '../messagePanel/messagePanel';
 import type { InboxTreeProvider } from '../tree/provider';
-import { statusBarShown } from '../statusBar';
+import { faultRulesMarkShown, statusBarShown } from '../statusBar';
 import { serverNoticeShown } from '../ui/serverNotice';
 import { shownTexts } from '../ui/shown';
 import { COMMANDS } from '../commandIds';
@@ -43,6 +43,8 @@ export async function run(s: Services, provider: InboxTreeProvider): Promise<unk
     /** The view's message (tree/present.ts connectionMessage): the URL and the reason when not connected. */
     viewMessage: s.tree.view.message,
     statusBar: statusBarShown() ?? null,
+    /** The fault-rules mark (docs/chaos.md): its text and tooltip, or null while hidden. */
+    faultRules: faultRulesMarkShown() ?? null,
     // Everything the extension keeps outside SecretStorage, so tests can check no token is there.
     mementos: {
       global: Object.fromEntries(s.context.globalState.keys().map((k) => [k, s.context.globalState.get(k)])),

@@ -35,6 +35,7 @@ import * as setApiToken from './setApiToken';
 import * as setWebhookToken from './setWebhookToken';
 import * as showLog from './showLog';
 import * as showMenu from './showMenu';
+import * as simulateFailures from './simulateFailures';
 import * as startLocalServer from './startLocalServer';
 import * as stopLocalServer from './stopLocalServer';
 import * as switchServer from './switchServer';
@@ -60,6 +61,7 @@ const COMMANDS: CommandModule[] = [
   { ...waitForCode, title: commandTitle('waitForCode') },
   { ...searchMessages, title: commandTitle('searchMessages') },
   { ...openInBrowser, title: commandTitle('openInBrowser') },
+  { ...simulateFailures, title: commandTitle('simulateFailures') },
   { ...copyMessageId, title: commandTitle('copyMessageId') },
   { ...deleteMessage, title: commandTitle('deleteMessage') },
   { ...clearInbox, title: commandTitle('clearInbox') },

@@ -11,6 +11,7 @@ import * as refresh from './refresh';
 import * as setApiToken from './setApiToken';
 import * as setWebhookToken from './setWebhookToken';
 import * as showLog from './showLog';
+import * as simulateFailures from './simulateFailures';
 import * as startLocalServer from './startLocalServer';
 import * as stopLocalServer from './stopLocalServer';
 import * as switchServer from './switchServer';
@@ -34,7 +35,10 @@ export async function run(s: Services): Promise<void> {
     items.push({ label: '$(cloud-upload) Copy Provider Settings…', description: 'Resend, SendGrid, Postmark, Mailgun, SES, Twilio', command: copyProviderSettings.id });
   }
   // The web UI is every Test Inbox server's (not the hosted service's).
-  if (st === 'ready' && s.connection.testInbox) items.push({ label: '$(globe) Open in Browser', description: 'the web UI, signed in', command: openInBrowser.id });
+  if (st === 'ready' && s.connection.testInbox) {
+    items.push({ label: '$(globe) Open in Browser', description: 'the web UI, signed in', command: openInBrowser.id });
+    items.push({ label: '$(debug-disconnect) Simulate Failures…', description: 'SMTP, provider and Twilio faults, late delivery', command: simulateFailures.id });
+  }
   items.push(
     { label: '$(arrow-swap) Switch Server…', command: switchServer.id },
     { label: '$(key) Set API Token…', command: setApiToken.id },

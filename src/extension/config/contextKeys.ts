@@ -7,4 +7,6 @@ export const ContextKey = {
   serverKind: 'testInbox.serverKind',
   /** True when the connected server has no mail and the user added no inbox. */
   empty: 'testInbox.empty',
+  /** True while connected to a Test Inbox server (the local one or a team server), not the hosted service: fault rules, the web UI. */
+  testInboxServer: 'testInbox.testInboxServer',
 } as const;

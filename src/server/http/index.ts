@@ -38,6 +38,7 @@ import { HttpError, badRequest, notFound } from './errors';
 import { answerOAuthProbe, handleMcp } from './mcp';
 import { MimePool } from './mimePool';
 import { sendError, sendJson } from './respond';
+import { injectFetch } from './inject';
 import { allowedMethods, isTwilioRoute, parseUrl, type ParsedUrl, type Route } from './routes';
 import { classify, ROUTES, type ServerLimits, UNPROVEN_POOL_BYTES } from './table';
 import { beginExchange, prove } from './exchange';
@@ -130,6 +131,8 @@ export interface HttpApi {
   readonly unprovenPool: ByteBudget;
   /** Long-polls (`?wait=`) waiting now, in-process ones (/mcp's tool calls) included. */
   readonly pendingWaits: number;
+  /** The in-process transport /mcp's tools call through (inject.ts): it reaches only what the API token opens, never /api/v2/chaos. */
+  inProcessFetch(): typeof fetch;
   /** Ends open streams and long-polls, then closes the server (when listening). */
   close(): Promise<void>;
 }
@@ -143,6 +146,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     get pendingWaits() {
       return api.pendingWaits;
     },
+    inProcessFetch: () => api.inProcessFetch(),
     close: () => api.close(),
   };
 }
@@ -241,7 +245,7 @@ class Api {
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#clientError(err, socket));
     // CONNECT never reaches the request handler; without a listener Node drops the socket silently.
     this.server.on('connect', (req: http.IncomingMessage, socket: Socket) => {
-      rawJsonReply(socket, '405 Method Not Allowed', `method ${req.method ?? 'CONNECT'} is not supported`, { allow: 'GET, HEAD, POST, DELETE' });
+      rawJsonReply(socket, '405 Method Not Allowed', `method ${req.method ?? 'CONNECT'} is not supported; use ${SERVED_METHODS.join(', ')}`, { allow: SERVED_METHODS.join(', ') });
     });
   }
 
@@ -289,8 +293,8 @@ class Api {
     const extra: Record<string, string> = {};
     if (err.code === 'HPE_INVALID_METHOD' && REQUEST_LINE.test((err as { rawPacket?: Buffer }).rawPacket?.toString('latin1') ?? '')) {
       status = '405 Method Not Allowed';
-      message = 'the request method is not supported; use GET, HEAD, POST or DELETE';
-      extra.allow = 'GET, HEAD, POST, DELETE';
+      message = `the request method is not supported; use ${SERVED_METHODS.join(', ')}`;
+      extra.allow = SERVED_METHODS.join(', ');
     } else if (err.code === 'HPE_HEADER_OVERFLOW') {
       status = '431 Request Header Fields Too Large';
       message = 'request headers are too large';
@@ -386,7 +390,7 @@ class Api {
         // The email provider APIs answer in their providers' shapes and hold their bodies to their providers' limits.
         return handleProvider(this.#providers, this.#ctx.budget, req, res, hit.provider, describe(req));
       case 'mcp':
-        return handleMcp({ apiToken: this.#apiToken, version: this.#version, maxBody: this.#ctx.maxBody, budget: this.#ctx.budget, defaultDomain: this.#ctx.defaultDomain, afterAuth: (r, s) => this.#afterAuth(r, s) }, req, res);
+        return handleMcp({ apiToken: this.#apiToken, version: this.#version, maxBody: this.#ctx.maxBody, budget: this.#ctx.budget, defaultDomain: this.#ctx.defaultDomain, inProcess: this.inProcessFetch() }, req, res);
       case 'oauthProbe':
         return answerOAuthProbe(res);
       case 'ui':
@@ -396,6 +400,15 @@ class Api {
       case 'api':
         return this.#api(hit.route, head, method, req, res, url);
     }
+  }
+
+  /**
+   * The in-process transport (inject.ts) /mcp's tools call the API through, entering the router
+   * after its auth step (#afterAuth). Public so tests can show what it refuses: nothing outside
+   * this process reaches it, and /mcp makes it only after its own token check.
+   */
+  inProcessFetch(): typeof fetch {
+    return injectFetch((r, s) => this.#afterAuth(r, s));
   }
 
   /**
@@ -525,6 +538,8 @@ function allowMethod(route: Route, method: string, req: http.IncomingMessage): v
 }
 
 /** A well-formed request line (RFC 9112 §3): a method token, a target, a version. */
+/** Every method some route answers (routes.ts allowedMethods; PUT: /api/v2/chaos), for a 405 that no route decides. */
+const SERVED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'] as const;
 const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ [^ \r\n]+ HTTP\/\d\.\d\r?\n/;
 
 /** A JSON error written straight to a socket no request/response pair owns (parse errors, CONNECT), then the socket closes. */

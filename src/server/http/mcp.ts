@@ -18,7 +18,6 @@ import { apiTokenOf, checkToken, type TokenCheck } from './auth';
 import type { ByteBudget } from '../budget';
 import { parseJsonObjectOrArray, readBody } from './body';
 import { HttpError } from './errors';
-import { type AfterAuth, injectFetch } from './inject';
 import { checkOrigin } from './origin';
 import { prove } from './exchange';
 import { sendJson } from './respond';
@@ -45,8 +44,8 @@ interface McpRouteOptions {
   budget: ByteBudget;
   /** The domain `private` stands for on this server (its --domain). */
   defaultDomain: string;
-  /** The router's entry after its auth step (index.ts), which the in-process transport runs the tools' API calls through. */
-  afterAuth: AfterAuth;
+  /** The in-process transport (inject.ts, index.ts inProcessFetch) the tools' API calls run through, after the auth step this request passed. */
+  inProcess: typeof fetch;
 }
 
 /** Tool calls of one /mcp request (a JSON-RPC batch) run at once; the rest wait their turn. */
@@ -102,7 +101,7 @@ export async function handleMcp(o: McpRouteOptions, req: IncomingMessage, res: S
   const body = parseJsonObjectOrArray(await readBody(req, res, o));
   const sdk = await loadMcpSdk();
   // No token: the calls enter the router after the auth step this request passed.
-  const api = createClient({ baseUrl: IN_PROCESS_URL, retries: 0, timeoutMs: 120_000, fetch: injectFetch(o.afterAuth) });
+  const api = createClient({ baseUrl: IN_PROCESS_URL, retries: 0, timeoutMs: 120_000, fetch: o.inProcess });
   const conn: Connection = {
     api,
     baseUrl: api.baseUrl,
