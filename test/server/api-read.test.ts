@@ -23,11 +23,11 @@ describe('HTTP API: reading (docs/api.md §4.1–4.3 and extras)', () => {
     return r.json.id as string;
   }
 
-  it('answers /healthz without a token with the service name, version and default domain', async () => {
+  it('answers /healthz without a token with the service name, version, default domain and the number of active fault rules', async () => {
     const r = await h.call('GET', '/healthz', { anonymous: true });
     assert.equal(r.status, 200);
     const { now, ...rest } = r.json as { now: unknown };
-    assert.deepEqual(rest, { service: 'test-inbox', version: '9.9.9-test', status: 'ok', defaultDomain: DOMAIN });
+    assert.deepEqual(rest, { service: 'test-inbox', version: '9.9.9-test', status: 'ok', defaultDomain: DOMAIN, chaosRules: 0 });
     // The server's clock, which `since: "now"` resolves against (api/queries.ts resolveSince).
     assert.ok(typeof now === 'number' && Math.abs(now - Date.now()) < 60_000, `now: ${String(now)}`);
   });
