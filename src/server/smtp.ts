@@ -94,11 +94,26 @@ function senderOf(session: SMTPServerSession): string | undefined {
 }
 
 /** What an SMTPConnection of smtp-server has that this file uses: its greeting handlers, its reply and its session. */
-interface GreetingConnection {
+/** smtp-server's connection, as the hooks below use it (its own fields: the SMTP and chaos suites cover them). */
+interface ServerConnection {
+  /** The session's id (`session.id`). */
+  id: string;
+  /** The client's socket as smtp-server took it (TCP, or TLS for implicit TLS). */
+  _socket: Socket;
   session: SMTPServerSession;
   send(code: number, text: string): void;
   handler_EHLO?: (command: Buffer, callback: () => void) => void;
   handler_HELO?: (command: Buffer, callback: () => void) => void;
+}
+
+/** Calls `each` with every connection smtp-server accepts, before its onConnect runs. */
+function onEachConnection(server: SMTPServer, each: (conn: ServerConnection) => void): void {
+  const connections = server.connections as unknown as Set<ServerConnection>;
+  const add = connections.add.bind(connections);
+  connections.add = (conn: ServerConnection) => {
+    each(conn);
+    return add(conn);
+  };
 }
 
 /**
@@ -108,26 +123,20 @@ interface GreetingConnection {
  * connection). A connection opened with no rule set is not touched. Each greeting command (EHLO,
  * or the HELO a client falls back to) is one evaluation at the `ehlo` stage.
  */
-function watchGreetings(server: SMTPServer, chaos: ChaosRules, faultAt: (session: SMTPServerSession, refuse: (err: SmtpReplyError) => void, proceed: () => void) => boolean): void {
-  const connections = server.connections as unknown as Set<GreetingConnection>;
-  const add = connections.add.bind(connections);
-  connections.add = (conn: GreetingConnection) => {
-    if (!chaos.empty) {
-      for (const name of ['handler_EHLO', 'handler_HELO'] as const) {
-        const handler = conn[name];
-        if (typeof handler !== 'function') continue;
-        conn[name] = (command, callback) => {
-          const go = (): void => handler.call(conn, command, callback);
-          const refuse = (err: SmtpReplyError): void => {
-            conn.send(err.responseCode, err.message);
-            callback();
-          };
-          if (!faultAt(conn.session, refuse, go)) go();
-        };
-      }
-    }
-    return add(conn);
-  };
+function watchGreetings(conn: ServerConnection, chaos: ChaosRules, faultAt: (session: SMTPServerSession, refuse: (err: SmtpReplyError) => void, proceed: () => void) => boolean): void {
+  if (chaos.empty) return;
+  for (const name of ['handler_EHLO', 'handler_HELO'] as const) {
+    const handler = conn[name];
+    if (typeof handler !== 'function') continue;
+    conn[name] = (command, callback) => {
+      const go = (): void => handler.call(conn, command, callback);
+      const refuse = (err: SmtpReplyError): void => {
+        conn.send(err.responseCode, err.message);
+        callback();
+      };
+      if (!faultAt(conn.session, refuse, go)) go();
+    };
+  }
 }
 
 export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
@@ -146,9 +155,12 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
   let boundPort: number | undefined;
   /** Sessions let in (under the cap), until they close; shared by the listeners that share the cap. */
   const admitted = options.admitted ?? new Set<string>();
-  /** Open sockets by remote address, so a refused session's socket can be cut if its client lingers. */
+  /**
+   * Open sockets by session id, so a refused session's socket can be cut if its client lingers,
+   * and a fault's drop or delay finds its connection. Not by address: smtp-server rewrites the
+   * session's (an IPv4 client of a dual-stack `::` bind loses its `::ffff:`).
+   */
   const sockets = new Map<string, Socket>();
-  const socketKey = (address: string | undefined, port: number | undefined): string => `${address ?? ''}|${port ?? ''}`;
 
   const chaos = options.chaos;
   const security = securityOptions(options.security ?? {});
@@ -157,7 +169,7 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
 
   /** Cuts a session's connection with no reply (a fault's drop). */
   function drop(session: SMTPServerSession): void {
-    sockets.get(socketKey(session.remoteAddress, session.remotePort))?.destroy();
+    sockets.get(session.id)?.destroy();
   }
 
   /**
@@ -197,7 +209,7 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
         return callback();
       }
       // Closed by smtp-server after the reply; a client that keeps its end open is cut soon after.
-      const socket = sockets.get(socketKey(session.remoteAddress, session.remotePort));
+      const socket = sockets.get(session.id);
       if (socket) setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();
       callback(reply(421, `4.3.2 too many connections (${maxConnections} open), try again in a moment`));
     },
@@ -237,17 +249,17 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
       stream.resume();
     },
   });
-  if (chaos) watchGreetings(server, chaos, (session, refuse, proceed) => faultAt('ehlo', session, () => ({}), refuse, proceed));
-  server.server.on('connection', (socket: Socket) => {
-    const key = socketKey(socket.remoteAddress, socket.remotePort);
-    sockets.set(key, socket);
-    socket.once('close', () => sockets.delete(key));
+  onEachConnection(server, (conn) => {
+    const { id, _socket: socket } = conn;
+    sockets.set(id, socket);
+    socket.once('close', () => sockets.delete(id));
+    if (chaos) watchGreetings(conn, chaos, (session, refuse, proceed) => faultAt('ehlo', session, () => ({}), refuse, proceed));
   });
 
   /** Runs `then` after `ms` unless the session's connection closes first. */
   function later(session: SMTPServerSession, ms: number, then: () => void): void {
     if (ms <= 0) return then();
-    const socket = sockets.get(socketKey(session.remoteAddress, session.remotePort));
+    const socket = sockets.get(session.id);
     const timer = setTimeout(() => {
       delays.delete(timer);
       socket?.off('close', cancel);

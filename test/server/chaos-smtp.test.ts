@@ -144,6 +144,23 @@ describe('failures on demand: SMTP faults at each stage (real server, nodemailer
     assert.equal(await stored('joe'), 1);
   });
 
+  it('on a dual-stack bind (::), an IPv4 client\'s drop at DATA cuts its own connection at once (smtp-server rewrites its address: sockets are found by session)', async () => {
+    const v6dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-chaos-smtp-v6-'));
+    const dual = await startInboxServer({ host: '::', httpPort: 0, smtpPort: 0, dataDir: v6dir, apiToken: API, webhookToken: WEBHOOK, defaultDomain: 'inbox.test' });
+    try {
+      const put = await fetch(`http://127.0.0.1:${new URL(dual.httpUrl).port}/api/v2/chaos`, { method: 'PUT', headers: { authorization: API, 'content-type': 'application/json' }, body: JSON.stringify([{ surface: 'smtp', match: { all: true, stage: 'data' }, fault: { drop: true } }]) });
+      assert.equal(put.status, 200, await put.text());
+      // A socket timeout far beyond the test's: only the drop can end this send.
+      const t = nodemailer.createTransport({ host: '127.0.0.1', port: dual.smtpPort, secure: false, socketTimeout: 600_000 });
+      const dropped = await refused(t.sendMail(mail('joe@inbox.test')));
+      t.close();
+      assert.equal(dropped.code, 'ECONNECTION');
+    } finally {
+      await dual.close();
+      await fs.rm(v6dir, { recursive: true, force: true });
+    }
+  });
+
   it('a delay holds back the reply: at MAIL before it is answered, at DATA the 250 of a message already stored', async () => {
     await rules({ surface: 'smtp', match: { all: true, stage: 'mail' }, fault: { delay: '800ms' }, times: 1 }, { surface: 'smtp', match: { all: true, stage: 'data' }, fault: { delay: 800 }, times: 1 });
     const t = transport();
