@@ -136,7 +136,7 @@ export interface InboxApi {
   clearInbox(domain: string, inbox: string, opts?: CallOptions): Promise<DeleteResult>;
   /** Test Inbox server: the fault rules with their counters (docs/chaos.md). */
   chaosRules(opts?: CallOptions): Promise<ChaosList>;
-  /** Adds a fault rule; the server checks it (a bad one is `invalid_input` with the field named). */
+  /** Adds a fault rule; the server checks it (a bad one is a `bad_request` error naming the field). */
   addChaosRule(rule: Record<string, unknown>, opts?: CallOptions): Promise<{ id: string; rule: ChaosRuleInfo }>;
   /** Removes one rule; `not_found` when it is gone already. */
   removeChaosRule(id: string, opts?: CallOptions): Promise<{ removed: number }>;

@@ -134,12 +134,6 @@ export interface MailResult {
 }
 
 /**
- * Why a call failed: `timeout` (nothing arrived in time), `bad_input` (an argument or option
- * is wrong, or the server refused it), `unauthorized` (no token, or a token the server refuses),
- * `unreachable` (no answer from the server), `unsupported` (the server lacks what the call
- * needs), `server` (the server failed), `cancelled`.
- */
-/**
  * A fault rule (docs/chaos.md): on which surface, what it matches, what happens and how often.
  * The server checks it; a bad one is refused with a `bad_input` error that names the field.
  */
@@ -178,6 +172,12 @@ export interface ChaosRules {
   remove(): Promise<void>;
 }
 
+/**
+ * Why a call failed: `timeout` (nothing arrived in time), `bad_input` (an argument or option
+ * is wrong, or the server refused it), `unauthorized` (no token, or a token the server refuses),
+ * `unreachable` (no answer from the server), `unsupported` (the server lacks what the call
+ * needs), `server` (the server failed), `cancelled`.
+ */
 export type TestInboxErrorCode = 'timeout' | 'bad_input' | 'unauthorized' | 'unreachable' | 'unsupported' | 'server' | 'cancelled';
 
 const ERROR_TAG = Symbol.for('test-inbox.testing.TestInboxError');

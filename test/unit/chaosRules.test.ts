@@ -67,6 +67,7 @@ describe('fault rules (chaos)', () => {
       [{ surface: 'resend', match: { all: true }, fault: { reply: { code: 451 } } }, /fault.reply is for the smtp surface/],
       [{ surface: 'sendgrid', match: { all: true }, fault: { twilio_code: 20429, status: 429 } }, /twilio and verify/],
       [{ surface: 'delivery', match: { all: true }, fault: {} }, /delivery_delay/],
+      [{ surface: 'delivery', match: { all: true }, fault: { delay: '2s', delivery_delay: '5s' } }, /fault.delay is for the smtp, provider and Twilio surfaces/],
       [{ surface: 'smtp', match: { all: true, sender: 'a' }, fault: { drop: true } }, /match.all goes alone/],
       [{ surface: 'nope', match: { all: true }, fault: {} }, /surface must be one of/],
       [{ surface: 'smtp', match: { all: true }, fault: { drop: true }, times: 1, probability: 0.5 }, /exclude each other/],

@@ -76,7 +76,7 @@ describe('the fault-rules watch', function () {
     const seen: number[] = [];
     watch.onDidChange((rules) => seen.push(rules.length));
 
-    await api.addChaosRule({ surface: 'resend', match: { all: true }, fault: { status: 429 }, ttl: '1500ms' });
+    await api.addChaosRule({ surface: 'resend', match: { all: true }, fault: { status: 429 }, ttl: '3s' });
     await watch.refresh();
     assert.equal(watch.rules.length, 0, 'not connected: nothing read');
 
@@ -87,7 +87,7 @@ describe('the fault-rules watch', function () {
     await watch.refresh();
     assert.equal(watch.rules.length, 2);
     // No refresh, and before the next poll (5 s): the soonest expiry brings a read.
-    await waitUntil(() => watch!.rules.length === 1, 'the expired rule gone', 3_000);
+    await waitUntil(() => watch!.rules.length === 1, 'the expired rule gone', 4_500);
     assert.deepEqual(seen, [1, 2, 1]);
   });
 });

@@ -175,6 +175,7 @@ export function parseRule(input: unknown, id: string, now: number): ChaosRule {
   for (const k of ['reply', 'drop'] as const) if (s !== 'smtp' && f[k] !== undefined) fail(`fault.${k} is for the smtp surface`);
   for (const k of ['status', 'retry_after'] as const) if (!HTTP_SURFACES.has(s) && f[k] !== undefined) fail(`fault.${k} is for the provider and Twilio surfaces`);
   if (s !== 'delivery' && f.delivery_delay !== undefined) fail('fault.delivery_delay is for the delivery surface');
+  if (s === 'delivery' && f.delay !== undefined) fail('fault.delay is for the smtp, provider and Twilio surfaces: a delivery rule\'s wait is fault.delivery_delay');
   const fault: ChaosFault = {};
   const delayMs = duration(f.delay, 'fault.delay', MAX_DELAY_MS);
   if (delayMs !== undefined) fault.delayMs = delayMs;

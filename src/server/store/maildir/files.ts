@@ -434,7 +434,7 @@ export class MaildirFiles {
       }
     });
     if (this.durability === 'process') this.flusher.addDirs(dirs);
-    else await mapLimit([...dirs], FLUSH_CONCURRENCY, (d) => fsyncDir(d).catch((e: unknown) => this.log('warn', `store: could not sync ${d} after a removal: ${(e as Error).message}`)));
+    else if (durable) await mapLimit([...dirs], FLUSH_CONCURRENCY, (d) => fsyncDir(d).catch((e: unknown) => this.log('warn', `store: could not sync ${d} after a removal: ${(e as Error).message}`)));
     if (unlogged !== undefined) {
       // Neither logged nor out of the log: a start before the next successful checkpoint brings them back.
       const msg = `the removal of ${metas.length} message(s) is not durable yet (it could not be logged and the log generations holding them were kept; a restart before the next checkpoint brings them back): ${(unlogged as Error).message}`;
