@@ -3,6 +3,7 @@
 // cluster, test/support/postgres.ts), the
 // real HTTP API listening on 127.0.0.1 port 0, and a raw node:http client (fetch would
 // normalise `..` in paths and forbids setting Host, both of which the tests need).
+import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
@@ -153,4 +154,28 @@ export function rawRequest(port: number, request: string): Promise<string> {
     socket.on('end', () => resolve(data));
     socket.on('error', reject);
   });
+}
+
+/**
+ * Asks `/healthz` one request at a time (`gapMs` apart) while a heavy request runs, each
+ * answer checked for 200; `stop()` ends the loop and resolves the latencies, sorted (ms).
+ */
+export function probeHealthz(h: Harness, gapMs = 0): { stop(): Promise<number[]> } {
+  let done = false;
+  const health: number[] = [];
+  const loop = (async () => {
+    while (!done) {
+      const t0 = performance.now();
+      assert.equal((await h.call('GET', '/healthz', { anonymous: true })).status, 200);
+      health.push(performance.now() - t0);
+      if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+    }
+  })();
+  return {
+    async stop() {
+      done = true;
+      await loop;
+      return health.sort((a, b) => a - b);
+    },
+  };
 }

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import PostalMime from 'postal-mime';
 import { Resend } from 'resend';
 import { mimeJobsDone } from '../../src/server/http/mimePool';
-import { API_TOKEN, WEBHOOK_TOKEN } from './api-harness';
+import { API_TOKEN, probeHealthz, WEBHOOK_TOKEN } from './api-harness';
 import { DOMAIN, header, onlyMessage, PIXEL, PROVIDER_KEY, type ProviderHarness, readInbox, startProviders } from './providers-harness';
 
 describe('Resend API (server, real HTTP, official SDK)', () => {
@@ -213,24 +213,13 @@ describe('Resend API (server, real HTTP, official SDK)', () => {
     const line = 'Grüße, the quick brown fox = jumps over the lazy dog 0123456789 — ';
     const text = Array.from({ length: Math.ceil((20 * 1024 * 1024) / (line.length + 8)) }, (_, i) => `${i} ${line}`).join('\n');
     const composedBefore = mimeJobsDone.composeMail ?? 0;
-    let done = false;
-    const health: number[] = [];
-    const prober = (async () => {
-      while (!done) {
-        const t0 = performance.now();
-        assert.equal((await h.call('GET', '/healthz', { anonymous: true })).status, 200);
-        health.push(performance.now() - t0);
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    })();
+    const prober = probeHealthz(h, 5);
     const t0 = performance.now();
     const sent = await resend.emails.send({ from: 'a@acme.test', to: 'huge@inbox.test', subject: 'Huge', text });
     const sendMs = performance.now() - t0;
-    done = true;
-    await prober;
+    const health = await prober.stop();
     assert.equal(sent.error, null, JSON.stringify(sent.error));
     assert.equal((mimeJobsDone.composeMail ?? 0) - composedBefore, 1, 'the message was composed by a worker thread');
-    health.sort((a, b) => a - b);
     console.log(`      20 MB Resend text: send ${sendMs.toFixed(0)} ms; /healthz meanwhile n=${health.length}, max ${(health[health.length - 1] ?? NaN).toFixed(1)} ms (load ${os.loadavg()[0].toFixed(2)})`);
 
     const list = await h.call('GET', `/api/v2/domains/${DOMAIN}/inboxes/huge`);

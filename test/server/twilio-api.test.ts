@@ -6,7 +6,7 @@ import twilio from 'twilio';
 import RequestClient from 'twilio/lib/base/RequestClient';
 import * as os from 'node:os';
 import { SLICE_ITEMS, sliceCounters } from '../../src/server/slices';
-import { startApi, type Harness } from './api-harness';
+import { probeHealthz, startApi, type Harness } from './api-harness';
 
 const TWILIO_TOKEN = 'twilio-token-5d1f0c9a7b';
 const ACCOUNT = `AC${'1a2b3c4d'.repeat(4)}`;
@@ -118,20 +118,10 @@ describe('Twilio Messages API (server, real HTTP, official SDK)', () => {
     assert.equal(new Set(page.instances.map((m) => m.body)).size, n);
 
     // Twenty lists at once while /healthz is asked: every answer whole. The latency is printed, not asserted.
-    let done = false;
-    const health: number[] = [];
-    const prober = (async () => {
-      while (!done) {
-        const t0 = performance.now();
-        assert.equal((await h.call('GET', '/healthz', { anonymous: true })).status, 200);
-        health.push(performance.now() - t0);
-      }
-    })();
+    const prober = probeHealthz(h);
     const lists = await Promise.all(Array.from({ length: 20 }, () => h.call('GET', `/2010-04-01/Accounts/${ACCOUNT}/Messages.json?PageSize=1000`, { headers: { authorization: basic(ACCOUNT, TWILIO_TOKEN) } })));
-    done = true;
-    await prober;
+    const health = await prober.stop();
     for (const l of lists) assert.equal(l.json.messages.length, n);
-    health.sort((a, b) => a - b);
     console.log(`      /healthz during 20 lists of ${n}: n=${health.length} p50 ${health[Math.floor(health.length / 2)].toFixed(1)} ms, max ${health[health.length - 1].toFixed(1)} ms (load ${os.loadavg()[0].toFixed(2)})`);
   });
 
