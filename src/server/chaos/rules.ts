@@ -11,6 +11,7 @@
 // knows the message's sender and recipient.
 import { randomBytes } from 'node:crypto';
 import { parseDuration } from '../../core/duration';
+import type { ChaosRuleInfo } from '../../core/wire';
 
 export const CHAOS_SURFACES = ['smtp', 'resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify', 'delivery', 'mailosaur'] as const;
 export type ChaosSurface = (typeof CHAOS_SURFACES)[number];
@@ -231,20 +232,8 @@ export function parseRule(input: unknown, id: string, now: number): ChaosRule {
   return rule;
 }
 
-/** A rule as the API, the CLI and the library show it: its input's own fields (so it reads like what was sent), its id, when it ends, and its counters. */
-export interface ChaosRuleView {
-  id: string;
-  surface: ChaosSurface;
-  match: ChaosMatch;
-  fault: Record<string, unknown>;
-  times?: number;
-  probability?: number;
-  seed?: number;
-  /** When the rule stops by itself: ISO 8601. */
-  expires: string;
-  fired: number;
-  evaluated: number;
-}
+/** A rule as the API, the CLI and the library show it (the wire's ChaosRuleInfo): its input's own fields (so it reads like what was sent), its id, when it ends, and its counters. */
+export type ChaosRuleView = Omit<ChaosRuleInfo, 'surface' | 'match'> & { surface: ChaosSurface; match: ChaosMatch };
 
 export function ruleView(rule: ChaosRule): ChaosRuleView {
   const f = rule.fault;
