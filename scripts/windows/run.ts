@@ -10,12 +10,14 @@
 //   with the MIME worker's bundle beside them, and run by mocha under node.exe. Their servers are
 //   the built dist/cli.js (TEST_INBOX_CLI_BUNDLE). Temp folders are Windows' (C:\users\...\Temp).
 // - Under Wine, node.exe's stdout must be a file, not a pipe: mocha writes to a file, printed after.
+// - mocha runs with --exit, and a watchdog stops the run when the log stays silent for STALL_MS:
+//   a failed test's open handle, or a stuck Wine process, fails the run at once, never at CI's limit.
 // - Wine refuses TCP keep-alive on a connecting socket, which Node's fetch sets: wine-keepalive.cjs
 //   (NODE_OPTIONS, this run only) defers it to the connection.
 //
 //   npm run test:windows [-- <substring>…]   only the suites whose path contains one
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as esbuild from 'esbuild';
@@ -100,8 +102,15 @@ function winePrefix(wine: string): string {
   const temp = `C:\\users\\${PROFILE}\\AppData\\Local\\Temp`;
   for (const name of ['TEMP', 'TMP']) run('reg', 'add', 'HKCU\\Environment', '/v', name, '/d', temp, '/f');
   mkdirSync(path.join(prefix, 'drive_c', 'users', PROFILE, 'AppData', 'Local', 'Temp'), { recursive: true });
+  // Until every process of the set-up has ended (wineboot leaves its services running a while), so the first suites do not share the machine with them.
+  execFileSync(wineserver(wine), ['-w'], { env: wineEnv(prefix), stdio: 'ignore', timeout: 120_000 });
   writeFileSync(path.join(prefix, PREFIX_MARK), '');
   return prefix;
+}
+
+/** Wine's server, beside its loader. */
+function wineserver(wine: string): string {
+  return path.join(path.dirname(wine), 'wineserver');
 }
 
 /** Z:\ is Wine's view of the Linux root. */
@@ -130,6 +139,34 @@ async function bundle(suites: string[]): Promise<string[]> {
   return suites.map((rel) => path.join(OUT, rel.replace(/\.ts$/, '.js')));
 }
 
+/** Longer than any test's own timeout (at most 120 s) with its hooks: silence past it is a stuck run. */
+const STALL_MS = 5 * 60_000;
+
+/** Copies what mocha appends to its log file to this process's stdout, so CI shows progress as it comes. */
+class LogRelay {
+  private offset = 0;
+  private readonly buf = Buffer.alloc(64 * 1024);
+  lastGrowth = Date.now();
+  constructor(private readonly file: string) {}
+
+  /** Relays what is new; true when there was any. */
+  pump(): boolean {
+    const fd = openSync(this.file, 'r');
+    let grew = false;
+    try {
+      for (let n; (n = readSync(fd, this.buf, 0, this.buf.length, this.offset)) > 0; ) {
+        process.stdout.write(Buffer.from(this.buf.subarray(0, n)));
+        this.offset += n;
+        grew = true;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    if (grew) this.lastGrowth = Date.now();
+    return grew;
+  }
+}
+
 async function main(): Promise<void> {
   const wine = wineBinary();
   const node = windowsNode();
@@ -147,21 +184,38 @@ async function main(): Promise<void> {
     // In every Windows Node process of the run, the servers and CLIs the tests start included.
     NODE_OPTIONS: `--require ${windowsPath(path.join(__dirname, 'wine-keepalive.cjs'))}`,
   };
-  const args = [node, windowsPath(path.join(REPO, 'node_modules', 'mocha', 'bin', 'mocha.js')), '--no-config', '--reporter', 'spec', '--timeout', '60000', ...files.map(windowsPath)];
+  const args = [node, windowsPath(path.join(REPO, 'node_modules', 'mocha', 'bin', 'mocha.js')), '--no-config', '--exit', '--reporter', 'spec', '--timeout', '60000', ...files.map(windowsPath)];
   process.stderr.write(`test:windows: ${suites.length} suite(s) under Windows' Node ${NODE_MAJOR} (Wine: ${execFileSync(wine, ['--version'], { encoding: 'utf8' }).trim()})\n`);
+  // stdout and stderr to a file (Wine's node.exe cannot write to a pipe), relayed as it grows.
+  const fd = openSync(log, 'w');
+  const child = spawn(wine, args, { cwd: REPO, env, stdio: ['ignore', fd, fd] });
+  const relay = new LogRelay(log);
+  let stalled = false;
   const code = await new Promise<number>((resolve) => {
-    // stdout and stderr to a file: Wine's node.exe cannot write to a pipe.
-    const fd = openSync(log, 'w');
-    const child = spawn(wine, args, { cwd: REPO, env, stdio: ['ignore', fd, fd] });
-    child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0)));
+    const tick = setInterval(() => {
+      if (relay.pump() || Date.now() - relay.lastGrowth < STALL_MS) return;
+      // Nothing written for longer than any test may take: mocha is stuck (a handle a failed test
+      // left open keeps it from exiting, or Wine itself hangs). Fail now, not at CI's limit.
+      stalled = true;
+      child.kill('SIGKILL');
+    }, 500);
+    child.on('exit', (c, sig) => {
+      clearInterval(tick);
+      resolve(c ?? (sig ? 1 : 0));
+    });
   });
-  // Wine's background server outlives the test; stop it so nothing is left running.
+  closeSync(fd);
+  // Wine's background server outlives the test, with any Windows process a stuck run left; stop it so nothing is left running.
   try {
-    execFileSync(path.join(path.dirname(wine), 'wineserver'), ['-k'], { env: wineEnv(prefix), stdio: 'ignore' });
+    execFileSync(wineserver(wine), ['-k'], { env: wineEnv(prefix), stdio: 'ignore' });
   } catch {
     // Already gone.
   }
-  process.stdout.write(readFileSync(log, 'utf8'));
+  relay.pump();
+  if (stalled) {
+    process.stdout.write(`test:windows: mocha wrote nothing for ${STALL_MS / 1000} s, stopped; the last test named above did not end\n`);
+    process.exit(1);
+  }
   process.stdout.write(`test:windows: mocha under Wine exited ${code} after ${Math.round((Date.now() - started) / 1000)} s\n`);
   process.exit(code);
 }

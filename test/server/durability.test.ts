@@ -19,6 +19,25 @@ const WEBHOOK = 'durability-webhook-token';
 const ACKS_BEFORE_KILL = 120;
 /** Concurrent senders per protocol. */
 const SENDERS = 4;
+/**
+ * How long one step may take before the test fails naming it: a start, the acknowledgements
+ * before the kill, a send to a server just killed. Every wait is bounded, so a step that never
+ * ends is a failure that says which, within the suite's timeout, and leaves no socket behind.
+ */
+const STEP_MS = 30_000;
+
+/** `p`, or a failure naming `what` after STEP_MS, with the server's log. */
+async function within<T>(p: Promise<T>, what: string, r: Running): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not happen within ${STEP_MS / 1000} s; the server's stderr:\n${r.stderr()}`)), STEP_MS);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 interface Ack {
   marker: string;
@@ -54,7 +73,7 @@ for (const durability of DURABILITIES) {
 
     /** Sends over SMTP and HTTP at once until the server dies; resolves the acknowledged messages. */
     async function loadUntilKilled(r: Running, round: number): Promise<Ack[]> {
-      const ready = await r.ready;
+      const ready = await within(r.ready, `round ${round}: the ready line`, r);
       const smtpPort = Number(ready.smtp.split(':').pop());
       const acks: Ack[] = [];
       let dead = false;
@@ -67,7 +86,7 @@ for (const durability of DURABILITIES) {
       void r.exited.then(() => (dead = true));
 
       const smtpSender = async (s: number): Promise<void> => {
-        const transport = nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true, pool: true, maxConnections: 1 });
+        const transport = nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true, pool: true, maxConnections: 1, connectionTimeout: STEP_MS, greetingTimeout: STEP_MS, socketTimeout: STEP_MS });
         try {
           for (let n = 0; !dead; n++) {
             const marker = `r${round}-smtp${s}-${n}`;
@@ -90,6 +109,7 @@ for (const durability of DURABILITIES) {
               method: 'POST',
               headers: { Authorization: API, 'Content-Type': 'application/json' },
               body: JSON.stringify({ from: 'b@acme.test', subject: marker, text: bodyFor(marker) }),
+              signal: AbortSignal.timeout(STEP_MS),
             });
             const body = (await res.json()) as { status: string; id: string };
             assert.equal(body.status, 'ok');
@@ -100,10 +120,11 @@ for (const durability of DURABILITIES) {
         }
       };
       const senders = [...Array.from({ length: SENDERS }, (_, s) => smtpSender(s)), ...Array.from({ length: SENDERS }, (_, s) => httpSender(s))];
-      await enough;
+      await within(enough, `round ${round}: ${ACKS_BEFORE_KILL} acknowledgements (${acks.length} came)`, r);
       r.child.kill('SIGKILL');
-      await r.exited;
-      await Promise.all(senders);
+      await within(r.exited, `round ${round}: the killed server's exit`, r);
+      // Each send ends: acknowledged, refused by the dead socket, or at its own timeout.
+      await within(Promise.all(senders), `round ${round}: the senders' end after the kill`, r);
       return acks;
     }
 
@@ -127,8 +148,8 @@ for (const durability of DURABILITIES) {
       assert.ok(acked.some((a) => a.marker.includes('smtp')) && acked.some((a) => a.marker.includes('http')), 'both protocols were acknowledged');
 
       const after = serve();
-      const ready = await after.ready;
-      const stored = await listAll(ready.http);
+      const ready = await within(after.ready, 'the ready line after the restart', after);
+      const stored = await within(listAll(ready.http), 'the listing after the restart', after);
       const bySubject = new Map<string, number>();
       for (const m of stored) bySubject.set(m.subject, (bySubject.get(m.subject) ?? 0) + 1);
       const duplicated = [...bySubject].filter(([, n]) => n > 1);
