@@ -28,6 +28,7 @@ import { PostgresStore } from './store/postgres/store';
 import type { MessageMeta, RetentionOptions, Store } from './store/types';
 import { VERSION } from './version';
 import type { Clock } from './clock';
+import type { CompatOptions } from './compat/options';
 
 /** On close, HTTP requests still running after this long are cut: a local test server should stop promptly. */
 const HTTP_CLOSE_GRACE_MS = 1000;
@@ -82,6 +83,8 @@ export interface InboxServerOptions {
   logLevel?: LogLevel;
   /** What the Maildir store's acknowledgement waits for (contract.ts). Default DEFAULT_DURABILITY (`process`); the PostgreSQL store keeps PostgreSQL's own. */
   durability?: Durability;
+  /** The drop-in APIs, CONNECT proxy and CA (`--compat`, docs/compat.md); absent: off. */
+  compat?: CompatOptions;
 }
 
 interface SmtpTlsOptions {
@@ -274,6 +277,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       readBudget,
       chaos,
       delayed,
+      ...(options.compat !== undefined ? { compat: options.compat } : {}),
       log,
     });
     await new Promise<void>((resolve, reject) => {

@@ -168,6 +168,13 @@ export function isDurability(v: unknown): v is Durability {
   return typeof v === 'string' && (DURABILITIES as readonly string[]).includes(v);
 }
 
+// ---- Drop-in APIs ---------------------------------------------------------------------------
+
+/** `--compat`: serve Mailpit's, MailHog's, Inbucket's and Mailosaur's APIs, the CONNECT proxy and the local CA (docs/compat.md). */
+export const COMPAT_ENV = 'TEST_INBOX_COMPAT';
+/** `--compat-open`: the token-free drop-in APIs answer without a token on any address. */
+export const COMPAT_OPEN_ENV = 'TEST_INBOX_COMPAT_OPEN';
+
 // ---- Log levels ---------------------------------------------------------------------------
 
 /** The server's log levels, most severe first: a level logs its own lines and those before it. */

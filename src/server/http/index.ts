@@ -52,6 +52,7 @@ import { type Clock, systemClock } from '../clock';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../smtp';
 import type { ProviderContext } from './providers/context';
 import { handleProvider } from './providers/index';
+import type { CompatOptions } from '../compat/options';
 
 
 /** While closing, idle keep-alive connections are closed this often (instead of waiting out the keep-alive timeout). */
@@ -121,6 +122,8 @@ export interface HttpApiOptions {
   delayed?: DelayedDeliveries;
   /** The server's MIME worker threads, shared with its store (codes after the acknowledgement); its owner stops them. Default: a pool of its own. */
   mime?: MimePool;
+  /** The drop-in APIs (`--compat`, docs/compat.md); absent: off, and their routes are not answered. */
+  compat?: CompatOptions;
 }
 
 export interface HttpApi {
