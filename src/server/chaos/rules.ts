@@ -311,8 +311,10 @@ export interface SharedChaosRules {
    * `fired` after, or undefined when its times are used up, it ended at `now`, or it is gone.
    */
   claim(id: string, now: number): Promise<number | undefined>;
-  /** Adds one evaluation (and one firing, when `fired`) to the rule's counters: written soon, batched. */
-  count(id: string, fired: boolean): void;
+  /** Adds one evaluation that did not fire (or whose firing `claim` counts) to the rule's counters: written soon, batched, and before any `load`. */
+  count(id: string): void;
+  /** Adds one evaluation and one firing of a rule without a `times` limit: resolves once written (or failed, logged), so a client that saw the fault finds it counted on every process. */
+  fired(id: string): Promise<void>;
   /** `changed` runs whenever the set may have changed elsewhere, and after a lost connection comes back; resolves once that holds. */
   watch(changed: () => void): Promise<void>;
   /** Writes the counts still pending and stops watching. */
@@ -326,17 +328,19 @@ export interface SharedChaosRules {
  *
  * Its rules are kept in this process's memory (the Maildir server), or, given a SharedChaosRules
  * (the team server), in the database with this memory as its mirror. Then a rule with a `times`
- * limit fires only when the database grants the firing (SharedChaosRules.claim), so `evaluate`
- * answers a promise for it; every other answer stays synchronous. Seeded draws are this
- * process's: the i-th evaluation of a rule here takes the i-th draw.
+ * limit fires only when the database grants the firing (SharedChaosRules.claim), and any other
+ * firing is counted there before its fault applies, so `evaluate` answers a promise when a rule
+ * fires; no rule, or none firing, answers at once. Seeded draws are this process's: the i-th
+ * evaluation of a rule here takes the i-th draw.
  */
 export class ChaosRules {
   private rules: ChaosRule[] = [];
   private nextId = 1;
   /** Evaluations of each rule in this process: the index of its next seeded draw. */
   private readonly draws = new Map<string, number>();
-  /** The newest reload started: an older one that ends later is not adopted. */
-  private loads = 0;
+  /** The last load of the shared set (reload), and the one waiting to start. */
+  private loading: Promise<void> = Promise.resolve();
+  private queued: Promise<void> | undefined;
 
   /**
    * `surfaces`: those a server applies; a rule of another is refused, not kept to do nothing
@@ -364,15 +368,26 @@ export class ChaosRules {
     await this.shared?.close();
   }
 
-  /** The mirror, from the shared set as it is now. */
-  private async reload(): Promise<void> {
-    if (!this.shared) return;
-    const n = ++this.loads;
-    const rules = await this.shared.load(this.now());
-    if (n !== this.loads) return;
-    this.rules = rules;
-    const ids = new Set(rules.map((r) => r.id));
-    for (const id of this.draws.keys()) if (!ids.has(id)) this.draws.delete(id);
+  /**
+   * The mirror, from the shared set as it is now. Loads run one after another, so one asked for
+   * after a change sees it; one asked for while another waits to start joins it.
+   */
+  private reload(): Promise<void> {
+    const shared = this.shared;
+    if (!shared) return Promise.resolve();
+    if (this.queued) return this.queued;
+    const run = this.loading
+      .catch(() => undefined)
+      .then(async () => {
+        this.queued = undefined;
+        const rules = await shared.load(this.now());
+        this.rules = rules;
+        const ids = new Set(rules.map((r) => r.id));
+        for (const id of this.draws.keys()) if (!ids.has(id)) this.draws.delete(id);
+      });
+    this.queued = run;
+    this.loading = run;
+    return run;
   }
 
   /** parseRule, and a surface this server applies. */
@@ -457,9 +472,9 @@ export class ChaosRules {
   }
 
   /**
-   * The fault of the first rule that fires, or undefined. Synchronous, but for a rule with a
-   * `times` limit on a team server: its firing is claimed in the database, and the answer is a
-   * promise (a firing another process took lets the evaluation go on with the next rule).
+   * The fault of the first rule that fires, or undefined. Synchronous, but when a rule fires on a
+   * team server: its firing is claimed (a `times` rule) or counted in the database first, and the
+   * answer is a promise (a firing another process took lets the evaluation go on with the next rule).
    */
   evaluate(surface: ChaosSurface, ctx: ChaosContext): ChaosFault | undefined | Promise<ChaosFault | undefined> {
     if (this.rules.length === 0) return undefined;
@@ -468,18 +483,25 @@ export class ChaosRules {
   }
 
   private evaluateFrom(rules: readonly ChaosRule[], start: number, surface: ChaosSurface, ctx: ChaosContext): ChaosFault | undefined | Promise<ChaosFault | undefined> {
+    const shared = this.shared;
     for (let i = start; i < rules.length; i++) {
       const rule = rules[i];
       if (rule.surface !== surface || !matches(rule, ctx)) continue;
       const draw = this.draws.get(rule.id) ?? 0;
       this.draws.set(rule.id, draw + 1);
       rule.evaluated++;
-      if (rule.times !== undefined && this.shared) {
-        // This mirror's count only grows towards the table's: a rule used up here is used up there.
-        this.shared.count(rule.id, false);
-        if (rule.fired >= rule.times) continue;
-        return this.shared.claim(rule.id, this.now()).then((fired) => {
+      // On a team server this mirror's `fired` only grows towards the table's: a rule used up here is used up there.
+      const fires = rule.times !== undefined ? rule.fired < rule.times : rule.probability !== undefined ? seededDraw(rule.seed ?? 1, draw) < rule.probability : true;
+      if (!fires || (shared && rule.times !== undefined)) shared?.count(rule.id);
+      if (!fires) continue;
+      if (!shared) {
+        rule.fired++;
+        return { ...rule.fault };
+      }
+      if (rule.times !== undefined) {
+        return shared.claim(rule.id, this.now()).then((fired) => {
           if (fired === undefined) {
+            // Another process took its last firing, or it ended: the evaluation goes on with the next rule.
             rule.fired = rule.times!;
             return this.evaluateFrom(rules, i + 1, surface, ctx);
           }
@@ -487,11 +509,9 @@ export class ChaosRules {
           return { ...rule.fault };
         });
       }
-      const fires = rule.times !== undefined ? rule.fired < rule.times : rule.probability !== undefined ? seededDraw(rule.seed ?? 1, draw) < rule.probability : true;
-      this.shared?.count(rule.id, fires);
-      if (!fires) continue;
       rule.fired++;
-      return { ...rule.fault };
+      const fault = { ...rule.fault };
+      return shared.fired(rule.id).then(() => fault);
     }
     return undefined;
   }

@@ -4,8 +4,9 @@
 // live are chaos/rules.ts's, the one evaluation). Each process mirrors the table in memory and
 // reloads it when another announces a change on CHAOS_CHANNEL (notify.ts's LISTEN connection,
 // which also reloads it when it comes back after a loss). A firing of a rule with a `times` limit
-// is claimed by one UPDATE … WHERE fired < times, so N times is N across every process; the other
-// counters are added in batches, written before any read of the set.
+// is claimed by one UPDATE … WHERE fired < times, so N times is N across every process; any other
+// firing is counted before its fault applies; evaluations that did not fire are added in batches,
+// written within COUNT_FLUSH_MS and before any read of the set.
 import type pg from 'pg';
 import type { ChaosFault, ChaosMatch, ChaosRule, ChaosSurface, SharedChaosRules } from '../../chaos/rules';
 import type { StoreLog } from '../types';
@@ -60,7 +61,7 @@ interface ChaosTableHost {
 }
 
 export class PostgresChaosRules implements SharedChaosRules {
-  /** Evaluations and firings per rule not written yet. */
+  /** Evaluations (and firings, of counts a failed write gave back) per rule not written yet. */
   private pending = new Map<string, { evaluated: number; fired: number }>();
   private flushTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
@@ -124,14 +125,22 @@ export class PostgresChaosRules implements SharedChaosRules {
     }
   }
 
-  count(id: string, fired: boolean): void {
+  count(id: string): void {
     const c = this.pending.get(id) ?? { evaluated: 0, fired: 0 };
     c.evaluated++;
-    if (fired) c.fired++;
     this.pending.set(id, c);
     if (!this.flushTimer) {
       this.flushTimer = setTimeout(() => void this.flush().catch(() => undefined), COUNT_FLUSH_MS);
       this.flushTimer.unref();
+    }
+  }
+
+  async fired(id: string): Promise<void> {
+    try {
+      await this.host.track(this.host.query('UPDATE test_inbox_chaos_rules SET fired = fired + 1, evaluated = evaluated + 1 WHERE id = $1', [id]));
+    } catch (e) {
+      // The fault applies all the same: only its count is missing.
+      this.host.log('warn', `failures on demand: a firing of rule ${id} could not be counted: ${(e as Error).message}`);
     }
   }
 
