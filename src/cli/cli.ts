@@ -362,7 +362,7 @@ async function readChaosFile(file: string): Promise<unknown[]> {
   const rules = Array.isArray(value) ? value : typeof value === 'object' && value !== null ? (value as { rules?: unknown }).rules : undefined;
   if (!Array.isArray(rules)) fail(`--chaos ${file}: the file holds a JSON array of rules, or {"rules": […]} (docs/chaos.md)`, EXIT_USAGE);
   try {
-    new ChaosRules(Date.now, APPLIED_SURFACES).replace(rules);
+    await new ChaosRules(Date.now, APPLIED_SURFACES).replace(rules);
   } catch (e) {
     if (ChaosRuleError.is(e)) fail(`--chaos ${file}: ${e.message}`, EXIT_USAGE);
     throw e;

@@ -197,9 +197,9 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   // Every component (store, HTTP, SMTP) logs through this: a name or path a sender chose may hold a token.
   const logLevel = options.logLevel ?? DEFAULT_LOG_LEVEL;
   const log: Log = redactingLog(options.log ?? (() => undefined), [options.apiToken, options.webhookToken, options.twilioAuthToken, options.providerKey], logLevel);
-  // One rule set behind every surface; a bad --chaos file stops the start before anything is opened.
-  const chaos = new ChaosRules(options.clock ? () => options.clock!.now() : Date.now, APPLIED_SURFACES, serverRuleId);
-  if (options.chaosRules !== undefined) chaos.replace(options.chaosRules);
+  const now = options.clock ? () => options.clock!.now() : Date.now;
+  // A bad --chaos file stops the start before anything is opened.
+  if (options.chaosRules !== undefined) await new ChaosRules(now, APPLIED_SURFACES).replace(options.chaosRules);
   const dataDir = path.resolve(options.dataDir);
   // The MIME worker threads: the read views' parsing, and the Maildir store's codes after each acknowledgement.
   const mime = new MimePool();
@@ -208,17 +208,20 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   // materialiser after it under the strict rule): a thread of their own, so a slow disk never
   // delays a read's parse and the event loop never waits in a file create.
   const writer = options.databaseUrl === undefined ? new MimePool(1) : undefined;
+  // The team server's store: the messages, and what every process shares (its fault rules).
+  const team = options.databaseUrl !== undefined ? new PostgresStore({ url: options.databaseUrl, retention: options.retention, log, sweepIntervalMs: options.sweepIntervalMs }) : undefined;
   const store: Store =
-    options.databaseUrl !== undefined
-      ? new PostgresStore({ url: options.databaseUrl, retention: options.retention, log, sweepIntervalMs: options.sweepIntervalMs })
-      : new MaildirStore({
-          dir: dataDir,
-          retention: options.retention,
-          log,
-          durability,
-          detectCode: (head, sms) => mime.detectCode({ raw: head, sms }),
-          ...(writer ? { writeFile: (op: FileWrite) => writer.writeFile(op) } : {}),
-        });
+    team ??
+    new MaildirStore({
+      dir: dataDir,
+      retention: options.retention,
+      log,
+      durability,
+      detectCode: (head, sms) => mime.detectCode({ raw: head, sms }),
+      ...(writer ? { writeFile: (op: FileWrite) => writer.writeFile(op) } : {}),
+    });
+  // One rule set behind every surface: in this process's memory, or on a team server in its database, mirrored here (docs/chaos.md).
+  const chaos = new ChaosRules(now, APPLIED_SURFACES, serverRuleId, team?.chaosRules);
   try {
     await store.open();
   } catch (e) {
@@ -232,7 +235,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   // A line per message at debug only: at any other level nothing listens, so a message costs the log nothing.
   if (logsAt(logLevel, 'debug')) store.on('message', (meta) => log('debug', messageLine(meta)));
   // Run last first: the store closes (reading the codes still pending) before the workers stop.
-  const cleanups: Array<() => Promise<void>> = [() => mime.close(), async () => writer?.close(), () => store.close(), () => delayed.close()];
+  const cleanups: Array<() => Promise<void>> = [() => mime.close(), async () => writer?.close(), () => store.close(), () => chaos.close(), () => delayed.close()];
   // One budget for the message bytes every SMTP and HTTP connection holds in memory at once.
   const budget = new ByteBudget();
   // Reads of stored messages have a budget of their own: however many clients read, intake goes on.
@@ -255,6 +258,9 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   const ownHosts = isLoopbackHost(options.host) ? [] : [hostForUrl(options.host), os.hostname(), ...reachable].filter((h) => allowedHostProblem(h) === undefined);
   const allowedHosts = [...ownHosts, ...(options.allowedHosts ?? []), ...(options.publicUrl !== undefined ? [new URL(options.publicUrl).host] : [])];
   try {
+    await chaos.open();
+    // `serve --chaos`: on a team server it replaces the set every process applies.
+    if (options.chaosRules !== undefined) await chaos.replace(options.chaosRules);
     await delayed.open();
     const api = createHttpApi({
       proofKey,

@@ -180,14 +180,20 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
    */
   function faultAt(stage: SmtpStage, session: SMTPServerSession, ctx: () => Omit<ChaosContext, 'stage' | 'client'>, refuse: (err: SmtpReplyError) => void, proceed: () => void): boolean {
     if (!chaos || chaos.empty) return false;
-    const fault: ChaosFault | undefined = chaos.evaluate('smtp', { stage, client: session.remoteAddress, ...ctx() });
-    if (!fault) return false;
-    // A client that leaves during the delay is not answered.
-    later(session, fault.delayMs ?? 0, () => {
-      if (fault.drop) drop(session);
-      else if (fault.reply) refuse(reply(fault.reply.code, fault.reply.text));
-      else proceed();
-    });
+    const answer = chaos.evaluate('smtp', { stage, client: session.remoteAddress, ...ctx() });
+    if (!answer) return false;
+    const apply = (fault: ChaosFault | undefined): void => {
+      if (!fault) return proceed();
+      // A client that leaves during the delay is not answered.
+      later(session, fault.delayMs ?? 0, () => {
+        if (fault.drop) drop(session);
+        else if (fault.reply) refuse(reply(fault.reply.code, fault.reply.text));
+        else proceed();
+      });
+    };
+    // A `times` rule on a team server: the stage waits for the database's claim of its firing.
+    if (answer instanceof Promise) void answer.then(apply, () => proceed());
+    else apply(answer);
     return true;
   }
 
@@ -234,19 +240,24 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
         deliveries.add(delivery);
         void delivery.finally(() => deliveries.delete(delivery));
       };
-      const fault = !chaos || chaos.empty ? undefined : chaos.evaluate('smtp', { stage: 'data', client: session.remoteAddress, sender: senderOf(session), recipients: session.envelope.rcptTo.map((r) => r.address) });
-      if (!fault) return deliver();
       // A fault at DATA: a drop cuts the connection while the body arrives; a reply comes after
       // the body, which is read and thrown away (a refused message is not stored); a delay alone
       // holds back the 250 of a message already stored, as a slow server does.
-      if (fault.drop) {
+      const apply = (fault: ChaosFault | undefined): void => {
+        if (!fault) return deliver();
+        if (fault.drop) {
+          stream.resume();
+          return drop(session);
+        }
+        if (!fault.reply) return deliver(fault.delayMs);
+        const refusal = reply(fault.reply.code, fault.reply.text);
+        stream.on('end', () => later(session, fault.delayMs ?? 0, () => callback(refusal)));
         stream.resume();
-        return drop(session);
-      }
-      if (!fault.reply) return deliver(fault.delayMs);
-      const refusal = reply(fault.reply.code, fault.reply.text);
-      stream.on('end', () => later(session, fault.delayMs ?? 0, () => callback(refusal)));
-      stream.resume();
+      };
+      const answer = !chaos || chaos.empty ? undefined : chaos.evaluate('smtp', { stage: 'data', client: session.remoteAddress, sender: senderOf(session), recipients: session.envelope.rcptTo.map((r) => r.address) });
+      // A `times` rule on a team server: the body waits in the socket for the database's claim of its firing.
+      if (answer instanceof Promise) void answer.then(apply, () => deliver());
+      else apply(answer);
     },
   });
   onEachConnection(server, (conn) => {

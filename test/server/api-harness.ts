@@ -10,6 +10,7 @@ import net, { type AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createHttpApi, type HttpApi, type HttpApiOptions } from '../../src/server/http';
+import { APPLIED_SURFACES, ChaosRules, serverRuleId } from '../../src/server/chaos/rules';
 import { MaildirStore } from '../../src/server/store/maildir/store';
 import { PostgresStore } from '../../src/server/store/postgres/store';
 import type { MessageMeta, RetentionOptions, Store } from '../../src/server/store/types';
@@ -73,7 +74,12 @@ export async function startApi(over: Partial<HttpApiOptions> = {}, retention?: P
   const dir = shared === undefined ? await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-api-')) : '';
   const store = shared ?? (await makeStore(dir, (level, msg) => logs.push({ level, msg }), retention));
   if (shared === undefined) await store.open();
+  // On PostgreSQL the fault rules are kept in its table, as a team server keeps them (server.ts).
+  const team = STORE_KIND === 'postgres' && shared === undefined && over.chaos === undefined ? (store as PostgresStore) : undefined;
+  const chaos = team && new ChaosRules(over.clock ? () => over.clock!.now() : Date.now, over.delayed ? APPLIED_SURFACES : APPLIED_SURFACES.filter((s) => s !== 'delivery'), serverRuleId, team.chaosRules);
+  await chaos?.open();
   const api = createHttpApi({
+    ...(chaos ? { chaos } : {}),
     store,
     apiToken: API_TOKEN,
     webhookToken: WEBHOOK_TOKEN,
@@ -136,6 +142,7 @@ export async function startApi(over: Partial<HttpApiOptions> = {}, retention?: P
       agent.destroy();
       await api.close();
       if (shared !== undefined) return;
+      await chaos?.close();
       await store.close();
       await fs.rm(dir, { recursive: true, force: true, maxRetries: 5 });
     },

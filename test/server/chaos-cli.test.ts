@@ -48,8 +48,8 @@ describe('failures on demand: test-inbox chaos, the library\'s chaos(), serve --
     await fs.rm(dataDir, { recursive: true, force: true });
     for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
   });
-  afterEach(() => {
-    server.chaos.clear();
+  afterEach(async () => {
+    await server.chaos.clear();
   });
 
   it('makes Resend answer 429 for one address with one command; lists the rule with its counters; removes it; clears the rest', async () => {

@@ -6,19 +6,19 @@ import { addressMatches, ChaosRuleError, ChaosRules, DEFAULT_TTL_MS, MAX_TTL_MS,
 const greylist = { surface: 'smtp', match: { recipient: 'joe@inbox.test', stage: 'rcpt' }, fault: { reply: { code: 451, text: '4.7.1 Greylisted, try again later' } }, times: 1 };
 
 describe('fault rules (chaos)', () => {
-  it('fires the next N times, counts, and then lets mail through while the rule stays listed with its counter', () => {
+  it('fires the next N times, counts, and then lets mail through while the rule stays listed with its counter', async () => {
     const rules = new ChaosRules(() => 1_000);
-    const r = rules.add({ ...greylist, times: 2 });
+    const r = await rules.add({ ...greylist, times: 2 });
     const ctx = { stage: 'rcpt' as const, sender: 'app@example.com', recipients: ['joe@inbox.test'] };
     assert.deepEqual(rules.evaluate('smtp', ctx), { reply: { code: 451, text: '4.7.1 Greylisted, try again later' } });
     assert.ok(rules.evaluate('smtp', ctx));
     assert.equal(rules.evaluate('smtp', ctx), undefined);
-    assert.deepEqual(rules.list().map((x) => [x.id, x.fired, x.evaluated]), [[r.id, 2, 3]]);
+    assert.deepEqual((await rules.list()).map((x) => [x.id, x.fired, x.evaluated]), [[r.id, 2, 3]]);
   });
 
-  it('matches only its stage, surface and addresses: an address, an inbox of any domain, or *@domain', () => {
+  it('matches only its stage, surface and addresses: an address, an inbox of any domain, or *@domain', async () => {
     const rules = new ChaosRules(() => 0);
-    rules.add({ ...greylist, times: 100 });
+    await rules.add({ ...greylist, times: 100 });
     assert.equal(rules.evaluate('smtp', { stage: 'mail', sender: 'a@b.test' }), undefined, 'another stage');
     assert.equal(rules.evaluate('resend', { recipients: ['joe@inbox.test'] }), undefined, 'another surface');
     assert.equal(rules.evaluate('smtp', { stage: 'rcpt', recipients: ['ann@inbox.test'] }), undefined, 'another recipient');
@@ -29,26 +29,26 @@ describe('fault rules (chaos)', () => {
     assert.equal(addressMatches('joe@inbox.test', 'joe@inbox.testx'), false);
   });
 
-  it('gives the same sequence twice for one seed, and the i-th evaluation takes the i-th draw', () => {
-    const run = (): boolean[] => {
+  it('gives the same sequence twice for one seed, and the i-th evaluation takes the i-th draw', async () => {
+    const run = async (): Promise<boolean[]> => {
       const rules = new ChaosRules(() => 0);
-      rules.add({ surface: 'resend', match: { all: true }, fault: { status: 429, retry_after: 2 }, probability: 0.5, seed: 42 });
+      await rules.add({ surface: 'resend', match: { all: true }, fault: { status: 429, retry_after: 2 }, probability: 0.5, seed: 42 });
       return Array.from({ length: 40 }, () => rules.evaluate('resend', { recipients: ['x@y.test'] }) !== undefined);
     };
-    const a = run();
-    assert.deepEqual(run(), a);
+    const a = await run();
+    assert.deepEqual(await run(), a);
     assert.deepEqual(a, Array.from({ length: 40 }, (_, i) => seededDraw(42, i) < 0.5));
     assert.ok(a.includes(true) && a.includes(false), 'a probability of one half fires sometimes, not always');
     const other = new ChaosRules(() => 0);
-    other.add({ surface: 'resend', match: { all: true }, fault: { status: 429 }, probability: 0.5, seed: 7 });
+    await other.add({ surface: 'resend', match: { all: true }, fault: { status: 429 }, probability: 0.5, seed: 7 });
     assert.notDeepEqual(Array.from({ length: 40 }, () => other.evaluate('resend', {}) !== undefined), a, 'another seed, another sequence');
   });
 
-  it('ends a rule when its time to live is over: 10 minutes by default, at most 24 h', () => {
+  it('ends a rule when its time to live is over: 10 minutes by default, at most 24 h', async () => {
     let now = 0;
     const rules = new ChaosRules(() => now);
-    rules.add({ ...greylist, times: 100 });
-    rules.add({ ...greylist, times: 100, ttl: '30s' });
+    await rules.add({ ...greylist, times: 100 });
+    await rules.add({ ...greylist, times: 100, ttl: '30s' });
     assert.equal(rules.size, 2);
     now = 30_000;
     assert.equal(rules.size, 1, 'the 30 s rule is gone');
@@ -76,13 +76,13 @@ describe('fault rules (chaos)', () => {
     for (const [input, message] of refused) assert.throws(() => parseRule(input, 'r', 0), (e: unknown) => ChaosRuleError.is(e) && message.test(e.message), JSON.stringify(input));
   });
 
-  it('replaces the whole set only when every rule is good, naming the bad one', () => {
+  it('replaces the whole set only when every rule is good, naming the bad one', async () => {
     const rules = new ChaosRules(() => 0);
-    rules.add(greylist);
-    assert.throws(() => rules.replace([greylist, { surface: 'smtp' }]), /rule 2: match is required/);
+    await rules.add(greylist);
+    await assert.rejects(() => rules.replace([greylist, { surface: 'smtp' }]), /rule 2: match is required/);
     assert.equal(rules.size, 1, 'unchanged');
-    assert.equal(rules.replace([greylist, greylist]).length, 2);
-    assert.equal(rules.clear(), 2);
+    assert.equal((await rules.replace([greylist, greylist])).length, 2);
+    assert.equal(await rules.clear(), 2);
   });
 
   it('gives a Twilio error code alone the status 400, and shows a rule in the fields it was given', () => {

@@ -25,18 +25,18 @@ function sampleAnswer(q: (typeof PRESETS)[number]['questions'][number]): string 
 }
 
 describe('Simulate Failures presets', () => {
-  it('make rules the server accepts, for every preset and every provider', () => {
+  it('make rules the server accepts, for every preset and every provider', async () => {
     const rules = new ChaosRules(Date.now, APPLIED_SURFACES);
     for (const p of PRESETS) {
       const answers = Object.fromEntries(p.questions.map((q) => [q.key, sampleAnswer(q)]));
-      rules.add(p.rule(answers));
-      for (const q of p.questions.filter((x) => x.choices)) for (const c of q.choices!) rules.add(p.rule({ ...answers, [q.key]: c.value }));
+      await rules.add(p.rule(answers));
+      for (const q of p.questions.filter((x) => x.choices)) for (const c of q.choices!) await rules.add(p.rule({ ...answers, [q.key]: c.value }));
       // A blank optional recipient is "all": true.
       if (p.questions.some((q) => q.key === 'recipient' && q.validate('') === undefined)) {
         const blank = p.rule({ ...answers, recipient: '' });
         assert.equal((blank.match as { all?: unknown }).all, true, p.id);
         assert.equal((blank.match as { recipient?: unknown }).recipient, undefined, p.id);
-        rules.add(blank);
+        await rules.add(blank);
       }
     }
   });

@@ -121,7 +121,7 @@ export class DelayedDeliveries {
    */
   async hold(targets: Target[], body: MessageBody, source: MessageSource, match: { sender?: string }, parts?: MessageParts, key?: MessageKey): Promise<number | undefined> {
     if (this.#rules.empty) return undefined;
-    const fault = this.#rules.evaluate('delivery', { ...match, recipients: targets.map((t) => `${t.inbox}@${t.domain}`) });
+    const fault = await this.#rules.evaluate('delivery', { ...match, recipients: targets.map((t) => `${t.inbox}@${t.domain}`) });
     if (!fault?.deliveryDelayMs) return undefined;
     const id = `${this.#now()}-${randomBytes(6).toString('hex')}`;
     const due = this.#now() + fault.deliveryDelayMs;

@@ -2,7 +2,8 @@
 // every way to set them, and the one evaluation every surface calls. A rule names a surface, what
 // it matches, what happens, how often (a seeded probability or the next N times) and how long it
 // lives; it counts how often it fired. The rule set is pure but for the clock and ids it is given: the
-// HTTP routes, the CLI, the library and the team server's table keep rules through it.
+// HTTP routes, the CLI, the library and the team server's table keep rules through it (on a team
+// server the rules, their counters and `times` limits are kept in the database: SharedChaosRules).
 //
 // What can be matched when (SMTP): at `connect` and `ehlo` only the client's address is known;
 // `auth` adds nothing a rule can match; `mail` knows the sender; `rcpt` the sender and the one
@@ -289,13 +290,57 @@ function matches(rule: ChaosRule, ctx: ChaosContext): boolean {
 }
 
 /**
+ * Where a team server keeps its rule set (store/postgres/chaosRules.ts): a table every process
+ * shares, with each rule's time to live, `times` limit and counters. It keeps rules and counts;
+ * it decides nothing: ChaosRules checks, matches and draws, the same with or without it. A
+ * process mirrors the table in memory (evaluation stays synchronous), reloaded on each change
+ * another process announces and whenever its connection comes back.
+ */
+export interface SharedChaosRules {
+  /** The rules alive at `now`, with the counters of every process (counts not yet written go first). */
+  load(now: number): Promise<ChaosRule[]>;
+  /** Adds the rule unless `max` rules alive at `now` are kept already: then false. */
+  add(rule: ChaosRule, max: number, now: number): Promise<boolean>;
+  /** Replaces the whole set, in one transaction. */
+  replace(rules: readonly ChaosRule[]): Promise<void>;
+  remove(id: string): Promise<boolean>;
+  /** Removes every rule; resolves how many were alive at `now`. */
+  clear(now: number): Promise<number>;
+  /**
+   * Claims one firing of a rule with a `times` limit, atomically across the processes: its
+   * `fired` after, or undefined when its times are used up, it ended at `now`, or it is gone.
+   */
+  claim(id: string, now: number): Promise<number | undefined>;
+  /** Adds one evaluation that did not fire (or whose firing `claim` counts) to the rule's counters: written soon, batched, and before any `load`. */
+  count(id: string): void;
+  /** Adds one evaluation and one firing of a rule without a `times` limit: resolves once written (or failed, logged), so a client that saw the fault finds it counted on every process. */
+  fired(id: string): Promise<void>;
+  /** `changed` runs whenever the set may have changed elsewhere, and after a lost connection comes back; resolves once that holds. */
+  watch(changed: () => void): Promise<void>;
+  /** Writes the counts still pending and stops watching. */
+  close(): Promise<void>;
+}
+
+/**
  * The rule set. `evaluate` is the one decision every surface asks: the first live rule of the
  * surface that matches and whose draw or count says so fires (its counter goes up) and its fault
  * is returned. With no rule, it answers at once (intake does no extra work).
+ *
+ * Its rules are kept in this process's memory (the Maildir server), or, given a SharedChaosRules
+ * (the team server), in the database with this memory as its mirror. Then a rule with a `times`
+ * limit fires only when the database grants the firing (SharedChaosRules.claim), and any other
+ * firing is counted there before its fault applies, so `evaluate` answers a promise when a rule
+ * fires; no rule, or none firing, answers at once. Seeded draws are this process's: the i-th
+ * evaluation of a rule here takes the i-th draw.
  */
 export class ChaosRules {
   private rules: ChaosRule[] = [];
   private nextId = 1;
+  /** Evaluations of each rule in this process: the index of its next seeded draw. */
+  private readonly draws = new Map<string, number>();
+  /** The last load of the shared set (reload), and the one waiting to start. */
+  private loading: Promise<void> = Promise.resolve();
+  private queued: Promise<void> | undefined;
 
   /**
    * `surfaces`: those a server applies; a rule of another is refused, not kept to do nothing
@@ -306,7 +351,44 @@ export class ChaosRules {
     private readonly surfaces: readonly ChaosSurface[] = CHAOS_SURFACES,
     /** The id of the n-th rule added (from 1). The server's add a random part, so a rule of an earlier run is never taken for one of this run (a test's handle that outlived a restart removes nothing of another test's). */
     private readonly idOf: (n: number) => string = (n) => `r${n}`,
+    /** The team server's table; absent: the rules live in this process's memory only. */
+    private readonly shared?: SharedChaosRules,
   ) {}
+
+  /** Loads the shared set and follows its changes (nothing to do without one). */
+  async open(): Promise<void> {
+    if (!this.shared) return;
+    // Watching first: a change made between the load and the watch is not missed.
+    await this.shared.watch(() => void this.reload().catch(() => undefined));
+    await this.reload();
+  }
+
+  /** Writes the shared counts still pending and stops following the set. */
+  async close(): Promise<void> {
+    await this.shared?.close();
+  }
+
+  /**
+   * The mirror, from the shared set as it is now. Loads run one after another, so one asked for
+   * after a change sees it; one asked for while another waits to start joins it.
+   */
+  private reload(): Promise<void> {
+    const shared = this.shared;
+    if (!shared) return Promise.resolve();
+    if (this.queued) return this.queued;
+    const run = this.loading
+      .catch(() => undefined)
+      .then(async () => {
+        this.queued = undefined;
+        const rules = await shared.load(this.now());
+        this.rules = rules;
+        const ids = new Set(rules.map((r) => r.id));
+        for (const id of this.draws.keys()) if (!ids.has(id)) this.draws.delete(id);
+      });
+    this.queued = run;
+    this.loading = run;
+    return run;
+  }
 
   /** parseRule, and a surface this server applies. */
   private parse(input: unknown, id: string, now: number): ChaosRule {
@@ -315,8 +397,9 @@ export class ChaosRules {
     return rule;
   }
 
-  /** Live rules (expired ones are dropped on the way). */
-  list(): ChaosRule[] {
+  /** Live rules (expired ones are dropped on the way), with their counters (of every process, on a team server). */
+  async list(): Promise<ChaosRule[]> {
+    await this.reload();
     this.expire();
     return this.rules.map((r) => ({ ...r, match: { ...r.match }, fault: { ...r.fault } }));
   }
@@ -331,17 +414,21 @@ export class ChaosRules {
     return this.rules.length;
   }
 
-  add(input: unknown): ChaosRule {
+  async add(input: unknown): Promise<ChaosRule> {
     this.expire();
     if (this.rules.length >= MAX_RULES) fail(`at most ${MAX_RULES} rules at once: remove some first`);
-    const rule = this.parse(input, this.idOf(this.nextId), this.now());
+    const now = this.now();
+    const rule = this.parse(input, this.idOf(this.nextId), now);
     this.nextId++;
-    this.rules.push(rule);
+    if (this.shared) {
+      if (!(await this.shared.add(rule, MAX_RULES, now))) fail(`at most ${MAX_RULES} rules at once: remove some first`);
+      await this.reload();
+    } else this.rules.push(rule);
     return { ...rule };
   }
 
   /** Replaces the whole set (checked whole first: a bad rule changes nothing). */
-  replace(inputs: unknown): ChaosRule[] {
+  async replace(inputs: unknown): Promise<ChaosRule[]> {
     if (!Array.isArray(inputs)) fail('the rule set is a JSON array of rules');
     if (inputs.length > MAX_RULES) fail(`at most ${MAX_RULES} rules at once`);
     const now = this.now();
@@ -353,32 +440,78 @@ export class ChaosRules {
       }
     });
     this.nextId += parsed.length;
-    this.rules = parsed;
+    if (this.shared) await this.shared.replace(parsed);
+    else this.rules = parsed;
+    this.draws.clear();
     return this.list();
   }
 
-  remove(id: string): boolean {
+  async remove(id: string): Promise<boolean> {
+    this.draws.delete(id);
+    if (this.shared) {
+      const gone = await this.shared.remove(id);
+      await this.reload();
+      return gone;
+    }
     const before = this.rules.length;
     this.rules = this.rules.filter((r) => r.id !== id);
     return this.rules.length < before;
   }
 
-  clear(): number {
+  async clear(): Promise<number> {
+    this.draws.clear();
+    if (this.shared) {
+      const n = await this.shared.clear(this.now());
+      await this.reload();
+      return n;
+    }
+    this.expire();
     const n = this.rules.length;
     this.rules = [];
     return n;
   }
 
-  evaluate(surface: ChaosSurface, ctx: ChaosContext): ChaosFault | undefined {
+  /**
+   * The fault of the first rule that fires, or undefined. Synchronous, but when a rule fires on a
+   * team server: its firing is claimed (a `times` rule) or counted in the database first, and the
+   * answer is a promise (a firing another process took lets the evaluation go on with the next rule).
+   */
+  evaluate(surface: ChaosSurface, ctx: ChaosContext): ChaosFault | undefined | Promise<ChaosFault | undefined> {
     if (this.rules.length === 0) return undefined;
     this.expire();
-    for (const rule of this.rules) {
+    return this.evaluateFrom(this.rules, 0, surface, ctx);
+  }
+
+  private evaluateFrom(rules: readonly ChaosRule[], start: number, surface: ChaosSurface, ctx: ChaosContext): ChaosFault | undefined | Promise<ChaosFault | undefined> {
+    const shared = this.shared;
+    for (let i = start; i < rules.length; i++) {
+      const rule = rules[i];
       if (rule.surface !== surface || !matches(rule, ctx)) continue;
-      const draw = rule.evaluated++;
+      const draw = this.draws.get(rule.id) ?? 0;
+      this.draws.set(rule.id, draw + 1);
+      rule.evaluated++;
+      // On a team server this mirror's `fired` only grows towards the table's: a rule used up here is used up there.
       const fires = rule.times !== undefined ? rule.fired < rule.times : rule.probability !== undefined ? seededDraw(rule.seed ?? 1, draw) < rule.probability : true;
+      if (!fires || (shared && rule.times !== undefined)) shared?.count(rule.id);
       if (!fires) continue;
+      if (!shared) {
+        rule.fired++;
+        return { ...rule.fault };
+      }
+      if (rule.times !== undefined) {
+        return shared.claim(rule.id, this.now()).then((fired) => {
+          if (fired === undefined) {
+            // Another process took its last firing, or it ended: the evaluation goes on with the next rule.
+            rule.fired = rule.times!;
+            return this.evaluateFrom(rules, i + 1, surface, ctx);
+          }
+          rule.fired = Math.max(rule.fired, fired);
+          return { ...rule.fault };
+        });
+      }
       rule.fired++;
-      return { ...rule.fault };
+      const fault = { ...rule.fault };
+      return shared.fired(rule.id).then(() => fault);
     }
     return undefined;
   }

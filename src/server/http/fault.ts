@@ -59,7 +59,8 @@ function pause(ms: number, res: http.ServerResponse): Promise<boolean> {
 export async function requestFault(rules: ChaosRules | undefined, surface: ChaosSurface, ctx: () => Pick<ChaosContext, 'sender' | 'recipients'>, res: http.ServerResponse): Promise<void> {
   // The one check with no rule: what a rule could match is not even gathered.
   if (!rules || rules.empty) return;
-  const fault = rules.evaluate(surface, ctx());
+  // A rule with a `times` limit on a team server claims its firing in the database (chaos/rules.ts): awaited here, the one place every HTTP surface asks.
+  const fault = await rules.evaluate(surface, ctx());
   if (!fault) return;
   if (fault.delayMs && !(await pause(fault.delayMs, res))) throw new InjectedFailure(503, 'the client left during a fault rule\'s delay');
   if (fault.status !== undefined) throw new InjectedFailure(fault.status, messageOf(fault.status), fault);

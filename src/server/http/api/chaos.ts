@@ -21,15 +21,15 @@ export function isChaosRoute(route: Route): route is ChaosRoute {
   return route.kind === 'chaos' || route.kind === 'chaosRules' || route.kind === 'chaosRule';
 }
 
-function listBody(rules: ChaosRules): { status: 'ok'; active: number; rules: ReturnType<typeof ruleView>[] } {
-  const list = rules.list().map(ruleView);
+async function listBody(rules: ChaosRules): Promise<{ status: 'ok'; active: number; rules: ReturnType<typeof ruleView>[] }> {
+  const list = (await rules.list()).map(ruleView);
   return { status: 'ok', active: list.length, rules: list };
 }
 
 /** A refused rule is a 400 that names the field; nothing of the set changes. */
-function checked<T>(f: () => T): T {
+async function checked<T>(f: () => Promise<T>): Promise<T> {
   try {
-    return f();
+    return await f();
   } catch (e) {
     if (ChaosRuleError.is(e)) throw badRequest('bad_field', e.message);
     throw e;
@@ -48,27 +48,27 @@ export async function chaosResource(rules: ChaosRules, limits: BodyLimits, req: 
     });
   }
   if (route.kind === 'chaosRule') {
-    const rule = rules.list().find((r) => r.id === route.id);
+    const rule = (await rules.list()).find((r) => r.id === route.id);
     if (!rule) throw notFound(`no fault rule ${JSON.stringify(route.id.slice(0, 40))} (it was removed, or its time to live ended)`);
     if (method === 'GET') return sendJson(res, 200, { status: 'ok', rule: ruleView(rule) });
-    rules.remove(rule.id);
+    await rules.remove(rule.id);
     return sendJson(res, 200, { status: 'ok', removed: rule.id, active: rules.size });
   }
-  if (method === 'GET') return sendJson(res, 200, listBody(rules));
+  if (method === 'GET') return sendJson(res, 200, await listBody(rules));
   if (route.kind === 'chaosRules') {
     requireJson(req);
     const input = parseJsonObject(await readBody(req, res, limits));
-    const rule = checked(() => rules.add(input));
+    const rule = await checked(() => rules.add(input));
     return sendJson(res, 201, { status: 'ok', id: rule.id, rule: ruleView(rule), active: rules.size });
   }
   if (method === 'DELETE') {
-    const removed = rules.clear();
+    const removed = await rules.clear();
     return sendJson(res, 200, { status: 'ok', removed, active: 0 });
   }
   requireJson(req);
   const body = parseJsonObjectOrArray(await readBody(req, res, limits));
   const inputs = Array.isArray(body) ? body : body.rules;
   if (!Array.isArray(inputs)) throw new HttpError(400, 'bad_field', 'send the rule set as a JSON array of rules, or as {"rules": […]}');
-  checked(() => rules.replace(inputs));
-  return sendJson(res, 200, listBody(rules));
+  await checked(() => rules.replace(inputs));
+  return sendJson(res, 200, await listBody(rules));
 }

@@ -145,6 +145,29 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       ALTER TABLE test_inbox_messages ADD COLUMN phone boolean NOT NULL GENERATED ALWAYS AS (inbox ~ '${PHONE_INBOX_PATTERN.replace(/'/g, "''")}') STORED;
     `,
   },
+  {
+    // The fault rules of the team server (docs/chaos.md, chaosRules.ts), shared by every process:
+    // each rule as chaos/rules.ts checked it, in the order added (the first that fires wins), its
+    // end (ms since the epoch, the servers' clock), its `times` limit and the counters of every
+    // process. A firing of a `times` rule is claimed by one UPDATE … WHERE fired < times.
+    version: 8,
+    name: 'fault rules',
+    sql: `
+      CREATE TABLE test_inbox_chaos_rules (
+        pos bigint GENERATED ALWAYS AS IDENTITY,
+        id text PRIMARY KEY,
+        surface text NOT NULL,
+        match jsonb NOT NULL,
+        fault jsonb NOT NULL,
+        probability double precision,
+        seed bigint,
+        times integer,
+        expires_ms bigint NOT NULL,
+        fired bigint NOT NULL DEFAULT 0,
+        evaluated bigint NOT NULL DEFAULT 0
+      );
+    `,
+  },
 ];
 
 /** A statement with its own bound (node-postgres reads `query_timeout` per query; its types do not list it). */

@@ -3,7 +3,8 @@
 // never for a rollback); each process LISTENs on one dedicated connection, reads the rows of the
 // arrivals others announced, and emits `message` and `delete` to its own subscribers (the push
 // stream, `wait=` long-polls). A LISTEN connection that drops is replaced, and the arrivals of
-// the gap are replayed, so none is lost and none is announced twice.
+// the gap are replayed, so none is lost and none is announced twice. The same connection LISTENs
+// on the channels others watch (the fault rules', chaosRules.ts), told when it comes back.
 import { randomBytes } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import pg from 'pg';
@@ -61,6 +62,8 @@ export class NotifyFeed {
   private readRetry: NodeJS.Timeout | undefined;
   /** The newest seq at open: a replay never reaches back before it. */
   private openSeq = '0';
+  /** Other channels this connection LISTENs on (the fault rules': chaosRules.ts), each with what runs on its notifications, and when LISTEN comes back after a loss. */
+  private readonly watchers = new Map<string, () => void>();
 
   constructor(
     private readonly host: FeedHost,
@@ -71,6 +74,22 @@ export class NotifyFeed {
   opened(lastSeq: string): void {
     this.openSeq = lastSeq;
     this.lastSeq = BigInt(lastSeq);
+  }
+
+  /**
+   * LISTENs on `channel` too: `changed` runs on each of its notifications (its payload is not
+   * read), and whenever the LISTEN connection comes back after a loss (what it missed meanwhile
+   * is unknown). Resolves once LISTEN is on, or, with the connection away, once it retries.
+   */
+  async watch(channel: string, changed: () => void): Promise<void> {
+    this.watchers.set(channel, changed);
+    const client = this.listener;
+    // Away: the retry's listen() LISTENs on it and runs `changed`.
+    if (client) await client.query(`LISTEN ${channel}`).catch(() => undefined);
+  }
+
+  unwatch(channel: string): void {
+    this.watchers.delete(channel);
   }
 
   /** Stops retrying (the store is closing); the LISTEN connection stays until end(). */
@@ -104,11 +123,16 @@ export class NotifyFeed {
     client.on('end', () => onLost());
     client.on('notification', (n) => {
       if (n.channel === EVENTS_CHANNEL && n.payload) void host.track(this.onNotification(n.payload));
+      else this.watchers.get(n.channel)?.();
     });
     await client.connect();
     await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+    for (const channel of this.watchers.keys()) await client.query(`LISTEN ${channel}`);
     this.listener = client;
-    if (this.lostAt !== undefined) await this.replay(client, this.lostAt);
+    if (this.lostAt !== undefined) {
+      for (const changed of this.watchers.values()) changed();
+      await this.replay(client, this.lostAt);
+    }
     // Arrivals whose read failed with the connection this one replaces.
     if (this.unread.size > 0) void host.track(this.readArrivals());
   }

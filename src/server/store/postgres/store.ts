@@ -10,6 +10,7 @@
 //   queries.ts     the reads; columns.ts the rows as the store's types;
 //   failures.ts    what a database failure means (unreachable, refused login, failed statement);
 //   spentIds.ts    the web UI's signed-out sessions and used tickets, shared by every process;
+//   chaosRules.ts  the fault rules, shared by every process (each mirrors them in memory);
 //   this file      the pool and lifecycle, ids and writes (one transaction per delivery,
 //                  acknowledged after COMMIT), composing the rest.
 
@@ -28,6 +29,7 @@ import { bounded, migrate } from './migrations';
 import { NotifyFeed } from './notify';
 import { MessageQueries } from './queries';
 import { PostgresSpentIds } from './spentIds';
+import { PostgresChaosRules } from './chaosRules';
 import { COUNT_LIMIT_DELETE, sweepRetention } from './sweep';
 
 /** Connections per process: ingest and reads of one server; PostgreSQL's default allows 100 in all. */
@@ -70,6 +72,8 @@ export class PostgresStore implements Store {
   readonly retention: RetentionOptions;
   /** The web UI's signed-out sessions and used tickets, shared by every process of the team server. */
   readonly spentIds = new PostgresSpentIds((text, values) => this.query(text, values));
+  /** The fault rules (chaos/rules.ts's SharedChaosRules), shared by every process of the team server. */
+  readonly chaosRules: PostgresChaosRules;
   /** Where the store is, for messages (no password). */
   readonly where: string;
   private readonly url: string;
@@ -109,6 +113,13 @@ export class PostgresStore implements Store {
       this.events,
     );
     this.reads = new MessageQueries((text, values) => this.query(text, values));
+    this.chaosRules = new PostgresChaosRules({
+      query: (text, values) => this.query(text, values),
+      transaction: (work) => this.transaction(work),
+      feed: this.feed,
+      log: this.log,
+      track: (p) => this.track(p),
+    });
   }
 
   // ---- lifecycle -------------------------------------------------------------------------
