@@ -9,9 +9,10 @@
 // On disk, per held message: `<id>.eml` (its bytes), then `<id>.json` (its targets, source,
 // parts, key and due time), each written whole and fsynced, then the folder fsynced: the JSON is
 // the commit, so a crash before it leaves only an `.eml`, removed at the next start (the intake
-// had not acknowledged it). When the delay ends the message is stored, then its JSON removed,
-// then its `.eml`. A crash between the store's commit and the JSON's removal would store it a
-// second time at the next start: the one window where "appears once" does not hold.
+// had not acknowledged it). When the delay ends the message is stored under a message key
+// (store/types.ts MessageKey: its own, a Twilio SID, or one per target made from the held id),
+// then its JSON removed, then its `.eml`. A crash between the store's commit and the JSON's
+// removal finds the key stored at the next start and only removes the files: it appears once.
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
@@ -21,6 +22,8 @@ import type { ChaosRules } from './rules';
 
 /** The folder of held messages, beside the server's other files (never under `mail/`). */
 export const DELAYED_DIR_NAME = '.delayed';
+/** The scope of the message keys a held message without one of its own is stored under: no list reads it. */
+const DELAYED_KEY_SCOPE = 'delayed';
 
 type Target = { domain: string; inbox: string };
 
@@ -125,7 +128,8 @@ export class DelayedDeliveries {
     if (!fault?.deliveryDelayMs) return undefined;
     const id = `${this.#now()}-${randomBytes(6).toString('hex')}`;
     const due = this.#now() + fault.deliveryDelayMs;
-    await fs.mkdir(this.#dir, { recursive: true, mode: 0o700 });
+    // The folder's own entry is durable in the data folder before any record in it is.
+    if ((await fs.mkdir(this.#dir, { recursive: true, mode: 0o700 })) !== undefined) await syncDir(path.dirname(this.#dir));
     const eml = path.join(this.#dir, `${id}.eml`);
     try {
       if (Buffer.isBuffer(body)) await writeDurably(eml, body);
@@ -179,7 +183,9 @@ export class DelayedDeliveries {
       await h.close();
     }
     const body: FileBody = { file: eml, size, head };
-    await this.#store.add(held.targets, body, held.source, held.parts, held.key);
+    // A key names one message: a keyed one has one target; otherwise one key per target.
+    const adds = held.key ? [{ targets: held.targets, key: held.key }] : held.targets.map((t, i) => ({ targets: [t], key: { key: `${DELAYED_KEY_SCOPE}/${id}/${i}`, scope: DELAYED_KEY_SCOPE, data: '' } }));
+    for (const a of adds) if ((await this.#store.findByKey(a.key.key)) === undefined) await this.#store.add(a.targets, body, held.source, held.parts, a.key);
     await fs.rm(json, { force: true });
     await fs.rm(eml, { force: true });
   }
