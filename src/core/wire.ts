@@ -196,6 +196,9 @@ export interface HealthResponse {
   chaosRules?: number;
 }
 
+/** The longest delay a fault rule gives (`fault.delay`, `fault.delivery_delay`): longer than any client's wait, short of a stuck test. The server refuses more; the editor's presets ask within it. */
+export const MAX_CHAOS_DELAY_MS = 10 * 60_000;
+
 /**
  * A fault rule as the server shows it (`/api/v2/chaos`, docs/chaos.md): what was sent (surface,
  * match, fault, times or probability and seed), its id, when it ends, and its counters.

@@ -2,6 +2,7 @@
 // answers it needs and turns them into one fault rule. The rule itself is checked by the server
 // only (POST /api/v2/chaos/rules answers a 400 that names the field): these checks are of the
 // answers' shape, so a prompt can say at once that "abc" is not a number. No vscode import.
+import { MAX_CHAOS_DELAY_MS } from '../../core/wire';
 
 /** The provider APIs a rate-limit preset can fail. */
 export const RATE_LIMITED_PROVIDERS = ['resend', 'sendgrid', 'postmark', 'mailgun', 'ses'] as const;
@@ -9,8 +10,8 @@ export type RateLimitedProvider = (typeof RATE_LIMITED_PROVIDERS)[number];
 
 /** A test's greylisting or drop lasts a few tries: more than this many is a typo. */
 const MAX_TIMES = 1000;
-/** docs/chaos.md: a delivery delay is at most 10 minutes. */
-const MAX_DELAY_SECONDS = 600;
+/** The server's own bound on a delivery delay. */
+const MAX_DELAY_SECONDS = MAX_CHAOS_DELAY_MS / 1000;
 /** Retry-After beyond an hour is no test anyone waits for. */
 const MAX_RETRY_AFTER_SECONDS = 3600;
 

@@ -12,7 +12,7 @@
 // knows the message's sender and recipient.
 import { randomBytes } from 'node:crypto';
 import { parseDuration } from '../../core/duration';
-import type { ChaosRuleInfo } from '../../core/wire';
+import { type ChaosRuleInfo, MAX_CHAOS_DELAY_MS } from '../../core/wire';
 
 export const CHAOS_SURFACES = ['smtp', 'resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify', 'delivery', 'mailosaur'] as const;
 export type ChaosSurface = (typeof CHAOS_SURFACES)[number];
@@ -30,8 +30,8 @@ export type SmtpStage = (typeof SMTP_STAGES)[number];
 export const DEFAULT_TTL_MS = 10 * 60_000;
 /** And 24 hours at the most. */
 export const MAX_TTL_MS = 24 * 3_600_000;
-/** The longest delay before a reply or a visible delivery: longer than any client's wait, short of a stuck test. */
-export const MAX_DELAY_MS = 10 * 60_000;
+/** The longest delay before a reply or a visible delivery (core/wire.ts, shared with the editor's presets). */
+const MAX_DELAY_MS = MAX_CHAOS_DELAY_MS;
 /** Rules kept at once: far beyond a test suite's need, and it bounds each evaluation. */
 export const MAX_RULES = 200;
 
