@@ -7,6 +7,7 @@ import { promises as fs } from 'node:fs';
 import http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import nodemailer from 'nodemailer';
 import { DELAYED_DIR_NAME } from '../../src/server/chaos/delayed';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
@@ -110,6 +111,21 @@ describe('failures on demand: delivery delays (real server, nodemailer, the libr
     assert.equal((await listed(again, 'ann')).length, 1, 'once in ann@inbox.test');
     const other = (await (await fetch(`${again.httpUrl}/api/v2/domains/other.test/inboxes/ann`, { headers: { authorization: tokens.apiToken } })).json()) as { msgs: unknown[] };
     assert.equal(other.msgs.length, 1, 'once in ann@other.test');
+  });
+
+  it('SES v2 Raw: a delivery rule\'s sender is the raw message\'s From', async () => {
+    await chaos({ surface: 'delivery', match: { sender: 'billing@acme.test' }, fault: { delivery_delay: 1_500 } }, { dataDir });
+    const ses = new SESv2Client({ region: 'eu-west-1', endpoint: server!.httpUrl, credentials: { accessKeyId: 'AKIDLOCALTEST', secretAccessKey: tokens.providerKey! }, maxAttempts: 1 });
+    const raw = (from: string): SendEmailCommand => new SendEmailCommand({ Destination: { ToAddresses: ['joe@inbox.test'] }, Content: { Raw: { Data: Buffer.from(`From: "Billing" <${from}>\r\nTo: joe@inbox.test\r\nSubject: Code\r\n\r\nYour code is 424242\r\n`) } } });
+    try {
+      await ses.send(raw('app@acme.test'));
+      await ses.send(raw('billing@acme.test'));
+      assert.equal((await listed(server!, 'joe')).length, 1, 'the other sender\'s is visible at once, the matching one is held');
+      await new Promise((r) => setTimeout(r, 2_500));
+      assert.equal((await listed(server!, 'joe')).length, 2, 'visible once its delay ended');
+    } finally {
+      ses.destroy();
+    }
   });
 
   it('Twilio: an SMS whose code arrives late (the send is answered before the SMS is visible)', async () => {

@@ -137,6 +137,16 @@ describe('failures on demand: provider and Twilio faults (server, real HTTP, off
     ses.destroy();
   });
 
+  it('SES v2 Raw: a rule\'s sender is the raw message\'s From (the request names none)', async () => {
+    const ses = new SESv2Client({ region: 'eu-west-1', endpoint: h.base, credentials: { accessKeyId: 'AKIDLOCALTEST', secretAccessKey: PROVIDER_KEY }, maxAttempts: 1 });
+    const raw = (from: string): SendEmailCommand => new SendEmailCommand({ Destination: { ToAddresses: ['joe@inbox.test'] }, Content: { Raw: { Data: Buffer.from(`From: "Billing" <${from}>\r\nTo: joe@inbox.test\r\nSubject: Code\r\n\r\nYour code is 424242\r\n`) } } });
+    await rule({ surface: 'ses', match: { sender: 'billing@acme.test' }, fault: { status: 429 } });
+    await assert.rejects(ses.send(raw('billing@acme.test')), (e: { name: string }) => e.name === 'TooManyRequestsException');
+    await ses.send(raw('app@acme.test'));
+    assert.equal(await count('joe'), 1, 'another sender delivers');
+    ses.destroy();
+  });
+
   it('Twilio Messages: the SDK raises RestException with the status and Twilio code (20429 by default, the rule\'s 21211)', async () => {
     await rule({ surface: 'twilio', match: { recipient: '+15550100199' }, fault: { status: 429, retry_after: 3 }, times: 1 });
     await rule({ surface: 'twilio', match: { recipient: '15550100200' }, fault: { twilio_code: 21211 } });

@@ -20,6 +20,8 @@ import type { MessageBody, MessageMeta, Store } from '../../store/types';
 import type { MimePool } from '../mimePool';
 import type { DelayedDeliveries } from '../../chaos/delayed';
 import { API_HEADER, type OutgoingMail, ownFieldLines, PROVIDER_ID_HEADER } from './mime';
+import { parseMailbox } from './fields';
+import { parseIndexedHeaders } from '../../store/headers';
 
 export { API_HEADER, type Mailbox, type OutgoingAttachment, type OutgoingMail, PROVIDER_ID_HEADER } from './mime';
 /** Set on a message the provider would not have delivered (SendGrid sandbox_mode, Mailgun o:testmode). */
@@ -126,20 +128,31 @@ export function envelopeOf(mails: ReadonlyArray<Pick<OutgoingMail, 'from' | 'to'
   return mails.length > 0 ? { sender: mails[0].from.address, recipients } : { recipients };
 }
 
+/**
+ * What a fault rule can match of a whole MIME message (http/fault.ts, chaos/delayed.ts): the
+ * address of its From field (the request names no sender of its own) and every recipient.
+ */
+export function rawEnvelope(raw: Buffer, recipients: string[]): { sender?: string; recipients: string[] } {
+  const from = parseIndexedHeaders(raw)?.from;
+  const mailbox = from ? parseMailbox(from) : undefined;
+  return mailbox !== undefined && typeof mailbox !== 'string' ? { sender: mailbox.address, recipients } : { recipients };
+}
+
 /** Stores a whole MIME message into every recipient's inbox, after the X- fields the route gives. */
 export async function storeRaw(o: MailStoreOptions, mail: OutgoingRaw): Promise<MessageMeta[]> {
   const targets = targetsOf(mail.recipients);
-  return storeStream(o, targets, Readable.from([mail.raw]), ownFieldLines([[API_HEADER, mail.api], [PROVIDER_ID_HEADER, mail.providerId], ...(mail.meta ?? [])]));
+  const { sender } = rawEnvelope(mail.raw, mail.recipients);
+  return storeStream(o, targets, Readable.from([mail.raw]), ownFieldLines([[API_HEADER, mail.api], [PROVIDER_ID_HEADER, mail.providerId], ...(mail.meta ?? [])]), sender !== undefined ? { sender } : {});
 }
 
-async function storeStream(o: MailStoreOptions, targets: Array<{ domain: string; inbox: string }>, source: Readable, ownFields: string): Promise<MessageMeta[]> {
+async function storeStream(o: MailStoreOptions, targets: Array<{ domain: string; inbox: string }>, source: Readable, ownFields: string, match: { sender?: string }): Promise<MessageMeta[]> {
   const sink = new SpoolingSink({ budget: o.budget, dir: await o.spoolDir(), maxBytes: o.maxMessageBytes, ownFields });
   await drainInto(source, sink);
   const received = sink.received();
   try {
     if (sink.size > o.maxMessageBytes) throw tooLarge(sink.size, o.maxMessageBytes);
     const body = await received.body(CODE_SCAN_MAX_BYTES);
-    if ((await o.delayed?.hold(targets, body, 'inject', {})) !== undefined) return [];
+    if ((await o.delayed?.hold(targets, body, 'inject', match)) !== undefined) return [];
     return await o.store.add(targets, body, 'inject');
   } finally {
     await received.dispose();

@@ -10,7 +10,7 @@ import { isFieldName } from '../../store/headers';
 import { sendJson } from '../respond';
 import { checkProviderKey, type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
 import { addressFieldProblem, jsonDepthProblem, parseMailbox, parseMailboxes, templateText } from './fields';
-import { envelopeOf, type Mailbox, type OutgoingAttachment, storeMail, storeRaw, TEMPLATE_HEADER, TEST_MODE_HEADER } from './mail';
+import { envelopeOf, rawEnvelope, type Mailbox, type OutgoingAttachment, storeMail, storeRaw, TEMPLATE_HEADER, TEST_MODE_HEADER } from './mail';
 import { requestFault } from '../fault';
 import { MultipartError, parseFormBody, type ParsedForm } from './multipart';
 
@@ -140,7 +140,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
   if (route.kind === 'mime') {
     const message = form.files.find((f) => f.field === 'message');
     if (!message) throw error(400, 'message parameter is missing');
-    await requestFault(ctx.chaos, 'mailgun', () => ({ recipients: [...to, ...cc, ...bcc].map((m) => m.address) }), res);
+    await requestFault(ctx.chaos, 'mailgun', () => rawEnvelope(message.content, [...to, ...cc, ...bcc].map((m) => m.address)), res);
     await storeRaw(ctx, { api: `Mailgun (POST /v3/${domain}/messages.mime)`, providerId: id, raw: message.content, recipients: [...to, ...cc, ...bcc].map((m) => m.address), meta });
     sendJson(res, 200, { id, message: 'Queued. Thank you.' });
     return;

@@ -12,7 +12,7 @@ import { prove } from '../exchange';
 import { sendJson } from '../respond';
 import { type FailureKind, type ProviderApiModule, type ProviderContext, ProviderError } from './context';
 import { decodeBase64, isObject, jsonDepthProblem, parseJson, parseMailbox, templateText, typeName, unknownFields } from './fields';
-import { envelopeOf, type Mailbox, type OutgoingAttachment, storeMail, storeRaw, TEMPLATE_HEADER } from './mail';
+import { envelopeOf, rawEnvelope, type Mailbox, type OutgoingAttachment, storeMail, storeRaw, TEMPLATE_HEADER } from './mail';
 import { requestFault } from '../fault';
 import { readSignature, signatureMatches, type SignedRequest, windowProblem } from './sigv4';
 
@@ -135,7 +135,7 @@ async function handle(ctx: ProviderContext, req: http.IncomingMessage, res: http
       if (recipients.length > SES_MAX_RECIPIENTS) throw error(400, 'MessageRejected', `Recipient count exceeds ${SES_MAX_RECIPIENTS}.`, now);
     }
     if (recipients.length === 0) throw bad('The message has no recipients: give Destination, or To, Cc or Bcc headers in the raw message.');
-    await requestFault(ctx.chaos, 'ses', () => ({ recipients }), res);
+    await requestFault(ctx.chaos, 'ses', () => rawEnvelope(raw, recipients), res);
     await storeRaw(ctx, { api: `${api}, Raw`, providerId: messageId, raw, recipients, meta });
     return answer();
   }
