@@ -175,7 +175,7 @@ class InboxClient implements InboxApi {
     }
     if (health.tokenProof === undefined || key === undefined) return { kind: 'other' };
     if (!sameProof(health.tokenProof, await hmacHex(await key, challenge))) {
-      throw new ApiError('unauthorized', `The Test Inbox server at ${this.baseUrl} does not take this API token, so it was not sent. Set the API token that server uses.`);
+      throw new ApiError('unauthorized', `The Test Inbox server at ${this.baseUrl} uses another API token (found by a check that does not send this one). Use that server's token: "apiToken" in the tokens.json of its data folder.`);
     }
     return { kind: 'test-inbox', health };
   }

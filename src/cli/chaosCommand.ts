@@ -117,7 +117,7 @@ function ruleLine(r: ChaosRuleInfo): string {
       .map(([k, x]) => `${k}=${typeof x === 'object' ? JSON.stringify(x) : String(x)}`)
       .join(' ');
   const often = r.times !== undefined ? ` times=${r.times}` : r.probability !== undefined ? ` probability=${r.probability} seed=${r.seed ?? 1}` : '';
-  return `${r.id}\t${r.surface}\t${pairs(r.match)}\t${pairs(r.fault)}${often}\tfired ${r.fired} of ${r.evaluated}\tuntil ${r.expires}`;
+  return `${r.id}\t${r.surface}\t${pairs(r.match)}\t${pairs(r.fault)}${often}\tfired ${r.fired}, matched ${r.evaluated}\tuntil ${r.expires}`;
 }
 
 /** What the command answers: the text on stdout, the JSON with --json, a message on stderr. */

@@ -23,15 +23,17 @@ interface ProviderChoice {
   label: string;
   /** The SDK the line configures. */
   sdk: string;
+  /** The page of the docs about it. */
+  docs: string;
 }
 
 export const PROVIDERS: readonly ProviderChoice[] = [
-  { id: 'resend', label: 'Resend', sdk: 'resend' },
-  { id: 'sendgrid', label: 'SendGrid', sdk: '@sendgrid/mail' },
-  { id: 'postmark', label: 'Postmark', sdk: 'postmark' },
-  { id: 'mailgun', label: 'Mailgun', sdk: 'mailgun.js' },
-  { id: 'ses', label: 'Amazon SES v2', sdk: '@aws-sdk/client-sesv2' },
-  { id: 'twilio', label: 'Twilio (SMS and Verify)', sdk: 'twilio' },
+  { id: 'resend', label: 'Resend', sdk: 'resend', docs: 'docs/providers.md' },
+  { id: 'sendgrid', label: 'SendGrid', sdk: '@sendgrid/mail', docs: 'docs/providers.md' },
+  { id: 'postmark', label: 'Postmark', sdk: 'postmark', docs: 'docs/providers.md' },
+  { id: 'mailgun', label: 'Mailgun', sdk: 'mailgun.js', docs: 'docs/providers.md' },
+  { id: 'ses', label: 'Amazon SES v2', sdk: '@aws-sdk/client-sesv2', docs: 'docs/providers.md' },
+  { id: 'twilio', label: 'Twilio (SMS and Verify)', sdk: 'twilio', docs: 'docs/twilio.md' },
 ];
 
 /**
@@ -76,7 +78,7 @@ export function providerEnv(id: ProviderId, o: ProviderSettingsInput): Array<[st
 export function providerSettingsText(id: ProviderId, o: ProviderSettingsInput): string {
   const p = PROVIDERS.find((x) => x.id === id)!;
   return [
-    `# Test Inbox: ${p.label} API of the local server (docs/providers.md)`,
+    `# Test Inbox: ${p.label} API of the local server (${p.docs})`,
     ...providerEnv(id, o).map(([k, v]) => `${k}=${v}`),
     `# Node (${p.sdk}): ${SDK_LINES[id]}`,
     '',

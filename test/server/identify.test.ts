@@ -103,7 +103,7 @@ describe('identifying a Test Inbox server by a proof of the API token', function
   it('refuses a Test Inbox server that proves a different token, before sending it', async () => {
     const f = await front();
     const api = createClient({ baseUrl: f.url, apiToken: 'not-the-servers-token' });
-    await assert.rejects(api.identify(), (e: unknown) => ApiError.is(e, 'unauthorized') && /does not take this API token, so it was not sent/.test(e.message));
+    await assert.rejects(api.identify(), (e: unknown) => ApiError.is(e, 'unauthorized') && /uses another API token \(found by a check that does not send this one\)\. Use that server's token: "apiToken" in the tokens\.json of its data folder/.test(e.message));
     assert.deepEqual(
       f.seen.map((s) => s.authorization),
       [undefined],

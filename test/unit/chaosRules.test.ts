@@ -1,7 +1,7 @@
 // The fault-rule set of src/server/chaos/rules.ts: parsing with clear refusals, matching by stage
 // and address, seeded draws, next-N counts, and the time to live.
 import assert from 'node:assert/strict';
-import { addressMatches, ChaosRuleError, ChaosRules, DEFAULT_TTL_MS, MAX_TTL_MS, parseRule, ruleView, seededDraw } from '../../src/server/chaos/rules';
+import { addressMatches, type ChaosFault, ChaosRuleError, ChaosRules, DEFAULT_TTL_MS, MAX_TTL_MS, parseRule, ruleView, seededDraw } from '../../src/server/chaos/rules';
 
 const greylist = { surface: 'smtp', match: { recipient: 'joe@inbox.test', stage: 'rcpt' }, fault: { reply: { code: 451, text: '4.7.1 Greylisted, try again later' } }, times: 1 };
 
@@ -55,7 +55,31 @@ describe('fault rules (chaos)', () => {
     now = DEFAULT_TTL_MS;
     assert.equal(rules.size, 0);
     assert.equal(rules.evaluate('smtp', { stage: 'rcpt', recipients: ['joe@inbox.test'] }), undefined);
-    assert.throws(() => parseRule({ ...greylist, ttl: MAX_TTL_MS + 1 }, 'r', 0), /ttl must be a duration from 0 to 86400 s/);
+    assert.throws(() => parseRule({ ...greylist, ttl: MAX_TTL_MS + 1 }, 'r', 0), /ttl must be at most 24h .*got 86400001/);
+    assert.throws(() => parseRule({ ...greylist, ttl: '2d' }, 'r', 0), /ttl must be at most 24h .*got "2d"/);
+    assert.throws(() => parseRule({ ...greylist, ttl: '2 days' }, 'r', 0), /ttl must be a duration \(milliseconds as a number, or text such as 500ms, 40s, 10m, 2h\), got "2 days"/);
+    assert.throws(() => parseRule({ ...greylist, ttl: 0 }, 'r', 0), /ttl must be at least 1ms: a rule with no time to live would never fire/);
+  });
+
+  it('reads a phone number as people write it as its phone inbox, on every surface (a delivery rule holds the SMS of +1 555 010 0199)', async () => {
+    const rules = new ChaosRules(() => 0);
+    await rules.add({ surface: 'delivery', match: { recipient: '+1 (555) 010-0199' }, fault: { delivery_delay: '5s' } });
+    assert.equal((rules.evaluate('delivery', { recipients: ['15550100199@inbox.test'] }) as ChaosFault | undefined)?.deliveryDelayMs, 5_000);
+    assert.equal(rules.evaluate('delivery', { recipients: ['15550100200@inbox.test'] }), undefined);
+  });
+
+  it('counts as active only the rules that can still fire: a times rule that fired its N stays listed with its counters', async () => {
+    const rules = new ChaosRules(() => 0);
+    await rules.add(greylist);
+    assert.equal(rules.size, 1);
+    assert.ok(rules.evaluate('smtp', { stage: 'rcpt', recipients: ['joe@inbox.test'] }));
+    assert.equal(rules.size, 0, 'used up');
+    assert.deepEqual((await rules.list()).map((r) => [r.fired, r.times]), [[1, 1]]);
+  });
+
+  it('names the known fields at every level of a rule with an unknown one', () => {
+    assert.throws(() => parseRule({ ...greylist, match: { recipent: 'joe' } }, 'r', 0), /unknown field match.recipent \(known: all, recipient, sender, stage, client\)/);
+    assert.throws(() => parseRule({ surface: 'resend', match: { all: true }, fault: { retryAfter: 2 } }, 'r', 0), /unknown field fault.retryAfter \(known: .*retry_after/);
   });
 
   it('refuses what a surface cannot do or a stage cannot know, and a match-everything rule without "all": true', () => {
@@ -88,7 +112,7 @@ describe('fault rules (chaos)', () => {
   it('gives a Twilio error code alone the status 400, and shows a rule in the fields it was given', () => {
     const rule = parseRule({ surface: 'twilio', match: { recipient: '+15550100200' }, fault: { twilio_code: 21211, delay: '1s' }, times: 2, ttl: '1m' }, 'r7', 1_000);
     assert.deepEqual(rule.fault, { twilioCode: 21211, status: 400, delayMs: 1_000 });
-    assert.deepEqual(ruleView(rule), { id: 'r7', surface: 'twilio', match: { recipient: '+15550100200' }, fault: { delay: 1_000, status: 400, twilio_code: 21211 }, times: 2, expires: new Date(61_000).toISOString(), fired: 0, evaluated: 0 });
+    assert.deepEqual(ruleView(rule), { id: 'r7', surface: 'twilio', match: { recipient: '15550100200' }, fault: { delay: 1_000, status: 400, twilio_code: 21211 }, times: 2, expires: new Date(61_000).toISOString(), fired: 0, evaluated: 0 });
     assert.deepEqual(ruleView(parseRule({ surface: 'resend', match: { all: true }, fault: { status: 429 }, probability: 0.25 }, 'r8', 0)), { id: 'r8', surface: 'resend', match: { all: true }, fault: { status: 429 }, probability: 0.25, seed: 1, expires: new Date(DEFAULT_TTL_MS).toISOString(), fired: 0, evaluated: 0 });
   });
 

@@ -12,6 +12,7 @@
 // knows the message's sender and recipient.
 import { randomBytes } from 'node:crypto';
 import { parseDuration } from '../../core/duration';
+import { normalizeInbox } from '../../core/ids';
 import { type ChaosRuleInfo, MAX_CHAOS_DELAY_MS } from '../../core/wire';
 
 export const CHAOS_SURFACES = ['smtp', 'resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify', 'delivery', 'mailosaur'] as const;
@@ -118,17 +119,33 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** The fields of a rule, its match and its fault, as docs/chaos.md writes them (snake_case, as on the wire). */
+const RULE_FIELDS: readonly string[] = ['surface', 'match', 'fault', 'probability', 'seed', 'times', 'ttl'];
+const MATCH_FIELDS: readonly string[] = ['all', 'recipient', 'sender', 'stage', 'client'];
+const FAULT_FIELDS: readonly string[] = ['reply', 'drop', 'delay', 'status', 'retry_after', 'twilio_code', 'delivery_delay'];
+
 function pattern(v: unknown, field: string): string | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== 'string' || v.length === 0 || v.length > 320) fail(`match.${field} must be an address, an inbox name or *@domain (1–320 characters)`);
-  return v.trim().toLowerCase();
+  // A phone number as people write it (`+1 555 010 0199`) names its phone inbox, as everywhere (core/ids.ts).
+  return normalizeInbox(v);
 }
 
-function duration(v: unknown, field: string, max: number): number | undefined {
+/** A duration of at most `max` (and at least `min`), or the reason it is not one. */
+function duration(v: unknown, field: string, max: number, min = 0): number | undefined {
   if (v === undefined) return undefined;
   const ms = typeof v === 'number' ? Math.round(v) : typeof v === 'string' ? parseDuration(v) : undefined;
-  if (ms === undefined || !Number.isFinite(ms) || ms < 0 || ms > max) fail(`${field} must be a duration from 0 to ${max / 1000} s (milliseconds as a number, or text such as 500ms, 40s, 10m)`);
+  const form = '(milliseconds as a number, or text such as 500ms, 40s, 10m, 2h)';
+  if (ms === undefined || !Number.isFinite(ms)) fail(`${field} must be a duration ${form}, got ${JSON.stringify(v).slice(0, 40)}`);
+  if (ms > max) fail(`${field} must be at most ${formatDuration(max)} ${form}, got ${JSON.stringify(v).slice(0, 40)}`);
+  if (ms < min) fail(`${field} must be at least ${formatDuration(min)}: a rule with no time to live would never fire`);
   return ms;
+}
+
+/** `86400000` as `24h`, `600000` as `10m`: how a limit reads in a message. */
+function formatDuration(ms: number): string {
+  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
 }
 
 /**
@@ -137,13 +154,13 @@ function duration(v: unknown, field: string, max: number): number | undefined {
  */
 export function parseRule(input: unknown, id: string, now: number): ChaosRule {
   if (!isObject(input)) fail('a rule is a JSON object: {"surface": "smtp", "match": {…}, "fault": {…}}');
-  for (const k of Object.keys(input)) if (!['surface', 'match', 'fault', 'probability', 'seed', 'times', 'ttl'].includes(k)) fail(`unknown field ${JSON.stringify(k)} (known: surface, match, fault, probability, seed, times, ttl)`);
+  for (const k of Object.keys(input)) if (!RULE_FIELDS.includes(k)) fail(`unknown field ${JSON.stringify(k)} (known: ${RULE_FIELDS.join(', ')})`);
   const surface = input.surface;
   if (typeof surface !== 'string' || !(CHAOS_SURFACES as readonly string[]).includes(surface)) fail(`surface must be one of ${CHAOS_SURFACES.join(', ')}`);
   const s = surface as ChaosSurface;
   const m = input.match;
   if (!isObject(m)) fail('match is required: {"recipient": "joe@inbox.test"}, {"sender": …}, or {"all": true} to match everything');
-  for (const k of Object.keys(m)) if (!['all', 'recipient', 'sender', 'stage', 'client'].includes(k)) fail(`unknown field match.${k}`);
+  for (const k of Object.keys(m)) if (!MATCH_FIELDS.includes(k)) fail(`unknown field match.${k} (known: ${MATCH_FIELDS.join(', ')})`);
   const match: ChaosMatch = {};
   if (m.all !== undefined) {
     if (m.all !== true) fail('match.all must be true (or absent)');
@@ -173,7 +190,7 @@ export function parseRule(input: unknown, id: string, now: number): ChaosRule {
 
   const f = input.fault;
   if (!isObject(f)) fail('fault is required: what happens when the rule fires');
-  for (const k of Object.keys(f)) if (!['reply', 'drop', 'delay', 'status', 'retry_after', 'twilio_code', 'delivery_delay'].includes(k)) fail(`unknown field fault.${k}`);
+  for (const k of Object.keys(f)) if (!FAULT_FIELDS.includes(k)) fail(`unknown field fault.${k} (known: ${FAULT_FIELDS.join(', ')})`);
   for (const k of ['reply', 'drop'] as const) if (s !== 'smtp' && f[k] !== undefined) fail(`fault.${k} is for the smtp surface`);
   for (const k of ['status', 'retry_after'] as const) if (!HTTP_SURFACES.has(s) && f[k] !== undefined) fail(`fault.${k} is for the provider and Twilio surfaces`);
   if (s !== 'delivery' && f.delivery_delay !== undefined) fail('fault.delivery_delay is for the delivery surface');
@@ -218,7 +235,7 @@ export function parseRule(input: unknown, id: string, now: number): ChaosRule {
     fault.deliveryDelayMs = d;
   }
 
-  const rule: ChaosRule = { id, surface: s, match, fault, expiresAt: now + (duration(input.ttl, 'ttl', MAX_TTL_MS) ?? DEFAULT_TTL_MS), fired: 0, evaluated: 0 };
+  const rule: ChaosRule = { id, surface: s, match, fault, expiresAt: now + (duration(input.ttl, 'ttl', MAX_TTL_MS, 1) ?? DEFAULT_TTL_MS), fired: 0, evaluated: 0 };
   if (input.times !== undefined && input.probability !== undefined) fail('times and probability exclude each other');
   if (input.times !== undefined) {
     if (!Number.isInteger(input.times) || (input.times as number) < 1 || (input.times as number) > 1_000_000) fail('times must be a whole number of at least 1');
@@ -277,6 +294,11 @@ export function addressMatches(patternText: string, address: string): boolean {
   if (patternText.startsWith('*@')) return a.endsWith(patternText.slice(1));
   if (patternText.includes('@')) return a === patternText;
   return a.slice(0, a.lastIndexOf('@') >>> 0) === patternText || a === patternText;
+}
+
+/** Whether a rule can fire again: one with `times` stops at its N (docs/chaos.md, "active"). */
+export function canStillFire(rule: Pick<ChaosRule, 'times' | 'fired'>): boolean {
+  return rule.times === undefined || rule.fired < rule.times;
 }
 
 function matches(rule: ChaosRule, ctx: ChaosContext): boolean {
@@ -409,9 +431,10 @@ export class ChaosRules {
     return this.rules.length === 0;
   }
 
+  /** Rules that can still fire: a `times` rule that has fired its N stays listed, with its counters, until its ttl, and is not counted. */
   get size(): number {
     this.expire();
-    return this.rules.length;
+    return this.rules.filter(canStillFire).length;
   }
 
   async add(input: unknown): Promise<ChaosRule> {

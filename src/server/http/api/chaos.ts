@@ -8,7 +8,7 @@
 //   DELETE /api/v2/chaos/rules/{id}  removes it
 // index.ts reaches this only after the API token's check: neither the web UI's session routes
 // nor /mcp's in-process calls come here (its tools stay read-only).
-import { ChaosRuleError, type ChaosRules, ruleView } from '../../chaos/rules';
+import { canStillFire, ChaosRuleError, type ChaosRules, ruleView } from '../../chaos/rules';
 import { parseJsonObject, parseJsonObjectOrArray, readBody, requireJson, type BodyLimits } from '../body';
 import { HttpError, badRequest, notFound } from '../errors';
 import { sendJson } from '../respond';
@@ -23,7 +23,7 @@ export function isChaosRoute(route: Route): route is ChaosRoute {
 
 async function listBody(rules: ChaosRules): Promise<{ status: 'ok'; active: number; rules: ReturnType<typeof ruleView>[] }> {
   const list = (await rules.list()).map(ruleView);
-  return { status: 'ok', active: list.length, rules: list };
+  return { status: 'ok', active: list.filter(canStillFire).length, rules: list };
 }
 
 /** A refused rule is a 400 that names the field; nothing of the set changes. */
