@@ -589,8 +589,13 @@ export async function main(argv: string[]): Promise<void> {
       smtp: { host: smtpHost, port: server.smtpPort },
       ...(server.smtpsPort !== undefined ? { smtps: { host: smtpHost, port: server.smtpsPort } } : {}),
       ...(server.reachable !== undefined ? { reachable: server.reachable } : {}),
+      ...(server.compatCaFile !== undefined ? { ca: server.compatCaFile } : {}),
     }) + '\n',
   );
+  // The two variables a Mailosaur suite sets, for its test process only (docs/compat.md).
+  if (server.compatCaFile !== undefined) {
+    process.stderr.write(`compat: for a Mailosaur suite, set in the test process only:\n  https_proxy=http://127.0.0.1:${server.httpPort}\n  NODE_EXTRA_CA_CERTS=${server.compatCaFile}\n`);
+  }
 }
 
 if (isMimeWorker()) {

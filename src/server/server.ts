@@ -29,6 +29,8 @@ import type { MessageMeta, RetentionOptions, Store } from './store/types';
 import { VERSION } from './version';
 import type { Clock } from './clock';
 import type { CompatOptions } from './compat/options';
+import { PROXIED_HOSTS } from './compat/hosts';
+import { LocalCa } from './tls/localCa';
 
 /** On close, HTTP requests still running after this long are cut: a local test server should stop promptly. */
 const HTTP_CLOSE_GRACE_MS = 1000;
@@ -109,6 +111,8 @@ export interface InboxServer {
   smtpsPort?: number;
   /** The certificate SMTP TLS presents, when TLS is on (clients are told to trust this file). */
   smtpTlsCertFile?: string;
+  /** With `compat` on a Maildir store: the absolute path of the CONNECT proxy's CA certificate (PEM; never the key). The ready line's `ca`. */
+  compatCaFile?: string;
   httpPort: number;
   store: Store;
   /** The fault rules SMTP, the provider APIs and Twilio apply, and /api/v2/chaos sets. */
@@ -257,11 +261,16 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   // would be the Host), the configured ones, the public URL's host.
   const ownHosts = isLoopbackHost(options.host) ? [] : [hostForUrl(options.host), os.hostname(), ...reachable].filter((h) => allowedHostProblem(h) === undefined);
   const allowedHosts = [...ownHosts, ...(options.allowedHosts ?? []), ...(options.publicUrl !== undefined ? [new URL(options.publicUrl).host] : [])];
+  let compatCa: LocalCa | undefined;
   try {
     await chaos.open();
     // `serve --chaos`: on a team server it replaces the set every process applies.
     if (options.chaosRules !== undefined) await chaos.replace(options.chaosRules);
     await delayed.open();
+    // The CONNECT proxy's CA, kept in the data folder (its lock held: the store is open). A team
+    // server's processes would each make their own: CONNECT is off there (docs/compat.md).
+    if (options.compat !== undefined && options.databaseUrl === undefined) compatCa = await LocalCa.open(dataDir, [...PROXIED_HOSTS.keys()], (m) => log('info', m));
+    if (options.compat !== undefined && options.databaseUrl !== undefined) log('info', 'compat: the CONNECT proxy is off on a team server (PostgreSQL): the drop-in APIs answer on the HTTP port by their own addresses (docs/compat.md)');
     const api = createHttpApi({
       proofKey,
       store,
@@ -284,6 +293,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       chaos,
       delayed,
       ...(options.compat !== undefined ? { compat: options.compat } : {}),
+      ...(compatCa ? { compatCa } : {}),
       log,
     });
     await new Promise<void>((resolve, reject) => {
@@ -390,6 +400,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       smtpPort,
       ...(smtpsPort !== undefined ? { smtpsPort } : {}),
       ...(material ? { smtpTlsCertFile: material.certFile } : {}),
+      ...(compatCa ? { compatCaFile: compatCa.certFile } : {}),
       store,
       chaos,
       close: () => (closing ??= cleanup()),

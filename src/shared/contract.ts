@@ -303,6 +303,8 @@ export interface ReadyLine {
   smtps?: { host: string; port: number };
   /** For a wildcard bind: the HTTP API's URL at each network address of the machine. */
   reachable?: string[];
+  /** With `--compat` (not on a team server): the absolute path of the CONNECT proxy's CA certificate (PEM; never the key). */
+  ca?: string;
 }
 
 /** The ready line, without its newline. */
@@ -312,6 +314,7 @@ export function formatReadyLine(r: ReadyLine): string {
     smtp: `${r.smtp.host}:${r.smtp.port}`,
     ...(r.smtps ? { smtps: `${r.smtps.host}:${r.smtps.port}` } : {}),
     ...(r.reachable !== undefined ? { reachable: r.reachable } : {}),
+    ...(r.ca !== undefined ? { ca: r.ca } : {}),
   });
 }
 
@@ -324,7 +327,7 @@ export function parseReadyLine(line: string): ReadyLine | undefined {
     return undefined;
   }
   if (!v || typeof v !== 'object') return undefined;
-  const { http, smtp, smtps, reachable } = v as { http?: unknown; smtp?: unknown; smtps?: unknown; reachable?: unknown };
+  const { http, smtp, smtps, reachable, ca } = v as { http?: unknown; smtp?: unknown; smtps?: unknown; reachable?: unknown; ca?: unknown };
   if (typeof http !== 'string' || typeof smtp !== 'string') return undefined;
   const m = /^(.+):(\d{1,5})$/.exec(smtp);
   if (!m || !/^https?:\/\/[^/]/.test(http)) return undefined;
@@ -332,6 +335,7 @@ export function parseReadyLine(line: string): ReadyLine | undefined {
   const t = typeof smtps === 'string' ? /^(.+):(\d{1,5})$/.exec(smtps) : null;
   if (t) ready.smtps = { host: t[1], port: Number(t[2]) };
   if (Array.isArray(reachable)) ready.reachable = reachable.filter((u): u is string => typeof u === 'string' && /^https?:\/\/[^/]/.test(u));
+  if (typeof ca === 'string' && ca !== '') ready.ca = ca;
   return ready;
 }
 

@@ -137,6 +137,13 @@ describe('process contract', () => {
       assert.equal(formatReadyLine({ http: 'http://127.0.0.1:2580', smtp: { host: '127.0.0.1', port: 2525 } }), '{"http":"http://127.0.0.1:2580","smtp":"127.0.0.1:2525"}');
     });
 
+    it('with --compat appends "ca" (the CA certificate\'s absolute path) after the existing keys; http and smtp stay first, as strings', () => {
+      const r = { http: 'http://127.0.0.1:2580', smtp: { host: '127.0.0.1', port: 2525 }, ca: '/home/u/.test-inbox/.compat-ca/ca.pem' };
+      const line = formatReadyLine(r);
+      assert.equal(line, '{"http":"http://127.0.0.1:2580","smtp":"127.0.0.1:2525","ca":"/home/u/.test-inbox/.compat-ca/ca.pem"}');
+      assert.deepEqual(parseReadyLine(line), r);
+    });
+
     it('keeps http and smtp first, each a string, and appends the reachable addresses of a wildcard bind last; old lines still parse', () => {
       const wild = { http: 'http://127.0.0.1:2690', smtp: { host: '127.0.0.1', port: 2525 }, reachable: ['http://192.168.1.20:2690', 'http://[fd00::5]:2690'] };
       const line = formatReadyLine(wild);

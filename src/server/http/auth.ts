@@ -133,3 +133,16 @@ function hostName(host: string): string | undefined {
   if (port !== '' && !/^[0-9]{1,5}$/.test(port)) return undefined;
   return name;
 }
+
+/**
+ * The user name of an HTTP Basic Authorization header (`Basic base64(user:password)`), or
+ * undefined when the header is not Basic. The Mailosaur SDK sends its API key as the user name
+ * (compat/mailosaur.ts); the name still goes through checkToken.
+ */
+export function basicUserOf(header: string | undefined): string | undefined {
+  const m = /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  if (!m) return undefined;
+  const decoded = Buffer.from(m[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? decoded : decoded.slice(0, colon);
+}

@@ -53,6 +53,11 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from '../smtp';
 import type { ProviderContext } from './providers/context';
 import { handleProvider } from './providers/index';
 import type { CompatOptions } from '../compat/options';
+import { openTunnel } from '../compat/connect';
+import { PROXIED_HOSTS, type ProxiedApi } from '../compat/hosts';
+import { handleMailosaur } from '../compat/mailosaur';
+import type { LocalCa } from '../tls/localCa';
+import type { TLSSocket } from 'node:tls';
 
 
 /** While closing, idle keep-alive connections are closed this often (instead of waiting out the keep-alive timeout). */
@@ -124,6 +129,8 @@ export interface HttpApiOptions {
   mime?: MimePool;
   /** The drop-in APIs (`--compat`, docs/compat.md); absent: off, and their routes are not answered. */
   compat?: CompatOptions;
+  /** The CONNECT proxy's CA (tls/localCa.ts), with `compat` only; absent: CONNECT is answered 405 (the team server, docs/compat.md). */
+  compatCa?: LocalCa;
 }
 
 export interface HttpApi {
@@ -188,6 +195,10 @@ class Api {
   readonly #overCap = new WeakSet<Socket>();
   #open = 0;
   #closing = false;
+  readonly #compat: CompatOptions | undefined;
+  readonly #compatCa: LocalCa | undefined;
+  /** The decrypted streams of open CONNECT tunnels (compat/connect.ts), with their targets: not counted again under the cap. */
+  readonly #tunnels = new WeakMap<Socket, string>();
 
   constructor(o: HttpApiOptions) {
     const sameTokens = tokenSeparationProblem(o);
@@ -226,6 +237,8 @@ class Api {
       streams: new SessionStreams(o.clock ? () => (o.clock as Clock).now() : Date.now, o.uiSessionCheckMs),
       dispatch: (route, method, req, res, url) => this.#dispatch(route, method, req, res, url),
     };
+    this.#compat = o.compat;
+    this.#compatCa = o.compat ? o.compatCa : undefined;
     this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;
     if (!Number.isSafeInteger(this.#maxConnections) || this.#maxConnections < 1) throw new RangeError(`maxConnections must be a whole number >= 1, got ${String(o.maxConnections)}`);
     const headersTimeout = o.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
@@ -247,13 +260,34 @@ class Api {
     this.server.on('connection', (socket: Socket) => this.#accept(socket));
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#clientError(err, socket));
     // CONNECT never reaches the request handler; without a listener Node drops the socket silently.
-    this.server.on('connect', (req: http.IncomingMessage, socket: Socket) => {
+    this.server.on('connect', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
+      const ca = this.#compatCa;
+      if (ca) {
+        if (this.#overCap.has(socket)) return rawJsonReply(socket, '503 Service Unavailable', `the server has ${this.#maxConnections} connections open, its limit; try again in a moment`, { 'retry-after': '1' });
+        return openTunnel(
+          {
+            ca,
+            handshakeTimeoutMs: headersTimeout,
+            refuse: (s, status, message) => rawJsonReply(s, status, message),
+            serve: (tls: TLSSocket, target: string) => {
+              this.#tunnels.set(tls, target);
+              this.server.emit('connection', tls);
+            },
+            log: (msg) => this.#log('warn', msg),
+          },
+          req,
+          socket,
+          head,
+        );
+      }
       rawJsonReply(socket, '405 Method Not Allowed', `method ${req.method ?? 'CONNECT'} is not supported; use ${SERVED_METHODS.join(', ')}`, { allow: SERVED_METHODS.join(', ') });
     });
   }
 
   /** Counts open connections; one past the cap is marked, answered 503 on its request, and closed soon in any case. */
   #accept(socket: Socket): void {
+    // A tunnel's stream is the connection it arrived on, counted when that was accepted.
+    if (this.#tunnels.has(socket)) return;
     this.#open++;
     socket.once('close', () => this.#open--);
     if (this.#open <= this.#maxConnections) return;
@@ -379,11 +413,15 @@ class Api {
   }
 
   async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    this.#checkHost(req);
+    const target = this.#tunnels.get(req.socket);
+    if (target === undefined) this.#checkHost(req);
+    else checkTunnelHost(req, target);
     const url = parseUrl(req.url);
     // The router's table (table.ts): the entry names the credential that gates the route and
     // what a request may read before proving it; the body reader holds it to that (exchange.ts).
     const hit = classify(url);
+    // Inside a tunnel only the emulated API its target names answers.
+    if (target !== undefined && !tunnelServes(PROXIED_HOSTS.get(target), hit)) throw notFound(`unknown route ${req.method ?? 'GET'} ${url.path} on ${target}`);
     beginExchange(req, { bytes: ROUTES[hit.name].unprovenBytes, pool: this.unprovenPool });
     // HEAD is GET without the body: Node's response drops the body of a HEAD request itself.
     const head = req.method === 'HEAD';
@@ -400,6 +438,9 @@ class Api {
         return handleUi(this.#ui, req, res, url, method);
       case 'unknown':
         throw notFound(`unknown route ${method} ${url.path}`);
+      case 'mailosaur':
+        if (!this.#compat) throw notFound(`unknown route ${method} ${url.path}: Mailosaur's API is served with --compat (docs/compat.md)`);
+        return handleMailosaur({ ctx: this.#ctx, apiToken: this.#apiToken, toHttpError: (what, err) => this.#toHttpError(what, err) }, req, res, hit.route, url.query, method);
       case 'api':
         return this.#api(hit.route, head, method, req, res, url);
     }
@@ -550,6 +591,35 @@ function rawJsonReply(socket: Socket, status: string, message: string, extra: Re
   const body = JSON.stringify({ status: 'error', message });
   const headers = Object.entries(extra).map(([k, v]) => `${k}: ${v}\r\n`).join('');
   socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${headers}connection: close\r\n\r\n${body}`);
+}
+
+/**
+ * Inside a CONNECT tunnel: exactly one Host header, naming the tunnel's target (with no port or
+ * 443), and an absolute-form target naming it too; else 421. The loopback Host list does not apply.
+ */
+function checkTunnelHost(req: http.IncomingMessage, target: string): void {
+  let hosts = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') hosts++;
+  if (hosts !== 1) throw badRequest('bad_request', 'the request must have exactly one Host header');
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?([^/?#]*)/i.exec(req.url ?? '')?.[1];
+  for (const h of [req.headers.host ?? '', ...(authority === undefined ? [] : [authority])]) {
+    const name = h.trim().toLowerCase().replace(/:443$/, '');
+    if (name !== target) throw new HttpError(421, 'misdirected', `Host ${JSON.stringify(h.slice(0, 100))} is not this tunnel's target ${target}`);
+  }
+}
+
+/** Whether a tunnel to a host of `api` reaches the route `hit`. */
+function tunnelServes(api: ProxiedApi | undefined, hit: ReturnType<typeof classify>): boolean {
+  switch (api) {
+    case 'mailosaur':
+      return hit.kind === 'mailosaur';
+    case 'twilio':
+      return hit.name === 'twilioMessages' || hit.name === 'twilioMessage' || hit.name === 'twilioUnknown';
+    case undefined:
+      return false;
+    default:
+      return hit.kind === 'provider' && hit.provider.api === api;
+  }
 }
 
 /** `METHOD /path` for the log: no query (it may hold `token`), no webhook token segment. */

@@ -12,6 +12,7 @@ import { detectCode } from '../store/code';
 import { type FileWrite, type FileWriteResult, writeFilesSync } from '../store/maildir/fileWrites';
 import type { MessageMeta } from '../store/types';
 import { type Composed, type ComposeSpool, composeToSpool, type OutgoingMail, rawRecipients } from './providers/mime';
+import { type MailosaurMessage, mailosaurMessage } from '../compat/mailosaurMessage';
 import { type AttachmentContent, getAttachment, contentOfRaw, listAttachments, type RenderedMessage, renderMessage, searchableOf, textAndHtml } from './render';
 
 export type MimeJob =
@@ -24,7 +25,8 @@ export type MimeJob =
   | { op: 'codes'; jobs: Array<{ raw: Uint8Array; sms: boolean }> }
   | { op: 'writeFiles'; ops: FileWrite[] }
   | { op: 'composeMail'; mail: OutgoingMail; domain: string; spool: ComposeSpool }
-  | { op: 'rawRecipients'; raw: Uint8Array };
+  | { op: 'rawRecipients'; raw: Uint8Array }
+  | { op: 'mailosaur'; raw: Uint8Array; meta: MessageMeta; server: string };
 
 export interface MimeResults {
   message: RenderedMessage & { notice?: string };
@@ -37,6 +39,7 @@ export interface MimeResults {
   writeFiles: FileWriteResult[];
   composeMail: Composed;
   rawRecipients: string[];
+  mailosaur: MailosaurMessage;
 }
 
 function asBuffer(raw: Uint8Array): Buffer {
@@ -66,5 +69,7 @@ export async function runMimeJob(job: MimeJob): Promise<MimeResults[MimeJob['op'
       return searchableOf(raw, job.linkKinds);
     case 'rawRecipients':
       return rawRecipients(raw);
+    case 'mailosaur':
+      return mailosaurMessage(job.meta, raw, job.server);
   }
 }

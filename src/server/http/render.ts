@@ -47,7 +47,7 @@ export function summarize(meta: MessageMeta, now: number): MessageSummary {
 }
 
 /** A parsed message, and when it could be read only in part, a notice saying so for the reader. */
-interface Parsed {
+export interface Parsed {
   email: PostalMime.Email;
   notice?: string;
 }
@@ -59,7 +59,7 @@ interface Parsed {
  * links can still be found. Never throws: every read view answers with what could be read
  * and the notice, and `raw` always has the whole message.
  */
-async function parse(raw: Buffer): Promise<Parsed> {
+export async function parse(raw: Buffer): Promise<Parsed> {
   try {
     return { email: await PostalMime.parse(raw, { attachmentEncoding: 'arraybuffer', maxNestingDepth: MAX_MIME_NESTING }) };
   } catch (e) {

@@ -14,6 +14,7 @@
 //  - connections: the server's connection cap, and for a route that reads an unproven body,
 //    as many at once as the pool holds of its bytes (503 past that).
 import { TWILIO_API_PREFIX } from '../../shared/contract';
+import { matchMailosaurRoute, type MailosaurRoute } from '../compat/mailosaur';
 import { isOAuthProbe, MCP_PATH } from './mcp';
 import { matchProviderRoute } from './providers/index';
 import { matchRoute, type ParsedUrl, type Route } from './routes';
@@ -90,6 +91,12 @@ export const ROUTES = {
   chaos: { path: '/api/v2/chaos', credential: 'api-token', unprovenBytes: 0, probe: { method: 'PUT', target: '/api/v2/chaos' } },
   chaosRules: { path: '/api/v2/chaos/rules', credential: 'api-token', unprovenBytes: 0, probe: { method: 'POST', target: '/api/v2/chaos/rules' } },
   chaosRule: { path: '/api/v2/chaos/rules/{id}', credential: 'api-token', unprovenBytes: 0, probe: { method: 'DELETE', target: '/api/v2/chaos/rules/r1' } },
+  // Mailosaur's API (`--compat` only; off: 404): the key is the API token as the Basic user name, checked before any body is read.
+  mailosaurSearch: { path: '/api/messages/search', credential: 'api-token', unprovenBytes: 0, probe: { method: 'POST', target: '/api/messages/search?server=abcd1234' } },
+  mailosaurMessages: { path: '/api/messages?server=', credential: 'api-token', unprovenBytes: 0, probe: { method: 'GET', target: '/api/messages?server=abcd1234' } },
+  mailosaurMessage: { path: '/api/messages/{id}', credential: 'api-token', unprovenBytes: 0, probe: { method: 'DELETE', target: '/api/messages/x-1-1' } },
+  mailosaurOtp: { path: '/api/devices/otp', credential: 'api-token', unprovenBytes: 0, probe: { method: 'POST', target: '/api/devices/otp' } },
+  mailosaurUnknown: { path: 'the rest of /api/{devices,files,servers,analysis,usage,screenshots,previews} (404 in Mailosaur\'s shape)', credential: 'api-token', unprovenBytes: 0, probe: { method: 'GET', target: '/api/servers' } },
   unknown: { path: 'any other path (404)', credential: 'none', unprovenBytes: 0, probe: { method: 'POST', target: '/nothing/here' } },
 } as const satisfies Record<string, RouteDecl>;
 
@@ -103,9 +110,11 @@ export type Classified =
   | { name: 'mcp' | 'oauthProbe'; kind: 'mcp' | 'oauthProbe' }
   | { name: Extract<RouteName, `ui${string}`>; kind: 'ui' }
   | { name: ApiRouteName | 'health' | 'webhook' | 'twilioMessages' | 'twilioMessage' | 'twilioUnknown'; kind: 'api'; route: Route }
+  | { name: Extract<RouteName, `mailosaur${string}`>; kind: 'mailosaur'; route: MailosaurRoute }
   | { name: 'unknown'; kind: 'unknown' };
 
 const PROVIDER_NAMES = { resend: 'providerResend', postmark: 'providerPostmark', sendgrid: 'providerSendgrid', mailgun: 'providerMailgun', ses: 'providerSes', verify: 'providerVerify' } as const;
+const MAILOSAUR_NAMES = { search: 'mailosaurSearch', messages: 'mailosaurMessages', message: 'mailosaurMessage', otp: 'mailosaurOtp', unknown: 'mailosaurUnknown' } as const;
 const UI_NAMES: Record<string, Extract<RouteName, `ui${string}`>> = { 'webui.js': 'uiAsset', 'webui.css': 'uiAsset', session: 'uiSession', ticket: 'uiTicket', api: 'uiApi' };
 
 /** The table entry a request target reaches; the order is the router's. */
@@ -120,6 +129,8 @@ export function classify(url: ParsedUrl): Classified {
     const name = UI_NAMES[s[1]];
     return { name: name !== undefined && (name === 'uiApi' || s.length === 2) ? name : 'uiUnknown', kind: 'ui' };
   }
+  const mailosaur = matchMailosaurRoute(s);
+  if (mailosaur) return { name: MAILOSAUR_NAMES[mailosaur.kind], kind: 'mailosaur', route: mailosaur };
   const route = matchRoute(s);
   if (!route) return { name: 'unknown', kind: 'unknown' };
   return { name: route.kind, kind: 'api', route };

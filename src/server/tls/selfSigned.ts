@@ -37,6 +37,7 @@ interface SelfSigned {
 }
 
 // ---- DER (X.690) ----------------------------------------------------------------------------
+// Exported for the local CA of the CONNECT proxy (localCa.ts), which builds other shapes from them.
 
 function length(n: number): Buffer {
   if (n < 0x80) return Buffer.from([n]);
@@ -45,26 +46,26 @@ function length(n: number): Buffer {
   return Buffer.from([0x80 | bytes.length, ...bytes]);
 }
 
-function tlv(tag: number, ...content: Buffer[]): Buffer {
+export function tlv(tag: number, ...content: Buffer[]): Buffer {
   const body = Buffer.concat(content);
   return Buffer.concat([Buffer.from([tag]), length(body.length), body]);
 }
 
-const seq = (...items: Buffer[]): Buffer => tlv(0x30, ...items);
-const set = (...items: Buffer[]): Buffer => tlv(0x31, ...items);
+export const seq = (...items: Buffer[]): Buffer => tlv(0x30, ...items);
+export const set = (...items: Buffer[]): Buffer => tlv(0x31, ...items);
 /** Context-specific, constructed ([n] EXPLICIT). */
-const explicit = (n: number, inner: Buffer): Buffer => tlv(0xa0 | n, inner);
+export const explicit = (n: number, inner: Buffer): Buffer => tlv(0xa0 | n, inner);
 const NULL = Buffer.from([0x05, 0x00]);
-const TRUE = Buffer.from([0x01, 0x01, 0xff]);
+export const TRUE = Buffer.from([0x01, 0x01, 0xff]);
 
 /** A non-negative INTEGER from big-endian bytes (a leading 0 keeps it positive). */
-function integer(bytes: Buffer): Buffer {
+export function integer(bytes: Buffer): Buffer {
   let b = bytes;
   while (b.length > 1 && b[0] === 0 && b[1] < 0x80) b = b.subarray(1);
   return tlv(0x02, b[0] >= 0x80 ? Buffer.concat([Buffer.from([0]), b]) : b);
 }
 
-function oid(dotted: string): Buffer {
+export function oid(dotted: string): Buffer {
   const parts = dotted.split('.').map(Number);
   const out: number[] = [40 * parts[0] + parts[1]];
   for (const p of parts.slice(2)) {
@@ -78,13 +79,13 @@ function oid(dotted: string): Buffer {
   return tlv(0x06, Buffer.from(out));
 }
 
-const utf8 = (s: string): Buffer => tlv(0x0c, Buffer.from(s, 'utf8'));
-const octets = (b: Buffer): Buffer => tlv(0x04, b);
+export const utf8 = (s: string): Buffer => tlv(0x0c, Buffer.from(s, 'utf8'));
+export const octets = (b: Buffer): Buffer => tlv(0x04, b);
 /** BIT STRING with no unused bits. */
-const bits = (b: Buffer): Buffer => tlv(0x03, Buffer.from([0]), b);
+export const bits = (b: Buffer): Buffer => tlv(0x03, Buffer.from([0]), b);
 
 /** RFC 5280 §4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050. */
-function time(d: Date): Buffer {
+export function time(d: Date): Buffer {
   const iso = d.toISOString(); // 2026-11-23T08:31:17.000Z
   const digits = iso.slice(0, 19).replace(/[-:T]/g, ''); // 20261123083117
   return d.getUTCFullYear() < 2050 ? tlv(0x17, Buffer.from(`${digits.slice(2)}Z`, 'ascii')) : tlv(0x18, Buffer.from(`${digits}Z`, 'ascii'));
@@ -92,7 +93,7 @@ function time(d: Date): Buffer {
 
 // ---- The certificate ------------------------------------------------------------------------
 
-const OID = {
+export const OID = {
   sha256WithRSAEncryption: '1.2.840.113549.1.1.11',
   commonName: '2.5.4.3',
   subjectKeyIdentifier: '2.5.29.14',
@@ -102,12 +103,12 @@ const OID = {
   authorityKeyIdentifier: '2.5.29.35',
 };
 
-function extension(id: string, critical: boolean, value: Buffer): Buffer {
+export function extension(id: string, critical: boolean, value: Buffer): Buffer {
   return critical ? seq(oid(id), TRUE, octets(value)) : seq(oid(id), octets(value));
 }
 
 /** GeneralName: [2] dNSName (IA5String) or [7] iPAddress (4 or 16 octets), both IMPLICIT. */
-function generalName(name: string): Buffer {
+export function generalName(name: string): Buffer {
   const family = isIP(name);
   if (family === 4) return tlv(0x87, Buffer.from(name.split('.').map(Number)));
   if (family === 6) return tlv(0x87, ipv6Bytes(name));
@@ -136,7 +137,7 @@ function keyPair(): Promise<{ publicKey: KeyObject; privateKey: KeyObject }> {
   });
 }
 
-function pem(label: string, der: Buffer): string {
+export function pem(label: string, der: Buffer): string {
   const lines = der.toString('base64').match(/.{1,64}/g) ?? [];
   return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
 }
