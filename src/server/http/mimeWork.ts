@@ -8,6 +8,7 @@ import type { LinkKindParam } from '../../core/clickKinds';
 import { type ClickLink, linkToClick } from '../../core/message';
 import type { SearchableBody } from '../../core/search';
 import type { AttachmentInfo } from '../../core/wire';
+import { type CompatParsed, compatParse } from '../compat/parse';
 import { detectCode } from '../store/code';
 import { type FileWrite, type FileWriteResult, writeFilesSync } from '../store/maildir/fileWrites';
 import type { MessageMeta } from '../store/types';
@@ -24,7 +25,8 @@ export type MimeJob =
   | { op: 'codes'; jobs: Array<{ raw: Uint8Array; sms: boolean }> }
   | { op: 'writeFiles'; ops: FileWrite[] }
   | { op: 'composeMail'; mail: OutgoingMail; domain: string; spool: ComposeSpool }
-  | { op: 'rawRecipients'; raw: Uint8Array };
+  | { op: 'rawRecipients'; raw: Uint8Array }
+  | { op: 'compat'; raw: Uint8Array; mailhog: boolean };
 
 export interface MimeResults {
   message: RenderedMessage & { notice?: string };
@@ -37,6 +39,7 @@ export interface MimeResults {
   writeFiles: FileWriteResult[];
   composeMail: Composed;
   rawRecipients: string[];
+  compat: CompatParsed;
 }
 
 function asBuffer(raw: Uint8Array): Buffer {
@@ -66,5 +69,7 @@ export async function runMimeJob(job: MimeJob): Promise<MimeResults[MimeJob['op'
       return searchableOf(raw, job.linkKinds);
     case 'rawRecipients':
       return rawRecipients(raw);
+    case 'compat':
+      return compatParse(raw, job.mailhog);
   }
 }

@@ -47,7 +47,7 @@ export function summarize(meta: MessageMeta, now: number): MessageSummary {
 }
 
 /** A parsed message, and when it could be read only in part, a notice saying so for the reader. */
-interface Parsed {
+export interface Parsed {
   email: PostalMime.Email;
   notice?: string;
 }
@@ -59,7 +59,7 @@ interface Parsed {
  * links can still be found. Never throws: every read view answers with what could be read
  * and the notice, and `raw` always has the whole message.
  */
-async function parse(raw: Buffer): Promise<Parsed> {
+export async function parse(raw: Buffer): Promise<Parsed> {
   try {
     return { email: await PostalMime.parse(raw, { attachmentEncoding: 'arraybuffer', maxNestingDepth: MAX_MIME_NESTING }) };
   } catch (e) {
@@ -142,14 +142,14 @@ function emailShape(meta: MessageMeta, email: PostalMime.Email, now: number): Em
   };
 }
 
-function attachmentBytes(a: PostalMime.Attachment): Uint8Array {
+export function attachmentBytes(a: PostalMime.Attachment): Uint8Array {
   const c = a.content;
   if (typeof c === 'string') return Buffer.from(c, a.encoding === 'base64' ? 'base64' : 'utf8');
   return c instanceof Uint8Array ? c : new Uint8Array(c);
 }
 
 /** File name for an attachment that does not name one: `attachment-<n>` (1-based for people). */
-function fallbackName(n: number): string {
+export function fallbackName(n: number): string {
   return `attachment-${n + 1}`;
 }
 

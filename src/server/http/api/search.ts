@@ -30,7 +30,7 @@ const MAX_BODY_READS = 5000;
 /** Counters for tests and the bench: bodies read from the store by every search of this process. */
 export const searchCounters = { bodiesRead: 0 };
 
-interface SearchPage {
+export interface SearchPage {
   limit: number;
   skip: number;
 }
@@ -77,7 +77,7 @@ export async function searchResource(ctx: ApiContext, res: Res, query: Query): P
  * call. Otherwise the store's candidates are read a batch at a time and the body terms decided
  * by the index where it can (a word in the subject) and by the body elsewhere.
  */
-async function runSearch(ctx: ApiContext, terms: readonly SearchTerm[], page: SearchPage, signal: AbortSignal): Promise<SearchResult> {
+export async function runSearch(ctx: ApiContext, terms: readonly SearchTerm[], page: SearchPage, signal: AbortSignal): Promise<SearchResult> {
   const metaTerms = terms.filter(isMetaTerm);
   const bodyTerms = terms.filter((t) => !isMetaTerm(t));
   if (bodyTerms.length === 0) {
