@@ -3,10 +3,15 @@
 // address (the real clients' own auth options); `--compat-open` without a token anywhere; the
 // Origin check; no CORS preflight; the small body cap of the routes that read a body.
 import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import mailhogClient from 'mailhog';
 import { MailpitClient } from 'mailpit-api';
 import { InbucketAPIClient } from 'inbucket-js-client';
 import { COMPAT_BODY_MAX_BYTES } from '../../src/server/compat/routes';
+import { COMPAT_ENV, parseReadyLine, tokensEnv } from '../../src/shared/contract';
+import { startCli } from './cliProcess';
 import { type CompatServer, startCompat } from './compat-harness';
 
 const COMPAT_PATHS = ['/api/v1/messages', '/api/v1/search?query=x', '/api/v1/message/latest', '/api/v1/info', '/view/latest.html', '/api/v2/messages', '/api/v1/mailbox/ann'];
@@ -95,5 +100,41 @@ describe('compat: off unless asked for, and who may read it', function () {
     it('no token anywhere', async () => {
       for (const p of COMPAT_PATHS.filter((x) => !x.includes('latest'))) assert.equal((await fetch(`${s.base}${p}`)).status, 200, p);
     });
+  });
+});
+
+describe('compat: the real CLI', function () {
+  this.timeout(60_000);
+
+  it('`serve --compat-open` warns at start what it exposes, and serves Mailpit\'s API without a token', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-compat-cli-'));
+    const r = startCli(['serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', dir, '--compat-open'], tokensEnv({ apiToken: 'api-compat-cli', webhookToken: 'wh-compat-cli' }));
+    try {
+      await r.ready;
+      assert.match(r.stderr(), /--compat-open: the drop-in APIs .* answer without a token/);
+      const ready = parseReadyLine(r.stdout().split('\n')[0]);
+      assert.ok(ready);
+      assert.equal((await fetch(`${ready.http}/api/v1/info`)).status, 200);
+    } finally {
+      await r.stop();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it(`\`serve\` with ${COMPAT_ENV}=1 serves the drop-in APIs; without it they are 404`, async () => {
+    for (const on of [true, false]) {
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-compat-cli-'));
+      const r = startCli(['serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', dir], { ...tokensEnv({ apiToken: 'api-compat-cli', webhookToken: 'wh-compat-cli' }), ...(on ? { [COMPAT_ENV]: '1' } : {}) });
+      try {
+        await r.ready;
+        const ready = parseReadyLine(r.stdout().split('\n')[0]);
+        assert.ok(ready);
+        assert.equal((await fetch(`${ready.http}/api/v2/messages`)).status, on ? 200 : 404);
+        assert.doesNotMatch(r.stderr(), /--compat-open/);
+      } finally {
+        await r.stop();
+        await fs.rm(dir, { recursive: true, force: true });
+      }
+    }
   });
 });
