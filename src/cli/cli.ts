@@ -88,16 +88,6 @@ ${TEST_COMMANDS_LIST}  ${MCP_COMMAND.padEnd(20)}  serve the read-only MCP tools 
 Run test-inbox <command> --help for the options of a command.
 
 
-Drop-in APIs (docs/compat.md; default: off):
-  --compat                also serve Mailpit's /api/v1, MailHog's /api/v2 and Inbucket's
-                          /api/v1/mailbox on the HTTP port, so their clients work unchanged
-                          but for the address (or env ${COMPAT_ENV}=1). They take no token
-                          while the server listens on loopback alone; on any other address
-                          HTTP Basic auth, any user, the API token as the password
-  --compat-open           serve them without a token on any address too, for a container
-                          (or env ${COMPAT_OPEN_ENV}=1): anyone who reaches the port reads
-                          and deletes all mail; implies --compat
-
   -h, --help              show this help
   -v, --version           print the version
 
@@ -178,6 +168,17 @@ SMTP security (default: plain SMTP, no STARTTLS, any login or none accepted):
                           require this login; other credentials get 535 and mail without
                           AUTH gets 530 (prefer env ${SMTP_AUTH_ENV}: argv is visible to
                           other users)
+
+Drop-in APIs (docs/compat.md; default: off):
+  --compat                also serve Mailpit's /api/v1, MailHog's /api/v2 and Inbucket's
+                          /api/v1/mailbox on the HTTP port, so their clients work unchanged
+                          but for the address (or env ${COMPAT_ENV}=1). They take no token
+                          while the server listens on loopback alone; on any other address
+                          HTTP Basic auth, any user, the API token as the password
+  --compat-open           serve them without a token on any address too, for a container
+                          (or env ${COMPAT_OPEN_ENV}=1): anyone who reaches the port reads
+                          and deletes all mail; implies --compat
+
   -h, --help              show this help
   -v, --version           print the version
 
