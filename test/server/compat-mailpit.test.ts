@@ -109,6 +109,10 @@ describe('compat: Mailpit v1 with the real mailpit-api client', function () {
     const two = list.messages[0];
     await mailpit.getMessageSummary(two.ID);
     assert.equal((await mailpit.searchMessages({ query: 'is:read' })).messages_count, 1);
+    const byAddress = await mailpit.searchMessages({ query: 'to:cat' });
+    assert.equal(byAddress.messages_count, 2);
+    assert.equal((byAddress as unknown as { messages_unread: number }).messages_unread, 1);
+    assert.equal(byAddress.unread, 1);
     assert.equal((await mailpit.searchMessages({ query: 'is:unread' })).messages[0].Subject, 'one');
     assert.equal(await mailpit.setReadStatus({ IDs: [two.ID], Read: false }), 'ok');
     assert.equal((await mailpit.searchMessages({ query: 'is:read' })).messages_count, 0);

@@ -91,16 +91,19 @@ async function summaries(d: CompatDeps, res: ServerResponse, metas: readonly Mes
   });
 }
 
-async function listAnswer(d: CompatDeps, res: ServerResponse, found: { msgs: MessageMeta[]; total: number }, start: number): Promise<void> {
+/** `q`: the search's query (undefined: the whole list), for the count of its unread matches. */
+async function listAnswer(d: CompatDeps, res: ServerResponse, found: { msgs: MessageMeta[]; total: number }, start: number, q?: MailpitQuery): Promise<void> {
   const total = await countAll(d.ctx);
   const messages = await summaries(d, res, found.msgs);
   const unread = Math.max(0, total - d.reads.size);
+  // With no read mark every match is unread; else the matches are counted again, unread only.
+  const matchesUnread = q === undefined ? unread : d.reads.size === 0 || q.read === false ? found.total : q.read === true ? 0 : (await searchMetas(d, { ...q, read: false }, 0, 0, responseLifetime(res))).total;
   sendJson(res, 200, {
     total,
     unread,
     count: messages.length,
     messages_count: found.total,
-    messages_unread: found.msgs.filter((m) => !d.reads.isRead(m.id)).length,
+    messages_unread: matchesUnread,
     start,
     tags: [],
     messages,
@@ -215,7 +218,7 @@ export async function mailpit(d: CompatDeps, req: IncomingMessage, res: ServerRe
         return sendText(res, 200, 'ok');
       }
       const start = intParam(q, 'start', 0, Number.MAX_SAFE_INTEGER);
-      return listAnswer(d, res, await searchMetas(d, mq, start, intParam(q, 'limit', DEFAULT_LIMIT, MAX_PAGE) || DEFAULT_LIMIT, signal), start);
+      return listAnswer(d, res, await searchMetas(d, mq, start, intParam(q, 'limit', DEFAULT_LIMIT, MAX_PAGE) || DEFAULT_LIMIT, signal), start, mq);
     }
     case 'mpMessage': {
       allowed(method, ['GET']);

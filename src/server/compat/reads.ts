@@ -9,11 +9,19 @@ const MAX_MARKS = 100_000;
 
 export class ReadMarks {
   readonly #read = new Set<string>();
+  readonly #store: Store;
+  readonly #onDelete = (metas: MessageMeta[]): void => {
+    for (const m of metas) this.#read.delete(m.id);
+  };
 
   constructor(store: Store) {
-    store.on('delete', (metas: MessageMeta[]) => {
-      for (const m of metas) this.#read.delete(m.id);
-    });
+    this.#store = store;
+    store.on('delete', this.#onDelete);
+  }
+
+  /** Stops following the store's deletes (the HTTP API closes). */
+  dispose(): void {
+    this.#store.off('delete', this.#onDelete);
   }
 
   isRead(id: string): boolean {

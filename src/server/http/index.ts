@@ -275,6 +275,7 @@ class Api {
   async close(): Promise<void> {
     this.#closing = true;
     this.#hub.close();
+    this.#compat?.reads.dispose();
     this.unprovenPool.close();
     if (this.#ownMime) void this.#mime.close();
     for (const end of [...this.#polls]) end();
