@@ -18,6 +18,8 @@ import {
   DEFAULT_DURABILITY,
   DURABILITIES,
   DURABILITY_ENV,
+  COMPAT_ENV,
+  COMPAT_OPEN_ENV,
   type Durability,
   LOG_LEVELS,
   type LogLevel,
@@ -84,6 +86,7 @@ Commands:
   ${SERVE_COMMAND.padEnd(20)}  run the local inbox server in the foreground
 ${TEST_COMMANDS_LIST}  ${MCP_COMMAND.padEnd(20)}  serve the read-only MCP tools (codes, links, TOTP) to AI agents on stdio
 Run test-inbox <command> --help for the options of a command.
+
 
   -h, --help              show this help
   -v, --version           print the version
@@ -165,6 +168,17 @@ SMTP security (default: plain SMTP, no STARTTLS, any login or none accepted):
                           require this login; other credentials get 535 and mail without
                           AUTH gets 530 (prefer env ${SMTP_AUTH_ENV}: argv is visible to
                           other users)
+
+Drop-in APIs (docs/compat.md; default: off):
+  --compat                also serve Mailpit's /api/v1, MailHog's /api/v2 and Inbucket's
+                          /api/v1/mailbox on the HTTP port, so their clients work unchanged
+                          but for the address (or env ${COMPAT_ENV}=1). They take no token
+                          while the server listens on loopback alone; on any other address
+                          HTTP Basic auth, any user, the API token as the password
+  --compat-open           serve them without a token on any address too, for a container
+                          (or env ${COMPAT_OPEN_ENV}=1): anyone who reaches the port reads
+                          and deletes all mail; implies --compat
+
   -h, --help              show this help
   -v, --version           print the version
 
@@ -211,6 +225,8 @@ export interface ServeConfig {
   chaosFile?: string;
   /** What the Maildir store's acknowledgement waits for. */
   durability: Durability;
+  /** `--compat` (and `--compat-open`): the drop-in APIs; absent: off. */
+  compat?: { open: boolean };
 }
 
 /** `1`/`true`/`yes`/`on` (any case) is true, `0`/`false`/`no`/`off`/empty false; anything else a usage error. */
@@ -246,6 +262,8 @@ const SERVE_FLAGS = {
   'max-smtp-connections': { type: 'string' },
   'max-http-connections': { type: 'string' },
   'smtp-tls': { type: 'boolean' },
+  compat: { type: 'boolean' },
+  'compat-open': { type: 'boolean' },
   'smtp-tls-cert': { type: 'string' },
   'smtp-tls-key': { type: 'string' },
   'smtps-port': { type: 'string' },
@@ -260,7 +278,7 @@ const SERVE_FLAGS = {
 /** The serve configuration from argv (after the command name) and env; `help` or `version` when asked for. */
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig | 'help' | 'version' {
   const parsed = parseFlags(argv, SERVE_FLAGS);
-  const v = parsed.values as Partial<Record<Exclude<keyof typeof SERVE_FLAGS, 'smtp-tls' | 'help' | 'version'>, string>> & { 'smtp-tls'?: boolean; help?: boolean; version?: boolean };
+  const v = parsed.values as Partial<Record<Exclude<keyof typeof SERVE_FLAGS, 'smtp-tls' | 'compat' | 'compat-open' | 'help' | 'version'>, string>> & { 'smtp-tls'?: boolean; compat?: boolean; 'compat-open'?: boolean; help?: boolean; version?: boolean };
   const [command, ...extra] = parsed.positionals;
   // `test-inbox --help` prints every command, `test-inbox serve --help` serve's options (main()).
   if (v.help && (command === undefined || command === SERVE_COMMAND)) return 'help';
@@ -348,7 +366,15 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     logLevel: readLogLevel(v['log-level'], env[LOG_LEVEL_ENV]),
     ...((v.chaos ?? (env[CHAOS_FILE_ENV] || undefined)) !== undefined ? { chaosFile: path.resolve((v.chaos ?? env[CHAOS_FILE_ENV])!) } : {}),
     durability: readDurability(v.durability, env[DURABILITY_ENV]),
+    ...readCompat(v.compat === true, v['compat-open'] === true, env),
   };
+}
+
+/** `--compat`/`--compat-open` or their environment twins; `--compat-open` implies `--compat`. */
+function readCompat(compat: boolean, open: boolean, env: NodeJS.ProcessEnv): { compat?: { open: boolean } } {
+  const isOpen = open || envFlag(COMPAT_OPEN_ENV, env[COMPAT_OPEN_ENV]);
+  const on = compat || envFlag(COMPAT_ENV, env[COMPAT_ENV]) || isOpen;
+  return on ? { compat: { open: isOpen } } : {};
 }
 
 /** The rules of `serve --chaos <file>`, checked whole before anything starts: a bad file is a usage error that names the rule and field. */
@@ -533,6 +559,7 @@ export async function main(argv: string[]): Promise<void> {
       logLevel: config.logLevel,
       ...(chaosRules !== undefined ? { chaosRules } : {}),
       durability: config.durability,
+      ...(config.compat !== undefined ? { compat: config.compat } : {}),
     });
   } catch (e) {
     if (ServerStartError.is(e, 'port_in_use')) fail(e.message, EXIT_PORT_IN_USE);
@@ -545,6 +572,9 @@ export async function main(argv: string[]): Promise<void> {
   } catch (e) {
     await server.close().catch(() => undefined);
     fail((e as Error).message, EXIT_FAILURE);
+  }
+  if (config.compat?.open) {
+    stderrLog('warn', `--compat-open: the drop-in APIs (Mailpit, MailHog, Inbucket) answer without a token on ${config.host}: anyone who reaches port ${server.httpPort} reads and deletes all mail (docs/compat.md)`);
   }
   // Shown once, when generated; never logged again.
   for (const key of tokens.generated) {

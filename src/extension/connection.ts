@@ -255,6 +255,7 @@ export class Connection {
       maxAgeSeconds: settings.maxAgeDays * DAY_SECONDS,
       smtpTls: settings.smtpTls,
       durability: settings.durability,
+      compat: settings.compat,
       log: this.deps.log,
     };
     let running = this.server?.current;

@@ -75,6 +75,8 @@ export interface LocalServerOptions {
   smtpTls?: boolean;
   /** What an acknowledgement waits for (`testInbox.local.durability`); absent: the CLI's default. */
   durability?: Durability;
+  /** Serve the drop-in APIs (`testInbox.local.compat`, `--compat`). */
+  compat?: boolean;
   /** Tokens to hand the server; absent (the extension's way): it uses its data folder's tokens file. */
   apiToken?: string;
   webhookToken?: string;
@@ -254,6 +256,7 @@ export class LocalServer {
       maxAgeSeconds: o.maxAgeSeconds,
       smtpTls: o.smtpTls,
       durability: o.durability,
+      compat: o.compat,
     });
     o.log.info(`Starting the local server: ${path.basename(o.cliPath)} ${args.join(' ')}`);
     const child = fork(o.cliPath, args, {

@@ -260,6 +260,8 @@ interface ServeFlags {
   /** More Host names the HTTP server answers to (`--allowed-hosts`). */
   allowedHosts?: string[];
   durability?: Durability;
+  /** Serve the drop-in APIs (`--compat`, docs/compat.md). */
+  compat?: boolean;
 }
 
 /** argv for the CLI (the command and its flags) from the options; the CLI's parseServeArgs reads it back. */
@@ -279,6 +281,7 @@ export function serveArgs(o: ServeFlags): string[] {
   if (o.smtpTls) args.push('--smtp-tls');
   add('log-level', o.logLevel);
   add('durability', o.durability);
+  if (o.compat) args.push('--compat');
   if (o.allowedHosts !== undefined && o.allowedHosts.length > 0) add('allowed-hosts', o.allowedHosts.join(','));
   return args;
 }

@@ -362,7 +362,7 @@ describe('test-inbox serve (CLI)', function () {
     const r = run(['serve', '--help']);
     assert.equal((await r.exited).code, 0);
     assert.match(r.stdout(), /^Usage: test-inbox serve \[options\]\n/);
-    for (const flag of ['--host', '--allowed-hosts', 'TEST_INBOX_ALLOWED_HOSTS', '--http-port', '--smtp-port', '--data-dir', '--api-token', '--webhook-token', '--max-messages', '--max-age', '--domain']) {
+    for (const flag of ['--host', '--allowed-hosts', 'TEST_INBOX_ALLOWED_HOSTS', '--http-port', '--smtp-port', '--data-dir', '--api-token', '--webhook-token', '--max-messages', '--max-age', '--domain', '--compat', '--compat-open', 'TEST_INBOX_COMPAT', 'TEST_INBOX_COMPAT_OPEN']) {
       assert.ok(r.stdout().includes(flag), flag);
     }
   });

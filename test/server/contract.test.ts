@@ -12,6 +12,8 @@ import {
   DEFAULT_DOMAIN,
   DEFAULT_DURABILITY,
   DURABILITY_ENV,
+  COMPAT_ENV,
+  COMPAT_OPEN_ENV,
   DEFAULT_HOST,
   DEFAULT_HTTP_PORT,
   DEFAULT_SMTP_PORT,
@@ -64,6 +66,7 @@ describe('process contract', () => {
     assert.equal(props['testInbox.local.smtpPort'].default, DEFAULT_SMTP_PORT);
     assert.equal(props['testInbox.local.domain'].default, DEFAULT_DOMAIN);
     assert.equal(props['testInbox.local.durability'].default, DEFAULT_DURABILITY);
+    assert.equal(props['testInbox.local.compat'].default, false);
   });
 
   describe('serve flags', () => {
@@ -110,6 +113,20 @@ describe('process contract', () => {
       assert.equal(rule(['--durability', 'process'], { [DURABILITY_ENV]: 'strict' }), 'process');
       assert.throws(() => rule(['--durability', 'fsync']), /--durability must be one of process, strict/);
       assert.throws(() => rule([], { [DURABILITY_ENV]: 'power' }), new RegExp(`${DURABILITY_ENV} must be one of process, strict`));
+    });
+
+    it(`reads --compat, --compat-open and ${COMPAT_ENV}, ${COMPAT_OPEN_ENV} (off by default; open implies on); serveArgs passes compat`, () => {
+      const compat = (argv: string[], env: Record<string, string> = {}): unknown => (parseServeArgs(['serve', ...argv], env) as ServeConfig).compat;
+      assert.equal(compat([]), undefined);
+      assert.deepEqual(compat(['--compat']), { open: false });
+      assert.deepEqual(compat([], { [COMPAT_ENV]: '1' }), { open: false });
+      assert.equal(compat([], { [COMPAT_ENV]: '0' }), undefined);
+      assert.deepEqual(compat(['--compat-open']), { open: true });
+      assert.deepEqual(compat(['--compat'], { [COMPAT_OPEN_ENV]: 'true' }), { open: true });
+      assert.throws(() => compat([], { [COMPAT_ENV]: 'maybe' }), new RegExp(`${COMPAT_ENV} must be 1 or 0`));
+      assert.deepEqual(serveArgs({ compat: true }), ['serve', '--compat']);
+      assert.deepEqual((parseServeArgs(serveArgs({ compat: true }), {}) as ServeConfig).compat, { open: false });
+      assert.deepEqual(serveArgs({ compat: false }), ['serve']);
     });
 
     it('the CLI takes its tokens from the environment tokensEnv builds, and withoutTokensEnv removes them', () => {

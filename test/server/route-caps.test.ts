@@ -21,9 +21,13 @@ import { startApi, type Harness } from './api-harness';
 import { type Stalled, stalledRequest as open, until } from '../support/stalledRequest';
 
 const MIB = 1024 * 1024;
-const CREDENTIALS: readonly Credential[] = ['none', 'api-token', 'session', 'webhook-token', 'twilio-basic', 'provider-key', 'sigv4', 'in-body'];
-/** The credentials that can only be proven from the body: the only ones that may read one first. */
-const IN_BODY: readonly Credential[] = ['in-body', 'sigv4'];
+const CREDENTIALS: readonly Credential[] = ['none', 'api-token', 'session', 'webhook-token', 'twilio-basic', 'provider-key', 'sigv4', 'in-body', 'compat'];
+/**
+ * The credentials that may read a body first: those proven only from the body, and the drop-in
+ * APIs (`--compat`), which on loopback have no credential at all and so read their small bodies
+ * from the unproven pool always.
+ */
+const IN_BODY: readonly Credential[] = ['in-body', 'sigv4', 'compat'];
 
 /** The headers of a request that reaches the body of a route whose credential needs it, without proving anything. */
 function unprovenHeaders(credential: Credential): Record<string, string> {
@@ -53,7 +57,7 @@ describe('the router\'s table: every route\'s caps for a client without a creden
 
   before(async () => {
     budget = new ByteBudget();
-    h = await startApi({ budget, providerKey: 'provider-key-route-caps', twilioAuthToken: 'twilio-token-route-caps', requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, maxConnections: 200 });
+    h = await startApi({ budget, compat: { open: false }, providerKey: 'provider-key-route-caps', twilioAuthToken: 'twilio-token-route-caps', requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, maxConnections: 200 });
   });
   afterEach(() => {
     for (const s of sockets.splice(0)) s.socket.destroy();
@@ -76,6 +80,8 @@ describe('the router\'s table: every route\'s caps for a client without a creden
       // Only a credential that lives in (or is checked with) the body may read one before it holds; a sign-in is small.
       if (caps.bytes > 0) assert.ok(IN_BODY.includes(d.credential), `${name} reads ${caps.bytes} bytes before its ${d.credential} credential`);
       if (d.credential === 'in-body') assert.ok(caps.bytes > 0 && caps.bytes <= 16 * 1024, `${name}: a small cap of its own`);
+      // `{"IDs": […]}` of a few hundred messages: a small cap of its own, never the shared budget.
+      if (d.credential === 'compat') assert.ok(caps.bytes <= 64 * 1024, `${name}: a small cap of its own`);
       assert.ok(caps.bytes * caps.connections <= h.api.unprovenPool.capacity, `${name}: its connections fit the unproven pool`);
       assert.equal(classify(parseUrl(d.probe.target)).name, name, `the probe ${d.probe.target} reaches ${name}`);
       rows.push({ route: name, path: d.path.slice(0, 50), credential: d.credential, bytes: caps.bytes, ms: caps.ms, connections: caps.connections });

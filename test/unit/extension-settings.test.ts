@@ -34,6 +34,15 @@ describe('extension settings', () => {
     assert.deepEqual(pkg.contributes.configuration.properties['testInbox.local.smtpTls'], { ...pkg.contributes.configuration.properties['testInbox.local.smtpTls'], type: 'boolean', default: false });
   });
 
+  it('turns the drop-in APIs on only for a true local.compat, and the manifest agrees on the default', async () => {
+    assert.equal(readSettings(reader({})).settings.compat, false);
+    assert.equal(readSettings(reader({ 'local.compat': true })).settings.compat, true);
+    assert.equal(readSettings(reader({ 'local.compat': 'yes' })).settings.compat, false);
+    const { readFile } = await import('node:fs/promises');
+    const pkg = JSON.parse(await readFile(require.resolve('../../package.json'), 'utf8')) as { contributes: { configuration: { properties: Record<string, { default?: unknown; type?: string }> } } };
+    assert.deepEqual(pkg.contributes.configuration.properties['testInbox.local.compat'], { ...pkg.contributes.configuration.properties['testInbox.local.compat'], type: 'boolean', default: false });
+  });
+
   it('reads a hosted server URL and normalises it', () => {
     const { settings, problems } = readSettings(reader({ server: 'HTTPS://API.Mailinator.com/' }));
     assert.deepEqual(problems, []);

@@ -30,6 +30,7 @@ export const SettingKey = {
   dataDir: 'local.dataFolder',
   smtpTls: 'local.smtpTls',
   durability: 'local.durability',
+  compat: 'local.compat',
   maxMessages: 'retention.maxMessages',
   maxAgeDays: 'retention.maxAgeDays',
   pollSeconds: 'pollIntervalSeconds',
@@ -57,6 +58,8 @@ export interface Settings {
   smtpTls: boolean;
   /** What the local server's acknowledgement waits for (`--durability`). */
   durability: Durability;
+  /** Serve the drop-in APIs of Mailpit, MailHog and Inbucket (`--compat`, docs/compat.md). */
+  compat: boolean;
   maxMessages: number;
   maxAgeDays: number;
   pollSeconds: number;
@@ -167,6 +170,7 @@ export function readSettings(cfg: SettingsReader): { settings: Settings; problem
     dataDir,
     smtpTls: cfg.get<unknown>(SettingKey.smtpTls) === true,
     durability,
+    compat: cfg.get<unknown>(SettingKey.compat) === true,
     maxMessages: pick(SettingKey.maxMessages, intSetting(cfg.get(SettingKey.maxMessages), DEFAULT_MAX_MESSAGES, 1, 1_000_000), DEFAULT_MAX_MESSAGES),
     maxAgeDays: pick(SettingKey.maxAgeDays, intSetting(cfg.get(SettingKey.maxAgeDays), DEFAULT_MAX_AGE_DAYS, 1, 3650), DEFAULT_MAX_AGE_DAYS),
     pollSeconds: pick(SettingKey.pollSeconds, intSetting(cfg.get(SettingKey.pollSeconds), DEFAULT_POLL_SECONDS, MIN_POLL_SECONDS, MAX_POLL_SECONDS), DEFAULT_POLL_SECONDS),

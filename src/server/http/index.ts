@@ -39,7 +39,7 @@ import { answerOAuthProbe, handleMcp } from './mcp';
 import { MimePool } from './mimePool';
 import { sendError, sendJson } from './respond';
 import { injectFetch } from './inject';
-import { allowedMethods, isTwilioRoute, parseUrl, type ParsedUrl, type Route } from './routes';
+import { allowedMethods, isTwilioRoute, matchRoute, parseUrl, type ParsedUrl, type Route } from './routes';
 import { classify, ROUTES, type ServerLimits, UNPROVEN_POOL_BYTES } from './table';
 import { beginExchange, prove } from './exchange';
 import { StreamHub } from './stream';
@@ -58,6 +58,7 @@ import { PROXIED_HOSTS, type ProxiedApi } from '../compat/hosts';
 import { handleMailosaur } from '../compat/mailosaur';
 import type { LocalCa } from '../tls/localCa';
 import type { TLSSocket } from 'node:tls';
+import { type CompatDeps, handleCompat, ReadMarks } from '../compat/index';
 
 
 /** While closing, idle keep-alive connections are closed this often (instead of waiting out the keep-alive timeout). */
@@ -191,11 +192,12 @@ class Api {
   /** Removes the providers' own spool folder, when they made one. */
   readonly #disposeProviders: () => Promise<void>;
   readonly #maxConnections: number;
+  /** The drop-in APIs (`--compat`); undefined: off, their routes 404. */
+  readonly #compat: CompatDeps | undefined;
   /** Sockets accepted past the cap: their requests are answered 503 and they are closed. */
   readonly #overCap = new WeakSet<Socket>();
   #open = 0;
   #closing = false;
-  readonly #compat: CompatOptions | undefined;
   readonly #compatCa: LocalCa | undefined;
   /** The decrypted streams of open CONNECT tunnels (compat/connect.ts), with their targets: not counted again under the cap. */
   readonly #tunnels = new WeakMap<Socket, string>();
@@ -237,8 +239,11 @@ class Api {
       streams: new SessionStreams(o.clock ? () => (o.clock as Clock).now() : Date.now, o.uiSessionCheckMs),
       dispatch: (route, method, req, res, url) => this.#dispatch(route, method, req, res, url),
     };
-    this.#compat = o.compat;
-    this.#compatCa = o.compat ? o.compatCa : undefined;
+        this.#compatCa = o.compat ? o.compatCa : undefined;
+    this.#compat =
+      o.compat === undefined
+        ? undefined
+        : { ctx: this.#ctx, reads: new ReadMarks(o.store), apiToken: this.#apiToken, open: o.compat.open, loopbackOnly: () => this.#loopbackOnly(), version: o.version };
     this.#maxConnections = o.maxConnections ?? DEFAULT_MAX_HTTP_CONNECTIONS;
     if (!Number.isSafeInteger(this.#maxConnections) || this.#maxConnections < 1) throw new RangeError(`maxConnections must be a whole number >= 1, got ${String(o.maxConnections)}`);
     const headersTimeout = o.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
@@ -302,6 +307,7 @@ class Api {
   async close(): Promise<void> {
     this.#closing = true;
     this.#hub.close();
+    this.#compat?.reads.dispose();
     this.unprovenPool.close();
     if (this.#ownMime) void this.#mime.close();
     for (const end of [...this.#polls]) end();
@@ -443,7 +449,21 @@ class Api {
         return handleMailosaur({ ctx: this.#ctx, apiToken: this.#apiToken, toHttpError: (what, err) => this.#toHttpError(what, err) }, req, res, hit.route, url.query, method);
       case 'api':
         return this.#api(hit.route, head, method, req, res, url);
+      case 'compat': {
+        if (this.#compat) return handleCompat(this.#compat, req, res, hit.route, method, url.query);
+        // Off: the paths answer as before --compat existed (`/api/v2/search?kind=` is this API's own search).
+        const own = matchRoute(url.segments);
+        if (own) return this.#api(own, head, method, req, res, url);
+        throw notFound(`unknown route ${method} ${url.path}`);
+      }
     }
+  }
+
+  /** Whether the server listens on loopback addresses alone (the drop-in APIs then take no token). */
+  #loopbackOnly(): boolean {
+    const a = this.server.address();
+    if (a === null || typeof a === 'string') return false;
+    return /^(127\.|::1$|::ffff:127\.)/.test(a.address);
   }
 
   /**

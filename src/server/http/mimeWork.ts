@@ -8,6 +8,7 @@ import type { LinkKindParam } from '../../core/clickKinds';
 import { type ClickLink, linkToClick } from '../../core/message';
 import type { SearchableBody } from '../../core/search';
 import type { AttachmentInfo } from '../../core/wire';
+import { type CompatParsed, compatParse } from '../compat/parse';
 import { detectCode } from '../store/code';
 import { type FileWrite, type FileWriteResult, writeFilesSync } from '../store/maildir/fileWrites';
 import type { MessageMeta } from '../store/types';
@@ -26,7 +27,8 @@ export type MimeJob =
   | { op: 'writeFiles'; ops: FileWrite[] }
   | { op: 'composeMail'; mail: OutgoingMail; domain: string; spool: ComposeSpool }
   | { op: 'rawRecipients'; raw: Uint8Array }
-  | { op: 'mailosaur'; raw: Uint8Array; meta: MessageMeta; server: string };
+  | { op: 'mailosaur'; raw: Uint8Array; meta: MessageMeta; server: string }
+  | { op: 'compat'; raw: Uint8Array; mailhog: boolean };
 
 export interface MimeResults {
   message: RenderedMessage & { notice?: string };
@@ -40,6 +42,7 @@ export interface MimeResults {
   composeMail: Composed;
   rawRecipients: string[];
   mailosaur: MailosaurMessage;
+  compat: CompatParsed;
 }
 
 function asBuffer(raw: Uint8Array): Buffer {
@@ -71,5 +74,7 @@ export async function runMimeJob(job: MimeJob): Promise<MimeResults[MimeJob['op'
       return rawRecipients(raw);
     case 'mailosaur':
       return mailosaurMessage(job.meta, raw, job.server);
+    case 'compat':
+      return compatParse(raw, job.mailhog);
   }
 }

@@ -142,14 +142,14 @@ function emailShape(meta: MessageMeta, email: PostalMime.Email, now: number): Em
   };
 }
 
-function attachmentBytes(a: PostalMime.Attachment): Uint8Array {
+export function attachmentBytes(a: PostalMime.Attachment): Uint8Array {
   const c = a.content;
   if (typeof c === 'string') return Buffer.from(c, a.encoding === 'base64' ? 'base64' : 'utf8');
   return c instanceof Uint8Array ? c : new Uint8Array(c);
 }
 
 /** File name for an attachment that does not name one: `attachment-<n>` (1-based for people). */
-function fallbackName(n: number): string {
+export function fallbackName(n: number): string {
   return `attachment-${n + 1}`;
 }
 

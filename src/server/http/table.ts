@@ -15,6 +15,7 @@
 //    as many at once as the pool holds of its bytes (503 past that).
 import { TWILIO_API_PREFIX } from '../../shared/contract';
 import { matchMailosaurRoute, type MailosaurRoute } from '../compat/mailosaur';
+import { COMPAT_BODY_MAX_BYTES, type CompatRoute, matchCompatRoute } from '../compat/routes';
 import { isOAuthProbe, MCP_PATH } from './mcp';
 import { matchProviderRoute } from './providers/index';
 import { matchRoute, type ParsedUrl, type Route } from './routes';
@@ -37,7 +38,13 @@ export type Credential =
   /** AWS Signature V4: before the body when it signs the body's hash (the AWS SDKs do), else after reading `unprovenBytes`. */
   | 'sigv4'
   /** A credential inside the body (web UI sign-in: the API token or a one-time ticket). */
-  | 'in-body';
+  | 'in-body'
+  /**
+   * The drop-in APIs (`--compat`, docs/compat.md): none while the server listens on loopback
+   * alone or with `--compat-open`, else HTTP Basic with the API token as the password, checked
+   * before any body is read. Their small bodies are always read from the unproven pool.
+   */
+  | 'compat';
 
 export interface RouteDecl {
   /** The paths it answers, as docs/api.md writes them. */
@@ -97,6 +104,15 @@ export const ROUTES = {
   mailosaurMessage: { path: '/api/messages/{id}', credential: 'api-token', unprovenBytes: 0, probe: { method: 'DELETE', target: '/api/messages/x-1-1' } },
   mailosaurOtp: { path: '/api/devices/otp', credential: 'api-token', unprovenBytes: 0, probe: { method: 'POST', target: '/api/devices/otp' } },
   mailosaurUnknown: { path: 'the rest of /api/{devices,files,servers,analysis,usage,screenshots,previews} (404 in Mailosaur\'s shape)', credential: 'api-token', unprovenBytes: 0, probe: { method: 'GET', target: '/api/servers' } },
+  compatMessages: { path: '/api/v1/messages (Mailpit GET, PUT, DELETE; MailHog DELETE)', credential: 'compat', unprovenBytes: COMPAT_BODY_MAX_BYTES, probe: { method: 'DELETE', target: '/api/v1/messages' } },
+  compatSearch: { path: '/api/v1/search?query= (Mailpit GET, DELETE)', credential: 'compat', unprovenBytes: 0, probe: { method: 'GET', target: '/api/v1/search?query=x' } },
+  compatMessage: { path: '/api/v1/message/{ID|latest}[/headers|/raw|/part/{PartID}] (Mailpit)', credential: 'compat', unprovenBytes: 0, probe: { method: 'GET', target: '/api/v1/message/latest' } },
+  compatView: { path: '/view/{ID}.html, /view/{ID}.txt (Mailpit)', credential: 'compat', unprovenBytes: 0, probe: { method: 'GET', target: '/view/latest.txt' } },
+  compatInfo: { path: '/api/v1/info (Mailpit)', credential: 'compat', unprovenBytes: 0, probe: { method: 'GET', target: '/api/v1/info' } },
+  mailhogMessages: { path: '/api/v2/messages (MailHog)', credential: 'compat', unprovenBytes: 0, probe: { method: 'GET', target: '/api/v2/messages' } },
+  mailhogSearch: { path: '/api/v2/search?kind=from|to|containing&query= (MailHog)', credential: 'compat', unprovenBytes: 0, probe: { method: 'GET', target: '/api/v2/search?kind=to&query=x' } },
+  mailhogMessage: { path: '/api/v1/messages/{ID} (MailHog DELETE)', credential: 'compat', unprovenBytes: 0, probe: { method: 'DELETE', target: '/api/v1/messages/x-1-1' } },
+  inbucketMailbox: { path: '/api/v1/mailbox/{name}[/{id}[/source]] (Inbucket)', credential: 'compat', unprovenBytes: 0, probe: { method: 'GET', target: '/api/v1/mailbox/x' } },
   unknown: { path: 'any other path (404)', credential: 'none', unprovenBytes: 0, probe: { method: 'POST', target: '/nothing/here' } },
 } as const satisfies Record<string, RouteDecl>;
 
@@ -111,7 +127,22 @@ export type Classified =
   | { name: Extract<RouteName, `ui${string}`>; kind: 'ui' }
   | { name: ApiRouteName | 'health' | 'webhook' | 'twilioMessages' | 'twilioMessage' | 'twilioUnknown'; kind: 'api'; route: Route }
   | { name: Extract<RouteName, `mailosaur${string}`>; kind: 'mailosaur'; route: MailosaurRoute }
+  | { name: CompatRouteName; kind: 'compat'; route: CompatRoute }
   | { name: 'unknown'; kind: 'unknown' };
+
+type CompatRouteName = 'compatMessages' | 'compatSearch' | 'compatMessage' | 'compatView' | 'compatInfo' | 'mailhogMessages' | 'mailhogSearch' | 'mailhogMessage' | 'inbucketMailbox';
+const COMPAT_NAMES: Record<CompatRoute['kind'], CompatRouteName> = {
+  mpMessages: 'compatMessages',
+  mpSearch: 'compatSearch',
+  mpMessage: 'compatMessage',
+  mpView: 'compatView',
+  mpInfo: 'compatInfo',
+  mhMessages: 'mailhogMessages',
+  mhSearch: 'mailhogSearch',
+  mhMessage: 'mailhogMessage',
+  ibMailbox: 'inbucketMailbox',
+  ibMessage: 'inbucketMailbox',
+};
 
 const PROVIDER_NAMES = { resend: 'providerResend', postmark: 'providerPostmark', sendgrid: 'providerSendgrid', mailgun: 'providerMailgun', ses: 'providerSes', verify: 'providerVerify' } as const;
 const MAILOSAUR_NAMES = { search: 'mailosaurSearch', messages: 'mailosaurMessages', message: 'mailosaurMessage', otp: 'mailosaurOtp', unknown: 'mailosaurUnknown' } as const;
@@ -131,6 +162,9 @@ export function classify(url: ParsedUrl): Classified {
   }
   const mailosaur = matchMailosaurRoute(s);
   if (mailosaur) return { name: MAILOSAUR_NAMES[mailosaur.kind], kind: 'mailosaur', route: mailosaur };
+  // The drop-in APIs' paths (compat/routes.ts): answered only with --compat, 404 otherwise (index.ts).
+  const compat = matchCompatRoute(s, url.query);
+  if (compat) return { name: COMPAT_NAMES[compat.kind], kind: 'compat', route: compat };
   const route = matchRoute(s);
   if (!route) return { name: 'unknown', kind: 'unknown' };
   return { name: route.kind, kind: 'api', route };

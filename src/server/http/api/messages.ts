@@ -56,13 +56,13 @@ export async function messageResource(ctx: ApiContext, req: Req, res: Res, route
 
 const MIME_TYPE_RE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i;
 
-function safeContentType(type: string): string {
+export function safeContentType(type: string): string {
   return MIME_TYPE_RE.test(type) ? type : 'application/octet-stream';
 }
 
 /** `attachment` with an ASCII fallback name and the exact UTF-8 name (RFC 6266). */
-function contentDisposition(filename: string): string {
+export function contentDisposition(filename: string, disposition: 'attachment' | 'inline' = 'attachment'): string {
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
   const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+  return `${disposition}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
