@@ -186,3 +186,17 @@ export function probeHealthz(h: Harness, gapMs = 0): { stop(): Promise<number[]>
     },
   };
 }
+
+/** Sends CONNECT, then resets the socket (an RST, not a FIN) after `afterMs`. */
+export function connectAndReset(port: number, target: string, afterMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const s = net.connect(port, '127.0.0.1', () => {
+      s.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`);
+      setTimeout(() => {
+        s.resetAndDestroy();
+        resolve();
+      }, afterMs);
+    });
+    s.on('error', () => resolve());
+  });
+}

@@ -19,6 +19,7 @@ import { DEFAULT_TOTP, totpAt } from '../../src/core/totp';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { CA_DIR, CA_KEY_FILE, LocalCa, LocalCaError, permittedNames } from '../../src/server/tls/localCa';
 import { PROXIED_HOSTS } from '../../src/server/compat/hosts';
+import { connectAndReset } from './api-harness';
 
 const API = 'mailosaur-compat-api-token-0123456789';
 const WEBHOOK = 'mailosaur-compat-webhook-token-0123456789';
@@ -229,6 +230,10 @@ describe('compat: Mailosaur\'s API with the official SDK, through the CONNECT pr
       assert.equal(r.status, 403, `${target}: ${r.text}`);
       r.socket.destroy();
     }
+    // A client that resets its socket around the refusal (or around an accepted tunnel) leaves the server serving.
+    for (const target of ['example.com:443', 'mailosaur.com:8443', 'mailosaur.com:443']) for (const after of [0, 50]) await connectAndReset(port, target, after);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal((await fetch(`${server.httpUrl}/healthz`)).status, 200);
   });
 
   function tunnelTls(target: string, servername: string | undefined): Promise<tls.TLSSocket> {

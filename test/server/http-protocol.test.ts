@@ -3,7 +3,7 @@
 // request trickled in too slowly.
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { API_TOKEN, rawRequest, startApi, type Harness } from './api-harness';
+import { API_TOKEN, connectAndReset, rawRequest, startApi, type Harness } from './api-harness';
 
 function statusOf(reply: string): number {
   return Number(/^HTTP\/1\.1 (\d{3}) /.exec(reply)?.[1] ?? 0);
@@ -77,6 +77,12 @@ describe('HTTP protocol: Host, absolute form, HEAD, methods and slow requests', 
     const put = await h.call('PUT', list, { body: {} });
     assert.equal(put.status, 405);
     assert.match(put.json.message, /PUT is not allowed/);
+    assert.equal((await h.call('GET', '/healthz')).status, 200);
+  });
+
+  it('keeps serving when a client resets its CONNECT socket, before or after the answer', async () => {
+    for (const after of [0, 50]) await connectAndReset(h.port, 'example.com:443', after);
+    await new Promise((r) => setTimeout(r, 200));
     assert.equal((await h.call('GET', '/healthz')).status, 200);
   });
 

@@ -266,6 +266,10 @@ class Api {
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#clientError(err, socket));
     // CONNECT never reaches the request handler; without a listener Node drops the socket silently.
     this.server.on('connect', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
+      // The socket is this handler's from here: Node's own error listener is gone, so a client
+      // that resets it (before or after the answer) would otherwise be an unhandled 'error' that
+      // ends the process.
+      socket.on('error', () => socket.destroy());
       const ca = this.#compatCa;
       if (ca) {
         if (this.#overCap.has(socket)) return rawJsonReply(socket, '503 Service Unavailable', `the server has ${this.#maxConnections} connections open, its limit; try again in a moment`, { 'retry-after': '1' });
