@@ -99,7 +99,8 @@ const USAGE = `Usage: test-inbox serve [options]
 
 Runs the local inbox server: SMTP in, HTTP API out, messages kept in a Maildir.
 When ready, prints one JSON line on stdout: {"http":"http://HOST:PORT","smtp":"HOST:PORT"}
-(bound to every interface, HOST is loopback and "reachable" lists the machine's addresses)
+(bound to every interface, HOST is loopback and "reachable" lists the machine's addresses;
+with --compat, "ca" is the path of the local CA's certificate)
 
 Options:
   --host <addr>           interface to bind (default ${DEFAULT_HOST}; 0.0.0.0 for every
@@ -174,7 +175,10 @@ Drop-in APIs (docs/compat.md; default: off):
                           /api/v1/mailbox on the HTTP port, so their clients work unchanged
                           but for the address (or env ${COMPAT_ENV}=1). They take no token
                           while the server listens on loopback alone; on any other address
-                          HTTP Basic auth, any user, the API token as the password
+                          HTTP Basic auth, any user, the API token as the password.
+                          Also Mailosaur's API (the API token is its key), and a CONNECT
+                          proxy with a local CA so Mailosaur's SDK keeps its default base
+                          URL: serve prints the two variables its test process sets
   --compat-open           serve them without a token on any address too, for a container
                           (or env ${COMPAT_OPEN_ENV}=1): anyone who reaches the port reads
                           and deletes all mail; implies --compat
@@ -624,7 +628,7 @@ export async function main(argv: string[]): Promise<void> {
   );
   // The two variables a Mailosaur suite sets, for its test process only (docs/compat.md).
   if (server.compatCaFile !== undefined) {
-    process.stderr.write(`compat: for a Mailosaur suite, set in the test process only:\n  https_proxy=http://127.0.0.1:${server.httpPort}\n  NODE_EXTRA_CA_CERTS=${server.compatCaFile}\n`);
+    process.stderr.write(`compat: for a Mailosaur suite, set in the test process only (and MAILOSAUR_API_KEY to the API token: --api-token, or "apiToken" in ${tokens.file}):\n  https_proxy=http://127.0.0.1:${server.httpPort}\n  NODE_EXTRA_CA_CERTS=${server.compatCaFile}\n`);
   }
 }
 

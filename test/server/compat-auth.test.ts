@@ -27,6 +27,8 @@ describe('compat: off unless asked for, and who may read it', function () {
     it('no drop-in route answers: 404, as before', async () => {
       for (const p of COMPAT_PATHS) assert.equal((await fetch(`${s.base}${p}`)).status, 404, p);
       assert.equal((await fetch(`${s.base}/api/v1/messages`, { method: 'DELETE' })).status, 404);
+      const said = (await (await fetch(`${s.base}/api/v1/messages`)).json()) as { message: string };
+      assert.match(said.message, /unknown route GET \/api\/v1\/messages: Mailpit's, MailHog's and Inbucket's APIs are served with --compat/);
       // MailHog's search path is Test Inbox's own search then (it wants the API token).
       assert.equal((await fetch(`${s.base}/api/v2/search?kind=to&query=x`)).status, 401);
     });

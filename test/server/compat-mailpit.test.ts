@@ -83,6 +83,13 @@ describe('compat: Mailpit v1 with the real mailpit-api client', function () {
     assert.match(text, /code 123456/);
   });
 
+  it('a message with HTML alone has a Text made from its HTML, as Mailpit gives (a suite reads its code there)', async () => {
+    await s.send({ to: 'bob@inbox.test', subject: 'html only', html: '<p>Your code is <b>654321</b></p>' });
+    const m = await mailpit.getMessageSummary();
+    assert.match(m.Text, /Your code is 654321/);
+    assert.match(await mailpit.renderMessageText(m.ID), /Your code is 654321/);
+  });
+
   it('/view and /part carry the message view\'s policy: sandbox, nosniff; parts other than images are attachments', async () => {
     await s.send({ to: 'bob@inbox.test', subject: 'v', html: '<p>hi</p>', attachments: [{ filename: 'a.html', content: '<script>1</script>', contentType: 'text/html' }, { filename: 'p.png', content: Buffer.from('89504e47', 'hex'), contentType: 'image/png' }] });
     const m = await mailpit.getMessageSummary();

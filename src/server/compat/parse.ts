@@ -89,9 +89,11 @@ export async function compatParse(raw: Buffer, withMailhog: boolean): Promise<Co
   const { email, notice } = await parse(raw);
   const headers: Record<string, string[]> = {};
   for (const h of email.headers) (headers[canonicalKey(h.key)] ??= []).push(h.value);
-  const text = email.text ?? '';
   const html = email.html ?? '';
-  const visible = email.text ?? (email.html !== undefined ? htmlToText(email.html) : '');
+  // A message with HTML alone gets its text made from the HTML, as the peers' parser (Go's
+  // enmime, in Mailpit and Inbucket) does: suites read a code from `Text`.
+  const text = email.text ?? (email.html !== undefined ? htmlToText(email.html) : '');
+  const visible = text;
   const date = email.date !== undefined && !Number.isNaN(Date.parse(email.date)) ? new Date(email.date).toISOString() : undefined;
   const attachments = email.attachments.map((a, n): CompatAttachment => {
     const bytes = attachmentBytes(a);

@@ -289,7 +289,7 @@ class Api {
           head,
         );
       }
-      rawJsonReply(socket, '405 Method Not Allowed', `method ${req.method ?? 'CONNECT'} is not supported; use ${SERVED_METHODS.join(', ')}`, { allow: SERVED_METHODS.join(', ') });
+      rawJsonReply(socket, '405 Method Not Allowed', `method ${req.method ?? 'CONNECT'} is not supported; use ${SERVED_METHODS.join(', ')} (the CONNECT proxy for Mailosaur's SDK is served with --compat on a local server: docs/compat.md)`, { allow: SERVED_METHODS.join(', ') });
     });
   }
 
@@ -458,7 +458,7 @@ class Api {
         // Off: the paths answer as before --compat existed (`/api/v2/search?kind=` is this API's own search).
         const own = matchRoute(url.segments);
         if (own) return this.#api(own, head, method, req, res, url);
-        throw notFound(`unknown route ${method} ${url.path}`);
+        throw notFound(`unknown route ${method} ${url.path}: Mailpit's, MailHog's and Inbucket's APIs are served with --compat (docs/compat.md)`);
       }
     }
   }
