@@ -19,7 +19,7 @@ import { DEFAULT_TOTP, totpAt } from '../../src/core/totp';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { CA_DIR, CA_KEY_FILE, LocalCa, LocalCaError, permittedNames } from '../../src/server/tls/localCa';
 import { PROXIED_HOSTS } from '../../src/server/compat/hosts';
-import { connectAndReset } from './api-harness';
+import { connectAndReset, rawRequest } from './api-harness';
 
 const API = 'mailosaur-compat-api-token-0123456789';
 const WEBHOOK = 'mailosaur-compat-webhook-token-0123456789';
@@ -209,8 +209,11 @@ describe('compat: Mailosaur\'s API with the official SDK, through the CONNECT pr
 
   /** Sends CONNECT `authority` and resolves the socket with the proxy's status line. */
   function connect(authority: string): Promise<{ socket: net.Socket; status: number; text: string }> {
+    return connectOn(port, authority);
+  }
+  function connectOn(toPort: number, authority: string): Promise<{ socket: net.Socket; status: number; text: string }> {
     return new Promise((resolve, reject) => {
-      const socket = net.connect({ host: '127.0.0.1', port });
+      const socket = net.connect({ host: '127.0.0.1', port: toPort });
       let text = '';
       socket.on('error', reject);
       socket.on('data', function onData(c: Buffer) {
@@ -236,12 +239,12 @@ describe('compat: Mailosaur\'s API with the official SDK, through the CONNECT pr
     assert.equal((await fetch(`${server.httpUrl}/healthz`)).status, 200);
   });
 
-  function tunnelTls(target: string, servername: string | undefined): Promise<tls.TLSSocket> {
-    return connect(`${target}:443`).then(
+  function tunnelTls(target: string, servername: string | undefined, toPort = port, caFile = server.compatCaFile): Promise<tls.TLSSocket> {
+    return connectOn(toPort, `${target}:443`).then(
       (r) =>
         new Promise((resolve, reject) => {
           assert.equal(r.status, 200, r.text);
-          const s = tls.connect({ socket: r.socket, ...(servername !== undefined ? { servername } : {}), ca: [server.compatCaFile ? require('node:fs').readFileSync(server.compatCaFile, 'utf8') : ''], checkServerIdentity: () => undefined }); // eslint-disable-line @typescript-eslint/no-require-imports
+          const s = tls.connect({ socket: r.socket, ...(servername !== undefined ? { servername } : {}), ca: [caFile ? require('node:fs').readFileSync(caFile, 'utf8') : ''], checkServerIdentity: () => undefined }); // eslint-disable-line @typescript-eslint/no-require-imports
           s.once('secureConnect', () => resolve(s));
           s.once('error', reject);
         }),
@@ -266,8 +269,8 @@ describe('compat: Mailosaur\'s API with the official SDK, through the CONNECT pr
   it('CONNECT: the SNI must be the tunnel\'s target; the Host inside too (421); the target selects the API', async () => {
     await assert.rejects(tunnelTls('mailosaur.com', 'api.resend.com'));
     await assert.rejects(async () => {
-      const s = await tunnelTls('mailosaur.com', undefined);
-      // No SNI: the server closes the tunnel once the handshake shows it.
+      // servername '' sends no SNI at all (Node's default would name the socket's host): the server closes the tunnel once the handshake shows it.
+      const s = await tunnelTls('mailosaur.com', '');
       const answer = await request(s, 'mailosaur.com', `/api/messages?server=${SERVER_ID}`);
       s.destroy();
       if (answer === '') throw new Error('closed');
@@ -287,6 +290,34 @@ describe('compat: Mailosaur\'s API with the official SDK, through the CONNECT pr
     const s5 = await tunnelTls('api.resend.com', 'api.resend.com');
     assert.match(await request(s5, 'api.resend.com', `/api/messages?server=${SERVER_ID}`), /^HTTP\/1\.1 404 /);
     s5.destroy();
+  });
+
+  it('a tunnel is the one connection it came on under the HTTP cap; a TLS handshake that never comes is cut at the header timeout', async () => {
+    const capDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ti-mailosaur-cap-'));
+    const capped = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir: capDir, apiToken: API, webhookToken: WEBHOOK, defaultDomain: 'inbox.test', maxHttpConnections: 2, compat: { open: false } });
+    const open: net.Socket[] = [];
+    const healthz = (): Promise<string> => rawRequest(capped.httpPort, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    try {
+      const tunnel = await tunnelTls('mailosaur.com', 'mailosaur.com', capped.httpPort, capped.compatCaFile);
+      open.push(tunnel);
+      assert.match(await request(tunnel, 'mailosaur.com', `/api/messages?server=${SERVER_ID}`), /^HTTP\/1\.1 200 /);
+      const idle = net.connect(capped.httpPort, '127.0.0.1');
+      open.push(idle);
+      await new Promise((r) => idle.once('connect', r));
+      await new Promise((r) => setTimeout(r, 100));
+      assert.match(await healthz(), /^HTTP\/1\.1 503 /, 'a third connection is over the cap of 2');
+      idle.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      assert.match(await healthz(), /^HTTP\/1\.1 200 /, 'the tunnel counts once: with it open, one more connection is served');
+      // A CONNECT answered 200 whose client never starts TLS keeps its descriptor no longer than the header timeout.
+      const silent = await connectOn(capped.httpPort, 'mailosaur.com:443');
+      assert.equal(silent.status, 200);
+      await new Promise((r) => silent.socket.once('close', r));
+    } finally {
+      for (const s of open) s.destroy();
+      await capped.close();
+      await fs.rm(capDir, { recursive: true, force: true });
+    }
   });
 
   // ---- The CA ----
