@@ -320,6 +320,24 @@ describe('compat: Mailosaur\'s API with the official SDK, through the CONNECT pr
     }
   });
 
+  it('the twilio SDK with its default base URL goes through the proxy with HTTP_PROXY (docs/providers.md): the SMS lands in the phone inbox', async () => {
+    const twDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ti-mailosaur-twilio-'));
+    const TW = 'twilio-token-proxy-7c1d';
+    const tw = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir: twDir, apiToken: API, webhookToken: WEBHOOK, twilioAuthToken: TW, defaultDomain: 'inbox.test', compat: { open: false } });
+    try {
+      const account = `AC${'0123abcd'.repeat(4)}`;
+      const script = `require('twilio')(${JSON.stringify(account)}, ${JSON.stringify(TW)}).messages.create({ from: '+15550100100', to: '+15550100177', body: 'Your code is 818181' }).then((m) => process.stdout.write(m.sid), (e) => { process.stdout.write('ERR ' + e.message); });`;
+      const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HTTP_PROXY: `http://127.0.0.1:${tw.httpPort}`, NODE_EXTRA_CA_CERTS: tw.compatCaFile ?? '' };
+      const out = await new Promise<string>((resolve, reject) => execFile(process.execPath, ['-e', script], { cwd: ROOT, env, timeout: 40_000 }, (err, stdout, stderr) => (err && !stdout ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))));
+      assert.match(out, /^SM[0-9a-f]{32}$/, out);
+      const listed = (await (await fetch(`${tw.httpUrl}/api/v2/domains/inbox.test/inboxes/15550100177`, { headers: { authorization: API } })).json()) as { msgs: Array<{ subject: string }> };
+      assert.equal(listed.msgs.length, 1);
+    } finally {
+      await tw.close();
+      await fs.rm(twDir, { recursive: true, force: true });
+    }
+  });
+
   // ---- The CA ----
 
   it('the CA: CA pathLen 0, keyCertSign only, serverAuth only, critical Name Constraints on exactly the hosts and no IP; ≤ 90 days', () => {
