@@ -21,9 +21,13 @@ const AUDIT_SCRIPT = String.raw`
 window.ALLOWED = new Set(['a','abbr','acronym','address','article','aside','b','bdi','bdo','big','blockquote','br','caption','center','cite','code','col','colgroup','dd','del','details','dfn','div','dl','dt','em','figcaption','figure','font','footer','h1','h2','h3','h4','h5','h6','header','hr','i','img','ins','kbd','li','main','mark','nav','ol','p','pre','q','rp','rt','ruby','s','samp','section','small','span','strike','strong','style','sub','summary','sup','table','tbody','td','tfoot','th','thead','time','tr','tt','u','ul','var','wbr']);
 window.REMOTE = /(?:https?:|^|[^a-z0-9+.-])\/\/[a-z0-9]|\\\\[a-z0-9]/i;
 window.CSS_FETCH = /(?:^|[^a-z0-9_-])(?:url|image-set|-webkit-image-set|image|cross-fade|src|element)\s*\(/i;
+// A url() of a cid: reference names a part of the message, whatever its text holds (cid:xhttps://…):
+// as the browser serialises it, a double-quoted string, it is no remote reference.
+window.CID_URL = /url\(\s*"cid:(?:[^"\\]|\\.)*"\s*\)/gi;
 window.cssFindings = function (value, where, remoteOff, out) {
   if (/expression\s*\(|javascript:|behavior|-moz-binding/i.test(value)) out.push(where + ': script-era CSS ' + value);
-  if (remoteOff && window.CSS_FETCH.test(value) && window.REMOTE.test(value)) out.push(where + ': remote CSS ' + value);
+  const fetching = value.replace(window.CID_URL, 'url()');
+  if (remoteOff && window.CSS_FETCH.test(fetching) && window.REMOTE.test(fetching)) out.push(where + ': remote CSS ' + value);
 };
 window.walkRules = function (rules, remoteOff, out) {
   for (const r of rules) {
@@ -464,7 +468,8 @@ describe('message view sanitizer (DOMPurify in Chromium)', function () {
           const r = await check(input);
           assert.deepEqual(r.findings, [], `${JSON.stringify(input)} → ${JSON.stringify(r.html)}`);
         }),
-        { numRuns: 1500 },
+        // A cid: reference whose text holds a URL (found by a run of this property) is a cid: reference.
+        { numRuns: 1500, examples: [[['list-style:', 'url(', 'cid:x', 'https://evil.test/d']]] },
       );
     });
 
