@@ -5,7 +5,7 @@
 // `since: "now"` resolved on the SERVER's clock, and one wait for the next matching message.
 // No vscode import; cancellation is an AbortSignal.
 import { htmlToText } from '../core/html';
-import { isPhoneInbox } from '../core/ids';
+import { isPhoneInbox, PRIVATE_DOMAIN } from '../core/ids';
 import { isLinkKindParam, LINK_KINDS, type LinkKindParam } from '../core/clickKinds';
 import { type ClickLink, codeOf, contentOf, linkToClick, messageBodies, messagesAfter, type SincePoint } from '../core/message';
 import { sleep as sleepFor } from '../core/sleep';
@@ -33,7 +33,7 @@ function iso(ms: number): string {
 }
 
 function address(inbox: string, domain: string): string {
-  return isPhoneInbox(inbox) || domain === 'private' ? inbox : `${inbox}@${domain}`;
+  return isPhoneInbox(inbox) || domain === PRIVATE_DOMAIN ? inbox : `${inbox}@${domain}`;
 }
 
 interface InboxInfo {

@@ -78,6 +78,41 @@ export function domainProblem(domain: string): string | undefined {
   return undefined;
 }
 
+/** An address split at its last `@`: the local part as written, the domain lowercased (none without `@`). */
+export function splitAddress(text: string): { local: string; domain: string | undefined } {
+  const at = text.lastIndexOf('@');
+  return at < 0 ? { local: text, domain: undefined } : { local: text.slice(0, at), domain: text.slice(at + 1).toLowerCase() };
+}
+
+/** What readAddress found wrong, and in which part: the whole (`form`), the inbox, or the domain. */
+export interface AddressProblem {
+  problem: string;
+  part: 'form' | 'inbox' | 'domain';
+}
+
+/**
+ * The one reading of `name@domain`, or of a bare `name` where a default domain is given: the
+ * inbox (normalizeInbox: lowercase, `+1 555…` is its phone inbox) and the domain (lowercase),
+ * or what is wrong. Every surface that takes an address reads it here (SMTP recipients,
+ * provider recipients, the extension's inputs, the test library, MCP), so `*` and `private`
+ * mean the same everywhere: `private` is a domain like any other name (domainProblem accepts
+ * it), and `*` (every inbox) is accepted only where `allowAll` says a reading may name it.
+ */
+export function readAddress(text: string, o: { defaultDomain?: string; allowAll?: boolean } = {}): { inbox: string; domain: string } | AddressProblem {
+  const { local, domain = o.defaultDomain } = splitAddress(text.trim());
+  if (domain === undefined) return { part: 'form', problem: 'it is not an address of the form name@domain' };
+  const inbox = normalizeInbox(local);
+  return addressProblem(inbox, domain, o.allowAll) ?? { inbox, domain };
+}
+
+/** Why inbox@domain (both normalised already) names no inbox, or undefined; readAddress's rule for a parsed pair. */
+export function addressProblem(inbox: string, domain: string, allowAll = false): AddressProblem | undefined {
+  const inboxProblem = inboxNameProblem(inbox) ?? (inbox === ALL_INBOXES && !allowAll ? 'inbox * (every inbox) cannot receive messages: name one inbox' : undefined);
+  if (inboxProblem) return { part: 'inbox', problem: inboxProblem };
+  const problem = domainProblem(domain);
+  return problem ? { part: 'domain', problem } : undefined;
+}
+
 interface ParsedMessageId {
   inbox: string;
   seconds: number;

@@ -12,6 +12,7 @@
 // HTML is read with htmlparser2 (see html.ts); text URLs are found in one forward scan.
 
 import { parseHtml } from './html';
+import { MAX_URL_LENGTH } from './urls';
 
 export interface ExtractedLink {
   url: string;
@@ -26,8 +27,6 @@ export interface LinkSource {
 
 /** Longest link text kept; longer anchor text is cut with an ellipsis (a link label, not content). */
 const MAX_LINK_TEXT_LENGTH = 300;
-/** Longest URL considered; beyond this it is not a link anyone follows (browsers cap near 2 MB, servers at ~8 KB). */
-const MAX_URL_LENGTH = 65_536;
 
 const SCHEME_RE = /^https?:\/\//i;
 /** Finds where a URL starts in text; the rest of the URL is scanned by hand. */

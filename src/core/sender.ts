@@ -29,3 +29,10 @@ export function senderLine(m: SenderFields): string {
   if (address !== undefined) return name !== '' && name !== address ? `${name} <${address}>` : address;
   return fields[0] ?? '';
 }
+
+/** `Acme <no-reply@acme.test>` → `Acme`; a bare address stays. */
+export function senderName(from: string): string {
+  const m = /^\s*"?([^"<]*?)"?\s*<([^>]*)>\s*$/.exec(from);
+  if (m) return m[1].trim() || m[2].trim();
+  return from.trim();
+}

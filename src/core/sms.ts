@@ -90,9 +90,6 @@ export function phoneDigits(number: string): string {
 
 /** Characters of an SMS text kept in a title (a tree row, an editor tab, a subject line). */
 const SMS_TITLE_CHARS = 48;
-/** What an SMS without text, or one stored before SMS had titles, is called (the sender is added). */
-const SMS_PLACEHOLDER_SUBJECTS: readonly string[] = ['', 'sms', '(no subject)'];
-
 /**
  * The first words of a text on one line, at most `max` characters: whitespace runs become
  * one space, and a longer text is cut at the last word boundary that fits (mid-word only when
@@ -108,19 +105,7 @@ export function firstWords(text: string, max = SMS_TITLE_CHARS): string {
   return `${cut.replace(/[\s.,;:!?·-]+$/u, '')}…`;
 }
 
-/** Whether an SMS's subject says nothing of its text (the placeholder "SMS" and the like). */
-export function isPlaceholderSmsSubject(subject: string): boolean {
-  return SMS_PLACEHOLDER_SUBJECTS.includes(subject.trim().toLowerCase());
-}
-
 /** The subject the local server stores for an SMS: the first words of its text ("SMS" when it has none). */
 export function smsSubject(text: string): string {
   return firstWords(text) || 'SMS';
-}
-
-/** The title of an SMS: its sender and the first words of its text ("+1555…: Your code is 604219…"). */
-export function smsTitle(sender: string, text: string): string {
-  const who = sender.trim() || 'unknown sender';
-  const words = firstWords(text);
-  return words ? `${who}: ${words}` : `SMS from ${who}`;
 }

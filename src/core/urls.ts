@@ -1,6 +1,13 @@
 // URL checks shared by the host and the message view. Not HTML: the strings come from the
 // browser's parser (the view) or from htmlparser2 (links), already decoded.
 
+/**
+ * Longest URL any surface takes: a link read from a message (a longer one is not a link anyone
+ * follows: servers refuse request targets near 8 KB), a link the message view lists or opens,
+ * and a request target of this server.
+ */
+export const MAX_URL_LENGTH = 8192;
+
 /** `data:` images accepted inline (raster only: an SVG document is markup). */
 const DATA_IMAGE = /^data:image\/(?:png|gif|jpe?g|webp|bmp|avif|x-icon|vnd\.microsoft\.icon)(?:;[a-z0-9=._-]+)*;base64,[a-z0-9+/=\s]*$/i;
 /** Link schemes listed as links (they are never clickable in the message frame). */

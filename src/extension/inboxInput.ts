@@ -1,5 +1,5 @@
 // Inbox names typed by the user or passed to commands. Pure.
-import { ALL_INBOXES, domainProblem, inboxNameProblem, normalizeInbox } from '../core/ids';
+import { ALL_INBOXES, inboxNameProblem, normalizeInbox, readAddress, splitAddress } from '../core/ids';
 import { ExtensionError } from './errors';
 import type { InboxRef } from './tree/state';
 
@@ -14,13 +14,9 @@ export function checkInboxName(raw: string): string {
 
 /** `name` or `name@domain` → inbox and domain (the fallback domain when none is typed). */
 export function parseInboxInput(raw: string, fallbackDomain: string): InboxRef {
-  const t = raw.trim();
-  const at = t.lastIndexOf('@');
-  if (at > 0) {
-    const domain = t.slice(at + 1).toLowerCase();
-    const problem = domain === 'private' ? undefined : domainProblem(domain);
-    if (problem) throw new ExtensionError('invalid_input', `"${domain}" is not a usable domain: ${problem}.`);
-    return { inbox: checkInboxName(t.slice(0, at)), domain };
-  }
-  return { inbox: checkInboxName(t), domain: fallbackDomain };
+  const read = readAddress(raw, { defaultDomain: fallbackDomain });
+  if (!('problem' in read)) return read;
+  const { local, domain } = splitAddress(raw.trim());
+  if (read.part === 'domain') throw new ExtensionError('invalid_input', `"${domain}" is not a usable domain: ${read.problem}.`);
+  throw new ExtensionError('invalid_input', `"${local}" is not a usable inbox name: ${read.problem}.`);
 }

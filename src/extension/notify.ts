@@ -8,6 +8,7 @@ import type { MessageSummary } from '../core/wire';
 import type { NewMail } from './live';
 import { errorText, type Logger } from './log';
 import type { InboxRef, MessageRef } from './tree/state';
+import { messageTitle } from '../core/title';
 
 interface MailNotice {
   domain: string;
@@ -29,7 +30,7 @@ export function noticeFor(mail: NewMail, isWatched: (ref: InboxRef) => boolean):
     inbox,
     summary,
     more,
-    text: more > 0 ? inert`New message in ${inbox}: ${summary.subject.trim() || '(no subject)'} (and ${more} more)` : inert`New message in ${inbox}: ${summary.subject.trim() || '(no subject)'}`,
+    text: more > 0 ? inert`New message in ${inbox}: ${messageTitle(summary)} (and ${more} more)` : inert`New message in ${inbox}: ${messageTitle(summary)}`,
   };
 }
 

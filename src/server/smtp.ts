@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerAuthentication, type SMTPServerAuthenticationResponse, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { ChaosContext, ChaosFault, ChaosRules, SmtpStage } from './chaos/rules';
 import type { DelayedDeliveries } from './chaos/delayed';
-import { domainProblem, inboxNameProblem, normalizeInbox } from '../core/ids';
+import { readAddress } from '../core/ids';
 import { BudgetError, ByteBudget } from './budget';
 import { drainInto, SpoolingSink } from './spool';
 import { securityOptions, type SmtpSecurity } from './smtpSecurity';
@@ -79,12 +79,9 @@ function reply(code: number, text: string): SmtpReplyError {
 
 /** Splits a recipient address into (domain, inbox), or says why it cannot be delivered. */
 export function recipientTarget(address: string): { domain: string; inbox: string } | { problem: string } {
-  const at = address.lastIndexOf('@');
-  if (at <= 0 || at === address.length - 1) return { problem: `<${address}> is not an address of the form name@domain` };
-  const inbox = normalizeInbox(address.slice(0, at));
-  const domain = address.slice(at + 1).toLowerCase();
-  const problem = domainProblem(domain) ?? (inbox === '*' ? 'inbox * cannot receive messages' : inboxNameProblem(inbox));
-  return problem ? { problem: `<${address}>: ${problem}` } : { domain, inbox };
+  const read = readAddress(address);
+  if (!('problem' in read)) return read;
+  return { problem: read.part === 'form' ? `<${address}> is not an address of the form name@domain` : `<${address}>: ${read.problem}` };
 }
 
 /** The envelope's sender, once MAIL FROM was accepted. */

@@ -5,8 +5,9 @@
 // posts. No vscode, no Node, no DOM: plain data and checks.
 
 import { plainText, UNCUT } from '../core/inert';
-import { isPlaceholderSmsSubject, smsTitle, type SmsEncoding } from '../core/sms';
-import { isDataImageUrl } from '../core/urls';
+import type { SmsEncoding } from '../core/sms';
+import { messageTitle } from '../core/title';
+import { isDataImageUrl, MAX_URL_LENGTH } from '../core/urls';
 import { CLICK_KINDS, type ClickKind } from '../core/clickKinds';
 
 /** Tabs of the message view, in display order. */
@@ -23,8 +24,6 @@ export const TAB_LABELS: Record<TabId, string> = {
   raw: 'Raw',
 };
 
-/** Longest URL the host opens on the webview's request (longer ones are not links a person clicks). */
-export const MAX_URL_LENGTH = 8192;
 /** Longest message id accepted in a message (ids are `<inbox ≤64>-<seconds>-<counter>`). */
 const MAX_ID_LENGTH = 128;
 /** Most attachments referenced by index in one message. */
@@ -432,15 +431,10 @@ export function parseWebviewMessage(data: unknown): Parsed<WebviewMessage> {
 }
 
 /**
- * The message's heading and editor tab title: an email shows its subject; an SMS its sender and
- * the first words of its text (of its subject when the text is not at hand and the subject is
- * more than the placeholder "SMS").
+ * The message's heading and editor tab title: its messageTitle (core/title.ts), as the tree, the
+ * pickers and the web list call it; an SMS's words are its body's.
  */
 export function viewTitle(state: Pick<ViewState, 'kind' | 'id' | 'header'> & { sms?: Pick<ViewSms, 'body'> }): string {
   // Mail text in the view's chrome: core/inert.ts's rule (an SMS's words are its body's).
-  if (state.kind === 'sms') {
-    const text = state.sms?.body ?? (isPlaceholderSmsSubject(state.header.subject) ? '' : state.header.subject);
-    return plainText(smsTitle(state.header.from, text), UNCUT);
-  }
-  return plainText(state.header.subject || '(no subject)', UNCUT);
+  return plainText(messageTitle({ ...state.header, sms: state.kind === 'sms', smsText: state.sms?.body }), UNCUT);
 }

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { createClient } from '../api/client';
 import { ApiError } from '../api/errors';
 import type { InboxApi } from '../api/types';
-import { domainProblem, inboxNameProblem, normalizeInbox, PRIVATE_DOMAIN } from '../core/ids';
+import { domainProblem, PRIVATE_DOMAIN, readAddress } from '../core/ids';
 import { parseDuration } from '../core/duration';
 import { API_TOKEN_ENV, DATA_DIR_ENV, DEFAULT_HOST, DEFAULT_HTTP_PORT, discoveryDataDirs, checkHealthProof, ownershipProblem, readServerFile, readTokensFile, secretFileProblem, SERVER_FILE, type ServerFile, ServerFileProblem, type SavedTokens, TOKENS_FILE, TokensFileProblem } from '../shared/contract';
 import { isLoopbackHost } from '../core/urls';
@@ -92,7 +92,7 @@ async function findServerFile(dirs: string[]): Promise<{ dataDir: string; sf: Se
 export async function connect(o: ConnectionOptions, env: NodeJS.ProcessEnv = process.env, fallbackUrl = DEFAULT_SERVER_URL, where: DataDirDefaults = {}): Promise<Connection> {
   const given = o.dataDir || env[DATA_DIR_ENV];
   const domain = (o.domain || env[DOMAIN_ENV] || PRIVATE_DOMAIN).toLowerCase();
-  const dp = domain === PRIVATE_DOMAIN ? undefined : domainProblem(domain);
+  const dp = domainProblem(domain);
   if (dp) throw new TestInboxError('bad_input', `domain ${JSON.stringify(domain)}: ${dp}`);
   const named = trimUrl(o.server || env[SERVER_ENV] || undefined);
   const { dataDir, sf } = await findServerFile(given ? [path.resolve(given)] : discoveryDataDirs(env, where.platform, where.home));
@@ -238,14 +238,9 @@ async function proofProblem(baseUrl: string, sf: ServerFile, file: string, signa
 
 /** `name` or `name@domain` → the inbox and the domain (the address's, else `fallback`). */
 export function splitInbox(address: string, fallback: string): { inbox: string; domain: string } {
-  const at = address.lastIndexOf('@');
-  const inbox = normalizeInbox(at < 0 ? address : address.slice(0, at));
-  const domain = at < 0 ? fallback : address.slice(at + 1).toLowerCase();
-  const ip = inboxNameProblem(inbox);
-  if (ip) throw new TestInboxError('bad_input', `inbox ${JSON.stringify(address)}: ${ip}`);
-  const dp = domain === PRIVATE_DOMAIN ? undefined : domainProblem(domain);
-  if (dp) throw new TestInboxError('bad_input', `domain of ${JSON.stringify(address)}: ${dp}`);
-  return { inbox, domain };
+  const read = readAddress(address, { defaultDomain: fallback, allowAll: true });
+  if (!('problem' in read)) return read;
+  throw new TestInboxError('bad_input', `${read.part === 'domain' ? 'domain of' : 'inbox'} ${JSON.stringify(address)}: ${read.problem}`);
 }
 
 /** A timeout option in ms (a number of ms, or a duration string), default DEFAULT_TIMEOUT_MS. */

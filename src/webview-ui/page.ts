@@ -10,6 +10,7 @@ import type { AttachmentInfo, MessageSummary } from '../core/wire';
 import { parseHostMessage, type WebviewMessage } from '../shared/viewProtocol';
 import { handleHostMessage, initView } from './view';
 import { buildViewState } from './viewState';
+import { messageTitle } from '../core/title';
 
 const PAGE_TOKEN_HEADER = 'x-test-inbox-session';
 /**
@@ -335,7 +336,7 @@ function renderMessages(): void {
         : el('li', { class: 'empty' }, `${queryTotal} ${queryTotal === 1 ? 'message matches' : 'messages match'} “${selected.query}”${queryTotal > shown.length ? ` (the newest ${shown.length} shown)` : ''}.`),
     );
   } else if (shown.length === 0) rows.push(el('li', { class: 'empty' }, 'No messages.'));
-  for (const m of shown) rows.push(item(`message:${m.id}`, m.subject || '(no subject)', undefined, open?.id === m.id, () => void openMessage(m.domain, m.to, m.id), plain`${m.from} · ${m.to} · ${new Date(m.time).toLocaleString()}`));
+  for (const m of shown) rows.push(item(`message:${m.id}`, messageTitle(m), undefined, open?.id === m.id, () => void openMessage(m.domain, m.to, m.id), plain`${m.from} · ${m.to} · ${new Date(m.time).toLocaleString()}`));
   const list = byId('messages');
   fill(list, rows);
   if (focusFirstRow && shown.length > 0) {

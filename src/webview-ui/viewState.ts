@@ -5,14 +5,14 @@ import { type SmsEncoding, smsSegments } from '../core/sms';
 import type { Message } from '../core/wire';
 import { type AttachmentInfo, PROVIDER_API_HEADER } from '../core/wire';
 import { extractCodes, type CodeReason } from '../core/otp';
-import { isDataImageUrl, safeLinkTarget } from '../core/urls';
+import { isDataImageUrl, MAX_URL_LENGTH, safeLinkTarget } from '../core/urls';
 import { PRIVATE_DOMAIN } from '../core/ids';
 import { senderLine } from '../core/sender';
 import { plainText, UNCUT } from '../core/inert';
 import { cleanFileName } from '../core/fileNames';
 import { CLICK_KIND_LABELS } from '../core/clickKinds';
 import { codeSource, contentOf, headerValue, type KindedLink, kindedLinks, messageBodies, pickLinkToClick } from '../core/message';
-import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, MAX_URL_LENGTH, type TabId, type ViewLink, type ViewState, type ViewText, type ViewVerification } from '../shared/viewProtocol';
+import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, type TabId, type ViewLink, type ViewState, type ViewText, type ViewVerification } from '../shared/viewProtocol';
 
 /** Most characters of text or raw source sent to the view; beyond this the view says it is cut (a DOM size limit). */
 export const MAX_VIEW_TEXT = 2 * 1024 * 1024;

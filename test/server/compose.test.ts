@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import PostalMime from 'postal-mime';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { ComposeError, DUMMY_SUBJECT, composeMessage, dummyFrom, leafMessage } from '../../src/server/http/compose';
+import { ComposeError, composeMessage, dummyFrom, leafMessage } from '../../src/server/http/compose';
+import { NO_SUBJECT } from '../../src/core/title';
 
 const aMessage = (over: Partial<Parameters<typeof composeMessage>[0]> = {}) =>
   composeMessage({ from: 'Acme <no-reply@acme.test>', subject: 'Your code', text: 'Code: 123456', inbox: 'joe', domain: 'inbox.test', source: 'inject', ...over });
@@ -50,7 +51,7 @@ describe('compose', () => {
     const parsed = await PostalMime.parse(await composeMessage({ inbox: 'joe', domain: 'inbox.test', source: 'webhook' }));
     assert.equal(parsed.from?.address, dummyFrom('webhook', 'inbox.test'));
     assert.equal(parsed.from?.address, 'webhook@inbox.test');
-    assert.equal(parsed.subject, DUMMY_SUBJECT);
+    assert.equal(parsed.subject, NO_SUBJECT);
     const injected = await PostalMime.parse(await composeMessage({ from: '  ', subject: '', inbox: 'joe', domain: 'x.test', source: 'inject' }));
     assert.equal(injected.from?.address, 'inject@x.test');
     assert.equal(injected.subject, '(no subject)');
@@ -154,7 +155,7 @@ describe('compose', () => {
         const parsed = await PostalMime.parse(raw);
         assert.equal((parsed.text ?? '').replace(/\n$/, ''), clean.replace(/\n$/, ''));
         // Blanks at the ends of an unstructured header are not significant (RFC 5322 3.2.2).
-        assert.equal(parsed.subject, subject.trim() === '' ? DUMMY_SUBJECT : subject.trim());
+        assert.equal(parsed.subject, subject.trim() === '' ? NO_SUBJECT : subject.trim());
       }),
       { numRuns: 100 },
     );

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { firstWords, isPlaceholderSmsSubject, phoneDigits, smsSegments, smsSubject, smsTitle } from '../../src/core/sms';
+import { firstWords, phoneDigits, smsSegments, smsSubject } from '../../src/core/sms';
 
 describe('core/sms: GSM-7 / UCS-2 segments', () => {
   it('plain GSM-7 text: 160 septets in one segment, then 153 per segment', () => {
@@ -70,16 +70,8 @@ describe('core/sms: titles', () => {
     assert.ok(!/[\ud800-\udbff]…$/.test(emoji), 'no lone surrogate before the ellipsis');
   });
 
-  it('titles an SMS by sender and first words; without text, by sender alone', () => {
-    assert.equal(smsTitle('+15550100000', 'Your code is 123456'), '+15550100000: Your code is 123456');
-    assert.equal(smsTitle('+15550100000', '  '), 'SMS from +15550100000');
-    assert.equal(smsTitle('', 'hi'), 'unknown sender: hi');
-  });
-
-  it('stores the first words as the subject, "SMS" for an empty text; the placeholders are recognised', () => {
+  it('stores the first words as the subject, "SMS" for an empty text', () => {
     assert.equal(smsSubject('Your code is 123456'), 'Your code is 123456');
     assert.equal(smsSubject(''), 'SMS');
-    for (const s of ['SMS', 'sms', ' ', '(no subject)']) assert.ok(isPlaceholderSmsSubject(s), s);
-    assert.ok(!isPlaceholderSmsSubject('Your code is 123456'));
   });
 });

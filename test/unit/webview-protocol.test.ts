@@ -1,9 +1,9 @@
+import { MAX_URL_LENGTH } from '../../src/core/urls';
 import assert from 'node:assert/strict';
 import {
   isFromHost,
   MAX_HTML_SOURCE,
   MAX_INLINE_IMAGES,
-  MAX_URL_LENGTH,
   parseHostMessage,
   parseWebviewMessage,
   viewTitle,
@@ -107,10 +107,10 @@ describe('webview protocol: host → webview', () => {
     rejects(parseHostMessage(renderOf({ ...s, html: { ...s.html, themeColors: 'yes' } })), /themeColors/);
   });
 
-  it('titles an SMS after its sender and an email after its subject', () => {
+  it('titles a message by messageTitle: an SMS by its first words (its sender when it has none), an email by its subject', () => {
     assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewState().header, from: '15551234567', subject: 'SMS' } }), 'SMS from 15551234567');
-    assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewState().header, from: '15551234567', subject: 'SMS' }, sms: { body: 'Your Acme code: 7731. Do not share it.' } }), '15551234567: Your Acme code: 7731. Do not share it.');
-    assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewState().header, from: '15551234567', subject: 'Your code is 902114' } }), '15551234567: Your code is 902114');
+    assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewState().header, from: '15551234567', subject: 'SMS' }, sms: { body: 'Your Acme code: 7731. Do not share it.' } }), 'Your Acme code: 7731. Do not share it.');
+    assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewState().header, from: '15551234567', subject: 'Your code is 902114' } }), 'Your code is 902114');
     assert.equal(viewTitle(aViewState()), 'Your code');
     assert.equal(viewTitle(aViewState({ header: { ...aViewState().header, subject: '' } })), '(no subject)');
   });

@@ -10,7 +10,7 @@ import { ACTION_TITLES, describeError, isCancellation } from '../errors';
 import { runAction } from '../services';
 import { showWarning } from '../ui/shown';
 import type { Services } from '../services';
-import { senderName } from '../tree/present';
+import { messageSender, messageTitle } from '../../core/title';
 import type { MessageRef } from '../tree/state';
 import { relativeTime } from '../util/time';
 import { run as openMessage } from './openMessage';
@@ -37,8 +37,8 @@ export function searchPickShown(): typeof shown {
 /** One result row: subject; sender, inbox and age. Mail-derived text is inert (no `$(icon)` renders). */
 function itemOf(m: MessageSummary, now: number): Item {
   return {
-    label: inertText(m.subject || '(no subject)'),
-    description: inert`${senderName(m.from)} · ${m.to}@${m.domain} · ${relativeTime(m.time, now)}`,
+    label: inertText(messageTitle(m)),
+    description: inert`${messageSender(m)} · ${m.to}@${m.domain} · ${relativeTime(m.time, now)}`,
     // Every result is the server's match: the QuickPick must not filter them again by the typed query.
     alwaysShow: true,
     ref: { domain: m.domain, inbox: m.to, id: m.id },

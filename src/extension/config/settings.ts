@@ -2,6 +2,7 @@
 // anything with a `get(key)` (a WorkspaceConfiguration in the host, a plain object in tests).
 // The local server's defaults (ports, domain) are the process contract's.
 import { DEFAULT_DOMAIN, DEFAULT_DURABILITY, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT, DURABILITIES, type Durability, isDurability } from '../../shared/contract';
+import { domainProblem, PRIVATE_DOMAIN } from '../../core/ids';
 import { hideUrlCredentials } from '../../core/urls';
 import type { InboxRef } from '../tree/state';
 
@@ -116,7 +117,6 @@ function intSetting(raw: unknown, def: number, min: number, max: number): number
   return raw;
 }
 
-const DOMAIN_RE = /^(private|[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*)$/i;
 
 /** Reads and validates every setting; unusable values fall back to the default and are reported. */
 export function readSettings(cfg: SettingsReader): { settings: Settings; problems: SettingProblem[] } {
@@ -137,7 +137,7 @@ export function readSettings(cfg: SettingsReader): { settings: Settings; problem
   const domains: string[] = [];
   if (Array.isArray(domainsRaw)) {
     for (const d of domainsRaw) {
-      if (typeof d === 'string' && DOMAIN_RE.test(d.trim())) {
+      if (typeof d === 'string' && domainProblem(d.trim()) === undefined) {
         const v = d.trim().toLowerCase();
         if (!domains.includes(v)) domains.push(v);
       } else problems.push({ key: full(SettingKey.domains), message: `ignored ${JSON.stringify(d)}: not a domain name` });
@@ -149,7 +149,7 @@ export function readSettings(cfg: SettingsReader): { settings: Settings; problem
   const localDomainRaw = cfg.get<unknown>(SettingKey.localDomain);
   let localDomain = DEFAULT_DOMAIN;
   if (typeof localDomainRaw === 'string' && localDomainRaw.trim() !== '') {
-    if (DOMAIN_RE.test(localDomainRaw.trim()) && localDomainRaw.trim() !== 'private') localDomain = localDomainRaw.trim().toLowerCase();
+    if (domainProblem(localDomainRaw.trim()) === undefined && localDomainRaw.trim().toLowerCase() !== PRIVATE_DOMAIN) localDomain = localDomainRaw.trim().toLowerCase();
     else problems.push({ key: full(SettingKey.localDomain), message: `"${localDomainRaw}" is not a domain name` });
   }
 
@@ -196,7 +196,7 @@ export interface ServerDomains {
  */
 export function defaultDomains(settings: Settings, server: { defaultDomain?: string; listed: string[] } | undefined): string[] {
   if (settings.domains.length > 0) return settings.domains;
-  if (!server) return ['private'];
+  if (!server) return [PRIVATE_DOMAIN];
   const out = server.defaultDomain ? [server.defaultDomain] : [];
   for (const d of server.listed) if (!out.includes(d)) out.push(d);
   return out;

@@ -2,7 +2,7 @@
 // place. Every loader catches and returns an error node: nothing here throws into the
 // tree. No vscode import (the provider in provider.ts maps nodes to TreeItems).
 import type { InboxApi } from '../../api/types';
-import { ALL_INBOXES, isPhoneInbox } from '../../core/ids';
+import { ALL_INBOXES, isPhoneInbox, PRIVATE_DOMAIN } from '../../core/ids';
 import type { MessageSummary } from '../../core/wire';
 import { describeError, type ErrorAction } from '../errors';
 import { Emitter } from '../util/emitter';
@@ -186,7 +186,7 @@ export class InboxModel {
       added: this.deps.added().has({ domain, inbox }),
       phone,
       unread: this.unreadIn(data.msgs.filter((m) => m.to.toLowerCase() === inbox)),
-      address: domain !== 'private' && !phone ? `${inbox}@${domain}` : undefined,
+      address: domain !== PRIVATE_DOMAIN && !phone ? `${inbox}@${domain}` : undefined,
       ...(this.firstArrivals.has(inboxKey({ domain, inbox })) ? { expand: true } : {}),
     };
   }
@@ -283,7 +283,7 @@ export class InboxModel {
     if (data.msgs.length === 0) {
       const smtp = this.deps.smtp?.();
       const where =
-        phone || domain === 'private'
+        phone || domain === PRIVATE_DOMAIN
           ? 'Inject a test message or send one to it.'
           : smtp
             ? `Send mail to ${inbox}@${domain} (SMTP ${smtp.host}:${smtp.port}) or inject a test message.`

@@ -3,9 +3,10 @@
 // `Plain` (core/inert.ts): built with the `plain` template, so a subject, a sender or an inbox
 // name reaches the tree without bidi controls or control characters, and cut when very long;
 // toTreeItem (provider.ts) takes nothing else.
+import { PRIVATE_DOMAIN } from '../../core/ids';
 import { plain, plainMessage, type Plain } from '../../core/inert';
 import { senderLine } from '../../core/sender';
-import { firstWords, isPlaceholderSmsSubject } from '../../core/sms';
+import { messageSender, messageTitle } from '../../core/title';
 import { commandTitle } from '../commandIds';
 import type { ConnectionState } from '../connection';
 import { ACTION_TITLES, describeError, type ErrorAction } from '../errors';
@@ -55,13 +56,6 @@ export interface Presentation {
  * readers hear "Unread" from the row's accessible label instead.
  */
 const UNREAD_MARK = '●';
-
-/** `Acme <no-reply@acme.test>` → `Acme`; a bare address stays. */
-export function senderName(from: string): string {
-  const m = /^\s*"?([^"<]*?)"?\s*<([^>]*)>\s*$/.exec(from);
-  if (m) return m[1].trim() || m[2].trim();
-  return from.trim();
-}
 
 /**
  * The view's message for a connection state that is not "ready": the server's URL and the
@@ -134,7 +128,7 @@ export function present(node: TreeNode, now: number): Presentation {
         id: node.id,
         label: plain`${node.domain}`,
         description: joined([inboxes, unread], plain` · `),
-        tooltip: node.domain === 'private' ? plain`The private domains of this server` : plain`Domain ${node.domain}`,
+        tooltip: node.domain === PRIVATE_DOMAIN ? plain`The private domains of this server` : plain`Domain ${node.domain}`,
         icon: 'globe',
         contextValue: NodeContext.domain,
         collapsible: 'expanded',
@@ -162,9 +156,8 @@ export function present(node: TreeNode, now: number): Presentation {
       };
     case 'message': {
       const m = node.summary;
-      const sender = senderName(senderLine(m)) || '(unknown sender)';
-      // An SMS has no subject of its own: its first words (the local server stores them as the subject, as the hosted service does).
-      const subject = node.phone ? (isPlaceholderSmsSubject(m.subject) ? `SMS from ${sender}` : firstWords(m.subject)) : m.subject.trim() || '(no subject)';
+      const sender = messageSender(m);
+      const subject = messageTitle({ ...m, to: node.inbox });
       const when = relativeTime(m.time, now);
       const unread = node.unread ? `${UNREAD_MARK} ` : '';
       return {

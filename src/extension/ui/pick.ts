@@ -1,7 +1,7 @@
 // Node-or-picker: commands get a tree node (or, from tests and other commands, a plain
 // `{ domain, inbox, id }` object); from the palette they ask with a QuickPick.
 import * as vscode from 'vscode';
-import { isPhoneInbox } from '../../core/ids';
+import { isPhoneInbox, PRIVATE_DOMAIN } from '../../core/ids';
 import { inert, inertText } from '../../core/inert';
 import type { MessageSummary } from '../../core/wire';
 import { ExtensionError } from '../errors';
@@ -9,7 +9,7 @@ import { activeMessageRef } from '../messagePanel/messagePanel';
 import { checkInboxName, parseInboxInput } from '../inboxInput';
 import type { Services } from '../services';
 import type { TreeNode } from '../tree/model';
-import { senderName } from '../tree/present';
+import { messageSender, messageTitle } from '../../core/title';
 import type { InboxRef, MessageRef } from '../tree/state';
 import { relativeTime } from '../util/time';
 import { toAbortSignal } from './cancel';
@@ -34,7 +34,7 @@ export function defaultDomain(s: Services): string {
   if (shown.length > 0) return shown[0];
   const settings = s.settings();
   if (settings.domains.length > 0) return settings.domains[0];
-  return s.connection.defaultDomain() ?? 'private';
+  return s.connection.defaultDomain() ?? PRIVATE_DOMAIN;
 }
 
 /** An inbox from a node or argument, else from a QuickPick (undefined when dismissed). */
@@ -156,7 +156,7 @@ export async function resolveMessage(s: Services, arg: unknown, title: string, o
   const now = Date.now();
   const picked = await vscode.window.showQuickPick(
     // Subjects and senders come from mail: inert, so no `$(icon)` renders in the picker.
-    listing.msgs.map((m) => ({ label: inertText(m.subject || '(no subject)'), description: inert`${senderName(m.from)} · ${relativeTime(m.time, now)}`, detail: inertText(m.id), id: m.id })),
+    listing.msgs.map((m) => ({ label: inertText(messageTitle(m)), description: inert`${messageSender(m)} · ${relativeTime(m.time, now)}`, detail: inertText(m.id), id: m.id })),
     { title, placeHolder: `Pick a message of ${ref.inbox}` },
   );
   return picked ? { ...ref, id: picked.id } : undefined;

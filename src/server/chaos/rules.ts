@@ -12,7 +12,7 @@
 // knows the message's sender and recipient.
 import { randomBytes } from 'node:crypto';
 import { parseDuration } from '../../core/duration';
-import { normalizeInbox } from '../../core/ids';
+import { normalizeInbox, splitAddress } from '../../core/ids';
 import { type ChaosRuleInfo, MAX_CHAOS_DELAY_MS } from '../../core/wire';
 
 export const CHAOS_SURFACES = ['smtp', 'resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify', 'delivery', 'mailosaur'] as const;
@@ -293,7 +293,7 @@ export function addressMatches(patternText: string, address: string): boolean {
   const a = address.trim().toLowerCase();
   if (patternText.startsWith('*@')) return a.endsWith(patternText.slice(1));
   if (patternText.includes('@')) return a === patternText;
-  return a.slice(0, a.lastIndexOf('@') >>> 0) === patternText || a === patternText;
+  return splitAddress(a).local === patternText || a === patternText;
 }
 
 /** Whether a rule can fire again: one with `times` stops at its N (docs/chaos.md, "active"). */

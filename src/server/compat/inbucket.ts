@@ -4,6 +4,7 @@
 // is `[]`, never 404. Listed oldest first, as Inbucket does. `seen` is the read mark Mailpit's
 // API shares (reads.ts). Deletes answer `"OK"`, as JSON: Inbucket's client parses every answer.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { splitAddress } from '../../core/ids';
 import { sendBytes, sendJson } from '../http/respond';
 import { responseLifetime } from '../budget';
 import { RAW_COST, readHeld } from '../http/api/read';
@@ -17,7 +18,7 @@ const MAX_MAILBOX = 5000;
 
 /** Inbucket's default mailbox of a name or an address: local part, lower-cased, no `+tag`. */
 export function mailboxOf(name: string): string {
-  const local = name.includes('@') ? name.slice(0, name.lastIndexOf('@')) : name;
+  const { local } = splitAddress(name);
   const plus = local.indexOf('+');
   return (plus >= 0 ? local.slice(0, plus) : local).trim().toLowerCase();
 }

@@ -6,6 +6,7 @@
 // clients parse any non-empty answer as JSON, so the deletes answer with no body.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseSearchQuery, SearchQueryError } from '../../core/search';
+import { splitAddress } from '../../core/ids';
 import { responseLifetime } from '../budget';
 import { runSearch } from '../http/api/search';
 import { sendJson } from '../http/respond';
@@ -25,8 +26,8 @@ interface Path {
 }
 
 function pathOf(address: string): Path {
-  const at = address.lastIndexOf('@');
-  return { Relays: null, Mailbox: at < 0 ? address : address.slice(0, at), Domain: at < 0 ? '' : address.slice(at + 1), Params: '' };
+  const { local, domain = '' } = splitAddress(address);
+  return { Relays: null, Mailbox: local, Domain: domain, Params: '' };
 }
 
 /** The address of a From header as the index holds it (`Name <addr>` or `addr`). */

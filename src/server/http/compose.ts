@@ -8,7 +8,7 @@
 //   MIME-Version, Content-Type: text/plain; charset=utf-8,
 //   Content-Transfer-Encoding: quoted-printable; CRLF line endings throughout.
 // When the payload has no `from`, the sender is `<source>@<domain>` (e.g. `webhook@inbox.test`);
-// when it has no subject, the subject is `(no subject)` (docs/api.md §4.5 rule 4).
+// when it has no subject, the subject is NO_SUBJECT (core/title.ts; docs/api.md §4.5 rule 4).
 import { randomUUID } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type Mail from 'nodemailer/lib/mailer';
@@ -16,9 +16,8 @@ import * as mimeFuncs from 'nodemailer/lib/mime-funcs';
 import type MimeNode from 'nodemailer/lib/mime-node';
 import * as qp from 'nodemailer/lib/qp';
 import type { MessageSource } from '../store/types';
+import { NO_SUBJECT } from '../../core/title';
 
-/** Subject used when the payload has none (docs/api.md §4.5 rule 4). */
-export const DUMMY_SUBJECT = '(no subject)';
 /** Header lines are folded to this length (RFC 5322 2.1.1 recommends at most 78 characters). */
 const HEADER_LINE_LENGTH = 76;
 /** Longest run of non-blank characters MailComposer may leave unencoded: longer cannot be folded onto a 78-character line. */
@@ -74,9 +73,9 @@ function fromProblem(from: string): string | undefined {
   return undefined;
 }
 
-/** The Subject a composed message carries: the payload's, trimmed, or DUMMY_SUBJECT. */
+/** The Subject a composed message carries: the payload's, trimmed, or NO_SUBJECT. */
 export function composedSubject(subject: string | undefined): string {
-  return subject === undefined || subject.trim() === '' ? DUMMY_SUBJECT : subject.trim();
+  return subject === undefined || subject.trim() === '' ? NO_SUBJECT : subject.trim();
 }
 
 export async function composeMessage(input: ComposeInput): Promise<Buffer> {

@@ -4,9 +4,8 @@
 // Both `/api/v2/domains/` and `/api/v2/domain/` are accepted; a trailing slash is optional.
 import { TWILIO_API_PREFIX } from '../../shared/contract';
 import { HttpError, badRequest, notFound } from './errors';
+import { MAX_URL_LENGTH } from '../../core/urls';
 
-/** Longest request target accepted; longer ones are not a real client (Node's header limit is 16 KB anyway). */
-const MAX_URL_LENGTH = 8 * 1024;
 
 type MessageView = 'message' | 'links' | 'raw' | 'attachments' | 'attachment';
 

@@ -1,7 +1,7 @@
 // What every store does with a message before it keeps it: the recipient inboxes checked and
 // normalised (each once), and the fields the listings show read from the message's head.
 // Shared by the Maildir store (maildir/store.ts) and the PostgreSQL store (postgres/store.ts).
-import { ALL_INBOXES, domainProblem, inboxNameProblem, isPhoneInbox, normalizeInbox } from '../../core/ids';
+import { addressProblem, isPhoneInbox, normalizeInbox } from '../../core/ids';
 import { codeOfParts, detectCode } from './code';
 import { StoreError } from './errors';
 import { parseIndexedHeaders } from './headers';
@@ -25,8 +25,8 @@ function normalizeTargets(targets: Target[]): Target[] {
   for (const t of targets) {
     const domain = t.domain.trim().toLowerCase();
     const inbox = normalizeInbox(t.inbox);
-    const problem = domainProblem(domain) ?? (inbox === ALL_INBOXES ? 'inbox * cannot receive messages' : inboxNameProblem(inbox));
-    if (problem) throw new StoreError('bad_target', `${t.inbox}@${t.domain}: ${problem}`);
+    const wrong = addressProblem(inbox, domain);
+    if (wrong) throw new StoreError('bad_target', `${t.inbox}@${t.domain}: ${wrong.problem}`);
     const key = `${domain}\n${inbox}`;
     if (!seen.has(key)) {
       seen.add(key);

@@ -11,7 +11,7 @@ import { addressProblem, MAX_BODY_CHARS } from '../twilio/api';
 import { StoreError } from '../../store/errors';
 import { ACCOUNT_SID_RE, MESSAGE_SID_RE, newMessageSid } from '../twilio/store';
 import { phoneDigits, smsSubject } from '../../../core/sms';
-import { isPhoneInbox } from '../../../core/ids';
+import { isPhoneInbox, splitAddress } from '../../../core/ids';
 import type { Route } from '../routes';
 import { type ApiContext, type Query, type Req, type Res, readDomain, readInbox } from './context';
 import { deliver, store as deliverQuietly } from './inboxes';
@@ -50,9 +50,7 @@ export async function receiveWebhook(ctx: ApiContext, req: Req, res: Res, route:
   if (inbox === undefined) {
     // Rules 1 and 2: the inbox named by `to` (an inbox name, or an address whose local part is used).
     if (msg.to === undefined || msg.to.trim() === '') throw badRequest('bad_field', 'no inbox: name it in the path or in the "to" field');
-    const to = msg.to.trim();
-    const at = to.lastIndexOf('@');
-    inbox = readInbox(at > 0 ? to.slice(0, at) : to, false, 'field "to"');
+    inbox = readInbox(splitAddress(msg.to.trim()).local, false, 'field "to"');
   }
   await deliver(ctx, res, domain, inbox, msg, 'webhook');
 }
