@@ -2,7 +2,7 @@
 // (a browser), so DOMPurify parses the mail with the browser's own HTML parser, the engine
 // that then renders it, and CSS is read through the browser's CSSOM: what is checked is what
 // the browser will act on. Three layers: this sanitizer, the frame's empty `sandbox` with its
-// own CSP (srcdocCsp), and the view's CSP around it.
+// own CSP (core/csp.ts frameCsp), and the view's CSP around it (viewCsp).
 //
 // Policy: an allowlist of formatting elements and attributes; links lose their href (the
 // Links tab opens them, through the host, after a confirmation) and show the URL as a
@@ -11,6 +11,7 @@
 // attributes and `<style>` elements; a declaration that refers to anything else is dropped.
 import DOMPurify from 'dompurify';
 import { isDataImageUrl, isRemoteUrl, safeLinkTarget, urlForSchemeCheck } from '../core/urls';
+import { frameCsp } from '../core/csp';
 
 export interface SanitizeOptions {
   /** Keep http(s) images and CSS `url()`s (the user allowed remote images). */
@@ -294,11 +295,6 @@ export function sanitizeEmailHtml(input: string, opts: SanitizeOptions): Sanitiz
   return { html, blockedRemote, removed };
 }
 
-/** CSP of the frame document: inline styles, data: and cid: images, remote images only when allowed. */
-function srcdocCsp(allowRemoteImages: boolean): string {
-  return `default-src 'none'; style-src 'unsafe-inline'; img-src data: cid:${allowRemoteImages ? ' https: http:' : ''}; form-action 'none'; base-uri 'none'`;
-}
-
 /** Base look inside the frame: readable defaults that do not fight the email's own styles. */
 const SRCDOC_BASE_CSS =
   'html{color-scheme:light}body{margin:8px;background:#fff;color:#000;font:14px/1.4 system-ui,sans-serif;word-wrap:break-word}' +
@@ -351,7 +347,7 @@ export function buildSrcdoc(input: string, opts: SanitizeOptions, theme?: FrameT
   const themed = theme && !hasOwnBackground(r.html) ? themeCss(theme) : undefined;
   const srcdoc =
     '<!DOCTYPE html><html><head><meta charset="utf-8">' +
-    `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(srcdocCsp(opts.allowRemoteImages))}">` +
+    `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(frameCsp(opts.allowRemoteImages))}">` +
     '<meta name="referrer" content="no-referrer">' +
     `<style>${SRCDOC_BASE_CSS}${themed ?? ''}</style></head><body>${r.html}</body></html>`;
   return { ...r, srcdoc, themed: themed !== undefined };

@@ -1,6 +1,7 @@
 // The message panel's webview document: the view's script and styles under a Content Security
 // Policy that allows scripts by nonce only and remote images only once the message may load them.
 import * as vscode from 'vscode';
+import { viewCsp } from '../../core/csp';
 
 /** The document of a message panel's view; `remote`: this message may load remote images. */
 export function viewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, remote: boolean): string {
@@ -8,18 +9,7 @@ export function viewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, remo
   const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview.js'));
   const css = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'messageView.css'));
   const codicons = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'codicons', 'codicon.css'));
-  // The sandboxed srcdoc frame inherits this policy on top of its own: inline styles are
-  // needed by email HTML (scripts stay nonce-only), and remote images only once allowed.
-  const csp = [
-    "default-src 'none'",
-    `img-src ${webview.cspSource} data:${remote ? ' https: http:' : ''}`,
-    `style-src ${webview.cspSource} 'unsafe-inline'`,
-    `font-src ${webview.cspSource}`,
-    `script-src 'nonce-${nonce}'`,
-    "frame-src 'none'",
-    "form-action 'none'",
-    "base-uri 'none'",
-  ].join('; ');
+  const csp = viewCsp({ source: webview.cspSource, nonce, remoteImages: remote });
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -25,6 +25,7 @@ import { prove } from '../exchange';
 import { sendJson } from '../respond';
 import { allowedMethods, matchRoute, type ParsedUrl, type Route } from '../routes';
 import { PAGE_TOKEN_HEADER, SESSION_COOKIE, type Revocations, type SessionKeys, cookieValues, sessionCookie } from './session';
+import { viewCsp } from '../../../core/csp';
 
 /** The route kinds a session opens, with their methods: what the page does, nothing else. */
 const UI_ROUTES: Partial<Record<Route['kind'], readonly string[]>> = {
@@ -220,20 +221,9 @@ async function sendAsset(res: ServerResponse, name: string): Promise<void> {
   res.end(body);
 }
 
-/** The page's policy: scripts by nonce only; email HTML shows in a sandboxed srcdoc frame under it. */
+/** The page's policy (core/csp.ts, the message panel's rule): one document for many messages, so each message's frame gates its remote images. */
 function pageCsp(nonce: string): string {
-  return [
-    "default-src 'none'",
-    `script-src 'nonce-${nonce}'`,
-    // Email HTML needs inline styles; its remote images pass only when the sanitizer lets them (the reader allowed them).
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data: https: http:",
-    "connect-src 'self'",
-    "frame-src 'none'",
-    "form-action 'none'",
-    "base-uri 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
+  return viewCsp({ source: "'self'", nonce, remoteImages: true, connect: true, header: true });
 }
 
 function sendPage(res: ServerResponse): void {
