@@ -7,7 +7,7 @@ import { codeOf, contentOf } from '../core/message';
 import type { MessageSummary } from '../core/wire';
 import type { NewMail } from './live';
 import { errorText, type Logger } from './log';
-import type { InboxRef, MessageRef } from './tree/state';
+import type { InboxRef, MessageRef } from './inboxRef';
 
 interface MailNotice {
   domain: string;

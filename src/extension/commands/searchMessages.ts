@@ -11,7 +11,7 @@ import { runAction } from '../services';
 import { showWarning } from '../ui/shown';
 import type { Services } from '../services';
 import { senderName } from '../tree/present';
-import type { MessageRef } from '../tree/state';
+import type { MessageRef } from '../inboxRef';
 import { relativeTime } from '../util/time';
 import { run as openMessage } from './openMessage';
 

@@ -16,7 +16,7 @@ import { readSettings, SETTINGS_SECTION, SettingKey } from '../config/settings';
 import type { Logger } from '../log';
 import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewState, type ViewTiming, type WebviewMessage } from '../../shared/viewProtocol';
 import { showModalWarning } from '../ui/shown';
-import type { MessageRef } from '../tree/state';
+import type { MessageRef } from '../inboxRef';
 import { buildViewState } from '../../webview-ui/viewState';
 import { viewHtml } from './html';
 import { describeLoadError, isCancelled, type LoadedMessage, loadMessage } from './load';

@@ -10,7 +10,7 @@ import { checkInboxName, parseInboxInput } from '../inboxInput';
 import type { Services } from '../services';
 import type { TreeNode } from '../tree/model';
 import { senderName } from '../tree/present';
-import type { InboxRef, MessageRef } from '../tree/state';
+import type { InboxRef, MessageRef } from '../inboxRef';
 import { relativeTime } from '../util/time';
 import { toAbortSignal } from './cancel';
 
