@@ -5,7 +5,7 @@ import type { InboxApi } from '../api/types';
 import { inert, type Inert } from '../core/inert';
 import { codeOf, contentOf } from '../core/message';
 import type { MessageSummary } from '../core/wire';
-import type { NewMail } from './live';
+import type { NewMail } from './tree/live';
 import { errorText, type Logger } from './log';
 import type { InboxRef, MessageRef } from './inboxRef';
 

@@ -8,11 +8,11 @@ import { ACTION_TITLES, describeError, ExtensionError, type ErrorAction } from '
 import { LocalServerError } from './localServer';
 import { showServerNotice } from './ui/serverNotice';
 import { errorText, type Logger } from './log';
-import type { LiveUpdates } from './live';
+import type { LiveUpdates } from './tree/live';
 import type { FaultRulesWatch } from './chaos/watch';
 import type { InboxModel } from './tree/model';
 import type { InboxView } from './tree/view';
-import { commandFor } from './commands/actions';
+import { commandFor } from './tree/actions';
 import type { AddedInboxes, ReadState } from './tree/state';
 import { inertMessage } from '../core/inert';
 import { showError } from './ui/shown';

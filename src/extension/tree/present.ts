@@ -29,7 +29,7 @@ const NodeContext = {
 
 /**
  * What clicking a node does: an error's action, or opening, loading more, injecting. The
- * command behind each is commands/actions.ts's (this module stays free of vscode).
+ * command behind each is tree/actions.ts's (this module stays free of vscode).
  */
 export type NodeAction = ErrorAction | 'openMessage' | 'loadMore' | 'injectMessage';
 

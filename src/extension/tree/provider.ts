@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { ApiError } from '../../api/errors';
 import { isPhoneInbox } from '../../core/ids';
-import { commandFor } from '../commands/actions';
+import { commandFor } from './actions';
 import { ContextKey } from '../config/contextKeys';
 import type { Connection } from '../connection';
 import { describeError, ExtensionError } from '../errors';

@@ -4,7 +4,7 @@
 // except through model.refreshView().
 import * as vscode from 'vscode';
 import type { Connection } from '../connection';
-import type { LiveUpdates } from '../live';
+import type { LiveUpdates } from './live';
 import type { Logger } from '../log';
 import { isPhoneInbox } from '../../core/ids';
 import type { MessageSummary } from '../../core/wire';
