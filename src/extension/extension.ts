@@ -11,7 +11,7 @@ import { TokenStore } from './config/secrets';
 import { LOCAL_SERVER, serverKey, type Settings, shownDomains } from './config/settings';
 import { ConfirmedServers } from './config/serverTrust';
 import { SettingsWatcher } from './config/watch';
-import { Connection } from './connection';
+import { Connection } from './connection/connection';
 import { LiveUpdates } from './tree/live';
 import { Logger } from './log';
 import { notifyNewMail } from './notify';

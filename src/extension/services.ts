@@ -2,10 +2,9 @@
 import * as vscode from 'vscode';
 import type { TokenStore } from './config/secrets';
 import type { Settings } from './config/settings';
-import type { Connection } from './connection';
+import type { Connection } from './connection/connection';
 import { ApiError } from '../api/errors';
-import { ACTION_TITLES, describeError, ExtensionError, type ErrorAction } from './errors';
-import { LocalServerError } from './localServer';
+import { ACTION_TITLES, describeError, ExtensionError, LocalServerError, type ErrorAction } from './errors';
 import { showServerNotice } from './ui/serverNotice';
 import { errorText, type Logger } from './log';
 import type { LiveUpdates } from './tree/live';

@@ -1,6 +1,6 @@
 // The status bar item: which server, its state, and a click for the quick menu.
 import * as vscode from 'vscode';
-import type { Connection, ConnectionState } from './connection';
+import type { Connection, ConnectionState } from './connection/connection';
 import { COMMANDS } from './commandIds';
 import { describeError } from './errors';
 import { inert, inertMessage } from '../core/inert';

@@ -7,7 +7,7 @@ import { plain, plainMessage, type Plain } from '../../core/inert';
 import { senderLine } from '../../core/sender';
 import { firstWords, isPlaceholderSmsSubject } from '../../core/sms';
 import { commandTitle } from '../commandIds';
-import type { ConnectionState } from '../connection';
+import type { ConnectionState } from '../connection/connection';
 import { ACTION_TITLES, describeError, type ErrorAction } from '../errors';
 import { absoluteTime, relativeTime } from '../util/time';
 import type { ActionNode, TreeNode } from './model';

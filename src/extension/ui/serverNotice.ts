@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 import type { Inert } from '../../core/inert';
 import { commandFor } from '../tree/actions';
-import type { ConnectionState } from '../connection';
+import type { ConnectionState } from '../connection/connection';
 import { ACTION_TITLES, type ErrorAction } from '../errors';
 import { noteShown } from './shown';
 
