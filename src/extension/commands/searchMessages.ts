@@ -7,7 +7,7 @@ import { inert, inertText } from '../../core/inert';
 import type { MessageSummary } from '../../core/wire';
 import { COMMANDS } from '../commandIds';
 import { ACTION_TITLES, describeError, isCancellation } from '../errors';
-import { runAction } from '../services';
+import { runAction } from '../ui/reportError';
 import { showWarning } from '../ui/shown';
 import type { Services } from '../services';
 import { senderName } from '../tree/present';
