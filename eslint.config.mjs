@@ -9,6 +9,12 @@ const noUndici = { name: 'undici', message: "use the runtime's fetch (Node's bui
 /** What nothing under src/server imports: the editor side and the CLI above it. */
 const serverUp = { regex: '(^|/)(extension|webview-ui|cli)(/|$)', message: 'src/server never imports the extension, the webview UI or the CLI.' };
 
+/** What no file of src/extension imports: the server and the CLI, and of the webview UI all but the pure view state. */
+const extensionOut = [
+  { regex: '(^|/)(server|cli)(/|$)', message: 'the extension runs the server as a child process: it shares only src/shared (the process contract) with it.' },
+  { regex: '(^|/)webview-ui/(?!viewState$)', message: 'the extension imports of src/webview-ui only the pure view state (the protocol is src/shared/viewProtocol.ts).' },
+];
+
 /** One no-restricted-imports rule: forbidden module names and specifier patterns. */
 function restrict(paths, patterns) {
   return { '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns }] };
@@ -95,12 +101,16 @@ export default tseslint.config(
     // extension: runs the server as a child process and shares only the process contract with it;
     // of the webview UI only the message protocol.
     files: ['src/extension/**'],
+    rules: restrict([noUndici], extensionOut),
+  },
+  {
+    // The extension's lower floors: the tree, the settings and secrets, and the connection sit
+    // below the commands, the pickers and notifications, and the message panel, and never import
+    // them (scripts/check-floors.mjs checks the whole floor plan of src/extension).
+    files: ['src/extension/tree/**', 'src/extension/config/**', 'src/extension/connection/**'],
     rules: restrict(
       [noUndici],
-      [
-        { regex: '(^|/)(server|cli)(/|$)', message: 'the extension runs the server as a child process: it shares only src/shared (the process contract) with it.' },
-        { regex: '(^|/)webview-ui/(?!viewState$)', message: 'the extension imports of src/webview-ui only the pure view state (the protocol is src/shared/viewProtocol.ts).' },
-      ],
+      [...extensionOut, { regex: '(^|/)(commands|ui|messagePanel)(/|$)', message: 'tree/, config/ and connection/ never import commands/, ui/ or messagePanel/: those sit above them.' }],
     ),
   },
   {

@@ -1,7 +1,7 @@
 // The local inbox server as `npm start`, the screenshots, the e2e tests and the arrival
 // bench run it: the built CLI (dist/cli.js `serve`) in a child process, with tokens it
 // generates into its tokens file (`<data-dir>/tokens.json`) — so a VS Code window whose settings point at the
-// same ports and data folder ATTACHES to it (src/extension/connection.ts) — plus the sample
+// same ports and data folder ATTACHES to it (src/extension/connection/connection.ts) — plus the sample
 // messages the README shows.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { promises as fsp } from 'node:fs';

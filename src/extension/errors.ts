@@ -3,7 +3,6 @@
 // actions into buttons and tree-node commands.
 import { ApiError } from '../api/errors';
 import { commandTitle } from './commandIds';
-import { LocalServerError } from './localServer';
 
 export type ErrorAction = 'setApiToken' | 'setWebhookToken' | 'showLog' | 'retry' | 'changePort' | 'startLocalServer' | 'confirmServer' | 'switchServer';
 
@@ -18,6 +17,24 @@ export const ACTION_TITLES: Record<ErrorAction, string> = {
   confirmServer: commandTitle('confirmServer'),
   switchServer: commandTitle('switchServer'),
 };
+
+/** Why the local server (connection/localServer.ts) could not be started or attached to. */
+type LocalServerErrorCode = 'port_taken' | 'data_dir_in_use' | 'cli_missing' | 'start_failed' | 'start_timeout' | 'not_proven' | 'token_unknown';
+
+export class LocalServerError extends Error {
+  constructor(
+    readonly code: LocalServerErrorCode,
+    message: string,
+    readonly port?: number,
+  ) {
+    super(message);
+    this.name = 'LocalServerError';
+  }
+
+  static is(e: unknown, code?: LocalServerErrorCode): e is LocalServerError {
+    return e instanceof LocalServerError && (code === undefined || e.code === code);
+  }
+}
 
 interface UserFacingError {
   message: string;

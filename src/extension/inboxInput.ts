@@ -1,7 +1,7 @@
 // Inbox names typed by the user or passed to commands. Pure.
 import { ALL_INBOXES, inboxNameProblem, normalizeInbox, readAddress, splitAddress } from '../core/ids';
 import { ExtensionError } from './errors';
-import type { InboxRef } from './tree/state';
+import type { InboxRef } from './inboxRef';
 
 /** Validates an inbox name; throws a clear error naming the problem. */
 export function checkInboxName(raw: string): string {

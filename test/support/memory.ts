@@ -28,7 +28,7 @@ export function memorySecrets(): SecretStorageLike & { data: Map<string, string>
   };
 }
 
-/** A Memento (globalState / workspaceState) in a Map; fits both MementoLike shapes of src/extension. */
+/** A Memento (globalState / workspaceState) in a Map; fits MementoLike (src/extension/util/memento.ts). */
 export function memoryMemento(): { data: Map<string, unknown>; get<T>(key: string): T | undefined; update(key: string, value: unknown): Promise<void> } {
   const data = new Map<string, unknown>();
   return { data, get: <T>(k: string) => data.get(k) as T | undefined, update: async (k, v) => void data.set(k, v) };

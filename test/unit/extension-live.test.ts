@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createClient } from '../../src/api/client';
 import type { InboxApi } from '../../src/api/types';
-import { LiveUpdates, type NewMail } from '../../src/extension/live';
+import { LiveUpdates, type NewMail } from '../../src/extension/tree/live';
 import { InboxModel } from '../../src/extension/tree/model';
 import { AddedInboxes, ReadState } from '../../src/extension/tree/state';
 import { startInboxServer, type InboxServer } from '../../src/server/server';

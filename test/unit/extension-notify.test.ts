@@ -6,9 +6,9 @@ import { createClient } from '../../src/api/client';
 import type { InboxApi } from '../../src/api/types';
 import { INERT_BREAK } from '../../src/core/inert';
 import type { MessageSummary } from '../../src/core/wire';
-import type { NewMail } from '../../src/extension/live';
-import { COPY_CODE_BUTTON, noticeFor, notifyNewMail, OPEN_BUTTON, type NotifyDeps } from '../../src/extension/notify';
-import type { MessageRef } from '../../src/extension/tree/state';
+import type { NewMail } from '../../src/extension/tree/live';
+import { COPY_CODE_BUTTON, noticeFor, notifyNewMail, OPEN_BUTTON, type NotifyDeps } from '../../src/extension/ui/notify';
+import type { MessageRef } from '../../src/extension/inboxRef';
 import { DEFAULT_DOMAIN, DEFAULT_HOST } from '../../src/shared/contract';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 

@@ -9,8 +9,8 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
-import { defaultLocalDataDir } from '../../src/extension/dataFolder';
-import { LocalServer } from '../../src/extension/localServer';
+import { defaultLocalDataDir } from '../../src/extension/connection/dataFolder';
+import { LocalServer } from '../../src/extension/connection/localServer';
 import { DEFAULT_DOMAIN, defaultDataDir, EXIT_DATA_DIR_IN_USE, EXIT_FAILURE } from '../../src/shared/contract';
 import { startInboxServer } from '../../src/server/server';
 import { LAYOUT_FILE, WRITER_FILE } from '../../src/server/store/maildir/layout';
@@ -53,7 +53,7 @@ describe('one local inbox per user: serve and the extension share the default da
     await fs.rm(home, { recursive: true, force: true });
   });
 
-  /** The extension's local server as connection.ts builds it, on the default data folder. */
+  /** The extension's local server as connection/connection.ts builds it, on the default data folder. */
   const extensionServer = (): LocalServer => {
     const server = new LocalServer({ cliPath: CLI, execArgv: EXEC_ARGV, httpPort, smtpPort, dataDir: defaultDataDir(env), domain: DEFAULT_DOMAIN, log: memoryLog().log });
     stops.push(() => server.stop());

@@ -9,7 +9,7 @@ import { createClient } from '../../src/api/client';
 import { TokenStore } from '../../src/extension/config/secrets';
 import { ConfirmedServers, trustReasons } from '../../src/extension/config/serverTrust';
 import { readSettings, type Settings } from '../../src/extension/config/settings';
-import { Connection } from '../../src/extension/connection';
+import { Connection } from '../../src/extension/connection/connection';
 import { ExtensionError } from '../../src/extension/errors';
 import { memoryLog, memoryMemento as memento, memorySecrets } from '../support/memory';
 

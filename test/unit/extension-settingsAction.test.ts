@@ -2,7 +2,7 @@
 // local window, the Remote tab in a remote window (the local server's settings are
 // machine-scoped there). The command ids are VS Code's own (preferences.contribution.ts).
 import assert from 'node:assert/strict';
-import { commandFor, openSettingCommand, useRemoteName } from '../../src/extension/commands/actions';
+import { commandFor, openSettingCommand, useRemoteName } from '../../src/extension/tree/actions';
 
 describe('actions that send the user to a setting', () => {
   afterEach(() => useRemoteName(undefined));

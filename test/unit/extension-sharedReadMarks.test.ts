@@ -6,7 +6,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { LOCAL_READ_FILE, readMarksFile, SharedMemento } from '../../src/extension/tree/sharedMemento';
-import { type MementoLike, ReadState } from '../../src/extension/tree/state';
+import { ReadState } from '../../src/extension/tree/state';
+import type { MementoLike } from '../../src/extension/util/memento';
 
 /** An editor's own storage (globalState) of one window. */
 function editorStorage(initial: Record<string, unknown> = {}): MementoLike {

@@ -13,7 +13,7 @@ export const FAULT_RULES_POLL_MS = 5_000;
 /** Read again this long after the soonest expiry: the server drops a rule at its `expires`, not before. */
 const AFTER_EXPIRY_MS = 250;
 
-/** What the watch needs of the connection (connection.ts's Connection). */
+/** What the watch needs of the connection (connection/connection.ts's Connection). */
 export interface FaultRulesConnection {
   /** Set while connected to a Test Inbox server. */
   readonly testInbox: unknown;

@@ -1,5 +1,5 @@
 import type { Services } from '../services';
-import type { InboxRef } from '../tree/state';
+import type { InboxRef } from '../inboxRef';
 import { resolveInbox } from '../ui/pick';
 import { inert } from '../../core/inert';
 import { showInfo } from '../ui/shown';

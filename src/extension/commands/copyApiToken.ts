@@ -1,6 +1,6 @@
 // Copy API Token (local server): the token of the local server's data folder (tokens.json),
 // for curl, a CI script or the test library on this machine. It is read once the server proved
-// it is that folder's server (connection.ts), goes only to the clipboard, and is never logged
+// it is that folder's server (connection/connection.ts), goes only to the clipboard, and is never logged
 // or shown. A hosted server's token is the user's own: set with Set API Token.
 import * as vscode from 'vscode';
 import { inert } from '../../core/inert';

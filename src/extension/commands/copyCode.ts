@@ -4,6 +4,7 @@ import { codeOf, contentOf } from '../../core/message';
 import { ExtensionError } from '../errors';
 import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
+import { activeMessageRef } from '../messagePanel/messagePanel';
 import { resolveMessage } from '../ui/pick';
 import { showStatus } from '../ui/shown';
 import { COMMANDS } from '../commandIds';
@@ -19,7 +20,7 @@ const COPIED_MESSAGE_MS = 5000;
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {
   return vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Looking for a one-time code…', cancellable: true }, async (_p, token) => {
     // From the palette or the panel's title bar: the open message, if any, as Copy Verification Link does.
-    const ref = await resolveMessage(s, arg, 'Copy One-Time Code (latest message)', { latest: true, openMessage: true, token });
+    const ref = await resolveMessage(s, arg, 'Copy One-Time Code (latest message)', { latest: true, openMessage: activeMessageRef, token });
     if (!ref) return undefined;
     const { signal, dispose } = toAbortSignal(token);
     try {

@@ -3,6 +3,7 @@ import { inert } from '../../core/inert';
 import { contentOf, linkToClick } from '../../core/message';
 import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
+import { activeMessageRef } from '../messagePanel/messagePanel';
 import { resolveMessage } from '../ui/pick';
 import { showInfo, showStatus } from '../ui/shown';
 import { COMMANDS } from '../commandIds';
@@ -22,7 +23,7 @@ const COPIED_MESSAGE_MS = 5000;
 export async function run(s: Services, arg?: unknown): Promise<string | undefined> {
   return vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Looking for a verification link…', cancellable: true }, async (_p, token) => {
     // From the palette or the panel's title bar (which passes no message): the open message, if any.
-    const ref = await resolveMessage(s, arg, 'Copy Verification Link (latest message)', { latest: true, openMessage: true, token });
+    const ref = await resolveMessage(s, arg, 'Copy Verification Link (latest message)', { latest: true, openMessage: activeMessageRef, token });
     if (!ref) return undefined;
     const { signal, dispose } = toAbortSignal(token);
     try {

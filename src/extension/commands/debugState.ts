@@ -1,7 +1,7 @@
 import type { Services } from '../services';
 import { lastRenderedMessage, messagePanelsInfo, openMessagePanels } from '../messagePanel/messagePanel';
 import type { InboxTreeProvider } from '../tree/provider';
-import { faultRulesMarkShown, statusBarShown } from '../statusBar';
+import { faultRulesMarkShown, statusBarShown } from '../ui/statusBar';
 import { serverNoticeShown } from '../ui/serverNotice';
 import { shownTexts } from '../ui/shown';
 import { COMMANDS } from '../commandIds';

@@ -1,7 +1,8 @@
 // Registers every command. Each runs inside one error boundary: failures get a message with
 // actions (never thrown into VS Code's generic "command failed" toast), cancellation is silent.
 import * as vscode from 'vscode';
-import { reportError, requireServer, type Services } from '../services';
+import { requireServer, type Services } from '../services';
+import { reportError } from '../ui/reportError';
 import type { InboxTreeProvider } from '../tree/provider';
 import { commandTitle } from '../commandIds';
 import * as addInbox from './addInbox';

@@ -9,7 +9,8 @@ import * as vscode from 'vscode';
 import { inert } from '../../core/inert';
 import { COMMANDS } from '../commandIds';
 import { ACTION_TITLES, ExtensionError } from '../errors';
-import { runAction, type Services } from '../services';
+import type { Services } from '../services';
+import { runAction } from '../ui/reportError';
 import { showStatus, showWarning } from '../ui/shown';
 
 export const id = COMMANDS.openInBrowser.id;

@@ -1,6 +1,6 @@
 import { showMessage } from '../messagePanel/messagePanel';
 import type { Services } from '../services';
-import type { MessageRef } from '../tree/state';
+import type { MessageRef } from '../inboxRef';
 import { resolveMessage } from '../ui/pick';
 import { COMMANDS, commandTitle } from '../commandIds';
 

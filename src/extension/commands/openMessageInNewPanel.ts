@@ -1,5 +1,5 @@
 import type { Services } from '../services';
-import type { MessageRef } from '../tree/state';
+import type { MessageRef } from '../inboxRef';
 import * as openMessage from './openMessage';
 import { COMMANDS } from '../commandIds';
 

@@ -7,11 +7,11 @@ import { inert, inertText } from '../../core/inert';
 import type { MessageSummary } from '../../core/wire';
 import { COMMANDS } from '../commandIds';
 import { ACTION_TITLES, describeError, isCancellation } from '../errors';
-import { runAction } from '../services';
+import { runAction } from '../ui/reportError';
 import { showWarning } from '../ui/shown';
 import type { Services } from '../services';
 import { messageSender, messageTitle } from '../../core/title';
-import type { MessageRef } from '../tree/state';
+import type { MessageRef } from '../inboxRef';
 import { relativeTime } from '../util/time';
 import { run as openMessage } from './openMessage';
 

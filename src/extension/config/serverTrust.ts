@@ -2,6 +2,7 @@
 // token, and the confirmations given (kept in global state, per URL and reason). Pure but for
 // the memento passed in; no vscode import.
 import { isLoopbackHost } from '../../core/urls';
+import type { MementoLike } from '../util/memento';
 import type { ServerSetting } from './settings';
 
 /** `workspace`: the workspace's settings chose the URL, not the user. `plainHttp`: http to another machine, the token would travel unencrypted. */
@@ -23,11 +24,6 @@ export function trustReasons(server: ServerSetting): TrustReason[] {
   const url = new URL(server.baseUrl);
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) out.push('plainHttp');
   return out;
-}
-
-interface MementoLike {
-  get<T>(key: string): T | undefined;
-  update(key: string, value: unknown): PromiseLike<void>;
 }
 
 export class ConfirmedServers {

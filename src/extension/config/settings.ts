@@ -4,7 +4,7 @@
 import { DEFAULT_DOMAIN, DEFAULT_DURABILITY, DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT, DURABILITIES, type Durability, isDurability } from '../../shared/contract';
 import { domainProblem, PRIVATE_DOMAIN } from '../../core/ids';
 import { hideUrlCredentials } from '../../core/urls';
-import type { InboxRef } from '../tree/state';
+import type { InboxRef } from '../inboxRef';
 
 /** The value of `testInbox.server` that selects the embedded local server. */
 export const LOCAL_SERVER = 'local';

@@ -6,7 +6,7 @@ import { messageBodies } from '../../core/message';
 import type { AttachmentInfo } from '../../core/wire';
 import { contentIdOf, referencedContentIds } from '../../webview-ui/viewState';
 import type { Logger } from '../log';
-import type { MessageRef } from '../tree/state';
+import type { MessageRef } from '../inboxRef';
 
 /** Largest inline (`cid:`) image fetched to show in the HTML; bigger ones stay as placeholders. */
 const MAX_INLINE_IMAGE_BYTES = 2 * 1024 * 1024;

@@ -1,7 +1,7 @@
 // Host side of the message view: the panels. One webview panel per message, reused when the
 // same message is opened again. Like VS Code's preview editors, opening another message replaces
 // the content of the panel the user has not kept (webview panels have no preview mode of
-// their own, so this module tracks it); Keep Open and Open in New Panel give a kept panel.
+// their own, so registry.ts tracks it); Keep Open and Open in New Panel give a kept panel.
 // A panel loads its message (load.ts: the message, its extras, inline images as data: URLs),
 // posts a validated ViewState after the view's `ready` (the view sanitizes the email HTML
 // with DOMPurify and shows it in a sandboxed frame under the CSP of html.ts), and carries out
@@ -16,10 +16,11 @@ import { readSettings, SETTINGS_SECTION, SettingKey } from '../config/settings';
 import type { Logger } from '../log';
 import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewState, type ViewTiming, type WebviewMessage } from '../../shared/viewProtocol';
 import { showModalWarning } from '../ui/shown';
-import type { MessageRef } from '../tree/state';
+import type { MessageRef } from '../inboxRef';
 import { buildViewState } from '../../webview-ui/viewState';
 import { viewHtml } from './html';
 import { describeLoadError, isCancelled, type LoadedMessage, loadMessage } from './load';
+import { PanelRegistry } from './registry';
 
 const VIEW_TYPE = 'testInbox.message';
 /** A link shown whole in the confirmation before it opens (up to this many characters). */
@@ -72,9 +73,7 @@ interface RenderedMessage {
   timing?: OpenTiming;
 }
 
-const panels = new Map<string, MessagePanel>();
-/** The one panel the next opened message replaces: not kept by the user. */
-let previewPanel: MessagePanel | undefined;
+const panels = new PanelRegistry<MessagePanel>();
 /** Context key: the active message panel is kept (the Keep Open title action hides). */
 const KEPT_CONTEXT_KEY = 'testInbox.messagePanelKept';
 /** Messages (panel keys: server, domain, id) for which the user chose "Load remote images" in this session. */
@@ -92,11 +91,7 @@ export function lastRenderedMessage(): RenderedMessage | undefined {
  * and none active).
  */
 export function activeMessageRef(): MessageRef | undefined {
-  const all = [...panels.values()];
-  const active = all.find((p) => p.panel.active);
-  if (active) return active.ref;
-  const visible = all.filter((p) => p.panel.visible);
-  return visible.length === 1 ? visible[0].ref : undefined;
+  return panels.activeRef();
 }
 
 /** For tests and the host: the open panel of a message, if any. */
@@ -106,25 +101,22 @@ export function openMessagePanels(): number {
 
 /** For tests and the debug state: each open panel's message and whether it is kept, in opening order. */
 export function messagePanelsInfo(): Array<{ id: string; kept: boolean }> {
-  return [...panels.values()].map((p) => ({ id: p.ref.id, kept: p.kept }));
+  return panels.info();
 }
 
 /** Keeps the active message panel (its title's Keep Open action): the next message opens in a new panel. False when no message panel is active. */
 export function keepActiveMessagePanel(): boolean {
-  const active = [...panels.values()].find((p) => p.panel.active);
-  if (!active) return false;
-  active.keep();
-  return true;
+  return panels.keepActive();
 }
 
 /** For tests: what the panel of a message last posted to its view (`loading`, `render`, `error`), if it is open. */
 export function panelPhase(messageId: string): HostMessage['type'] | undefined {
-  return [...panels.values()].find((x) => x.ref.id === messageId)?.phase();
+  return panels.ofMessage(messageId)?.phase();
 }
 
 /** For tests: sends a request to a panel as if its view had posted it (after validation, like a real one). */
 export async function simulateViewRequest(messageId: string, data: unknown): Promise<void> {
-  const p = [...panels.values()].find((x) => x.ref.id === messageId);
+  const p = panels.ofMessage(messageId);
   if (!p) throw new Error(`No message panel is open for ${messageId}.`);
   await p.onMessage(data);
 }
@@ -150,8 +142,8 @@ export async function showMessage(deps: MessagePanelDeps, ref: MessageRef, opts:
     if (existing.phase() === 'error') await existing.reload(requested);
     return;
   }
-  if (!opts.keep && previewPanel) {
-    const reused = previewPanel;
+  if (!opts.keep && panels.preview) {
+    const reused = panels.preview;
     panels.delete(reused.key);
     panels.set(key, reused);
     reused.panel.reveal(undefined, false);
@@ -160,7 +152,7 @@ export async function showMessage(deps: MessagePanelDeps, ref: MessageRef, opts:
   }
   const panel = new MessagePanel(deps, ref, key, opts.keep === true, requested);
   panels.set(key, panel);
-  if (!panel.kept) previewPanel = panel;
+  if (!panel.kept) panels.preview = panel;
   watchSettings();
   await panel.start();
 }
@@ -205,7 +197,7 @@ export function watchingSettings(): boolean {
 
 /** Closes every message panel (extension deactivation, tests). */
 export function disposeMessagePanels(): void {
-  for (const p of [...panels.values()]) p.panel.dispose();
+  panels.disposeAll();
 }
 
 class MessagePanel {
@@ -253,7 +245,7 @@ class MessagePanel {
   /** The user keeps this panel: the next opened message gets a panel of its own. */
   keep(): void {
     this.kept = true;
-    if (previewPanel === this) previewPanel = undefined;
+    if (panels.preview === this) panels.preview = undefined;
     this.publishKept();
   }
 
@@ -484,7 +476,7 @@ class MessagePanel {
     this.disposed = true;
     this.abort?.abort();
     if (panels.get(this.key) === this) panels.delete(this.key);
-    if (previewPanel === this) previewPanel = undefined;
+    if (panels.preview === this) panels.preview = undefined;
     unwatchSettingsIfIdle();
   }
 }

@@ -6,7 +6,8 @@ import { ALL_INBOXES, isPhoneInbox, PRIVATE_DOMAIN } from '../../core/ids';
 import type { MessageSummary } from '../../core/wire';
 import { describeError, type ErrorAction } from '../errors';
 import { Emitter } from '../util/emitter';
-import { inboxKey, type AddedInboxes, type InboxRef, type ReadState } from './state';
+import { inboxKey, type InboxRef } from '../inboxRef';
+import type { AddedInboxes, ReadState } from './state';
 
 /** Messages of a whole domain fetched to discover its inboxes and count unread mail. */
 const RECENT_LIMIT = 100;

@@ -8,7 +8,7 @@ import { plain, plainMessage, type Plain } from '../../core/inert';
 import { senderLine } from '../../core/sender';
 import { messageSender, messageTitle } from '../../core/title';
 import { commandTitle } from '../commandIds';
-import type { ConnectionState } from '../connection';
+import type { ConnectionState } from '../connection/connection';
 import { ACTION_TITLES, describeError, type ErrorAction } from '../errors';
 import { absoluteTime, relativeTime } from '../util/time';
 import type { ActionNode, TreeNode } from './model';
@@ -30,7 +30,7 @@ const NodeContext = {
 
 /**
  * What clicking a node does: an error's action, or opening, loading more, injecting. The
- * command behind each is commands/actions.ts's (this module stays free of vscode).
+ * command behind each is tree/actions.ts's (this module stays free of vscode).
  */
 export type NodeAction = ErrorAction | 'openMessage' | 'loadMore' | 'injectMessage';
 

@@ -3,9 +3,9 @@
 import * as vscode from 'vscode';
 import { ApiError } from '../../api/errors';
 import { isPhoneInbox } from '../../core/ids';
-import { commandFor } from '../commands/actions';
+import { commandFor } from './actions';
 import { ContextKey } from '../config/contextKeys';
-import type { Connection } from '../connection';
+import type { Connection } from '../connection/connection';
 import { describeError, ExtensionError } from '../errors';
 import { errorText, type Logger } from '../log';
 import { type DomainNode, domainRowId, type InboxModel, type InboxNode, inboxRowId, type TreeChange, type TreeNode } from './model';

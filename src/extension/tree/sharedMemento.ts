@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { MementoLike } from './state';
+import type { MementoLike } from '../util/memento';
 
 /** Owner only: the data folder's rule (docs/architecture.md "Modes"). */
 const FILE_MODE = 0o600;

@@ -1,31 +1,12 @@
 // Persistent per-server state of the tree: inboxes the user added and which messages were
 // read. No vscode import: the store is anything shaped like a Memento (globalState).
-
-export interface MementoLike {
-  get<T>(key: string): T | undefined;
-  update(key: string, value: unknown): Thenable<void>;
-  /** Takes in what other windows wrote, where the store does not push it (tree/sharedMemento.ts). */
-  refresh?(): void;
-}
+import type { InboxRef } from '../inboxRef';
+import type { MementoLike } from '../util/memento';
 
 /** Read ids kept per server; older ones fall off (they are long out of the listing by then). */
 export const MAX_READ_IDS = 5000;
 /** Inboxes a user can add per server: a tree longer than this is unusable anyway. */
 const MAX_ADDED_INBOXES = 200;
-
-export interface InboxRef {
-  domain: string;
-  inbox: string;
-}
-
-/** One message of an inbox: what message commands and the message view act on. */
-export interface MessageRef extends InboxRef {
-  id: string;
-}
-
-export function inboxKey(ref: InboxRef): string {
-  return `${ref.domain}/${ref.inbox}`;
-}
 
 export class AddedInboxes {
   constructor(

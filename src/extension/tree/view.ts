@@ -3,8 +3,8 @@
 // redraws on model changes only (tree/provider.ts); this module never redraws by itself
 // except through model.refreshView().
 import * as vscode from 'vscode';
-import type { Connection } from '../connection';
-import type { LiveUpdates } from '../live';
+import type { Connection } from '../connection/connection';
+import type { LiveUpdates } from './live';
 import type { Logger } from '../log';
 import { isPhoneInbox } from '../../core/ids';
 import type { MessageSummary } from '../../core/wire';

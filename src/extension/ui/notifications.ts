@@ -2,7 +2,7 @@
 // the Open Message command and the clipboard.
 import * as vscode from 'vscode';
 import { COMMANDS } from '../commandIds';
-import type { NotifyDeps } from '../notify';
+import type { NotifyDeps } from './notify';
 import { showInfo } from './shown';
 
 export function withEditorUi(deps: Omit<NotifyDeps, 'show' | 'open' | 'copy'>): NotifyDeps {

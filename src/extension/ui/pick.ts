@@ -5,12 +5,11 @@ import { isPhoneInbox, PRIVATE_DOMAIN } from '../../core/ids';
 import { inert, inertText } from '../../core/inert';
 import type { MessageSummary } from '../../core/wire';
 import { ExtensionError } from '../errors';
-import { activeMessageRef } from '../messagePanel/messagePanel';
 import { checkInboxName, parseInboxInput } from '../inboxInput';
 import type { Services } from '../services';
 import type { TreeNode } from '../tree/model';
 import { messageSender, messageTitle } from '../../core/title';
-import type { InboxRef, MessageRef } from '../tree/state';
+import type { InboxRef, MessageRef } from '../inboxRef';
 import { relativeTime } from '../util/time';
 import { toAbortSignal } from './cancel';
 
@@ -118,8 +117,8 @@ async function pickInbox(s: Services, title: string, allowNew: boolean): Promise
 }
 
 interface ResolveMessageOptions {
-  /** Without an argument naming a message or an inbox (the palette, the panel's title bar): the open message, when there is one (messagePanel.activeMessageRef). */
-  openMessage?: boolean;
+  /** Without an argument naming a message or an inbox (the palette, the panel's title bar): the open message, when there is one (the caller passes messagePanel's activeMessageRef). */
+  openMessage?: () => MessageRef | undefined;
   /** From an inbox, take its newest message instead of asking which (Copy One-Time Code). */
   latest?: boolean;
   /** Cancels the listing of the inbox. */
@@ -138,7 +137,7 @@ export async function resolveMessage(s: Services, arg: unknown, title: string, o
     }
   }
   if (opts.openMessage && !(isObject(arg) && typeof (arg as RefArg).inbox === 'string')) {
-    const open = activeMessageRef();
+    const open = opts.openMessage();
     if (open) return open;
   }
   const ref = await resolveInbox(s, arg, title, { allowNew: false });

@@ -7,8 +7,8 @@
 // dismisses it. One at a time: a newer one replaces it.
 import * as vscode from 'vscode';
 import type { Inert } from '../../core/inert';
-import { commandFor } from '../commands/actions';
-import type { ConnectionState } from '../connection';
+import { commandFor } from '../tree/actions';
+import type { ConnectionState } from '../connection/connection';
 import { ACTION_TITLES, type ErrorAction } from '../errors';
 import { noteShown } from './shown';
 

@@ -2,7 +2,7 @@
 // ids of commandIds.ts: no command module is imported, so nothing here depends on Services.
 import { COMMANDS } from '../commandIds';
 import { SETTINGS_SECTION } from '../config/settings';
-import type { NodeAction } from '../tree/present';
+import type { NodeAction } from './present';
 
 /** VS Code's own command that opens the Settings editor at a query (the User tab). */
 const OPEN_SETTINGS_COMMAND = 'workbench.action.openSettings';

@@ -1,21 +1,21 @@
 // Which server the extension talks to and the client for it: the embedded local server
-// (started on first use, or attached to; connect/local.ts) or a hosted URL with its token from
-// SecretStorage (connect/remote.ts), and the state of that connection, re-checked by itself
-// while the server cannot be reached (connect/recovery.ts). No vscode import.
+// (started on first use, or attached to; local.ts) or a hosted URL with its token from
+// SecretStorage (remote.ts), and the state of that connection, re-checked by itself
+// while the server cannot be reached (recovery.ts). No vscode import.
 import { mkdir } from 'node:fs/promises';
-import { ApiError } from '../api/errors';
-import type { InboxApi } from '../api/types';
-import type { TokenStore } from './config/secrets';
-import type { ServerDomains, Settings } from './config/settings';
-import { ConfirmedServers, REASON_TEXT, trustReasons, type TrustReason } from './config/serverTrust';
-import { dataFolderTokens, localTokenKey, type LocalTokens, prepareTokensFile } from './connect/local';
-import { RECOVERY_FIRST_MS, RecoveryChecks, watchNetworkFailures } from './connect/recovery';
-import { connectRemote, isNetworkFailure, noTokenError, unreachableReason } from './connect/remote';
-import { ExtensionError } from './errors';
-import { errorText, type Logger } from './log';
+import { ApiError } from '../../api/errors';
+import type { InboxApi } from '../../api/types';
+import type { TokenStore } from '../config/secrets';
+import type { ServerDomains, Settings } from '../config/settings';
+import { ConfirmedServers, REASON_TEXT, trustReasons, type TrustReason } from '../config/serverTrust';
+import { dataFolderTokens, localTokenKey, type LocalTokens, prepareTokensFile } from './local';
+import { RECOVERY_FIRST_MS, RecoveryChecks, watchNetworkFailures } from './recovery';
+import { connectRemote, isNetworkFailure, noTokenError, unreachableReason } from './remote';
+import { ExtensionError } from '../errors';
+import { errorText, type Logger } from '../log';
 import { defaultLocalDataDir } from './dataFolder';
 import { LocalServer, probeHealth, type LocalServerOptions } from './localServer';
-import { Emitter } from './util/emitter';
+import { Emitter } from '../util/emitter';
 
 /** Seconds in a day, for the retention setting (days) → CLI flag (seconds). */
 const DAY_SECONDS = 86_400;
@@ -89,7 +89,7 @@ export class Connection {
   /** The local server's tokens, from its data folder (never from SecretStorage). */
   private localTokens: LocalTokens | undefined;
   private generation = 0;
-  /** Re-checks of a server that cannot be reached (connect/recovery.ts). */
+  /** Re-checks of a server that cannot be reached (recovery.ts). */
   private readonly recovery = new RecoveryChecks(() => this.checkRecovery());
   /** Our local server processes being stopped (reset, Stop Local Server): a start waits for them. */
   private stopping: Promise<void> | undefined;

@@ -1,9 +1,9 @@
 // Live updates of the tree: the server's push stream where it offers one, polling of the
 // shown domains while the view is visible otherwise. No vscode import.
-import type { InboxApi, StreamState, Subscription } from '../api/types';
-import type { MessageSummary } from '../core/wire';
-import { errorText, type Logger } from './log';
-import type { InboxModel } from './tree/model';
+import type { InboxApi, StreamState, Subscription } from '../../api/types';
+import type { MessageSummary } from '../../core/wire';
+import { errorText, type Logger } from '../log';
+import type { InboxModel } from './model';
 
 export interface NewMail {
   domain: string;

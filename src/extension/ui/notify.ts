@@ -1,14 +1,14 @@
 // The new-mail notification: only mail in an inbox the user added ("watched"), one
 // notification per batch naming the newest message (noticeFor, pure), with Open and, when
 // the message has a one-time code, Copy Code. No vscode import: the editor's calls are passed in.
-import type { InboxApi } from '../api/types';
-import { inert, type Inert } from '../core/inert';
-import { codeOf, contentOf } from '../core/message';
-import type { MessageSummary } from '../core/wire';
-import type { NewMail } from './live';
-import { errorText, type Logger } from './log';
-import type { InboxRef, MessageRef } from './tree/state';
-import { messageTitle } from '../core/title';
+import type { InboxApi } from '../../api/types';
+import { inert, type Inert } from '../../core/inert';
+import { codeOf, contentOf } from '../../core/message';
+import { messageTitle } from '../../core/title';
+import type { MessageSummary } from '../../core/wire';
+import type { NewMail } from '../tree/live';
+import { errorText, type Logger } from '../log';
+import type { InboxRef, MessageRef } from '../inboxRef';
 
 interface MailNotice {
   domain: string;

@@ -19,10 +19,11 @@ import {
   tokensEnv,
   withoutTokensEnv,
   type Durability,
-} from '../shared/contract';
-import type { Logger } from './log';
-import { Emitter } from './util/emitter';
-import { sleep } from '../core/sleep';
+} from '../../shared/contract';
+import { LocalServerError } from '../errors';
+import type { Logger } from '../log';
+import { Emitter } from '../util/emitter';
+import { sleep } from '../../core/sleep';
 
 /** The local server only ever binds loopback: its API is for this machine only. */
 export const LOCAL_HOST = DEFAULT_HOST;
@@ -40,23 +41,6 @@ const PROOF_WAIT_MS = 3000;
 const DATA_DIR_POLL_MS = 200;
 /** Keep at most this much of the child's stderr for error messages. */
 const MAX_STDERR_KEPT = 4000;
-
-type LocalServerErrorCode = 'port_taken' | 'data_dir_in_use' | 'cli_missing' | 'start_failed' | 'start_timeout' | 'not_proven' | 'token_unknown';
-
-export class LocalServerError extends Error {
-  constructor(
-    readonly code: LocalServerErrorCode,
-    message: string,
-    readonly port?: number,
-  ) {
-    super(message);
-    this.name = 'LocalServerError';
-  }
-
-  static is(e: unknown, code?: LocalServerErrorCode): e is LocalServerError {
-    return e instanceof LocalServerError && (code === undefined || e.code === code);
-  }
-}
 
 export interface LocalServerOptions {
   cliPath: string;

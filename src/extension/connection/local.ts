@@ -6,7 +6,8 @@ import * as path from 'node:path';
 import { generateProviderKey, generateToken, readTokensFile, tokenDigest, TOKENS_FILE, TokensFileProblem, tokenSeparationProblem, writeTokensFile } from '../../shared/contract';
 import type { TokenStore } from '../config/secrets';
 import type { Settings } from '../config/settings';
-import { LOCAL_HOST, LocalServerError, type ProvenServer } from '../localServer';
+import { LocalServerError } from '../errors';
+import { LOCAL_HOST, type ProvenServer } from './localServer';
 import type { Logger } from '../log';
 
 /** The tokens of the local server, read from its data folder after it proved it is that folder's server. */

@@ -16,8 +16,8 @@
 //    mail (then `shared` is that folder, and the old storage folder stays where it is).
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { holdsData, lockHolderLive, readLockHolder } from '../shared/contract';
-import type { Logger } from './log';
+import { holdsData, lockHolderLive, readLockHolder } from '../../shared/contract';
+import type { Logger } from '../log';
 
 /** Owner only, as the server makes it. */
 const DATA_DIR_MODE = 0o700;

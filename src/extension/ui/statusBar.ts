@@ -1,12 +1,12 @@
 // The status bar item: which server, its state, and a click for the quick menu.
 import * as vscode from 'vscode';
-import type { Connection, ConnectionState } from './connection';
-import { COMMANDS } from './commandIds';
-import { describeError } from './errors';
-import { inert, inertMessage } from '../core/inert';
-import type { FaultRulesWatch } from './chaos/watch';
-import { describeRule } from './chaos/presets';
-import { ContextKey } from './config/contextKeys';
+import type { Connection, ConnectionState } from '../connection/connection';
+import { COMMANDS } from '../commandIds';
+import { describeError } from '../errors';
+import { inert, inertMessage } from '../../core/inert';
+import type { FaultRulesWatch } from '../chaos/watch';
+import { describeRule } from '../chaos/presets';
+import { ContextKey } from '../config/contextKeys';
 
 /** What the item shows now, for the debug state (tests): text, tooltip and background colour id. */
 let shown: { text: string; tooltip: string; background?: string } | undefined;
