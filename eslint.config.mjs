@@ -98,8 +98,8 @@ export default tseslint.config(
     ),
   },
   {
-    // extension: runs the server as a child process and shares only the process contract with it;
-    // of the webview UI only the message protocol.
+    // extension: runs the server as a child process and talks to it through src/api; shares with it
+    // only src/core and src/shared (the process contract, the view protocol, provider settings).
     files: ['src/extension/**'],
     rules: restrict([noUndici], extensionOut),
   },

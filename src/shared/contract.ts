@@ -2,8 +2,8 @@
 // (the extension, `npm start`, the tests, the benches) shares with the CLI about running it —
 // the flags, the environment, the defaults, the ready line, the tokens file, the server file
 // (proof of identity), the exit codes.
-// Imports nothing but the proof primitives of src/core and Node's fs, path and os, on purpose: the extension may import
-// this module from src/server and nothing else, and bundling it pulls nothing of the server in.
+// Imports nothing but the proof primitives of src/core and Node's fs, path and os, on purpose: the server, the CLI,
+// the test library and the extension all import it, and bundling it into the extension pulls nothing of the server in.
 import { promises as fsp, readdirSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
