@@ -12,7 +12,8 @@ import { type DomainNode, domainRowId, type InboxModel, type InboxNode, inboxRow
 import { connectionActions, present, type Presentation } from './present';
 import { RefreshPacer } from './refreshPacer';
 
-type ViewState = 'idle' | 'starting' | 'ready' | 'noToken' | 'stopped' | 'detached' | 'unreachable' | 'failed';
+/** The phase the tree shows (its `testInbox.state` context key): the connection's, as the welcome views and menus read it. Not the message view's ViewState. */
+type TreePhase = 'idle' | 'starting' | 'ready' | 'noToken' | 'stopped' | 'detached' | 'unreachable' | 'failed';
 
 /** Errors that mean "the server is not there": shown as the unreachable state. */
 function isUnreachable(e: unknown): boolean {
@@ -32,7 +33,7 @@ interface ProviderDeps {
 export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
   private readonly changeEmitter = new vscode.EventEmitter<TreeNode | TreeNode[] | undefined | void>();
   readonly onDidChangeTreeData = this.changeEmitter.event;
-  private viewState: ViewState = 'idle';
+  private phase: TreePhase = 'idle';
   private empty = false;
   private readonly subs: vscode.Disposable[] = [];
 
@@ -85,13 +86,13 @@ export class InboxTreeProvider implements vscode.TreeDataProvider<TreeNode>, vsc
     for (const [id, r] of this.rows) if (r.kind === 'inbox' && r.domain === domain) this.rows.delete(id);
   }
 
-  get state(): ViewState {
-    return this.viewState;
+  get state(): TreePhase {
+    return this.phase;
   }
 
-  private setState(state: ViewState, empty = false): void {
-    if (state !== this.viewState) {
-      this.viewState = state;
+  private setState(state: TreePhase, empty = false): void {
+    if (state !== this.phase) {
+      this.phase = state;
       void vscode.commands.executeCommand('setContext', ContextKey.state, state);
     }
     if (empty !== this.empty) {
