@@ -88,7 +88,7 @@ describe('one title and one address rule on every surface (issue 37)', () => {
     const row = present({ kind: 'message', id: `message:${summary.id}`, domain, inbox, summary, unread: false, phone: isPhoneInbox(inbox) }, Date.now());
     const notice = noticeFor({ domain, msgs: [summary] }, () => true);
     const prefix = `New message in ${inbox}: `;
-    assert.ok(notice?.text.startsWith(prefix), notice?.text);
+    assert.ok(notice !== undefined && notice.text.startsWith(prefix), notice?.text);
     return {
       tree: String(row.label),
       notification: notice.text.slice(prefix.length),
