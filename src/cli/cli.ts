@@ -53,7 +53,7 @@ import {
 } from '../shared/contract';
 import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
 import { allowedHostProblem } from '../server/http/auth';
-import { hostForUrl, secretForms, ServerStartError, startInboxServer } from '../server/server';
+import { hostForUrl, type InboxServer, secretForms, ServerStartError, startInboxServer } from '../server/server';
 import { parseSmtpCredentials, type SmtpCredentials } from '../server/smtpSecurity';
 import { StoreError } from '../server/store/errors';
 import { APPLIED_SURFACES, ChaosRuleError, ChaosRules } from '../server/chaos/rules';
@@ -495,16 +495,7 @@ export async function main(argv: string[]): Promise<void> {
     });
     return;
   }
-  let config: ServeConfig | 'help' | 'version';
-  try {
-    config = parseServeArgs(argv);
-  } catch (e) {
-    if (UsageError.is(e)) {
-      const usage = argv.includes(SERVE_COMMAND) ? `${USAGE.slice(0, USAGE.indexOf('\n'))}\nRun test-inbox ${SERVE_COMMAND} --help for the options.` : `${OVERVIEW.slice(0, OVERVIEW.indexOf('\n'))}\nRun test-inbox --help for the commands.`;
-      fail(`${e.message}\n${usage}`, EXIT_USAGE);
-    }
-    throw e;
-  }
+  const config = readServeConfig(argv);
   if (config === 'help') {
     process.stdout.write(argv.includes(SERVE_COMMAND) ? USAGE : OVERVIEW);
     return;
@@ -513,7 +504,24 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${VERSION}\n`);
     return;
   }
+  await serve(config);
+}
 
+/** The serve command's configuration, or help or version; a usage error exits EXIT_USAGE with the usage line. */
+function readServeConfig(argv: string[]): ServeConfig | 'help' | 'version' {
+  try {
+    return parseServeArgs(argv);
+  } catch (e) {
+    if (UsageError.is(e)) {
+      const usage = argv.includes(SERVE_COMMAND) ? `${USAGE.slice(0, USAGE.indexOf('\n'))}\nRun test-inbox ${SERVE_COMMAND} --help for the options.` : `${OVERVIEW.slice(0, OVERVIEW.indexOf('\n'))}\nRun test-inbox --help for the commands.`;
+      fail(`${e.message}\n${usage}`, EXIT_USAGE);
+    }
+    throw e;
+  }
+}
+
+/** `test-inbox serve`: prepares the data dir, starts the server, saves its tokens, then says where it listens. */
+async function serve(config: ServeConfig): Promise<void> {
   stderrLevel = config.logLevel;
   const chaosRules = config.chaosFile === undefined ? undefined : await readChaosFile(config.chaosFile);
   knownSecrets.push(...secretForms([config.apiToken, config.webhookToken, config.twilioAuthToken, config.providerKey]));
@@ -537,9 +545,28 @@ export async function main(argv: string[]): Promise<void> {
   }
   knownSecrets.push(...secretForms([tokens.apiToken, tokens.webhookToken, tokens.twilioAuthToken, tokens.providerKey]));
 
-  let server;
+  const server = await startServer(config, tokens, chaosRules);
   try {
-    server = await startInboxServer({
+    await tokens.save();
+  } catch (e) {
+    await server.close().catch(() => undefined);
+    fail((e as Error).message, EXIT_FAILURE);
+  }
+  if (config.compat?.open) {
+    stderrLog('warn', `--compat-open: the drop-in APIs (Mailpit, MailHog, Inbucket) answer without a token on ${config.host}: anyone who reaches port ${server.httpPort} reads and deletes all mail (docs/compat.md)`);
+  }
+  // Shown once, when generated; never logged again.
+  for (const key of tokens.generated) {
+    process.stderr.write(`test-inbox: generated ${TOKEN_TITLES[key]}: ${tokens[key]} (saved in ${tokens.file})\n`);
+  }
+  stopOnSignals(server);
+  announce(server, tokens.file);
+}
+
+/** The server started with the configuration and tokens; a start that fails exits with its code (port in use, data dir in use, database). */
+async function startServer(config: ServeConfig, tokens: Awaited<ReturnType<typeof resolveTokens>>, chaosRules: unknown[] | undefined): Promise<InboxServer> {
+  try {
+    return await startInboxServer({
       host: config.host,
       httpPort: config.httpPort,
       smtpPort: config.smtpPort,
@@ -571,20 +598,10 @@ export async function main(argv: string[]): Promise<void> {
     if (StoreError.is(e, 'db_unreachable') || StoreError.is(e, 'db_auth')) fail(e.message, EXIT_DATABASE_UNAVAILABLE);
     fail((e as Error).message, EXIT_FAILURE);
   }
-  try {
-    await tokens.save();
-  } catch (e) {
-    await server.close().catch(() => undefined);
-    fail((e as Error).message, EXIT_FAILURE);
-  }
-  if (config.compat?.open) {
-    stderrLog('warn', `--compat-open: the drop-in APIs (Mailpit, MailHog, Inbucket) answer without a token on ${config.host}: anyone who reaches port ${server.httpPort} reads and deletes all mail (docs/compat.md)`);
-  }
-  // Shown once, when generated; never logged again.
-  for (const key of tokens.generated) {
-    process.stderr.write(`test-inbox: generated ${TOKEN_TITLES[key]}: ${tokens[key]} (saved in ${tokens.file})\n`);
-  }
+}
 
+/** Stops the server on the signals that end a process, and when the parent that forked it goes. */
+function stopOnSignals(server: InboxServer): void {
   // A terminal's Ctrl+C reaches the whole process group: under `npx` (or any wrapper that
   // forwards signals) the server gets the same interrupt twice within milliseconds. A repeat
   // inside REPEAT_SIGNAL_GRACE_MS is that echo and is ignored; one after it is a person
@@ -615,7 +632,10 @@ export async function main(argv: string[]): Promise<void> {
   // Forked with an IPC channel (the extension does this): the channel closes when the parent
   // dies, even by SIGKILL, so the server never outlives the window that started it.
   if (process.send) process.on('disconnect', () => stop('parent process gone'));
+}
 
+/** The ready line on stdout (the process contract), and the compat proxy's two variables on stderr. */
+function announce(server: InboxServer, tokensFile: string): void {
   const smtpHost = hostForUrl(server.smtpHost);
   process.stdout.write(
     formatReadyLine({
@@ -628,7 +648,7 @@ export async function main(argv: string[]): Promise<void> {
   );
   // The two variables a Mailosaur suite sets, for its test process only (docs/compat.md).
   if (server.compatCaFile !== undefined) {
-    process.stderr.write(`compat: for a Mailosaur suite, set in the test process only (and MAILOSAUR_API_KEY to the API token: --api-token, or "apiToken" in ${tokens.file}):\n  https_proxy=http://127.0.0.1:${server.httpPort}\n  NODE_EXTRA_CA_CERTS=${server.compatCaFile}\n`);
+    process.stderr.write(`compat: for a Mailosaur suite, set in the test process only (and MAILOSAUR_API_KEY to the API token: --api-token, or "apiToken" in ${tokensFile}):\n  https_proxy=http://127.0.0.1:${server.httpPort}\n  NODE_EXTRA_CA_CERTS=${server.compatCaFile}\n`);
   }
 }
 
