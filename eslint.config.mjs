@@ -6,8 +6,8 @@ const noVscode = { name: 'vscode', message: 'vscode is imported only under src/e
 /** undici stays a dev dependency (bench/): bundled, it is most of the extension's size. */
 const noUndici = { name: 'undici', message: "use the runtime's fetch (Node's built-in undici, proxy-aware in VS Code): the undici package is a dev dependency for bench/ only." };
 
-/** What nothing under src/server imports: the editor side and the CLI above it. */
-const serverUp = { regex: '(^|/)(extension|webview-ui|cli)(/|$)', message: 'src/server never imports the extension, the webview UI or the CLI.' };
+/** What nothing under src/server imports: the editor side, the CLI above it, and the test library (a client, whose connection is src/api/node/connect.ts). */
+const serverUp = { regex: '(^|/)(extension|webview-ui|cli|testing)(/|$)', message: 'src/server never imports the extension, the webview UI, the CLI or the test library (its connection is src/api/node/connect.ts).' };
 
 /** One no-restricted-imports rule: forbidden module names and specifier patterns. */
 function restrict(paths, patterns) {
@@ -46,6 +46,12 @@ export default tseslint.config(
     // api: the HTTP client; of the project only core.
     files: ['src/api/**'],
     rules: restrict([noVscode, noUndici], [{ regex: '^\\.\\./(?!core/)', message: 'src/api imports of the project only src/core (never the server).' }]),
+  },
+  {
+    // api/node: the Node part of the client (the discovery of a local server, node/connect.ts):
+    // of the project the rest of src/api, core and the process contract in src/shared.
+    files: ['src/api/node/**'],
+    rules: restrict([noVscode, noUndici], [{ regex: '^\\.\\./\\.\\./(?!core/|shared/)', message: 'src/api/node imports of the project only src/api, src/core and src/shared (never the server or the test library).' }]),
   },
   {
     // shared: what several layers import: the process contract, the data folder, flag parsing,
@@ -105,8 +111,8 @@ export default tseslint.config(
   },
   {
     // mcp: the MCP tools (tools.ts, no SDK) and the SDK plumbing (sdk.ts); a client of the
-    // server like the test library: the API client, the library's connection and waits, and
-    // src/shared; nothing of the server, the CLI or the extension.
+    // server like the test library: the API client and its connection (src/api/node/connect.ts),
+    // and src/shared; nothing of the server, the CLI, the test library or the extension.
     files: ['src/mcp/**'],
     rules: restrict(
       [noVscode, noUndici],
@@ -114,6 +120,7 @@ export default tseslint.config(
         { regex: '(^|/)webview-ui(/|$)', message: 'src/mcp never imports the webview UI.' },
         { regex: '(^|/)extension(/|$)', message: 'src/mcp imports nothing of the extension: the queries it shares with the language-model tools are src/api/queries.ts.' },
         { regex: '^\\.\\./(server|cli)/', message: 'src/mcp imports nothing of src/server or the CLI (the contract is src/shared/contract.ts).' },
+        { regex: '^\\.\\./testing/', message: 'src/mcp imports nothing of the test library: its connection is src/api/node/connect.ts, its errors src/api/errors.ts failureOf.' },
       ],
     ),
   },

@@ -11,11 +11,13 @@
 // inbox. The rest is the server's own data or the agent's: times, the code the core extracted,
 // the link's kind, the inbox the agent named and the ids of its messages.
 import { ALL_INBOXES, isPhoneInbox, PRIVATE_DOMAIN } from '../core/ids';
-import { MAX_TOTP_INPUT_LENGTH } from '../core/totpInput';
+import { MAX_TOTP_INPUT_LENGTH, parseTotpInput } from '../core/totpInput';
+import { totpAt } from '../core/totp';
 import { findCode, findLink, type FindOptions, listInboxes, newestMessage } from '../api/queries';
 import type { LinkKindParam } from '../core/clickKinds';
-import { type Connection, splitInbox, toTestInboxError } from '../testing/connection';
-import { totp } from '../testing/index';
+import { splitInbox } from '../api/connection';
+import { failureOf } from '../api/errors';
+import type { Connection } from '../api/node/connect';
 
 /** Longest wait a tool accepts: under the MCP SDK client's default request timeout (60 s), so a wait ends as an answer. */
 export const MAX_MCP_WAIT_SECONDS = 50;
@@ -270,14 +272,12 @@ const HANDLERS: Record<string, Handler> = {
   get_totp_code: async (_ctx, args) => {
     const secret = str(args, 'secret', true) as string;
     const now = Date.now();
-    let r;
-    try {
-      r = totp(secret, { at: now });
-    } catch (e) {
-      throw new ArgError(`"secret": ${e instanceof Error ? e.message : String(e)}`);
-    }
+    const parsed = parseTotpInput(secret);
+    if (!parsed.ok) throw new ArgError(`"secret": ${parsed.problem}`);
+    const { secret: base32, algorithm, digits, period } = parsed.value;
     // Computed on this machine's clock, as the authenticator app on it would.
-    return { code: r.code, seconds_left: r.secondsLeft, server_time_ms: now, message_id: null };
+    const r = totpAt(base32, { algorithm, digits, period }, now);
+    return { code: r.code, seconds_left: r.seconds_left, server_time_ms: now, message_id: null };
   },
 };
 
@@ -314,7 +314,7 @@ async function answerFound(
 /** What an agent can do about a failure, by its kind. */
 function errorAnswer(e: unknown): Record<string, unknown> {
   if (e instanceof ArgError) return { error: { code: 'bad_input', message: e.message } };
-  const t = toTestInboxError(e);
+  const t = failureOf(e);
   // The error's own sentence, whose closing period the advice after it supplies.
   const said = t.message.replace(/\.+$/, '');
   switch (t.code) {
@@ -347,7 +347,7 @@ async function callMcpTool(ctx: ToolContext, name: string, rawArgs: unknown, sig
     if (extra !== undefined) throw new ArgError(`Unknown argument ${JSON.stringify(extra.slice(0, 60))}; ${name} takes ${[...known].join(', ')}.`);
     return { isError: false, structured: await handler(ctx, args, signal) };
   } catch (e) {
-    const t = e instanceof ArgError ? undefined : toTestInboxError(e);
+    const t = e instanceof ArgError ? undefined : failureOf(e);
     if (t && (t.code === 'unreachable' || t.code === 'unauthorized')) ctx.forget?.();
     return { isError: true, structured: errorAnswer(e) };
   }
