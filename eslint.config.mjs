@@ -1,5 +1,6 @@
 // Lint, including the layer rules of docs/architecture.md ("Layers"): each folder of src/ may
 // import only what its layer allows, so a wrong import fails `npm run lint` instead of review.
+import { builtinModules } from 'node:module';
 import tseslint from 'typescript-eslint';
 
 const noVscode = { name: 'vscode', message: 'vscode is imported only under src/extension/: core, api, server and the webview UI run without it.' };
@@ -43,9 +44,18 @@ export default tseslint.config(
     rules: restrict([noVscode], [{ regex: '^\\.\\./', message: 'src/core imports nothing of api, server, extension or webview-ui.' }]),
   },
   {
-    // api: the HTTP client; of the project only core.
+    // api: the HTTP client; of the project only core. Outside node/ it runs in a browser too
+    // (src/api/tsconfig.json checks it without Node types): no Node module, by either name.
     files: ['src/api/**'],
-    rules: restrict([noVscode, noUndici], [{ regex: '^\\.\\./(?!core/)', message: 'src/api imports of the project only src/core (never the server).' }]),
+    ignores: ['src/api/node/**'],
+    rules: restrict(
+      [noVscode, noUndici, ...builtinModules.filter((m) => !m.startsWith('_')).map((name) => ({ name, message: 'src/api outside node/ runs in a browser too: Node modules only under src/api/node/.' }))],
+      [
+        { regex: '^\\.\\./(?!core/)', message: 'src/api imports of the project only src/core (never the server).' },
+        { regex: '^node:', message: 'src/api outside node/ runs in a browser too: Node modules only under src/api/node/.' },
+        { regex: '^\\./node/', message: 'the part of src/api that runs anywhere does not import its Node part (src/api/node/).' },
+      ],
+    ),
   },
   {
     // api/node: the Node part of the client (the discovery of a local server, node/connect.ts):
