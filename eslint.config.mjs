@@ -1,13 +1,14 @@
 // Lint, including the layer rules of docs/architecture.md ("Layers"): each folder of src/ may
 // import only what its layer allows, so a wrong import fails `npm run lint` instead of review.
+import { builtinModules } from 'node:module';
 import tseslint from 'typescript-eslint';
 
 const noVscode = { name: 'vscode', message: 'vscode is imported only under src/extension/: core, api, server and the webview UI run without it.' };
 /** undici stays a dev dependency (bench/): bundled, it is most of the extension's size. */
 const noUndici = { name: 'undici', message: "use the runtime's fetch (Node's built-in undici, proxy-aware in VS Code): the undici package is a dev dependency for bench/ only." };
 
-/** What nothing under src/server imports: the editor side and the CLI above it. */
-const serverUp = { regex: '(^|/)(extension|webview-ui|cli)(/|$)', message: 'src/server never imports the extension, the webview UI or the CLI.' };
+/** What nothing under src/server imports: the editor side, the CLI above it, and the test library (a client, whose connection is src/api/node/connect.ts). */
+const serverUp = { regex: '(^|/)(extension|webview-ui|cli|testing)(/|$)', message: 'src/server never imports the extension, the webview UI, the CLI or the test library (its connection is src/api/node/connect.ts).' };
 
 /** What no file of src/extension imports: the server and the CLI, and of the webview UI all but the pure view state. */
 const extensionOut = [
@@ -49,9 +50,24 @@ export default tseslint.config(
     rules: restrict([noVscode], [{ regex: '^\\.\\./', message: 'src/core imports nothing of api, server, extension or webview-ui.' }]),
   },
   {
-    // api: the HTTP client; of the project only core.
+    // api: the HTTP client; of the project only core. Outside node/ it runs in a browser too
+    // (src/api/tsconfig.json checks it without Node types): no Node module, by either name.
     files: ['src/api/**'],
-    rules: restrict([noVscode, noUndici], [{ regex: '^\\.\\./(?!core/)', message: 'src/api imports of the project only src/core (never the server).' }]),
+    ignores: ['src/api/node/**'],
+    rules: restrict(
+      [noVscode, noUndici, ...builtinModules.filter((m) => !m.startsWith('_')).map((name) => ({ name, message: 'src/api outside node/ runs in a browser too: Node modules only under src/api/node/.' }))],
+      [
+        { regex: '^\\.\\./(?!core/)', message: 'src/api imports of the project only src/core (never the server).' },
+        { regex: '^node:', message: 'src/api outside node/ runs in a browser too: Node modules only under src/api/node/.' },
+        { regex: '^\\./node/', message: 'the part of src/api that runs anywhere does not import its Node part (src/api/node/).' },
+      ],
+    ),
+  },
+  {
+    // api/node: the Node part of the client (the discovery of a local server, node/connect.ts):
+    // of the project the rest of src/api, core and the process contract in src/shared.
+    files: ['src/api/node/**'],
+    rules: restrict([noVscode, noUndici], [{ regex: '^\\.\\./\\.\\./(?!core/|shared/)', message: 'src/api/node imports of the project only src/api, src/core and src/shared (never the server or the test library).' }]),
   },
   {
     // shared: what several layers import: the process contract, the data folder, flag parsing,
@@ -115,8 +131,8 @@ export default tseslint.config(
   },
   {
     // mcp: the MCP tools (tools.ts, no SDK) and the SDK plumbing (sdk.ts); a client of the
-    // server like the test library: the API client, the library's connection and waits, and
-    // src/shared; nothing of the server, the CLI or the extension.
+    // server like the test library: the API client and its connection (src/api/node/connect.ts),
+    // and src/shared; nothing of the server, the CLI, the test library or the extension.
     files: ['src/mcp/**'],
     rules: restrict(
       [noVscode, noUndici],
@@ -124,6 +140,7 @@ export default tseslint.config(
         { regex: '(^|/)webview-ui(/|$)', message: 'src/mcp never imports the webview UI.' },
         { regex: '(^|/)extension(/|$)', message: 'src/mcp imports nothing of the extension: the queries it shares with the language-model tools are src/api/queries.ts.' },
         { regex: '^\\.\\./(server|cli)/', message: 'src/mcp imports nothing of src/server or the CLI (the contract is src/shared/contract.ts).' },
+        { regex: '^\\.\\./testing/', message: 'src/mcp imports nothing of the test library: its connection is src/api/node/connect.ts, its errors src/api/errors.ts failureOf.' },
       ],
     ),
   },

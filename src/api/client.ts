@@ -4,7 +4,7 @@
 import type { AttachmentInfo, DeleteResult, DomainsResponse, HealthResponse, InjectedMessage, InjectionResult, LatestCode, LatestLink, SearchResponse, WebhookDeliveryResult } from '../core/wire';
 import { HEALTH_CHALLENGE_PARAM, hmacHex, sameProof, tokenProofKey } from '../core/proof';
 import { ApiError } from './errors';
-import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, DEFAULT_USER_AGENT, DOWNLOAD_TIMEOUT_MS, MAX_DOWNLOAD_BYTES, MAX_JSON_BYTES, Transport, type HttpRequest, type LogFn } from './http';
+import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, DEFAULT_USER_AGENT, DOWNLOAD_TIMEOUT_MS, MAX_DOWNLOAD_BYTES, MAX_JSON_BYTES, Transport, type HttpRequest, type LogFn, utf8 } from './http';
 import { baseString, checkAttachmentId, checkDomain, checkInbox, checkMessageId, listQuery, normalizeBaseUrl, paths } from './paths';
 import { StreamSubscription, type StreamOptions } from './stream';
 import type { LinkKindParam } from '../core/clickKinds';
@@ -96,6 +96,11 @@ export function filenameFromDisposition(value: string | undefined): string | und
   return base && base !== '.' && base !== '..' ? base : undefined;
 }
 
+/** Bytes as base64url without padding (Buffer's 'base64url'), with what every runtime has. */
+function base64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
 function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -145,7 +150,7 @@ class InboxClient implements InboxApi {
 
   private async json<T>(req: Omit<HttpRequest, 'accept' | 'maxBytes'>, opts: CallOptions | undefined, parse: (v: unknown) => T): Promise<T> {
     const res = await this.transport.request({ ...req, accept: 'application/json', maxBytes: MAX_JSON_BYTES }, opts);
-    const value = parseJsonText(res.body.toString('utf8'), this.secrets);
+    const value = parseJsonText(utf8(res.body), this.secrets);
     try {
       return parse(value);
     } catch (e) {
@@ -159,7 +164,7 @@ class InboxClient implements InboxApi {
   }
 
   async identify(opts?: CallOptions): Promise<ServerIdentity> {
-    const challenge = Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(24))).toString('base64url');
+    const challenge = base64url(globalThis.crypto.getRandomValues(new Uint8Array(24)));
     const key = this.apiToken === undefined ? undefined : tokenProofKey(this.apiToken);
     let health: HealthResponse;
     try {
@@ -315,7 +320,7 @@ class InboxClient implements InboxApi {
       },
       opts,
     );
-    const text = res.body.toString('utf8');
+    const text = utf8(res.body);
     const type = (headerValue(res.headers, 'content-type') ?? '').toLowerCase();
     if (type.startsWith('application/json')) {
       // The hosted service may wrap the source: `{"rawData": "…"}`.

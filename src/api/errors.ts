@@ -219,3 +219,27 @@ export function networkError(err: unknown, origin: string, secrets: ReadonlyArra
     cause: { name: raw.name, code, message: redact(raw.message, secrets) },
   });
 }
+
+/** What a surface tells its user a failure was: the test library's error codes, the CLI's exit codes and the MCP tools' error codes are these. */
+export type FailureCode = 'timeout' | 'bad_input' | 'unauthorized' | 'unreachable' | 'unsupported' | 'server' | 'cancelled';
+
+/** A failure as a code and a message: an ApiError mapped by its code; anything else is `server`. */
+export function failureOf(e: unknown): { code: FailureCode; message: string } {
+  if (ApiError.is(e)) {
+    switch (e.code) {
+      case 'unauthorized':
+        return { code: 'unauthorized', message: e.message };
+      case 'network':
+      case 'timeout':
+        return { code: 'unreachable', message: e.message };
+      case 'invalid_input':
+      case 'bad_request':
+        return { code: 'bad_input', message: e.message };
+      case 'cancelled':
+        return { code: 'cancelled', message: e.message };
+      default:
+        return { code: 'server', message: e.message };
+    }
+  }
+  return { code: 'server', message: e instanceof Error ? e.message : String(e) };
+}

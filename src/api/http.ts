@@ -4,8 +4,6 @@
 // retries with jittered exponential backoff for idempotent reads only. Redirects are not
 // followed. Every failure leaves here as an ApiError; no token is ever put in a URL, a log
 // line or an error.
-import { Readable } from 'node:stream';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { ApiError, errorFromStatus, networkError, parseRetryAfter, redact, serverMessageOf } from './errors';
 import type { CallOptions } from './types';
 import { redactWebhookUrl } from './webhooks';
@@ -69,13 +67,35 @@ type ResponseHeaders = Record<string, string>;
 interface HttpResponse {
   status: number;
   headers: ResponseHeaders;
-  body: Buffer;
+  body: Uint8Array;
+}
+
+/** The unread body of a push stream: read it chunk by chunk; close it (once or more) to end it and its request. */
+export interface StreamBody {
+  /** The next chunk, or `done` at its end (also once closed). */
+  read(): Promise<{ done: true; value?: Uint8Array } | { done: false; value: Uint8Array }>;
+  close(): void;
 }
 
 interface StreamResponse {
   status: number;
   headers: ResponseHeaders;
-  body: Readable;
+  body: StreamBody;
+}
+
+/** UTF-8 as the server sent it (a byte-order mark kept, bad bytes as U+FFFD): what the client reads a text body with. */
+export function utf8(bytes: Uint8Array): string {
+  return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
+}
+
+function concat(chunks: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
 }
 
 function headersOf(res: Response): ResponseHeaders {
@@ -87,18 +107,18 @@ function headersOf(res: Response): ResponseHeaders {
  * Past the limit the body is cancelled, which closes its connection, and `over` is set;
  * `bytes` then holds the chunks before the one that passed it.
  */
-async function readLimited(body: ReadableStream<Uint8Array> | null, limit: number): Promise<{ bytes: Buffer; over: boolean }> {
-  if (body === null) return { bytes: Buffer.alloc(0), over: false };
+async function readLimited(body: ReadableStream<Uint8Array> | null, limit: number): Promise<{ bytes: Uint8Array; over: boolean }> {
+  if (body === null) return { bytes: new Uint8Array(0), over: false };
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) return { bytes: Buffer.concat(chunks), over: false };
+    if (done) return { bytes: concat(chunks), over: false };
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => undefined);
-      return { bytes: Buffer.concat(chunks), over: true };
+      return { bytes: concat(chunks), over: true };
     }
     chunks.push(value);
   }
@@ -220,7 +240,7 @@ export class Transport {
               status: res.status,
             });
           }
-          const text = res.body.toString('utf8');
+          const text = utf8(res.body);
           const serverMessage = serverMessageOf(text);
           failure = errorFromStatus(res.status, serverMessage === undefined ? undefined : this.redact(serverMessage), parseRetryAfter(res.headers['retry-after']), {
             what: req.what,
@@ -319,14 +339,22 @@ export class Transport {
         redirect: 'manual',
       });
       clearTimeout(timer);
-      const body = res.body === null ? Readable.from([]) : Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>);
+      const reader = res.body?.getReader();
+      let closed = false;
       // From here the body lives as long as the caller's signal; the controller stays tracked for dispose().
-      body.once('close', () => {
+      const close = (): void => {
+        if (closed) return;
+        closed = true;
         signal.removeEventListener('abort', onAbort);
         this.active.delete(ac);
+        void reader?.cancel().catch(() => undefined);
         // Ends the request too, so the connection is closed rather than left streaming to nobody.
         ac.abort();
-      });
+      };
+      const body: StreamBody = {
+        read: () => (reader === undefined || closed ? Promise.resolve({ done: true, value: undefined }) : reader.read()),
+        close,
+      };
       return { status: res.status, headers: headersOf(res), body };
     } catch (e) {
       clearTimeout(timer);
@@ -338,22 +366,24 @@ export class Transport {
     }
   }
 
-  /** Reads a whole (error) body of a stream response, at most MAX_ERROR_BODY_BYTES. */
-  async readSmall(body: Readable): Promise<string> {
-    const chunks: Buffer[] = [];
+  /** Reads a whole (error) body of a stream response, at most MAX_ERROR_BODY_BYTES, and closes it. */
+  async readSmall(body: StreamBody): Promise<string> {
+    const chunks: Uint8Array[] = [];
     let size = 0;
     try {
-      for await (const chunk of body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        chunks.push(chunk);
+      for (;;) {
+        const { done, value } = await body.read();
+        if (done) break;
+        size += value.byteLength;
+        chunks.push(value);
         if (size > MAX_ERROR_BODY_BYTES) break;
       }
     } catch {
       // whatever arrived is enough for a message
     } finally {
-      body.destroy();
+      body.close();
     }
-    return Buffer.concat(chunks).toString('utf8');
+    return utf8(concat(chunks));
   }
 
   errorContext(what: string): Parameters<typeof errorFromStatus>[3] {

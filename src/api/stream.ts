@@ -4,9 +4,8 @@
 // route, as the hosted service: the caller polls instead). Events missed while
 // reconnecting are not replayed unless the server honours Last-Event-ID: a consumer
 // should refresh when the state goes back to `open` after `reconnecting`.
-import type { Readable } from 'node:stream';
 import { ApiError, errorFromStatus, networkError, parseRetryAfter, serverMessageOf } from './errors';
-import { backoffDelay, formatMs, type Transport } from './http';
+import { backoffDelay, formatMs, type StreamBody, type Transport } from './http';
 import { SseParser, SseProtocolError, type SseEvent } from './sse';
 import type { StreamHandlers, StreamState, Subscription } from './types';
 import { parseJsonText, parseStreamEvent } from './validate';
@@ -37,8 +36,9 @@ export interface StreamOptions {
 /** Statuses meaning "this server has no stream route" (besides other 4xx, see run()). */
 const UNSUPPORTED_STATUSES = new Set([404, 405, 501]);
 
-class StreamIdleError extends Error {
-  readonly code = 'STREAM_IDLE';
+/** The stream completed no event (pings included) for `ms`: reconnect. */
+function idleError(ms: number): ApiError {
+  return new ApiError('timeout', `The event stream completed no event for ${formatMs(ms)}.`);
 }
 
 function contentType(headers: Record<string, string | string[] | undefined>): string {
@@ -118,12 +118,12 @@ export class StreamSubscription implements Subscription {
         const headers: Record<string, string> = this.lastEventId !== undefined ? { 'last-event-id': this.lastEventId } : {};
         const res = await this.transport.openStream(this.url, this.ac.signal, this.connectTimeoutMs, headers);
         if (this.ended) {
-          res.body.destroy();
+          res.body.close();
           return;
         }
         if (res.status >= 200 && res.status < 300) {
           if (!contentType(res.headers).startsWith('text/event-stream')) {
-            res.body.destroy();
+            res.body.close();
             this.transport.log('info', `stream ${this.where}: the server answered without an event stream; polling instead`);
             this.finish('unsupported', new ApiError('not_found', 'The server offers no push stream here.', { status: res.status }));
             return;
@@ -185,17 +185,22 @@ export class StreamSubscription implements Subscription {
   }
 
   /** Reads the event stream until it ends; resolves with the reason to reconnect. */
-  private async consume(body: Readable): Promise<ApiError> {
+  private async consume(body: StreamBody): Promise<ApiError> {
     const parser = new SseParser();
-    let idle: NodeJS.Timeout | undefined;
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    let idled = false;
     const arm = (): void => {
       clearTimeout(idle);
-      idle = setTimeout(() => body.destroy(new StreamIdleError('idle')), this.idleTimeoutMs);
+      idle = setTimeout(() => {
+        idled = true;
+        body.close();
+      }, this.idleTimeoutMs);
     };
     arm();
     try {
-      for await (const chunk of body as AsyncIterable<Buffer>) {
-        if (this.ended) break;
+      for (;;) {
+        const { done, value: chunk } = await body.read();
+        if (done || this.ended) break;
         const ended = parser.eventsEnded;
         const events = parser.push(chunk);
         if (parser.eventsEnded !== ended) arm();
@@ -203,16 +208,15 @@ export class StreamSubscription implements Subscription {
         if (parser.lastEventId !== undefined) this.lastEventId = parser.lastEventId;
         this.serverRetryMs = parser.retryMs;
       }
+      if (idled) return idleError(this.idleTimeoutMs);
       return new ApiError('network', 'The server closed the event stream.');
     } catch (e) {
-      if (e instanceof StreamIdleError) {
-        return new ApiError('timeout', `The event stream completed no event for ${formatMs(this.idleTimeoutMs)}.`);
-      }
+      if (idled) return idleError(this.idleTimeoutMs);
       if (SseProtocolError.is(e)) return new ApiError('protocol', e.message, { cause: e });
       return networkError(e, this.transport.origin, []);
     } finally {
       clearTimeout(idle);
-      body.destroy();
+      body.close();
     }
   }
 

@@ -4,7 +4,8 @@
 //   test-inbox chaos add --surface resend --recipient ann@inbox.test --status 429 --retry-after 2
 import { type FlagSpec, UsageError } from '../shared/args';
 import type { ChaosRuleInfo } from '../core/wire';
-import { connect, toTestInboxError } from '../testing/connection';
+import { connect } from '../api/node/connect';
+import { toTestInboxError } from '../testing/connection';
 import { type ConnectionOptions, TestInboxError } from '../testing/types';
 
 export const CHAOS_FLAGS = {
@@ -142,7 +143,9 @@ export async function chaosCommand(action: string | undefined, ruleText: string 
     } else rule = ruleFromFlags(v);
   }
   if (act === 'remove' && ruleText === undefined) throw new UsageError('missing <id> (test-inbox chaos list shows them)');
-  const c = await connect(conn, env);
+  const c = await connect(conn, env).catch((e: unknown) => {
+    throw toTestInboxError(e);
+  });
   try {
     const id = await c.api.identify();
     if (id.kind !== 'test-inbox') throw new TestInboxError('unsupported', `${c.baseUrl} is not a Test Inbox server: a hosted service has no fault rules`);

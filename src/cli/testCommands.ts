@@ -6,7 +6,9 @@ import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
 import { API_TOKEN_ENV, DATA_DIR_ENV, DEFAULT_DOMAIN, EXIT_USAGE, LOCAL_TWILIO_ACCOUNT_SID, PROVIDER_KEY_ENV, TWILIO_AUTH_TOKEN_ENV } from '../shared/contract';
 import { PROVIDERS, providerEnv, type ProviderId, providerSettingsText } from '../shared/providerSettings';
 import { PRIVATE_DOMAIN } from '../core/ids';
-import { connect, DOMAIN_ENV, SERVER_ENV, SMTP_ENV, toTestInboxError } from '../testing/connection';
+import { DOMAIN_ENV, SERVER_ENV, SMTP_ENV } from '../api/connection';
+import { connect } from '../api/node/connect';
+import { toTestInboxError } from '../testing/connection';
 import { clearInbox, sendMail, sendSms, totp, waitForCode, waitForLink } from '../testing/index';
 import { chaosCommand, CHAOS_FLAGS, CHAOS_USAGE } from './chaosCommand';
 import { type ConnectionOptions, type LinkKindOption, TestInboxError, type TestInboxErrorCode } from '../testing/types';
@@ -205,7 +207,9 @@ function providerId(name: string): ProviderId {
 /** `provider-settings`: the lines of src/shared/providerSettings.ts for the Test Inbox server the connection finds. */
 async function providerSettings(provider: string | undefined, conn: ConnectionOptions, env: NodeJS.ProcessEnv): Promise<Outcome> {
   const ids = provider === undefined ? PROVIDERS.map((p) => p.id) : [providerId(provider)];
-  const c = await connect(conn, env);
+  const c = await connect(conn, env).catch((e: unknown) => {
+    throw toTestInboxError(e);
+  });
   try {
     const id = await c.api.identify().catch((e: unknown) => {
       throw toTestInboxError(e);

@@ -17,7 +17,7 @@ const TOKEN_PROOF_ROUNDS = 100_000;
 const TOKEN_PROOF_SALT = 'test-inbox token proof v1';
 
 const encode = (s: string): Uint8Array<ArrayBuffer> => new TextEncoder().encode(s);
-const hex = (buf: ArrayBuffer): string => Buffer.from(buf).toString('hex');
+const hex = (buf: ArrayBuffer): string => Array.from(new Uint8Array(buf), (b) => b.toString(16).padStart(2, '0')).join('');
 
 /** HMAC-SHA256 of `message` keyed by `key`, hex. */
 export async function hmacHex(key: string, message: string): Promise<string> {

@@ -1,13 +1,14 @@
 // `test-inbox mcp`: the MCP tools over stdio, for agents that start their servers as commands
 // (Claude Code, Cursor, Codex, Windsurf). It finds the server and the token as the CLI's test
-// commands do (src/testing/connection.ts: --server, --token, --data-dir and their environment
+// commands do (src/api/node/connect.ts: --server, --token, --data-dir and their environment
 // twins; by default the running local server of the data dir, proven by its challenge). It
 // never starts a server: when none answers, it says on stderr how to start one, and every tool
 // answers that as an error the agent can pass on, until a server runs.
 import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
 import { API_TOKEN_ENV, DATA_DIR_ENV, EXIT_USAGE } from '../shared/contract';
-import { connect, type Connection, DOMAIN_ENV, SERVER_ENV, toTestInboxError } from '../testing/connection';
-import type { ConnectionOptions } from '../testing/types';
+import { type ConnectOptions, DOMAIN_ENV, SERVER_ENV } from '../api/connection';
+import { failureOf } from '../api/errors';
+import { connect, type Connection } from '../api/node/connect';
 import { loadMcpSdk } from './load';
 import { MCP_TOOL_NAMES, mcpToolSet, type ToolContext } from './tools';
 
@@ -47,7 +48,7 @@ interface McpIo {
 }
 
 /** The tools' connection for a stdio session: made on first use, made again after a failure a new one may cure. */
-function stdioContext(options: ConnectionOptions): ToolContext & { probe(): Promise<string | undefined> } {
+function stdioContext(options: ConnectOptions): ToolContext & { probe(): Promise<string | undefined> } {
   let current: Promise<Connection> | undefined;
   const domains = new WeakMap<Connection, Promise<string | undefined>>();
   const connection = (): Promise<Connection> => {
@@ -84,7 +85,7 @@ function stdioContext(options: ConnectionOptions): ToolContext & { probe(): Prom
         return undefined;
       } catch (e) {
         current = undefined;
-        return toTestInboxError(e).message;
+        return failureOf(e).message;
       }
     },
   };

@@ -10,12 +10,14 @@
 // addresses and the message ids (which embed an inbox name), since whoever sends mail names its
 // inbox. The rest is the server's own data or the agent's: times, the code the core extracted,
 // the link's kind, the inbox the agent named and the ids of its messages.
-import { ALL_INBOXES, isPhoneInbox, PRIVATE_DOMAIN } from '../core/ids';
-import { MAX_TOTP_INPUT_LENGTH } from '../core/totpInput';
+import { isPhoneInbox, PRIVATE_DOMAIN } from '../core/ids';
+import { MAX_TOTP_INPUT_LENGTH, parseTotpInput } from '../core/totpInput';
+import { totpAt } from '../core/totp';
 import { findCode, findLink, type FindOptions, listInboxes, newestMessage } from '../api/queries';
-import type { LinkKindParam } from '../core/clickKinds';
-import { type Connection, splitInbox, toTestInboxError } from '../testing/connection';
-import { totp } from '../testing/index';
+import { LINK_KINDS } from '../core/clickKinds';
+import { failureOf } from '../api/errors';
+import type { Connection } from '../api/node/connect';
+import { readInbox, readLinkKind, readSince as readSinceInput, readText, readWaitSeconds } from '../api/toolInput';
 
 /** Longest wait a tool accepts: under the MCP SDK client's default request timeout (60 s), so a wait ends as an answer. */
 export const MAX_MCP_WAIT_SECONDS = 50;
@@ -90,7 +92,7 @@ const MCP_TOOLS: readonly McpToolDefinition[] = [
     description: `Returns the link a person must click in the newest message after "since" (verify the address, else sign in, else reset the password; never unsubscribe, tracking or "view in browser" links), waiting up to wait_seconds; found:false when none arrives. Its kind is at the top level; the URL, which the mail's sender wrote, is "${UNTRUSTED}".link_url, with its text. It returns the URL only: it never opens it. ${READ_ONLY}`,
     inputSchema: {
       type: 'object',
-      properties: { ...INBOX_ARGS, ...SINCE_ARGS, kind: { type: 'string', enum: ['verify', 'reset', 'login', 'any'], description: 'Which link: verify (confirm an address), reset (password), login (magic link) or any of them (default).' } },
+      properties: { ...INBOX_ARGS, ...SINCE_ARGS, kind: { type: 'string', enum: Object.keys(LINK_KINDS), description: 'Which link: verify (confirm an address), reset (password), login (magic link) or any of them (default).' } },
       required: ['inbox'],
       additionalProperties: false,
     },
@@ -116,51 +118,12 @@ type Args = Record<string, unknown>;
 /** A bad argument: a tool error naming it. */
 class ArgError extends Error {}
 
-function str(args: Args, name: string, required: boolean): string | undefined {
-  const v = args[name];
-  if (v === undefined || v === null) {
-    if (required) throw new ArgError(`"${name}" is required.`);
-    return undefined;
-  }
-  if (typeof v !== 'string') throw new ArgError(`"${name}" must be a string.`);
-  if (required && v.trim() === '') throw new ArgError(`"${name}" must not be empty.`);
-  return v.trim() === '' ? undefined : v.trim();
-}
+const str = (args: Args, name: string, required: boolean): string | undefined => readText(args[name], name, required);
 
 /** The `since` the wait takes (core's rule: a message id, "now" or ms), from `since` or its alias `since_ms`. */
-function readSince(args: Args): string | number | undefined {
-  const since = args.since;
-  const sinceMs = args.since_ms;
-  if (sinceMs !== undefined && sinceMs !== null) {
-    if (typeof sinceMs !== 'number' || !Number.isSafeInteger(sinceMs) || sinceMs < 0) throw new ArgError('"since_ms" must be a whole number of milliseconds since the epoch (a server_time_ms of an earlier answer).');
-    if (since !== undefined && since !== null && String(since) !== String(sinceMs)) throw new ArgError('Pass either "since" or "since_ms", not both.');
-    return sinceMs;
-  }
-  if (since === undefined || since === null || since === '') return undefined;
-  if (typeof since === 'number') {
-    if (!Number.isSafeInteger(since) || since < 0) throw new ArgError('"since" as a number must be a whole number of milliseconds since the epoch.');
-    return since;
-  }
-  if (typeof since !== 'string') throw new ArgError('"since" must be a message id, "now" or a time in milliseconds.');
-  const s = since.trim();
-  if (s.toLowerCase() === 'now') return 'now';
-  return s;
-}
+const readSince = (args: Args): string | number | undefined => readSinceInput({ since: args.since, sinceMs: args.since_ms }, { since: 'since', sinceMs: 'since_ms' });
 
-function readWait(args: Args): number {
-  const w = args.wait_seconds;
-  if (w === undefined || w === null) return 0;
-  if (typeof w !== 'number' || !Number.isFinite(w) || w < 0 || w > MAX_MCP_WAIT_SECONDS) {
-    throw new ArgError(`"wait_seconds" must be a number from 0 to ${MAX_MCP_WAIT_SECONDS} (got ${JSON.stringify(w)}); to wait longer, call again with since set to the message_id or server_time_ms of the last answer.`);
-  }
-  return w;
-}
-
-function readKind(args: Args): LinkKindParam {
-  const k = str(args, 'kind', false) ?? 'any';
-  if (!['verify', 'reset', 'login', 'any'].includes(k)) throw new ArgError(`"kind" must be verify, reset, login or any (got ${JSON.stringify(k.slice(0, 40))}).`);
-  return k as LinkKindParam;
-}
+const readWait = (args: Args): number => readWaitSeconds(args.wait_seconds, 'wait_seconds', MAX_MCP_WAIT_SECONDS, 'to wait longer, call again with since set to the message_id or server_time_ms of the last answer');
 
 /**
  * The inbox and domain an input names (the CLI's rule: a name, name@domain or a phone number).
@@ -168,15 +131,7 @@ function readKind(args: Args): LinkKindParam {
  * sender chose. The server's `private` is named as the domain it stands for, as answers name it.
  */
 async function target(ctx: ToolContext, conn: Connection, args: Args, signal: AbortSignal | undefined): Promise<{ inbox: string; domain: string }> {
-  const inbox = str(args, 'inbox', true) as string;
-  const domain = str(args, 'domain', false)?.toLowerCase() ?? conn.domain;
-  let t: { inbox: string; domain: string };
-  try {
-    t = splitInbox(inbox, domain);
-  } catch (e) {
-    throw new ArgError(e instanceof Error ? e.message : String(e));
-  }
-  if (t.inbox === ALL_INBOXES) throw new ArgError('"inbox" must name one inbox, not "*": list_inboxes shows the inboxes that have mail.');
+  const t = readInbox({ inbox: args.inbox, domain: args.domain }, conn.domain);
   return t.domain === PRIVATE_DOMAIN ? { inbox: t.inbox, domain: (await ctx.serverDomain(conn, signal)) ?? PRIVATE_DOMAIN } : t;
 }
 
@@ -231,7 +186,7 @@ const HANDLERS: Record<string, Handler> = {
   get_verification_link: async (ctx, args, signal) => {
     const since = readSince(args);
     const wait = readWait(args);
-    const kind = readKind(args);
+    const kind = readLinkKind(args.kind);
     const conn = await ctx.connection(signal);
     const t = await target(ctx, conn, args, signal);
     return answerFound(ctx, conn, t, since, wait, signal, async (o) => {
@@ -270,14 +225,12 @@ const HANDLERS: Record<string, Handler> = {
   get_totp_code: async (_ctx, args) => {
     const secret = str(args, 'secret', true) as string;
     const now = Date.now();
-    let r;
-    try {
-      r = totp(secret, { at: now });
-    } catch (e) {
-      throw new ArgError(`"secret": ${e instanceof Error ? e.message : String(e)}`);
-    }
+    const parsed = parseTotpInput(secret);
+    if (!parsed.ok) throw new ArgError(`"secret": ${parsed.problem}`);
+    const { secret: base32, algorithm, digits, period } = parsed.value;
     // Computed on this machine's clock, as the authenticator app on it would.
-    return { code: r.code, seconds_left: r.secondsLeft, server_time_ms: now, message_id: null };
+    const r = totpAt(base32, { algorithm, digits, period }, now);
+    return { code: r.code, seconds_left: r.seconds_left, server_time_ms: now, message_id: null };
   },
 };
 
@@ -314,7 +267,7 @@ async function answerFound(
 /** What an agent can do about a failure, by its kind. */
 function errorAnswer(e: unknown): Record<string, unknown> {
   if (e instanceof ArgError) return { error: { code: 'bad_input', message: e.message } };
-  const t = toTestInboxError(e);
+  const t = failureOf(e);
   // The error's own sentence, whose closing period the advice after it supplies.
   const said = t.message.replace(/\.+$/, '');
   switch (t.code) {
@@ -347,7 +300,7 @@ async function callMcpTool(ctx: ToolContext, name: string, rawArgs: unknown, sig
     if (extra !== undefined) throw new ArgError(`Unknown argument ${JSON.stringify(extra.slice(0, 60))}; ${name} takes ${[...known].join(', ')}.`);
     return { isError: false, structured: await handler(ctx, args, signal) };
   } catch (e) {
-    const t = e instanceof ArgError ? undefined : toTestInboxError(e);
+    const t = e instanceof ArgError ? undefined : failureOf(e);
     if (t && (t.code === 'unreachable' || t.code === 'unauthorized')) ctx.forget?.();
     return { isError: true, structured: errorAnswer(e) };
   }

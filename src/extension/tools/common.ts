@@ -3,11 +3,12 @@
 import * as vscode from 'vscode';
 import type { InboxApi } from '../../api/types';
 import { ExtensionError } from '../errors';
-import { parseInboxInput } from '../inboxInput';
 import type { Services } from '../services';
 import { toAbortSignal } from '../ui/cancel';
 import { defaultDomain } from '../ui/pick';
+import { ApiError } from '../../api/errors';
 import { MAX_TOOL_WAIT_SECONDS } from '../../api/queries';
+import { readInbox, readSince, readWaitSeconds } from '../../api/toolInput';
 
 /** Input of the tools that read one inbox. */
 export interface InboxInput {
@@ -36,31 +37,29 @@ export const FIND_PROPERTIES = {
   waitSeconds: { type: 'number', minimum: 0, maximum: MAX_TOOL_WAIT_SECONDS, description: `Wait up to this many seconds (0–${MAX_TOOL_WAIT_SECONDS}) for a matching message to arrive. Default 0: answer from the mail already there.` },
 } as const;
 
-/** The server, domain and inbox an input names; a clear error for a bad one. */
+/** The input reader's (api/toolInput.ts) `invalid_input` as the extension's, whose message a command would show. */
+function read<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw ApiError.is(e, 'invalid_input') ? new ExtensionError('invalid_input', e.message) : e;
+  }
+}
+
+/** The server, domain and inbox an input names (the MCP tools' reader, api/toolInput.ts); a clear error for a bad one. */
 export async function target(s: Services, input: InboxInput): Promise<{ api: InboxApi; domain: string; inbox: string; testInbox: boolean }> {
-  if (typeof input?.inbox !== 'string' || input.inbox.trim() === '') throw new ExtensionError('invalid_input', 'Name the inbox ("inbox": "signup" or "signup@inbox.test").');
-  const fallback = typeof input.domain === 'string' && input.domain.trim() !== '' ? input.domain.trim().toLowerCase() : defaultDomain(s);
-  const ref = parseInboxInput(input.inbox, fallback);
+  const ref = read(() => readInbox({ inbox: input?.inbox, domain: input?.domain }, defaultDomain(s)));
   const api = await s.connection.ensure();
   return { api, domain: ref.domain, inbox: ref.inbox, testInbox: s.connection.testInbox !== undefined };
 }
 
-/** Checks the optional search fields; returns them in range, and as the core's find options. */
+/** Checks the optional search fields (api/toolInput.ts); returns them in range, and as the core's find options. */
 export function findFields(input: FindInput): { sinceMs?: number; waitSeconds?: number; since?: number; waitMs: number } {
-  const out: { sinceMs?: number; waitSeconds?: number; since?: number; waitMs: number } = { waitMs: 0 };
-  if (input.sinceMs !== undefined) {
-    if (typeof input.sinceMs !== 'number' || !Number.isFinite(input.sinceMs) || input.sinceMs < 0) throw new ExtensionError('invalid_input', '"sinceMs" must be a time in milliseconds since the Unix epoch.');
-    out.sinceMs = input.sinceMs;
-    out.since = input.sinceMs;
-  }
-  if (input.waitSeconds !== undefined) {
-    if (typeof input.waitSeconds !== 'number' || !Number.isFinite(input.waitSeconds) || input.waitSeconds < 0 || input.waitSeconds > MAX_TOOL_WAIT_SECONDS) {
-      throw new ExtensionError('invalid_input', `"waitSeconds" must be a number of seconds from 0 to ${MAX_TOOL_WAIT_SECONDS}.`);
-    }
-    out.waitSeconds = input.waitSeconds;
-    out.waitMs = input.waitSeconds * 1000;
-  }
-  return out;
+  return read(() => {
+    const since = readSince({ sinceMs: input?.sinceMs }, { sinceMs: 'sinceMs' }) as number | undefined;
+    const waitSeconds = readWaitSeconds(input?.waitSeconds, 'waitSeconds', MAX_TOOL_WAIT_SECONDS);
+    return { ...(since === undefined ? {} : { sinceMs: since, since }), ...(input?.waitSeconds === undefined ? {} : { waitSeconds }), waitMs: waitSeconds * 1000 };
+  });
 }
 
 /** A tool answer: one text part holding JSON (what models read best, and what tests parse). */

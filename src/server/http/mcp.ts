@@ -13,7 +13,7 @@ import { createClient } from '../../api/client';
 import { PRIVATE_DOMAIN } from '../../core/ids';
 import { loadMcpSdk } from '../../mcp/load';
 import { mcpToolSet, type ToolContext } from '../../mcp/tools';
-import type { Connection } from '../../testing/connection';
+import type { Connection } from '../../api/node/connect';
 import { apiTokenOf, checkToken, type TokenCheck } from './auth';
 import type { ByteBudget } from '../budget';
 import { parseJsonObjectOrArray, readBody } from './body';
