@@ -3,6 +3,7 @@
 // actions into buttons and tree-node commands.
 import { ApiError } from '../api/errors';
 import { commandTitle } from './commandIds';
+import { codedError, type CodedError } from '../core/errors';
 
 export type ErrorAction = 'setApiToken' | 'setWebhookToken' | 'showLog' | 'retry' | 'changePort' | 'startLocalServer' | 'confirmServer' | 'switchServer';
 
@@ -43,20 +44,10 @@ interface UserFacingError {
   silent: boolean;
 }
 
-/** A failure of the extension itself (bad input from a prompt or a command argument). */
-export class ExtensionError extends Error {
-  constructor(
-    readonly code: 'invalid_input' | 'no_server' | 'no_webhook_token' | 'no_message' | 'not_supported' | 'unconfirmed_server' | 'unreachable',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ExtensionError';
-  }
-
-  static is(e: unknown, code?: ExtensionError['code']): e is ExtensionError {
-    return e instanceof ExtensionError && (code === undefined || e.code === code);
-  }
-}
+/** A failure of the extension itself (bad input from a prompt or a command argument): its codes. */
+export type ExtensionErrorCode = 'invalid_input' | 'no_server' | 'no_webhook_token' | 'no_message' | 'not_supported' | 'unconfirmed_server' | 'unreachable';
+export const ExtensionError = codedError<ExtensionErrorCode>('ExtensionError');
+export type ExtensionError = CodedError<ExtensionErrorCode>;
 
 export function isCancellation(e: unknown): boolean {
   if (ApiError.is(e, 'cancelled')) return true;
