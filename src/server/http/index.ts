@@ -49,7 +49,7 @@ import { TwilioApiError, fromHttpError, fromInjected, sendTwilioError } from './
 import { InjectedFailure } from './fault';
 import { TwilioMessages } from './twilio/store';
 import { type Clock, systemClock } from '../clock';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../smtp';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../smtp/smtp';
 import type { ProviderContext } from './providers/context';
 import { handleProvider } from './providers/index';
 import type { CompatOptions } from '../compat/options';

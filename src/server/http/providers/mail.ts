@@ -13,7 +13,7 @@
 import { promises as fs } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { ByteBudget, Release } from '../../budget';
-import { recipientTarget } from '../../smtp';
+import { recipientTarget } from '../../recipient';
 import { drainInto, SPOOL_THRESHOLD_BYTES, spooledBody, SpoolingSink } from '../../spool';
 import { CODE_SCAN_MAX_BYTES } from '../../store/code';
 import type { MessageBody, MessageMeta, Store } from '../../store/types';
