@@ -63,7 +63,7 @@ import { resolveTokens, type TokenName, TokensError } from '../server/tokens';
 import { VERSION } from '../server/version';
 import { defaultConnectionCaps, readSoftFdLimit } from '../server/limits';
 import { DEFAULT_MAX_RECIPIENTS } from '../server/smtp/smtp';
-import { isMimeWorker, serveMimeJobs } from '../server/http/mimePool';
+import { isMimeWorker, serveMimeJobs } from '../server/workers/pool';
 
 function fdCapsText(): string {
   const c = defaultConnectionCaps(readSoftFdLimit());

@@ -23,7 +23,7 @@ import type { SmtpCredentials, SmtpSecurity } from './smtp/smtpSecurity';
 import { loadOrCreateSelfSigned, loadOwnTlsFiles, type SmtpTlsMaterial } from './tls/material';
 import { MaildirStore } from './store/maildir/store';
 import type { FileWrite } from './store/maildir/fileWrites';
-import { MimePool } from './http/mimePool';
+import { WorkerPool } from './workers/pool';
 import { PostgresStore } from './store/postgres/store';
 import type { MessageMeta, RetentionOptions, Store } from './store/types';
 import { VERSION } from './version';
@@ -206,12 +206,12 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   if (options.chaosRules !== undefined) await new ChaosRules(now, APPLIED_SURFACES).replace(options.chaosRules);
   const dataDir = path.resolve(options.dataDir);
   // The MIME worker threads: the read views' parsing, and the Maildir store's codes after each acknowledgement.
-  const mime = new MimePool();
+  const mime = new WorkerPool();
   const durability = options.durability ?? DEFAULT_DURABILITY;
   // The Maildir store's file writes (before the acknowledgement under the process rule, by the
   // materialiser after it under the strict rule): a thread of their own, so a slow disk never
   // delays a read's parse and the event loop never waits in a file create.
-  const writer = options.databaseUrl === undefined ? new MimePool(1) : undefined;
+  const writer = options.databaseUrl === undefined ? new WorkerPool(1) : undefined;
   // The team server's store: the messages, and what every process shares (its fault rules).
   const team = options.databaseUrl !== undefined ? new PostgresStore({ url: options.databaseUrl, retention: options.retention, log, sweepIntervalMs: options.sweepIntervalMs }) : undefined;
   const store: Store =

@@ -8,7 +8,7 @@ import type { ApiContext } from '../http/api/context';
 import { PARSE_COST, readHeld } from '../http/api/read';
 import { runSearch } from '../http/api/search';
 import type { TokenCheck } from '../http/auth';
-import type { CompatParsed } from './parse';
+import type { CompatParsed } from '../mime/compatParse';
 import type { ReadMarks } from './reads';
 import { storeIdOf } from './ids';
 import type { MailpitQuery } from './query';

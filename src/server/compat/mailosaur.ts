@@ -5,7 +5,7 @@
 //   (or any way Test Inbox catches mail) is that server's;
 // - `POST /api/messages/search` (criteria sentFrom, sentTo, subject, body, match) through the one
 //   search core (http/api/search.ts runSearch), `GET /api/messages?server=`,
-//   `GET /api/messages/{id}` (codes and links from the one core, compat/mailosaurMessage.ts),
+//   `GET /api/messages/{id}` (codes and links from the one core, mime/mailosaurMessage.ts),
 //   `DELETE /api/messages/{id}`, `DELETE /api/messages?server=`, `POST /api/devices/otp` (the
 //   TOTP core). 200 for GET and POST, 204 for DELETE; errors in Mailosaur's shape
 //   (`{type, messages, errors: [{field, detail: [{description}]}]}`).
@@ -24,7 +24,7 @@ import { HttpError } from '../http/errors';
 import { prove } from '../http/exchange';
 import { sendJson } from '../http/respond';
 import type { MessageMeta } from '../store/types';
-import type { MailosaurAddress } from './mailosaurMessage';
+import type { MailosaurAddress } from '../mime/mailosaurMessage';
 
 /** The domain a Mailosaur server ID names: `<id>.mailosaur.net`. */
 export const MAILOSAUR_DOMAIN_SUFFIX = '.mailosaur.net';

@@ -13,7 +13,7 @@ import { PARSE_COST, RAW_COST, readHeld } from '../http/api/read';
 import { sendBytes, sendJson } from '../http/respond';
 import { type CompatDeps, CompatError, countAll, intParam, iso, mapPage, MAX_PAGE, metaOf, parsedOf, searchMetas, sendEmpty, sendText } from './common';
 import { compatId } from './ids';
-import type { CompatAttachment, CompatParsed } from './parse';
+import type { CompatAttachment, CompatParsed } from '../mime/compatParse';
 import { CompatQueryError, type MailpitQuery, parseMailpitQuery } from './query';
 import { COMPAT_BODY_MAX_BYTES, type CompatRoute } from './routes';
 

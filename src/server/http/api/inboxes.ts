@@ -7,7 +7,7 @@ import type { ListOptions, MessageMeta, MessageSource } from '../../store/types'
 import { readInjectedMessage } from '../body';
 import { composedSubject, composeMessage } from '../compose';
 import { badRequest } from '../errors';
-import { summarize } from '../render';
+import { summarize } from '../../mime/render';
 import { sendJson, sendJsonList } from '../respond';
 import { type ApiContext, type Query, type Req, type Res, readDomain, readId, readInbox } from './context';
 import { pollUntil, readWait } from './wait';

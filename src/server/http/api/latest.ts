@@ -9,7 +9,7 @@ import { type ClickLink, messagesAfter } from '../../../core/message';
 import { BudgetError, responseLifetime } from '../../budget';
 import { StoreError } from '../../store/errors';
 import type { MessageMeta } from '../../store/types';
-import { MimeJobDropped } from '../mimePool';
+import { MimeJobDropped } from '../../workers/pool';
 import { type HeldMessage, PARSE_COST, readHeld } from './read';
 import { badRequest, notFound } from '../errors';
 import { sendJson } from '../respond';

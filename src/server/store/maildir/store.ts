@@ -49,7 +49,7 @@ const SPOOL_DIR_NAME = '.spool';
 const WAL_CHECKPOINT_INTERVAL_MS = 2000;
 /**
  * Codes read at once after their acknowledgements (each a MIME parse and a scan, a few hundred µs
- * of CPU): enough that the codes of a group commit go to a worker together (mimePool.ts detectCode).
+ * of CPU): enough that the codes of a group commit go to a worker together (workers/pool.ts detectCode).
  */
 const CODE_CONCURRENCY = 32;
 /**
@@ -77,7 +77,7 @@ export interface MaildirStoreOptions {
   checkpointIntervalMs?: number;
   /**
    * Reads the code of a message after its acknowledgement: the server hands it to its MIME
-   * worker threads (http/mimePool.ts), so the code never takes the event loop from SMTP and the
+   * worker threads (workers/pool.ts), so the code never takes the event loop from SMTP and the
    * log. Default: code.ts detectCode in this thread. One that fails is read here instead.
    */
   detectCode?: CodeDetector;
