@@ -28,8 +28,8 @@ import { PostgresStore } from './store/postgres/store';
 import type { MessageMeta, RetentionOptions, Store } from './store/types';
 import { VERSION } from './version';
 import type { Clock } from './clock';
-import type { CompatOptions } from './compat/options';
-import { PROXIED_HOSTS } from './compat/hosts';
+import type { CompatOptions } from './http/compat/options';
+import { PROXIED_HOSTS } from './http/compat/hosts';
 import { LocalCa } from './tls/localCa';
 
 /** On close, HTTP requests still running after this long are cut: a local test server should stop promptly. */

@@ -52,13 +52,13 @@ import { type Clock, systemClock } from '../clock';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../smtp/smtp';
 import type { ProviderContext } from './providers/context';
 import { handleProvider } from './providers/index';
-import type { CompatOptions } from '../compat/options';
-import { openTunnel } from '../compat/connect';
-import { PROXIED_HOSTS, type ProxiedApi } from '../compat/hosts';
-import { handleMailosaur } from '../compat/mailosaur';
+import type { CompatOptions } from './compat/options';
+import { openTunnel } from './compat/connect';
+import { PROXIED_HOSTS, type ProxiedApi } from './compat/hosts';
+import { handleMailosaur } from './compat/mailosaur';
 import type { LocalCa } from '../tls/localCa';
 import type { TLSSocket } from 'node:tls';
-import { type CompatDeps, handleCompat, ReadMarks } from '../compat/index';
+import { type CompatDeps, handleCompat, ReadMarks } from './compat/index';
 
 
 /** While closing, idle keep-alive connections are closed this often (instead of waiting out the keep-alive timeout). */

@@ -2,13 +2,13 @@
 // of a message through the one read path (http/api/read.ts, the read budget and the MIME
 // workers), the compat ID, paging, and the searches they map onto the one search core.
 import type { ServerResponse } from 'node:http';
-import { responseLifetime } from '../budget';
-import type { MessageMeta } from '../store/types';
-import type { ApiContext } from '../http/api/context';
-import { PARSE_COST, readHeld } from '../http/api/read';
-import { runSearch } from '../http/api/search';
-import type { TokenCheck } from '../http/auth';
-import type { CompatParsed } from '../mime/compatParse';
+import { responseLifetime } from '../../budget';
+import type { MessageMeta } from '../../store/types';
+import type { ApiContext } from '../api/context';
+import { PARSE_COST, readHeld } from '../api/read';
+import { runSearch } from '../api/search';
+import type { TokenCheck } from '../auth';
+import type { CompatParsed } from '../../mime/compatParse';
 import type { ReadMarks } from './reads';
 import { storeIdOf } from './ids';
 import type { MailpitQuery } from './query';
