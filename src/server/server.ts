@@ -21,7 +21,7 @@ import { DelayedDeliveries } from './chaos/delayed';
 import { activeRulesLine } from './http/api/chaos';
 import type { SmtpCredentials, SmtpSecurity } from './smtp/smtpSecurity';
 import { loadOrCreateSelfSigned, loadOwnTlsFiles, type SmtpTlsMaterial } from './tls/material';
-import { createStore } from './store/open';
+import { createStore } from './serverStore';
 import type { FileWrite } from './store/maildir/fileWrites';
 import { WorkerPool } from './workers/pool';
 import type { MessageMeta, RetentionOptions, Store } from './store/types';

@@ -3,14 +3,14 @@
 // interface comes back with it, typed and optional, so the server never asks which concrete store
 // it holds (no `instanceof`). The store is built here, not opened: the server opens it (store.open())
 // once its fault rules are wired, and closes its worker pools if that fails.
-import type { Durability } from '../../shared/contract';
-import type { FileWriter } from './maildir/fileWrites';
-import { MaildirStore } from './maildir/store';
-import type { CodeDetector } from './incoming';
-import type { PostgresSpentIds } from './postgres/spentIds';
-import { PostgresStore } from './postgres/store';
-import type { SharedChaosRules } from './sharedChaos';
-import type { RetentionOptions, Store, StoreLog } from './types';
+import type { Durability } from '../shared/contract';
+import type { FileWriter } from './store/maildir/fileWrites';
+import { MaildirStore } from './store/maildir/store';
+import type { CodeDetector } from './store/incoming';
+import type { PostgresSpentIds } from './store/postgres/spentIds';
+import { PostgresStore } from './store/postgres/store';
+import type { SharedChaosRules } from './store/sharedChaos';
+import type { RetentionOptions, Store, StoreLog } from './store/types';
 
 export interface StoreOptions {
   /** The team server's database (`postgres://…`): the PostgreSQL store. Without it, the Maildir store in `dataDir`. */
