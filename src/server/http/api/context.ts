@@ -12,7 +12,7 @@ import type { SearchBodyCache } from './searchBodyCache';
 import type { StreamHub } from '../stream';
 import type { TwilioContext } from '../twilio/api';
 
-export type Query = URLSearchParams;
+export type { Query } from '../query';
 export type Req = http.IncomingMessage;
 export type Res = http.ServerResponse;
 
