@@ -145,13 +145,13 @@ export async function buildBundles({ production = false, outdir = 'dist', only, 
 
 /**
  * The server's MIME worker threads start `mimeWorker.js` beside the bundle that holds the
- * server (src/server/http/mimePool.ts). Beside cli.js it is one line that loads cli.js, whose
+ * server (src/server/workers/pool.ts). Beside cli.js it is one line that loads cli.js, whose
  * top level serves MIME jobs in such a thread: the parser ships once, not twice.
  */
 function writeMimeWorkerEntry(outdir) {
   const dir = resolve(ROOT, outdir);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'mimeWorker.js'), "'use strict';\n// A MIME worker thread of the server in cli.js (src/server/http/mimePool.ts).\nrequire('./cli.js');\n");
+  writeFileSync(join(dir, 'mimeWorker.js'), "'use strict';\n// A MIME worker thread of the server in cli.js (src/server/workers/pool.ts).\nrequire('./cli.js');\n");
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {

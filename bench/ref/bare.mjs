@@ -12,7 +12,7 @@ const MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
 /** Messages in the fixed list answer: the page size the list benchmark asks for. */
 const LIST_PAGE = 50;
 
-// The same smtp-server options as src/server/smtp.ts, so only the storage differs.
+// The same smtp-server options as src/server/smtp/smtp.ts, so only the storage differs.
 const smtp = new SMTPServer({
   banner: 'bare',
   size: MAX_MESSAGE_BYTES,

@@ -39,8 +39,8 @@ export async function buildIntegrationTests(): Promise<IntegrationBuild> {
       entryPoints: [
         { in: source, out: 'index' },
         ...suites.map((rel) => ({ in: path.join(suitesRoot, rel), out: rel.replace(/\.ts$/, '') })),
-        // Suites that start the server in the host run its MIME worker threads from here (mimePool.ts).
-        { in: path.join(REPO_ROOT, 'src', 'server', 'http', 'mimeWorkerMain.ts'), out: 'mimeWorker' },
+        // Suites that start the server in the host run its MIME worker threads from here (workers/pool.ts).
+        { in: path.join(REPO_ROOT, 'src', 'server', 'workers', 'workerMain.ts'), out: 'mimeWorker' },
       ],
       outdir: outDir,
       bundle: true,

@@ -123,9 +123,9 @@ async function bundle(suites: string[]): Promise<string[]> {
   await esbuild.build({
     entryPoints: [
       ...suites.map((rel) => ({ in: path.join(REPO, rel), out: rel.replace(/\.ts$/, '') })),
-      // Servers started in the test process run their MIME worker threads from beside the bundle (mimePool.ts).
-      { in: path.join(REPO, 'src', 'server', 'http', 'mimeWorkerMain.ts'), out: 'test/server/mimeWorker' },
-      { in: path.join(REPO, 'src', 'server', 'http', 'mimeWorkerMain.ts'), out: 'test/unit/mimeWorker' },
+      // Servers started in the test process run their MIME worker threads from beside the bundle (workers/pool.ts).
+      { in: path.join(REPO, 'src', 'server', 'workers', 'workerMain.ts'), out: 'test/server/mimeWorker' },
+      { in: path.join(REPO, 'src', 'server', 'workers', 'workerMain.ts'), out: 'test/unit/mimeWorker' },
     ],
     outdir: OUT,
     bundle: true,

@@ -54,7 +54,7 @@ import {
 import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
 import { allowedHostProblem } from '../server/http/auth';
 import { hostForUrl, type InboxServer, secretForms, ServerStartError, startInboxServer } from '../server/server';
-import { parseSmtpCredentials, type SmtpCredentials } from '../server/smtpSecurity';
+import { parseSmtpCredentials, type SmtpCredentials } from '../server/smtp/smtpSecurity';
 import { StoreError } from '../server/store/errors';
 import { APPLIED_SURFACES, ChaosRuleError, ChaosRules } from '../server/chaos/rules';
 import { prepareDataDirLocked } from '../server/store/maildir/layout';
@@ -62,8 +62,8 @@ import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_MESSAGES_PER_INBOX, RETENTION_SWEEP_INT
 import { resolveTokens, type TokenName, TokensError } from '../server/tokens';
 import { VERSION } from '../server/version';
 import { defaultConnectionCaps, readSoftFdLimit } from '../server/limits';
-import { DEFAULT_MAX_RECIPIENTS } from '../server/smtp';
-import { isMimeWorker, serveMimeJobs } from '../server/http/mimePool';
+import { DEFAULT_MAX_RECIPIENTS } from '../server/smtp/smtp';
+import { isMimeWorker, serveMimeJobs } from '../server/workers/pool';
 
 function fdCapsText(): string {
   const c = defaultConnectionCaps(readSoftFdLimit());

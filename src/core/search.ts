@@ -45,7 +45,7 @@ export interface SearchableMeta {
   code?: string;
 }
 
-/** What the body scan reads of a message (server/http/render.ts searchableOf). */
+/** What the body scan reads of a message (server/mime/render.ts searchableOf). */
 export interface SearchableBody {
   /** The message's text (its text part, or the visible text of its HTML), as searchText() leaves it. */
   text: string;

@@ -15,21 +15,20 @@ import { keepReserve, writeServerFile } from './privateFile';
 import { isNoSpace } from './store/errors';
 import { ByteBudget } from './budget';
 import { defaultConnectionCaps, readSoftFdLimit } from './limits';
-import { createSmtpServer, type InboxSmtpServer } from './smtp';
+import { createSmtpServer, type InboxSmtpServer } from './smtp/smtp';
 import { APPLIED_SURFACES, ChaosRules, serverRuleId } from './chaos/rules';
 import { DelayedDeliveries } from './chaos/delayed';
 import { activeRulesLine } from './http/api/chaos';
-import type { SmtpCredentials, SmtpSecurity } from './smtpSecurity';
+import type { SmtpCredentials, SmtpSecurity } from './smtp/smtpSecurity';
 import { loadOrCreateSelfSigned, loadOwnTlsFiles, type SmtpTlsMaterial } from './tls/material';
-import { MaildirStore } from './store/maildir/store';
+import { createStore } from './serverStore';
 import type { FileWrite } from './store/maildir/fileWrites';
-import { MimePool } from './http/mimePool';
-import { PostgresStore } from './store/postgres/store';
+import { WorkerPool } from './workers/pool';
 import type { MessageMeta, RetentionOptions, Store } from './store/types';
 import { VERSION } from './version';
 import type { Clock } from './clock';
-import type { CompatOptions } from './compat/options';
-import { PROXIED_HOSTS } from './compat/hosts';
+import type { CompatOptions } from './http/compat/options';
+import { PROXIED_HOSTS } from './http/compat/hosts';
 import { LocalCa } from './tls/localCa';
 
 /** On close, HTTP requests still running after this long are cut: a local test server should stop promptly. */
@@ -206,26 +205,26 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   if (options.chaosRules !== undefined) await new ChaosRules(now, APPLIED_SURFACES).replace(options.chaosRules);
   const dataDir = path.resolve(options.dataDir);
   // The MIME worker threads: the read views' parsing, and the Maildir store's codes after each acknowledgement.
-  const mime = new MimePool();
+  const mime = new WorkerPool();
   const durability = options.durability ?? DEFAULT_DURABILITY;
   // The Maildir store's file writes (before the acknowledgement under the process rule, by the
   // materialiser after it under the strict rule): a thread of their own, so a slow disk never
   // delays a read's parse and the event loop never waits in a file create.
-  const writer = options.databaseUrl === undefined ? new MimePool(1) : undefined;
-  // The team server's store: the messages, and what every process shares (its fault rules).
-  const team = options.databaseUrl !== undefined ? new PostgresStore({ url: options.databaseUrl, retention: options.retention, log, sweepIntervalMs: options.sweepIntervalMs }) : undefined;
-  const store: Store =
-    team ??
-    new MaildirStore({
-      dir: dataDir,
-      retention: options.retention,
-      log,
-      durability,
-      detectCode: (head, sms) => mime.detectCode({ raw: head, sms }),
-      ...(writer ? { writeFile: (op: FileWrite) => writer.writeFile(op) } : {}),
-    });
+  const writer = options.databaseUrl === undefined ? new WorkerPool(1) : undefined;
+  // The team server's store (the messages, and what every process shares: its fault rules, the web
+  // UI's spent ids) given a database URL, else the Maildir store in the data folder.
+  const { store, spoolDir, uiRevocations, sharedChaos, where } = createStore({
+    databaseUrl: options.databaseUrl,
+    dataDir,
+    retention: options.retention,
+    log,
+    sweepIntervalMs: options.sweepIntervalMs,
+    durability,
+    detectCode: (head, sms) => mime.detectCode({ raw: head, sms }),
+    ...(writer ? { writeFile: (op: FileWrite) => writer.writeFile(op) } : {}),
+  });
   // One rule set behind every surface: in this process's memory, or on a team server in its database, mirrored here (docs/chaos.md).
-  const chaos = new ChaosRules(now, APPLIED_SURFACES, serverRuleId, team?.chaosRules);
+  const chaos = new ChaosRules(now, APPLIED_SURFACES, serverRuleId, sharedChaos);
   try {
     await store.open();
   } catch (e) {
@@ -281,8 +280,8 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       providerKey: options.providerKey,
       ...(options.clock ? { clock: options.clock } : {}),
       defaultDomain: options.defaultDomain,
-      ...(store instanceof MaildirStore ? { spoolDir: store.spoolDir } : {}),
-      ...(store instanceof PostgresStore ? { uiRevocations: store.spentIds } : {}),
+      ...(spoolDir !== undefined ? { spoolDir } : {}),
+      ...(uiRevocations ? { uiRevocations } : {}),
       ...(options.maxMessageBytes !== undefined ? { maxMessageBytes: options.maxMessageBytes } : {}),
       allowedHosts,
       ...(options.publicUrl !== undefined ? { publicUrl: options.publicUrl } : {}),
@@ -340,7 +339,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
         admitted: smtpSessions,
         // The Maildir store links a spool file into place, so it lies on the data folder's file system; the
         // PostgreSQL store copies it into the database piece by piece, so SMTP's own private temp folder serves.
-        ...(store instanceof MaildirStore ? { spoolDir: store.spoolDir } : {}),
+        ...(spoolDir !== undefined ? { spoolDir } : {}),
         budget,
         security: security(mode),
         chaos,
@@ -387,7 +386,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       options.smtpAuth ? 'login required' : undefined,
     ].filter(Boolean);
     const reachableUrls = reachable.map((h) => `http://${h}:${httpPort}`);
-    log('info', `listening: HTTP ${httpUrl}, SMTP ${hostForUrl(smtpHost)}:${smtpPort}${smtpNotes.length ? ` (${smtpNotes.join(', ')})` : ''}, data in ${store instanceof PostgresStore ? store.where : dataDir}`);
+    log('info', `listening: HTTP ${httpUrl}, SMTP ${hostForUrl(smtpHost)}:${smtpPort}${smtpNotes.length ? ` (${smtpNotes.join(', ')})` : ''}, data in ${where}`);
     if (isWildcardHost(options.host)) log('info', `bound to every interface (${options.host}): other machines open ${reachableUrls.join(', ') || 'this machine\'s address'} (SMTP on port ${smtpPort}); its addresses and host name are allowed as they are, any other name (a compose service, a DNS alias) must be in --allowed-hosts${options.allowedHosts?.length ? ` (given: ${options.allowedHosts.join(', ')})` : ''}`);
     log('info', `connection caps: SMTP ${maxSmtpConnections}, HTTP ${maxHttpConnections} (${caps.fdLimitSource === 'proc' ? `file-descriptor limit ${caps.fdLimit}` : `no file-descriptor limit to read here: sized for ${caps.fdLimit}, macOS's default`})`);
     if (chaos.size > 0) log('info', activeRulesLine(chaos.size));

@@ -2,7 +2,7 @@
 // nodemailer through the real SMTP server into the same store.
 import { strict as assert } from 'node:assert';
 import nodemailer from 'nodemailer';
-import { createSmtpServer, type InboxSmtpServer } from '../../src/server/smtp';
+import { createSmtpServer, type InboxSmtpServer } from '../../src/server/smtp/smtp';
 import { totpAt } from '../../src/core/totp';
 import { DOMAIN, type Harness, type Reply, startApi } from './api-harness';
 

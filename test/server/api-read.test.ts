@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import nodemailer from 'nodemailer';
-import { createSmtpServer } from '../../src/server/smtp';
+import { createSmtpServer } from '../../src/server/smtp/smtp';
 import { DOMAIN, ID_SHAPE, startApi, type Harness } from './api-harness';
 import { PNG, multipartEmail } from '../support/messages';
 

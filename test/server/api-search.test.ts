@@ -9,7 +9,7 @@ import nodemailer from 'nodemailer';
 import { createClient } from '../../src/api/client';
 import { ApiError } from '../../src/api/errors';
 import { searchCounters } from '../../src/server/http/api/search';
-import { createSmtpServer, type InboxSmtpServer } from '../../src/server/smtp';
+import { createSmtpServer, type InboxSmtpServer } from '../../src/server/smtp/smtp';
 import { API_TOKEN, DOMAIN, type Harness, startApi, STORE_KIND } from './api-harness';
 import { multipartEmail } from '../support/messages';
 

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import mailhogClient from 'mailhog';
 import { MailpitClient } from 'mailpit-api';
 import { InbucketAPIClient } from 'inbucket-js-client';
-import { COMPAT_BODY_MAX_BYTES } from '../../src/server/compat/routes';
+import { COMPAT_BODY_MAX_BYTES } from '../../src/server/http/compat/routes';
 import { COMPAT_ENV, parseReadyLine, tokensEnv } from '../../src/shared/contract';
 import { startCli } from './cliProcess';
 import { type CompatServer, startCompat } from './compat-harness';

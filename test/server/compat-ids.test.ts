@@ -1,9 +1,9 @@
 // The drop-in APIs' pure parts: the compat ID (one message across every domain and inbox, safe
 // in a URL path) and Mailpit's query syntax mapped onto the one search language.
 import assert from 'node:assert/strict';
-import { compatId, storeIdOf } from '../../src/server/compat/ids';
-import { mailboxOf } from '../../src/server/compat/inbucket';
-import { CompatQueryError, parseMailpitQuery } from '../../src/server/compat/query';
+import { compatId, storeIdOf } from '../../src/server/http/compat/ids';
+import { mailboxOf } from '../../src/server/http/compat/inbucket';
+import { CompatQueryError, parseMailpitQuery } from '../../src/server/http/compat/query';
 
 describe('compat: IDs, mailbox names and Mailpit queries', () => {
   it('a compat ID is the store id when it is path-safe, else ~base64url; both read back, anything else names nothing', () => {

@@ -18,7 +18,7 @@ import nodemailer from 'nodemailer';
 import { DEFAULT_TOTP, totpAt } from '../../src/core/totp';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { CA_DIR, CA_KEY_FILE, LocalCa, LocalCaError, permittedNames } from '../../src/server/tls/localCa';
-import { PROXIED_HOSTS } from '../../src/server/compat/hosts';
+import { PROXIED_HOSTS } from '../../src/server/http/compat/hosts';
 import { connectAndReset, rawRequest } from './api-harness';
 
 const API = 'mailosaur-compat-api-token-0123456789';

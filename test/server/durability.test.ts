@@ -9,7 +9,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
-import { STORED_REPLY_PREFIX } from '../../src/server/smtp';
+import { STORED_REPLY_PREFIX } from '../../src/server/smtp/smtp';
 import { DURABILITIES } from '../../src/shared/contract';
 import { type Running, startCli } from './cliProcess';
 

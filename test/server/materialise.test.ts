@@ -9,7 +9,7 @@ import { existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
-import { STORED_REPLY_PREFIX } from '../../src/server/smtp';
+import { STORED_REPLY_PREFIX } from '../../src/server/smtp/smtp';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { MaildirStore } from '../../src/server/store/maildir/store';
 import { firstLineThenSigkill } from './killedChild';

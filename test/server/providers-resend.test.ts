@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import PostalMime from 'postal-mime';
 import { Resend } from 'resend';
-import { mimeJobsDone } from '../../src/server/http/mimePool';
+import { mimeJobsDone } from '../../src/server/workers/pool';
 import { API_TOKEN, probeHealthz, WEBHOOK_TOKEN } from './api-harness';
 import { DOMAIN, header, onlyMessage, PIXEL, PROVIDER_KEY, type ProviderHarness, readInbox, startProviders } from './providers-harness';
 

@@ -7,7 +7,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { SESv2Client, SendEmailCommand, type SendEmailCommandInput } from '@aws-sdk/client-sesv2';
 import { SignatureV4 } from '@smithy/signature-v4';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { mimeJobsDone } from '../../src/server/http/mimePool';
+import { mimeJobsDone } from '../../src/server/workers/pool';
 import { API_TOKEN } from './api-harness';
 import { header, onlyMessage, PIXEL, PROVIDER_KEY, type ProviderHarness, readInbox, startProviders } from './providers-harness';
 

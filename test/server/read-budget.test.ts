@@ -5,7 +5,7 @@ import { strict as assert } from 'node:assert';
 import * as net from 'node:net';
 import { sendOne } from '../../bench/lib/smtp-load';
 import { ByteBudget } from '../../src/server/budget';
-import { createSmtpServer, type InboxSmtpServer } from '../../src/server/smtp';
+import { createSmtpServer, type InboxSmtpServer } from '../../src/server/smtp/smtp';
 import { API_TOKEN, DOMAIN, type Harness, startApi } from './api-harness';
 
 async function until(what: string, ok: () => boolean): Promise<void> {

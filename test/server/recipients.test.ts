@@ -6,7 +6,7 @@ import { promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildMessage, SmtpConnection } from '../../bench/lib/smtp-load';
-import { DEFAULT_MAX_RECIPIENTS } from '../../src/server/smtp';
+import { DEFAULT_MAX_RECIPIENTS } from '../../src/server/smtp/smtp';
 import { type Running, startCli } from './cliProcess';
 
 const API = 'rcpt-api-token-7c2d';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { composeMessage } from '../../src/server/http/compose';
-import { getAttachment, listAttachments, renderMessage, summarize, textAndHtml } from '../../src/server/http/render';
+import { getAttachment, listAttachments, renderMessage, summarize, textAndHtml } from '../../src/server/mime/render';
 import type { MessageMeta } from '../../src/server/store/types';
 import { PNG, multipartEmail } from '../support/messages';
 

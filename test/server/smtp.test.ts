@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { buildMessage } from '../../bench/lib/smtp-load';
-import { createSmtpServer, type InboxSmtpServer, STORED_REPLY_PREFIX } from '../../src/server/smtp';
+import { createSmtpServer, type InboxSmtpServer, STORED_REPLY_PREFIX } from '../../src/server/smtp/smtp';
 import { ByteBudget } from '../../src/server/budget';
 import { SPOOL_THRESHOLD_BYTES } from '../../src/server/spool';
 import type { Store } from '../../src/server/store/types';

@@ -15,7 +15,7 @@ import { LOCK_HEARTBEAT_MS, LOCK_STALE_MS, SERVER_FILE } from '../../src/shared/
 import { encodeFileName as encodeName } from '../../src/core/fileNames';
 import { MaildirStore, type MaildirStoreOptions } from '../../src/server/store/maildir/store';
 import type { MessageMeta, RetentionOptions } from '../../src/server/store/types';
-import { MimePool } from '../../src/server/http/mimePool';
+import { WorkerPool } from '../../src/server/workers/pool';
 import { rawEmail } from '../support/messages';
 import { spawnChild } from './cliProcess';
 
@@ -280,7 +280,7 @@ describe('MaildirStore', () => {
   });
 
   it('reads codes through the MIME worker threads when given them, and in this thread when a worker cannot answer', async () => {
-    const pool = new MimePool(1);
+    const pool = new WorkerPool(1);
     const threads: boolean[] = [];
     const viaPool = new MaildirStore({
       dir: path.join(dir, 'pooled'),
@@ -308,7 +308,7 @@ describe('MaildirStore', () => {
   });
 
   it('writes message files through a worker thread when given one (links too, a symlink in tmp/ refused and tried again), and in this thread when it cannot answer', async () => {
-    const pool = new MimePool(1);
+    const pool = new WorkerPool(1);
     const ops: string[] = [];
     const logged: string[] = [];
     const viaPool = new MaildirStore({

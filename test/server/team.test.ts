@@ -17,7 +17,7 @@ import { EXIT_DATABASE_UNAVAILABLE, TWILIO_AUTH_TOKEN_ENV } from '../../src/shar
 import { composeMessage } from '../../src/server/http/compose';
 import { HEADER } from '../../src/server/http/twilio/store';
 import { MIGRATIONS } from '../../src/server/store/postgres/migrations';
-import { STORED_REPLY_PREFIX } from '../../src/server/smtp';
+import { STORED_REPLY_PREFIX } from '../../src/server/smtp/smtp';
 import { type Cluster, PG_PASSWORD, startCluster } from '../support/postgres';
 import { type Running, startCli } from './cliProcess';
 import { buildMessage, sendOne } from '../../bench/lib/smtp-load';

@@ -36,7 +36,7 @@ import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { ComposeError } from './compose';
 import { HttpError, badRequest, notFound } from './errors';
 import { answerOAuthProbe, handleMcp } from './mcp';
-import { MimePool } from './mimePool';
+import { WorkerPool } from '../workers/pool';
 import { sendError, sendJson } from './respond';
 import { injectFetch } from './inject';
 import { allowedMethods, isTwilioRoute, matchRoute, parseUrl, type ParsedUrl, type Route } from './routes';
@@ -49,16 +49,16 @@ import { TwilioApiError, fromHttpError, fromInjected, sendTwilioError } from './
 import { InjectedFailure } from './fault';
 import { TwilioMessages } from './twilio/store';
 import { type Clock, systemClock } from '../clock';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../smtp';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../smtp/smtp';
 import type { ProviderContext } from './providers/context';
 import { handleProvider } from './providers/index';
-import type { CompatOptions } from '../compat/options';
-import { openTunnel } from '../compat/connect';
-import { PROXIED_HOSTS, type ProxiedApi } from '../compat/hosts';
-import { handleMailosaur } from '../compat/mailosaur';
+import type { CompatOptions } from './compat/options';
+import { openTunnel } from './compat/connect';
+import { PROXIED_HOSTS, type ProxiedApi } from './compat/hosts';
+import { handleMailosaur } from './compat/mailosaur';
 import type { LocalCa } from '../tls/localCa';
 import type { TLSSocket } from 'node:tls';
-import { type CompatDeps, handleCompat, ReadMarks } from '../compat/index';
+import { type CompatDeps, handleCompat, ReadMarks } from './compat/index';
 
 
 /** While closing, idle keep-alive connections are closed this often (instead of waiting out the keep-alive timeout). */
@@ -127,7 +127,7 @@ export interface HttpApiOptions {
   /** Where `delivery` rules hold messages until their delay ends (docs/chaos.md); absent: such rules are refused. */
   delayed?: DelayedDeliveries;
   /** The server's MIME worker threads, shared with its store (codes after the acknowledgement); its owner stops them. Default: a pool of its own. */
-  mime?: MimePool;
+  mime?: WorkerPool;
   /** The drop-in APIs (`--compat`, docs/compat.md); absent: off, and their routes are not answered. */
   compat?: CompatOptions;
   /** The CONNECT proxy's CA (tls/localCa.ts), with `compat` only; absent: CONNECT is answered 405 (the team server, docs/compat.md). */
@@ -179,7 +179,7 @@ class Api {
   readonly #tokenProofKey: Promise<string>;
   readonly #log: (level: LogLevel, msg: string) => void;
   readonly #hub: StreamHub;
-  readonly #mime: MimePool;
+  readonly #mime: WorkerPool;
   /** Stops #mime on close: a pool this API made itself. */
   readonly #ownMime: boolean;
   /** Pending long-polls: each ends its wait when called. */
@@ -206,7 +206,7 @@ class Api {
     const sameTokens = tokenSeparationProblem(o);
     if (sameTokens !== undefined) throw new AuthConfigError('same_tokens', sameTokens);
     const twilioToken = o.twilioAuthToken === undefined ? undefined : new TokenCheck(o.twilioAuthToken, 'Twilio auth token');
-    this.#mime = o.mime ?? new MimePool();
+    this.#mime = o.mime ?? new WorkerPool();
     this.#ownMime = o.mime === undefined;
     this.#apiToken = new TokenCheck(o.apiToken, 'API token');
     const webhookToken = new TokenCheck(o.webhookToken, 'webhook token');
@@ -575,7 +575,7 @@ class Api {
   }
 }
 
-function providerContext(o: HttpApiOptions, budget: ByteBudget, mime: MimePool, twilio: TwilioContext, chaos: ChaosRules, toHttpError: ProviderContext['toHttpError']): [ProviderContext, () => Promise<void>] {
+function providerContext(o: HttpApiOptions, budget: ByteBudget, mime: WorkerPool, twilio: TwilioContext, chaos: ChaosRules, toHttpError: ProviderContext['toHttpError']): [ProviderContext, () => Promise<void>] {
   let own: Promise<string> | undefined;
   const spoolDir = (): Promise<string> => (o.spoolDir !== undefined ? Promise.resolve(o.spoolDir) : (own ??= fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-spool-'))));
   const dispose = async (): Promise<void> => {

@@ -5,7 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import { ALL_INBOXES } from '../../core/ids';
 import type { StreamEvent } from '../../core/wire';
-import { summarize } from './render';
+import { summarize } from '../mime/render';
 import type { MessageMeta, Store } from '../store/types';
 
 /** Comment sent this often on every stream so idle connections are seen alive (and dead ones fail). */

@@ -14,8 +14,8 @@
 //  - connections: the server's connection cap, and for a route that reads an unproven body,
 //    as many at once as the pool holds of its bytes (503 past that).
 import { TWILIO_API_PREFIX } from '../../shared/contract';
-import { matchMailosaurRoute, type MailosaurRoute } from '../compat/mailosaur';
-import { COMPAT_BODY_MAX_BYTES, type CompatRoute, matchCompatRoute } from '../compat/routes';
+import { matchMailosaurRoute, type MailosaurRoute } from './compat/mailosaur';
+import { COMPAT_BODY_MAX_BYTES, type CompatRoute, matchCompatRoute } from './compat/routes';
 import { isOAuthProbe, MCP_PATH } from './mcp';
 import { matchProviderRoute } from './providers/index';
 import { matchRoute, type ParsedUrl, type Route } from './routes';

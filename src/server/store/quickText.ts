@@ -4,7 +4,7 @@
 // the same answer in a few microseconds.
 //
 // Only two shapes are read here, each exactly as postal-mime reads it (the one parser every
-// view of a message uses, server/http/render.ts): a single text/plain or text/html part, and
+// view of a message uses, server/mime/render.ts): a single text/plain or text/html part, and
 // a multipart/alternative of such parts. Anything else, or anything unusual in them (comments
 // or continuations in a header, a charset other than UTF-8 or Latin-1, format=flowed, base64
 // that is not plain, a part without a blank line after its headers, an attachment), answers

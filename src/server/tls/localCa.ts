@@ -3,7 +3,7 @@
 // server through `https_proxy` with their default base URLs. It can vouch for nothing else:
 // - basicConstraints CA with pathLen 0 (critical), keyUsage keyCertSign only (critical),
 //   extendedKeyUsage serverAuth only;
-// - critical Name Constraints permitting exactly the proxied host names (compat/hosts.ts) as
+// - critical Name Constraints permitting exactly the proxied host names (http/compat/hosts.ts) as
 //   dNSName subtrees and excluding every IPv4 and IPv6 address (0.0.0.0/0, ::/0);
 // - valid at most CA_VALIDITY_DAYS, replaced at start when fewer than CA_RENEW_DAYS remain;
 // - kept in `<data>/.compat-ca/`: the certificate readable (it is given to clients), the key 0600

@@ -7,12 +7,12 @@ import type { ByteBudget } from '../../budget';
 import type { Store } from '../../store/types';
 import type { TokenCheck } from '../auth';
 import { badRequest } from '../errors';
-import type { MimePool } from '../mimePool';
+import type { WorkerPool } from '../../workers/pool';
 import type { SearchBodyCache } from './searchBodyCache';
 import type { StreamHub } from '../stream';
 import type { TwilioContext } from '../twilio/api';
 
-export type Query = URLSearchParams;
+export type { Query } from '../query';
 export type Req = http.IncomingMessage;
 export type Res = http.ServerResponse;
 
@@ -20,7 +20,7 @@ export interface ApiContext {
   readonly store: Store;
   readonly hub: StreamHub;
   /** Parses and renders stored messages off the main thread. */
-  readonly mime: MimePool;
+  readonly mime: WorkerPool;
   /** Message bytes held in memory at once, shared with SMTP (budget.ts): request bodies wait for their share. */
   readonly budget: ByteBudget;
   /** Bytes of stored messages being read (every read view, the link route, the search; read.ts): a budget of their own, so reads never hold back intake. */

@@ -7,10 +7,11 @@ import type { ListOptions, MessageMeta, MessageSource } from '../../store/types'
 import { readInjectedMessage } from '../body';
 import { composedSubject, composeMessage } from '../compose';
 import { badRequest } from '../errors';
-import { summarize } from '../render';
+import { summarize } from '../../mime/render';
 import { sendJson, sendJsonList } from '../respond';
 import { type ApiContext, type Query, type Req, type Res, readDomain, readId, readInbox } from './context';
 import { pollUntil, readWait } from './wait';
+import { readInt } from '../query';
 
 /** Default page size of a listing (Mailinator's default). */
 export const DEFAULT_LIST_LIMIT = 50;
@@ -64,16 +65,6 @@ export async function clearInbox(ctx: ApiContext, res: Res, rawDomain: string, r
   const count = await ctx.store.clear(domain, inbox);
   const body: DeleteResult = { status: 'ok', count };
   sendJson(res, 200, body);
-}
-
-/** A whole-number query parameter within [min, max], `fallback` when absent; a 400 naming the range otherwise. */
-export function readInt(query: Query, name: string, min: number, max: number, fallback: number): number {
-  const v = query.get(name);
-  if (v === null || v === '') return fallback;
-  if (!/^[0-9]{1,9}$/.test(v)) throw badRequest('bad_param', `${name} must be a whole number from ${min} to ${max}`);
-  const n = Number(v);
-  if (n < min || n > max) throw badRequest('bad_param', `${name} must be a whole number from ${min} to ${max}`);
-  return n;
 }
 
 function readListOptions(query: Query): ListOptions {

@@ -9,13 +9,14 @@ import { type ClickLink, messagesAfter } from '../../../core/message';
 import { BudgetError, responseLifetime } from '../../budget';
 import { StoreError } from '../../store/errors';
 import type { MessageMeta } from '../../store/types';
-import { MimeJobDropped } from '../mimePool';
+import { MimeJobDropped } from '../../workers/pool';
 import { type HeldMessage, PARSE_COST, readHeld } from './read';
 import { badRequest, notFound } from '../errors';
 import { sendJson } from '../respond';
 import type { Route } from '../routes';
 import { type ApiContext, type Query, type Res, readDomain, readInbox } from './context';
 import { pollUntil, readWait } from './wait';
+import { readBoolean } from '../query';
 
 /** Messages examined per check, newest first: a test's mail is among the latest, and this bounds the work of one request. */
 const MAX_SCANNED_MESSAGES = 500;
@@ -142,13 +143,6 @@ async function readSince(ctx: ApiContext, raw: string | null, domain: string | u
   // time: ids encode their second and a counter that rises across the store (messagesAfter).
   if (parsed && !meta && parsed.inbox === inbox) return { time: parsed.seconds * 1000, id, label: ` after message ${id} (no longer stored)` };
   throw badRequest('bad_param', `since ${JSON.stringify(raw.slice(0, 100))} is neither a time in milliseconds nor the id of a message in inbox ${inbox}`);
-}
-
-function readBoolean(query: Query, name: string): boolean {
-  const v = (query.get(name) ?? '').toLowerCase();
-  if (v === '' || v === 'false' || v === '0') return false;
-  if (v === 'true' || v === '1') return true;
-  throw badRequest('bad_param', `${name} must be true or false`);
 }
 
 function readLinkKind(query: Query): LinkKindParam {

@@ -2,7 +2,7 @@
 // library that writes them), base64 attachments, JSON bodies and scheduled times. Each reader
 // returns a problem sentence instead of throwing, so each route words it in its provider's shape.
 import addressparser from 'nodemailer/lib/addressparser';
-import type { Mailbox } from './mime';
+import type { Mailbox } from '../../mime/outgoing';
 
 /** A mailbox's address: one `@`, no blanks or brackets, a non-empty local part and domain. */
 const ADDRESS_RE = /^[^\s@<>(),;:"[\]\\]+@[^\s@<>(),;:"[\]\\]+$/;

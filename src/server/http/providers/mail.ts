@@ -1,7 +1,7 @@
 // The one way an email provider route stores what it was sent (docs/providers.md). Each route
 // (resend.ts, sendgrid.ts, postmark.ts, mailgun.ts, ses.ts) reads its provider's request into an
 // OutgoingMail; this module has it composed into one MIME message with nodemailer's MailComposer
-// on a MIME worker thread (mime.ts through mimePool.ts, so the event loop never composes), the
+// on a MIME worker thread (mime/outgoing.ts through workers/pool.ts, so the event loop never composes), the
 // bytes kept in memory under the shared byte budget up to 256 KB and in a spool file past it
 // (spool.ts, as SMTP does), and stores that one message into the inbox of every
 // recipient (to, cc and bcc; recipientTarget is SMTP's own address rule). Bcc recipients get
@@ -13,17 +13,17 @@
 import { promises as fs } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { ByteBudget, Release } from '../../budget';
-import { recipientTarget } from '../../smtp';
+import { recipientTarget } from '../../recipient';
 import { drainInto, SPOOL_THRESHOLD_BYTES, spooledBody, SpoolingSink } from '../../spool';
 import { CODE_SCAN_MAX_BYTES } from '../../store/code';
 import type { MessageBody, MessageMeta, Store } from '../../store/types';
-import type { MimePool } from '../mimePool';
+import type { WorkerPool } from '../../workers/pool';
 import type { DelayedDeliveries } from '../../chaos/delayed';
-import { API_HEADER, type OutgoingMail, ownFieldLines, PROVIDER_ID_HEADER } from './mime';
+import { API_HEADER, type OutgoingMail, ownFieldLines, PROVIDER_ID_HEADER } from '../../mime/outgoing';
 import { parseMailbox } from './fields';
 import { parseIndexedHeaders } from '../../store/headers';
 
-export { API_HEADER, type Mailbox, type OutgoingAttachment, type OutgoingMail, PROVIDER_ID_HEADER } from './mime';
+export { API_HEADER, type Mailbox, type OutgoingAttachment, type OutgoingMail, PROVIDER_ID_HEADER } from '../../mime/outgoing';
 /** Set on a message the provider would not have delivered (SendGrid sandbox_mode, Mailgun o:testmode). */
 export const TEST_MODE_HEADER = 'X-Test-Inbox-Test-Mode';
 /** Set on a message that named a stored template, which is not rendered (its id and data are the body). */
@@ -63,7 +63,7 @@ export interface MailStoreOptions {
   /** Largest stored message: the SMTP message size. */
   maxMessageBytes: number;
   /** The MIME worker threads: messages are composed, and raw ones parsed, there. */
-  mime: MimePool;
+  mime: WorkerPool;
   /** Where a `delivery` fault rule holds a message until its delay ends (docs/chaos.md); then it is not stored now, and no meta is answered. */
   delayed?: DelayedDeliveries;
 }

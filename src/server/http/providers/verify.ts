@@ -13,7 +13,7 @@ import type http from 'node:http';
 import { isPhoneInbox } from '../../../core/ids';
 import { phoneDigits, smsSubject } from '../../../core/sms';
 import type { Clock } from '../../clock';
-import { recipientTarget } from '../../smtp';
+import { recipientTarget } from '../../recipient';
 import { composeMessage } from '../compose';
 import { sendJson } from '../respond';
 import { checkToken } from '../auth';

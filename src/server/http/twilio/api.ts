@@ -15,6 +15,7 @@ import type { ChaosRules } from '../../chaos/rules';
 import type { ByteBudget } from '../../budget';
 import { type BodyLimits, readBody } from '../body';
 import { sendJson, sendJsonList } from '../respond';
+import { wholeNumberParam } from '../query';
 import { StoreError } from '../../store/errors';
 import { TWILIO_API_PREFIX } from '../../../shared/contract';
 import { TWILIO_ERROR, TwilioApiError } from './errors';
@@ -187,10 +188,9 @@ function readDay(name: string, v: string): { start: number; end: number } {
 }
 
 function readInt(query: URLSearchParams, name: string, min: number, max: number, fallback: number): number {
-  const v = query.get(name);
-  if (v === null || v === '') return fallback;
-  const n = /^[0-9]{1,9}$/.test(v) ? Number(v) : NaN;
-  if (!(n >= min && n <= max)) throw badParam(`'${name}' is invalid. It must be a whole number from ${min} to ${max}`);
+  const n = wholeNumberParam(query, name);
+  if (n === undefined) return fallback;
+  if (n === null || !(n >= min && n <= max)) throw badParam(`'${name}' is invalid. It must be a whole number from ${min} to ${max}`);
   return n;
 }
 

@@ -1,7 +1,7 @@
 // The materialiser's file operations (files.ts writeJob): a message's file written to tmp/ and
 // renamed into new/, or a further recipient's hard link of it. Synchronous, a batch at a time,
 // with results as plain data, so the server runs them on a worker thread of its own (server.ts,
-// http/mimePool.ts): there a batch costs one message to the thread instead of four thread-pool
+// workers/pool.ts): there a batch costs one message to the thread instead of four thread-pool
 // hops and their promises per file, about 40 % of the server's CPU per message, and a write that
 // waits behind the log's fdatasync holds no event loop. Without a worker they run in the caller.
 import { closeSync, constants as fsConstants, linkSync, lstatSync, openSync, renameSync, writeSync } from 'node:fs';
@@ -18,7 +18,7 @@ export type FileWrite = { tmp: string; final: string; raw: Uint8Array } | { from
 /** Undefined when done; else the error, as plain data (its errno code kept). */
 export type FileWriteResult = { code?: string; message: string } | undefined;
 
-/** Runs one operation (the worker sends several in one message; see mimePool.ts). */
+/** Runs one operation (the worker sends several in one message; see workers/pool.ts). */
 export type FileWriter = (op: FileWrite) => Promise<FileWriteResult>;
 
 export function writeFilesSync(ops: readonly FileWrite[]): FileWriteResult[] {

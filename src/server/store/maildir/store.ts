@@ -15,13 +15,13 @@
 import { EventEmitter } from 'node:events';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { formatMessageId, isPhoneInbox } from '../../../core/ids';
+import { formatMessageId } from '../../../core/ids';
 import { matchesMetaTerm, type MetaTerm } from '../../../core/search';
 import { type CommitItem, MaildirFiles } from './files';
 import { StoreError } from '../errors';
-import { CODE_SCAN_MAX_BYTES, detectCode } from '../code';
 import { type FileWriter, writeFileHere } from './fileWrites';
-import { type CodeDetector, indexedCodes, indexedHeaders, targetsToAdd, type Target } from '../incoming';
+import { type CodeDetector, indexedHeaders, targetsToAdd, type Target } from '../incoming';
+import { codeJob, type CodeJob, CodeReadings } from './codeReadings';
 import { loadIndex, saveIndex } from './indexFiles';
 import { addLine, deleteLine, Journal } from './journal';
 import { KeyLog } from './keys';
@@ -47,27 +47,6 @@ const SEARCH_CHUNK = 8192;
 const SPOOL_DIR_NAME = '.spool';
 /** Checkpoint this often while the log holds anything: the kernel writes dirty pages back about this often anyway. */
 const WAL_CHECKPOINT_INTERVAL_MS = 2000;
-/**
- * Codes read at once after their acknowledgements (each a MIME parse and a scan, a few hundred µs
- * of CPU): enough that the codes of a group commit go to a worker together (mimePool.ts detectCode).
- */
-const CODE_CONCURRENCY = 32;
-/**
- * Deliveries wait while this many acknowledged messages still wait for their code, or their
- * heads hold this many bytes: the code is read within a bounded time of the acknowledgement
- * (a few hundred messages' worth of work), and a flood cannot pile up heads in memory.
- */
-const MAX_PENDING_CODES = 256;
-const MAX_PENDING_CODE_BYTES = 8 * 1024 * 1024;
-
-/** Acknowledged messages (one body, one record per recipient) whose one-time code is still to be read. */
-interface CodeJob {
-  recs: IndexRecord[];
-  head: Buffer;
-  parts: MessageParts | undefined;
-  /** Set once the job started; resolves when its codes are kept, journaled and announced. */
-  done?: Promise<void>;
-}
 
 export interface MaildirStoreOptions {
   dir: string;
@@ -77,7 +56,7 @@ export interface MaildirStoreOptions {
   checkpointIntervalMs?: number;
   /**
    * Reads the code of a message after its acknowledgement: the server hands it to its MIME
-   * worker threads (http/mimePool.ts), so the code never takes the event loop from SMTP and the
+   * worker threads (workers/pool.ts), so the code never takes the event loop from SMTP and the
    * log. Default: code.ts detectCode in this thread. One that fails is read here instead.
    */
   detectCode?: CodeDetector;
@@ -106,7 +85,6 @@ export class MaildirStore implements Store {
   private readonly log: StoreLog;
   private readonly checkpointIntervalMs: number;
   readonly durability: Durability;
-  private readonly detect: CodeDetector;
   private readonly events = new EventEmitter();
   private readonly journal: Journal;
   private readonly files: MaildirFiles;
@@ -125,20 +103,9 @@ export class MaildirStore implements Store {
    */
   private readonly privateInboxes = new Set<string>();
 
-  /**
-   * The code is read after the acknowledgement (acknowledging needs only the header fields, the
-   * log record and the index entry): these jobs wait in order; a read that returns one of their
-   * messages starts it at once and waits for it (codesOf). A message is journaled and announced
-   * (the `message` event: push streams, wait=) once its code is known, so every event carries it.
-   */
-  private readonly codeJobs: CodeJob[] = [];
-  private readonly pendingCodes = new Map<string, CodeJob>();
-  private pendingCodeBytes = 0;
-  private codesRunning = 0;
-  private codesHeld = 0;
-  private codeRoomWaiters: Array<() => void> = [];
   /** The code job of each delivery waiting in the commit queue. */
   private readonly codeJobOf = new WeakMap<CommitItem, CodeJob>();
+  private readonly codes: CodeReadings;
 
   private commitQueue: CommitItem[] = [];
   private committing = false;
@@ -155,9 +122,14 @@ export class MaildirStore implements Store {
     }
     this.log = options.log ?? (() => undefined);
     this.checkpointIntervalMs = options.checkpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS;
-    const elsewhere = options.detectCode;
-    // The same detector either way: a worker that cannot answer (stopping, died) leaves the work to this thread.
-    this.detect = elsewhere ? (head, sms) => elsewhere(head, sms).catch(() => detectCode(head, sms)) : detectCode;
+    this.codes = new CodeReadings(options.detectCode, this.log, (p) => this.track(p), (live) => {
+      // Not waited for: the journal is a cache that is never fsynced (the log is the durable
+      // record), written in order a little later. A message removed meanwhile is not journaled.
+      let text = '';
+      for (const r of live) text += addLine(r.meta);
+      if (live.length > 0) this.journal.append(text, live.length);
+      for (const r of live) this.events.emit('message', r.meta);
+    });
     this.journal = new Journal(this.dir, (e) => this.log('warn', `store: journal write failed (the messages are stored; the next start re-reads them): ${e.message}`));
     const writer = options.writeFile;
     this.durability = options.durability ?? 'strict';
@@ -280,8 +252,8 @@ export class MaildirStore implements Store {
     this.files.materialiser.stop();
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     // Every acknowledged message's code, so the journal and the packed index hold them all.
-    this.codesHeld = 0;
-    await this.drainCodes();
+    this.codes.release();
+    await this.codes.drain();
     if (wasOpen) {
       await this.files.checkpoints.run();
       await this.files.close();
@@ -324,7 +296,7 @@ export class MaildirStore implements Store {
       const meta: MessageMeta = { id: formatMessageId(inbox, seconds, counter), domain, inbox, time, from, subject, size, source };
       return { meta, seconds, counter, dead: false };
     });
-    const job: CodeJob = { recs, head: head.length > CODE_SCAN_MAX_BYTES ? head.subarray(0, CODE_SCAN_MAX_BYTES) : head, parts };
+    const job = codeJob(recs, head, parts);
     if (key === undefined) return this.write(recs, body, job);
     // The key's line is durable before the message's log record: an acknowledged keyed message always has it.
     const entry = { ...key, id: recs[0].meta.id };
@@ -357,13 +329,13 @@ export class MaildirStore implements Store {
         // Bounds the bytes acknowledged and waiting for their files (a disk slower than the network),
         // and the messages acknowledged and waiting for their code.
         await this.files.materialiser.room();
-        await this.codeRoom();
+        await this.codes.room();
         // The process-safe rule waits for no I/O: a turn of the event loop lets the timers (the
         // background flush, the journal) and the sockets run, and the deliveries they bring join
         // this batch.
         if (this.durability === 'process') await new Promise<void>((resolve) => setImmediate(resolve));
         // No more than the room left for codes waiting to be read, so the bound holds per message.
-        const room = Math.max(1, MAX_PENDING_CODES - this.pendingCodes.size);
+        const room = this.codes.roomLeft();
         const queued = this.commitQueue.length <= room ? this.commitQueue : this.commitQueue.slice(0, room);
         this.commitQueue = this.commitQueue.length <= room ? [] : this.commitQueue.slice(room);
         const batch = await this.files.commit(queued);
@@ -371,16 +343,14 @@ export class MaildirStore implements Store {
         for (const b of batch) {
           for (const r of b.recs) this.index.insert(r);
           const job = this.codeJobOf.get(b)!;
-          for (const r of job.recs) this.pendingCodes.set(r.meta.id, job);
-          this.pendingCodeBytes += job.head.length;
-          this.codeJobs.push(job);
+          this.codes.add(job);
         }
         const touched = new Map<string, { domain: string; inbox: string }>();
         for (const b of batch) {
           for (const r of b.recs) touched.set(`${r.meta.domain}\n${r.meta.inbox}`, r.meta);
           b.resolve();
         }
-        this.pumpCodes();
+        this.codes.pump();
         for (const t of touched.values()) this.enforceCount(t.domain, t.inbox);
         if (this.files.checkpoints.due) void this.checkpoint();
       }
@@ -448,7 +418,7 @@ export class MaildirStore implements Store {
 
   list(domain: string | undefined, inbox: string, options: ListOptions): Answer<ListResult> {
     const result = this.index.list(domain, inbox, options);
-    const ready = this.codesOf(result.msgs);
+    const ready = this.codes.of(result.msgs);
     return ready ? ready.then(() => result) : result;
   }
 
@@ -460,7 +430,7 @@ export class MaildirStore implements Store {
   async search(terms: readonly MetaTerm[], options: SearchOptions): Promise<ListResult> {
     this.assertOpen();
     // A term may ask for the code (code:, has:code): every acknowledged message's code first.
-    if (this.pendingCodes.size > 0) await this.drainCodes();
+    if (this.codes.waiting > 0) await this.codes.drain();
     const named = (field: 'domain' | 'inbox'): string | undefined => terms.find((t) => t.field === field && !t.negated)?.value as string | undefined;
     const walk = this.index.searchWalk(named('domain'), named('inbox'), options.cursor, (meta) => terms.every((t) => matchesMetaTerm(t, meta)), {
       from: options.skip,
@@ -508,95 +478,13 @@ export class MaildirStore implements Store {
 
   get(id: string): Answer<MessageMeta | undefined> {
     const meta = this.index.record(id)?.meta;
-    const ready = meta && this.codesOf([meta]);
+    const ready = meta && this.codes.of([meta]);
     return ready ? ready.then(() => meta) : meta;
-  }
-
-  // ---- codes, read after the acknowledgement ------------------------------------------------
-
-  /** Undefined when every one of `metas` has its code read; else starts their jobs and resolves once they are done. */
-  private codesOf(metas: readonly MessageMeta[]): Promise<void> | undefined {
-    if (this.pendingCodes.size === 0) return undefined;
-    const jobs = new Set<Promise<void>>();
-    for (const m of metas) {
-      const job = this.pendingCodes.get(m.id);
-      if (job) jobs.add(this.startCodes(job));
-    }
-    return jobs.size > 0 ? Promise.all(jobs).then(() => undefined) : undefined;
-  }
-
-  private pumpCodes(): void {
-    if (this.codesHeld > 0) return;
-    while (this.codesRunning < CODE_CONCURRENCY && this.codeJobs.length > 0) void this.startCodes(this.codeJobs.shift()!);
   }
 
   /** Test hook: the background reading of codes waits (a read that needs one still reads it) until the returned function is called. */
   holdCodes(): () => void {
-    this.codesHeld++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.codesHeld--;
-      this.pumpCodes();
-    };
-  }
-
-  private startCodes(job: CodeJob): Promise<void> {
-    if (job.done) return job.done;
-    this.codesRunning++;
-    job.done = this.track(this.readCodes(job)).finally(() => {
-      this.codesRunning--;
-      this.pumpCodes();
-    });
-    return job.done;
-  }
-
-  /**
-   * Reads a delivery's code (as an email and as an SMS, for the kinds among its recipients),
-   * keeps it in the index, journals the messages and announces them. A code is a convenience:
-   * one that cannot be read leaves the message without one.
-   */
-  private async readCodes(job: CodeJob): Promise<void> {
-    let codes: Map<boolean, string | undefined>;
-    try {
-      codes = await indexedCodes(job.recs.map((r) => r.meta), job.head, job.parts, this.detect);
-    } catch (e) {
-      this.log('warn', `store: reading the code of ${job.recs[0]?.meta.id} failed: ${(e as Error).message}`);
-      codes = new Map();
-    }
-    const live = job.recs.filter((r) => !r.dead);
-    let text = '';
-    for (const r of job.recs) {
-      const code = codes.get(isPhoneInbox(r.meta.inbox));
-      if (code) r.meta.code = code;
-      this.pendingCodes.delete(r.meta.id);
-    }
-    this.pendingCodeBytes -= job.head.length;
-    const at = this.codeJobs.indexOf(job);
-    if (at >= 0) this.codeJobs.splice(at, 1);
-    // Not waited for: the journal is a cache that is never fsynced (the log is the durable
-    // record), written in order a little later. A message removed meanwhile is not journaled.
-    for (const r of live) text += addLine(r.meta);
-    if (live.length > 0) this.journal.append(text, live.length);
-    for (const r of live) this.events.emit('message', r.meta);
-    if (this.pendingCodes.size < MAX_PENDING_CODES && this.pendingCodeBytes < MAX_PENDING_CODE_BYTES) {
-      for (const wake of this.codeRoomWaiters.splice(0)) wake();
-    }
-  }
-
-  /** Waits while too many acknowledged messages wait for their code (MAX_PENDING_CODES). */
-  private codeRoom(): Promise<void> | void {
-    if (this.pendingCodes.size < MAX_PENDING_CODES && this.pendingCodeBytes < MAX_PENDING_CODE_BYTES) return;
-    return new Promise((resolve) => this.codeRoomWaiters.push(resolve));
-  }
-
-  /** Resolves once every acknowledged message's code is read. */
-  private async drainCodes(): Promise<void> {
-    while (this.pendingCodes.size > 0) {
-      const jobs = new Set(this.pendingCodes.values());
-      await Promise.allSettled([...jobs].map((j) => this.startCodes(j)));
-    }
+    return this.codes.hold();
   }
 
   async readRaw(id: string): Promise<Buffer> {

@@ -8,7 +8,7 @@
 // firing is counted before its fault applies; evaluations that did not fire are added in batches,
 // written within COUNT_FLUSH_MS and before any read of the set.
 import type pg from 'pg';
-import type { ChaosFault, ChaosMatch, ChaosRule, ChaosSurface, SharedChaosRules } from '../../chaos/rules';
+import type { ChaosFault, ChaosMatch, ChaosRule, ChaosSurface, SharedChaosRules } from '../sharedChaos';
 import type { StoreLog } from '../types';
 import type { NotifyFeed } from './notify';
 import type { Query } from './queries';

@@ -6,10 +6,10 @@
 // another site gets 403), and no route answers a CORS preflight (OPTIONS is 405). Errors are
 // plain text, as the peers write them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { checkToken } from '../http/auth';
-import { HttpError } from '../http/errors';
-import { checkOrigin } from '../http/origin';
-import { StoreError } from '../store/errors';
+import { checkToken } from '../auth';
+import { HttpError } from '../errors';
+import { checkOrigin } from '../origin';
+import { StoreError } from '../../store/errors';
 import { type CompatDeps, CompatError, sendText } from './common';
 import { inbucket } from './inbucket';
 import { mailhog } from './mailhog';

@@ -1,5 +1,5 @@
 // The MIME work of the provider routes, as functions of plain data that run on a MIME worker
-// thread (mimeWork.ts, mimePool.ts): composing an OutgoingMail with nodemailer's MailComposer
+// thread (workers/jobs.ts, workers/pool.ts): composing an OutgoingMail with nodemailer's MailComposer
 // into a spool file (or memory, when small and the main thread holds budget for it), and reading
 // the recipients of a raw message (SES Raw without Destination). Composing a 20 MB text took the
 // main thread 11 s and 0.9 GB (issue 35 G5); here the event loop only waits for the answer.
@@ -10,10 +10,10 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import type Mail from 'nodemailer/lib/mailer';
 import * as mimeFuncs from 'nodemailer/lib/mime-funcs';
 import PostalMime from 'postal-mime';
-import { PROVIDER_API_HEADER } from '../../../core/wire';
-import { ByteBudget } from '../../budget';
-import { isOwnFieldName } from '../../ownFields';
-import { drainInto, SpoolingSink } from '../../spool';
+import { PROVIDER_API_HEADER } from '../../core/wire';
+import { ByteBudget } from '../budget';
+import { isOwnFieldName } from '../ownFields';
+import { drainInto, SpoolingSink } from '../spool';
 
 /** The header naming the API a message came through, e.g. `Resend (POST /emails)`; the message view shows it. */
 export const API_HEADER = PROVIDER_API_HEADER;

@@ -5,26 +5,26 @@
 //   (or any way Test Inbox catches mail) is that server's;
 // - `POST /api/messages/search` (criteria sentFrom, sentTo, subject, body, match) through the one
 //   search core (http/api/search.ts runSearch), `GET /api/messages?server=`,
-//   `GET /api/messages/{id}` (codes and links from the one core, compat/mailosaurMessage.ts),
+//   `GET /api/messages/{id}` (codes and links from the one core, mime/mailosaurMessage.ts),
 //   `DELETE /api/messages/{id}`, `DELETE /api/messages?server=`, `POST /api/devices/otp` (the
 //   TOTP core). 200 for GET and POST, 204 for DELETE; errors in Mailosaur's shape
 //   (`{type, messages, errors: [{field, detail: [{description}]}]}`).
 // SMS, servers, devices kept by name, files, previews and analysis are not served (404).
-import { domainProblem, parseMessageId } from '../../core/ids';
-import { searchText, type SearchTerm } from '../../core/search';
-import { base32SecretProblem, DEFAULT_TOTP, totpAt } from '../../core/totp';
-import { responseLifetime } from '../budget';
-import type { ApiContext, Query, Req, Res } from '../http/api/context';
-import { MAX_LIST_LIMIT } from '../http/api/inboxes';
-import { PARSE_COST, readHeld } from '../http/api/read';
-import { runSearch } from '../http/api/search';
-import { basicUserOf, checkToken, type TokenCheck } from '../http/auth';
-import { parseJsonObject, readBody } from '../http/body';
-import { HttpError } from '../http/errors';
-import { prove } from '../http/exchange';
-import { sendJson } from '../http/respond';
-import type { MessageMeta } from '../store/types';
-import type { MailosaurAddress } from './mailosaurMessage';
+import { domainProblem, parseMessageId } from '../../../core/ids';
+import { searchText, type SearchTerm } from '../../../core/search';
+import { base32SecretProblem, DEFAULT_TOTP, totpAt } from '../../../core/totp';
+import { responseLifetime } from '../../budget';
+import type { ApiContext, Query, Req, Res } from '../api/context';
+import { MAX_LIST_LIMIT } from '../api/inboxes';
+import { PARSE_COST, readHeld } from '../api/read';
+import { runSearch } from '../api/search';
+import { basicUserOf, checkToken, type TokenCheck } from '../auth';
+import { parseJsonObject, readBody } from '../body';
+import { HttpError } from '../errors';
+import { prove } from '../exchange';
+import { sendJson } from '../respond';
+import type { MessageMeta } from '../../store/types';
+import type { MailosaurAddress } from '../../mime/mailosaurMessage';
 
 /** The domain a Mailosaur server ID names: `<id>.mailosaur.net`. */
 export const MAILOSAUR_DOMAIN_SUFFIX = '.mailosaur.net';

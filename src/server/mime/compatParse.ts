@@ -1,5 +1,5 @@
 // What the drop-in APIs read of a stored message (docs/compat.md), made on a MIME worker
-// (http/mimeWork.ts op `compat`) from the one parse of the read views (http/render.ts parse):
+// (workers/jobs.ts op `compat`) from the one parse of the read views (mime/render.ts parse):
 // plain data the Mailpit, MailHog and Inbucket handlers shape into their peers' answers.
 // MailHog's clients decode bodies themselves, so its view is the message as written: header
 // lines unfolded but not decoded, bodies still encoded, multipart bodies split at their
@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type PostalMime from 'postal-mime';
 import { htmlToText } from '../../core/html';
-import { attachmentBytes, fallbackName, parse } from '../http/render';
+import { attachmentBytes, fallbackName, parse } from './render';
 
 export interface CompatAddress {
   Name: string;

@@ -1,11 +1,11 @@
 // A stored message in the shape of Mailosaur's `GET /api/messages/{id}` (docs/compat.md
-// "Mailosaur"), made on a MIME worker (http/mimeWork.ts): the SDK's Message model reads these
+// "Mailosaur"), made on a MIME worker (workers/jobs.ts): the SDK's Message model reads these
 // fields. `html.codes`/`text.codes` and `html.links`/`text.links` come from the one code and
 // link core (core/otp.ts extractCodes, core/links.ts extractLinks), entities decoded there.
 import type PostalMime from 'postal-mime';
 import { extractLinks } from '../../core/links';
 import { extractCodes } from '../../core/otp';
-import { parse } from '../http/render';
+import { parse } from './render';
 import { decodeEncodedWords } from '../store/headers';
 import type { MessageMeta } from '../store/types';
 

@@ -1,6 +1,6 @@
 // The MIME work of the read views (parse, render, link extraction) and of the provider routes
 // (composing their mail, reading a raw message's recipients), as one function of plain
-// data in and plain data out, so it can run on a worker thread (mimePool.ts) and keep the
+// data in and plain data out, so it can run on a worker thread (workers/pool.ts) and keep the
 // event loop free while a huge message is read.
 import { extractLinks } from '../../core/links';
 import type { LinkKind } from '../../core/linkKinds';
@@ -8,13 +8,13 @@ import type { LinkKindParam } from '../../core/clickKinds';
 import { type ClickLink, linkToClick } from '../../core/message';
 import type { SearchableBody } from '../../core/search';
 import type { AttachmentInfo } from '../../core/wire';
-import { type CompatParsed, compatParse } from '../compat/parse';
+import { type CompatParsed, compatParse } from '../mime/compatParse';
 import { detectCode } from '../store/code';
 import { type FileWrite, type FileWriteResult, writeFilesSync } from '../store/maildir/fileWrites';
 import type { MessageMeta } from '../store/types';
-import { type Composed, type ComposeSpool, composeToSpool, type OutgoingMail, rawRecipients } from './providers/mime';
-import { type MailosaurMessage, mailosaurMessage } from '../compat/mailosaurMessage';
-import { type AttachmentContent, getAttachment, contentOfRaw, listAttachments, type RenderedMessage, renderMessage, searchableOf, textAndHtml } from './render';
+import { type Composed, type ComposeSpool, composeToSpool, type OutgoingMail, rawRecipients } from '../mime/outgoing';
+import { type MailosaurMessage, mailosaurMessage } from '../mime/mailosaurMessage';
+import { type AttachmentContent, getAttachment, contentOfRaw, listAttachments, type RenderedMessage, renderMessage, searchableOf, textAndHtml } from '../mime/render';
 
 export type MimeJob =
   | { op: 'message'; raw: Uint8Array; meta: MessageMeta; now: number }

@@ -10,7 +10,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
-import type { LocalCa } from '../tls/localCa';
+import type { LocalCa } from '../../tls/localCa';
 import { PROXIED_PORT, proxiedTarget } from './hosts';
 
 export interface TunnelDeps {

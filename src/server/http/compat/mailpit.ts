@@ -4,16 +4,16 @@
 // message, empty lists `[]`, the legacy `count`, and errors as plain text. Every status but
 // 200 fails Mailpit's client, deletes included.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { MessageMeta } from '../store/types';
-import { StoreError } from '../store/errors';
-import { readBody } from '../http/body';
-import { responseLifetime } from '../budget';
-import { contentDisposition, safeContentType } from '../http/api/messages';
-import { PARSE_COST, RAW_COST, readHeld } from '../http/api/read';
-import { sendBytes, sendJson } from '../http/respond';
+import type { MessageMeta } from '../../store/types';
+import { StoreError } from '../../store/errors';
+import { readBody } from '../body';
+import { responseLifetime } from '../../budget';
+import { contentDisposition, safeContentType } from '../api/messages';
+import { PARSE_COST, RAW_COST, readHeld } from '../api/read';
+import { sendBytes, sendJson } from '../respond';
 import { type CompatDeps, CompatError, countAll, intParam, iso, mapPage, MAX_PAGE, metaOf, parsedOf, searchMetas, sendEmpty, sendText } from './common';
 import { compatId } from './ids';
-import type { CompatAttachment, CompatParsed } from './parse';
+import type { CompatAttachment, CompatParsed } from '../../mime/compatParse';
 import { CompatQueryError, type MailpitQuery, parseMailpitQuery } from './query';
 import { COMPAT_BODY_MAX_BYTES, type CompatRoute } from './routes';
 

@@ -3,7 +3,7 @@
 // free words and `-`/`!` negation pass through as the same terms; `is:read`/`is:unread` are
 // the read marks (reads.ts), which the search core does not hold. Any other of Mailpit's
 // operators is refused by name.
-import { parseSearchQuery, SearchQueryError, type SearchTerm } from '../../core/search';
+import { parseSearchQuery, SearchQueryError, type SearchTerm } from '../../../core/search';
 
 export interface MailpitQuery {
   /** Terms for the search core; empty: every message. */

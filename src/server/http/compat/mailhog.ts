@@ -5,13 +5,13 @@
 // is not stored: `From` is the From header's address and `To` the inbox it reached. MailHog's
 // clients parse any non-empty answer as JSON, so the deletes answer with no body.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseSearchQuery, SearchQueryError } from '../../core/search';
-import { splitAddress } from '../../core/ids';
-import { responseLifetime } from '../budget';
-import { runSearch } from '../http/api/search';
-import { sendJson } from '../http/respond';
-import { StoreError } from '../store/errors';
-import type { MessageMeta } from '../store/types';
+import { parseSearchQuery, SearchQueryError } from '../../../core/search';
+import { splitAddress } from '../../../core/ids';
+import { responseLifetime } from '../../budget';
+import { runSearch } from '../api/search';
+import { sendJson } from '../respond';
+import { StoreError } from '../../store/errors';
+import type { MessageMeta } from '../../store/types';
 import { type CompatDeps, CompatError, intParam, iso, mapPage, MAX_PAGE, metaOf, parsedOf, sendEmpty } from './common';
 import { compatId } from './ids';
 import type { CompatRoute } from './routes';

@@ -2,15 +2,16 @@
 // of a message through the one read path (http/api/read.ts, the read budget and the MIME
 // workers), the compat ID, paging, and the searches they map onto the one search core.
 import type { ServerResponse } from 'node:http';
-import { responseLifetime } from '../budget';
-import type { MessageMeta } from '../store/types';
-import type { ApiContext } from '../http/api/context';
-import { PARSE_COST, readHeld } from '../http/api/read';
-import { runSearch } from '../http/api/search';
-import type { TokenCheck } from '../http/auth';
-import type { CompatParsed } from './parse';
+import { responseLifetime } from '../../budget';
+import type { MessageMeta } from '../../store/types';
+import type { ApiContext } from '../api/context';
+import { PARSE_COST, readHeld } from '../api/read';
+import { runSearch } from '../api/search';
+import type { TokenCheck } from '../auth';
+import type { CompatParsed } from '../../mime/compatParse';
 import type { ReadMarks } from './reads';
 import { storeIdOf } from './ids';
+import { wholeNumberParam } from '../query';
 import type { MailpitQuery } from './query';
 
 /** What every drop-in handler reads. */
@@ -68,10 +69,10 @@ export const MAX_PAGE = 500;
 
 /** A whole number query parameter within [0, max], or the fallback; a bad one is the peer's 400. */
 export function intParam(query: URLSearchParams, name: string, fallback: number, max: number): number {
-  const raw = query.get(name);
-  if (raw === null || raw === '') return fallback;
-  if (!/^[0-9]{1,9}$/.test(raw)) throw new CompatError(400, `${name} must be a whole number`);
-  return Math.min(Number(raw), max);
+  const n = wholeNumberParam(query, name);
+  if (n === undefined) return fallback;
+  if (n === null) throw new CompatError(400, `${name} must be a whole number`);
+  return Math.min(n, max);
 }
 
 /** The message a compat ID names, or undefined. */

@@ -7,15 +7,15 @@ import type { Socket } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerAuthentication, type SMTPServerAuthenticationResponse, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import type { ChaosContext, ChaosFault, ChaosRules, SmtpStage } from './chaos/rules';
-import type { DelayedDeliveries } from './chaos/delayed';
-import { readAddress } from '../core/ids';
-import { BudgetError, ByteBudget } from './budget';
-import { drainInto, SpoolingSink } from './spool';
+import type { ChaosContext, ChaosFault, ChaosRules, SmtpStage } from '../chaos/rules';
+import type { DelayedDeliveries } from '../chaos/delayed';
+import { recipientTarget } from '../recipient';
+import { BudgetError, ByteBudget } from '../budget';
+import { drainInto, SpoolingSink } from '../spool';
 import { securityOptions, type SmtpSecurity } from './smtpSecurity';
-import { StoreError } from './store/errors';
-import { CODE_SCAN_MAX_BYTES } from './store/code';
-import type { MessageBody, Store } from './store/types';
+import { StoreError } from '../store/errors';
+import { CODE_SCAN_MAX_BYTES } from '../store/code';
+import type { MessageBody, Store } from '../store/types';
 
 /** 25 MB: the message size limit of the large mail providers, so anything real senders produce fits. */
 
@@ -75,13 +75,6 @@ interface SmtpReplyError extends Error {
 
 function reply(code: number, text: string): SmtpReplyError {
   return Object.assign(new Error(text), { responseCode: code });
-}
-
-/** Splits a recipient address into (domain, inbox), or says why it cannot be delivered. */
-export function recipientTarget(address: string): { domain: string; inbox: string } | { problem: string } {
-  const read = readAddress(address);
-  if (!('problem' in read)) return read;
-  return { problem: read.part === 'form' ? `<${address}> is not an address of the form name@domain` : `<${address}>: ${read.problem}` };
 }
 
 /** The envelope's sender, once MAIL FROM was accepted. */

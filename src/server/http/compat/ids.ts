@@ -2,7 +2,7 @@
 // path. A store id (`<inbox>-<seconds>-<counter>`, unique in the whole store) whose characters
 // are all unreserved in a URL is its own compat ID; any other (an inbox name may hold `#`, `?`,
 // `%`…) is `~` and its base64url. No store id is both: one with `~` is always encoded.
-import { parseMessageId } from '../../core/ids';
+import { parseMessageId } from '../../../core/ids';
 
 const PATH_SAFE = /^[a-z0-9][a-z0-9._-]*$/;
 

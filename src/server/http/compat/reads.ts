@@ -2,7 +2,7 @@
 // store keeps a read state, so the marks live in this process's memory: they start empty
 // (every message unread) when the server starts, and on a team server each process keeps its
 // own. A message's mark goes with it when it is deleted here.
-import type { MessageMeta, Store } from '../store/types';
+import type { MessageMeta, Store } from '../../store/types';
 
 /** Marks held at most: past it the oldest marks are dropped (those messages read as unread again). */
 const MAX_MARKS = 100_000;

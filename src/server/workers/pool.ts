@@ -1,4 +1,4 @@
-// Runs the MIME work of the read views and the provider routes (mimeWork.ts) on worker threads,
+// Runs the MIME work of the read views and the provider routes (workers/jobs.ts) on worker threads,
 // so parsing an 18 MB message with 200k links, or composing a 20 MB provider message, never
 // holds the event loop that answers /healthz, other requests and SMTP. Jobs queue for MIME_WORKERS threads, started on first use and
 // stopped when idle. A worker that cannot start (or dies) fails its job with an error; the
@@ -6,14 +6,14 @@
 import * as path from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { FileWrite } from '../store/maildir/fileWrites';
-import { type MimeJob, type MimeResults, runMimeJob } from './mimeWork';
-import type { Composed, ComposeSpool, OutgoingMail } from './providers/mime';
+import { type MimeJob, type MimeResults, runMimeJob } from './jobs';
+import type { Composed, ComposeSpool, OutgoingMail } from '../mime/outgoing';
 
 /** Two threads: the machine has at least two cores, and one huge message never blocks every other reader. */
 export const MIME_WORKERS = 2;
 /** A worker idle this long is stopped: reading messages comes in bursts, and a thread holds ~10 MB. */
 const IDLE_STOP_MS = 30_000;
-/** workerData marker of a MIME worker (mimeWorkerMain.ts serves jobs only when it sees it). */
+/** workerData marker of a MIME worker (workerMain.ts serves jobs only when it sees it). */
 const MIME_WORKER_ROLE = 'test-inbox-mime';
 
 /** Counters for tests: jobs a worker thread answered, by op (every pool of this process). */
@@ -47,14 +47,14 @@ const MIME_WORKER_BUNDLE = 'mimeWorker.js';
  * its own folder, never blindly the bundle that holds the server: that one may be an extension
  * host's test suite, whose top level cannot run in a thread. Each build that bundles the server
  * writes that entry: beside cli.js a line that loads cli.js (esbuild.mjs), in the integration
- * build a bundle of mimeWorkerMain.ts. From source (tests through tsx) it runs mimeWorkerMain.ts.
+ * build a bundle of workerMain.ts. From source (tests through tsx) it runs workerMain.ts.
  */
 function workerEntry(): { file: string; execArgv?: string[] } {
-  if (__filename.endsWith('.ts')) return { file: path.join(__dirname, 'mimeWorkerMain.ts'), execArgv: ['--require', 'tsx/cjs'] };
+  if (__filename.endsWith('.ts')) return { file: path.join(__dirname, 'workerMain.ts'), execArgv: ['--require', 'tsx/cjs'] };
   return { file: path.join(__dirname, MIME_WORKER_BUNDLE) };
 }
 
-export class MimePool {
+export class WorkerPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Pending[] = [];
   private closed = false;
@@ -94,13 +94,13 @@ export class MimePool {
   /** A message file written (store/maildir/fileWrites.ts) on a worker; the writes of one turn of the event loop go together. */
   readonly writeFile = batched((ops: FileWrite[]) => this.run({ op: 'writeFiles', ops: ops.map((op) => ('raw' in op ? { ...op, raw: compact(op.raw) } : op)) }));
 
-  /** A provider route's message composed on a worker (providers/mime.ts composeToSpool); each attachment's bytes alone go over. */
+  /** A provider route's message composed on a worker (mime/outgoing.ts composeToSpool); each attachment's bytes alone go over. */
   composeMail(mail: OutgoingMail, domain: string, spool: ComposeSpool): Promise<Composed> {
     const attachments = mail.attachments?.map((a) => ({ ...a, content: compact(a.content) }));
     return this.run({ op: 'composeMail', mail: attachments ? { ...mail, attachments } : mail, domain, spool });
   }
 
-  /** The To, Cc and Bcc addresses of a raw message, parsed on a worker (providers/mime.ts rawRecipients). */
+  /** The To, Cc and Bcc addresses of a raw message, parsed on a worker (mime/outgoing.ts rawRecipients). */
   rawRecipients(raw: Uint8Array): Promise<string[]> {
     return this.run({ op: 'rawRecipients', raw: compact(raw) });
   }
@@ -192,7 +192,7 @@ function compact(raw: Uint8Array): Uint8Array {
   return raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? raw : new Uint8Array(raw);
 }
 
-/** True in a thread started by MimePool. */
+/** True in a thread started by WorkerPool. */
 export function isMimeWorker(): boolean {
   return !isMainThread && (workerData as { role?: string } | null)?.role === MIME_WORKER_ROLE;
 }

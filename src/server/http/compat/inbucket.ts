@@ -4,11 +4,11 @@
 // is `[]`, never 404. Listed oldest first, as Inbucket does. `seen` is the read mark Mailpit's
 // API shares (reads.ts). Deletes answer `"OK"`, as JSON: Inbucket's client parses every answer.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { splitAddress } from '../../core/ids';
-import { sendBytes, sendJson } from '../http/respond';
-import { responseLifetime } from '../budget';
-import { RAW_COST, readHeld } from '../http/api/read';
-import type { MessageMeta } from '../store/types';
+import { splitAddress } from '../../../core/ids';
+import { sendBytes, sendJson } from '../respond';
+import { responseLifetime } from '../../budget';
+import { RAW_COST, readHeld } from '../api/read';
+import type { MessageMeta } from '../../store/types';
 import { type CompatDeps, CompatError, iso, metaOf, parsedOf } from './common';
 import { compatId } from './ids';
 import type { CompatRoute } from './routes';
