@@ -73,6 +73,8 @@ export interface MaildirStoreOptions {
   durability?: Durability;
   /** How often the process-safe rule's background flush starts; 0 = only on close. Default FLUSH_INTERVAL_MS. */
   flushIntervalMs?: number;
+  /** Test seam: the journal is compacted only past this many lines. Default JOURNAL_COMPACT_MIN_LINES. */
+  journalCompactMinLines?: number;
   /** Test seam: the fsync/fdatasync of the log and of the background flush (one that blocks holds them). */
   sync?: SyncFd;
 }
@@ -111,6 +113,7 @@ export class MaildirStore implements Store {
   private committing = false;
   private readonly inflight = new Set<Promise<unknown>>();
   private compacting = false;
+  private readonly journalCompactMinLines: number;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(options: MaildirStoreOptions) {
@@ -133,6 +136,7 @@ export class MaildirStore implements Store {
     this.journal = new Journal(this.dir, (e) => this.log('warn', `store: journal write failed (the messages are stored; the next start re-reads them): ${e.message}`));
     const writer = options.writeFile;
     this.durability = options.durability ?? 'strict';
+    this.journalCompactMinLines = options.journalCompactMinLines ?? JOURNAL_COMPACT_MIN_LINES;
     this.files = new MaildirFiles(this.dir, this.log, writer ? (op) => writer(op).catch(() => writeFileHere(op)) : writeFileHere, this.durability, options.sync, options.flushIntervalMs);
     this.keys = new KeyLog(this.dir);
     // Its folders made by this store hold only files it created 0600: no walk needed on the next start.
@@ -542,7 +546,7 @@ export class MaildirStore implements Store {
   // ---- journal -----------------------------------------------------------------------------
 
   private journalNeedsCompaction(): boolean {
-    return this.journal.lineCount > JOURNAL_COMPACT_MIN_LINES && this.journal.lineCount > JOURNAL_COMPACT_RATIO * this.index.size;
+    return this.journal.lineCount > this.journalCompactMinLines && this.journal.lineCount > JOURNAL_COMPACT_RATIO * this.index.size;
   }
 
   private maybeCompact(): void {
