@@ -290,7 +290,7 @@ export class MaildirStore implements Store {
   }
 
   private async addNormalized(norm: Target[], body: MessageBody, source: MessageSource, parts: MessageParts | undefined, key: MessageKey | undefined): Promise<MessageMeta[]> {
-    // Only the header fields before the acknowledgement; the code is read after it (readCodes).
+    // Only the header fields before the acknowledgement; the code is read after it (codeReadings.ts).
     const { head, size, from, subject } = indexedHeaders(body);
     if (this.state !== 'open') throw new StoreError('not_open', 'the store is not open');
     const time = Date.now();
