@@ -160,7 +160,7 @@ describe('language-model tools (vscode.lm.invokeTool)', function () {
   });
 
   it('rejects a bad inbox name with a message naming the problem', async () => {
-    await assert.rejects(invoke('testInbox_getNewestCode', { inbox: '../etc', domain: DOMAIN }), /not a usable inbox name/);
+    await assert.rejects(invoke('testInbox_getNewestCode', { inbox: '../etc', domain: DOMAIN }), /inbox "\.\.\/etc": inbox name must not be a path/);
     await assert.rejects(invoke('testInbox_getNewestCode', { inbox: 'ok', domain: DOMAIN, waitSeconds: 600 }), /waitSeconds/);
   });
 });
