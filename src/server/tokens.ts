@@ -5,7 +5,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { generateProviderKey, generateToken, readTokensFile, type SavedTokens, tokenSeparationProblem, TOKENS_FILE, TokensFileProblem, writeTokensFile } from '../shared/contract';
-import { ownershipProblemOf } from './privateFile';
+import { ownershipProblemOf } from './serverFiles';
 import { codedError, type CodedError } from '../core/errors';
 
 type TokensErrorCode = 'tokens_file_invalid' | 'tokens_same' | 'tokens_io' | 'tokens_unsafe';

@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { modesApply } from '../../shared/portableFs';
 import { writePrivateFile } from '../../shared/privateFile';
-import { ownershipProblemOf } from '../privateFile';
+import { ownershipProblemOf } from '../serverFiles';
 import { bits, explicit, extension, generalName, integer, oid, OID, octets, pem, seq, set, time, tlv, TRUE, utf8 } from './selfSigned';
 import { codedError, type CodedError } from '../../core/errors';
 
