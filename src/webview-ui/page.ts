@@ -9,7 +9,7 @@ import type { Message } from '../core/wire';
 import type { AttachmentInfo, MessageSummary } from '../core/wire';
 import { parseHostMessage, type WebviewMessage } from '../shared/viewProtocol';
 import { handleHostMessage, initView } from './view';
-import { buildViewState } from './viewState';
+import { buildViewContent as buildViewState } from './viewContent';
 import { messageTitle } from '../core/title';
 
 const PAGE_TOKEN_HEADER = 'x-test-inbox-session';
