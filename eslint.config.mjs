@@ -16,6 +16,11 @@ const extensionOut = [
   { regex: '(^|/)webview-ui/(?!viewContent$)', message: 'the extension imports of src/webview-ui only the pure view content (the protocol is src/shared/viewProtocol.ts).' },
 ];
 
+/** Node's built-in modules by their bare names (`fs`, `path`…), each forbidden with `message` (`node:*` is a pattern). */
+function noNodeIn(message) {
+  return builtinModules.filter((m) => !m.startsWith('_')).map((name) => ({ name, message }));
+}
+
 /** One no-restricted-imports rule: forbidden module names and specifier patterns. */
 function restrict(paths, patterns) {
   return { '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns }] };
@@ -55,7 +60,7 @@ export default tseslint.config(
     files: ['src/api/**'],
     ignores: ['src/api/node/**'],
     rules: restrict(
-      [noVscode, noUndici, ...builtinModules.filter((m) => !m.startsWith('_')).map((name) => ({ name, message: 'src/api outside node/ runs in a browser too: Node modules only under src/api/node/.' }))],
+      [noVscode, noUndici, ...noNodeIn('src/api outside node/ runs in a browser too: Node modules only under src/api/node/.')],
       [
         { regex: '^\\.\\./(?!core/)', message: 'src/api imports of the project only src/core (never the server).' },
         { regex: '^node:', message: 'src/api outside node/ runs in a browser too: Node modules only under src/api/node/.' },
@@ -167,16 +172,50 @@ export default tseslint.config(
     },
   },
   {
-    // webview-ui: browser code of the message view; of the project only core and the view
-    // protocol (src/shared/viewProtocol.ts); libraries such as DOMPurify are fine, Node and the
-    // network client are not.
+    // webview-ui: browser code of the message view and of the web UI's page; of the project only
+    // core and the view protocol (src/shared/viewProtocol.ts), and of src/api its part that runs
+    // in a browser (below); libraries such as DOMPurify are fine, Node is not.
     files: ['src/webview-ui/**'],
+    ignores: ['src/webview-ui/page.ts'],
     rules: restrict(
-      [noVscode, { name: 'undici', message: 'the webview UI has no network client.' }],
+      [noVscode, { name: 'undici', message: 'the webview UI has no network client.' }, ...noNodeIn('the webview UI runs in a browser: no Node modules.')],
       [
-        { regex: '^\\.\\./(?!core/|shared/viewProtocol$|api/(types|validate)$)', message: 'src/webview-ui imports of the project only src/core, src/shared/viewProtocol.ts, and the API client types and response checks.' },
+        { regex: '^\\.\\./(?!core/|shared/viewProtocol$|api/(types|validate)$)', message: 'src/webview-ui imports of the project only src/core, src/shared/viewProtocol.ts, and the API client types and response checks (the web UI page, page.ts, its client too).' },
         { regex: '^node:', message: 'the webview UI runs in a browser: no Node modules.' },
       ],
     ),
+  },
+  {
+    // The web UI's page talks to its server through the one client, as every surface does:
+    // createClient over the page's transport (api/browser.ts), the client's errors, paths,
+    // checks and push stream. Never src/api/node/ (nor any other module of src/api: http.ts is
+    // the client's own), never Node.
+    files: ['src/webview-ui/page.ts'],
+    rules: restrict(
+      [noVscode, { name: 'undici', message: "the page's network client is src/api (createClient over api/browser.ts pageFetch)." }, ...noNodeIn('the web UI page runs in a browser: no Node modules.')],
+      [
+        {
+          regex: '^\\.\\./(?!core/|shared/viewProtocol$|api/(client|browser|errors|paths|validate|sse|stream|types)$)',
+          message: 'the web UI page imports of the project only src/core, src/shared/viewProtocol.ts, and the browser part of src/api (client, browser, errors, paths, validate, sse, stream, types), never src/api/node/.',
+        },
+        { regex: '^node:', message: 'the web UI page runs in a browser: no Node modules.' },
+      ],
+    ),
+  },
+  {
+    // The browser code makes no request of its own: the web UI page's are its client's
+    // (src/api), whose paths are api/paths.ts, so no API path is written here by hand again.
+    files: ['src/webview-ui/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        // `api/…`, `/api/…`, `ui/…`, `/ui/…` (`\x2F` is `/`, which a selector's regex cannot hold).
+        ...['Literal[value=/^\\x2F?(api|ui)\\x2F/]', 'TemplateElement[value.raw=/^\\x2F?(api|ui)\\x2F/]'].map((selector) => ({ selector, message: "API paths are the client's (src/api/paths.ts): call the page's client (createClient over src/api/browser.ts), never a path written here." })),
+        ...["CallExpression[callee.name='fetch']", "CallExpression[callee.property.name='fetch']", "NewExpression[callee.name=/^(EventSource|XMLHttpRequest|WebSocket)$/]"].map((selector) => ({
+          selector,
+          message: "the browser code makes no request of its own: the page's client (src/api createClient over browser.ts pageFetch) makes them, with its checks, errors and stream reader.",
+        })),
+      ],
+    },
   },
 );

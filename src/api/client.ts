@@ -9,7 +9,7 @@ import { baseString, checkAttachmentId, checkDomain, checkInbox, checkMessageId,
 import { StreamSubscription, type StreamOptions } from './stream';
 import type { LinkKindParam } from '../core/clickKinds';
 import type { Attachment, CallOptions, InboxApi, LatestParams, ListParams, Listing, SearchParams, ServerIdentity, StreamHandlers, Subscription } from './types';
-import type { ChaosList, ChaosRuleInfo, Message } from '../core/wire';
+import type { ChaosList, ChaosRuleInfo, Message, WebUiSession } from '../core/wire';
 import {
   parseAttachments,
   parseChaosAdded,
@@ -25,8 +25,10 @@ import {
   parseLinks,
   parseListing,
   parseMessage,
+  parseOk,
   parseSearchResponse,
   parseWebhookDeliveryResult,
+  parseWebUiSession,
   parseWebUiTicket,
 } from './validate';
 
@@ -218,6 +220,25 @@ class InboxClient implements InboxApi {
     const json = opts?.origin === undefined ? {} : { json: { origin: opts.origin } };
     const t = await this.json({ method: 'POST', url: this.url(paths.webUiTicket()), credential: 'api', ...json, what: 'web UI sign-in ticket' }, opts, parseWebUiTicket);
     return { url: `${this.url(paths.webUi())}#ticket=${t.ticket}`, expires: t.expires };
+  }
+
+  async openPageSession(credential: { token: string } | { ticket: string }, opts?: CallOptions): Promise<WebUiSession> {
+    let body: { token: string } | { ticket: string };
+    if (typeof credential === 'object' && credential !== null && 'ticket' in credential) {
+      // As the page reads it from its address (`#ticket=…`): a ticket is URL-safe (validate.ts parseWebUiTicket).
+      if (typeof credential.ticket !== 'string' || !/^[A-Za-z0-9_.-]{1,600}$/.test(credential.ticket)) throw invalid('ticket', 'The sign-in link is not valid: open the web UI again from the editor.');
+      body = { ticket: credential.ticket };
+    } else {
+      const token = typeof credential === 'object' && credential !== null && typeof credential.token === 'string' ? credential.token : '';
+      if (token === '') throw invalid('token', 'Enter the API token.');
+      if (/[\u0000-\u001f\u007f]/.test(token)) throw invalid('token', 'The API token contains line breaks or control characters. Copy it again.');
+      body = { token };
+    }
+    return this.json({ method: 'POST', url: this.url(paths.pageSession()), credential: 'none', json: body, what: 'web UI session' }, opts, parseWebUiSession);
+  }
+
+  async closePageSession(opts?: CallOptions): Promise<void> {
+    await this.json({ method: 'DELETE', url: this.url(paths.pageSession()), credential: 'api', what: 'web UI session' }, opts, parseOk);
   }
 
   async getMessage(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<Message> {

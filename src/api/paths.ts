@@ -108,6 +108,12 @@ export const paths = {
   /** Test Inbox server: the web UI's page, and its one-time sign-in tickets (docs/api.md "Web UI"). */
   webUi: (): string => '/',
   webUiTicket: (): string => '/ui/ticket',
+  /**
+   * The page's session (sign-in, sign-out), relative to the base of a page's client
+   * (`<server>/ui`, browser.ts pageBaseUrl), under which the API's paths above are the page's
+   * `/ui/api/v2/…`. A client at the server's root has no session route.
+   */
+  pageSession: (): string => '/session',
   /** Test Inbox server: the fault rules (docs/chaos.md). */
   chaos: (): string => '/api/v2/chaos',
   chaosRules: (): string => '/api/v2/chaos/rules',

@@ -16,6 +16,7 @@ import type {
   SearchResponse,
   StreamEvent,
   WebhookDeliveryResult,
+  WebUiSession,
 } from '../core/wire';
 
 export interface CallOptions {
@@ -129,6 +130,16 @@ export interface InboxApi {
    * `origin`: the page's origin behind a proxy that rewrites Host, which its session accepts.
    */
   webUiSignInUrl(opts?: CallOptions & { origin?: string }): Promise<{ url: string; expires: number }>;
+  /**
+   * A page's client only (browser.ts: base `pageBaseUrl`, transport `pageFetch`): a session of
+   * the web UI for the API token the reader typed or a sign-in link's ticket (`POST
+   * <page>/ui/session`, docs/api.md "Web UI"). The browser keeps the session's cookie; the page
+   * token returned goes in pageFetch's header. A wrong token is `unauthorized` (403), a spent or
+   * expired ticket `unauthorized` (401), both with the server's reason in `serverMessage`.
+   */
+  openPageSession(credential: { token: string } | { ticket: string }, opts?: CallOptions): Promise<WebUiSession>;
+  /** A page's client only: signs its session out (`DELETE <page>/ui/session`). */
+  closePageSession(opts?: CallOptions): Promise<void>;
   listAttachments(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<AttachmentInfo[]>;
   downloadAttachment(domain: string, inbox: string, id: string, attachmentId: number, opts?: CallOptions): Promise<Attachment>;
   getRaw(domain: string, inbox: string, id: string, opts?: CallOptions): Promise<string>;

@@ -18,6 +18,7 @@ import type {
   SearchResponse,
   StreamEvent,
   WebhookDeliveryResult,
+  WebUiSession,
   WebUiTicket,
 } from '../core/wire';
 import { isPhoneInbox, parseMessageId } from '../core/ids';
@@ -310,6 +311,21 @@ export function parseWebUiTicket(v: unknown): WebUiTicket {
   // It goes into a URL fragment as is: nothing there may need encoding.
   if (!/^[A-Za-z0-9_.-]{1,600}$/.test(ticket)) throw protocolError('ticket', 'a URL-safe string', ticket);
   return { ticket, expires: int(o, 'expires', '') };
+}
+
+/** A page's session (`POST <page>/ui/session`): its page token goes into a request header as is, so nothing else may be in it. */
+export function parseWebUiSession(v: unknown): WebUiSession {
+  const o = obj(v, '');
+  const pageToken = str(o, 'pageToken', '');
+  if (!/^[A-Za-z0-9_.-]{1,600}$/.test(pageToken)) throw protocolError('pageToken', 'a header-safe string', pageToken);
+  return { pageToken, expires: int(o, 'expires', '') };
+}
+
+/** A plain `{status: "ok"}` (the page's sign-out). */
+export function parseOk(v: unknown): void {
+  const o = obj(v, '');
+  const status = str(o, 'status', '');
+  if (status !== 'ok') throw protocolError('status', '"ok"', status);
 }
 
 export function parseDeleteResult(v: unknown): DeleteResult {

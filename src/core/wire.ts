@@ -72,6 +72,13 @@ export interface WebUiTicket {
   expires: number;
 }
 
+/** docs/api.md "Web UI": a session of the page (`POST /ui/session`); its page token goes in the page's header, the cookie stays the browser's. */
+export interface WebUiSession {
+  pageToken: string;
+  /** When the session ends (ms since the epoch). */
+  expires: number;
+}
+
 /** docs/api.md §2.3: a content part of an email. */
 export interface EmailPart {
   headers: Record<string, string>;

@@ -1,17 +1,23 @@
 // The web UI's page (served by src/server/http/ui at `/`, bundled to dist/webui.js): sign-in,
 // domains → inboxes → messages, search, live updates, and the message view. The message view
-// is the editor's own (./view.ts, ./viewState.ts, ./sanitize.ts): this page is its second host.
-// Every request carries the page token (held here, in memory only) and the session cookie.
-import { parseDomains, parseListing, parseMessage, parseSearchResponse } from '../api/validate';
-import { isPhoneInbox } from '../core/ids';
+// is the editor's own (./view.ts, ./viewContent.ts, ./sanitize.ts): this page is its second host.
+// The page talks to its server through the one API client (src/api: createClient over the page's
+// transport, browser.ts): every request carries the page token (kept in this tab, below) and the
+// session cookie, never the API token; paths, answers' checks, errors and the push stream are the
+// client's, as on every other surface.
+import { pageBaseUrl, pageFetch } from '../api/browser';
+import { createClient } from '../api/client';
+import { ApiError } from '../api/errors';
+import type { StreamState, Subscription } from '../api/types';
+import { ALL_INBOXES, isPhoneInbox } from '../core/ids';
 import { plain, type Plain, plainText } from '../core/inert';
-import type { Message } from '../core/wire';
-import type { AttachmentInfo, MessageSummary } from '../core/wire';
+import type { AttachmentInfo, Message, MessageSummary, StreamEvent } from '../core/wire';
 import { parseHostMessage, type WebviewMessage } from '../shared/viewProtocol';
 import { handleHostMessage, initView } from './view';
-import { buildViewContent as buildViewState } from './viewContent';
+import { buildViewContent } from './viewContent';
 import { messageTitle } from '../core/title';
 
+/** The header the page token goes in (the server's ui/session.ts PAGE_TOKEN_HEADER). */
 const PAGE_TOKEN_HEADER = 'x-test-inbox-session';
 /**
  * The page token is kept in this tab's sessionStorage, so a reload keeps the session: storage of
@@ -20,9 +26,10 @@ const PAGE_TOKEN_HEADER = 'x-test-inbox-session';
  * same-origin, so it cannot read it either. Gone with the tab, and at sign-out.
  */
 const PAGE_TOKEN_KEY = 'test-inbox-page-token';
-const RECONNECT_MS = 2000;
 
 let pageToken: string | undefined;
+/** The page's client: the API under the page's own `ui/` (behind a proxy prefix too), the page token read at each request. */
+const api = createClient({ baseUrl: pageBaseUrl(document.baseURI), fetch: pageFetch({ header: PAGE_TOKEN_HEADER, pageToken: () => pageToken }) });
 /** A problem of the search box's query (the server's 400), shown in place of results. */
 let queryProblem: string | undefined;
 /** The number of messages the search matched (its total), for the list's heading. */
@@ -41,8 +48,11 @@ let domainRecent: MessageSummary[] = [];
 /** The domain has more mail than its newest LIST_LIMIT: the inbox counts are of those. */
 let domainCut = false;
 const LIST_LIMIT = 500;
+/** The newest matches of a search listed: enough for a page, its total is said. */
+const SEARCH_LIMIT = 200;
 let open: { domain: string; inbox: string; id: string; message: Message; attachments: AttachmentInfo[]; raw?: string; remote: boolean } | undefined;
-let streamAbort: AbortController | undefined;
+/** The push subscription of the signed-in page (the client's: it reconnects with backoff). */
+let live: Subscription | undefined;
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, text?: string): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
@@ -59,33 +69,31 @@ function byId(id: string): HTMLElement {
 
 class SignedOut extends Error {}
 
+/** The session has ended (expired, signed out elsewhere, the API token changed): the server's 401, which the client reads as `unauthorized`. */
+function sessionEnded(e: unknown): e is ApiError {
+  return ApiError.is(e, 'unauthorized') && e.status === 401;
+}
+
+/** What a failure says on the page: the server's own reason when it gave one, else the client's message. */
+function reason(e: unknown): string {
+  return ApiError.is(e) ? (e.serverMessage ?? e.message) : e instanceof Error ? e.message : String(e);
+}
+
 /**
- * The URL of a web UI route, relative to the page's own address: the page is at `/` on the
- * server, and at `/proxy/<port>/` (or any other prefix) behind a proxy that serves it there.
+ * A call of the session: none without a page token; an ended session sends the page back to
+ * sign-in, saying why, and rejects with SignedOut (which the caller passes over in silence).
  */
-function uiUrl(path: string): string {
-  return new URL(`ui/${path}`, document.baseURI).href;
-}
-
-/** A UI request: the page token in its header, the cookie sent by the browser. */
-async function call(method: string, path: string, signal?: AbortSignal): Promise<Response> {
+async function call<T>(request: () => Promise<T>): Promise<T> {
   if (pageToken === undefined) throw new SignedOut('not signed in');
-  const res = await fetch(uiUrl(`api/v2${path}`), { method, headers: { [PAGE_TOKEN_HEADER]: pageToken }, credentials: 'same-origin', signal });
-  if (res.status === 401) {
-    const body = (await res.json().catch(() => ({}))) as { message?: string };
-    showSignIn(body.message ?? 'the session has ended: sign in again');
-    throw new SignedOut(body.message ?? 'signed out');
+  try {
+    return await request();
+  } catch (e) {
+    if (!sessionEnded(e)) throw e;
+    const said = e.serverMessage ?? 'the session has ended: sign in again';
+    showSignIn(said);
+    throw new SignedOut(said);
   }
-  if (!res.ok) {
-    const body = (await res.json().catch(() => ({}))) as { message?: string };
-    const err = new Error(body.message ?? `the server answered ${res.status}`);
-    (err as Error & { status?: number }).status = res.status;
-    throw err;
-  }
-  return res;
 }
-
-const seg = encodeURIComponent;
 
 // ---------------------------------------------------------------- sign-in
 
@@ -97,7 +105,8 @@ function sentence(text: string): string {
 function showSignIn(problem?: string): void {
   pageToken = undefined;
   sessionStorage.removeItem(PAGE_TOKEN_KEY);
-  streamAbort?.abort();
+  live?.dispose();
+  live = undefined;
   const app = byId('app');
   app.replaceChildren();
   const main = el('main', { class: 'signin' });
@@ -129,22 +138,21 @@ function showSignIn(problem?: string): void {
 /** Signs in with the API token the user typed, or with the one-time ticket of a sign-in link. */
 async function signIn(credential: { token: string } | { ticket: string }, error: HTMLElement): Promise<void> {
   error.textContent = '';
-  let res: Response;
+  let session: { pageToken: string };
   try {
-    res = await fetch(uiUrl('session'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(credential), credentials: 'same-origin' });
-  } catch {
-    error.textContent = 'The server does not answer. Is it running?';
-    return;
-  }
-  const body = (await res.json().catch(() => ({}))) as { pageToken?: string; message?: string };
-  if (!res.ok || typeof body.pageToken !== 'string') {
+    session = await api.openPageSession(credential);
+  } catch (e) {
+    if (ApiError.is(e, 'network') || ApiError.is(e, 'timeout')) {
+      error.textContent = 'The server does not answer. Is it running?';
+      return;
+    }
     // 403 is a wrong token, or (the server's message says so) a page at an origin the server does not accept.
-    const said = body.message === undefined ? `Sign-in failed (${res.status}).` : sentence(body.message);
-    error.textContent = res.status === 403 && 'token' in credential && body.message === 'wrong API token' ? 'Wrong API token.' : said;
+    const said = ApiError.is(e) && e.serverMessage !== undefined ? sentence(e.serverMessage) : ApiError.is(e) && e.status !== undefined ? `Sign-in failed (${e.status}).` : sentence(reason(e));
+    error.textContent = ApiError.is(e) && e.status === 403 && 'token' in credential && e.serverMessage === 'wrong API token' ? 'Wrong API token.' : said;
     return;
   }
-  pageToken = body.pageToken;
-  sessionStorage.setItem(PAGE_TOKEN_KEY, body.pageToken);
+  pageToken = session.pageToken;
+  sessionStorage.setItem(PAGE_TOKEN_KEY, session.pageToken);
   showApp();
 }
 
@@ -161,7 +169,8 @@ function takeTicket(): string | undefined {
 
 async function signOut(): Promise<void> {
   try {
-    if (pageToken !== undefined) await fetch(uiUrl('session'), { method: 'DELETE', headers: { [PAGE_TOKEN_HEADER]: pageToken }, credentials: 'same-origin' });
+    // Signed out here whatever the server answers (a session ended already is signed out too).
+    if (pageToken !== undefined) await api.closePageSession().catch(() => undefined);
   } finally {
     showSignIn('Signed out.');
   }
@@ -202,7 +211,7 @@ function showApp(): void {
   document.title = 'Test Inbox';
   focusFirstRow = true;
   // The push stream lists everything as it connects (and again at each reconnection).
-  void stream();
+  stream();
 }
 
 function nav(id: string, label: string): HTMLElement {
@@ -257,12 +266,12 @@ function fill(list: HTMLElement, rows: HTMLElement[]): void {
 
 /** The domain of the newest message of all, by a search that matches every message. */
 async function newestDomain(): Promise<string | undefined> {
-  return parseSearchResponse(await (await call('GET', `/search?q=${seg(NEWEST_QUERY)}&limit=1`)).json()).msgs[0]?.domain;
+  return (await call(() => api.search(NEWEST_QUERY, { limit: 1 }))).msgs[0]?.domain;
 }
 
 async function refresh(): Promise<void> {
   try {
-    const domains = parseDomains(await (await call('GET', '/domains')).json());
+    const domains = await call(() => api.listDomains());
     // With no domain chosen (or the chosen one emptied), the server's default domain when it has
     // mail (where `private` mail goes), else the newest mail's, so mail is on screen at once.
     if (selected.query === undefined && !domains.domains.some((d) => d.name === selected.domain)) {
@@ -279,28 +288,31 @@ async function refresh(): Promise<void> {
     queryProblem = undefined;
     if (selected.query !== undefined) {
       try {
-        const found = parseSearchResponse(await (await call('GET', `/search?q=${seg(selected.query)}&limit=200`)).json());
+        const q = selected.query;
+        const found = await call(() => api.search(q, { limit: SEARCH_LIMIT }));
         summaries = found.msgs;
         queryTotal = found.total;
         // A message the search does not list is closed: what is shown matches what was asked.
         if (open !== undefined && !summaries.some((m) => m.id === open?.id && m.domain === open.domain)) closeOpen('The message that was open does not match the search.');
       } catch (e) {
-        if ((e as { status?: number }).status !== 400) throw e;
+        // The server's 400 names what is wrong with the query.
+        if (!(ApiError.is(e) && e.status === 400)) throw e;
         summaries = [];
-        queryProblem = (e as Error).message;
+        queryProblem = reason(e);
       }
     } else if (selected.domain !== undefined) {
-      const recent = parseListing(await (await call('GET', `/domains/${seg(selected.domain)}/inboxes/*?limit=${LIST_LIMIT}&sort=descending`)).json());
+      const { domain, inbox } = selected;
+      const recent = await call(() => api.listInbox(domain, ALL_INBOXES, { limit: LIST_LIMIT, sort: 'descending' }));
       domainRecent = recent.msgs;
       domainCut = recent.cursor !== undefined || recent.msgs.length >= LIST_LIMIT;
       // An inbox's own listing: all of its newest mail, not only what is among the domain's newest.
-      summaries = selected.inbox === undefined ? domainRecent : parseListing(await (await call('GET', `/domains/${seg(selected.domain)}/inboxes/${seg(selected.inbox)}?limit=${LIST_LIMIT}&sort=descending`)).json()).msgs;
+      summaries = inbox === undefined ? domainRecent : (await call(() => api.listInbox(domain, inbox, { limit: LIST_LIMIT, sort: 'descending' }))).msgs;
     } else summaries = [];
     renderInboxes();
     renderMessages();
     setConn('');
   } catch (e) {
-    if (!(e instanceof SignedOut)) setConn(`Could not load: ${(e as Error).message}`);
+    if (!(e instanceof SignedOut)) setConn(`Could not load: ${reason(e)}`);
   }
 }
 
@@ -351,7 +363,7 @@ async function clearInbox(): Promise<void> {
   if (domain === undefined || inbox === undefined) return;
   if (!window.confirm(`Delete every message of ${inbox}@${domain}?`)) return;
   try {
-    await call('DELETE', `/domains/${seg(domain)}/inboxes/${seg(inbox)}`);
+    await call(() => api.clearInbox(domain, inbox));
     selected = { domain };
     open = undefined;
     byId('root').replaceChildren(el('p', { class: 'empty' }, `Inbox ${inbox} cleared.`));
@@ -359,7 +371,7 @@ async function clearInbox(): Promise<void> {
     focusFirstRow = true;
     await refresh();
   } catch (e) {
-    if (!(e instanceof SignedOut)) setConn(`Could not clear: ${(e as Error).message}`);
+    if (!(e instanceof SignedOut)) setConn(`Could not clear: ${reason(e)}`);
   }
 }
 
@@ -397,12 +409,12 @@ function setConn(text: string): void {
 
 async function openMessage(domain: string, inbox: string, id: string): Promise<void> {
   handleHostMessage({ type: 'loading', id }, Date.now());
-  const base = `/domains/${seg(domain)}/inboxes/${seg(inbox)}/messages/${seg(id)}`;
   try {
-    const message = parseMessage(await (await call('GET', base)).json(), { inbox, id });
+    const message = await call(() => api.getMessage(domain, inbox, id));
+    // The view shows the message without its attachments or source when either cannot be read.
     const [attachments, raw] = await Promise.all([
-      call('GET', `${base}/attachments`).then(async (r) => ((await r.json()) as { attachments?: AttachmentInfo[] }).attachments ?? []).catch(() => []),
-      call('GET', `${base}/raw`).then((r) => r.text()).catch(() => undefined),
+      call(() => api.listAttachments(domain, inbox, id)).catch((): AttachmentInfo[] => []),
+      call(() => api.getRaw(domain, inbox, id)).catch(() => undefined),
     ]);
     open = { domain, inbox, id, message, attachments, raw, remote: false };
     renderOpen();
@@ -411,14 +423,14 @@ async function openMessage(domain: string, inbox: string, id: string): Promise<v
     if (window.matchMedia('(max-width: 800px)').matches) document.querySelector('.viewer')?.scrollIntoView({ block: 'start' });
   } catch (e) {
     if (e instanceof SignedOut) return;
-    const gone = (e as { status?: number }).status === 404;
-    handleHostMessage({ type: 'error', id, message: gone ? 'This message was deleted.' : `Could not open the message: ${(e as Error).message}`, retryable: !gone }, Date.now());
+    const gone = ApiError.is(e, 'not_found');
+    handleHostMessage({ type: 'error', id, message: gone ? 'This message was deleted.' : `Could not open the message: ${reason(e)}`, retryable: !gone }, Date.now());
   }
 }
 
 function renderOpen(): void {
   if (!open) return;
-  const state = buildViewState({ domain: open.domain, message: open.message, attachments: open.attachments, raw: open.raw, allowRemoteImages: open.remote });
+  const state = buildViewContent({ domain: open.domain, message: open.message, attachments: open.attachments, raw: open.raw, allowRemoteImages: open.remote });
   // The same check the editor's view applies to what its host sends.
   const checked = parseHostMessage({ type: 'render', state });
   handleHostMessage(checked.ok ? checked.value : { type: 'error', id: open.id, message: `The message cannot be shown: ${checked.error}`, retryable: false }, Date.now());
@@ -433,14 +445,14 @@ async function deleteOpen(): Promise<void> {
   if (!open) return;
   const { domain, inbox, id } = open;
   try {
-    await call('DELETE', `/domains/${seg(domain)}/inboxes/${seg(inbox)}/messages/${seg(id)}`);
+    await call(() => api.deleteMessage(domain, inbox, id));
     open = undefined;
     byId('root').replaceChildren(el('p', { class: 'empty' }, 'Message deleted.'));
     announce('Message deleted.');
     focusFirstRow = true;
     await refresh();
   } catch (e) {
-    if (!(e instanceof SignedOut)) setConn(`Could not delete: ${(e as Error).message}`);
+    if (!(e instanceof SignedOut)) setConn(`Could not delete: ${reason(e)}`);
   }
 }
 
@@ -465,11 +477,12 @@ async function copy(text: string, what: string): Promise<void> {
 /** Downloads an attachment through the session (the page token goes in a header, so no plain link can fetch it). */
 async function saveAttachment(index: number): Promise<void> {
   if (!open) return;
+  const { domain, inbox, id } = open;
   const a = open.attachments.find((x) => x.attachment_id === index);
   const name = a?.filename || `attachment-${index}`;
   try {
-    const res = await call('GET', `/domains/${seg(open.domain)}/inboxes/${seg(open.inbox)}/messages/${seg(open.id)}/attachments/${index}`);
-    const url = URL.createObjectURL(await res.blob());
+    const file = await call(() => api.downloadAttachment(domain, inbox, id, index));
+    const url = URL.createObjectURL(new Blob([new Uint8Array(file.bytes)], { type: file.contentType }));
     const link = el('a', { href: url, download: name, class: 'copy-buffer' });
     document.body.append(link);
     link.click();
@@ -477,13 +490,13 @@ async function saveAttachment(index: number): Promise<void> {
     setTimeout(() => URL.revokeObjectURL(url), 60_000);
     announce(`Saved ${name}.`);
   } catch (e) {
-    if (!(e instanceof SignedOut)) announce(`Could not save ${name}: ${(e as Error).message}`, 'error');
+    if (!(e instanceof SignedOut)) announce(`Could not save ${name}: ${reason(e)}`, 'error');
   }
 }
 
 function answer(m: WebviewMessage): void {
   if (!open) return;
-  const state = buildViewState({ domain: open.domain, message: open.message, attachments: open.attachments, raw: open.raw, allowRemoteImages: open.remote });
+  const state = buildViewContent({ domain: open.domain, message: open.message, attachments: open.attachments, raw: open.raw, allowRemoteImages: open.remote });
   switch (m.type) {
     case 'copyCode':
       if (state.code) void copy(state.code.code, `code ${state.code.code}`);
@@ -515,44 +528,38 @@ function answer(m: WebviewMessage): void {
 
 // ---------------------------------------------------------------- live updates
 
-/** Reads the push stream with fetch (the page token goes in a header, which EventSource cannot send); reconnects when it ends. */
-async function stream(): Promise<void> {
-  streamAbort?.abort();
-  const abort = new AbortController();
-  streamAbort = abort;
-  while (!abort.signal.aborted && pageToken !== undefined) {
-    try {
-      const res = await call('GET', '/domains/private/stream', abort.signal);
-      setConn('');
-      await refresh();
-      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = '';
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += value;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          if (/^event: (message|delete)$/m.test(frame)) onEvent(frame);
-        }
-      }
-      if (!abort.signal.aborted) setConn('The server closed the live connection; reconnecting…');
-    } catch (e) {
-      if (e instanceof SignedOut || abort.signal.aborted) return;
-      setConn('The server is not reachable; reconnecting…');
-    }
-    await new Promise((r) => setTimeout(r, RECONNECT_MS));
-  }
+/**
+ * Subscribes to the push stream of every domain through the client (fetch with the page token
+ * in its header, which EventSource cannot send; the client reconnects with backoff). Each time
+ * it opens, the lists are read again: what happened while it was away is not replayed.
+ */
+function stream(): void {
+  live?.dispose();
+  if (pageToken === undefined) return;
+  let last: StreamState = 'connecting';
+  live = api.subscribe('private', undefined, {
+    onEvent,
+    onState(state, error) {
+      const was = last;
+      last = state;
+      if (state === 'open') {
+        setConn('');
+        void refresh();
+      } else if (state === 'reconnecting') {
+        // A stream that was open closed; one that was not could not be reached.
+        setConn(was === 'open' ? 'The server closed the live connection; reconnecting…' : 'The server is not reachable; reconnecting…');
+      } else if (state === 'closed' && error !== undefined && !ApiError.is(error, 'cancelled')) {
+        if (sessionEnded(error)) showSignIn(error.serverMessage ?? 'the session has ended: sign in again');
+        else setConn(`The live connection ended: ${reason(error)}`);
+      } else if (state === 'unsupported') setConn(`No live updates: ${reason(error)}`);
+    },
+  });
 }
 
-function onEvent(frame: string): void {
-  const data = /^data: (.*)$/m.exec(frame)?.[1];
-  if (!data) return;
-  const event = JSON.parse(data) as { type?: string; ids?: string[]; domain?: string };
+/** A push event, already checked by the client (api/validate.ts parseStreamEvent). */
+function onEvent(event: StreamEvent): void {
   // Mail arriving in another domain takes the page there while the reader has chosen none.
-  if (event.type === 'message' && autoDomain && selected.query === undefined && typeof event.domain === 'string' && event.domain !== selected.domain) selected = { domain: event.domain };
+  if (event.type === 'message' && autoDomain && selected.query === undefined && event.domain !== selected.domain) selected = { domain: event.domain };
   if (event.type === 'delete' && open && event.ids?.includes(open.id)) {
     open = undefined;
     handleHostMessage({ type: 'error', id: 'deleted', message: 'This message was deleted.', retryable: false }, Date.now());

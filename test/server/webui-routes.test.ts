@@ -8,6 +8,9 @@ import { API_TOKEN, DOMAIN, startApi, type Harness } from './api-harness';
 import { multipartEmail } from '../support/messages';
 import { PAGE_TOKEN_HEADER, SESSION_COOKIE } from '../../src/server/http/ui/session';
 import { parseServeArgs } from '../../src/cli/cli';
+import { pageBaseUrl, pageFetch } from '../../src/api/browser';
+import { createClient } from '../../src/api/client';
+import { ApiError } from '../../src/api/errors';
 
 describe('web UI routes', function () {
   this.timeout(60_000);
@@ -279,6 +282,49 @@ describe('web UI routes', function () {
     const after = await h.call('GET', '/ui/api/v2/domains', { anonymous: true, headers: ui(s) });
     assert.equal(after.status, 401);
     assert.match(after.json.message, /signed out/);
+  });
+
+  it('the page\'s client (createClient over api/browser.ts) signs in, reads through /ui/api/v2 with its checks, and is signed out', async () => {
+    // What the browser does for the page: keep the session cookie and send it back (Node's fetch keeps none).
+    let cookie: string | undefined;
+    const sent: string[] = [];
+    const browserish: typeof fetch = async (input, init) => {
+      const headers = new Headers(init?.headers);
+      if (cookie !== undefined) headers.set('cookie', cookie);
+      sent.push(`${init?.method ?? 'GET'} ${new URL(String(input)).pathname} ${headers.has('authorization') ? 'with' : 'without'} authorization`);
+      const res = await fetch(input, { ...init, headers });
+      const set = res.headers.get('set-cookie');
+      if (set) cookie = /^([^;]*)/.exec(set)![1];
+      return res;
+    };
+    let pageToken: string | undefined;
+    const api = createClient({ baseUrl: pageBaseUrl(`http://127.0.0.1:${h.port}/`), retries: 0, fetch: pageFetch({ header: PAGE_TOKEN_HEADER, pageToken: () => pageToken, fetch: browserish }) });
+    try {
+      await assert.rejects(api.openPageSession({ token: 'nope' }), (e: unknown) => ApiError.is(e, 'unauthorized') && e.status === 403 && e.serverMessage === 'wrong API token');
+      pageToken = (await api.openPageSession({ token: API_TOKEN })).pageToken;
+      await h.deliver('paged', await multipartEmail({ subject: 'Through the page client' }));
+      const listed = await api.listInbox(DOMAIN, 'paged');
+      assert.equal(listed.msgs[0]?.subject, 'Through the page client');
+      const id = listed.msgs[0].id;
+      assert.equal((await api.getMessage(DOMAIN, 'paged', id)).id, id);
+      const pdf = (await api.listAttachments(DOMAIN, 'paged', id)).find((a) => a.filename === 'invoice ü.pdf');
+      assert.ok(pdf, 'the attachment list, checked');
+      assert.equal(Buffer.from((await api.downloadAttachment(DOMAIN, 'paged', id, pdf.attachment_id)).bytes).toString(), '%PDF-1.4 fake but bytes');
+      const kept = cookie;
+      await api.closePageSession();
+      // The browser drops the cleared cookie; kept, it is refused as signed out: the page's sign-in shows either way (page.ts, a 401).
+      await assert.rejects(api.listDomains(), (e: unknown) => ApiError.is(e, 'unauthorized') && e.status === 401);
+      cookie = kept;
+      await assert.rejects(api.listDomains(), (e: unknown) => ApiError.is(e, 'unauthorized') && e.status === 401 && /signed out/.test(e.serverMessage ?? ''));
+      assert.deepEqual(
+        sent.filter((l) => !l.startsWith('POST /ui/session') && !l.startsWith('DELETE /ui/session') && !l.includes(' /ui/api/v2/')),
+        [],
+        'every request of the page\'s client is to the page\'s own routes',
+      );
+      assert.ok(sent.every((l) => l.endsWith('without authorization')), sent.join('\n'));
+    } finally {
+      await api.dispose();
+    }
   });
 
   /** Opens the UI's push stream; resolves once it is connected, with a promise of its end and what it carried. */
