@@ -71,14 +71,17 @@ interface Given {
   env: NodeJS.ProcessEnv;
 }
 
+/** A row's reader that needs only its own value. */
+type Read = (given: Given) => unknown;
+
 interface ServeOption {
   type: 'string' | 'boolean';
   /** The environment twin, for CI. */
   env?: string;
   /** The field it sets; a row whose value is undefined leaves the field out. */
   to: ServeField;
-  /** The field's value; a bad value is a UsageError naming the flag (or the variable). */
-  read(given: Given): unknown;
+  /** The field's value, given what the rows above it read; a bad value is a UsageError naming the flag (or the variable). */
+  read(given: Given, above: Partial<ServeConfig>): unknown;
 }
 
 /** `1`/`true`/`yes`/`on` (any case) is true, `0`/`false`/`no`/`off`/empty false; anything else a usage error. */
@@ -89,11 +92,11 @@ function envFlag(name: string, value: string | undefined): boolean {
 }
 
 /** A boolean flag, or its environment twin read by envFlag. */
-function flagOrEnv(envName: string): ServeOption['read'] {
+function flagOrEnv(envName: string): Read {
   return ({ text, env }) => text === 'true' || envFlag(envName, env[envName]);
 }
 
-function port(flag: string, fallback: number | undefined): ServeOption['read'] {
+function port(flag: string, fallback: number | undefined): Read {
   return ({ text }) => {
     if (text === undefined) return fallback;
     if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new UsageError(`--${flag} must be a port number 0-65535 (0 picks a free one), got ${JSON.stringify(text)}`);
@@ -102,7 +105,7 @@ function port(flag: string, fallback: number | undefined): ServeOption['read'] {
 }
 
 /** A limit of at least 1, or undefined (the default) when absent. */
-function count(flag: string): ServeOption['read'] {
+function count(flag: string): Read {
   return ({ text }) => {
     if (text === undefined) return undefined;
     if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < 1) throw new UsageError(`--${flag} must be a whole number of at least 1, got ${JSON.stringify(text)}`);
@@ -110,7 +113,7 @@ function count(flag: string): ServeOption['read'] {
   };
 }
 
-function notEmpty(flag: string, trim: boolean): ServeOption['read'] {
+function notEmpty(flag: string, trim: boolean): Read {
   return ({ text }) => {
     if (text !== undefined && (trim ? text.trim() : text) === '') throw new UsageError(`--${flag} must not be empty`);
     return text;
@@ -118,7 +121,7 @@ function notEmpty(flag: string, trim: boolean): ServeOption['read'] {
 }
 
 /** One of `values`, case ignored; `fallback` when not given. */
-function oneOf<T extends string>(values: readonly T[], fallback: T): ServeOption['read'] {
+function oneOf<T extends string>(values: readonly T[], fallback: T): Read {
   return ({ text, name }) => {
     if (text === undefined) return fallback;
     const found = values.find((v) => v === text.trim().toLowerCase());
@@ -203,6 +206,26 @@ function readSmtpAuth({ text }: Given): unknown {
   return parsed;
 }
 
+/** `--smtp-tls-key`: comes with `--smtp-tls-cert` (either from the environment too), neither empty. */
+function readTlsKey({ text: keyFile }: Given, above: Partial<ServeConfig>): string | undefined {
+  const certFile = above.smtpTls?.certFile;
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new UsageError(certFile === undefined ? '--smtp-tls-key needs --smtp-tls-cert (the certificate of that key)' : '--smtp-tls-cert needs --smtp-tls-key (the private key of that certificate)');
+  }
+  for (const [flag, file] of [['smtp-tls-cert', certFile], ['smtp-tls-key', keyFile]] as const) {
+    if (file !== undefined && file.trim() === '') throw new UsageError(`--${flag} must not be empty`);
+  }
+  return keyFile;
+}
+
+/** `--smtp-port`: a port, not the one `--smtps-port` (above it) names. */
+function readSmtpPort(given: Given, above: Partial<ServeConfig>): unknown {
+  const smtpPort = port('smtp-port', DEFAULT_SMTP_PORT)(given);
+  const implicitPort = above.smtpTls?.implicitPort;
+  if (implicitPort !== undefined && implicitPort !== 0 && implicitPort === smtpPort) throw new UsageError(`--smtps-port must differ from --smtp-port (both ${String(smtpPort)})`);
+  return smtpPort;
+}
+
 /**
  * Every flag of `serve` (but --help and --version), its environment twin and the option field it
  * sets, in the order they are checked. `serve --help` (cli.ts USAGE) documents each.
@@ -222,9 +245,9 @@ export const SERVE_OPTIONS = {
   'twilio-auth-token': { type: 'string', env: TWILIO_AUTH_TOKEN_ENV, to: 'twilioAuthToken', read: notEmpty('twilio-auth-token', false) },
   'provider-key': { type: 'string', env: PROVIDER_KEY_ENV, to: 'providerKey', read: notEmpty('provider-key', false) },
   'smtp-tls-cert': { type: 'string', env: SMTP_TLS_CERT_ENV, to: 'smtpTls.certFile', read: ({ text }) => text },
-  'smtp-tls-key': { type: 'string', env: SMTP_TLS_KEY_ENV, to: 'smtpTls.keyFile', read: ({ text }) => text },
+  'smtp-tls-key': { type: 'string', env: SMTP_TLS_KEY_ENV, to: 'smtpTls.keyFile', read: readTlsKey },
   'smtps-port': { type: 'string', env: SMTPS_PORT_ENV, to: 'smtpTls.implicitPort', read: port('smtps-port', undefined) },
-  'smtp-port': { type: 'string', to: 'smtpPort', read: port('smtp-port', DEFAULT_SMTP_PORT) },
+  'smtp-port': { type: 'string', to: 'smtpPort', read: readSmtpPort },
   'smtp-auth': { type: 'string', env: SMTP_AUTH_ENV, to: 'smtpAuth', read: readSmtpAuth },
   'http-port': { type: 'string', to: 'httpPort', read: port('http-port', DEFAULT_HTTP_PORT) },
   'smtp-tls': { type: 'boolean', env: SMTP_TLS_ENV, to: 'smtpTls.starttls', read: flagOrEnv(SMTP_TLS_ENV) },
@@ -252,16 +275,9 @@ function setField(out: Record<string, unknown>, to: ServeField, value: unknown):
   else out[section] = { ...(out[section] as object | undefined), [key]: value };
 }
 
-/** SMTP TLS from its rows: a certificate and its key come together and turn STARTTLS on; SMTPS has a port of its own. Undefined: plain SMTP only. */
-function smtpTlsOf(rows: SmtpTlsOptions, smtpPort: number): SmtpTlsOptions | undefined {
+/** SMTP TLS from its rows: a certificate turns STARTTLS on; paths absolute. Undefined: plain SMTP only. */
+function smtpTlsOf(rows: SmtpTlsOptions): SmtpTlsOptions | undefined {
   const { certFile, keyFile, implicitPort } = rows;
-  if ((certFile === undefined) !== (keyFile === undefined)) {
-    throw new UsageError(certFile === undefined ? '--smtp-tls-key needs --smtp-tls-cert (the certificate of that key)' : '--smtp-tls-cert needs --smtp-tls-key (the private key of that certificate)');
-  }
-  for (const [flag, file] of [['smtp-tls-cert', certFile], ['smtp-tls-key', keyFile]] as const) {
-    if (file !== undefined && file.trim() === '') throw new UsageError(`--${flag} must not be empty`);
-  }
-  if (implicitPort !== undefined && implicitPort !== 0 && implicitPort === smtpPort) throw new UsageError(`--smtps-port must differ from --smtp-port (both ${smtpPort})`);
   const starttls = rows.starttls || certFile !== undefined;
   if (!starttls && implicitPort === undefined) return undefined;
   return {
@@ -271,17 +287,17 @@ function smtpTlsOf(rows: SmtpTlsOptions, smtpPort: number): SmtpTlsOptions | und
   };
 }
 
-/** ServeConfig from the parsed flags and the environment: each row of SERVE_OPTIONS in order, then the rules between them. */
+/** ServeConfig from the parsed flags and the environment: each row of SERVE_OPTIONS in order (a row may check the rows above it), then SMTP TLS put together. */
 export function serveConfigOf(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): ServeConfig {
   const out: Record<string, unknown> = {};
   for (const [flag, o] of Object.entries(SERVE_OPTIONS) as Array<[string, ServeOption]>) {
     const own = values[flag];
     const fromEnv = own === undefined && o.env !== undefined ? env[o.env] || undefined : undefined;
     const text = own === undefined ? fromEnv : String(own);
-    const value = o.read({ text, name: own === undefined && fromEnv !== undefined ? o.env! : `--${flag}`, env });
+    const value = o.read({ text, name: own === undefined && fromEnv !== undefined ? o.env! : `--${flag}`, env }, out as Partial<ServeConfig>);
     if (value !== undefined) setField(out, o.to, value);
   }
   const { smtpTls, ...config } = out as unknown as ServeConfig;
-  const tls = smtpTlsOf(smtpTls!, config.smtpPort);
+  const tls = smtpTlsOf(smtpTls!);
   return { ...config, ...(tls ? { smtpTls: tls } : {}) };
 }
