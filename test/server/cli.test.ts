@@ -9,6 +9,7 @@ import nodemailer from 'nodemailer';
 import { ALLOWED_HOSTS_ENV, EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, EXIT_USAGE, parseReadyLine, TOKENS_FILE, tokensEnv } from '../../src/shared/contract';
 import { reachableHosts } from '../../src/server/server';
 import { parseServeArgs, type ServeConfig } from '../../src/cli/cli';
+import { SERVE_OPTIONS } from '../../src/cli/serveOptions';
 import { runTestCommand, TEST_COMMANDS } from '../../src/cli/testCommands';
 import { UsageError } from '../../src/shared/args';
 import { parseDuration } from '../../src/core/duration';
@@ -364,6 +365,11 @@ describe('test-inbox serve (CLI)', function () {
     assert.match(r.stdout(), /^Usage: test-inbox serve \[options\]\n/);
     for (const flag of ['--host', '--allowed-hosts', 'TEST_INBOX_ALLOWED_HOSTS', '--http-port', '--smtp-port', '--data-dir', '--api-token', '--webhook-token', '--max-messages', '--max-age', '--domain', '--compat', '--compat-open', 'TEST_INBOX_COMPAT', 'TEST_INBOX_COMPAT_OPEN']) {
       assert.ok(r.stdout().includes(flag), flag);
+    }
+    // Every row of the one table of serve's flags, and its environment twin, is documented.
+    for (const [flag, row] of Object.entries(SERVE_OPTIONS) as Array<[string, { env?: string }]>) {
+      assert.ok(r.stdout().includes(`--${flag} `) || r.stdout().includes(`--${flag}\n`), `--${flag}`);
+      if (row.env !== undefined) assert.ok(r.stdout().includes(row.env), row.env);
     }
   });
 
