@@ -1,5 +1,6 @@
 // Composes the local inbox server: the Maildir store, the HTTP API on one port and SMTP on
 // another, all sharing the store. Used by the CLI (`test-inbox serve`), tests and benches.
+// startInboxServer reads its options as sections (serverOptions.ts) and runs one named step per part.
 
 import type { AddressInfo } from 'node:net';
 import { promises as fs } from 'node:fs';
