@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { codedError, type CodedError } from '../core/errors';
 import { encodeFileName } from '../core/fileNames';
 import { redact } from '../core/redact';
 import { isLoopbackHost, isWildcardHost } from '../core/urls';
@@ -59,18 +60,8 @@ export interface InboxServer {
 
 type ServerStartErrorCode = 'port_in_use' | 'listen_failed';
 
-export class ServerStartError extends Error {
-  readonly code: ServerStartErrorCode;
-  constructor(code: ServerStartErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-    this.name = 'ServerStartError';
-  }
-
-  static is(e: unknown, code?: ServerStartErrorCode): e is ServerStartError {
-    return e instanceof ServerStartError && (code === undefined || e.code === code);
-  }
-}
+export const ServerStartError = codedError<ServerStartErrorCode>('ServerStartError');
+export type ServerStartError = CodedError<ServerStartErrorCode>;
 
 /** `host` as it goes into a URL or `host:port` (IPv6 literals in brackets). */
 export function hostForUrl(host: string): string {
