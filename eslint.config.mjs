@@ -10,10 +10,10 @@ const noUndici = { name: 'undici', message: "use the runtime's fetch (Node's bui
 /** What nothing under src/server imports: the editor side, the CLI above it, and the test library (a client, whose connection is src/api/node/connect.ts). */
 const serverUp = { regex: '(^|/)(extension|webview-ui|cli|testing)(/|$)', message: 'src/server never imports the extension, the webview UI, the CLI or the test library (its connection is src/api/node/connect.ts).' };
 
-/** What no file of src/extension imports: the server and the CLI, and of the webview UI all but the pure view state. */
+/** What no file of src/extension imports: the server and the CLI, and of the webview UI all but the pure view content. */
 const extensionOut = [
   { regex: '(^|/)(server|cli)(/|$)', message: 'the extension runs the server as a child process: it shares only src/shared (the process contract) with it.' },
-  { regex: '(^|/)webview-ui/(?!viewState$)', message: 'the extension imports of src/webview-ui only the pure view state (the protocol is src/shared/viewProtocol.ts).' },
+  { regex: '(^|/)webview-ui/(?!viewContent$)', message: 'the extension imports of src/webview-ui only the pure view content (the protocol is src/shared/viewProtocol.ts).' },
 ];
 
 /** Node's built-in modules by their bare names (`fs`, `path`…), each forbidden with `message` (`node:*` is a pattern). */

@@ -5,6 +5,7 @@
 import { promises as fsp } from 'node:fs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { TEST_HOOKS_ENV } from '../../src/extension/commandIds';
 
 /** Waits for the driver's port file. */
 const DRIVER_TIMEOUT_MS = 60_000;
@@ -83,7 +84,8 @@ export function writeHostDriver(dir: string): HostDriverFiles {
   fs.writeFileSync(entry, DRIVER);
   return {
     entry,
-    env: { TEST_INBOX_BENCH_DRIVER_PORT: portFile },
+    // The driver calls testInbox._debugState: the test hooks are on even when the extension runs from a VSIX.
+    env: { TEST_INBOX_BENCH_DRIVER_PORT: portFile, [TEST_HOOKS_ENV]: '1' },
     async connect() {
       const base = `http://127.0.0.1:${(await waitForFile(portFile, DRIVER_TIMEOUT_MS)).trim()}`;
       const call = async <T>(route: string, body?: unknown): Promise<T> => {

@@ -6,6 +6,7 @@
 // before it is fed: a line longer than MAX_SSE_LINE_CHARS or an event (everything between two
 // blank lines) longer than MAX_SSE_EVENT_CHARS fails with an SseProtocolError instead.
 import { createParser, type EventSourceParser } from 'eventsource-parser';
+import { codedError, type CodedError } from '../core/errors';
 
 /** Longest line kept in the buffer: a stream event of ours is one JSON summary, far below this. */
 export const MAX_SSE_LINE_CHARS = 1024 * 1024;
@@ -33,17 +34,8 @@ export interface SseEvent {
 type SseProtocolErrorCode = 'sse_line_too_long' | 'sse_event_too_long';
 
 /** The stream broke a limit of this parser; the connection cannot be read further. */
-export class SseProtocolError extends Error {
-  readonly code: SseProtocolErrorCode;
-  constructor(code: SseProtocolErrorCode, message: string) {
-    super(message);
-    this.name = 'SseProtocolError';
-    this.code = code;
-  }
-  static is(err: unknown, code?: SseProtocolErrorCode): err is SseProtocolError {
-    return err instanceof SseProtocolError && (code === undefined || err.code === code);
-  }
-}
+export const SseProtocolError = codedError<SseProtocolErrorCode>('SseProtocolError');
+export type SseProtocolError = CodedError<SseProtocolErrorCode>;
 
 export class SseParser {
   private readonly decoder = new TextDecoder('utf-8');

@@ -5,8 +5,6 @@
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { parseDuration } from '../core/duration';
-import { domainProblem, PRIVATE_DOMAIN } from '../core/ids';
 import { redact } from '../core/redact';
 import {
   ALLOWED_HOSTS_ENV,
@@ -15,12 +13,9 @@ import {
   PUBLIC_URL_ENV,
   DEFAULT_LOG_LEVEL,
   LOG_LEVEL_ENV,
-  DEFAULT_DURABILITY,
-  DURABILITIES,
   DURABILITY_ENV,
   COMPAT_ENV,
   COMPAT_OPEN_ENV,
-  type Durability,
   LOG_LEVELS,
   type LogLevel,
   logsAt,
@@ -35,7 +30,6 @@ import {
   EXIT_USAGE,
   formatReadyLine,
   readServerFile,
-  resolveDefaultDataDir,
   SERVE_COMMAND,
   SERVER_FILE,
   ServerFileProblem,
@@ -51,10 +45,11 @@ import {
   PROVIDER_KEY_ENV,
   WEBHOOK_TOKEN_ENV,
 } from '../shared/contract';
-import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
-import { allowedHostProblem } from '../server/http/auth';
+import { parseFlags, UsageError } from '../shared/args';
+import { MIN_SWEEP_EVERY_MS, SERVE_FLAGS, type ServeConfig, serveConfigOf } from './serveOptions';
+
+export type { ServeConfig };
 import { hostForUrl, type InboxServer, secretForms, ServerStartError, startInboxServer } from '../server/server';
-import { parseSmtpCredentials, type SmtpCredentials } from '../server/smtp/smtpSecurity';
 import { StoreError } from '../server/store/errors';
 import { APPLIED_SURFACES, ChaosRuleError, ChaosRules } from '../server/chaos/rules';
 import { prepareDataDirLocked } from '../server/store/maildir/layout';
@@ -72,8 +67,6 @@ function fdCapsText(): string {
 import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_EXIT_CODES, TEST_COMMANDS_LIST } from './testCommands';
 import { MCP_COMMAND, runMcpCommand } from '../mcp/stdio';
 
-/** The shortest --sweep-every: a sweep is a query of the whole table, not something to run in a loop. */
-const MIN_SWEEP_EVERY_MS = 100;
 
 
 /** `test-inbox --help`: every command, serve first. */
@@ -193,192 +186,17 @@ ${EXIT_USAGE} bad command line, ${EXIT_FAILURE} other failure.
 Run test-inbox --help for the other commands.
 `;
 
-export interface ServeConfig {
-  host: string;
-  httpPort: number;
-  smtpPort: number;
-  dataDir: string;
-  /** PostgreSQL URL of the team server's store; absent: the Maildir under dataDir. */
-  databaseUrl?: string;
-  /** The origin users reach the server at behind a proxy (the web UI's Origin check and Secure cookie). */
-  publicUrl?: string;
-  /** More Host names the HTTP server answers to (`--allowed-hosts`). */
-  allowedHosts?: string[];
-  defaultDomain: string;
-  apiToken?: string;
-  webhookToken?: string;
-  twilioAuthToken?: string;
-  providerKey?: string;
-  maxMessages: number;
-  maxAgeMs: number;
-  /** How often the PostgreSQL store's retention sweep runs; absent: RETENTION_SWEEP_INTERVAL_MS. */
-  sweepEveryMs?: number;
-  maxRecipients?: number;
-  maxSmtpConnections?: number;
-  maxHttpConnections?: number;
-  /** Offer STARTTLS (on with --smtp-tls or with a certificate of one's own). */
-  smtpTls: boolean;
-  smtpTlsCert?: string;
-  smtpTlsKey?: string;
-  /** Implicit-TLS port, when asked for. */
-  smtpsPort?: number;
-  /** Required SMTP login, when asked for. */
-  smtpAuth?: SmtpCredentials;
-  logLevel: LogLevel;
-  /** `--chaos <file>`: fault rules in force from the start. */
-  chaosFile?: string;
-  /** What the Maildir store's acknowledgement waits for. */
-  durability: Durability;
-  /** `--compat` (and `--compat-open`): the drop-in APIs; absent: off. */
-  compat?: { open: boolean };
-}
-
-/** `1`/`true`/`yes`/`on` (any case) is true, `0`/`false`/`no`/`off`/empty false; anything else a usage error. */
-function envFlag(name: string, value: string | undefined): boolean {
-  if (value === undefined || /^(|0|false|no|off)$/i.test(value.trim())) return false;
-  if (/^(1|true|yes|on)$/i.test(value.trim())) return true;
-  throw new UsageError(`${name} must be 1 or 0 (true or false), got ${JSON.stringify(value)}`);
-}
-
-function parsePort(flag: string, text: string | undefined, fallback: number): number {
-  if (text === undefined) return fallback;
-  if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new UsageError(`--${flag} must be a port number 0-65535 (0 picks a free one), got ${JSON.stringify(text)}`);
-  return Number(text);
-}
-
-const SERVE_FLAGS = {
-  host: { type: 'string' },
-  'allowed-hosts': { type: 'string' },
-  'http-port': { type: 'string' },
-  'smtp-port': { type: 'string' },
-  'data-dir': { type: 'string' },
-  store: { type: 'string' },
-  'public-url': { type: 'string' },
-  domain: { type: 'string' },
-  'api-token': { type: 'string' },
-  'webhook-token': { type: 'string' },
-  'twilio-auth-token': { type: 'string' },
-  'provider-key': { type: 'string' },
-  'max-messages': { type: 'string' },
-  'max-age': { type: 'string' },
-  'sweep-every': { type: 'string' },
-  'max-recipients': { type: 'string' },
-  'max-smtp-connections': { type: 'string' },
-  'max-http-connections': { type: 'string' },
-  'smtp-tls': { type: 'boolean' },
-  compat: { type: 'boolean' },
-  'compat-open': { type: 'boolean' },
-  'smtp-tls-cert': { type: 'string' },
-  'smtp-tls-key': { type: 'string' },
-  'smtps-port': { type: 'string' },
-  'smtp-auth': { type: 'string' },
-  'log-level': { type: 'string' },
-  chaos: { type: 'string' },
-  durability: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-  version: { type: 'boolean', short: 'v' },
-} as const satisfies FlagSpec;
-
 /** The serve configuration from argv (after the command name) and env; `help` or `version` when asked for. */
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig | 'help' | 'version' {
   const parsed = parseFlags(argv, SERVE_FLAGS);
-  const v = parsed.values as Partial<Record<Exclude<keyof typeof SERVE_FLAGS, 'smtp-tls' | 'compat' | 'compat-open' | 'help' | 'version'>, string>> & { 'smtp-tls'?: boolean; compat?: boolean; 'compat-open'?: boolean; help?: boolean; version?: boolean };
+  const v = parsed.values as { help?: boolean; version?: boolean };
   const [command, ...extra] = parsed.positionals;
   // `test-inbox --help` prints every command, `test-inbox serve --help` serve's options (main()).
   if (v.help && (command === undefined || command === SERVE_COMMAND)) return 'help';
   if (v.version) return 'version';
   if (command !== SERVE_COMMAND) throw new UsageError(command === undefined ? `missing command: ${SERVE_COMMAND}` : `unknown command ${JSON.stringify(command)} (the commands are ${SERVE_COMMAND}, ${TEST_COMMANDS.join(', ')}, ${MCP_COMMAND})`);
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
-
-  const domain = (v.domain ?? DEFAULT_DOMAIN).toLowerCase();
-  const dp = domain === PRIVATE_DOMAIN ? 'it must be a real domain, not "private"' : domainProblem(domain);
-  if (dp) throw new UsageError(`--domain ${JSON.stringify(v.domain)}: ${dp}`);
-
-  let maxMessages = DEFAULT_MAX_MESSAGES_PER_INBOX;
-  if (v['max-messages'] !== undefined) {
-    if (!/^\d+$/.test(v['max-messages']) || !Number.isSafeInteger(Number(v['max-messages']))) {
-      throw new UsageError(`--max-messages must be a whole number (0 = no limit), got ${JSON.stringify(v['max-messages'])}`);
-    }
-    maxMessages = Number(v['max-messages']);
-  }
-  let maxAgeMs = DEFAULT_MAX_AGE_MS;
-  if (v['max-age'] !== undefined) {
-    const d = parseDuration(v['max-age']);
-    if (d === undefined) throw new UsageError(`--max-age must be a duration such as 30m, 12h or 7d (0 = no limit), got ${JSON.stringify(v['max-age'])}`);
-    maxAgeMs = d;
-  }
-  let sweepEveryMs: number | undefined;
-  if (v['sweep-every'] !== undefined) {
-    sweepEveryMs = parseDuration(v['sweep-every']);
-    if (sweepEveryMs === undefined || sweepEveryMs < MIN_SWEEP_EVERY_MS) {
-      throw new UsageError(`--sweep-every must be a duration of at least ${MIN_SWEEP_EVERY_MS}ms such as 30s or 5m, got ${JSON.stringify(v['sweep-every'])}`);
-    }
-  }
-  if (v.host !== undefined && v.host.trim() === '') throw new UsageError('--host must not be empty');
-  if (v['data-dir'] !== undefined && v['data-dir'].trim() === '') throw new UsageError('--data-dir must not be empty');
-  const databaseUrl = readStore(v.store, env[DATABASE_URL_ENV]);
-  const publicUrl = readPublicUrl(v['public-url'] ?? (env[PUBLIC_URL_ENV] || undefined));
-  const allowedHosts = readAllowedHosts(v['allowed-hosts'] ?? (env[ALLOWED_HOSTS_ENV] || undefined));
-  for (const flag of ['api-token', 'webhook-token', 'twilio-auth-token', 'provider-key'] as const) {
-    if (v[flag] !== undefined && v[flag].length === 0) throw new UsageError(`--${flag} must not be empty`);
-  }
-
-  const smtpTlsCert = v['smtp-tls-cert'] ?? (env[SMTP_TLS_CERT_ENV] || undefined);
-  const smtpTlsKey = v['smtp-tls-key'] ?? (env[SMTP_TLS_KEY_ENV] || undefined);
-  if ((smtpTlsCert === undefined) !== (smtpTlsKey === undefined)) {
-    throw new UsageError(smtpTlsCert === undefined ? '--smtp-tls-key needs --smtp-tls-cert (the certificate of that key)' : '--smtp-tls-cert needs --smtp-tls-key (the private key of that certificate)');
-  }
-  for (const [flag, file] of [['smtp-tls-cert', smtpTlsCert], ['smtp-tls-key', smtpTlsKey]] as const) {
-    if (file !== undefined && file.trim() === '') throw new UsageError(`--${flag} must not be empty`);
-  }
-  const smtpsText = v['smtps-port'] ?? (env[SMTPS_PORT_ENV] || undefined);
-  const smtpsPort = smtpsText === undefined ? undefined : parsePort('smtps-port', smtpsText, 0);
-  const smtpPort = parsePort('smtp-port', v['smtp-port'], DEFAULT_SMTP_PORT);
-  if (smtpsPort !== undefined && smtpsPort !== 0 && smtpsPort === smtpPort) throw new UsageError(`--smtps-port must differ from --smtp-port (both ${smtpPort})`);
-  let smtpAuth: SmtpCredentials | undefined;
-  const authText = v['smtp-auth'] ?? (env[SMTP_AUTH_ENV] || undefined);
-  if (authText !== undefined) {
-    const parsed = parseSmtpCredentials(authText);
-    // The value is a password: never echoed.
-    if (typeof parsed === 'string') throw new UsageError(`--smtp-auth (or ${SMTP_AUTH_ENV}): ${parsed}`);
-    smtpAuth = parsed;
-  }
-
-  return {
-    host: v.host ?? DEFAULT_HOST,
-    httpPort: parsePort('http-port', v['http-port'], DEFAULT_HTTP_PORT),
-    smtpPort,
-    smtpTls: v['smtp-tls'] === true || envFlag(SMTP_TLS_ENV, env[SMTP_TLS_ENV]) || smtpTlsCert !== undefined,
-    ...(smtpTlsCert !== undefined && smtpTlsKey !== undefined ? { smtpTlsCert: path.resolve(smtpTlsCert), smtpTlsKey: path.resolve(smtpTlsKey) } : {}),
-    ...(smtpsPort !== undefined ? { smtpsPort } : {}),
-    ...(smtpAuth ? { smtpAuth } : {}),
-    dataDir: path.resolve(v['data-dir'] ?? resolveDefaultDataDir(env)),
-    ...(databaseUrl !== undefined ? { databaseUrl } : {}),
-    ...(publicUrl !== undefined ? { publicUrl } : {}),
-    ...(allowedHosts !== undefined ? { allowedHosts } : {}),
-    defaultDomain: domain,
-    apiToken: v['api-token'] ?? (env[API_TOKEN_ENV] || undefined),
-    webhookToken: v['webhook-token'] ?? (env[WEBHOOK_TOKEN_ENV] || undefined),
-    twilioAuthToken: v['twilio-auth-token'] ?? (env[TWILIO_AUTH_TOKEN_ENV] || undefined),
-    providerKey: v['provider-key'] ?? (env[PROVIDER_KEY_ENV] || undefined),
-    maxMessages,
-    maxAgeMs,
-    ...(sweepEveryMs !== undefined ? { sweepEveryMs } : {}),
-    maxRecipients: parseCount('max-recipients', v['max-recipients']),
-    maxSmtpConnections: parseCount('max-smtp-connections', v['max-smtp-connections']),
-    maxHttpConnections: parseCount('max-http-connections', v['max-http-connections']),
-    logLevel: readLogLevel(v['log-level'], env[LOG_LEVEL_ENV]),
-    ...((v.chaos ?? (env[CHAOS_FILE_ENV] || undefined)) !== undefined ? { chaosFile: path.resolve((v.chaos ?? env[CHAOS_FILE_ENV])!) } : {}),
-    durability: readDurability(v.durability, env[DURABILITY_ENV]),
-    ...readCompat(v.compat === true, v['compat-open'] === true, env),
-  };
-}
-
-/** `--compat`/`--compat-open` or their environment twins; `--compat-open` implies `--compat`. */
-function readCompat(compat: boolean, open: boolean, env: NodeJS.ProcessEnv): { compat?: { open: boolean } } {
-  const isOpen = open || envFlag(COMPAT_OPEN_ENV, env[COMPAT_OPEN_ENV]);
-  const on = compat || envFlag(COMPAT_ENV, env[COMPAT_ENV]) || isOpen;
-  return on ? { compat: { open: isOpen } } : {};
+  return serveConfigOf(parsed.values, env);
 }
 
 /** The rules of `serve --chaos <file>`, checked whole before anything starts: a bad file is a usage error that names the rule and field. */
@@ -398,47 +216,6 @@ async function readChaosFile(file: string): Promise<unknown[]> {
     throw e;
   }
   return rules;
-}
-
-/** `--log-level` (or its environment twin), case ignored; DEFAULT_LOG_LEVEL when neither is given. */
-function readLogLevel(flag: string | undefined, envValue: string | undefined): LogLevel {
-  const text = flag ?? (envValue || undefined);
-  if (text === undefined) return DEFAULT_LOG_LEVEL;
-  const level = LOG_LEVELS.find((l) => l === text.trim().toLowerCase());
-  if (level === undefined) throw new UsageError(`${flag !== undefined ? '--log-level' : LOG_LEVEL_ENV} must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(text.slice(0, 40))}`);
-  return level;
-}
-
-/** `--durability` (or its environment twin), case ignored; DEFAULT_DURABILITY when neither is given. */
-function readDurability(flag: string | undefined, envValue: string | undefined): Durability {
-  const text = flag ?? (envValue || undefined);
-  if (text === undefined) return DEFAULT_DURABILITY;
-  const rule = DURABILITIES.find((d) => d === text.trim().toLowerCase());
-  if (rule === undefined) throw new UsageError(`${flag !== undefined ? '--durability' : DURABILITY_ENV} must be one of ${DURABILITIES.join(', ')}, got ${JSON.stringify(text.slice(0, 40))}`);
-  return rule;
-}
-
-/** `--store` (or its environment twin): `maildir`, or a `postgres://` / `postgresql://` URL; undefined = Maildir. */
-function readStore(flag: string | undefined, envValue: string | undefined): string | undefined {
-  const text = flag ?? (envValue || undefined);
-  if (text === undefined || text.trim().toLowerCase() === 'maildir') return undefined;
-  const where = flag !== undefined ? '--store' : DATABASE_URL_ENV;
-  let url: URL;
-  try {
-    url = new URL(text.trim());
-  } catch {
-    // The value may hold a password: never echoed.
-    throw new UsageError(`${where} must be "maildir" or a postgres:// URL (postgres://user:password@host:5432/db)`);
-  }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new UsageError(`${where} must be "maildir" or a postgres:// URL, got a ${url.protocol} URL`);
-  return text.trim();
-}
-
-/** A limit of at least 1 given on the command line, or undefined (the default) when absent. */
-function parseCount(flag: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < 1) throw new UsageError(`--${flag} must be a whole number of at least 1, got ${JSON.stringify(text)}`);
-  return Number(text);
 }
 
 /** How a generated token is named when it is shown once. */
@@ -566,31 +343,16 @@ async function serve(config: ServeConfig): Promise<void> {
 /** The server started with the configuration and tokens; a start that fails exits with its code (port in use, data dir in use, database). */
 async function startServer(config: ServeConfig, tokens: Awaited<ReturnType<typeof resolveTokens>>, chaosRules: unknown[] | undefined): Promise<InboxServer> {
   try {
+    // ServeConfig is the server's options but for the tokens (resolved by now), the fault rules (read from chaosFile) and the log.
+    const { chaosFile: _chaosFile, ...options } = config;
     return await startInboxServer({
-      host: config.host,
-      httpPort: config.httpPort,
-      smtpPort: config.smtpPort,
-      dataDir: config.dataDir,
-      ...(config.databaseUrl !== undefined ? { databaseUrl: config.databaseUrl } : {}),
-      ...(config.publicUrl !== undefined ? { publicUrl: config.publicUrl } : {}),
-      ...(config.allowedHosts !== undefined ? { allowedHosts: config.allowedHosts } : {}),
+      ...options,
       apiToken: tokens.apiToken,
       webhookToken: tokens.webhookToken,
       twilioAuthToken: tokens.twilioAuthToken,
       providerKey: tokens.providerKey,
-      defaultDomain: config.defaultDomain,
-      retention: { maxMessages: config.maxMessages, maxAgeMs: config.maxAgeMs },
-      ...(config.sweepEveryMs !== undefined ? { sweepIntervalMs: config.sweepEveryMs } : {}),
-      maxRecipients: config.maxRecipients,
-      maxSmtpConnections: config.maxSmtpConnections,
-      maxHttpConnections: config.maxHttpConnections,
-      smtpTls: { starttls: config.smtpTls, implicitPort: config.smtpsPort, certFile: config.smtpTlsCert, keyFile: config.smtpTlsKey },
-      smtpAuth: config.smtpAuth,
       log: stderrLog,
-      logLevel: config.logLevel,
       ...(chaosRules !== undefined ? { chaosRules } : {}),
-      durability: config.durability,
-      ...(config.compat !== undefined ? { compat: config.compat } : {}),
     });
   } catch (e) {
     if (ServerStartError.is(e, 'port_in_use')) fail(e.message, EXIT_PORT_IN_USE);
@@ -657,31 +419,4 @@ if (isMimeWorker()) {
   serveMimeJobs();
 } else if (require.main === module) {
   main(process.argv.slice(2)).catch((e: unknown) => fail(`unexpected error: ${(e as Error).stack ?? String(e)}`, EXIT_FAILURE));
-}
-
-/** `--public-url`: an http(s) origin (no path, query or credentials), or undefined. */
-function readPublicUrl(text: string | undefined): string | undefined {
-  if (text === undefined) return undefined;
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new UsageError(`--public-url (or ${PUBLIC_URL_ENV}) must be a URL such as https://mail.example.com, got ${JSON.stringify(text.slice(0, 200))}`);
-  }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password || (url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) {
-    throw new UsageError(`--public-url (or ${PUBLIC_URL_ENV}) must be an http(s) origin without path, query or credentials, such as https://mail.example.com, got ${JSON.stringify(text.slice(0, 200))}`);
-  }
-  return url.origin;
-}
-
-/** `--allowed-hosts` (or its environment twin): comma-separated hosts, each one exactly (http/auth.ts allowedHostProblem); undefined when not given. */
-function readAllowedHosts(text: string | undefined): string[] | undefined {
-  if (text === undefined) return undefined;
-  const hosts = text.split(',').map((h) => h.trim()).filter((h) => h !== '');
-  if (hosts.length === 0) throw new UsageError(`--allowed-hosts (or ${ALLOWED_HOSTS_ENV}) must name at least one host, such as testinbox,192.168.1.20`);
-  for (const h of hosts) {
-    const problem = allowedHostProblem(h);
-    if (problem !== undefined) throw new UsageError(`--allowed-hosts (or ${ALLOWED_HOSTS_ENV}): ${problem}`);
-  }
-  return hosts;
 }

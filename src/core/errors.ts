@@ -10,8 +10,11 @@ export interface CodedError<C extends string> extends Error {
 /** A class made by codedError: `new X(code, message, { cause })`, `X.is(e, code?)`, and `instanceof X`. */
 export interface CodedErrorClass<C extends string> {
   new (code: C, message: string, options?: { cause?: unknown }): CodedError<C>;
-  /** Whether `e` is an error of this class, and of `code` when one is given. */
-  is(e: unknown, code?: C): e is CodedError<C>;
+  /**
+   * Whether `e` is an error of this class, and of `code` when one is given. Called on a class
+   * that extends this one (`HttpError.is(e)`), it narrows `e` to that class's errors, fields and all.
+   */
+  is<E extends CodedError<C>>(this: abstract new (...args: never[]) => E, e: unknown, code?: C): e is E;
   readonly prototype: CodedError<C>;
 }
 
@@ -21,6 +24,13 @@ export interface CodedErrorClass<C extends string> {
  *
  *     export const StoreError = codedError<StoreErrorCode>('StoreError');
  *     export type StoreError = CodedError<StoreErrorCode>;
+ *
+ * An error that carries more than a code and a message (an HTTP status, headers) is a class
+ * that extends the made one, with a constructor that takes its fields:
+ *
+ *     export class HttpError extends codedError<HttpErrorCode>('HttpError') {
+ *       constructor(readonly status: number, code: HttpErrorCode, message: string) { super(code, message); }
+ *     }
  */
 export function codedError<C extends string>(name: string): CodedErrorClass<C> {
   const Class = class extends Error {
@@ -31,10 +41,13 @@ export function codedError<C extends string>(name: string): CodedErrorClass<C> {
       this.name = name;
     }
 
-    static is(e: unknown, code?: C): e is CodedError<C> {
-      return e instanceof Class && (code === undefined || e.code === code);
+    static is(this: unknown, e: unknown, code?: C): e is CodedError<C> {
+      // The class it is called on: a subclass's is() is true for that subclass's errors alone.
+      const Own = typeof this === 'function' ? this : Class;
+      return e instanceof Own && (code === undefined || (e as CodedError<C>).code === code);
     }
   };
   Object.defineProperty(Class, 'name', { value: name });
-  return Class;
+  // The generic is() of CodedErrorClass is this one's, typed by the class it is called on.
+  return Class as unknown as CodedErrorClass<C>;
 }

@@ -8,7 +8,7 @@
 // as something else ("invoice‮gnp.exe" shows as "invoiceexe.png"; a sender written backwards
 // shows as a bank), a control character would break the line, and a 10,000-character subject
 // would fill the screen. The same holds in the message view (both its hosts: the editor's panel
-// and the web UI, through webview-ui/viewState.ts and viewProtocol's viewTitle) and in the web
+// and the web UI, through webview-ui/viewContent.ts and viewProtocol's viewTitle) and in the web
 // UI's lists, which take their text from here too. This module is the one place such text is made safe: `inertText` /
 // `inert` for the first kind, `plainText` / `plain` for the second. What they return is branded
 // (`Inert`, `Plain`): the tree, the notifications and the status bar accept only branded text,

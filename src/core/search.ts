@@ -9,6 +9,7 @@
 // time, or a duration back from now).
 import { parseDuration } from './duration';
 import { isPhoneInbox, normalizeInbox } from './ids';
+import { codedError, type CodedError } from './errors';
 
 /** Longest query accepted, in characters: a person types far less, and it bounds the work. */
 const MAX_QUERY_LENGTH = 1000;
@@ -54,12 +55,9 @@ export interface SearchableBody {
   link?: boolean;
 }
 
-export class SearchQueryError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SearchQueryError';
-  }
-}
+/** A search query that cannot be read: its one code; the message says what is wrong. */
+export const SearchQueryError = codedError<'bad_query'>('SearchQueryError');
+export type SearchQueryError = CodedError<'bad_query'>;
 
 const OPERATORS = ['from', 'to', 'subject', 'domain', 'inbox', 'code', 'has', 'is', 'after', 'before'] as const;
 type Operator = (typeof OPERATORS)[number];
@@ -110,7 +108,7 @@ function tokenize(q: string): Token[] {
     if (q[i] === '-') {
       negated = true;
       i++;
-      if (i >= n || isSpace(q[i])) throw new SearchQueryError(`a "-" at character ${start + 1} negates nothing; write -word to exclude a word`);
+      if (i >= n || isSpace(q[i])) throw new SearchQueryError('bad_query', `a "-" at character ${start + 1} negates nothing; write -word to exclude a word`);
     }
     let name: string | undefined;
     const op = /^([a-z]+):/i.exec(q.slice(i, i + 16));
@@ -118,25 +116,25 @@ function tokenize(q: string): Token[] {
       name = op[1].toLowerCase();
       i += op[0].length;
       if (!isOperator(name)) {
-        throw new SearchQueryError(`unknown operator ${JSON.stringify(op[1] + ':')}; the operators are ${OPERATORS.map((o) => o + ':').join(' ')} (put text with a colon in "quotes")`);
+        throw new SearchQueryError('bad_query', `unknown operator ${JSON.stringify(op[1] + ':')}; the operators are ${OPERATORS.map((o) => o + ':').join(' ')} (put text with a colon in "quotes")`);
       }
-      if (i >= n || isSpace(q[i])) throw new SearchQueryError(`${name}: needs a value, as in ${name}:${exampleOf(name)}`);
+      if (i >= n || isSpace(q[i])) throw new SearchQueryError('bad_query', `${name}: needs a value, as in ${name}:${exampleOf(name)}`);
     }
     let value: string;
     let quoted = false;
     if (q[i] === '"') {
       const close = q.indexOf('"', i + 1);
-      if (close < 0) throw new SearchQueryError(`the quote at character ${i + 1} is never closed`);
+      if (close < 0) throw new SearchQueryError('bad_query', `the quote at character ${i + 1} is never closed`);
       value = q.slice(i + 1, close);
       quoted = true;
       i = close + 1;
-      if (i < n && !isSpace(q[i])) throw new SearchQueryError(`a closing quote must be followed by a space (at character ${i + 1})`);
-      if (value.trim() === '') throw new SearchQueryError(`the quotes at character ${close} hold no text`);
+      if (i < n && !isSpace(q[i])) throw new SearchQueryError('bad_query', `a closing quote must be followed by a space (at character ${i + 1})`);
+      if (value.trim() === '') throw new SearchQueryError('bad_query', `the quotes at character ${close} hold no text`);
     } else {
       const begin = i;
       while (i < n && !isSpace(q[i])) i++;
       value = q.slice(begin, i);
-      if (value.includes('"')) throw new SearchQueryError(`a quote inside a word (${JSON.stringify(value.slice(0, 40))}); put the whole phrase in quotes`);
+      if (value.includes('"')) throw new SearchQueryError('bad_query', `a quote inside a word (${JSON.stringify(value.slice(0, 40))}); put the whole phrase in quotes`);
     }
     out.push({ negated, name, value, quoted });
   }
@@ -190,10 +188,10 @@ export function parseSearchTime(value: string, now: number): number | undefined 
  * quote, a lone `-`, too long or too many terms.
  */
 export function parseSearchQuery(q: string, now: number): SearchTerm[] {
-  if (q.length > MAX_QUERY_LENGTH) throw new SearchQueryError(`the query is longer than ${MAX_QUERY_LENGTH} characters`);
+  if (q.length > MAX_QUERY_LENGTH) throw new SearchQueryError('bad_query', `the query is longer than ${MAX_QUERY_LENGTH} characters`);
   const tokens = tokenize(q);
-  if (tokens.length === 0) throw new SearchQueryError('the query is empty; give a word, a "phrase" or an operator such as from:alice');
-  if (tokens.length > MAX_QUERY_TERMS) throw new SearchQueryError(`the query has ${tokens.length} terms; at most ${MAX_QUERY_TERMS} are allowed`);
+  if (tokens.length === 0) throw new SearchQueryError('bad_query', 'the query is empty; give a word, a "phrase" or an operator such as from:alice');
+  if (tokens.length > MAX_QUERY_TERMS) throw new SearchQueryError('bad_query', `the query has ${tokens.length} terms; at most ${MAX_QUERY_TERMS} are allowed`);
   return tokens.map((t) => toTerm(t, now));
 }
 
@@ -214,18 +212,18 @@ function toTerm(t: Token, now: number): SearchTerm {
       return { field: 'code', value: t.value.trim(), negated };
     case 'has': {
       const v = t.value.toLowerCase();
-      if (!(HAS_VALUES as readonly string[]).includes(v)) throw new SearchQueryError(`has:${t.value.slice(0, 40)} is not known; use has:${HAS_VALUES.join(', has:')}`);
+      if (!(HAS_VALUES as readonly string[]).includes(v)) throw new SearchQueryError('bad_query', `has:${t.value.slice(0, 40)} is not known; use has:${HAS_VALUES.join(', has:')}`);
       return v === 'code' ? { field: 'has', value: 'code', negated } : { field: 'has', value: v as 'attachment' | 'link', negated };
     }
     case 'is': {
       const v = t.value.toLowerCase();
-      if (!(IS_VALUES as readonly string[]).includes(v)) throw new SearchQueryError(`is:${t.value.slice(0, 40)} is not known; use is:${IS_VALUES.join(', is:')}`);
+      if (!(IS_VALUES as readonly string[]).includes(v)) throw new SearchQueryError('bad_query', `is:${t.value.slice(0, 40)} is not known; use is:${IS_VALUES.join(', is:')}`);
       return { field: 'is', value: v as IsValue, negated };
     }
     case 'after':
     case 'before': {
       const value = parseSearchTime(t.value.trim(), now);
-      if (value === undefined) throw new SearchQueryError(`${name}:${t.value.slice(0, 40)} is not a time; give ${DATE_HINT}`);
+      if (value === undefined) throw new SearchQueryError('bad_query', `${name}:${t.value.slice(0, 40)} is not a time; give ${DATE_HINT}`);
       return { field: name, value, negated };
     }
   }

@@ -19,7 +19,6 @@ export const COMMANDS = {
   copyTotpCode: { id: 'testInbox.copyTotpCode', title: 'Copy TOTP Code…' },
   copyVerificationLink: { id: 'testInbox.copyVerificationLink', title: 'Copy Verification Link' },
   copyWebhookUrl: { id: 'testInbox.copyWebhookUrl', title: 'Copy Webhook URL…' },
-  debugState: { id: 'testInbox._debugState', title: 'Debug State' },
   deleteMessage: { id: 'testInbox.deleteMessage', title: 'Delete Message' },
   exportEml: { id: 'testInbox.exportEml', title: 'Export as .eml…' },
   injectMessage: { id: 'testInbox.injectMessage', title: 'Inject Test Message…' },
@@ -41,6 +40,28 @@ export const COMMANDS = {
   switchServer: { id: 'testInbox.switchServer', title: 'Switch Server…' },
   waitForCode: { id: 'testInbox.waitForCode', title: 'Wait for Next Code…' },
 } as const;
+
+/**
+ * Commands for test harnesses only, registered only in test mode (testHooksOn) and not in
+ * package.json: the integration tests and the benches read the extension's state through them.
+ */
+export const TEST_HOOK_COMMANDS = {
+  debugState: { id: 'testInbox._debugState', title: 'Debug State' },
+} as const;
+
+/**
+ * Set to 1 in the extension host's environment, this turns the test hooks on in an installed
+ * extension too (VS Code runs a VSIX in production mode); the bench's host driver sets it.
+ */
+export const TEST_HOOKS_ENV = 'TEST_INBOX_TEST_HOOKS';
+
+/**
+ * Whether the test hooks (TEST_HOOK_COMMANDS) are registered: in a test or development extension
+ * host (not `production`), or with TEST_HOOKS_ENV=1 (a harness driving an installed VSIX).
+ */
+export function testHooksOn(production: boolean, env: Record<string, string | undefined>): boolean {
+  return !production || env[TEST_HOOKS_ENV] === '1';
+}
 
 type CommandName = keyof typeof COMMANDS;
 

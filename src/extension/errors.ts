@@ -22,18 +22,13 @@ export const ACTION_TITLES: Record<ErrorAction, string> = {
 /** Why the local server (connection/localServer.ts) could not be started or attached to. */
 type LocalServerErrorCode = 'port_taken' | 'data_dir_in_use' | 'cli_missing' | 'start_failed' | 'start_timeout' | 'not_proven' | 'token_unknown';
 
-export class LocalServerError extends Error {
+export class LocalServerError extends codedError<LocalServerErrorCode>('LocalServerError') {
   constructor(
-    readonly code: LocalServerErrorCode,
+    code: LocalServerErrorCode,
     message: string,
     readonly port?: number,
   ) {
-    super(message);
-    this.name = 'LocalServerError';
-  }
-
-  static is(e: unknown, code?: LocalServerErrorCode): e is LocalServerError {
-    return e instanceof LocalServerError && (code === undefined || e.code === code);
+    super(code, message);
   }
 }
 

@@ -8,6 +8,7 @@
 // goes back, whether or not its holder remembered to release it: no grant outlives its holder,
 // so a client that goes away can never keep budget. close() ends every
 // wait, so a stopping server never waits for budget.
+import { codedError } from '../core/errors';
 
 /** 32 MiB: one 25 MB message and room for many small ones at a time; peak memory of big mail stays within ~100 MB. */
 export const DEFAULT_BUDGET_BYTES = 32 * 1024 * 1024;
@@ -15,14 +16,9 @@ export const DEFAULT_BUDGET_BYTES = 32 * 1024 * 1024;
 export type Release = () => void;
 
 /** Why a take was refused: its holder went away while it waited, or the budget was closed. */
-export class BudgetError extends Error {
-  constructor(readonly code: 'GONE' | 'CLOSED') {
-    super(code === 'GONE' ? 'the request ended before memory was free for it' : 'the server is stopping');
-    this.name = 'BudgetError';
-  }
-
-  static is(e: unknown, code?: BudgetError['code']): e is BudgetError {
-    return e instanceof BudgetError && (code === undefined || e.code === code);
+export class BudgetError extends codedError<'GONE' | 'CLOSED'>('BudgetError') {
+  constructor(code: 'GONE' | 'CLOSED') {
+    super(code, code === 'GONE' ? 'the request ended before memory was free for it' : 'the server is stopping');
   }
 }
 

@@ -40,7 +40,7 @@ export function readSoftFdLimit(text?: string, platform: NodeJS.Platform = proce
   return Number.isSafeInteger(n) && n > 0 ? n : undefined;
 }
 
-interface ConnectionCaps {
+export interface ConnectionCaps {
   smtp: number;
   http: number;
   /** The soft limit the caps were sized from, and whether it was read or assumed. */

@@ -5,22 +5,13 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { generateProviderKey, generateToken, readTokensFile, type SavedTokens, tokenSeparationProblem, TOKENS_FILE, TokensFileProblem, writeTokensFile } from '../shared/contract';
-import { ownershipProblemOf } from './privateFile';
+import { ownershipProblemOf } from './serverFiles';
+import { codedError, type CodedError } from '../core/errors';
 
 type TokensErrorCode = 'tokens_file_invalid' | 'tokens_same' | 'tokens_io' | 'tokens_unsafe';
 
-export class TokensError extends Error {
-  readonly code: TokensErrorCode;
-  constructor(code: TokensErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-    this.name = 'TokensError';
-  }
-
-  static is(e: unknown, code?: TokensErrorCode): e is TokensError {
-    return e instanceof TokensError && (code === undefined || e.code === code);
-  }
-}
+export const TokensError = codedError<TokensErrorCode>('TokensError');
+export type TokensError = CodedError<TokensErrorCode>;
 
 export type TokenName = 'apiToken' | 'webhookToken' | 'twilioAuthToken' | 'providerKey';
 

@@ -2,12 +2,12 @@
 // problem becomes a UsageError in the CLI's own words (naming the flag), never Node's message.
 
 import { parseArgs } from 'node:util';
+import { codedError } from '../core/errors';
 
 /** A bad command line: the CLI prints the message and its usage text and exits EXIT_USAGE. */
-export class UsageError extends Error {
-  readonly code = 'USAGE';
-  static is(e: unknown): e is UsageError {
-    return e instanceof UsageError;
+export class UsageError extends codedError<'USAGE'>('UsageError') {
+  constructor(message: string) {
+    super('USAGE', message);
   }
 }
 

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { HEALTH_CHALLENGE_PARAM, hmacHex, sameProof } from '../core/proof';
 import { modesApply } from './portableFs';
 import { writePrivateFile } from './privateFile';
+import { codedError, type CodedError } from '../core/errors';
 
 
 // ---- Defaults ---------------------------------------------------------------------------
@@ -378,18 +379,8 @@ export interface SavedTokens {
 type TokensFileProblemCode = 'tokens_file_missing' | 'tokens_file_unreadable' | 'tokens_file_invalid';
 
 /** Why a tokens file gave no tokens. Returned, not thrown: each caller decides what it means. */
-export class TokensFileProblem extends Error {
-  readonly code: TokensFileProblemCode;
-  constructor(code: TokensFileProblemCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-    this.name = 'TokensFileProblem';
-  }
-
-  static is(e: unknown, code?: TokensFileProblemCode): e is TokensFileProblem {
-    return e instanceof TokensFileProblem && (code === undefined || e.code === code);
-  }
-}
+export const TokensFileProblem = codedError<TokensFileProblemCode>('TokensFileProblem');
+export type TokensFileProblem = CodedError<TokensFileProblemCode>;
 
 /**
  * The tokens in a tokens file's text. One leniency for every reader: a JSON object whose
@@ -625,18 +616,8 @@ export interface ServerFile {
 type ServerFileProblemCode = 'server_file_missing' | 'server_file_unreadable' | 'server_file_invalid';
 
 /** Why a server file gave no proof. Returned, not thrown. */
-export class ServerFileProblem extends Error {
-  readonly code: ServerFileProblemCode;
-  constructor(code: ServerFileProblemCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-    this.name = 'ServerFileProblem';
-  }
-
-  static is(e: unknown, code?: ServerFileProblemCode): e is ServerFileProblem {
-    return e instanceof ServerFileProblem && (code === undefined || e.code === code);
-  }
-}
+export const ServerFileProblem = codedError<ServerFileProblemCode>('ServerFileProblem');
+export type ServerFileProblem = CodedError<ServerFileProblemCode>;
 
 /** The server file's fields, or server_file_invalid. */
 export function parseServerFile(text: string, file = SERVER_FILE): ServerFile | ServerFileProblem {

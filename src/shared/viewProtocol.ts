@@ -117,7 +117,7 @@ export interface ViewVerification {
 }
 
 /** Everything the view shows for one message. */
-export interface ViewState {
+export interface ViewContent {
   id: string;
   kind: 'email' | 'sms';
   header: ViewHeader;
@@ -139,7 +139,7 @@ export interface ViewState {
 /** Host → webview. */
 export type HostMessage =
   | { type: 'loading'; id: string }
-  | { type: 'render'; state: ViewState }
+  | { type: 'render'; state: ViewContent }
   | { type: 'error'; id: string; message: string; retryable: boolean }
   | { type: 'notice'; level: 'info' | 'error'; text: string };
 
@@ -243,7 +243,7 @@ function viewText(v: unknown, what: string): ViewText {
   return { text: str(o, 'text', what), truncated: bool(o, 'truncated', what) };
 }
 
-function viewState(v: unknown): ViewState {
+function viewContent(v: unknown): ViewContent {
   const what = 'state';
   const o = obj(v, what);
   const kind = o.kind;
@@ -261,7 +261,7 @@ function viewState(v: unknown): ViewState {
   if (date !== undefined) header.date = date;
   const via = optStr(h, 'via', 'state.header');
   if (via !== undefined) header.via = via;
-  const state: ViewState = {
+  const state: ViewContent = {
     id: id(o, what),
     kind,
     header,
@@ -383,7 +383,7 @@ export function parseHostMessage(data: unknown): Parsed<HostMessage> {
       case 'loading':
         return { type: 'loading', id: id(o, 'loading') };
       case 'render':
-        return { type: 'render', state: viewState(o.state) };
+        return { type: 'render', state: viewContent(o.state) };
       case 'error':
         return { type: 'error', id: id(o, 'error'), message: str(o, 'message', 'error', 4096), retryable: bool(o, 'retryable', 'error') };
       case 'notice': {
@@ -434,7 +434,7 @@ export function parseWebviewMessage(data: unknown): Parsed<WebviewMessage> {
  * The message's heading and editor tab title: its messageTitle (core/title.ts), as the tree, the
  * pickers and the web list call it; an SMS's words are its body's.
  */
-export function viewTitle(state: Pick<ViewState, 'kind' | 'id' | 'header'> & { sms?: Pick<ViewSms, 'body'> }): string {
+export function viewTitle(state: Pick<ViewContent, 'kind' | 'id' | 'header'> & { sms?: Pick<ViewSms, 'body'> }): string {
   // Mail text in the view's chrome: core/inert.ts's rule (an SMS's words are its body's).
   return plainText(messageTitle({ ...state.header, sms: state.kind === 'sms', smsText: state.sms?.body }), UNCUT);
 }

@@ -1,6 +1,6 @@
 // The web UI's page (served by src/server/http/ui at `/`, bundled to dist/webui.js): sign-in,
 // domains → inboxes → messages, search, live updates, and the message view. The message view
-// is the editor's own (./view.ts, ./viewState.ts, ./sanitize.ts): this page is its second host.
+// is the editor's own (./view.ts, ./viewContent.ts, ./sanitize.ts): this page is its second host.
 // The page talks to its server through the one API client (src/api: createClient over the page's
 // transport, browser.ts): every request carries the page token (kept in this tab, below) and the
 // session cookie, never the API token; paths, answers' checks, errors and the push stream are the
@@ -14,7 +14,7 @@ import { plain, type Plain, plainText } from '../core/inert';
 import type { AttachmentInfo, Message, MessageSummary, StreamEvent } from '../core/wire';
 import { parseHostMessage, type WebviewMessage } from '../shared/viewProtocol';
 import { handleHostMessage, initView } from './view';
-import { buildViewState } from './viewState';
+import { buildViewContent } from './viewContent';
 import { messageTitle } from '../core/title';
 
 /** The header the page token goes in (the server's ui/session.ts PAGE_TOKEN_HEADER). */
@@ -430,7 +430,7 @@ async function openMessage(domain: string, inbox: string, id: string): Promise<v
 
 function renderOpen(): void {
   if (!open) return;
-  const state = buildViewState({ domain: open.domain, message: open.message, attachments: open.attachments, raw: open.raw, allowRemoteImages: open.remote });
+  const state = buildViewContent({ domain: open.domain, message: open.message, attachments: open.attachments, raw: open.raw, allowRemoteImages: open.remote });
   // The same check the editor's view applies to what its host sends.
   const checked = parseHostMessage({ type: 'render', state });
   handleHostMessage(checked.ok ? checked.value : { type: 'error', id: open.id, message: `The message cannot be shown: ${checked.error}`, retryable: false }, Date.now());
@@ -496,7 +496,7 @@ async function saveAttachment(index: number): Promise<void> {
 
 function answer(m: WebviewMessage): void {
   if (!open) return;
-  const state = buildViewState({ domain: open.domain, message: open.message, attachments: open.attachments, raw: open.raw, allowRemoteImages: open.remote });
+  const state = buildViewContent({ domain: open.domain, message: open.message, attachments: open.attachments, raw: open.raw, allowRemoteImages: open.remote });
   switch (m.type) {
     case 'copyCode':
       if (state.code) void copy(state.code.code, `code ${state.code.code}`);

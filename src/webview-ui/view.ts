@@ -9,7 +9,7 @@ import {
   viewTitle,
   type HostMessage,
   type TabId,
-  type ViewState,
+  type ViewContent,
   type ViewTiming,
   type WebviewMessage,
 } from '../shared/viewProtocol';
@@ -28,7 +28,7 @@ const NOTICE_MS = 4000;
 /** When this script started (the view's document and its resources have loaded by then). */
 const scriptStartedAt = Date.now();
 let host: ViewHost | undefined;
-let current: ViewState | undefined;
+let current: ViewContent | undefined;
 let noticeTimer: ReturnType<typeof setTimeout> | undefined;
 
 /** Connects the view to its host; call once before the first handleHostMessage. */
@@ -168,7 +168,7 @@ function showNotice(level: 'info' | 'error', text: string): void {
   }, NOTICE_MS);
 }
 
-function renderHeader(state: ViewState): HTMLElement {
+function renderHeader(state: ViewContent): HTMLElement {
   const h = state.header;
   const header = el('header', { class: 'message-header' });
   header.append(el('h1', { class: 'subject' }, viewTitle(state)));
@@ -187,7 +187,7 @@ function renderHeader(state: ViewState): HTMLElement {
   return header;
 }
 
-function renderCode(state: ViewState): HTMLElement | undefined {
+function renderCode(state: ViewContent): HTMLElement | undefined {
   if (!state.code) return undefined;
   const box = el('section', { class: 'code-box', 'aria-label': 'Detected one-time code' });
   box.append(icon('key'), el('span', { class: 'code-label' }, 'Code'));
@@ -206,7 +206,7 @@ function hostOf(url: string): string {
 }
 
 /** The link the message asks the reader to click (confirm, sign in, reset), with Copy and Open. */
-function renderVerification(state: ViewState): HTMLElement | undefined {
+function renderVerification(state: ViewContent): HTMLElement | undefined {
   const v = state.verification;
   if (!v) return undefined;
   const name = v.label.toLowerCase();
@@ -221,7 +221,7 @@ function renderVerification(state: ViewState): HTMLElement | undefined {
 /** The sanitized frame document of the state being rendered (undefined: no HTML, or it could not be sanitized). */
 let built: SrcdocResult | undefined;
 
-function renderHtmlPanel(state: ViewState, panel: HTMLElement): void {
+function renderHtmlPanel(state: ViewContent, panel: HTMLElement): void {
   const html = state.html;
   if (!html) return;
   if (!built) {
@@ -254,7 +254,7 @@ function renderTextPanel(text: string, truncated: boolean, code: string | undefi
   panel.append(pre);
 }
 
-function renderHeadersPanel(state: ViewState, panel: HTMLElement): void {
+function renderHeadersPanel(state: ViewContent, panel: HTMLElement): void {
   if (state.headers.length === 0) {
     panel.append(el('p', { class: 'empty' }, 'No headers.'));
     return;
@@ -271,7 +271,7 @@ function renderHeadersPanel(state: ViewState, panel: HTMLElement): void {
   panel.append(table);
 }
 
-function renderLinksPanel(state: ViewState, panel: HTMLElement): void {
+function renderLinksPanel(state: ViewContent, panel: HTMLElement): void {
   if (state.links.length === 0) {
     panel.append(el('p', { class: 'empty' }, 'No links in this message.'));
     return;
@@ -296,7 +296,7 @@ function renderLinksPanel(state: ViewState, panel: HTMLElement): void {
   panel.append(list);
 }
 
-function renderAttachmentsPanel(state: ViewState, panel: HTMLElement): void {
+function renderAttachmentsPanel(state: ViewContent, panel: HTMLElement): void {
   if (state.attachments.length === 0) {
     panel.append(el('p', { class: 'empty' }, 'No attachments.'));
     return;
@@ -313,7 +313,7 @@ function renderAttachmentsPanel(state: ViewState, panel: HTMLElement): void {
   panel.append(list);
 }
 
-function renderConversationPanel(state: ViewState, panel: HTMLElement): void {
+function renderConversationPanel(state: ViewContent, panel: HTMLElement): void {
   const sms = state.sms;
   if (!sms) return;
   // A group, not a log: a log is a live region and would read the message again on each render.
@@ -329,7 +329,7 @@ function renderConversationPanel(state: ViewState, panel: HTMLElement): void {
   panel.append(thread);
 }
 
-function fillPanel(state: ViewState, tab: TabId, panel: HTMLElement): void {
+function fillPanel(state: ViewContent, tab: TabId, panel: HTMLElement): void {
   const code = state.code?.code;
   switch (tab) {
     case 'conversation':
@@ -349,14 +349,14 @@ function fillPanel(state: ViewState, tab: TabId, panel: HTMLElement): void {
   }
 }
 
-function tabLabel(state: ViewState, tab: TabId): string {
+function tabLabel(state: ViewContent, tab: TabId): string {
   if (tab === 'links' && state.links.length > 0) return `${TAB_LABELS.links} (${state.links.length})`;
   if (tab === 'attachments' && state.attachments.length > 0) return `${TAB_LABELS.attachments} (${state.attachments.length})`;
   return TAB_LABELS[tab];
 }
 
 /** Builds an ARIA tablist: arrow keys, Home and End move between tabs and select them. */
-function renderTabs(state: ViewState, container: HTMLElement): void {
+function renderTabs(state: ViewContent, container: HTMLElement): void {
   const list = el('div', { role: 'tablist', 'aria-label': 'Message parts', class: 'tablist' });
   const panels = el('div', { class: 'panels' });
   const tabs: HTMLButtonElement[] = [];
@@ -410,7 +410,7 @@ function frameTheme(): FrameTheme {
   return { background: v('--vscode-editor-background'), foreground: v('--vscode-editor-foreground'), link: v('--vscode-textLink-foreground'), scheme: dark ? 'dark' : 'light' };
 }
 
-function sanitize(state: ViewState): SrcdocResult | undefined {
+function sanitize(state: ViewContent): SrcdocResult | undefined {
   if (!state.html) return undefined;
   try {
     return buildSrcdoc(state.html.source, { allowRemoteImages: state.html.remoteAllowed, inlineImages: new Map(state.html.inlineImages) }, state.html.themeColors ? frameTheme() : undefined);
@@ -420,7 +420,7 @@ function sanitize(state: ViewState): SrcdocResult | undefined {
   }
 }
 
-function render(state: ViewState, received: number): void {
+function render(state: ViewContent, received: number): void {
   current = state;
   built = sanitize(state);
   const sanitized = Date.now();
@@ -444,7 +444,7 @@ function render(state: ViewState, received: number): void {
   post({ type: 'rendered', id: state.id, tabs: state.tabs, blockedRemote: built?.blockedRemote ?? 0, timing });
 }
 
-/** Shows what the host sent: a loading state, a message's view state, an error or a notice. */
+/** Shows what the host sent: a loading state, a message's view content, an error or a notice. */
 export function handleHostMessage(message: HostMessage, received: number): void {
   switch (message.type) {
     case 'loading':

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { HostCheck, TokenCheck, checkToken } from '../../src/server/http/auth';
-import { createHttpApi } from '../../src/server/http';
+import { createHttpApi } from '../../src/server/http/httpApi';
 import { API_TOKEN, DOMAIN, WEBHOOK_TOKEN, startApi, type Harness, type Reply } from './api-harness';
 
 function assertError(r: Reply, status: number, message: RegExp): void {

@@ -9,7 +9,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createHttpApi, type HttpApi, type HttpApiOptions } from '../../src/server/http';
+import { createHttpApi, type HttpApi, type HttpApiOptions } from '../../src/server/http/httpApi';
 import { APPLIED_SURFACES, ChaosRules, serverRuleId } from '../../src/server/chaos/rules';
 import { MaildirStore } from '../../src/server/store/maildir/store';
 import { PostgresStore } from '../../src/server/store/postgres/store';

@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import nodemailer from 'nodemailer';
 import { ALLOWED_HOSTS_ENV, EXIT_DATA_DIR_IN_USE, EXIT_PORT_IN_USE, EXIT_USAGE, parseReadyLine, TOKENS_FILE, tokensEnv } from '../../src/shared/contract';
 import { reachableHosts } from '../../src/server/server';
-import { parseServeArgs } from '../../src/cli/cli';
+import { parseServeArgs, type ServeConfig } from '../../src/cli/cli';
+import { SERVE_OPTIONS } from '../../src/cli/serveOptions';
 import { runTestCommand, TEST_COMMANDS } from '../../src/cli/testCommands';
 import { UsageError } from '../../src/shared/args';
 import { parseDuration } from '../../src/core/duration';
@@ -365,6 +366,11 @@ describe('test-inbox serve (CLI)', function () {
     for (const flag of ['--host', '--allowed-hosts', 'TEST_INBOX_ALLOWED_HOSTS', '--http-port', '--smtp-port', '--data-dir', '--api-token', '--webhook-token', '--max-messages', '--max-age', '--domain', '--compat', '--compat-open', 'TEST_INBOX_COMPAT', 'TEST_INBOX_COMPAT_OPEN']) {
       assert.ok(r.stdout().includes(flag), flag);
     }
+    // Every row of the one table of serve's flags, and its environment twin, is documented.
+    for (const [flag, row] of Object.entries(SERVE_OPTIONS) as Array<[string, { env?: string }]>) {
+      assert.ok(r.stdout().includes(`--${flag} `) || r.stdout().includes(`--${flag}\n`), `--${flag}`);
+      if (row.env !== undefined) assert.ok(r.stdout().includes(row.env), row.env);
+    }
   });
 
   it('starts --help with the usage of every command, serve among them, and exits 0', async () => {
@@ -387,17 +393,8 @@ describe('serve arguments', () => {
       smtpPort: 2525,
       dataDir: path.resolve('/xdg/test-inbox'),
       defaultDomain: 'inbox.test',
-      apiToken: undefined,
-      webhookToken: undefined,
-      twilioAuthToken: undefined,
-      providerKey: undefined,
-      maxMessages: 1000,
-      maxAgeMs: 7 * 86_400_000,
-      maxRecipients: undefined,
-      maxSmtpConnections: undefined,
-      maxHttpConnections: undefined,
-      // SMTP TLS is off unless asked for (no smtps port, no required login either).
-      smtpTls: false,
+      retention: { maxMessages: 1000, maxAgeMs: 7 * 86_400_000 },
+      // SMTP TLS is off unless asked for (no smtpTls, no smtps port, no required login either); no token given.
       // Nothing per message.
       logLevel: 'info',
       // An acknowledgement waits for no fsync (issue 36).
@@ -436,8 +433,8 @@ describe('serve arguments', () => {
     assert.equal(parseDuration('1.5h'), 5_400_000);
     assert.equal(parseDuration('500ms'), 500);
     assert.equal(parseDuration('7 d'), undefined);
-    assert.equal((parseServeArgs(['serve', '--max-age', '1.5d'], {}) as { maxAgeMs: number }).maxAgeMs, 129_600_000, '--max-age reads the same syntax');
-    assert.equal((parseServeArgs(['serve', '--sweep-every', '30s'], {}) as { sweepEveryMs: number }).sweepEveryMs, 30_000, '--sweep-every too');
+    assert.equal((parseServeArgs(['serve', '--max-age', '1.5d'], {}) as ServeConfig).retention.maxAgeMs, 129_600_000, '--max-age reads the same syntax');
+    assert.equal((parseServeArgs(['serve', '--sweep-every', '30s'], {}) as ServeConfig).sweepIntervalMs, 30_000, '--sweep-every too');
     assert.throws(() => parseServeArgs(['serve', '--sweep-every', '10ms'], {}), /--sweep-every must be a duration of at least 100ms/);
     assert.throws(() => parseServeArgs(['serve', '--sweep-every', 'often'], {}), /--sweep-every must be a duration/);
   });

@@ -19,7 +19,7 @@ import { createClient } from '../../src/api/client';
 import { findCode, findLink, newestMessage } from '../../src/api/queries';
 import type { InboxApi } from '../../src/api/types';
 import { codeOf, contentOf, linkToClick } from '../../src/core/message';
-import { buildViewState } from '../../src/webview-ui/viewState';
+import { buildViewContent } from '../../src/webview-ui/viewContent';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { waitForCode, waitForLink, TestInboxError } from '../../src/testing';
@@ -179,8 +179,8 @@ const SURFACES: Surface[] = [
   },
   {
     name: 'message view (code box and marked link)',
-    code: async (w, d) => buildViewState({ domain: DOMAIN, message: await w.api.getMessage(DOMAIN, d.inbox, d.id), allowRemoteImages: false }).code?.code,
-    link: async (w, d) => buildViewState({ domain: DOMAIN, message: await w.api.getMessage(DOMAIN, d.inbox, d.id), allowRemoteImages: false }).verification?.url,
+    code: async (w, d) => buildViewContent({ domain: DOMAIN, message: await w.api.getMessage(DOMAIN, d.inbox, d.id), allowRemoteImages: false }).code?.code,
+    link: async (w, d) => buildViewContent({ domain: DOMAIN, message: await w.api.getMessage(DOMAIN, d.inbox, d.id), allowRemoteImages: false }).verification?.url,
   },
 ];
 

@@ -26,7 +26,7 @@ import { viewTitle } from '../../src/shared/viewProtocol';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { splitInbox } from '../../src/testing/connection';
-import { buildViewState } from '../../src/webview-ui/viewState';
+import { buildViewContent } from '../../src/webview-ui/viewContent';
 
 const DOMAIN = 'inbox.test';
 
@@ -92,7 +92,7 @@ describe('one title and one address rule on every surface (issue 37)', () => {
     return {
       tree: String(row.label),
       notification: notice.text.slice(prefix.length),
-      view: viewTitle(buildViewState({ domain, message: fetched, allowRemoteImages: false })),
+      view: viewTitle(buildViewContent({ domain, message: fetched, allowRemoteImages: false })),
     };
   }
 

@@ -15,7 +15,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { ServerClient } from 'postmark';
 import type { Message } from '../../src/core/wire';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
-import { buildViewState } from '../../src/webview-ui/viewState';
+import { buildViewContent } from '../../src/webview-ui/viewContent';
 
 const DOMAIN = 'inbox.test';
 const KEY = 'SG.provenance-test-key-aaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
@@ -49,7 +49,7 @@ describe('G15: X-Test-Inbox-* header fields are the server\'s own: "Sent through
     const id = list.msgs[0].id;
     const message = (await (await get(`/inboxes/${inbox}/messages/${id}`)).json()) as Message & { headers: Record<string, string> };
     const raw = await (await get(`/inboxes/${inbox}/messages/${id}/raw`)).text();
-    return { headers: message.headers, raw, via: buildViewState({ domain: DOMAIN, message, raw, allowRemoteImages: false }).header.via };
+    return { headers: message.headers, raw, via: buildViewContent({ domain: DOMAIN, message, raw, allowRemoteImages: false }).header.via };
   }
 
   function assertNoForgery(m: { headers: Record<string, string>; raw: string }, what: string): void {

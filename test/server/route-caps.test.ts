@@ -1,5 +1,5 @@
 // Issue 35, "Done when": every route the HTTP server answers, enumerated from the router's own
-// table (src/server/http/table.ts, which index.ts dispatches by), with what a client that has
+// table (src/server/http/table.ts, which httpApi.ts dispatches by), with what a client that has
 // proven no credential can cost on it: bytes, time and connections. Each declaration is read
 // and then exercised on a real server over real sockets:
 // - bytes: a request without its credential declaring 1 MiB past the route's cap and sending one

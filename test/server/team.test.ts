@@ -15,7 +15,7 @@ import twilio from 'twilio';
 import RequestClient from 'twilio/lib/base/RequestClient';
 import { EXIT_DATABASE_UNAVAILABLE, TWILIO_AUTH_TOKEN_ENV } from '../../src/shared/contract';
 import { composeMessage } from '../../src/server/http/compose';
-import { HEADER } from '../../src/server/http/twilio/store';
+import { HEADER } from '../../src/server/http/twilio/sidIndex';
 import { MIGRATIONS } from '../../src/server/store/postgres/migrations';
 import { STORED_REPLY_PREFIX } from '../../src/server/smtp/smtp';
 import { type Cluster, PG_PASSWORD, startCluster } from '../support/postgres';

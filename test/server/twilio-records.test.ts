@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import nodemailer from 'nodemailer';
 import twilio from 'twilio';
 import RequestClient from 'twilio/lib/base/RequestClient';
-import { createHttpApi, type HttpApi } from '../../src/server/http';
+import { createHttpApi, type HttpApi } from '../../src/server/http/httpApi';
 import { startInboxServer } from '../../src/server/server';
 import { MaildirStore } from '../../src/server/store/maildir/store';
 import { PostgresStore } from '../../src/server/store/postgres/store';

@@ -10,7 +10,7 @@ import { parseAttachments, parseDeleteResult, parseDomains, parseInjectionResult
 
 import { senderLine } from '../../src/core/sender';
 import { describeError } from '../../src/extension/errors';
-import { buildViewState } from '../../src/webview-ui/viewState';
+import { buildViewContent } from '../../src/webview-ui/viewContent';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'hosted');
 const fixture = (name: string): unknown => JSON.parse(readFileSync(path.join(FIXTURES, name), 'utf8'));
@@ -68,7 +68,7 @@ describe('hosted service response shapes', () => {
 
   it('shows the link text of clickablelinks in the Links tab, and the sender as Name <address>', () => {
     const message = parseMessage(fixture('message-display-name.json'), { inbox: 'guest', id: 'guest-1770918149-0971687107' });
-    const view = buildViewState({ domain: 'private', message, allowRemoteImages: false });
+    const view = buildViewContent({ domain: 'private', message, allowRemoteImages: false });
     assert.equal(view.header.from, 'Hotel Example <welcome@hotel-example.test>');
     assert.deepEqual(view.links, [
       // The body's link (an image, no text of its own) takes the text the service lists for it.

@@ -27,4 +27,23 @@ describe('core/errors codedError: one shape for the project\'s error classes', (
     assert.equal(DiskError.is(new OtherError('full', 'x')), false);
     for (const v of [new Error('x'), { code: 'gone', message: 'x' }, undefined, null, 'gone']) assert.equal(DiskError.is(v), false);
   });
+
+  it('a class that extends it keeps its fields, and its is() narrows to that class', () => {
+    class StatusError extends codedError<'full' | 'gone'>('StatusError') {
+      constructor(
+        readonly status: number,
+        code: 'full' | 'gone',
+        message: string,
+      ) {
+        super(code, message);
+      }
+    }
+    const e: unknown = new StatusError(507, 'full', 'the disk is full');
+    assert.ok(e instanceof StatusError && e instanceof Error);
+    assert.ok(StatusError.is(e, 'full'));
+    assert.equal(e.status, 507, 'is() narrowed e to StatusError');
+    assert.equal(e.name, 'StatusError');
+    assert.equal(StatusError.is(e, 'gone'), false);
+    assert.equal(StatusError.is(new DiskError('full', 'x')), false);
+  });
 });

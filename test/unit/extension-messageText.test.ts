@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { codeOf, codeSource, contentOf } from '../../src/core/message';
-import { buildViewState } from '../../src/webview-ui/viewState';
+import { buildViewContent } from '../../src/webview-ui/viewContent';
 import { emailPart, fetchedEmail, fetchedSms } from '../support/messages';
 
 /** An email of these parts whose subject is "Hello" and whose headers are empty. */
@@ -37,7 +37,7 @@ describe('message texts for code extraction', () => {
     ]);
     assert.deepEqual(codeSource(contentOf(m)), { subject: 'Hello', text: 'Your verification code is 482913.', html: '' });
     assert.equal(codeOf(contentOf(m)), '482913');
-    assert.equal(buildViewState({ domain: 'inbox.test', message: m, allowRemoteImages: false }).code?.code, '482913');
+    assert.equal(buildViewContent({ domain: 'inbox.test', message: m, allowRemoteImages: false }).code?.code, '482913');
     // Without the attachment marking the same part would be a body and change the answer.
     const unmarked = emailOf([
       { type: 'text/plain', body: 'Use the number below.' },
@@ -46,10 +46,10 @@ describe('message texts for code extraction', () => {
     assert.equal(codeOf(contentOf(unmarked)), '777111');
   });
 
-  it('the SMS view state carries the segment count and encoding by the standard rules', () => {
-    const gsm = buildViewState({ domain: 'inbox.test', message: fetchedSms({ parts: [{ body: 'a'.repeat(161) }] }), allowRemoteImages: false });
+  it('the SMS view content carries the segment count and encoding by the standard rules', () => {
+    const gsm = buildViewContent({ domain: 'inbox.test', message: fetchedSms({ parts: [{ body: 'a'.repeat(161) }] }), allowRemoteImages: false });
     assert.deepEqual([gsm.sms?.segments, gsm.sms?.encoding], [2, 'GSM-7']);
-    const ucs = buildViewState({ domain: 'inbox.test', message: fetchedSms({ parts: [{ body: 'Código 123456 😀' }] }), allowRemoteImages: false });
+    const ucs = buildViewContent({ domain: 'inbox.test', message: fetchedSms({ parts: [{ body: 'Código 123456 😀' }] }), allowRemoteImages: false });
     assert.deepEqual([ucs.sms?.segments, ucs.sms?.encoding], [1, 'UCS-2']);
   });
 });

@@ -8,13 +8,13 @@ import {
   parseWebviewMessage,
   viewTitle,
   type HostMessage,
-  type ViewState,
+  type ViewContent,
 } from '../../src/shared/viewProtocol';
 import { fetchedEmail, fetchedSms } from '../support/messages';
 import { cleanFileName } from '../../src/core/fileNames';
-import { buildViewState, contentIdOf, MAX_VIEW_TEXT, referencedContentIds } from '../../src/webview-ui/viewState';
+import { buildViewContent, contentIdOf, MAX_VIEW_TEXT, referencedContentIds } from '../../src/webview-ui/viewContent';
 
-function aViewState(overrides: Partial<ViewState> = {}): ViewState {
+function aViewContent(overrides: Partial<ViewContent> = {}): ViewContent {
   return {
     id: 'joe-1763776000-1',
     kind: 'email',
@@ -43,13 +43,13 @@ function rejects(result: { ok: boolean; error?: string }, pattern: RegExp): void
 
 describe('webview protocol: host → webview', () => {
   it('accepts a complete render message and returns an equal value', () => {
-    const msg: HostMessage = { type: 'render', state: aViewState() };
+    const msg: HostMessage = { type: 'render', state: aViewContent() };
     const r = parseHostMessage(JSON.parse(JSON.stringify(msg)));
     assert.deepEqual(r, { ok: true, value: msg });
   });
 
   it('accepts an SMS render with a conversation tab', () => {
-    const state = aViewState({
+    const state = aViewContent({
       id: '14155550100-1763776000-2',
       kind: 'sms',
       header: { from: '15551234567', to: '14155550100', subject: 'SMS', time: 1, id: '14155550100-1763776000-2', domain: 'inbox.test' },
@@ -71,57 +71,57 @@ describe('webview protocol: host → webview', () => {
   });
 
   it('rejects a render whose state has the wrong kind', () => {
-    rejects(parseHostMessage(renderOf({ ...aViewState(), kind: 'fax' })), /state\.kind/);
+    rejects(parseHostMessage(renderOf({ ...aViewContent(), kind: 'fax' })), /state\.kind/);
   });
 
   it('rejects a render naming a tab it has no content for', () => {
-    rejects(parseHostMessage(renderOf(aViewState({ html: undefined }))), /html/);
-    rejects(parseHostMessage(renderOf(aViewState({ tabs: ['conversation'] }))), /sms/);
+    rejects(parseHostMessage(renderOf(aViewContent({ html: undefined }))), /html/);
+    rejects(parseHostMessage(renderOf(aViewContent({ tabs: ['conversation'] }))), /sms/);
   });
 
   it('rejects unknown and duplicate tabs', () => {
-    rejects(parseHostMessage(renderOf({ ...aViewState(), tabs: ['html', 'evil'] })), /unknown tab/);
-    rejects(parseHostMessage(renderOf(aViewState({ tabs: ['text', 'text'] }))), /twice/);
-    rejects(parseHostMessage(renderOf(aViewState({ tabs: [] }))), /empty/);
+    rejects(parseHostMessage(renderOf({ ...aViewContent(), tabs: ['html', 'evil'] })), /unknown tab/);
+    rejects(parseHostMessage(renderOf(aViewContent({ tabs: ['text', 'text'] }))), /twice/);
+    rejects(parseHostMessage(renderOf(aViewContent({ tabs: [] }))), /empty/);
   });
 
   it('rejects headers that are not name/value string pairs', () => {
-    rejects(parseHostMessage(renderOf({ ...aViewState(), headers: [['a']] })), /headers\[0\]/);
-    rejects(parseHostMessage(renderOf({ ...aViewState(), headers: [['a', 1]] })), /headers\[0\]/);
+    rejects(parseHostMessage(renderOf({ ...aViewContent(), headers: [['a']] })), /headers\[0\]/);
+    rejects(parseHostMessage(renderOf({ ...aViewContent(), headers: [['a', 1]] })), /headers\[0\]/);
   });
 
   it('rejects attachments with a negative or fractional index', () => {
-    rejects(parseHostMessage(renderOf({ ...aViewState(), attachments: [{ index: -1, filename: 'a', contentType: 'x', size: 1 }] })), /index/);
-    rejects(parseHostMessage(renderOf({ ...aViewState(), attachments: [{ index: 0.5, filename: 'a', contentType: 'x', size: 1 }] })), /integer/);
+    rejects(parseHostMessage(renderOf({ ...aViewContent(), attachments: [{ index: -1, filename: 'a', contentType: 'x', size: 1 }] })), /index/);
+    rejects(parseHostMessage(renderOf({ ...aViewContent(), attachments: [{ index: 0.5, filename: 'a', contentType: 'x', size: 1 }] })), /integer/);
   });
 
   it('rejects a state whose header id differs from its id', () => {
-    const s = aViewState();
+    const s = aViewContent();
     rejects(parseHostMessage(renderOf({ ...s, header: { ...s.header, id: 'other-1-1' } })), /differs/);
   });
 
   it('carries the theme-colours choice for simple mail, and rejects a non-boolean one', () => {
-    const s = aViewState();
+    const s = aViewContent();
     const themed = { ...s, html: { ...s.html!, themeColors: true } };
     assert.deepEqual(parseHostMessage(renderOf(themed)), { ok: true, value: renderOf(themed) });
     rejects(parseHostMessage(renderOf({ ...s, html: { ...s.html, themeColors: 'yes' } })), /themeColors/);
   });
 
   it('titles a message by messageTitle: an SMS by its first words (its sender when it has none), an email by its subject', () => {
-    assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewState().header, from: '15551234567', subject: 'SMS' } }), 'SMS from 15551234567');
-    assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewState().header, from: '15551234567', subject: 'SMS' }, sms: { body: 'Your Acme code: 7731. Do not share it.' } }), 'Your Acme code: 7731. Do not share it.');
-    assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewState().header, from: '15551234567', subject: 'Your code is 902114' } }), 'Your code is 902114');
-    assert.equal(viewTitle(aViewState()), 'Your code');
-    assert.equal(viewTitle(aViewState({ header: { ...aViewState().header, subject: '' } })), '(no subject)');
+    assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewContent().header, from: '15551234567', subject: 'SMS' } }), 'SMS from 15551234567');
+    assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewContent().header, from: '15551234567', subject: 'SMS' }, sms: { body: 'Your Acme code: 7731. Do not share it.' } }), 'Your Acme code: 7731. Do not share it.');
+    assert.equal(viewTitle({ kind: 'sms', id: 'x', header: { ...aViewContent().header, from: '15551234567', subject: 'Your code is 902114' } }), 'Your code is 902114');
+    assert.equal(viewTitle(aViewContent()), 'Your code');
+    assert.equal(viewTitle(aViewContent({ header: { ...aViewContent().header, subject: '' } })), '(no subject)');
   });
 
   it('rejects html with a non-boolean remoteAllowed', () => {
-    const s = aViewState();
+    const s = aViewContent();
     rejects(parseHostMessage(renderOf({ ...s, html: { ...s.html, remoteAllowed: 'yes' } })), /remoteAllowed/);
   });
 
   it('rejects inline images that are not [content id, data: raster image URL] pairs', () => {
-    const s = aViewState();
+    const s = aViewContent();
     const withImages = (inlineImages: unknown): unknown => renderOf({ ...s, html: { ...s.html, inlineImages } });
     rejects(parseHostMessage(withImages(undefined)), /inlineImages must be an array/);
     rejects(parseHostMessage(withImages([['logo', 'http://evil.test/a.png']])), /not a data: image URL/);
@@ -133,18 +133,18 @@ describe('webview protocol: host → webview', () => {
   });
 
   it('rejects HTML source longer than the view shows', () => {
-    const s = aViewState();
+    const s = aViewContent();
     rejects(parseHostMessage(renderOf({ ...s, html: { ...s.html, source: 'a'.repeat(MAX_HTML_SOURCE + 1) } })), /source is longer/);
   });
 
   it('rejects links that are not {url, text?} objects', () => {
-    rejects(parseHostMessage(renderOf({ ...aViewState(), links: ['https://a.test'] })), /links\[0\] must be an object/);
-    rejects(parseHostMessage(renderOf({ ...aViewState(), links: [{ url: 'https://a.test', text: 5 }] })), /links\[0\]\.text/);
-    rejects(parseHostMessage(renderOf({ ...aViewState(), links: [{ url: 'https://a.test/' + 'a'.repeat(MAX_URL_LENGTH) }] })), /longer/);
+    rejects(parseHostMessage(renderOf({ ...aViewContent(), links: ['https://a.test'] })), /links\[0\] must be an object/);
+    rejects(parseHostMessage(renderOf({ ...aViewContent(), links: [{ url: 'https://a.test', text: 5 }] })), /links\[0\]\.text/);
+    rejects(parseHostMessage(renderOf({ ...aViewContent(), links: [{ url: 'https://a.test/' + 'a'.repeat(MAX_URL_LENGTH) }] })), /longer/);
   });
 
   it('rejects an empty detected code', () => {
-    rejects(parseHostMessage(renderOf(aViewState({ code: { code: '', reason: 'x' } }))), /code/);
+    rejects(parseHostMessage(renderOf(aViewContent({ code: { code: '', reason: 'x' } }))), /code/);
   });
 
   it('accepts loading, error and notice messages and rejects bad levels', () => {
@@ -212,8 +212,8 @@ describe('webview protocol: webview → host', () => {
   });
 });
 
-describe('message view state built by the host', () => {
-  function valid(state: ViewState): ViewState {
+describe('message view content built by the host', () => {
+  function valid(state: ViewContent): ViewContent {
     const r = parseHostMessage(JSON.parse(JSON.stringify({ type: 'render', state })));
     assert.equal(r.ok, true, r.ok ? '' : r.error);
     return state;
@@ -223,18 +223,18 @@ describe('message view state built by the host', () => {
     const verify = 'https://app.acme.test/email/verify?token=Zx81Qk';
     const html = `<a href="https://click.acme.test/ls/click?upn=1">Offers</a> <a href="${verify}">E-Mail-Adresse bestätigen</a> <a href="https://acme.test/u/1">Abmelden</a>`;
     const message = fetchedEmail({ headers: { 'list-unsubscribe': '<https://acme.test/u/1>' }, parts: [{ headers: { 'content-type': 'text/html' }, body: html }] });
-    const s = valid(buildViewState({ domain: 'inbox.test', message, allowRemoteImages: false }));
+    const s = valid(buildViewContent({ domain: 'inbox.test', message, allowRemoteImages: false }));
     assert.deepEqual(s.verification, { url: verify, text: 'E-Mail-Adresse bestätigen', kind: 'verify-email', label: 'Verification link' });
     assert.equal(s.links.length, 3, 'every link is still listed');
     // A sign-in link is offered when there is no verify link; an SMS's link too.
-    const login = valid(buildViewState({ domain: 'private', message: fetchedSms({ parts: [{ body: 'Sign in: https://acme.test/magic-link?t=9' }] }), allowRemoteImages: false }));
+    const login = valid(buildViewContent({ domain: 'private', message: fetchedSms({ parts: [{ body: 'Sign in: https://acme.test/magic-link?t=9' }] }), allowRemoteImages: false }));
     assert.equal(login.verification?.kind, 'magic-login');
     assert.equal(login.verification?.label, 'Sign-in link');
-    assert.equal(valid(buildViewState({ domain: 'private', message: fetchedSms(), allowRemoteImages: false })).verification, undefined);
+    assert.equal(valid(buildViewContent({ domain: 'private', message: fetchedSms(), allowRemoteImages: false })).verification, undefined);
   });
 
   it('refuses a marked verification link that is not one of the state\'s links, or of an unknown kind', () => {
-    const base = aViewState({ links: [{ url: 'https://a.test/verify' }] });
+    const base = aViewContent({ links: [{ url: 'https://a.test/verify' }] });
     const bad = [
       { ...base, verification: { url: 'https://evil.test/', kind: 'verify-email', label: 'Verification link' } },
       { ...base, verification: { url: 'https://a.test/verify', kind: 'pay-now', label: 'x' } },
@@ -246,7 +246,7 @@ describe('message view state built by the host', () => {
 
   it('builds an email state the view accepts, with the HTML as received for the view to sanitize', () => {
     const message = fetchedEmail();
-    const s = valid(buildViewState({ domain: 'inbox.test', message, raw: 'Subject: x\r\n\r\nbody', allowRemoteImages: false }));
+    const s = valid(buildViewContent({ domain: 'inbox.test', message, raw: 'Subject: x\r\n\r\nbody', allowRemoteImages: false }));
     assert.deepEqual(s.tabs, ['html', 'text', 'headers', 'links', 'attachments', 'raw']);
     assert.equal(s.header.to, 'joe@inbox.test');
     assert.equal(s.header.date, 'Sat, 22 Nov 2025 01:00:00 +0000');
@@ -261,19 +261,19 @@ describe('message view state built by the host', () => {
   });
 
   it('says when remote images are allowed', () => {
-    const s = valid(buildViewState({ domain: 'inbox.test', message: fetchedEmail(), allowRemoteImages: true }));
+    const s = valid(buildViewContent({ domain: 'inbox.test', message: fetchedEmail(), allowRemoteImages: true }));
     assert.equal(s.html?.remoteAllowed, true);
     assert.equal(s.tabs.includes('raw'), false, 'no raw tab without the raw source');
   });
 
   it('asks for theme colours only with the testInbox.themeSimpleMail setting', () => {
-    assert.equal(valid(buildViewState({ domain: 'inbox.test', message: fetchedEmail(), allowRemoteImages: false, themeSimpleMail: true })).html?.themeColors, true);
-    assert.equal(valid(buildViewState({ domain: 'inbox.test', message: fetchedEmail(), allowRemoteImages: false })).html?.themeColors, undefined);
+    assert.equal(valid(buildViewContent({ domain: 'inbox.test', message: fetchedEmail(), allowRemoteImages: false, themeSimpleMail: true })).html?.themeColors, true);
+    assert.equal(valid(buildViewContent({ domain: 'inbox.test', message: fetchedEmail(), allowRemoteImages: false })).html?.themeColors, undefined);
   });
 
   it('cuts HTML longer than the view shows and says so', () => {
     const big = '<p>' + 'a'.repeat(MAX_HTML_SOURCE);
-    const s = valid(buildViewState({ domain: 'inbox.test', message: fetchedEmail({ parts: [{ headers: { 'content-type': 'text/html' }, body: big }] }), allowRemoteImages: false }));
+    const s = valid(buildViewContent({ domain: 'inbox.test', message: fetchedEmail({ parts: [{ headers: { 'content-type': 'text/html' }, body: big }] }), allowRemoteImages: false }));
     assert.equal(s.html?.truncated, true);
     assert.equal(s.html?.source.length, MAX_HTML_SOURCE);
   });
@@ -285,7 +285,7 @@ describe('message view state built by the host', () => {
       ['evil', 'http://evil.test/a.png'],
       ['svg', 'data:image/svg+xml;base64,PHN2Zz4='],
     ]);
-    const s = valid(buildViewState({ domain: 'private', message: fetchedEmail(), allowRemoteImages: false, inlineImages }));
+    const s = valid(buildViewContent({ domain: 'private', message: fetchedEmail(), allowRemoteImages: false, inlineImages }));
     assert.deepEqual(s.html?.inlineImages, [['logo@acme', gif]]);
     assert.equal(s.header.to, 'joe', 'the private domain is not shown as an address');
   });
@@ -298,7 +298,7 @@ describe('message view state built by the host', () => {
       ],
     });
     const s = valid(
-      buildViewState({
+      buildViewContent({
         domain: 'inbox.test',
         message,
         allowRemoteImages: false,
@@ -312,7 +312,7 @@ describe('message view state built by the host', () => {
 
   it('lists attachments under their cleaned names: the name shown is the name saved', () => {
     const s = valid(
-      buildViewState({
+      buildViewContent({
         domain: 'inbox.test',
         message: fetchedEmail({ parts: [{ headers: { 'content-type': 'text/plain' }, body: 'x' }] }),
         allowRemoteImages: false,
@@ -327,13 +327,13 @@ describe('message view state built by the host', () => {
   });
 
   it('shows an email with no body parts as an empty text tab and says so', () => {
-    const s = valid(buildViewState({ domain: 'inbox.test', message: fetchedEmail({ parts: [] }), allowRemoteImages: false }));
+    const s = valid(buildViewContent({ domain: 'inbox.test', message: fetchedEmail({ parts: [] }), allowRemoteImages: false }));
     assert.equal(s.text?.text, '');
     assert.match(s.notes.join(' '), /no text part/);
   });
 
   it('builds an SMS state as a conversation with its code', () => {
-    const s = valid(buildViewState({ domain: 'private', message: fetchedSms(), raw: 'From: 15551234567\r\n\r\nYour Acme code: 7731.', allowRemoteImages: false }));
+    const s = valid(buildViewContent({ domain: 'private', message: fetchedSms(), raw: 'From: 15551234567\r\n\r\nYour Acme code: 7731.', allowRemoteImages: false }));
     assert.equal(s.kind, 'sms');
     assert.deepEqual(s.tabs, ['conversation', 'links', 'raw']);
     assert.deepEqual(s.sms, { from: '15551234567', to: '14155550100', body: 'Your Acme code: 7731. Do not share it.', time: 1763773200000, segments: 1, encoding: 'GSM-7' });
@@ -343,7 +343,7 @@ describe('message view state built by the host', () => {
 
   it('cuts very long text and raw source and marks them truncated', () => {
     const long = 'x'.repeat(MAX_VIEW_TEXT + 10);
-    const s = valid(buildViewState({ domain: 'inbox.test', message: fetchedEmail({ parts: [{ headers: { 'content-type': 'text/plain' }, body: long }] }), raw: long, allowRemoteImages: false }));
+    const s = valid(buildViewContent({ domain: 'inbox.test', message: fetchedEmail({ parts: [{ headers: { 'content-type': 'text/plain' }, body: long }] }), raw: long, allowRemoteImages: false }));
     assert.equal(s.text?.truncated, true);
     assert.equal(s.text?.text.length, MAX_VIEW_TEXT);
     assert.equal(s.raw?.truncated, true);
@@ -351,7 +351,7 @@ describe('message view state built by the host', () => {
 
   it('never lists a javascript: or data: link', () => {
     const message = fetchedEmail({ parts: [{ headers: { 'content-type': 'text/html' }, body: '<a href="javascript:alert(1)">a</a><a href="data:text/html,x">b</a><a href="https://ok.test/">c</a>' }] });
-    const s = valid(buildViewState({ domain: 'inbox.test', message, allowRemoteImages: false }));
+    const s = valid(buildViewContent({ domain: 'inbox.test', message, allowRemoteImages: false }));
     assert.deepEqual(s.links.map((l) => l.url), ['https://ok.test/']);
   });
 });
@@ -393,16 +393,16 @@ describe('G13: the message view header and title, in both hosts, show mail text 
       headers: { subject: 'Invoice\u202Egnp.exe', date: 'Sat, 22 Nov 2025\u200F 01:00:00 +0000', 'x-test-inbox-api': 'Resend\u202E (POST /emails)' },
       parts: [{ headers: { 'content-type': 'text/html; charset=utf-8' }, body: '<a href="https://acme.test/verify?t=1">Verify\u202E liame</a>' }],
     });
-    const state = buildViewState({ domain: 'inbox.test', message: email, allowRemoteImages: false });
+    const state = buildViewContent({ domain: 'inbox.test', message: email, allowRemoteImages: false });
     for (const [k, v] of Object.entries(state.header)) assert.doesNotMatch(String(v), BIDI, `header.${k}`);
     assert.equal(state.header.subject, 'Invoicegnp.exe due');
     assert.doesNotMatch(viewTitle(state), BIDI);
     for (const l of state.links) assert.doesNotMatch(l.text ?? '', BIDI);
-    const sms = buildViewState({ domain: 'inbox.test', message: fetchedSms({ fromfull: '1555\u202E1234567' }), allowRemoteImages: false });
+    const sms = buildViewContent({ domain: 'inbox.test', message: fetchedSms({ fromfull: '1555\u202E1234567' }), allowRemoteImages: false });
     assert.doesNotMatch(sms.header.from, BIDI);
     assert.doesNotMatch(sms.sms!.from, BIDI);
     assert.doesNotMatch(viewTitle(sms), BIDI);
-    const broken = buildViewState({ domain: 'inbox.test', message: fetchedEmail({ subject: 'two\nlines\u0007' }), allowRemoteImages: false });
+    const broken = buildViewContent({ domain: 'inbox.test', message: fetchedEmail({ subject: 'two\nlines\u0007' }), allowRemoteImages: false });
     assert.equal(broken.header.subject, 'two lines ');
   });
 });

@@ -4,12 +4,12 @@ import type { InboxTreeProvider } from '../tree/provider';
 import { faultRulesMarkShown, statusBarShown } from '../ui/statusBar';
 import { serverNoticeShown } from '../ui/serverNotice';
 import { shownTexts } from '../ui/shown';
-import { COMMANDS } from '../commandIds';
+import { TEST_HOOK_COMMANDS } from '../commandIds';
 import { searchPickShown } from './searchMessages';
 
-export const id = COMMANDS.debugState.id;
+export const id = TEST_HOOK_COMMANDS.debugState.id;
 
-/** Hidden: the tree as presented, the connection and live-update state, for integration tests. */
+/** A test hook (registered only in test mode): the tree as presented, the connection and live-update state, for integration tests. */
 export async function run(s: Services, provider: InboxTreeProvider): Promise<unknown> {
   const tree = await provider.snapshot();
   const st = s.connection.state;

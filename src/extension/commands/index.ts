@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { requireServer, type Services } from '../services';
 import { reportError } from '../ui/reportError';
 import type { InboxTreeProvider } from '../tree/provider';
-import { commandTitle } from '../commandIds';
+import { commandTitle, testHooksOn } from '../commandIds';
 import * as addInbox from './addInbox';
 import * as clearApiToken from './clearApiToken';
 import * as clearInbox from './clearInbox';
@@ -99,9 +99,9 @@ export function registerCommands(s: Services, provider: InboxTreeProvider): vsco
       }
     }),
   );
-  out.push(vscode.commands.registerCommand(debugState.id, () => debugState.run(s, provider)));
+  if (testHooksOn(s.context.extensionMode === vscode.ExtensionMode.Production, process.env)) out.push(vscode.commands.registerCommand(debugState.id, () => debugState.run(s, provider)));
   return out;
 }
 
-/** Every command id; test/integration/commands.test.ts checks it against the manifest. */
-export const COMMAND_IDS = [...COMMANDS.map((c) => c.id), debugState.id];
+/** Every contributed command id; test/integration/commands.test.ts checks it against the manifest. The test hooks are not contributed. */
+export const COMMAND_IDS = COMMANDS.map((c) => c.id);

@@ -4,7 +4,7 @@
 import type { InboxApi } from '../../api/types';
 import { messageBodies } from '../../core/message';
 import type { AttachmentInfo } from '../../core/wire';
-import { contentIdOf, referencedContentIds } from '../../webview-ui/viewState';
+import { contentIdOf, referencedContentIds } from '../../webview-ui/viewContent';
 import type { Logger } from '../log';
 import type { MessageRef } from '../inboxRef';
 

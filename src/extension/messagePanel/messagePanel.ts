@@ -3,7 +3,7 @@
 // the content of the panel the user has not kept (webview panels have no preview mode of
 // their own, so registry.ts tracks it); Keep Open and Open in New Panel give a kept panel.
 // A panel loads its message (load.ts: the message, its extras, inline images as data: URLs),
-// posts a validated ViewState after the view's `ready` (the view sanitizes the email HTML
+// posts a validated ViewContent after the view's `ready` (the view sanitizes the email HTML
 // with DOMPurify and shows it in a sandboxed frame under the CSP of html.ts), and carries out
 // what the view asks (copy, open link after confirmation, save attachment, load remote images),
 // checking every request against what it showed.
@@ -14,10 +14,10 @@ import { inert, plainText, type Plain } from '../../core/inert';
 import { safeLinkTarget } from '../../core/urls';
 import { readSettings, SETTINGS_SECTION, SettingKey } from '../config/settings';
 import type { Logger } from '../log';
-import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewState, type ViewTiming, type WebviewMessage } from '../../shared/viewProtocol';
+import { parseWebviewMessage, viewTitle, type HostMessage, type TabId, type ViewContent, type ViewTiming, type WebviewMessage } from '../../shared/viewProtocol';
 import { showModalWarning } from '../ui/shown';
 import type { MessageRef } from '../inboxRef';
-import { buildViewState } from '../../webview-ui/viewState';
+import { buildViewContent } from '../../webview-ui/viewContent';
 import { viewHtml } from './html';
 import { describeLoadError, isCancelled, type LoadedMessage, loadMessage } from './load';
 import { PanelRegistry } from './registry';
@@ -205,7 +205,7 @@ class MessagePanel {
   private deps: MessagePanelDeps;
   private ready = false;
   private lastPosted: HostMessage | undefined;
-  private state: ViewState | undefined;
+  private state: ViewContent | undefined;
   private loaded: LoadedMessage | undefined;
   private abort: AbortController | undefined;
   private disposed = false;
@@ -344,12 +344,12 @@ class MessagePanel {
     }
   }
 
-  /** Builds the view state from what was loaded and posts it (again after "Load remote images"). */
+  /** Builds the view content from what was loaded and posts it (again after "Load remote images"). */
   private rerender(): void {
     if (!this.loaded) return;
     this.setHtml();
     const { message, attachments, raw, notes, inline } = this.loaded;
-    this.state = buildViewState({ domain: this.ref.domain, message, attachments, raw, notes, allowRemoteImages: this.remoteAllowed(), themeSimpleMail: this.deps.themeSimpleMail === true, inlineImages: inline });
+    this.state = buildViewContent({ domain: this.ref.domain, message, attachments, raw, notes, allowRemoteImages: this.remoteAllowed(), themeSimpleMail: this.deps.themeSimpleMail === true, inlineImages: inline });
     // The tab's title is the editor's chrome: plain text, no bidi override, cut.
     this.panel.title = plainText(this.state.kind === 'sms' || message.subject ? viewTitle(this.state) : this.ref.id);
     this.post({ type: 'render', state: this.state });

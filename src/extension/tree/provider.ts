@@ -12,7 +12,7 @@ import { type DomainNode, domainRowId, type InboxModel, type InboxNode, inboxRow
 import { connectionActions, present, type Presentation } from './present';
 import { RefreshPacer } from './refreshPacer';
 
-/** The phase the tree shows (its `testInbox.state` context key): the connection's, as the welcome views and menus read it. Not the message view's ViewState. */
+/** The phase the tree shows (its `testInbox.state` context key): the connection's, as the welcome views and menus read it. Not the message view's ViewContent (the debug state's `viewState` is this phase). */
 type TreePhase = 'idle' | 'starting' | 'ready' | 'noToken' | 'stopped' | 'detached' | 'unreachable' | 'failed';
 
 /** Errors that mean "the server is not there": shown as the unreachable state. */

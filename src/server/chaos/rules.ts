@@ -15,6 +15,7 @@ import { parseDuration } from '../../core/duration';
 import { normalizeInbox, splitAddress } from '../../core/ids';
 import { type ChaosRuleInfo, MAX_CHAOS_DELAY_MS } from '../../core/wire';
 import { CHAOS_SURFACES, type ChaosFault, type ChaosMatch, type ChaosRule, type ChaosSurface, type SharedChaosRules, SMTP_STAGES, type SmtpStage } from '../store/sharedChaos';
+import { codedError, type CodedError } from '../../core/errors';
 
 export { CHAOS_SURFACES, type ChaosFault, type ChaosMatch, type ChaosRule, type ChaosSurface, type SharedChaosRules, SMTP_STAGES, type SmtpStage };
 
@@ -47,22 +48,13 @@ export interface ChaosContext {
 export type ChaosRuleInput = Record<string, unknown>;
 
 /** Why a rule was refused: the field and what is wrong, in words. */
-export class ChaosRuleError extends Error {
-  readonly code = 'bad_input';
-  constructor(message: string) {
-    super(message);
-    this.name = 'ChaosRuleError';
-  }
-
-  static is(e: unknown): e is ChaosRuleError {
-    return e instanceof ChaosRuleError;
-  }
-}
+export const ChaosRuleError = codedError<'bad_input'>('ChaosRuleError');
+export type ChaosRuleError = CodedError<'bad_input'>;
 
 const HTTP_SURFACES: ReadonlySet<ChaosSurface> = new Set(['resend', 'sendgrid', 'postmark', 'mailgun', 'ses', 'twilio', 'verify', 'mailosaur']);
 
 function fail(message: string): never {
-  throw new ChaosRuleError(message);
+  throw new ChaosRuleError('bad_input', message);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -378,7 +370,7 @@ export class ChaosRules {
       try {
         return this.parse(r, this.idOf(this.nextId + i), now);
       } catch (e) {
-        throw new ChaosRuleError(`rule ${i + 1}: ${(e as Error).message}`);
+        throw new ChaosRuleError('bad_input', `rule ${i + 1}: ${(e as Error).message}`);
       }
     });
     this.nextId += parsed.length;

@@ -6,6 +6,7 @@
 //   compared with crypto.timingSafeEqual, so neither content nor length leaks through timing.
 // - Host header (DNS rebinding): loopback names with any port, plus configured extra hosts.
 import { hash, timingSafeEqual } from 'node:crypto';
+import { codedError, type CodedError } from '../../core/errors';
 
 function digest(value: string): Buffer {
   return hash('sha256', value, 'buffer');
@@ -14,17 +15,8 @@ function digest(value: string): Buffer {
 type AuthErrorCode = 'empty_token' | 'same_tokens';
 
 /** A misconfiguration of the tokens, thrown when the API is created. */
-export class AuthConfigError extends Error {
-  readonly code: AuthErrorCode;
-  constructor(code: AuthErrorCode, message: string) {
-    super(message);
-    this.name = 'AuthConfigError';
-    this.code = code;
-  }
-  static is(err: unknown): err is AuthConfigError {
-    return err instanceof AuthConfigError;
-  }
-}
+export const AuthConfigError = codedError<AuthErrorCode>('AuthConfigError');
+export type AuthConfigError = CodedError<AuthErrorCode>;
 
 /** Holds the digest of one secret token; never keeps or logs the token itself. */
 export class TokenCheck {

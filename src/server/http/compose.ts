@@ -17,6 +17,7 @@ import type MimeNode from 'nodemailer/lib/mime-node';
 import * as qp from 'nodemailer/lib/qp';
 import type { MessageSource } from '../store/types';
 import { NO_SUBJECT } from '../../core/title';
+import { codedError, type CodedError } from '../../core/errors';
 
 /** Header lines are folded to this length (RFC 5322 2.1.1 recommends at most 78 characters). */
 const HEADER_LINE_LENGTH = 76;
@@ -28,17 +29,8 @@ const ENCODED_WORD_LENGTH = 52;
 type ComposeErrorCode = 'bad_from';
 
 /** A payload that cannot become a message; the HTTP layer answers 400 with the message. */
-export class ComposeError extends Error {
-  readonly code: ComposeErrorCode;
-  constructor(code: ComposeErrorCode, message: string) {
-    super(message);
-    this.name = 'ComposeError';
-    this.code = code;
-  }
-  static is(err: unknown): err is ComposeError {
-    return err instanceof ComposeError;
-  }
-}
+export const ComposeError = codedError<ComposeErrorCode>('ComposeError');
+export type ComposeError = CodedError<ComposeErrorCode>;
 
 interface ComposeInput {
   from?: string;

@@ -1,5 +1,6 @@
 // Typed errors of the HTTP API. Each carries the HTTP status and a `code`; the message
 // names the problem and goes to the client as `{"status":"error","message":…}`.
+import { codedError } from '../../core/errors';
 
 type HttpErrorCode =
   | 'bad_request'
@@ -20,22 +21,15 @@ type HttpErrorCode =
   | 'insufficient_storage'
   | 'internal';
 
-export class HttpError extends Error {
+export class HttpError extends codedError<HttpErrorCode>('HttpError') {
   readonly status: number;
-  readonly code: HttpErrorCode;
   /** Extra response headers, e.g. `Allow` on 405. */
   readonly headers?: Record<string, string>;
 
   constructor(status: number, code: HttpErrorCode, message: string, headers?: Record<string, string>) {
-    super(message);
-    this.name = 'HttpError';
+    super(code, message);
     this.status = status;
-    this.code = code;
     this.headers = headers;
-  }
-
-  static is(err: unknown, code?: HttpErrorCode): err is HttpError {
-    return err instanceof HttpError && (code === undefined || err.code === code);
   }
 }
 

@@ -6,25 +6,20 @@
 // twilio/errors.ts); its `Retry-After` is added here, once.
 import type http from 'node:http';
 import type { ChaosContext, ChaosFault, ChaosRules, ChaosSurface } from '../chaos/rules';
+import { codedError } from '../../core/errors';
 
 /** A fault rule's HTTP answer: its status, `Retry-After` and (Twilio, Verify) the Twilio error code. */
-export class InjectedFailure extends Error {
-  readonly code = 'injected';
+export class InjectedFailure extends codedError<'injected'>('InjectedFailure') {
   readonly status: number;
   readonly twilioCode?: number;
   /** `Retry-After`, when the rule gives one. */
   readonly headers: Record<string, string>;
 
   constructor(status: number, message: string, fault: Pick<ChaosFault, 'retryAfterSeconds' | 'twilioCode'> = {}) {
-    super(message);
-    this.name = 'InjectedFailure';
+    super('injected', message);
     this.status = status;
     if (fault.twilioCode !== undefined) this.twilioCode = fault.twilioCode;
     this.headers = fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
-  }
-
-  static is(err: unknown): err is InjectedFailure {
-    return err instanceof InjectedFailure;
   }
 }
 

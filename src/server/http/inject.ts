@@ -5,7 +5,7 @@
 // response shapes it always sees; the exchange ends (its `close`) when the response is sent, or
 // when the caller aborts or stops reading, which ends a long-poll or a stream as a client that
 // goes away does. Made only by the authenticated /mcp handler (mcp.ts), which passes the entry
-// into the router after its auth step (index.ts #afterAuth): no Host check, no second token
+// into the router after its auth step (httpApi.ts #afterAuth): no Host check, no second token
 // check, no connection.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable, Writable } from 'node:stream';

@@ -44,7 +44,7 @@ interface McpRouteOptions {
   budget: ByteBudget;
   /** The domain `private` stands for on this server (its --domain). */
   defaultDomain: string;
-  /** The in-process transport (inject.ts, index.ts inProcessFetch) the tools' API calls run through, after the auth step this request passed. */
+  /** The in-process transport (inject.ts, httpApi.ts inProcessFetch) the tools' API calls run through, after the auth step this request passed. */
   inProcess: typeof fetch;
 }
 

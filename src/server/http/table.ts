@@ -1,5 +1,5 @@
 // The router's table: every route the HTTP server answers, each with the credential that gates
-// it and what it may cost a client that has proven nothing. index.ts dispatches by this table
+// it and what it may cost a client that has proven nothing. httpApi.ts dispatches by this table
 // alone (classify() names the entry a request reaches, and the entry's declaration is what the
 // body reader enforces, exchange.ts), and test/server/route-caps.test.ts walks it: a route added
 // here without its caps fails that test, and one added elsewhere is not reachable.
@@ -162,7 +162,7 @@ export function classify(url: ParsedUrl): Classified {
   }
   const mailosaur = matchMailosaurRoute(s);
   if (mailosaur) return { name: MAILOSAUR_NAMES[mailosaur.kind], kind: 'mailosaur', route: mailosaur };
-  // The drop-in APIs' paths (compat/routes.ts): answered only with --compat, 404 otherwise (index.ts).
+  // The drop-in APIs' paths (compat/routes.ts): answered only with --compat, 404 otherwise (httpApi.ts).
   const compat = matchCompatRoute(s, url.query);
   if (compat) return { name: COMPAT_NAMES[compat.kind], kind: 'compat', route: compat };
   const route = matchRoute(s);

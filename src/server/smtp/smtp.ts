@@ -129,37 +129,77 @@ function watchGreetings(conn: ServerConnection, chaos: ChaosRules, faultAt: (ses
   }
 }
 
-export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
-  const { store } = options;
+/** The limits of one server, checked once: a bad value is a RangeError at creation. */
+interface SmtpLimits {
+  maxBytes: number;
+  maxRecipients: number;
+  maxConnections: number;
+}
+
+function smtpLimits(options: SmtpServerOptions): SmtpLimits {
   const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   if (!Number.isInteger(maxBytes) || maxBytes <= 0) throw new RangeError(`maxMessageBytes must be a positive whole number, got ${String(maxBytes)}`);
   const maxRecipients = options.maxRecipients ?? DEFAULT_MAX_RECIPIENTS;
   if (!Number.isSafeInteger(maxRecipients) || maxRecipients < 1) throw new RangeError(`maxRecipients must be a whole number >= 1, got ${String(maxRecipients)}`);
   const maxConnections = options.maxConnections ?? DEFAULT_MAX_SMTP_CONNECTIONS;
   if (!Number.isSafeInteger(maxConnections) || maxConnections < 1) throw new RangeError(`maxConnections must be a whole number >= 1, got ${String(maxConnections)}`);
-  const budget = options.budget ?? new ByteBudget();
-  let spoolDir = options.spoolDir;
-  let ownSpoolDir: string | undefined;
-  const log = options.log ?? (() => undefined);
-  const deliveries = new Set<Promise<unknown>>();
-  let boundPort: number | undefined;
+  return { maxBytes, maxRecipients, maxConnections };
+}
+
+/** What the parts of one SMTP server share: its options, limits and the state of its connections and deliveries. */
+interface SmtpState {
+  options: SmtpServerOptions;
+  limits: SmtpLimits;
+  budget: ByteBudget;
+  log: (level: LogLevel, msg: string) => void;
+  /** Where bodies are spooled; set at start when the options give none (ownSpoolDir, removed at stop). */
+  spoolDir: string | undefined;
+  ownSpoolDir?: string;
+  /** Deliveries in progress: stop waits for them. */
+  deliveries: Set<Promise<unknown>>;
   /** Sessions let in (under the cap), until they close; shared by the listeners that share the cap. */
-  const admitted = options.admitted ?? new Set<string>();
+  admitted: Set<string>;
   /**
    * Open sockets by session id, so a refused session's socket can be cut if its client lingers,
    * and a fault's drop or delay finds its connection. Not by address: smtp-server rewrites the
    * session's (an IPv4 client of a dual-stack `::` bind loses its `::ffff:`).
    */
-  const sockets = new Map<string, Socket>();
-
-  const chaos = options.chaos;
-  const security = securityOptions(options.security ?? {});
+  sockets: Map<string, Socket>;
   /** Timers of faults' delays, cleared when their connection closes or the server stops. */
-  const delays = new Set<NodeJS.Timeout>();
+  delays: Set<NodeJS.Timeout>;
+}
+
+/** The fault rules as they apply to sessions: the one evaluation at a stage, a delay that ends with its connection, a drop. */
+interface SmtpFaults {
+  faultAt(stage: SmtpStage, session: SMTPServerSession, ctx: () => Omit<ChaosContext, 'stage' | 'client'>, refuse: (err: SmtpReplyError) => void, proceed: () => void): boolean;
+  later(session: SMTPServerSession, ms: number, then: () => void): void;
+  drop(session: SMTPServerSession): void;
+}
+
+function smtpFaults(state: SmtpState): SmtpFaults {
+  const { sockets, delays } = state;
+  const chaos = state.options.chaos;
 
   /** Cuts a session's connection with no reply (a fault's drop). */
   function drop(session: SMTPServerSession): void {
     sockets.get(session.id)?.destroy();
+  }
+
+  /** Runs `then` after `ms` unless the session's connection closes first. */
+  function later(session: SMTPServerSession, ms: number, then: () => void): void {
+    if (ms <= 0) return then();
+    const socket = sockets.get(session.id);
+    const timer = setTimeout(() => {
+      delays.delete(timer);
+      socket?.off('close', cancel);
+      then();
+    }, ms);
+    delays.add(timer);
+    const cancel = (): void => {
+      clearTimeout(timer);
+      delays.delete(timer);
+    };
+    socket?.once('close', cancel);
   }
 
   /**
@@ -187,6 +227,109 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
     return true;
   }
 
+  return { faultAt, later, drop };
+}
+
+/**
+ * The one mapping of a failure to take a message to its SMTP reply, wherever it happened
+ * (receiving, spooling, storing): a full disk is 452 4.3.1 (RFC 3463 "mail system full", the
+ * sender retries once there is room), a refused recipient 550, anything else 451 4.3.0.
+ */
+function replyOf(e: unknown, what: string, log: SmtpState['log']): SmtpReplyError {
+  if (typeof (e as Partial<SmtpReplyError>).responseCode === 'number') return e as SmtpReplyError;
+  if (StoreError.is(e, 'bad_target')) return reply(550, `5.1.3 ${e.message}`);
+  if (StoreError.is(e, 'full')) {
+    log('warn', `smtp: ${what}: ${e.message}`);
+    return reply(452, `4.3.1 ${e.message}`);
+  }
+  // A folder of the inbox is a symlink: refused, with the reason, until the data dir is mended.
+  if (StoreError.is(e, 'unsafe')) {
+    log('error', `smtp: ${what}: ${e.message}`);
+    return reply(451, `4.3.0 ${e.message}`);
+  }
+  if (BudgetError.is(e, 'CLOSED')) return reply(451, '4.3.2 the server is stopping, try again later');
+  log(StoreError.is(e) ? 'error' : 'warn', `smtp: ${what}: ${(e as Error).message}`);
+  return reply(451, '4.3.0 could not store the message, try again later');
+}
+
+/** Streams the body into a spool sink (spool.ts), then stores it; resolves the reply text or rejects with an SMTP reply. */
+async function receive(state: SmtpState, stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
+  const { maxBytes } = state.limits;
+  const { store, delayed } = state.options;
+  const log = state.log;
+  const sink = new SpoolingSink({ budget: state.budget, dir: state.spoolDir!, maxBytes });
+  try {
+    await drainInto(stream, sink);
+  } catch (e) {
+    throw replyOf(e, 'reading a message failed', log);
+  }
+  const body = sink.received();
+  try {
+    if (stream.sizeExceeded) throw reply(552, `5.3.4 message exceeds the fixed maximum message size of ${maxBytes} bytes`);
+    const targets: Array<{ domain: string; inbox: string }> = [];
+    for (const rcpt of session.envelope.rcptTo) {
+      const t = recipientTarget(rcpt.address);
+      if (!('problem' in t)) targets.push(t);
+    }
+    let raw: MessageBody;
+    try {
+      // A spooled body stays in its file: the store links it into place (store/types.ts FileBody).
+      raw = await body.body(CODE_SCAN_MAX_BYTES);
+    } catch (e) {
+      throw replyOf(e, 'reading a spooled message failed', log);
+    }
+    try {
+      const due = await delayed?.hold(targets, raw, 'smtp', { sender: senderOf(session) });
+      // Durable now, visible when its delay ends (a delivery fault rule): acknowledged like any message.
+      if (due !== undefined) return `OK: accepted, visible from ${new Date(due).toISOString()} (a delivery fault rule, docs/chaos.md)`;
+      const metas = await store.add(targets, raw, 'smtp');
+      return `${STORED_REPLY_PREFIX} ${metas.map((m) => m.id).join(' ')}`;
+    } catch (e) {
+      throw replyOf(e, 'could not store a message', log);
+    }
+  } finally {
+    await body.dispose();
+  }
+}
+
+/** DATA: the body is received and stored (receive), unless a fault at the `data` stage drops, refuses or delays it. */
+function onData(state: SmtpState, faults: SmtpFaults, stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void): void {
+  const { deliveries } = state;
+  const chaos = state.options.chaos;
+  const deliver = (delayMs = 0): void => {
+    const delivery = receive(state, stream, session).then(
+      (message) => faults.later(session, delayMs, () => callback(null, message)),
+      (e: unknown) => callback(e as Error),
+    );
+    deliveries.add(delivery);
+    void delivery.finally(() => deliveries.delete(delivery));
+  };
+  // A fault at DATA: a drop cuts the connection while the body arrives; a reply comes after
+  // the body, which is read and thrown away (a refused message is not stored); a delay alone
+  // holds back the 250 of a message already stored, as a slow server does.
+  const apply = (fault: ChaosFault | undefined): void => {
+    if (!fault) return deliver();
+    if (fault.drop) {
+      stream.resume();
+      return faults.drop(session);
+    }
+    if (!fault.reply) return deliver(fault.delayMs);
+    const refusal = reply(fault.reply.code, fault.reply.text);
+    stream.on('end', () => faults.later(session, fault.delayMs ?? 0, () => callback(refusal)));
+    stream.resume();
+  };
+  const answer = !chaos || chaos.empty ? undefined : chaos.evaluate('smtp', { stage: 'data', client: session.remoteAddress, sender: senderOf(session), recipients: session.envelope.rcptTo.map((r) => r.address) });
+  // A `times` rule on a team server: the body waits in the socket for the database's claim of its firing.
+  if (answer instanceof Promise) void answer.then(apply, () => deliver());
+  else apply(answer);
+}
+
+/** smtp-server with this server's hooks: the connection cap, AUTH, the recipient rules, DATA, and the fault rules at every stage. */
+function smtpServer(state: SmtpState, faults: SmtpFaults): SMTPServer {
+  const { admitted, sockets } = state;
+  const { maxBytes, maxRecipients, maxConnections } = state.limits;
+  const { faultAt } = faults;
+  const security = securityOptions(state.options.security ?? {});
   const server = new SMTPServer({
     banner: 'Test Inbox',
     size: maxBytes,
@@ -221,142 +364,67 @@ export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
       if ('problem' in target) return callback(reply(550, `5.1.3 ${target.problem}`));
       if (!faultAt('rcpt', session, () => ({ sender: senderOf(session), recipients: [address.address] }), callback, () => callback())) callback();
     },
-    onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) {
-      const deliver = (delayMs = 0): void => {
-        const delivery = receive(stream, session).then(
-          (message) => later(session, delayMs, () => callback(null, message)),
-          (e: unknown) => callback(e as Error),
-        );
-        deliveries.add(delivery);
-        void delivery.finally(() => deliveries.delete(delivery));
-      };
-      // A fault at DATA: a drop cuts the connection while the body arrives; a reply comes after
-      // the body, which is read and thrown away (a refused message is not stored); a delay alone
-      // holds back the 250 of a message already stored, as a slow server does.
-      const apply = (fault: ChaosFault | undefined): void => {
-        if (!fault) return deliver();
-        if (fault.drop) {
-          stream.resume();
-          return drop(session);
-        }
-        if (!fault.reply) return deliver(fault.delayMs);
-        const refusal = reply(fault.reply.code, fault.reply.text);
-        stream.on('end', () => later(session, fault.delayMs ?? 0, () => callback(refusal)));
-        stream.resume();
-      };
-      const answer = !chaos || chaos.empty ? undefined : chaos.evaluate('smtp', { stage: 'data', client: session.remoteAddress, sender: senderOf(session), recipients: session.envelope.rcptTo.map((r) => r.address) });
-      // A `times` rule on a team server: the body waits in the socket for the database's claim of its firing.
-      if (answer instanceof Promise) void answer.then(apply, () => deliver());
-      else apply(answer);
-    },
+    onData: (stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) => onData(state, faults, stream, session, callback),
   });
+  const chaos = state.options.chaos;
   onEachConnection(server, (conn) => {
     const { id, _socket: socket } = conn;
     sockets.set(id, socket);
     socket.once('close', () => sockets.delete(id));
     if (chaos) watchGreetings(conn, chaos, (session, refuse, proceed) => faultAt('ehlo', session, () => ({}), refuse, proceed));
   });
+  return server;
+}
 
-  /** Runs `then` after `ms` unless the session's connection closes first. */
-  function later(session: SMTPServerSession, ms: number, then: () => void): void {
-    if (ms <= 0) return then();
-    const socket = sockets.get(session.id);
-    const timer = setTimeout(() => {
-      delays.delete(timer);
-      socket?.off('close', cancel);
-      then();
-    }, ms);
-    delays.add(timer);
-    const cancel = (): void => {
-      clearTimeout(timer);
-      delays.delete(timer);
-    };
-    socket?.once('close', cancel);
-  }
+/** Listens (making a private spool folder when none was given); resolves the bound address. */
+async function startListening(state: SmtpState, server: SMTPServer): Promise<{ host: string; port: number }> {
+  const { options, log } = state;
+  if (state.spoolDir === undefined) state.spoolDir = state.ownSpoolDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-spool-'));
+  return new Promise((resolve, reject) => {
+    const onError = (e: Error): void => reject(e);
+    server.once('error', onError);
+    server.listen(options.port, options.host, () => {
+      server.off('error', onError);
+      server.on('error', (e: Error) => log('warn', `smtp: ${e.message}`));
+      const addr = server.server.address();
+      const port = typeof addr === 'object' && addr ? addr.port : options.port;
+      resolve({ host: options.host, port });
+    });
+  });
+}
 
-  /** Streams the body into a spool sink (spool.ts), then stores it; resolves the reply text or rejects with an SMTP reply. */
-  async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
-    const sink = new SpoolingSink({ budget, dir: spoolDir!, maxBytes });
-    try {
-      await drainInto(stream, sink);
-    } catch (e) {
-      throw replyOf(e, 'reading a message failed');
-    }
-    const body = sink.received();
-    try {
-      if (stream.sizeExceeded) throw reply(552, `5.3.4 message exceeds the fixed maximum message size of ${maxBytes} bytes`);
-      const targets: Array<{ domain: string; inbox: string }> = [];
-      for (const rcpt of session.envelope.rcptTo) {
-        const t = recipientTarget(rcpt.address);
-        if (!('problem' in t)) targets.push(t);
-      }
-      let raw: MessageBody;
-      try {
-        // A spooled body stays in its file: the store links it into place (store/types.ts FileBody).
-        raw = await body.body(CODE_SCAN_MAX_BYTES);
-      } catch (e) {
-        throw replyOf(e, 'reading a spooled message failed');
-      }
-      try {
-        const due = await options.delayed?.hold(targets, raw, 'smtp', { sender: senderOf(session) });
-        // Durable now, visible when its delay ends (a delivery fault rule): acknowledged like any message.
-        if (due !== undefined) return `OK: accepted, visible from ${new Date(due).toISOString()} (a delivery fault rule, docs/chaos.md)`;
-        const metas = await store.add(targets, raw, 'smtp');
-        return `${STORED_REPLY_PREFIX} ${metas.map((m) => m.id).join(' ')}`;
-      } catch (e) {
-        throw replyOf(e, 'could not store a message');
-      }
-    } finally {
-      await body.dispose();
-    }
-  }
+/** Clears the faults' delays, stops listening, waits for the deliveries in progress, removes its own spool folder. */
+async function stopListening(state: SmtpState, server: SMTPServer): Promise<void> {
+  for (const timer of state.delays) clearTimeout(timer);
+  state.delays.clear();
+  if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+  while (state.deliveries.size > 0) await Promise.allSettled([...state.deliveries]);
+  if (state.ownSpoolDir) await fs.rm(state.ownSpoolDir, { recursive: true, force: true });
+}
 
-  /**
-   * The one mapping of a failure to take a message to its SMTP reply, wherever it happened
-   * (receiving, spooling, storing): a full disk is 452 4.3.1 (RFC 3463 "mail system full", the
-   * sender retries once there is room), a refused recipient 550, anything else 451 4.3.0.
-   */
-  function replyOf(e: unknown, what: string): SmtpReplyError {
-    if (typeof (e as Partial<SmtpReplyError>).responseCode === 'number') return e as SmtpReplyError;
-    if (StoreError.is(e, 'bad_target')) return reply(550, `5.1.3 ${e.message}`);
-    if (StoreError.is(e, 'full')) {
-      log('warn', `smtp: ${what}: ${e.message}`);
-      return reply(452, `4.3.1 ${e.message}`);
-    }
-    // A folder of the inbox is a symlink: refused, with the reason, until the data dir is mended.
-    if (StoreError.is(e, 'unsafe')) {
-      log('error', `smtp: ${what}: ${e.message}`);
-      return reply(451, `4.3.0 ${e.message}`);
-    }
-    if (BudgetError.is(e, 'CLOSED')) return reply(451, '4.3.2 the server is stopping, try again later');
-    log(StoreError.is(e) ? 'error' : 'warn', `smtp: ${what}: ${(e as Error).message}`);
-    return reply(451, '4.3.0 could not store the message, try again later');
-  }
-
+export function createSmtpServer(options: SmtpServerOptions): InboxSmtpServer {
+  const state: SmtpState = {
+    options,
+    limits: smtpLimits(options),
+    budget: options.budget ?? new ByteBudget(),
+    log: options.log ?? (() => undefined),
+    spoolDir: options.spoolDir,
+    deliveries: new Set(),
+    admitted: options.admitted ?? new Set<string>(),
+    sockets: new Map(),
+    delays: new Set(),
+  };
+  const server = smtpServer(state, smtpFaults(state));
+  let boundPort: number | undefined;
   return {
     get port() {
       return boundPort;
     },
     async start() {
-      if (spoolDir === undefined) spoolDir = ownSpoolDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-spool-'));
-      return new Promise((resolve, reject) => {
-        const onError = (e: Error): void => reject(e);
-        server.once('error', onError);
-        server.listen(options.port, options.host, () => {
-          server.off('error', onError);
-          server.on('error', (e: Error) => log('warn', `smtp: ${e.message}`));
-          const addr = server.server.address();
-          boundPort = typeof addr === 'object' && addr ? addr.port : options.port;
-          resolve({ host: options.host, port: boundPort });
-        });
-      });
+      const bound = await startListening(state, server);
+      boundPort = bound.port;
+      return bound;
     },
-    async stop() {
-      for (const timer of delays) clearTimeout(timer);
-      delays.clear();
-      if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
-      while (deliveries.size > 0) await Promise.allSettled([...deliveries]);
-      if (ownSpoolDir) await fs.rm(ownSpoolDir, { recursive: true, force: true });
-    },
+    stop: () => stopListening(state, server),
   };
 }

@@ -1,4 +1,5 @@
 // Typed errors of the message store. Branch on `code`, never on `message`.
+import { codedError, type CodedError } from '../../core/errors';
 
 type StoreErrorCode =
   /** A target domain or inbox name is not acceptable. */
@@ -24,18 +25,8 @@ type StoreErrorCode =
   /** A message with this caller's key (MessageKey) is stored already: nothing was stored. */
   | 'duplicate_key';
 
-export class StoreError extends Error {
-  readonly code: StoreErrorCode;
-  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-    this.name = 'StoreError';
-  }
-
-  static is(e: unknown, code?: StoreErrorCode): e is StoreError {
-    return e instanceof StoreError && (code === undefined || e.code === code);
-  }
-}
+export const StoreError = codedError<StoreErrorCode>('StoreError');
+export type StoreError = CodedError<StoreErrorCode>;
 
 /** The `code` of a Node file-system error (ENOENT, ENOSPC, …), if it has one. */
 export function errnoCode(e: unknown): string | undefined {

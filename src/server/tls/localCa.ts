@@ -15,8 +15,9 @@ import * as path from 'node:path';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { modesApply } from '../../shared/portableFs';
 import { writePrivateFile } from '../../shared/privateFile';
-import { ownershipProblemOf } from '../privateFile';
+import { ownershipProblemOf } from '../serverFiles';
 import { bits, explicit, extension, generalName, integer, oid, OID, octets, pem, seq, set, time, tlv, TRUE, utf8 } from './selfSigned';
+import { codedError, type CodedError } from '../../core/errors';
 
 /** Folder of the CA in the data folder, and its two files. */
 export const CA_DIR = '.compat-ca';
@@ -40,12 +41,9 @@ const EXT = {
   serverAuth: '1.3.6.1.5.5.7.3.1',
 };
 
-export class LocalCaError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'LocalCaError';
-  }
-}
+/** A CA key that Test Inbox refuses to use (one readable by others): its one code. */
+export const LocalCaError = codedError<'ca_key_unsafe'>('LocalCaError');
+export type LocalCaError = CodedError<'ca_key_unsafe'>;
 
 function ecKeyPair(): Promise<{ publicKey: KeyObject; privateKey: KeyObject }> {
   return new Promise((resolve, reject) => {
@@ -161,7 +159,7 @@ export class LocalCa {
     const keyFile = path.join(dir, CA_KEY_FILE);
     const now = Date.now();
     const problem = await keyFileProblem(keyFile);
-    if (problem !== undefined) throw new LocalCaError(`the compat CA key ${keyFile} ${problem}; Test Inbox refuses it (as ssh refuses such a key): remove the folder ${dir} and start again to make a new CA`);
+    if (problem !== undefined) throw new LocalCaError('ca_key_unsafe', `the compat CA key ${keyFile} ${problem}; Test Inbox refuses it (as ssh refuses such a key): remove the folder ${dir} and start again to make a new CA`);
     let why = 'there is none yet';
     try {
       const [certPem, keyPem] = await Promise.all([fs.readFile(certFile, 'utf8'), fs.readFile(keyFile, 'utf8')]);

@@ -12,6 +12,7 @@ import { isWildcardHost } from '../../core/urls';
 import { SMTP_TLS_CERT_FILE, SMTP_TLS_DIR, SMTP_TLS_KEY_FILE } from '../../shared/contract';
 import { writePrivateFile } from '../../shared/privateFile';
 import { createSelfSigned, isCertificateName } from './selfSigned';
+import { codedError, type CodedError } from '../../core/errors';
 
 /**
  * 825 days: the longest validity Apple's platforms accept for a TLS server certificate, so
@@ -31,18 +32,8 @@ const CERT_FILE_MODE = 0o644;
 type SmtpTlsErrorCode = 'tls_files' | 'tls_io';
 
 /** A certificate or key that cannot be used, with what to do about it. */
-export class SmtpTlsError extends Error {
-  readonly code: SmtpTlsErrorCode;
-  constructor(code: SmtpTlsErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-    this.name = 'SmtpTlsError';
-  }
-
-  static is(e: unknown, code?: SmtpTlsErrorCode): e is SmtpTlsError {
-    return e instanceof SmtpTlsError && (code === undefined || e.code === code);
-  }
-}
+export const SmtpTlsError = codedError<SmtpTlsErrorCode>('SmtpTlsError');
+export type SmtpTlsError = CodedError<SmtpTlsErrorCode>;
 
 export interface SmtpTlsMaterial {
   /** PEM certificate (a chain when the user's file holds one). */

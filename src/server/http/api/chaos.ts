@@ -6,7 +6,7 @@
 //   POST   /api/v2/chaos/rules       adds one rule, answers its id
 //   GET    /api/v2/chaos/rules/{id}  one rule
 //   DELETE /api/v2/chaos/rules/{id}  removes it
-// index.ts reaches this only after the API token's check: neither the web UI's session routes
+// httpApi.ts reaches this only after the API token's check: neither the web UI's session routes
 // nor /mcp's in-process calls come here (its tools stay read-only).
 import { canStillFire, ChaosRuleError, type ChaosRules, ruleView } from '../../chaos/rules';
 import { parseJsonObject, parseJsonObjectOrArray, readBody, requireJson, type BodyLimits } from '../body';

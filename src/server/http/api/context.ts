@@ -1,5 +1,5 @@
 // What every resource handler of the HTTP API shares: the store, the stream hub, the
-// configuration checked once by the composition in ../index.ts, and the request-input readers
+// configuration checked once by the composition in ../httpApi.ts, and the request-input readers
 // (each throws a 400 HttpError naming the problem). Route table in docs/api.md.
 import type http from 'node:http';
 import { ALL_INBOXES, PRIVATE_DOMAIN, domainProblem, inboxNameProblem, inboxOfName, normalizeInbox, parseMessageId } from '../../../core/ids';

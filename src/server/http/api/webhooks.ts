@@ -9,7 +9,7 @@ import { FormError, type FormFields, field, isForm, parseForm } from '../twilio/
 import { SIGNATURE_HEADER, verifyBodySignature, verifySignature } from '../twilio/signature';
 import { addressProblem, MAX_BODY_CHARS } from '../twilio/api';
 import { StoreError } from '../../store/errors';
-import { ACCOUNT_SID_RE, MESSAGE_SID_RE, newMessageSid } from '../twilio/store';
+import { ACCOUNT_SID_RE, MESSAGE_SID_RE, newMessageSid } from '../twilio/sidIndex';
 import { phoneDigits, smsSubject } from '../../../core/sms';
 import { isPhoneInbox, splitAddress } from '../../../core/ids';
 import type { Route } from '../routes';

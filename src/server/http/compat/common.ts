@@ -8,6 +8,7 @@ import type { ApiContext } from '../api/context';
 import { PARSE_COST, readHeld } from '../api/read';
 import { runSearch } from '../api/search';
 import type { TokenCheck } from '../auth';
+import { codedError } from '../../../core/errors';
 import type { CompatParsed } from '../../mime/compatParse';
 import type { ReadMarks } from './reads';
 import { storeIdOf } from './ids';
@@ -26,18 +27,19 @@ export interface CompatDeps {
   readonly version: string;
 }
 
-/** A drop-in API's error: its status, a plain-text body (empty: none, for MailHog's clients), and headers. */
-export class CompatError extends Error {
+/** The codes of a drop-in API's errors: one per status it answers. */
+type CompatErrorCode = 'bad_request' | 'unauthorized' | 'not_found' | 'method_not_allowed';
+
+const COMPAT_CODES: Record<number, CompatErrorCode> = { 400: 'bad_request', 401: 'unauthorized', 404: 'not_found', 405: 'method_not_allowed' };
+
+/** A drop-in API's error: its status, a plain-text body (empty: none, for MailHog's clients), and headers. Its code follows from its status. */
+export class CompatError extends codedError<CompatErrorCode>('CompatError') {
   constructor(
-    readonly status: number,
+    readonly status: 400 | 401 | 404 | 405,
     message: string,
     readonly headers: Record<string, string> = {},
   ) {
-    super(message);
-  }
-
-  static is(e: unknown): e is CompatError {
-    return e instanceof CompatError;
+    super(COMPAT_CODES[status], message);
   }
 }
 

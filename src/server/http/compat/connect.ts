@@ -1,10 +1,10 @@
 // The CONNECT proxy of `--compat` (docs/compat.md "Mailosaur"): `CONNECT <host>:443` for exactly
 // the hosts of compat/hosts.ts is answered by this server itself, never tunnelled anywhere: the
 // TLS is terminated here with a leaf certificate of the local CA (tls/localCa.ts), and the
-// decrypted stream is handed to the same HTTP server (http/index.ts), where the tunnel's target
+// decrypted stream is handed to the same HTTP server (http/httpApi.ts), where the tunnel's target
 // selects the emulated API. Any other target, or any other port: 403.
 // - The TLS client must ask for the target by SNI (a handshake naming another host fails, one
-//   naming none is closed), and the Host inside must be the target too (http/index.ts, 421).
+//   naming none is closed), and the Host inside must be the target too (http/httpApi.ts, 421).
 // - The tunnel is the one connection it arrived on under the HTTP connection cap; its handshake
 //   must finish within the header timeout; once open, the HTTP server's timeouts apply.
 import type { IncomingMessage } from 'node:http';
@@ -17,7 +17,7 @@ export interface TunnelDeps {
   ca: LocalCa;
   /** The handshake must finish within this (the HTTP server's header timeout). */
   handshakeTimeoutMs: number;
-  /** Answers on the raw socket and closes it (http/index.ts rawJsonReply). */
+  /** Answers on the raw socket and closes it (http/httpApi.ts rawJsonReply). */
   refuse(socket: Socket, status: string, message: string): void;
   /** Hands the decrypted stream of an open tunnel to the HTTP server. */
   serve(tls: TLSSocket, target: string): void;

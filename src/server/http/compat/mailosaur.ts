@@ -79,7 +79,7 @@ function sendMailosaurError(res: Res, err: HttpError): void {
 export interface MailosaurDeps {
   readonly ctx: ApiContext;
   readonly apiToken: TokenCheck;
-  /** Any error as the API's HttpError (index.ts maps store and budget errors). */
+  /** Any error as the API's HttpError (httpApi.ts maps store and budget errors). */
   readonly toHttpError: (what: string, err: unknown) => HttpError;
 }
 

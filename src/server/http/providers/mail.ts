@@ -22,6 +22,7 @@ import type { DelayedDeliveries } from '../../chaos/delayed';
 import { API_HEADER, type OutgoingMail, ownFieldLines, PROVIDER_ID_HEADER } from '../../mime/outgoing';
 import { parseMailbox } from './fields';
 import { parseIndexedHeaders } from '../../store/headers';
+import { codedError, type CodedError } from '../../../core/errors';
 
 export { API_HEADER, type Mailbox, type OutgoingAttachment, type OutgoingMail, PROVIDER_ID_HEADER } from '../../mime/outgoing';
 /** Set on a message the provider would not have delivered (SendGrid sandbox_mode, Mailgun o:testmode). */
@@ -42,18 +43,11 @@ interface OutgoingRaw {
   meta?: Array<[string, string]>;
 }
 
+type MailRefusalCode = 'too_large' | 'bad_recipient' | 'no_recipient';
+
 /** Why a message cannot be stored: the route answers it in its provider's shape. */
-export class MailRefusal extends Error {
-  readonly code: 'too_large' | 'bad_recipient' | 'no_recipient';
-  constructor(code: MailRefusal['code'], message: string) {
-    super(message);
-    this.name = 'MailRefusal';
-    this.code = code;
-  }
-  static is(err: unknown, code?: MailRefusal['code']): err is MailRefusal {
-    return err instanceof MailRefusal && (code === undefined || err.code === code);
-  }
-}
+export const MailRefusal = codedError<MailRefusalCode>('MailRefusal');
+export type MailRefusal = CodedError<MailRefusalCode>;
 
 export interface MailStoreOptions {
   store: Store;

@@ -2,6 +2,7 @@
 // body already held within the byte budget. A body busboy cannot read is a MultipartError.
 import type { IncomingHttpHeaders } from 'node:http';
 import busboy from 'busboy';
+import { codedError, type CodedError } from '../../../core/errors';
 
 interface FormFile {
   field: string;
@@ -16,15 +17,9 @@ export interface ParsedForm {
   files: FormFile[];
 }
 
-export class MultipartError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'MultipartError';
-  }
-  static is(err: unknown): err is MultipartError {
-    return err instanceof MultipartError;
-  }
-}
+/** A body busboy cannot read, or one past its limits: its one code. */
+export const MultipartError = codedError<'bad_form'>('MultipartError');
+export type MultipartError = CodedError<'bad_form'>;
 
 /** Fields and files of one form; more is not a mail. */
 const LIMITS = { fields: 10_000, files: 1_000, parts: 11_000, fieldSize: 25 * 1024 * 1024, fieldNameSize: 1024 };
@@ -35,13 +30,13 @@ export function parseFormBody(headers: IncomingHttpHeaders, body: Buffer): Promi
     try {
       bb = busboy({ headers, limits: LIMITS, defParamCharset: 'utf8' });
     } catch (e) {
-      reject(new MultipartError((e as Error).message));
+      reject(new MultipartError('bad_form', (e as Error).message));
       return;
     }
     const out: ParsedForm = { fields: [], files: [] };
     let failed: MultipartError | undefined;
     const failWith = (message: string): void => {
-      failed ??= new MultipartError(message);
+      failed ??= new MultipartError('bad_form', message);
     };
     bb.on('field', (name, value, info) => {
       if (info.valueTruncated || info.nameTruncated) failWith(`the field ${JSON.stringify(name.slice(0, 60))} is too large`);
@@ -56,7 +51,7 @@ export function parseFormBody(headers: IncomingHttpHeaders, body: Buffer): Promi
     bb.on('fieldsLimit', () => failWith('the form has too many fields'));
     bb.on('filesLimit', () => failWith('the form has too many files'));
     bb.on('partsLimit', () => failWith('the form has too many parts'));
-    bb.on('error', (e: Error) => reject(new MultipartError(e.message)));
+    bb.on('error', (e: Error) => reject(new MultipartError('bad_form', e.message)));
     bb.on('close', () => (failed ? reject(failed) : resolve(out)));
     bb.end(body);
   });

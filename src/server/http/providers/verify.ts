@@ -20,7 +20,7 @@ import { checkToken } from '../auth';
 import { TWILIO_ERROR, twilioCodeOf, type TwilioErrorBody } from '../twilio/errors';
 import { requestFault } from '../fault';
 import { FormError, type FormFields, field, parseForm } from '../twilio/form';
-import { ACCOUNT_SID_RE } from '../twilio/store';
+import { ACCOUNT_SID_RE } from '../twilio/sidIndex';
 import type { FailureKind, ProviderApiModule, ProviderContext } from './context';
 import { ProviderError } from './context';
 import { parseMailbox } from './fields';

@@ -20,7 +20,7 @@ import { StoreError } from '../../store/errors';
 import { TWILIO_API_PREFIX } from '../../../shared/contract';
 import { TWILIO_ERROR, TwilioApiError } from './errors';
 import { FormError, type FormFields, field, isForm, parseForm } from './form';
-import { ACCOUNT_SID_RE, SERVICE_SID_RE, type TwilioMessages, type TwilioRecord, newMessageSid } from './store';
+import { ACCOUNT_SID_RE, SERVICE_SID_RE, type TwilioSidIndex, type TwilioRecord, newMessageSid } from './sidIndex';
 
 /** Twilio's limit on a message body, in characters. */
 export const MAX_BODY_CHARS = 1600;
@@ -35,7 +35,7 @@ const DAY_MS = 24 * 3600 * 1000;
 const API_VERSION = '2010-04-01';
 
 export interface TwilioContext {
-  messages: TwilioMessages;
+  messages: TwilioSidIndex;
   /** Undefined: no Twilio auth token is configured and every request is refused. */
   authToken?: TokenCheck;
   defaultDomain: string;
@@ -216,7 +216,7 @@ async function list(ctx: TwilioContext, res: http.ServerResponse, accountSid: st
     const d = readDay(name, v);
     filters.push((r) => test(r.time, d));
   }
-  // Built in slices that yield (TwilioMessages.list), and no further once the client has left.
+  // Built in slices that yield (TwilioSidIndex.list), and no further once the client has left.
   const left = new AbortController();
   const leave = (): void => left.abort();
   res.once('close', leave);

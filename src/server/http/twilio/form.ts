@@ -2,6 +2,7 @@
 // Twilio's inbound webhook send them. A body that is not a form (bad percent-encoding, bytes
 // that are not UTF-8) is refused rather than guessed at.
 import type { IncomingMessage } from 'node:http';
+import { codedError, type CodedError } from '../../../core/errors';
 
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
@@ -10,17 +11,8 @@ export type FormFields = Array<[string, string]>;
 
 type FormErrorCode = 'not_form' | 'bad_encoding';
 
-export class FormError extends Error {
-  readonly code: FormErrorCode;
-  constructor(code: FormErrorCode, message: string) {
-    super(message);
-    this.name = 'FormError';
-    this.code = code;
-  }
-  static is(err: unknown, code?: FormErrorCode): err is FormError {
-    return err instanceof FormError && (code === undefined || err.code === code);
-  }
-}
+export const FormError = codedError<FormErrorCode>('FormError');
+export type FormError = CodedError<FormErrorCode>;
 
 /** True when the request says its body is a URL-encoded form. */
 export function isForm(req: IncomingMessage): boolean {

@@ -8,7 +8,7 @@
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { ownershipProblemOf } from '../../privateFile';
+import { ownershipProblemOf } from '../../serverFiles';
 import { PRIVATE_FILE_MODE } from '../../../shared/privateFile';
 import { retryBusy } from '../../../shared/portableFs';
 import { LOCK_FILE, LOCK_HEARTBEAT_MS, lockHolderLive, processAlive, readLockHolder, TOKENS_FILE } from '../../../shared/contract';

@@ -38,7 +38,7 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
   {
     // A caller's key of a message (a Twilio Message SID) and the scope that lists it (its
     // Account SID), so every process finds an SMS by SID. SMS stored before carry them in
-    // their header fields (twilio/store.ts), read here from the first 8 KB of the raw bytes.
+    // their header fields (http/twilio/sidIndex.ts), read here from the first 8 KB of the raw bytes.
     version: 2,
     name: 'message keys',
     sql: `

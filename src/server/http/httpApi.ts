@@ -47,7 +47,7 @@ import { tokenSeparationProblem, TWILIO_API_PREFIX } from '../../shared/contract
 import { type TwilioContext, handleTwilio } from './twilio/api';
 import { TwilioApiError, fromHttpError, fromInjected, sendTwilioError } from './twilio/errors';
 import { InjectedFailure } from './fault';
-import { TwilioMessages } from './twilio/store';
+import { TwilioSidIndex } from './twilio/sidIndex';
 import { type Clock, systemClock } from '../clock';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../smtp/smtp';
 import type { ProviderContext } from './providers/context';
@@ -221,7 +221,7 @@ class Api {
     const maxBody = o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     if (!Number.isSafeInteger(maxBody) || maxBody < 1) throw new RangeError(`maxBodyBytes must be a whole number >= 1, got ${String(o.maxBodyBytes)}`);
     this.#hub = new StreamHub(o.store);
-    const messages = new TwilioMessages(o.store, o.delayed);
+    const messages = new TwilioSidIndex(o.store, o.delayed);
     const budget = o.budget ?? new ByteBudget();
     // Without the server's held messages (chaos/delayed.ts) a delivery rule would do nothing: refused.
     this.#chaos = o.chaos ?? new ChaosRules(o.clock ? () => (o.clock as Clock).now() : Date.now, o.delayed ? APPLIED_SURFACES : APPLIED_SURFACES.filter((s) => s !== 'delivery'), serverRuleId);

@@ -56,7 +56,8 @@ export function newMessageSid(): string {
   return `SM${randomBytes(16).toString('hex')}`;
 }
 
-export class TwilioMessages {
+/** The Twilio records by their SID (and an account's, by its Account SID): each the data of its message's key in the store. */
+export class TwilioSidIndex {
   readonly #store: Store;
 
   readonly #delayed: DelayedDeliveries | undefined;

@@ -1,4 +1,4 @@
-// Builds what the message view shows (a protocol ViewState) from a fetched message and its
+// Builds what the message view shows (a protocol ViewContent) from a fetched message and its
 // extras. Pure: no vscode import, so it is unit-tested under Node; the panel calls it.
 // Email HTML goes to the view as received; the view sanitizes it (src/webview-ui/sanitize.ts).
 import { type SmsEncoding, smsSegments } from '../core/sms';
@@ -12,7 +12,7 @@ import { plainText, UNCUT } from '../core/inert';
 import { cleanFileName } from '../core/fileNames';
 import { CLICK_KIND_LABELS } from '../core/clickKinds';
 import { codeSource, contentOf, headerValue, type KindedLink, kindedLinks, messageBodies, pickLinkToClick } from '../core/message';
-import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, type TabId, type ViewLink, type ViewState, type ViewText, type ViewVerification } from '../shared/viewProtocol';
+import { MAX_CONTENT_ID_LENGTH, MAX_HTML_SOURCE, MAX_INLINE_IMAGES, type TabId, type ViewLink, type ViewContent, type ViewText, type ViewVerification } from '../shared/viewProtocol';
 
 /** Most characters of text or raw source sent to the view; beyond this the view says it is cut (a DOM size limit). */
 export const MAX_VIEW_TEXT = 2 * 1024 * 1024;
@@ -87,7 +87,7 @@ function displayTo(inbox: string, domain: string): string {
   return `${inbox}@${domain}`;
 }
 
-export function buildViewState(input: ViewInputs): ViewState {
+export function buildViewContent(input: ViewInputs): ViewContent {
   const m = input.message;
   const bodies = messageBodies(m);
   const notes = [...(input.notes ?? [])];
@@ -137,7 +137,7 @@ export function buildViewState(input: ViewInputs): ViewState {
   if (m.kind === 'sms') {
     const tabs: TabId[] = ['conversation', 'links'];
     if (raw) tabs.push('raw');
-    const state: ViewState = {
+    const state: ViewContent = {
       id: m.id,
       kind: 'sms',
       header: { from: asShown(m.fromfull), to: asShown(m.to), subject: asShown(m.subject), time: m.time, id: m.id, domain: input.domain },
@@ -161,7 +161,7 @@ export function buildViewState(input: ViewInputs): ViewState {
   }
 
   const tabs: TabId[] = [];
-  const state: ViewState = {
+  const state: ViewContent = {
     id: m.id,
     kind: 'email',
     header: { from: asShown(senderLine(m)), to: asShown(displayTo(m.to, input.domain)), subject: asShown(m.subject), time: m.time, id: m.id, domain: input.domain },
