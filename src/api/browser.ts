@@ -1,8 +1,9 @@
 // The client's transport in a browser page (the web UI, src/webview-ui/page.ts): the page's own
 // `fetch`, same-origin credentials (the session cookie goes along, nothing to other origins),
 // and the page token in its header on every request. The page holds no API token: it never
-// sends an Authorization header. Give both to createClient: `createClient({ baseUrl:
-// pageBaseUrl(document.baseURI), fetch: pageFetch({ header, pageToken: () => token }) })`.
+// sends an Authorization header. Give them to createClient: `createClient({ baseUrl:
+// pageBaseUrl(document.baseURI), serverUrl: pageServerUrl(document.baseURI), fetch: pageFetch({
+// header, pageToken: () => token }) })`.
 
 export interface PageFetchOptions {
   /** The header the page token goes in (the server's ui/session.ts PAGE_TOKEN_HEADER). */
@@ -30,4 +31,9 @@ export function pageFetch(o: PageFetchOptions): typeof fetch {
  */
 export function pageBaseUrl(baseUri: string, basePath = 'ui/'): string {
   return new URL(basePath, baseUri).href;
+}
+
+/** The server's address for a page at `baseUri` (its own folder: the server's root, or a proxy's prefix), as errors name it. */
+export function pageServerUrl(baseUri: string): string {
+  return new URL('./', baseUri).href.replace(/\/$/, '');
 }

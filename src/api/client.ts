@@ -56,6 +56,8 @@ interface ClientOptions {
   stream?: StreamOptions;
   /** Sends each request instead of the runtime's `fetch`: the server's in-process transport for /mcp (server/http/inject.ts). */
   fetch?: typeof fetch;
+  /** The server's address as errors name it (default baseUrl): a page's client names its server, not the `/ui` base it calls. */
+  serverUrl?: string;
 }
 
 function invalid(field: string, message: string): ApiError {
@@ -140,7 +142,7 @@ class InboxClient implements InboxApi {
       timeoutMs,
       retries,
       userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
-      origin: this.baseUrl,
+      origin: options.serverUrl ?? this.baseUrl,
       log: options.log,
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });

@@ -60,14 +60,13 @@ import { defaultConnectionCaps, readSoftFdLimit } from '../server/limits';
 import { DEFAULT_MAX_RECIPIENTS } from '../server/smtp/smtp';
 import { isMimeWorker, serveMimeJobs } from '../server/workers/pool';
 
+import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_EXIT_CODES, TEST_COMMANDS_LIST } from './testCommands';
+import { MCP_COMMAND, runMcpCommand } from '../mcp/stdio';
+
 function fdCapsText(): string {
   const c = defaultConnectionCaps(readSoftFdLimit());
   return `here ${c.smtp} each for a limit of ${c.fdLimit}`;
 }
-import { isTestCommand, runTestCommand, TEST_COMMANDS, TEST_COMMANDS_EXIT_CODES, TEST_COMMANDS_LIST } from './testCommands';
-import { MCP_COMMAND, runMcpCommand } from '../mcp/stdio';
-
-
 
 /** `test-inbox --help`: every command, serve first. */
 const OVERVIEW = `Usage: test-inbox <command> [options]
@@ -78,11 +77,12 @@ read it (or a hosted Mailinator-compatible service) from scripts and CI.
 Commands:
   ${SERVE_COMMAND.padEnd(20)}  run the local inbox server in the foreground
 ${TEST_COMMANDS_LIST}  ${MCP_COMMAND.padEnd(20)}  serve the read-only MCP tools (codes, links, TOTP) to AI agents on stdio
-Run test-inbox <command> --help for the options of a command.
 
-
+Options:
   -h, --help              show this help
   -v, --version           print the version
+
+Run test-inbox <command> --help for the options of a command.
 
 Exit codes of serve: 0 stopped by SIGINT/SIGTERM, ${EXIT_PORT_IN_USE} a port is in use, ${EXIT_DATA_DIR_IN_USE} another server uses the
 data dir, ${EXIT_DATABASE_UNAVAILABLE} the --store database is unavailable, ${EXIT_USAGE} bad command line, ${EXIT_FAILURE} other failure.
@@ -92,7 +92,7 @@ const USAGE = `Usage: test-inbox serve [options]
 
 Runs the local inbox server: SMTP in, HTTP API out, messages kept in a Maildir.
 When ready, prints one JSON line on stdout: {"http":"http://HOST:PORT","smtp":"HOST:PORT"}
-(bound to every interface, HOST is loopback and "reachable" lists the machine's addresses;
+(when bound to every interface, HOST is loopback and "reachable" lists the machine's addresses;
 with --compat, "ca" is the path of the local CA's certificate)
 
 Options:
@@ -134,8 +134,8 @@ Options:
                           Twilio webhook signatures (or env ${TWILIO_AUTH_TOKEN_ENV})
   --provider-key <key>    key of the Resend, SendGrid, Postmark, Mailgun and SES APIs
                           (or env ${PROVIDER_KEY_ENV}; see docs/providers.md)
-                          Tokens not given are generated into <data-dir>/${TOKENS_FILE} (mode 0600)
-                          and shown once on stderr.
+  (the four tokens above: one not given is generated into <data-dir>/${TOKENS_FILE}, mode 0600,
+  and shown once on stderr)
   --max-messages <n>      keep at most n messages per inbox, oldest removed first; 0 = no limit
                           (default ${DEFAULT_MAX_MESSAGES_PER_INBOX})
   --max-age <duration>    remove messages older than this: 90s, 30m, 12h, 7d, 2w (a bare number

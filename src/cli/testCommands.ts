@@ -5,9 +5,9 @@
 import { type FlagSpec, parseFlags, UsageError } from '../shared/args';
 import { API_TOKEN_ENV, DATA_DIR_ENV, DEFAULT_DOMAIN, EXIT_USAGE, LOCAL_TWILIO_ACCOUNT_SID, PROVIDER_KEY_ENV, TWILIO_AUTH_TOKEN_ENV } from '../shared/contract';
 import { PROVIDERS, providerEnv, type ProviderId, providerSettingsText } from '../shared/providerSettings';
-import { PRIVATE_DOMAIN } from '../core/ids';
-import { DOMAIN_ENV, SERVER_ENV, SMTP_ENV } from '../api/connection';
-import { connect } from '../api/node/connect';
+import { inboxLabel, PRIVATE_DOMAIN } from '../core/ids';
+import { DOMAIN_ENV, SERVER_ENV, SMTP_ENV, splitInbox } from '../api/connection';
+import { connect, connectionDomain } from '../api/node/connect';
 import { toTestInboxError } from '../testing/connection';
 import { clearInbox, sendMail, sendSms, totp, waitForCode, waitForLink } from '../testing/index';
 import { chaosCommand, CHAOS_FLAGS, CHAOS_USAGE } from './chaosCommand';
@@ -170,8 +170,8 @@ on stdout.`,
     args: ['inbox'],
     run: async ([inbox], _v, conn, io) => {
       const count = await clearInbox(inbox, conn);
-      const where = inbox.includes('@') ? inbox : `${inbox}@${conn.domain ?? ((io.env ?? process.env)[DOMAIN_ENV] || PRIVATE_DOMAIN)}`;
-      return { json: { count }, message: `deleted ${count} message${count === 1 ? '' : 's'} of ${where}` };
+      const where = splitInbox(inbox, connectionDomain(conn, io.env ?? process.env));
+      return { json: { count }, message: `deleted ${count} message${count === 1 ? '' : 's'} of ${inboxLabel(where.inbox, where.domain)}` };
     },
   },
   chaos: {

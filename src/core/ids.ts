@@ -54,6 +54,15 @@ export function isPhoneInbox(name: string): boolean {
   return PHONE_RE.test(name);
 }
 
+/**
+ * An inbox as a message to people names it: `name@domain`; a phone inbox bare; a name under
+ * PRIVATE_DOMAIN (every domain of the server, when reading or clearing) as `name (every domain)`.
+ */
+export function inboxLabel(inbox: string, domain: string): string {
+  if (isPhoneInbox(inbox)) return inbox;
+  return domain === PRIVATE_DOMAIN ? `${inbox} (every domain)` : `${inbox}@${domain}`;
+}
+
 /** A phone number as people write it: `+`, then digits and separators (`+15555550100`, `+1 (555) 555-0100`). */
 const WRITTEN_PHONE_RE = /^\+[0-9][0-9 ().-]*$/;
 

@@ -10,7 +10,7 @@
 // addresses and the message ids (which embed an inbox name), since whoever sends mail names its
 // inbox. The rest is the server's own data or the agent's: times, the code the core extracted,
 // the link's kind, the inbox the agent named and the ids of its messages.
-import { isPhoneInbox, PRIVATE_DOMAIN } from '../core/ids';
+import { inboxLabel, PRIVATE_DOMAIN } from '../core/ids';
 import { MAX_TOTP_INPUT_LENGTH, parseTotpInput } from '../core/totpInput';
 import { totpAt } from '../core/totp';
 import { findCode, findLink, type FindOptions, listInboxes, newestMessage } from '../api/queries';
@@ -135,9 +135,6 @@ async function target(ctx: ToolContext, conn: Connection, args: Args, signal: Ab
   return t.domain === PRIVATE_DOMAIN ? { inbox: t.inbox, domain: (await ctx.serverDomain(conn, signal)) ?? PRIVATE_DOMAIN } : t;
 }
 
-function address(inbox: string, domain: string): string {
-  return isPhoneInbox(inbox) || domain === PRIVATE_DOMAIN ? inbox : `${inbox}@${domain}`;
-}
 
 type Handler = (ctx: ToolContext, args: Args, signal: AbortSignal | undefined) => Promise<Record<string, unknown>>;
 
@@ -200,7 +197,7 @@ const HANDLERS: Record<string, Handler> = {
     const t = await target(ctx, conn, args, signal);
     const serverTime = await ctx.serverNow(conn, signal);
     const read = await newestMessage(conn.api, t.domain, t.inbox, signal);
-    if (!read) return { found: false, server_time_ms: serverTime, message_id: null, inbox: t.inbox, domain: t.domain, message: `Inbox ${address(t.inbox, t.domain)} has no messages. list_inboxes shows the inboxes that have mail.` };
+    if (!read) return { found: false, server_time_ms: serverTime, message_id: null, inbox: t.inbox, domain: t.domain, message: `Inbox ${inboxLabel(t.inbox, t.domain)} has no messages. list_inboxes shows the inboxes that have mail.` };
     return {
       found: true,
       server_time_ms: serverTime,
@@ -260,7 +257,7 @@ async function answerFound(
     inbox: t.inbox,
     domain: t.domain,
     // Not "the same since": "now" again would miss what arrives between the two calls.
-    message: `Nothing matching arrived in ${address(t.inbox, t.domain)}${after}${wait > 0 ? ` within ${wait} s` : ''}. To keep waiting, call again with "since": ${serverTime} (this answer's server_time_ms, read before the look: nothing that arrived since is missed) and wait_seconds up to ${MAX_MCP_WAIT_SECONDS}.`,
+    message: `Nothing matching arrived in ${inboxLabel(t.inbox, t.domain)}${after}${wait > 0 ? ` within ${wait} s` : ''}. To keep waiting, call again with "since": ${serverTime} (this answer's server_time_ms, read before the look: nothing that arrived since is missed) and wait_seconds up to ${MAX_MCP_WAIT_SECONDS}.`,
   };
 }
 

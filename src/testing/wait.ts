@@ -4,6 +4,7 @@
 // picks with the same functions. `since: 'now'` is the server's time.
 import { findCode, findLink, type Found, type FindOptions } from '../api/queries';
 import { isLinkKindParam, LINK_KINDS, type LinkKindParam } from '../core/clickKinds';
+import { inboxLabel } from '../core/ids';
 import { type Connection, splitInbox, timeoutMs, toTestInboxError } from './connection';
 import { type CodeResult, type LinkKindOption, type LinkResult, type LinkOptions, TestInboxError, type WaitOptions } from './types';
 
@@ -48,5 +49,5 @@ async function waitOn<R>(conn: Connection, address: string, o: WaitOptions & Wai
   if (found !== undefined) return found;
   const since = o.since;
   const after = since === undefined ? '' : since === 'now' ? ' after the call' : since instanceof Date || typeof since === 'number' || /^[0-9]+$/.test(since) ? ` after ${new Date(since instanceof Date ? since.getTime() : Number(since)).toISOString()}` : ` after message ${since}`;
-  throw new TestInboxError('timeout', `no message with ${what} arrived in ${inbox}@${domain}${after} within ${Math.round(budget / 100) / 10} s`);
+  throw new TestInboxError('timeout', `no message with ${what} arrived in ${inboxLabel(inbox, domain)}${after} within ${Math.round(budget / 100) / 10} s`);
 }

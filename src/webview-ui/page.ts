@@ -5,7 +5,7 @@
 // transport, browser.ts): every request carries the page token (kept in this tab, below) and the
 // session cookie, never the API token; paths, answers' checks, errors and the push stream are the
 // client's, as on every other surface.
-import { pageBaseUrl, pageFetch } from '../api/browser';
+import { pageBaseUrl, pageFetch, pageServerUrl } from '../api/browser';
 import { createClient } from '../api/client';
 import { ApiError } from '../api/errors';
 import type { StreamState, Subscription } from '../api/types';
@@ -29,7 +29,7 @@ const PAGE_TOKEN_KEY = 'test-inbox-page-token';
 
 let pageToken: string | undefined;
 /** The page's client: the API under the page's own `ui/` (behind a proxy prefix too), the page token read at each request. */
-const api = createClient({ baseUrl: pageBaseUrl(document.baseURI), fetch: pageFetch({ header: PAGE_TOKEN_HEADER, pageToken: () => pageToken }) });
+const api = createClient({ baseUrl: pageBaseUrl(document.baseURI), serverUrl: pageServerUrl(document.baseURI), fetch: pageFetch({ header: PAGE_TOKEN_HEADER, pageToken: () => pageToken }) });
 /** A problem of the search box's query (the server's 400), shown in place of results. */
 let queryProblem: string | undefined;
 /** The number of messages the search matched (its total), for the list's heading. */

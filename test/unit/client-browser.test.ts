@@ -1,7 +1,7 @@
 // The client over a page's transport (src/api/browser.ts): the page's API under its base path,
 // the page token in its header, same-origin credentials, and never an API token.
 import assert from 'node:assert/strict';
-import { pageBaseUrl, pageFetch } from '../../src/api/browser';
+import { pageBaseUrl, pageFetch, pageServerUrl } from '../../src/api/browser';
 import { createClient } from '../../src/api/client';
 import { ApiError } from '../../src/api/errors';
 
@@ -11,6 +11,17 @@ describe('client over the page transport', () => {
   it('names the API under the page\'s base path, behind a proxy prefix too', () => {
     assert.equal(pageBaseUrl('http://127.0.0.1:2580/'), 'http://127.0.0.1:2580/ui/');
     assert.equal(pageBaseUrl('https://box.example/proxy/2580/'), 'https://box.example/proxy/2580/ui/');
+  });
+
+  it('names the server, not the page\'s /ui base, when it cannot be reached', async () => {
+    assert.equal(pageServerUrl('https://box.example/proxy/2580/'), 'https://box.example/proxy/2580');
+    const refused: typeof fetch = () => Promise.reject(Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }));
+    const base = 'http://127.0.0.1:2580/';
+    const api = createClient({ baseUrl: pageBaseUrl(base), serverUrl: pageServerUrl(base), retries: 0, fetch: pageFetch({ header: HEADER, pageToken: () => 'p', fetch: refused }) });
+    await assert.rejects(api.listDomains(), (e: Error) => {
+      assert.match(e.message, /^Could not reach the server at http:\/\/127\.0\.0\.1:2580: /);
+      return true;
+    });
   });
 
   it('sends the page token and same-origin credentials, and no Authorization header', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { formatMessageId, inboxNameProblem, inboxOfName, isPhoneInbox, MAX_MESSAGE_ID_LENGTH, messageIdProblem, normalizeInbox, parseMessageId } from '../../src/core/ids';
+import { formatMessageId, inboxLabel, inboxNameProblem, inboxOfName, isPhoneInbox, MAX_MESSAGE_ID_LENGTH, messageIdProblem, normalizeInbox, parseMessageId } from '../../src/core/ids';
 
 describe('ids', () => {
   it('parses a message id whose inbox contains hyphens', () => {
@@ -41,5 +41,13 @@ describe('ids', () => {
     for (const name of ['14155550100', 'joe+signup', '+joe', '+12', '+1-415-555-0100x7', 'Joe']) assert.equal(inboxOfName(name), name, name);
     assert.equal(normalizeInbox(' Joe+Signup '), 'joe+signup');
     assert.equal(normalizeInbox('+12'), '+12');
+  });
+});
+
+describe('inboxLabel', () => {
+  it('names an inbox as messages to people do: name@domain, a phone inbox bare, PRIVATE_DOMAIN as every domain', () => {
+    assert.equal(inboxLabel('ann', 'inbox.test'), 'ann@inbox.test');
+    assert.equal(inboxLabel('15555550123', 'inbox.test'), '15555550123');
+    assert.equal(inboxLabel('ann', 'private'), 'ann (every domain)');
   });
 });

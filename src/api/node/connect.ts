@@ -64,6 +64,14 @@ async function findServerFile(dirs: string[]): Promise<{ dataDir: string; sf: Se
   return first;
 }
 
+/** The domain a connection reads a bare inbox name in: the caller's, else TEST_INBOX_DOMAIN, else PRIVATE_DOMAIN (every domain). */
+export function connectionDomain(o: { domain?: string }, env: NodeJS.ProcessEnv = process.env): string {
+  const domain = (o.domain || env[DOMAIN_ENV] || PRIVATE_DOMAIN).toLowerCase();
+  const dp = domainProblem(domain);
+  if (dp) throw new ApiError('invalid_input', `domain ${JSON.stringify(domain)}: ${dp}`, { field: 'domain' });
+  return domain;
+}
+
 /**
  * The connection of a call. Which server, and whether it may have a token:
  * - a URL the caller names (option, TEST_INBOX_SERVER) is used as named; a token the caller
@@ -80,9 +88,7 @@ async function findServerFile(dirs: string[]): Promise<{ dataDir: string; sf: Se
  */
 export async function connect(o: ConnectOptions, env: NodeJS.ProcessEnv = process.env, fallbackUrl = DEFAULT_SERVER_URL, where: DataDirDefaults = {}): Promise<Connection> {
   const given = o.dataDir || env[DATA_DIR_ENV];
-  const domain = (o.domain || env[DOMAIN_ENV] || PRIVATE_DOMAIN).toLowerCase();
-  const dp = domainProblem(domain);
-  if (dp) throw new ApiError('invalid_input', `domain ${JSON.stringify(domain)}: ${dp}`, { field: 'domain' });
+  const domain = connectionDomain(o, env);
   const named = trimUrl(o.server || env[SERVER_ENV] || undefined);
   const { dataDir, sf } = await findServerFile(given ? [path.resolve(given)] : discoveryDataDirs(env, where.platform, where.home));
   const serverFile = path.join(dataDir, SERVER_FILE);
