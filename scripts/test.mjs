@@ -1,38 +1,63 @@
-// `npm test`: every check, in order, each timed; the split is printed at the end, and also
-// when a step fails (then the exit code is that step's). The steps are the package.json
-// scripts of the same names, so each can be run alone. Beside each step's wall time it prints the
-// CPU time the machine was busy (Linux, /proc/stat) and the share of its cores that kept busy, so
-// the split also says how far more parallelism could go on this machine.
-//   node scripts/test.mjs [--from STEP]     (--from: start at that step, for a rerun)
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+// `npm test`: every check, timed; the split is printed at the end, and also when a step fails
+// (then the exit code is that step's). The steps are the package.json scripts of the same names,
+// so each can be run alone. They run in stages: the steps of one stage run at once (each one's
+// output is printed whole when it ends), a stage starts when the one before it has passed. Steps
+// share a stage where they are independent and one of them alone leaves cores idle (a step that
+// waits on a browser, Wine or PostgreSQL). Beside each stage's wall time it prints the CPU time
+// the machine was busy (Linux, /proc/stat) and the share of its cores that kept busy, so the
+// split also says how far more overlap could go on this machine.
+//   node scripts/test.mjs [--from STEP]     (--from: start at that step, and the steps after it)
+import { spawn } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
- * [name, the command's argv]: npm scripts by name; the mocha of test:node alone, so its PostgreSQL
- * half is its own row. The build is made once: build writes dist/ and package the VSIX, so the
- * extension-host suites run their `:built` scripts (test:integration and test:e2e alone rebuild first).
+ * The Node suites start `test-inbox` as a child process from the bundle that `build` just made
+ * (`TEST_INBOX_CLI_BUNDLE`, as the Windows suite does): what ships, and a quarter of the CPU of a
+ * start through tsx. `npx mocha` alone runs the source through tsx.
  */
-const STEPS = [
-  ['build', ['npm', 'run', '-s', 'build']],
-  ['typecheck', ['npm', 'run', '-s', 'typecheck']],
-  ['lint', ['npm', 'run', '-s', 'lint']],
-  ['test:node', [process.execPath, 'node_modules/mocha/bin/mocha.js']],
-  ['test:node:postgres', ['npm', 'run', '-s', 'test:node:postgres']],
-  ['test:windows', ['npm', 'run', '-s', 'test:windows']],
-  ['package', ['npm', 'run', '-s', 'package']],
-  ['test:package', ['npm', 'run', '-s', 'test:package']],
-  ['test:integration', ['npm', 'run', '-s', 'test:integration:built']],
-  ['test:e2e', ['npm', 'run', '-s', 'test:e2e:built']],
+const BUNDLED_CLI = { TEST_INBOX_CLI_BUNDLE: path.join(ROOT, 'dist', 'cli.js') };
+
+/**
+ * The stages, in order; each a list of [name, the command's argv, extra environment]: npm scripts
+ * by name; the mocha of test:node alone, so its PostgreSQL half is its own row. The build is made
+ * once: build writes dist/ and package the VSIX, so the extension-host suites run their `:built`
+ * scripts (test:integration and test:e2e alone rebuild first).
+ */
+const STAGES = [
+  [['build', ['npm', 'run', '-s', 'build']]],
+  [
+    ['typecheck', ['npm', 'run', '-s', 'typecheck']],
+    ['lint', ['npm', 'run', '-s', 'lint']],
+    ['package', ['npm', 'run', '-s', 'package']],
+  ],
+  [
+    ['test:node', [process.execPath, 'node_modules/mocha/bin/mocha.js'], BUNDLED_CLI],
+    ['test:windows', ['npm', 'run', '-s', 'test:windows']],
+  ],
+  [
+    ['test:node:postgres', ['npm', 'run', '-s', 'test:node:postgres'], BUNDLED_CLI],
+    ['test:package', ['npm', 'run', '-s', 'test:package']],
+    ['test:integration', ['npm', 'run', '-s', 'test:integration:built']],
+    ['test:e2e', ['npm', 'run', '-s', 'test:e2e:built']],
+  ],
 ];
+const STEP_NAMES = STAGES.flat().map(([name]) => name);
 
 const fromAt = process.argv.indexOf('--from');
 const from = fromAt >= 0 ? process.argv[fromAt + 1] : undefined;
-const first = from === undefined ? 0 : STEPS.findIndex(([name]) => name === from);
-if (first < 0) {
-  process.stderr.write(`no step ${JSON.stringify(from)}; the steps: ${STEPS.map(([n]) => n).join(', ')}\n`);
+if (from !== undefined && !STEP_NAMES.includes(from)) {
+  process.stderr.write(`no step ${JSON.stringify(from)}; the steps: ${STEP_NAMES.join(', ')}\n`);
   process.exit(64);
 }
+/** The stages to run: from the one holding --from's step, that step and the ones after it. */
+const firstStep = from === undefined ? 0 : STEP_NAMES.indexOf(from);
+let seen = 0;
+const stages = STAGES.map((stage) => stage.filter(() => seen++ >= firstStep)).filter((stage) => stage.length > 0);
 
 /**
  * The machine's CPU seconds so far, busy and in all, summed over its cores (Linux: /proc/stat's
@@ -51,32 +76,60 @@ function machineCpuSeconds() {
 }
 
 const fmt = (s) => (s >= 60 ? `${Math.floor(s / 60)} min ${String(Math.round(s % 60)).padStart(2, '0')} s` : `${s.toFixed(1)} s`);
-const rows = [];
-let failed;
+const seconds = (t0) => Number(process.hrtime.bigint() - t0) / 1e9;
+const outcome = (code, signal, error) => (code === 0 ? 'ok' : error ? `failed: ${error.message}` : `failed (exit ${code ?? signal})`);
+
+/**
+ * Runs one step. Alone in its stage its output goes straight to ours; beside others it goes to a
+ * file that is printed whole when the step ends, so no two steps' lines interleave.
+ */
+function runStep([name, [cmd, ...args], env], alone, logDir) {
+  const t0 = process.hrtime.bigint();
+  const log = alone ? undefined : path.join(logDir, `${name.replace(/:/g, '-')}.log`);
+  const fd = log === undefined ? undefined : openSync(log, 'w');
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: fd === undefined ? 'inherit' : ['ignore', fd, fd], env: { ...process.env, ...env } });
+    let error;
+    child.on('error', (e) => (error = e));
+    child.on('close', (code, signal) => {
+      if (fd !== undefined) {
+        closeSync(fd);
+        process.stdout.write(`\n=== ${name}: its output (${fmt(seconds(t0))})\n${readFileSync(log, 'utf8')}`);
+      }
+      resolve({ name, seconds: seconds(t0), status: code === 0 ? 0 : code || 1, how: outcome(code, signal, error) });
+    });
+  });
+}
+
+const logDir = mkdtempSync(path.join(tmpdir(), 'test-inbox-npm-test-'));
+const stageRows = [];
+let failedStep;
 const started = process.hrtime.bigint();
-for (const [name, [cmd, ...args]] of STEPS.slice(first)) {
-  process.stdout.write(`\n=== ${name}\n`);
+for (const stage of stages) {
+  const names = stage.map(([name]) => name);
+  process.stdout.write(`\n=== ${names.join(', ')}${names.length > 1 ? ' (at once; each one\'s output is printed when it ends)' : ''}\n`);
   const t0 = process.hrtime.bigint();
   const cpu0 = machineCpuSeconds();
-  const r = spawnSync(cmd, args, { stdio: 'inherit' });
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const steps = await Promise.all(stage.map((step) => runStep(step, stage.length === 1, logDir)));
   const cpu1 = machineCpuSeconds();
-  rows.push([name, seconds, cpu0 === undefined || cpu1 === undefined ? undefined : { busy: cpu1.busy - cpu0.busy, all: cpu1.all - cpu0.all }, r.status === 0 ? 'ok' : r.error ? `failed: ${r.error.message}` : `failed (exit ${r.status ?? r.signal})`]);
-  if (r.status !== 0) {
-    failed = r.status || 1;
-    break;
-  }
+  stageRows.push({ steps, seconds: seconds(t0), cpu: cpu0 === undefined || cpu1 === undefined ? undefined : { busy: cpu1.busy - cpu0.busy, all: cpu1.all - cpu0.all } });
+  failedStep = steps.find((s) => s.status !== 0);
+  if (failedStep !== undefined) break;
 }
-const total = Number(process.hrtime.bigint() - started) / 1e9;
-const width = Math.max(...STEPS.map(([n]) => n.length));
-const busyTotal = rows.every((r) => r[2] !== undefined) ? rows.reduce((n, r) => n + r[2].busy, 0) : undefined;
+rmSync(logDir, { recursive: true, force: true });
+
+const total = seconds(started);
+const width = Math.max(...STEP_NAMES.map((n) => n.length));
+const busyTotal = stageRows.every((r) => r.cpu !== undefined) ? stageRows.reduce((n, r) => n + r.cpu.busy, 0) : undefined;
 const cores = availableParallelism();
 process.stdout.write(`\nnpm test, where the time went (${fmt(total)} in all${busyTotal === undefined ? '' : `; the machine's ${cores} cores were busy for ${fmt(busyTotal)} of CPU`}):\n`);
-process.stdout.write(`  ${'step'.padEnd(width)}  ${'wall'.padStart(12)}  share  ${'CPU busy'.padStart(12)}  cores busy\n`);
-for (const [name, seconds, cpu, how] of rows) {
-  const cpuText = cpu === undefined ? ''.padStart(12 + 2 + 10) : `${fmt(cpu.busy).padStart(12)}  ${`${Math.round((100 * cpu.busy) / cpu.all)} %`.padStart(10)}`;
-  process.stdout.write(`  ${name.padEnd(width)}  ${fmt(seconds).padStart(12)}  ${String(Math.round((100 * seconds) / total)).padStart(3)} %  ${cpuText}  ${how}\n`);
+process.stdout.write(`  ${'step'.padEnd(width)}  ${'wall'.padStart(12)}  ${'stage wall'.padStart(12)}  share  ${'CPU busy'.padStart(12)}  cores busy\n`);
+for (const { steps, seconds: stageSeconds, cpu } of stageRows) {
+  steps.forEach((s, i) => {
+    const stageText = i > 0 ? ''.padStart(12 + 2 + 5 + 2 + 12 + 2 + 10) : `${fmt(stageSeconds).padStart(12)}  ${`${Math.round((100 * stageSeconds) / total)} %`.padStart(5)}  ${cpu === undefined ? ''.padStart(12 + 2 + 10) : `${fmt(cpu.busy).padStart(12)}  ${`${Math.round((100 * cpu.busy) / cpu.all)} %`.padStart(10)}`}`;
+    process.stdout.write(`  ${(i === 0 ? s.name : `+ ${s.name}`).padEnd(width)}  ${fmt(s.seconds).padStart(12)}  ${stageText}  ${s.how}\n`);
+  });
 }
 if (busyTotal !== undefined) process.stdout.write(`  that CPU time spread over ${cores} cores is ${fmt(busyTotal / cores)}: no order or overlap of these steps could finish sooner here\n`);
-if (failed !== undefined) process.stdout.write(`stopped at ${rows.at(-1)[0]}; rerun from there: node scripts/test.mjs --from ${rows.at(-1)[0]}\n`);
-process.exit(failed ?? 0);
+if (failedStep !== undefined) process.stdout.write(`${failedStep.name} failed; rerun from there: node scripts/test.mjs --from ${failedStep.name}\n`);
+process.exit(failedStep?.status ?? 0);
