@@ -14,6 +14,8 @@ import {
   DEFAULT_LOG_LEVEL,
   LOG_LEVEL_ENV,
   DURABILITY_ENV,
+  HTTP_PORT_ENV,
+  SMTP_PORT_ENV,
   COMPAT_ENV,
   COMPAT_OPEN_ENV,
   LOG_LEVELS,
@@ -103,8 +105,10 @@ Options:
                           host each, no wildcards (or env ${ALLOWED_HOSTS_ENV}). Always allowed:
                           localhost, 127.0.0.1, [::1], the --public-url host and, with another
                           --host, that address, the machine's name and its interface addresses
-  --http-port <n>         HTTP API port, 0 picks a free one (default ${DEFAULT_HTTP_PORT})
-  --smtp-port <n>         SMTP port, 0 picks a free one (default ${DEFAULT_SMTP_PORT})
+  --http-port <n>         HTTP API port, 0 picks a free one (default ${DEFAULT_HTTP_PORT}; or env
+                          ${HTTP_PORT_ENV})
+  --smtp-port <n>         SMTP port, 0 picks a free one (default ${DEFAULT_SMTP_PORT}; or env
+                          ${SMTP_PORT_ENV})
   --data-dir <path>       where messages and tokens are kept (default $XDG_DATA_HOME/test-inbox
                           when set, else %LOCALAPPDATA%\\test-inbox on Windows,
                           ~/Library/Application Support/test-inbox on macOS and

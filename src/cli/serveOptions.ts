@@ -21,12 +21,14 @@ import {
   DEFAULT_SMTP_PORT,
   DURABILITIES,
   DURABILITY_ENV,
+  HTTP_PORT_ENV,
   LOG_LEVEL_ENV,
   LOG_LEVELS,
   PROVIDER_KEY_ENV,
   PUBLIC_URL_ENV,
   resolveDefaultDataDir,
   SMTP_AUTH_ENV,
+  SMTP_PORT_ENV,
   SMTP_TLS_CERT_ENV,
   SMTP_TLS_ENV,
   SMTP_TLS_KEY_ENV,
@@ -96,10 +98,11 @@ function flagOrEnv(envName: string): Read {
   return ({ text, env }) => text === 'true' || envFlag(envName, env[envName]);
 }
 
-function port(flag: string, fallback: number | undefined): Read {
-  return ({ text }) => {
+/** A port number (0 picks a free one), or `fallback` when absent; a refusal names where the value came from. */
+function port(fallback: number | undefined): Read {
+  return ({ text, name }) => {
     if (text === undefined) return fallback;
-    if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new UsageError(`--${flag} must be a port number 0-65535 (0 picks a free one), got ${JSON.stringify(text)}`);
+    if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new UsageError(`${name} must be a port number 0-65535 (0 picks a free one), got ${JSON.stringify(text)}`);
     return Number(text);
   };
 }
@@ -220,7 +223,7 @@ function readTlsKey({ text: keyFile }: Given, above: Partial<ServeConfig>): stri
 
 /** `--smtp-port`: a port, not the one `--smtps-port` (above it) names. */
 function readSmtpPort(given: Given, above: Partial<ServeConfig>): unknown {
-  const smtpPort = port('smtp-port', DEFAULT_SMTP_PORT)(given);
+  const smtpPort = port(DEFAULT_SMTP_PORT)(given);
   const implicitPort = above.smtpTls?.implicitPort;
   if (implicitPort !== undefined && implicitPort !== 0 && implicitPort === smtpPort) throw new UsageError(`--smtps-port must differ from --smtp-port (both ${String(smtpPort)})`);
   return smtpPort;
@@ -246,10 +249,10 @@ export const SERVE_OPTIONS = {
   'provider-key': { type: 'string', env: PROVIDER_KEY_ENV, to: 'providerKey', read: notEmpty('provider-key', false) },
   'smtp-tls-cert': { type: 'string', env: SMTP_TLS_CERT_ENV, to: 'smtpTls.certFile', read: ({ text }) => text },
   'smtp-tls-key': { type: 'string', env: SMTP_TLS_KEY_ENV, to: 'smtpTls.keyFile', read: readTlsKey },
-  'smtps-port': { type: 'string', env: SMTPS_PORT_ENV, to: 'smtpTls.implicitPort', read: port('smtps-port', undefined) },
-  'smtp-port': { type: 'string', to: 'smtpPort', read: readSmtpPort },
+  'smtps-port': { type: 'string', env: SMTPS_PORT_ENV, to: 'smtpTls.implicitPort', read: port(undefined) },
+  'smtp-port': { type: 'string', env: SMTP_PORT_ENV, to: 'smtpPort', read: readSmtpPort },
   'smtp-auth': { type: 'string', env: SMTP_AUTH_ENV, to: 'smtpAuth', read: readSmtpAuth },
-  'http-port': { type: 'string', to: 'httpPort', read: port('http-port', DEFAULT_HTTP_PORT) },
+  'http-port': { type: 'string', env: HTTP_PORT_ENV, to: 'httpPort', read: port(DEFAULT_HTTP_PORT) },
   'smtp-tls': { type: 'boolean', env: SMTP_TLS_ENV, to: 'smtpTls.starttls', read: flagOrEnv(SMTP_TLS_ENV) },
   'max-recipients': { type: 'string', to: 'maxRecipients', read: count('max-recipients') },
   'max-smtp-connections': { type: 'string', to: 'maxSmtpConnections', read: count('max-smtp-connections') },

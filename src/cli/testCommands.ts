@@ -8,7 +8,7 @@ import { PROVIDERS, providerEnv, type ProviderId, providerSettingsText } from '.
 import { inboxLabel, PRIVATE_DOMAIN } from '../core/ids';
 import { DOMAIN_ENV, SERVER_ENV, SMTP_ENV, splitInbox } from '../api/connection';
 import { connect, connectionDomain } from '../api/node/connect';
-import { toTestInboxError } from '../testing/connection';
+import { timeoutMs, toTestInboxError } from '../testing/connection';
 import { clearInbox, sendMail, sendSms, totp, waitForCode, waitForLink } from '../testing/index';
 import { chaosCommand, CHAOS_FLAGS, CHAOS_USAGE } from './chaosCommand';
 import { type ConnectionOptions, type LinkKindOption, TestInboxError, type TestInboxErrorCode } from '../testing/types';
@@ -83,7 +83,7 @@ ${WAIT_HELP}`,
     flags: WAIT_FLAGS,
     args: ['inbox'],
     run: async ([inbox], v, conn) => {
-      const r = await waitForCode(inbox, { ...conn, since: v.since as string | undefined, timeout: v.wait as string | undefined, delete: v.delete === true });
+      const r = await waitForCode(inbox, { ...conn, since: v.since as string | undefined, timeout: waitOf(v), delete: v.delete === true });
       return { text: r.code, json: r };
     },
   },
@@ -96,7 +96,7 @@ ${WAIT_HELP}`,
     flags: { ...WAIT_FLAGS, kind: { type: 'string' } },
     args: ['inbox'],
     run: async ([inbox], v, conn) => {
-      const r = await waitForLink(inbox, { ...conn, since: v.since as string | undefined, timeout: v.wait as string | undefined, delete: v.delete === true, kind: v.kind as LinkKindOption | undefined });
+      const r = await waitForLink(inbox, { ...conn, since: v.since as string | undefined, timeout: waitOf(v), delete: v.delete === true, kind: v.kind as LinkKindOption | undefined });
       return { text: r.url, json: r };
     },
   },
@@ -267,6 +267,11 @@ ${TEST_COMMANDS_LIST}${TEST_COMMANDS_EXIT_CODES}`;
 
 export function isTestCommand(name: string | undefined): boolean {
   return name !== undefined && Object.prototype.hasOwnProperty.call(COMMANDS, name);
+}
+
+/** `--wait`, read by the library's one timeout rule, a refusal naming the flag. */
+function waitOf(v: Record<string, string | boolean | undefined>): number | undefined {
+  return v.wait === undefined ? undefined : timeoutMs(v.wait as string, '--wait');
 }
 
 function required(v: Record<string, string | boolean | undefined>, name: string): string {

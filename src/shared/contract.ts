@@ -136,6 +136,10 @@ export const SMTP_TLS_ENV = 'TEST_INBOX_SMTP_TLS';
 export const SMTP_TLS_CERT_ENV = 'TEST_INBOX_SMTP_TLS_CERT';
 /** `--smtp-tls-key`: PEM private key file. */
 export const SMTP_TLS_KEY_ENV = 'TEST_INBOX_SMTP_TLS_KEY';
+/** `serve --http-port`'s environment twin (a container's compose file, a CI job). */
+export const HTTP_PORT_ENV = 'TEST_INBOX_HTTP_PORT';
+/** `serve --smtp-port`'s environment twin. */
+export const SMTP_PORT_ENV = 'TEST_INBOX_SMTP_PORT';
 /** `--smtps-port`: the implicit-TLS port. */
 export const SMTPS_PORT_ENV = 'TEST_INBOX_SMTPS_PORT';
 /** `--smtp-auth user:password`. A password belongs here rather than on argv, where other users can read it. */

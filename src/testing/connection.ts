@@ -33,12 +33,15 @@ export function splitInbox(address: string, fallback: string): { inbox: string; 
   }
 }
 
-/** A timeout option in ms (a number of ms, or a duration string), default DEFAULT_TIMEOUT_MS. */
-export function timeoutMs(v: number | string | undefined): number {
+/**
+ * A timeout option in ms (a number of ms, or a duration string), default DEFAULT_TIMEOUT_MS.
+ * `name`: what a refusal calls it (the CLI's `--wait`).
+ */
+export function timeoutMs(v: number | string | undefined, name = 'timeout'): number {
   if (v === undefined) return DEFAULT_TIMEOUT_MS;
   const ms = typeof v === 'number' ? v : parseDuration(v);
   if (ms === undefined || !Number.isFinite(ms) || ms < 0 || ms > MAX_TIMEOUT_MS) {
-    throw new TestInboxError('bad_input', `timeout must be ms or a duration such as 30s or 2m, at most ${MAX_TIMEOUT_MS / 60_000} minutes (got ${JSON.stringify(v)})`);
+    throw new TestInboxError('bad_input', `${name} must be ms or a duration such as 30s or 2m, at most ${MAX_TIMEOUT_MS / 60_000} minutes (got ${JSON.stringify(v)})`);
   }
   return ms;
 }

@@ -12,6 +12,8 @@ import {
   DEFAULT_DOMAIN,
   DEFAULT_DURABILITY,
   DURABILITY_ENV,
+  HTTP_PORT_ENV,
+  SMTP_PORT_ENV,
   COMPAT_ENV,
   COMPAT_OPEN_ENV,
   DEFAULT_HOST,
@@ -105,6 +107,18 @@ describe('process contract', () => {
       assert.equal(rule(['--durability', 'process'], { [DURABILITY_ENV]: 'strict' }), 'process');
       assert.throws(() => rule(['--durability', 'fsync']), /--durability must be one of process, strict/);
       assert.throws(() => rule([], { [DURABILITY_ENV]: 'power' }), new RegExp(`${DURABILITY_ENV} must be one of process, strict`));
+    });
+
+    it(`reads --http-port and --smtp-port, or ${HTTP_PORT_ENV} and ${SMTP_PORT_ENV} (the flag wins), and names the variable a bad value came from`, () => {
+      const ports = (argv: string[], env: Record<string, string> = {}): [unknown, unknown] => {
+        const c = parseServeArgs(['serve', ...argv], env) as ServeConfig;
+        return [c.httpPort, c.smtpPort];
+      };
+      assert.deepEqual(ports([]), [DEFAULT_HTTP_PORT, DEFAULT_SMTP_PORT]);
+      assert.deepEqual(ports([], { [HTTP_PORT_ENV]: '8025', [SMTP_PORT_ENV]: '1025' }), [8025, 1025]);
+      assert.deepEqual(ports(['--http-port', '0', '--smtp-port', '2525'], { [HTTP_PORT_ENV]: '8025', [SMTP_PORT_ENV]: '1025' }), [0, 2525]);
+      assert.throws(() => ports([], { [HTTP_PORT_ENV]: 'eighty' }), new RegExp(HTTP_PORT_ENV));
+      assert.throws(() => ports([], { [SMTP_PORT_ENV]: '70000' }), new RegExp(SMTP_PORT_ENV));
     });
 
     it(`reads --compat, --compat-open and ${COMPAT_ENV}, ${COMPAT_OPEN_ENV} (off by default; open implies on); serveArgs passes compat`, () => {

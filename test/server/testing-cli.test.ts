@@ -165,7 +165,7 @@ describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', functi
   it('exits 64 with the usage line on a bad command line or bad input, 77 without a token, 69 when nothing answers', async () => {
     for (const [args, message] of [
       [['code'], /missing <inbox>/],
-      [['code', 'joe', '--wait', 'soon'], /timeout must be ms or a duration/],
+      [['code', 'joe', '--wait', 'soon'], /--wait must be ms or a duration/],
       [['code', 'joe', '--bogus'], /unknown option --bogus/],
       [['link', 'joe', '--kind', 'bogus'], /kind must be one of verify, reset, login, any/],
       [['totp', 'not-base32!'], /Not a base32 secret/],
