@@ -27,7 +27,7 @@ function restrict(paths, patterns) {
 }
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'out/**', 'node_modules/**', '.test-output/**', 'media/**'] },
+  { ignores: ['dist/**', 'out/**', 'node_modules/**', '.test-output/**', 'media/**', '*-sourcemaps/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

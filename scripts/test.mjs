@@ -6,7 +6,9 @@
 // waits on a browser, Wine or PostgreSQL). Beside each stage's wall time it prints the CPU time
 // the machine was busy (Linux, /proc/stat) and the share of its cores that kept busy, so the
 // split also says how far more overlap could go on this machine.
-//   node scripts/test.mjs [--from STEP]     (--from: start at that step, and the steps after it)
+//   node scripts/test.mjs [--from STEP]     (--from: start at that step, and the steps after it;
+//                                            build first, and package when a step tests the VSIX
+//                                            or the tarball, so a rerun tests the code as it is now)
 import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -37,7 +39,7 @@ const STAGES = [
   ],
   [
     ['test:node', [process.execPath, 'node_modules/mocha/bin/mocha.js'], BUNDLED_CLI],
-    ['test:windows', ['npm', 'run', '-s', 'test:windows']],
+    ['test:windows', ['npm', 'run', '-s', 'test:windows:built']],
   ],
   [
     ['test:node:postgres', ['npm', 'run', '-s', 'test:node:postgres'], BUNDLED_CLI],
@@ -54,10 +56,21 @@ if (from !== undefined && !STEP_NAMES.includes(from)) {
   process.stderr.write(`no step ${JSON.stringify(from)}; the steps: ${STEP_NAMES.join(', ')}\n`);
   process.exit(64);
 }
-/** The stages to run: from the one holding --from's step, that step and the ones after it. */
+/**
+ * The stages to run: from the one holding --from's step, that step and the ones after it. The
+ * steps after build read what it makes (the Node suites' child servers are dist/cli.js), and
+ * test:package and test:e2e read what package makes: a rerun makes them anew first.
+ */
 const firstStep = from === undefined ? 0 : STEP_NAMES.indexOf(from);
 let seen = 0;
-const stages = STAGES.map((stage) => stage.filter(() => seen++ >= firstStep)).filter((stage) => stage.length > 0);
+const chosen = STAGES.map((stage) => stage.filter(() => seen++ >= firstStep)).filter((stage) => stage.length > 0);
+const picked = new Set(chosen.flat().map(([name]) => name));
+const stepNamed = (name) => STAGES.flat().find(([n]) => n === name);
+const makes = [
+  ...(picked.has('build') ? [] : [stepNamed('build')]),
+  ...(picked.has('package') || !(picked.has('test:package') || picked.has('test:e2e')) ? [] : [stepNamed('package')]),
+];
+const stages = makes.length > 0 ? [makes, ...chosen] : chosen;
 
 /**
  * The machine's CPU seconds so far, busy and in all, summed over its cores (Linux: /proc/stat's
@@ -107,7 +120,7 @@ let failedStep;
 const started = process.hrtime.bigint();
 for (const stage of stages) {
   const names = stage.map(([name]) => name);
-  process.stdout.write(`\n=== ${names.join(', ')}${names.length > 1 ? ' (at once; each one\'s output is printed when it ends)' : ''}\n`);
+  process.stdout.write(`\n=== ${names.join(', ')}${names.length > 1 ? ` (at once; each one's output is printed when it ends, and is written meanwhile under ${logDir})` : ''}\n`);
   const t0 = process.hrtime.bigint();
   const cpu0 = machineCpuSeconds();
   const steps = await Promise.all(stage.map((step) => runStep(step, stage.length === 1, logDir)));
@@ -132,4 +145,5 @@ for (const { steps, seconds: stageSeconds, cpu } of stageRows) {
 }
 if (busyTotal !== undefined) process.stdout.write(`  that CPU time spread over ${cores} cores is ${fmt(busyTotal / cores)}: no order or overlap of these steps could finish sooner here\n`);
 if (failedStep !== undefined) process.stdout.write(`${failedStep.name} failed; rerun from there: node scripts/test.mjs --from ${failedStep.name}\n`);
-process.exit(failedStep?.status ?? 0);
+// exitCode, not exit(): whatever is still being written to a pipe gets out first.
+process.exitCode = failedStep?.status ?? 0;

@@ -16,6 +16,8 @@
 //   (NODE_OPTIONS, this run only) defers it to the connection.
 //
 //   npm run test:windows [-- <substring>…]   only the suites whose path contains one
+//   npm run test:windows:built                 without building dist/ first (npm test: its build
+//                                              step made it, and other steps read it meanwhile)
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -171,10 +173,12 @@ async function main(): Promise<void> {
   const wine = wineBinary();
   const node = windowsNode();
   const prefix = winePrefix(wine);
-  const filters = process.argv.slice(2);
+  const built = process.argv.includes('--built');
+  const filters = process.argv.slice(2).filter((a) => a !== '--built');
   const suites = WINDOWS_SUITES.filter((s) => filters.length === 0 || filters.some((f) => s.includes(f)));
   if (suites.length === 0) fail(`no suite matches ${filters.join(', ')}`);
-  execFileSync(process.execPath, [path.join(REPO, 'esbuild.mjs')], { cwd: REPO, stdio: 'inherit' });
+  if (!built) execFileSync(process.execPath, [path.join(REPO, 'esbuild.mjs')], { cwd: REPO, stdio: 'inherit' });
+  else if (!existsSync(path.join(REPO, 'dist', 'cli.js'))) fail('dist/cli.js is missing: run `npm run build` first (or npm run test:windows, which builds)');
   const files = await bundle(suites);
   const log = path.join(OUT, 'mocha.log');
   const started = Date.now();

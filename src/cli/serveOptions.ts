@@ -225,7 +225,7 @@ function readTlsKey({ text: keyFile }: Given, above: Partial<ServeConfig>): stri
 function readSmtpPort(given: Given, above: Partial<ServeConfig>): unknown {
   const smtpPort = port(DEFAULT_SMTP_PORT)(given);
   const implicitPort = above.smtpTls?.implicitPort;
-  if (implicitPort !== undefined && implicitPort !== 0 && implicitPort === smtpPort) throw new UsageError(`--smtps-port must differ from --smtp-port (both ${String(smtpPort)})`);
+  if (implicitPort !== undefined && implicitPort !== 0 && implicitPort === smtpPort) throw new UsageError(`${given.name} must differ from the implicit-TLS port (--smtps-port or ${SMTPS_PORT_ENV}; both ${String(smtpPort)})`);
   return smtpPort;
 }
 

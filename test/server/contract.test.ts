@@ -119,6 +119,8 @@ describe('process contract', () => {
       assert.deepEqual(ports(['--http-port', '0', '--smtp-port', '2525'], { [HTTP_PORT_ENV]: '8025', [SMTP_PORT_ENV]: '1025' }), [0, 2525]);
       assert.throws(() => ports([], { [HTTP_PORT_ENV]: 'eighty' }), new RegExp(HTTP_PORT_ENV));
       assert.throws(() => ports([], { [SMTP_PORT_ENV]: '70000' }), new RegExp(SMTP_PORT_ENV));
+      assert.throws(() => ports(['--smtps-port', '2465'], { [SMTP_PORT_ENV]: '2465' }), new RegExp(`^UsageError: ${SMTP_PORT_ENV} must differ from the implicit-TLS port`));
+      assert.throws(() => ports(['--smtp-port', '2465', '--smtps-port', '2465']), /^UsageError: --smtp-port must differ from the implicit-TLS port \(--smtps-port or TEST_INBOX_SMTPS_PORT; both 2465\)/);
     });
 
     it(`reads --compat, --compat-open and ${COMPAT_ENV}, ${COMPAT_OPEN_ENV} (off by default; open implies on); serveArgs passes compat`, () => {
