@@ -88,7 +88,7 @@ function machineCpuSeconds() {
   }
 }
 
-const fmt = (s) => (s >= 60 ? `${Math.floor(s / 60)} min ${String(Math.round(s % 60)).padStart(2, '0')} s` : `${s.toFixed(1)} s`);
+const fmt = (s) => (s >= 59.5 ? `${Math.floor(Math.round(s) / 60)} min ${String(Math.round(s) % 60).padStart(2, '0')} s` : `${s.toFixed(1)} s`);
 const seconds = (t0) => Number(process.hrtime.bigint() - t0) / 1e9;
 const outcome = (code, signal, error) => (code === 0 ? 'ok' : error ? `failed: ${error.message}` : `failed (exit ${code ?? signal})`);
 
