@@ -25,8 +25,26 @@ export async function hmacHex(key: string, message: string): Promise<string> {
   return hex(await globalThis.crypto.subtle.sign('HMAC', k, encode(message)));
 }
 
-/** The key of an API token's proof (hex): PBKDF2-SHA256 of the token, TOKEN_PROOF_ROUNDS rounds. */
-export async function tokenProofKey(apiToken: string): Promise<string> {
+/**
+ * Keys derived in this process, by token, newest last: a process that connects again with the
+ * same token (the test library's every wait, the extension's every reconnect) derives it once.
+ * Bounded, as a process may see many tokens; the tokens are already in this process's memory.
+ */
+const derivedKeys = new Map<string, Promise<string>>();
+const MAX_DERIVED_KEYS = 16;
+
+/** The key of an API token's proof (hex): PBKDF2-SHA256 of the token, TOKEN_PROOF_ROUNDS rounds, once per token in a process. */
+export function tokenProofKey(apiToken: string): Promise<string> {
+  const known = derivedKeys.get(apiToken);
+  if (known !== undefined) return known;
+  const key = deriveProofKey(apiToken);
+  derivedKeys.set(apiToken, key);
+  if (derivedKeys.size > MAX_DERIVED_KEYS) derivedKeys.delete(derivedKeys.keys().next().value as string);
+  key.catch(() => derivedKeys.delete(apiToken));
+  return key;
+}
+
+async function deriveProofKey(apiToken: string): Promise<string> {
   const base = await globalThis.crypto.subtle.importKey('raw', encode(apiToken), 'PBKDF2', false, ['deriveBits']);
   return hex(await globalThis.crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt: encode(TOKEN_PROOF_SALT), iterations: TOKEN_PROOF_ROUNDS }, base, 256));
 }

@@ -13,6 +13,7 @@ import { DELAYED_DIR_NAME } from '../../src/server/chaos/delayed';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { chaos, sendSms, TestInboxError, waitForCode } from '../../src/testing';
+import { clearProductEnv } from '../support/cli';
 
 const DOMAIN = 'inbox.test';
 
@@ -21,7 +22,7 @@ describe('failures on demand: delivery delays (real server, nodemailer, the libr
   let dataDir: string;
   let server: InboxServer | undefined;
   let tokens: Awaited<ReturnType<typeof loadOrCreateTokens>>;
-  const saved: Record<string, string | undefined> = {};
+  let restoreEnv: (() => void) | undefined;
 
   const start = async (): Promise<InboxServer> => (server = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir, ...tokens, defaultDomain: DOMAIN }));
   async function listed(s: InboxServer, inbox: string): Promise<Array<{ id: string; time: number }>> {
@@ -39,11 +40,7 @@ describe('failures on demand: delivery delays (real server, nodemailer, the libr
   const held = async (): Promise<string[]> => (await fs.readdir(path.join(dataDir, DELAYED_DIR_NAME)).catch(() => [] as string[])).sort();
 
   beforeEach(async () => {
-    for (const k of Object.keys(process.env)) {
-      if (!k.startsWith('TEST_INBOX_')) continue;
-      saved[k] = process.env[k];
-      delete process.env[k];
-    }
+    restoreEnv = clearProductEnv();
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-chaos-delivery-'));
     tokens = await loadOrCreateTokens(dataDir);
     await start();
@@ -52,7 +49,7 @@ describe('failures on demand: delivery delays (real server, nodemailer, the libr
     await server?.close();
     server = undefined;
     await fs.rm(dataDir, { recursive: true, force: true });
-    for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
+    restoreEnv?.();
   });
 
   it('SMTP: the message is acknowledged before it is visible and appears when its delay ends, with that moment as its received time; waitForCode times out on it, and a longer wait started during the delay gets it', async () => {

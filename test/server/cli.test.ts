@@ -17,6 +17,7 @@ import { LOCK_FILE } from '../../src/server/store/maildir/lock';
 import { loadOrCreateTokens, TokensError } from '../../src/server/tokens';
 import { type Running, spawnChild, startCli } from './cliProcess';
 import { modesApply } from '../../src/shared/portableFs';
+import { cliEntry } from '../support/cli';
 
 describe('test-inbox serve (CLI)', function () {
   this.timeout(60_000);
@@ -200,8 +201,8 @@ describe('test-inbox serve (CLI)', function () {
       const c = fork(process.argv[1], process.argv.slice(2), { execArgv: process.argv[1].endsWith('.ts') ? ['--import', 'tsx'] : [], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
       c.stdout.once('data', () => process.stdout.write(JSON.stringify({ pid: c.pid }) + '\\n'));
       setInterval(() => {}, 1000);`;
-    // The built bundle under Windows' Node (npm run test:windows), else the source through tsx.
-    const cli = process.env.TEST_INBOX_CLI_BUNDLE ?? path.join(__dirname, '..', '..', 'src', 'cli', 'cli.ts');
+    // The bundle under `npm test` and Windows' Node, else the source through tsx (test/support/cli.ts).
+    const cli = cliEntry().cliPath;
     const parent = spawnChild(process.execPath, ['-e', parentScript, cli, 'serve', '--data-dir', dataDir, ...freePorts], {
       cwd: path.join(__dirname, '..', '..'),
       env: { ...process.env, ...tokensEnv({ apiToken: 'a'.repeat(24), webhookToken: 'b'.repeat(24) }) },

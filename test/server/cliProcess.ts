@@ -1,13 +1,13 @@
-// Runs `test-inbox` from the TypeScript source (through tsx) as a child process, for the
-// CLI and durability tests.
+// Runs `test-inbox` as a child process (test/support/cli.ts: the bundle under `npm test`, else the
+// TypeScript source through tsx), for the CLI and durability tests.
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseReadyLine, SERVER_ENV_NAMES, stopServerProcess } from '../../src/shared/contract';
+import { cliArgv } from '../support/cli';
 
 const REPO = path.resolve(__dirname, '..', '..');
-const CLI = path.join(REPO, 'src', 'cli', 'cli.ts');
 
 export interface Running {
   child: ChildProcess;
@@ -20,7 +20,7 @@ export interface Running {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `test-inbox` (the TypeScript source, through tsx) as a child process. */
+/** Starts `test-inbox` as a child process. */
 export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Running {
   const childEnv = { ...process.env, ...env };
   for (const k of SERVER_ENV_NAMES) if (!(k in env)) delete childEnv[k];
@@ -30,9 +30,7 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Running {
   if (env.TMPDIR === undefined) childEnv.TMPDIR = childEnv.TMP = childEnv.TEMP = ownTmp = mkdtempSync(path.join(os.tmpdir(), 'test-inbox-child-'));
   // With an IPC channel, as the extension starts it: the stop closes the channel, which is a
   // clean stop on every platform (SIGTERM is TerminateProcess on Windows).
-  // Under Windows' Node (npm run test:windows) the built bundle: tsx's esbuild binary is Linux's.
-  const bundle = process.env.TEST_INBOX_CLI_BUNDLE;
-  const running = startServer(process.execPath, bundle ? [bundle, ...args] : ['--import', 'tsx', CLI, ...args], { cwd: REPO, env: childEnv, ipc: true });
+  const running = startServer(process.execPath, [...cliArgv(), ...args], { cwd: REPO, env: childEnv, ipc: true });
   if (ownTmp !== undefined) {
     const dir = ownTmp;
     running.child.once('exit', () => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));

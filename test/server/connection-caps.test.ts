@@ -10,9 +10,9 @@ import * as path from 'node:path';
 import { defaultConnectionCaps, FALLBACK_FD_LIMIT, readSoftFdLimit, RESERVED_FDS } from '../../src/server/limits';
 import { sendOne, SmtpConnection } from '../../bench/lib/smtp-load';
 import { type Running, startServer } from './cliProcess';
+import { cliArgv } from '../support/cli';
 
 const REPO = path.resolve(__dirname, '..', '..');
-const CLI = path.join(REPO, 'src', 'cli', 'cli.ts');
 const API = 'caps-api-token-5b1f';
 const WEBHOOK = 'caps-webhook-token-9e2a';
 /** The soft limit the child runs under: low enough that the held sockets would exhaust it without caps. */
@@ -44,7 +44,7 @@ describe('connection caps sized from the open-file limit', () => {
     before(async function () {
       if (process.platform === 'win32') this.skip();
       dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-caps-'));
-      const cmd = `ulimit -n ${FD_LIMIT} && exec "${process.execPath}" --import tsx "${CLI}" serve --http-port 0 --smtp-port 0 --data-dir "${dataDir}" --api-token ${API} --webhook-token ${WEBHOOK}`;
+      const cmd = `ulimit -n ${FD_LIMIT} && exec "${process.execPath}" ${cliArgv().map((a) => `"${a}"`).join(' ')} serve --http-port 0 --smtp-port 0 --data-dir "${dataDir}" --api-token ${API} --webhook-token ${WEBHOOK}`;
       server = startServer('sh', ['-c', cmd], { cwd: REPO, env: { ...process.env } });
       await server.ready;
     });

@@ -14,6 +14,7 @@ import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { MaildirStore } from '../../src/server/store/maildir/store';
 import { API_TOKEN_ENV, DEFAULT_LOG_LEVEL, LOG_LEVEL_ENV, type LogLevel, WEBHOOK_TOKEN_ENV } from '../../src/shared/contract';
 import { startCli } from './cliProcess';
+import { cliArgv } from '../support/cli';
 
 const API = 'api-token-loglevel-7c1e9a2b4d';
 const WEBHOOK = 'wh-token-loglevel-3f8d0e6a1c';
@@ -126,7 +127,7 @@ describe('--log-level (real server, real SMTP)', function () {
     assert.equal(level(['--log-level', 'error'], { [LOG_LEVEL_ENV]: 'debug' }), 'error');
     assert.throws(() => level(['--log-level', 'verbose']), /--log-level must be one of error, warn, info, debug/);
     assert.throws(() => level([], { [LOG_LEVEL_ENV]: 'trace' }), /TEST_INBOX_LOG_LEVEL must be one of/);
-    const help = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', '..', 'src', 'cli', 'cli.ts'), 'serve', '--help'], { encoding: 'utf8' });
+    const help = spawnSync(process.execPath, [...cliArgv(), 'serve', '--help'], { encoding: 'utf8' });
     assert.match(help.stdout, /--log-level <level>/);
     assert.match(help.stdout, new RegExp(LOG_LEVEL_ENV));
   });

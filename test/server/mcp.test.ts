@@ -17,12 +17,11 @@ import { MAX_MCP_WAIT_SECONDS, MCP_TOOL_NAMES, UNTRUSTED } from '../../src/mcp/t
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { freePort } from '../support/postgres';
+import { clearProductEnv, cliArgv } from '../support/cli';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const execFileP = promisify(execFile);
-const CLI = path.join(REPO, 'src', 'cli', 'cli.ts');
 /** How to run `test-inbox`: the source through tsx, or the built bundle under Windows' Node (npm run test:windows), where MCP's stdio pipes run between two Windows processes. */
-const CLI_ARGS = process.env.TEST_INBOX_CLI_BUNDLE ? [process.env.TEST_INBOX_CLI_BUNDLE] : ['--import', 'tsx', CLI];
 const DOMAIN = 'inbox.test';
 
 type ToolResult = { structuredContent?: Record<string, unknown>; content: Array<{ type: string; text?: string }>; isError?: boolean };
@@ -58,7 +57,7 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
     mailer.sendMail({ from: 'Acme <no-reply@acme.test>', to: `${to}@${DOMAIN}`, subject, text, ...extra });
 
   before(async () => {
-    for (const k of Object.keys(process.env)) if (k.startsWith('TEST_INBOX_')) delete process.env[k];
+    clearProductEnv();
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-mcp-'));
     const tokens = await loadOrCreateTokens(dataDir);
     apiToken = tokens.apiToken;
@@ -89,7 +88,7 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
     stdio: async () => {
       const client = new Client({ name: 'mcp-test', version: '1.0.0' });
       // Only the data dir: the command finds the server (server.json) and the token (tokens.json) there.
-      await client.connect(new StdioClientTransport({ command: process.execPath, args: [...CLI_ARGS, 'mcp', '--data-dir', dataDir], env: cleanEnv({}), cwd: REPO, stderr: 'pipe' }));
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [...cliArgv(), 'mcp', '--data-dir', dataDir], env: cleanEnv({}), cwd: REPO, stderr: 'pipe' }));
       return client;
     },
   };
@@ -355,7 +354,7 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
   it('stdio: a server that cannot be reached is a tool error that says how to start one, not a hang', async () => {
     const port = await freePort();
     const client = new Client({ name: 'mcp-test', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [...CLI_ARGS, 'mcp', '--server', `http://127.0.0.1:${port}`], env: cleanEnv({ TEST_INBOX_API_TOKEN: 'some-token' }), cwd: REPO, stderr: 'pipe' }));
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [...cliArgv(), 'mcp', '--server', `http://127.0.0.1:${port}`], env: cleanEnv({ TEST_INBOX_API_TOKEN: 'some-token' }), cwd: REPO, stderr: 'pipe' }));
     try {
       const r = await call(client, 'wait_for_code', { inbox: 'joe', wait_seconds: 5 });
       assert.equal(r.isError, true);

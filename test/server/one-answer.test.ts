@@ -33,6 +33,7 @@ import { MailService } from '@sendgrid/mail';
 import FormData from 'form-data';
 import { ServerClient } from 'postmark';
 import { Resend } from 'resend';
+import { clearProductEnv } from '../support/cli';
 
 const DOMAIN = 'inbox.test';
 
@@ -189,14 +190,10 @@ describe('one answer per message on every surface (corpus of test/support/corpus
   let dataDir: string;
   let w: World;
   const delivered: Delivered[] = [];
-  const saved: Record<string, string | undefined> = {};
+  let restoreEnv: (() => void) | undefined;
 
   before(async () => {
-    for (const k of Object.keys(process.env)) {
-      if (!k.startsWith('TEST_INBOX_')) continue;
-      saved[k] = process.env[k];
-      delete process.env[k];
-    }
+    restoreEnv = clearProductEnv();
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-oneanswer-'));
     const tokens = await loadOrCreateTokens(dataDir);
     const server = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir, ...tokens, defaultDomain: DOMAIN });
@@ -230,7 +227,7 @@ describe('one answer per message on every surface (corpus of test/support/corpus
     await w?.api.dispose();
     await w?.server.close();
     await fs.rm(dataDir, { recursive: true, force: true });
-    for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
+    restoreEnv?.();
   });
 
   it('the corpus: at least 30 messages, SMS and email, several languages, codes and links, and some with neither', () => {

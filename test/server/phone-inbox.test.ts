@@ -14,9 +14,9 @@ import { createClient } from '../../src/api/client';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { sendSms, waitForCode } from '../../src/testing';
+import { clearProductEnv, cliArgv } from '../support/cli';
 
 const REPO = path.resolve(__dirname, '..', '..');
-const CLI = path.join(REPO, 'src', 'cli', 'cli.ts');
 const DOMAIN = 'inbox.test';
 const DIGITS = '15555550142';
 const WRITTEN = ['+15555550142', '+1 (555) 555-0142'];
@@ -35,7 +35,7 @@ describe('a phone inbox written with + is the same inbox on every surface', func
   let apiToken: string;
 
   before(async () => {
-    for (const k of Object.keys(process.env)) if (k.startsWith('TEST_INBOX_')) delete process.env[k];
+    clearProductEnv();
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-phone-'));
     const tokens = await loadOrCreateTokens(dataDir);
     apiToken = tokens.apiToken;
@@ -88,7 +88,7 @@ describe('a phone inbox written with + is the same inbox on every surface', func
 
   it('CLI: `test-inbox code +15555550142` prints the code and exits 0', async () => {
     const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-      execFile(process.execPath, ['--import', 'tsx', CLI, 'code', WRITTEN[0], '--wait', '5s'], { cwd: REPO, env: cleanEnv({ TEST_INBOX_DATA_DIR: dataDir }), encoding: 'utf8' }, (err, stdout, stderr) =>
+      execFile(process.execPath, [...cliArgv(), 'code', WRITTEN[0], '--wait', '5s'], { cwd: REPO, env: cleanEnv({ TEST_INBOX_DATA_DIR: dataDir }), encoding: 'utf8' }, (err, stdout, stderr) =>
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
       ),
     );

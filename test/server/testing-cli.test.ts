@@ -1,7 +1,7 @@
 // The CLI's commands for tests (`test-inbox code|link|totp|send-sms|send-mail|clear`) against
 // the real local server on port 0: stdout holds only the answer, messages go to stderr, and
-// the exit codes are the documented ones. The first case runs the CLI as a child process (from
-// the source, through tsx); the others call its dispatcher in this process, which is the same
+// the exit codes are the documented ones. The first case runs the CLI as a child process (the
+// bundle under `npm test`, else the source through tsx: test/support/cli.ts); the others call its dispatcher in this process, which is the same
 // code without a Node start per command. test/package runs the installed binary.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -16,9 +16,9 @@ import { loadOrCreateTokens } from '../../src/server/tokens';
 import { EXIT_NO_PERMISSION, EXIT_TIMEOUT, EXIT_UNAVAILABLE, runTestCommand } from '../../src/cli/testCommands';
 import { totp } from '../../src/testing';
 import { closedPort } from '../support/ports';
+import { clearProductEnv, cliArgv } from '../support/cli';
 
 const REPO = path.resolve(__dirname, '..', '..');
-const CLI = path.join(REPO, 'src', 'cli', 'cli.ts');
 const DOMAIN = 'inbox.test';
 
 export interface Ran {
@@ -49,7 +49,7 @@ describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', functi
   let server: InboxServer;
   let env: NodeJS.ProcessEnv;
   let tokens: Awaited<ReturnType<typeof loadOrCreateTokens>>;
-  const spawned = (args: string[]): Promise<Ran> => runCommand(process.execPath, ['--import', 'tsx', CLI], args, env);
+  const spawned = (args: string[]): Promise<Ran> => runCommand(process.execPath, cliArgv(), args, env);
   /** In this process, with the data dir as a flag (the library reads this process's environment). */
   async function cli(args: string[]): Promise<Ran> {
     let stdout = '';
@@ -59,7 +59,7 @@ describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', functi
   }
 
   before(async () => {
-    for (const k of Object.keys(process.env)) if (k.startsWith('TEST_INBOX_')) delete process.env[k];
+    clearProductEnv();
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-clicmd-'));
     tokens = await loadOrCreateTokens(dataDir);
     server = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir, ...tokens, defaultDomain: DOMAIN });
@@ -137,7 +137,7 @@ describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', functi
     // A real process with the secret piped to its stdin, as `printf '%s\n' "$SECRET" | test-inbox totp -` does.
     for (const args of [['totp', '-'], ['totp']]) {
       const piped = await new Promise<Ran>((resolve) => {
-        const child = execFile(process.execPath, ['--import', 'tsx', CLI, ...args, '--json'], { cwd: REPO, env, encoding: 'utf8' }, (err, stdout, stderr) =>
+        const child = execFile(process.execPath, [...cliArgv(), ...args, '--json'], { cwd: REPO, env, encoding: 'utf8' }, (err, stdout, stderr) =>
           resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
         );
         child.stdin!.end(`${uri}\n`);
@@ -148,7 +148,7 @@ describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', functi
       assert.ok([totp(uri).code, totp(uri, { at: Date.now() - 30_000 }).code].includes(answer.code));
     }
     // The environment twin, and the argument still wins over it.
-    const fromEnv = await runCommand(process.execPath, ['--import', 'tsx', CLI], ['totp'], { ...env, TEST_INBOX_TOTP_SECRET: seed });
+    const fromEnv = await runCommand(process.execPath, cliArgv(), ['totp'], { ...env, TEST_INBOX_TOTP_SECRET: seed });
     assert.equal(fromEnv.code, 0, fromEnv.stderr);
     assert.match(fromEnv.stdout, /^\d{6}\n$/);
     let out = '';

@@ -12,6 +12,7 @@ import { runTestCommand } from '../../src/cli/testCommands';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { totp } from '../../src/testing';
+import { clearProductEnv } from '../support/cli';
 
 const SECRET = 'JBSWY3DPEHPK3PXP';
 
@@ -24,7 +25,7 @@ describe('TOTP answers: seconds_left on the wire (HTTP, MCP), secondsLeft in Jav
   let codes: Set<string>;
 
   before(async () => {
-    for (const k of Object.keys(process.env)) if (k.startsWith('TEST_INBOX_')) delete process.env[k];
+    clearProductEnv();
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-totp-'));
     const tokens = await loadOrCreateTokens(dataDir);
     apiToken = tokens.apiToken;

@@ -1,4 +1,4 @@
-// The local server manager against the real CLI (src/cli/cli.ts run through tsx), real
+// The local server manager against the real CLI (test/support/cli.ts: the bundle or the source), real
 // ports and a temp data folder.
 import assert from 'node:assert/strict';
 import { existsSync, promises as fs } from 'node:fs';
@@ -18,9 +18,9 @@ import { DEFAULT_DOMAIN, LOCK_FILE, SERVER_FILE, TOKENS_FILE } from '../../src/s
 import { startInboxServer } from '../../src/server/server';
 import { memoryLog, memoryMemento, memorySecrets } from '../support/memory';
 import { closedPort as freePort } from '../support/ports';
+import { cliEntry } from '../support/cli';
 
-const CLI = path.resolve(__dirname, '../../src/cli/cli.ts');
-const EXEC_ARGV = ['--require', 'tsx/cjs'];
+const { cliPath: CLI, execArgv: EXEC_ARGV } = cliEntry();
 
 describe('extension local server', function () {
   this.timeout(60_000);

@@ -21,9 +21,9 @@ import { waitForCodeOn } from '../../src/testing/wait';
 import { startCli } from '../server/cliProcess';
 import { memoryLog } from '../support/memory';
 import { closedPort } from '../support/ports';
+import { cliEntry } from '../support/cli';
 
-const CLI = path.resolve(__dirname, '../../src/cli/cli.ts');
-const EXEC_ARGV = ['--require', 'tsx/cjs'];
+const { cliPath: CLI, execArgv: EXEC_ARGV } = cliEntry();
 
 async function sendCode(smtpPort: number, to: string, code: string): Promise<void> {
   const t = nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true });
