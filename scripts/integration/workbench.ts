@@ -129,6 +129,12 @@ export interface CodeServerSession {
   workbenchLog: string;
   /** Rejects when code-server exits before stop() was called. */
   serverExited: Promise<never>;
+  /**
+   * Sets settings while the workbench runs, as a person editing settings.json does: merged into
+   * the User settings and, where the session was started with settings, the Machine ones. The
+   * workbench and the extension apply them live (a colour theme, a testInbox.* setting).
+   */
+  updateSettings(settings: Record<string, unknown>): void;
   /** Ends code-server (and the browser of a Workbench); copies logs to keepLogsIn first when given. */
   stop(options?: { keepLogsIn?: string }): Promise<void>;
 }
@@ -234,6 +240,14 @@ export async function startCodeServer(options: WorkbenchOptions = {}): Promise<C
   }
   const serverLog = path.join(dirs.logs, 'code-server.log');
   const workbenchLog = path.join(dirs.logs, 'workbench.log');
+  const updateSettings = (settings: Record<string, unknown>): void => {
+    for (const scope of ['User', 'Machine']) {
+      const file = path.join(dirs.data, scope, 'settings.json');
+      if (!fs.existsSync(file)) continue;
+      const merged = { ...(JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>), ...settings };
+      fs.writeFileSync(file, JSON.stringify(merged, null, 2) + '\n');
+    }
+  };
 
   let server: ChildProcess | undefined;
   let stopping = false;
@@ -317,7 +331,7 @@ export async function startCodeServer(options: WorkbenchOptions = {}): Promise<C
     if (options.extensionTestsPath) payload.push(['extensionTestsPath', remote(path.resolve(options.extensionTestsPath))]);
     payload.push(['skipWelcome', 'true'], ['skipReleaseNotes', 'true']);
     const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(toPosix(workspace))}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
-    return { url, port, workspace, tmpDir, serverLog, workbenchLog, serverExited, stop };
+    return { url, port, workspace, tmpDir, serverLog, workbenchLog, serverExited, updateSettings, stop };
   } catch (err) {
     await stop({ keepLogsIn: options.failureLogDir }).catch(() => {});
     throw err;
@@ -369,7 +383,7 @@ export async function startWorkbench(options: WorkbenchOptions = {}): Promise<Wo
 
     options.onProgress?.('Workbench loaded.');
     const { port, workspace, tmpDir, serverLog, serverExited } = session;
-    return { page, browser, url, port, workspace, tmpDir, serverLog, workbenchLog, serverExited, stop };
+    return { page, browser, url, port, workspace, tmpDir, serverLog, workbenchLog, serverExited, updateSettings: session.updateSettings, stop };
   } catch (err) {
     await stop({ keepLogsIn: options.failureLogDir }).catch(() => {});
     throw withLogsNote(err, options.failureLogDir);

@@ -46,11 +46,14 @@ export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** Opens the Test Inbox view container and waits until its tree (or welcome view) is shown. */
+/** Opens the Test Inbox view container and waits until its tree (or welcome view) is shown; no-op when it is shown already. */
 export async function openTestInboxView(page: Page): Promise<void> {
+  const title = page.locator('.sidebar .title-label').filter({ hasText: /Test Inbox/i });
+  // A click on the entry of the container that is shown hides the side bar.
+  if (await title.isVisible()) return;
   // The whole activity bar entry: its unread badge ("Test Inbox - 3 unread messages") sits over a corner of the icon.
   await page.locator('.activitybar .action-item').filter({ has: page.locator('[aria-label^="Test Inbox"]') }).first().click({ timeout: UI_TIMEOUT_MS });
-  await page.locator('.sidebar .title-label').filter({ hasText: /Test Inbox/i }).waitFor({ timeout: UI_TIMEOUT_MS });
+  await title.waitFor({ timeout: UI_TIMEOUT_MS });
 }
 
 /** A row of the Test Inbox tree by its accessible label (src/extension/tree/present.ts accessibilityLabel). */
