@@ -13,6 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Frame } from 'playwright-core';
 import { createClient } from '../../src/api/client';
+import type { InboxApi } from '../../src/api/types';
 import { PAGE_SIZE } from '../../src/extension/tree/model';
 import { startWorkbench, type Workbench } from '../../scripts/integration/workbench';
 import { SAMPLES, seedSamples, sendMail, startDemoServer, type DemoServer } from '../../scripts/demoServer';
@@ -21,6 +22,7 @@ import {
   escapeRegExp,
   expandRow,
   endSession,
+  keepFailure,
   messageView,
   openTestInboxView,
   readClipboard,
@@ -35,16 +37,14 @@ import {
 /** code-server start, workbench load, extension activation and a server start, on a busy 2-core machine. */
 const TEST_TIMEOUT_MS = 240_000;
 
-describe('e2e: Test Inbox installed from its VSIX in a real workbench', function () {
+describe('e2e: Test Inbox installed from its VSIX in a real workbench, with its own local server', function () {
   this.timeout(TEST_TIMEOUT_MS);
   let wb: Workbench | undefined;
   let dataDir: string | undefined;
-  let demo: DemoServer | undefined;
 
   afterEach(async function () {
-    await endSession(this.currentTest, wb, demo);
+    await endSession(this.currentTest, wb);
     wb = undefined;
-    demo = undefined;
     if (dataDir) await fsp.rm(dataDir, { recursive: true, force: true });
     dataDir = undefined;
   });
@@ -100,12 +100,45 @@ describe('e2e: Test Inbox installed from its VSIX in a real workbench', function
     assert.ok(gap <= 24, `the "Copied" feedback is ${gap} px from its button (${JSON.stringify({ button: b, status: s })})`);
   });
 
-  it('attaches to a server already running with the samples: the SMS opens and its code is copied', async () => {
+});
+
+describe('e2e: Test Inbox from its VSIX, attached to a server already running with the samples', function () {
+  this.timeout(TEST_TIMEOUT_MS);
+  let wb: Workbench | undefined;
+  let demo: DemoServer | undefined;
+  let api: InboxApi | undefined;
+  /** An inbox with more than a page, there before the window opens. */
+  const paged = `paged-${randomInt(1e6, 1e7)}`;
+
+  // One session for the tests below (a workbench start is about 20 s of CPU on this machine).
+  before(async () => {
     demo = await startDemoServer();
     await seedSamples(demo);
+    api = createClient({ baseUrl: demo.http, apiToken: demo.apiToken });
+    for (let i = 0; i < PAGE_SIZE + 2; i++) await api.inject(SAMPLES.domain, paged, { from: 'Pager <pager@acme.test>', subject: `Page item ${i}`, text: String(i) });
     wb = await startWorkbench({ vsix: VSIX, settings: demo.extensionSettings });
     await allowClipboard(wb);
-    const page = wb.page;
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') process.stderr.write(`e2e: screenshot of the failure kept in ${await keepFailure(wb, this.currentTest.title)}\n`);
+  });
+
+  after(async () => {
+    await api?.dispose();
+    await endSession(undefined, wb, demo);
+    wb = undefined;
+    demo = undefined;
+  });
+
+  /** The session's page; the test fails plainly when the session did not start. */
+  const session = (): { wb: Workbench; api: InboxApi } => {
+    if (!wb || !api) throw new Error('the session did not start');
+    return { wb, api };
+  };
+
+  it('shows the samples: the status bar names the server\'s SMTP port, the SMS opens and its code is copied', async () => {
+    const page = session().wb.page;
     await openTestInboxView(page);
     assert.equal(await statusBarSmtpPort(page), demo.smtpPort, 'the status bar shows the running server\'s SMTP port');
 
@@ -127,54 +160,45 @@ describe('e2e: Test Inbox installed from its VSIX in a real workbench', function
     assert.equal(await readClipboard(page), SAMPLES.smsCode);
   });
 
-  it('Inject Test Message from the Command Palette lands in the tree', async () => {
-    demo = await startDemoServer();
-    const api = createClient({ baseUrl: demo.http, apiToken: demo.apiToken });
-    // An inbox with more than a page, there before the window opens: its row loads one page and
-    // offers "Load older messages" (mail arriving while a window shows the tree opens its inbox
-    // and is added row by row, with nothing to page).
-    const paged = `paged-${randomInt(1e6, 1e7)}`;
-    try {
-      for (let i = 0; i < PAGE_SIZE + 2; i++) await api.inject(SAMPLES.domain, paged, { from: 'Pager <pager@acme.test>', subject: `Page item ${i}`, text: String(i) });
-      wb = await startWorkbench({ vsix: VSIX, settings: demo.extensionSettings });
-      const page = wb.page;
-      await openTestInboxView(page);
-      await statusBarSmtpPort(page);
+  it('Inject Test Message from the Command Palette lands in the tree; an inbox of more than a page loads older messages', async () => {
+    const { wb, api } = session();
+    // The paged inbox was there before the window opened: its row loads one page and offers
+    // "Load older messages" (mail arriving while a window shows the tree opens its inbox and is
+    // added row by row, with nothing to page).
+    const page = wb.page;
+    await openTestInboxView(page);
+    await statusBarSmtpPort(page);
 
-      const inbox = `palette-${randomInt(1e6, 1e7)}`;
-      await runFromPalette(page, 'Test Inbox: Inject Test Message');
-      // The inbox picker takes a typed name; then From, Subject and Text keep their defaults.
-      const input = page.locator('.quick-input-widget input');
-      await page.locator('.quick-input-widget').filter({ hasText: 'Inject Test Message' }).waitFor({ timeout: UI_TIMEOUT_MS });
-      await input.fill(inbox);
-      await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: inbox }).first().waitFor({ timeout: UI_TIMEOUT_MS });
+    const inbox = `palette-${randomInt(1e6, 1e7)}`;
+    await runFromPalette(page, 'Test Inbox: Inject Test Message');
+    // The inbox picker takes a typed name; then From, Subject and Text keep their defaults.
+    const input = page.locator('.quick-input-widget input');
+    await page.locator('.quick-input-widget').filter({ hasText: 'Inject Test Message' }).waitFor({ timeout: UI_TIMEOUT_MS });
+    await input.fill(inbox);
+    await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: inbox }).first().waitFor({ timeout: UI_TIMEOUT_MS });
+    await page.keyboard.press('Enter');
+    for (const step of ['(1/3)', '(2/3)', '(3/3)']) {
+      await page.locator('.quick-input-widget').filter({ hasText: step }).waitFor({ timeout: UI_TIMEOUT_MS });
       await page.keyboard.press('Enter');
-      for (const step of ['(1/3)', '(2/3)', '(3/3)']) {
-        await page.locator('.quick-input-widget').filter({ hasText: step }).waitFor({ timeout: UI_TIMEOUT_MS });
-        await page.keyboard.press('Enter');
-      }
-
-      await expandRow(treeRow(page, new RegExp(`^Inbox ${escapeRegExp(inbox)}@${escapeRegExp(SAMPLES.domain)}`)));
-      await treeRow(page, /email from Test Inbox, Test message/).waitFor({ timeout: UI_TIMEOUT_MS });
-
-      // A change redraws only the row it touched (tree/provider.ts): "Load more…" redraws its
-      // inbox, and a message arriving meanwhile into that inbox redraws its domain; both show.
-      await expandRow(treeRow(page, new RegExp(`^Inbox ${escapeRegExp(paged)}@`)));
-      const more = treeRow(page, new RegExp(`^Load older messages of ${escapeRegExp(paged)}$`));
-      await more.click({ timeout: UI_TIMEOUT_MS });
-      await treeRow(page, /email from Pager, Page item 0,/).waitFor({ timeout: UI_TIMEOUT_MS });
-      await more.waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
-      await api.inject(SAMPLES.domain, paged, { from: 'Pager <pager@acme.test>', subject: 'Arrived after paging', text: 'x' });
-      await treeRow(page, /email from Pager, Arrived after paging,/).waitFor({ timeout: UI_TIMEOUT_MS });
-      await treeRow(page, /email from Test Inbox, Test message/).waitFor({ timeout: UI_TIMEOUT_MS });
-    } finally {
-      await api.dispose();
     }
+
+    await expandRow(treeRow(page, new RegExp(`^Inbox ${escapeRegExp(inbox)}@${escapeRegExp(SAMPLES.domain)}`)));
+    await treeRow(page, /email from Test Inbox, Test message/).waitFor({ timeout: UI_TIMEOUT_MS });
+
+    // A change redraws only the row it touched (tree/provider.ts): "Load more…" redraws its
+    // inbox, and a message arriving meanwhile into that inbox redraws its domain; both show.
+    await expandRow(treeRow(page, new RegExp(`^Inbox ${escapeRegExp(paged)}@`)));
+    const more = treeRow(page, new RegExp(`^Load older messages of ${escapeRegExp(paged)}$`));
+    await more.click({ timeout: UI_TIMEOUT_MS });
+    await treeRow(page, /email from Pager, Page item 0,/).waitFor({ timeout: UI_TIMEOUT_MS });
+    await more.waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+    await api.inject(SAMPLES.domain, paged, { from: 'Pager <pager@acme.test>', subject: 'Arrived after paging', text: 'x' });
+    await treeRow(page, /email from Pager, Arrived after paging,/).waitFor({ timeout: UI_TIMEOUT_MS });
+    await treeRow(page, /email from Test Inbox, Test message/).waitFor({ timeout: UI_TIMEOUT_MS });
   });
 
   it('shows the packaged README on the extension\'s details page, with no broken images', async () => {
-    wb = await startWorkbench({ vsix: VSIX });
-    const page = wb.page;
+    const page = session().wb.page;
     await runFromPalette(page, 'Extensions: Show Installed Extensions');
     const entry = page.locator('.extensions-viewlet .extension-list-item').filter({ hasText: 'Test Inbox' }).first();
     await entry.waitFor({ timeout: UI_TIMEOUT_MS });
