@@ -13,6 +13,7 @@ import { loadOrCreateTokens } from '../../src/server/tokens';
 import { EXIT_USAGE } from '../../src/shared/contract';
 import { chaos, sendSms, TestInboxError, waitForCode } from '../../src/testing';
 import { startCli } from './cliProcess';
+import { clearProductEnv } from '../support/cli';
 
 const DOMAIN = 'inbox.test';
 
@@ -21,7 +22,7 @@ describe('failures on demand: test-inbox chaos, the library\'s chaos(), serve --
   let dataDir: string;
   let server: InboxServer;
   let tokens: Awaited<ReturnType<typeof loadOrCreateTokens>>;
-  const saved: Record<string, string | undefined> = {};
+  let restoreEnv: (() => void) | undefined;
 
   async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     let stdout = '';
@@ -34,11 +35,7 @@ describe('failures on demand: test-inbox chaos, the library\'s chaos(), serve --
   }
 
   before(async () => {
-    for (const k of Object.keys(process.env)) {
-      if (!k.startsWith('TEST_INBOX_')) continue;
-      saved[k] = process.env[k];
-      delete process.env[k];
-    }
+    restoreEnv = clearProductEnv();
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'test-inbox-chaos-cli-'));
     tokens = await loadOrCreateTokens(dataDir);
     server = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir, ...tokens, defaultDomain: DOMAIN });
@@ -46,7 +43,7 @@ describe('failures on demand: test-inbox chaos, the library\'s chaos(), serve --
   after(async () => {
     await server?.close();
     await fs.rm(dataDir, { recursive: true, force: true });
-    for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
+    restoreEnv?.();
   });
   afterEach(async () => {
     await server.chaos.clear();
