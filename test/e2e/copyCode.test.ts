@@ -132,13 +132,14 @@ describe('e2e: Test Inbox from its VSIX, attached to a server already running wi
   });
 
   /** The session's page; the test fails plainly when the session did not start. */
-  const session = (): { wb: Workbench; api: InboxApi } => {
-    if (!wb || !api) throw new Error('the session did not start');
-    return { wb, api };
+  const session = (): { wb: Workbench; api: InboxApi; demo: DemoServer } => {
+    if (!wb || !api || !demo) throw new Error('the session did not start');
+    return { wb, api, demo };
   };
 
   it('shows the samples: the status bar names the server\'s SMTP port, the SMS opens and its code is copied', async () => {
-    const page = session().wb.page;
+    const { wb, demo } = session();
+    const page = wb.page;
     await openTestInboxView(page);
     assert.equal(await statusBarSmtpPort(page), demo.smtpPort, 'the status bar shows the running server\'s SMTP port');
 
