@@ -1,12 +1,12 @@
 // `npm test`: every check, timed; the split is printed at the end, and also when a step fails
 // (then the exit code is that step's). The steps are the package.json scripts of the same names,
-// so each can be run alone. A step starts as soon as what it needs has passed (the build; the
-// package for the steps that test it) and fewer than PARALLEL steps run, in the order of STEPS:
-// the longest first, so that the short ones fill the end. Each step's output goes to a file,
-// printed whole when the step ends, so no two steps' lines interleave. Beside the wall times it
-// prints the CPU time the machine was busy (Linux, /proc/stat) and the share of its cores that
-// kept busy, so the split also says how far more overlap could go on this machine.
-//   node scripts/test.mjs [--from STEP]     (--from: that step and the steps after it in STEPS;
+// so each can be run alone. They run in stages: the steps of one stage run at once (each one's
+// output is printed whole when it ends), a stage starts when the one before it has passed. Steps
+// share a stage where they are independent and one of them alone leaves cores idle (a step that
+// waits on a browser, Wine or PostgreSQL). Beside each stage's wall time it prints the CPU time
+// the machine was busy (Linux, /proc/stat) and the share of its cores that kept busy, so the
+// split also says how far more overlap could go on this machine.
+//   node scripts/test.mjs [--from STEP]     (--from: start at that step, and the steps after it;
 //                                            build first, and package when a step tests the VSIX
 //                                            or the tarball, so a rerun tests the code as it is now)
 import { spawn } from 'node:child_process';
@@ -19,39 +19,36 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
  * The Node suites start `test-inbox` as a child process from the bundle that `build` just made
- * (`TEST_INBOX_CLI_BUNDLE`, as the Windows suite does): what ships, and a third of the CPU of a
- * start through tsx (test/support/cli.ts). `npx mocha` alone runs the source through tsx.
+ * (`TEST_INBOX_CLI_BUNDLE`, as the Windows suite does): what ships, and a quarter of the CPU of a
+ * start through tsx. `npx mocha` alone runs the source through tsx.
  */
 const BUNDLED_CLI = { TEST_INBOX_CLI_BUNDLE: path.join(ROOT, 'dist', 'cli.js') };
 
 /**
- * Steps that run at once. Each keeps about one core busy or more (mocha's 4 workers, a browser,
- * Wine, PostgreSQL), so three keep 2 cores busy without starving a browser suite's waits.
+ * The stages, in order; each a list of [name, the command's argv, extra environment]: npm scripts
+ * by name; the mocha of test:node alone, so its PostgreSQL half is its own row. The build is made
+ * once: build writes dist/ and package the VSIX, so the extension-host suites run their `:built`
+ * scripts (test:integration and test:e2e alone rebuild first).
  */
-const PARALLEL = 3;
-
-/**
- * The steps, in the order they start; each { name, argv, env, needs }: npm scripts by name; the
- * mocha of test:node alone, so its PostgreSQL half is its own row. The build is made once:
- * build writes dist/ and package the VSIX, so the extension-host suites run their `:built`
- * scripts (test:integration and test:e2e alone rebuild first), and test:windows reads dist/
- * beside test:node (test:windows:built). The order is the CPU each took in a timed run, most
- * first; package early, as e2e waits for it.
- */
-const STEPS = [
-  { name: 'build', argv: ['npm', 'run', '-s', 'build'], needs: [] },
-  { name: 'package', argv: ['npm', 'run', '-s', 'package'], needs: ['build'] },
-  { name: 'test:node', argv: [process.execPath, 'node_modules/mocha/bin/mocha.js'], env: BUNDLED_CLI, needs: ['build'] },
-  { name: 'test:e2e', argv: ['npm', 'run', '-s', 'test:e2e:built'], needs: ['package'] },
-  { name: 'test:integration', argv: ['npm', 'run', '-s', 'test:integration:built'], needs: ['build'] },
-  { name: 'test:node:postgres', argv: ['npm', 'run', '-s', 'test:node:postgres'], env: BUNDLED_CLI, needs: ['build'] },
-  { name: 'test:windows', argv: ['npm', 'run', '-s', 'test:windows:built'], needs: ['build'] },
-  // They need no build, but would take the first places from the longer suites.
-  { name: 'lint', argv: ['npm', 'run', '-s', 'lint'], needs: ['build'] },
-  { name: 'typecheck', argv: ['npm', 'run', '-s', 'typecheck'], needs: ['build'] },
-  { name: 'test:package', argv: ['npm', 'run', '-s', 'test:package'], needs: ['package'] },
+const STAGES = [
+  [['build', ['npm', 'run', '-s', 'build']]],
+  [
+    ['typecheck', ['npm', 'run', '-s', 'typecheck']],
+    ['lint', ['npm', 'run', '-s', 'lint']],
+    ['package', ['npm', 'run', '-s', 'package']],
+  ],
+  [
+    ['test:node', [process.execPath, 'node_modules/mocha/bin/mocha.js'], BUNDLED_CLI],
+    ['test:windows', ['npm', 'run', '-s', 'test:windows:built']],
+  ],
+  [
+    ['test:node:postgres', ['npm', 'run', '-s', 'test:node:postgres'], BUNDLED_CLI],
+    ['test:package', ['npm', 'run', '-s', 'test:package']],
+    ['test:integration', ['npm', 'run', '-s', 'test:integration:built']],
+    ['test:e2e', ['npm', 'run', '-s', 'test:e2e:built']],
+  ],
 ];
-const STEP_NAMES = STEPS.map((s) => s.name);
+const STEP_NAMES = STAGES.flat().map(([name]) => name);
 
 const fromAt = process.argv.indexOf('--from');
 const from = fromAt >= 0 ? process.argv[fromAt + 1] : undefined;
@@ -60,19 +57,20 @@ if (from !== undefined && !STEP_NAMES.includes(from)) {
   process.exit(64);
 }
 /**
- * The steps to run: --from's step and the ones after it, and what they need made anew: the steps
- * after build read what it makes (the Node suites' child servers are dist/cli.js), and
- * test:package and test:e2e read what package makes.
+ * The stages to run: from the one holding --from's step, that step and the ones after it. The
+ * steps after build read what it makes (the Node suites' child servers are dist/cli.js), and
+ * test:package and test:e2e read what package makes: a rerun makes them anew first.
  */
-const chosen = STEPS.slice(from === undefined ? 0 : STEP_NAMES.indexOf(from));
-const makes = (steps) => {
-  const names = new Set(steps.map((s) => s.name));
-  for (const s of steps) for (const n of s.needs) names.add(n);
-  return STEPS.filter((s) => names.has(s.name));
-};
-let steps = chosen;
-for (let more = makes(steps); more.length !== steps.length; more = makes(steps)) steps = more;
-steps = steps.map((s) => ({ ...s, needs: s.needs.filter((n) => steps.some((t) => t.name === n)) }));
+const firstStep = from === undefined ? 0 : STEP_NAMES.indexOf(from);
+let seen = 0;
+const chosen = STAGES.map((stage) => stage.filter(() => seen++ >= firstStep)).filter((stage) => stage.length > 0);
+const picked = new Set(chosen.flat().map(([name]) => name));
+const stepNamed = (name) => STAGES.flat().find(([n]) => n === name);
+const makes = [
+  ...(picked.has('build') ? [] : [stepNamed('build')]),
+  ...(picked.has('package') || !(picked.has('test:package') || picked.has('test:e2e')) ? [] : [stepNamed('package')]),
+];
+const stages = makes.length > 0 ? [makes, ...chosen] : chosen;
 
 /**
  * The machine's CPU seconds so far, busy and in all, summed over its cores (Linux: /proc/stat's
@@ -94,71 +92,58 @@ const fmt = (s) => (s >= 59.5 ? `${Math.floor(Math.round(s) / 60)} min ${String(
 const seconds = (t0) => Number(process.hrtime.bigint() - t0) / 1e9;
 const outcome = (code, signal, error) => (code === 0 ? 'ok' : error ? `failed: ${error.message}` : `failed (exit ${code ?? signal})`);
 
-const logDir = mkdtempSync(path.join(tmpdir(), 'test-inbox-npm-test-'));
-const started = process.hrtime.bigint();
-const cpu0 = machineCpuSeconds();
-process.stdout.write(`npm test: ${steps.map((s) => s.name).join(', ')}; up to ${PARALLEL} at once, each one's output printed when it ends and written meanwhile under ${logDir}\n`);
-
-/** Runs one step with its output in a file, printed whole when it ends. */
-function runStep({ name, argv: [cmd, ...args], env }) {
-  const at = seconds(started);
+/**
+ * Runs one step. Alone in its stage its output goes straight to ours; beside others it goes to a
+ * file that is printed whole when the step ends, so no two steps' lines interleave.
+ */
+function runStep([name, [cmd, ...args], env], alone, logDir) {
   const t0 = process.hrtime.bigint();
-  const log = path.join(logDir, `${name.replace(/:/g, '-')}.log`);
-  const fd = openSync(log, 'w');
-  process.stdout.write(`\n=== ${name}: started at ${fmt(at)}\n`);
+  const log = alone ? undefined : path.join(logDir, `${name.replace(/:/g, '-')}.log`);
+  const fd = log === undefined ? undefined : openSync(log, 'w');
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
+    const child = spawn(cmd, args, { stdio: fd === undefined ? 'inherit' : ['ignore', fd, fd], env: { ...process.env, ...env } });
     let error;
     child.on('error', (e) => (error = e));
     child.on('close', (code, signal) => {
-      closeSync(fd);
-      process.stdout.write(`\n=== ${name}: its output (${fmt(seconds(t0))})\n${readFileSync(log, 'utf8')}`);
-      resolve({ name, at, seconds: seconds(t0), status: code === 0 ? 0 : code || 1, how: outcome(code, signal, error) });
+      if (fd !== undefined) {
+        closeSync(fd);
+        process.stdout.write(`\n=== ${name}: its output (${fmt(seconds(t0))})\n${readFileSync(log, 'utf8')}`);
+      }
+      resolve({ name, seconds: seconds(t0), status: code === 0 ? 0 : code || 1, how: outcome(code, signal, error) });
     });
   });
 }
 
-/** Starts each step once what it needs has passed and fewer than PARALLEL run; after a failure starts none. */
-const done = [];
-await new Promise((resolveAll) => {
-  const running = new Map();
-  const waiting = [...steps];
-  const failed = () => done.some((r) => r.status !== 0);
-  const pump = () => {
-    while (!failed() && running.size < PARALLEL) {
-      const next = waiting.find((s) => s.needs.every((n) => done.some((r) => r.name === n && r.status === 0)));
-      if (next === undefined) break;
-      waiting.splice(waiting.indexOf(next), 1);
-      running.set(
-        next.name,
-        runStep(next).then((r) => {
-          running.delete(next.name);
-          done.push(r);
-          pump();
-        }),
-      );
-    }
-    if (running.size === 0) resolveAll();
-  };
-  pump();
-});
+const logDir = mkdtempSync(path.join(tmpdir(), 'test-inbox-npm-test-'));
+const stageRows = [];
+let failedStep;
+const started = process.hrtime.bigint();
+for (const stage of stages) {
+  const names = stage.map(([name]) => name);
+  process.stdout.write(`\n=== ${names.join(', ')}${names.length > 1 ? ` (at once; each one's output is printed when it ends, and is written meanwhile under ${logDir})` : ''}\n`);
+  const t0 = process.hrtime.bigint();
+  const cpu0 = machineCpuSeconds();
+  const steps = await Promise.all(stage.map((step) => runStep(step, stage.length === 1, logDir)));
+  const cpu1 = machineCpuSeconds();
+  stageRows.push({ steps, seconds: seconds(t0), cpu: cpu0 === undefined || cpu1 === undefined ? undefined : { busy: cpu1.busy - cpu0.busy, all: cpu1.all - cpu0.all } });
+  failedStep = steps.find((s) => s.status !== 0);
+  if (failedStep !== undefined) break;
+}
 rmSync(logDir, { recursive: true, force: true });
 
 const total = seconds(started);
-const cpu1 = machineCpuSeconds();
-const cpu = cpu0 === undefined || cpu1 === undefined ? undefined : { busy: cpu1.busy - cpu0.busy, all: cpu1.all - cpu0.all };
-const cores = availableParallelism();
 const width = Math.max(...STEP_NAMES.map((n) => n.length));
-process.stdout.write(`\nnpm test, where the time went (${fmt(total)} in all, up to ${PARALLEL} steps at once):\n`);
-process.stdout.write(`  ${'step'.padEnd(width)}  ${'started at'.padStart(12)}  ${'wall'.padStart(12)}\n`);
-for (const s of [...done].sort((a, b) => a.at - b.at)) process.stdout.write(`  ${s.name.padEnd(width)}  ${fmt(s.at).padStart(12)}  ${fmt(s.seconds).padStart(12)}  ${s.how}\n`);
-const skipped = steps.filter((s) => !done.some((r) => r.name === s.name));
-if (skipped.length > 0) process.stdout.write(`  not started after the failure: ${skipped.map((s) => s.name).join(', ')}\n`);
-if (cpu !== undefined) {
-  process.stdout.write(`  the machine's ${cores} cores were busy for ${fmt(cpu.busy)} of CPU, ${Math.round((100 * cpu.busy) / cpu.all)} % of the time they had;\n`);
-  process.stdout.write(`  that CPU time spread over ${cores} cores is ${fmt(cpu.busy / cores)}: no order or overlap of these steps could finish sooner here\n`);
+const busyTotal = stageRows.every((r) => r.cpu !== undefined) ? stageRows.reduce((n, r) => n + r.cpu.busy, 0) : undefined;
+const cores = availableParallelism();
+process.stdout.write(`\nnpm test, where the time went (${fmt(total)} in all${busyTotal === undefined ? '' : `; the machine's ${cores} cores were busy for ${fmt(busyTotal)} of CPU`}):\n`);
+process.stdout.write(`  ${'step'.padEnd(width)}  ${'wall'.padStart(12)}  ${'stage wall'.padStart(12)}  share  ${'CPU busy'.padStart(12)}  cores busy\n`);
+for (const { steps, seconds: stageSeconds, cpu } of stageRows) {
+  steps.forEach((s, i) => {
+    const stageText = i > 0 ? ''.padStart(12 + 2 + 5 + 2 + 12 + 2 + 10) : `${fmt(stageSeconds).padStart(12)}  ${`${Math.round((100 * stageSeconds) / total)} %`.padStart(5)}  ${cpu === undefined ? ''.padStart(12 + 2 + 10) : `${fmt(cpu.busy).padStart(12)}  ${`${Math.round((100 * cpu.busy) / cpu.all)} %`.padStart(10)}`}`;
+    process.stdout.write(`  ${(i === 0 ? s.name : `+ ${s.name}`).padEnd(width)}  ${fmt(s.seconds).padStart(12)}  ${stageText}  ${s.how}\n`);
+  });
 }
-const failedStep = done.find((s) => s.status !== 0);
+if (busyTotal !== undefined) process.stdout.write(`  that CPU time spread over ${cores} cores is ${fmt(busyTotal / cores)}: no order or overlap of these steps could finish sooner here\n`);
 if (failedStep !== undefined) process.stdout.write(`${failedStep.name} failed; rerun from there: node scripts/test.mjs --from ${failedStep.name}\n`);
 // exitCode, not exit(): whatever is still being written to a pipe gets out first.
 process.exitCode = failedStep?.status ?? 0;
