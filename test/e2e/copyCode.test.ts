@@ -9,6 +9,7 @@
 import * as assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Frame } from 'playwright-core';
 import { createClient } from '../../src/api/client';
@@ -16,7 +17,6 @@ import type { InboxApi } from '../../src/api/types';
 import { PAGE_SIZE } from '../../src/extension/tree/model';
 import { startWorkbench, type Workbench } from '../../scripts/integration/workbench';
 import { SAMPLES, seedSamples, sendMail, startDemoServer, type DemoServer } from '../../scripts/demoServer';
-import { keepLocalSessionFailure, localSession } from './localSession';
 import {
   allowClipboard,
   escapeRegExp,
@@ -41,14 +41,25 @@ const PICKER_ATTEMPT_MS = 8_000;
 
 describe('e2e: Test Inbox installed from its VSIX in a real workbench, with its own local server', function () {
   this.timeout(TEST_TIMEOUT_MS);
+  let wb: Workbench | undefined;
+  let dataDir: string | undefined;
 
   afterEach(async function () {
-    await keepLocalSessionFailure(this.currentTest);
+    await endSession(this.currentTest, wb);
+    wb = undefined;
+    if (dataDir) await fsp.rm(dataDir, { recursive: true, force: true });
+    dataDir = undefined;
   });
 
   it('shows mail sent over SMTP in the open tree, opens it, and "Copy" puts its code on the clipboard', async () => {
-    // The extension starts its own local server: free ports, a temp data folder (localSession.ts).
-    const page = (await localSession()).wb.page;
+    // The extension starts its own local server: free ports, a temp data folder.
+    dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'test-inbox-e2e-'));
+    wb = await startWorkbench({
+      vsix: VSIX,
+      settings: { 'testInbox.local.httpPort': 0, 'testInbox.local.smtpPort': 0, 'testInbox.local.dataFolder': dataDir },
+    });
+    await allowClipboard(wb);
+    const page = wb.page;
     await openTestInboxView(page);
     const smtpPort = await statusBarSmtpPort(page);
     // The empty local server offers its welcome view with the inject action.

@@ -7,10 +7,13 @@
 //   npx mocha --no-config -r tsx/cjs --extension ts --timeout 240000 test/e2e/simulateFailures.test.ts
 import * as assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { Page } from 'playwright-core';
+import { startWorkbench, type Workbench } from '../../scripts/integration/workbench';
 import { sendMail } from '../../scripts/demoServer';
-import { openTestInboxView, runFromPalette, statusBarSmtpPort, UI_TIMEOUT_MS } from './ui';
-import { keepLocalSessionFailure, localSession } from './localSession';
+import { endSession, openTestInboxView, runFromPalette, statusBarSmtpPort, UI_TIMEOUT_MS, VSIX } from './ui';
 
 const TEST_TIMEOUT_MS = 240_000;
 
@@ -23,13 +26,23 @@ async function pickRow(page: Page, text: string): Promise<void> {
 
 describe('e2e: Simulate Failures… and its status-bar mark', function () {
   this.timeout(TEST_TIMEOUT_MS);
+  let wb: Workbench | undefined;
+  let dataDir: string | undefined;
 
   afterEach(async function () {
-    await keepLocalSessionFailure(this.currentTest);
+    await endSession(this.currentTest, wb);
+    wb = undefined;
+    if (dataDir) await fsp.rm(dataDir, { recursive: true, force: true });
+    dataDir = undefined;
   });
 
   it('adds "One bad recipient" from the palette: SMTP refuses that address with 550, the status bar says "1 failure rule", and Clear all failures removes the mark', async () => {
-    const page = (await localSession()).wb.page;
+    dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'test-inbox-e2e-chaos-'));
+    wb = await startWorkbench({
+      vsix: VSIX,
+      settings: { 'testInbox.local.httpPort': 0, 'testInbox.local.smtpPort': 0, 'testInbox.local.dataFolder': dataDir },
+    });
+    const page = wb.page;
     await openTestInboxView(page);
     const smtpPort = await statusBarSmtpPort(page);
     const mark = page.locator('.statusbar-item').filter({ hasText: /failure rules?/ });
