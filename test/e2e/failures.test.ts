@@ -77,7 +77,11 @@ describe('e2e: failure states and message panels in a real workbench', function 
     await treeRow(page, new RegExp(`^email from .*${escapeRegExp(SAMPLES.signupSubject)}`)).waitFor({ timeout: UI_TIMEOUT_MS });
 
     // Keep Open in the panel's title: the next message gets a tab of its own.
-    await page.locator('.editor-group-container').getByRole('button', { name: 'Keep Open' }).click();
+    const keepOpen = page.locator('.editor-group-container').getByRole('button', { name: 'Keep Open' });
+    await keepOpen.click();
+    // Kept, the panel's title has no Keep Open (package.json `when`): wait for it, or a loaded
+    // machine's next click can reach the panel before it is kept.
+    await keepOpen.waitFor({ state: 'hidden', timeout: UI_TIMEOUT_MS });
     await treeRow(page, new RegExp(`^email from .*${escapeRegExp(SAMPLES.reportSubject)}`)).click();
     await messageView(page, SAMPLES.reportSubject);
     await page.waitForFunction((n) => document.querySelectorAll('.editor .tabs-container .tab').length === n, 2, { timeout: UI_TIMEOUT_MS });
