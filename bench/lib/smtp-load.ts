@@ -46,6 +46,8 @@ export interface SmtpLoadResult {
   windowMs: number;
   /** Server CPU time (user + system, all threads) per acknowledged message, in ms; NaN when unknown. */
   serverCpuMsPerMsg: number;
+  /** The server's CPU per message over the whole run and until it went quiet after it (every message, warm-up included). */
+  serverCpuSettledMsPerMsg: number;
 }
 
 /** An SMTP reply: the code of the last line and the text of all lines. */
@@ -238,6 +240,7 @@ export async function runSmtpLoad(opts: SmtpLoadOptions): Promise<SmtpLoadResult
   const from = 'sender@bench.test';
   const w = newWindow();
   let acked = 0;
+  let ackedAll = 0;
   let rejected = 0;
   let failedConnections = 0;
   let firstError: string | undefined;
@@ -275,6 +278,7 @@ export async function runSmtpLoad(opts: SmtpLoadOptions): Promise<SmtpLoadResult
             break;
           }
         }
+        if (ok) ackedAll++;
         if (ok && counts(w)) {
           acked++;
           latencies.push(performance.now() - t0);
@@ -288,7 +292,7 @@ export async function runSmtpLoad(opts: SmtpLoadOptions): Promise<SmtpLoadResult
     }
   });
 
-  const { windowMs, cpuMs: serverCpuMs } = await runWindow(w, { warmupMs: opts.warmupMs, durationMs: opts.durationMs, cpuMs: serverCpu(opts.serverPid) }, loops);
+  const { windowMs, cpuMs: serverCpuMs, settledCpuMs } = await runWindow(w, { warmupMs: opts.warmupMs, durationMs: opts.durationMs, cpuMs: serverCpu(opts.serverPid) }, loops);
 
   latencies.sort((a, b) => a - b);
   return {
@@ -301,6 +305,7 @@ export async function runSmtpLoad(opts: SmtpLoadOptions): Promise<SmtpLoadResult
     latencyP99Ms: percentile(latencies, 99),
     windowMs,
     serverCpuMsPerMsg: acked > 0 ? serverCpuMs / acked : NaN,
+    serverCpuSettledMsPerMsg: ackedAll > 0 ? settledCpuMs / ackedAll : NaN,
   };
 }
 

@@ -20,7 +20,19 @@ export interface WindowResult {
   windowMs: number;
   /** CPU time used during the window, in ms; NaN without `cpuMs`. */
   cpuMs: number;
+  /**
+   * CPU time from the workers' start (warm-up included) until the measured process went quiet
+   * after they stopped: with the work it does after the window (a code read once deliveries
+   * pause, a file still owed). NaN without `cpuMs`.
+   */
+  settledCpuMs: number;
 }
+
+/** After the workers stop, the process counts as quiet once it uses less than this CPU per QUIET_SAMPLE_MS. */
+const QUIET_CPU_MS = 3;
+const QUIET_SAMPLE_MS = 100;
+/** Gives up waiting for quiet after this long (the figure is then a lower bound). */
+const SETTLE_MAX_MS = 60_000;
 
 export function newWindow(): WindowState {
   return { measuring: false, stopping: false };
@@ -34,6 +46,7 @@ export function counts(w: WindowState): boolean {
 /** Waits out the warm-up, measures the window, stops the workers and waits for them. */
 export async function runWindow(w: WindowState, opts: WindowOptions, workers: Array<Promise<unknown>>): Promise<WindowResult> {
   const cpu = opts.cpuMs ?? (() => NaN);
+  const cpuStart = cpu();
   await sleep(opts.warmupMs);
   w.measuring = true;
   const start = performance.now();
@@ -43,7 +56,20 @@ export async function runWindow(w: WindowState, opts: WindowOptions, workers: Ar
   w.stopping = true;
   const cpu1 = cpu();
   await Promise.all(workers);
-  return { windowMs, cpuMs: cpu1 - cpu0 };
+  return { windowMs, cpuMs: cpu1 - cpu0, settledCpuMs: (await settledCpu(cpu)) - cpuStart };
+}
+
+/** The CPU time read once the process went quiet (less than QUIET_CPU_MS in QUIET_SAMPLE_MS). */
+async function settledCpu(cpu: () => number): Promise<number> {
+  const end = performance.now() + SETTLE_MAX_MS;
+  let prev = cpu();
+  while (Number.isFinite(prev) && performance.now() < end) {
+    await sleep(QUIET_SAMPLE_MS);
+    const now = cpu();
+    if (now - prev < QUIET_CPU_MS) return prev;
+    prev = now;
+  }
+  return prev;
 }
 
 export function sleep(ms: number): Promise<void> {

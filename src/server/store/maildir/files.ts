@@ -447,8 +447,28 @@ export class MaildirFiles {
     // Acknowledged, its file not written yet: served from the materialiser's copy.
     const pending = this.materialiser.bytesOf(meta.id);
     if (pending) return pending;
+    return this.readStored(meta, () => fs.readFile(this.pathOf(meta, 'new')));
+  }
+
+  /** The first `max` bytes of a message (its code is read from them), without reading the rest. */
+  async readHead(meta: MessageMeta, max: number): Promise<Buffer> {
+    const pending = this.materialiser.bytesOf(meta.id);
+    if (pending) return pending.length > max ? pending.subarray(0, max) : pending;
+    return this.readStored(meta, async () => {
+      const fh = await fs.open(this.pathOf(meta, 'new'), 'r');
+      try {
+        const buf = Buffer.allocUnsafe(max);
+        const { bytesRead } = await fh.read(buf, 0, max, 0);
+        return buf.subarray(0, bytesRead);
+      } finally {
+        await fh.close();
+      }
+    });
+  }
+
+  private async readStored(meta: MessageMeta, read: () => Promise<Buffer>): Promise<Buffer> {
     try {
-      return await fs.readFile(this.pathOf(meta, 'new'));
+      return await read();
     } catch (e) {
       if (errnoCode(e) === 'ENOENT') throw new StoreError('not_found', `message ${meta.id} is no longer on disk`, { cause: e });
       throw new StoreError('io', `cannot read message ${meta.id}: ${(e as Error).message}`, { cause: e });

@@ -125,13 +125,20 @@ export class MaildirStore implements Store {
     }
     this.log = options.log ?? (() => undefined);
     this.checkpointIntervalMs = options.checkpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS;
-    this.codes = new CodeReadings(options.detectCode, this.log, (p) => this.track(p), (live) => {
-      // Not waited for: the journal is a cache that is never fsynced (the log is the durable
-      // record), written in order a little later. A message removed meanwhile is not journaled.
-      let text = '';
-      for (const r of live) text += addLine(r.meta);
-      if (live.length > 0) this.journal.append(text, live.length);
-      for (const r of live) this.events.emit('message', r.meta);
+    this.codes = new CodeReadings({
+      elsewhere: options.detectCode,
+      log: this.log,
+      track: (p) => this.track(p),
+      kept: (live, announce) => {
+        // Not waited for: the journal is a cache that is never fsynced (the log is the durable
+        // record), written in order a little later. A message removed meanwhile is not journaled.
+        let text = '';
+        for (const r of live) text += addLine(r.meta);
+        if (live.length > 0) this.journal.append(text, live.length);
+        if (announce) for (const r of live) this.events.emit('message', r.meta);
+      },
+      wanted: () => this.events.listenerCount('message') > 0,
+      readHead: (meta, max) => this.files.readHead(meta, max),
     });
     this.journal = new Journal(this.dir, (e) => this.log('warn', `store: journal write failed (the messages are stored; the next start re-reads them): ${e.message}`));
     const writer = options.writeFile;
@@ -330,18 +337,14 @@ export class MaildirStore implements Store {
     this.committing = true;
     try {
       while (this.commitQueue.length > 0) {
-        // Bounds the bytes acknowledged and waiting for their files (a disk slower than the network),
-        // and the messages acknowledged and waiting for their code.
+        // Bounds the bytes acknowledged and waiting for their files (a disk slower than the network).
         await this.files.materialiser.room();
-        await this.codes.room();
         // The process-safe rule waits for no I/O: a turn of the event loop lets the timers (the
         // background flush, the journal) and the sockets run, and the deliveries they bring join
         // this batch.
         if (this.durability === 'process') await new Promise<void>((resolve) => setImmediate(resolve));
-        // No more than the room left for codes waiting to be read, so the bound holds per message.
-        const room = this.codes.roomLeft();
-        const queued = this.commitQueue.length <= room ? this.commitQueue : this.commitQueue.slice(0, room);
-        this.commitQueue = this.commitQueue.length <= room ? [] : this.commitQueue.slice(room);
+        const queued = this.commitQueue;
+        this.commitQueue = [];
         const batch = await this.files.commit(queued);
         if (batch.length === 0) continue;
         for (const b of batch) {
@@ -354,6 +357,7 @@ export class MaildirStore implements Store {
           for (const r of b.recs) touched.set(`${r.meta.domain}\n${r.meta.inbox}`, r.meta);
           b.resolve();
         }
+        this.codes.delivered();
         this.codes.pump();
         for (const t of touched.values()) this.enforceCount(t.domain, t.inbox);
         if (this.files.checkpoints.due) void this.checkpoint();
@@ -433,8 +437,8 @@ export class MaildirStore implements Store {
    */
   async search(terms: readonly MetaTerm[], options: SearchOptions): Promise<ListResult> {
     this.assertOpen();
-    // A term may ask for the code (code:, has:code): every acknowledged message's code first.
-    if (this.codes.waiting > 0) await this.codes.drain();
+    // A term may ask for the code (code:, has:code): the code of every message acknowledged so far first.
+    await this.codes.settle();
     const named = (field: 'domain' | 'inbox'): string | undefined => terms.find((t) => t.field === field && !t.negated)?.value as string | undefined;
     const walk = this.index.searchWalk(named('domain'), named('inbox'), options.cursor, (meta) => terms.every((t) => matchesMetaTerm(t, meta)), {
       from: options.skip,
@@ -461,6 +465,8 @@ export class MaildirStore implements Store {
         if (!options.count) break;
       }
     }
+    // A message acknowledged during the walk is listed with its code.
+    await this.codes.of(msgs);
     return { msgs, total: options.count ? total : -1, ...(more && msgs.length > 0 ? { nextCursor: msgs[msgs.length - 1].id } : {}) };
   }
 
@@ -484,6 +490,11 @@ export class MaildirStore implements Store {
     const meta = this.index.record(id)?.meta;
     const ready = meta && this.codes.of([meta]);
     return ready ? ready.then(() => meta) : meta;
+  }
+
+  /** Messages acknowledged whose code is still to be read (tests). */
+  get codesWaiting(): number {
+    return this.codes.waiting;
   }
 
   /** Test hook: the background reading of codes waits (a read that needs one still reads it) until the returned function is called. */
