@@ -40,7 +40,8 @@ export function tokenProofKey(apiToken: string): Promise<string> {
   const key = deriveProofKey(apiToken);
   derivedKeys.set(apiToken, key);
   if (derivedKeys.size > MAX_DERIVED_KEYS) derivedKeys.delete(derivedKeys.keys().next().value as string);
-  key.catch(() => derivedKeys.delete(apiToken));
+  // A failed derivation is forgotten, unless a newer one for the token took its place meanwhile.
+  key.catch(() => derivedKeys.get(apiToken) === key && derivedKeys.delete(apiToken));
   return key;
 }
 

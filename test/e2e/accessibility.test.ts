@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import type { Frame, Page } from 'playwright-core';
 import { startWorkbench, type Workbench } from '../../scripts/integration/workbench';
 import { SAMPLES, seedSamples, sendMail, startDemoServer, type DemoServer } from '../../scripts/demoServer';
-import { escapeRegExp, expandRow, endSession, keepFailure, openTestInboxView, runFromPalette, treeRow, E2E_OUTPUT, UI_TIMEOUT_MS, VSIX } from './ui';
+import { escapeRegExp, expandRow, endSession, keepFailedTest, openTestInboxView, runFromPalette, treeRow, E2E_OUTPUT, UI_TIMEOUT_MS, VSIX } from './ui';
 
 /** One theme on a busy 2-core machine: the session's start (in the first), the switch, four views audited. */
 const TEST_TIMEOUT_MS = 300_000;
@@ -119,7 +119,7 @@ describe('e2e: accessibility of the views in four themes (axe-core)', function (
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed') process.stderr.write(`e2e: screenshot of the failure kept in ${await keepFailure(wb, this.currentTest.title)}\n`);
+    await keepFailedTest(this.currentTest, wb);
   });
 
   after(async () => {

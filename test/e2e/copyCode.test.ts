@@ -22,7 +22,7 @@ import {
   escapeRegExp,
   expandRow,
   endSession,
-  keepFailure,
+  keepFailedTest,
   messageView,
   openTestInboxView,
   readClipboard,
@@ -123,7 +123,7 @@ describe('e2e: Test Inbox from its VSIX, attached to a server already running wi
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed') process.stderr.write(`e2e: screenshot of the failure kept in ${await keepFailure(wb, this.currentTest.title)}\n`);
+    await keepFailedTest(this.currentTest, wb);
   });
 
   after(async () => {

@@ -131,6 +131,14 @@ export async function endSession(test: Mocha.Test | undefined, wb: Workbench | u
   if (kept) process.stderr.write(`e2e: screenshot and logs of the failure kept in ${kept}\n`);
 }
 
+/**
+ * For a session that several tests share (its `afterEach`): keeps a screenshot of a failed
+ * test and says where; the session's logs are kept when it ends (endSession).
+ */
+export async function keepFailedTest(test: Mocha.Test | undefined, wb: Workbench | undefined): Promise<void> {
+  if (test?.state === 'failed') process.stderr.write(`e2e: screenshot of the failure kept in ${await keepFailure(wb, test.title)}\n`);
+}
+
 /** Keeps a screenshot and the session's logs of a failed test under .test-output/e2e/<time>-<name>/. */
 export async function keepFailure(wb: Workbench | undefined, name: string): Promise<string> {
   const dir = path.join(E2E_OUTPUT, `${new Date().toISOString().replace(/[:.]/g, '-')}-${name.replace(/[^\w-]+/g, '_').slice(0, 60)}`);

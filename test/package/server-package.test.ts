@@ -25,6 +25,7 @@ import { chromiumPath } from '../../scripts/integration/workbench';
 import { EXIT_USAGE, SERVER_ENV_NAMES } from '../../src/shared/contract';
 import { type Running, startServer } from '../server/cliProcess';
 import { TOKENS_FILE } from '../../src/shared/contract';
+import { childEnv } from '../support/cli';
 
 const execFileP = promisify(execFile);
 const REPO = path.resolve(__dirname, '..', '..');
@@ -149,13 +150,6 @@ describe('the server package, installed from its tarball', function () {
     return dir;
   }
 
-  /** Env for the test commands: no inherited TEST_INBOX_* variable, then `extra`. */
-  function commandEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TEST_INBOX_')) env[k] = v;
-    return { ...env, ...extra };
-  }
-
   function runBin(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
       execFile(bin(), args, { env, encoding: 'utf8' }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr }));
@@ -166,7 +160,7 @@ describe('the server package, installed from its tarball', function () {
     const s = serve(bin(), ['serve', '--http-port', '0', '--smtp-port', '0', '--data-dir', dataDir], prefix);
     live.push(s.child);
     const ready = await s.ready;
-    const env = commandEnv({ TEST_INBOX_DATA_DIR: dataDir });
+    const env = childEnv({ TEST_INBOX_DATA_DIR: dataDir });
     const since = String(Date.now());
     const [host, port] = ready.smtp.split(':');
     const transport = nodemailer.createTransport({ host, port: Number(port), secure: false, ignoreTLS: true });

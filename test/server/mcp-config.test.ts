@@ -13,6 +13,7 @@ import nodemailer from 'nodemailer';
 import { MCP_AGENTS, MCP_TOKEN_ENV, mcpConfigText, mcpLauncherText, type McpTransport } from '../../src/extension/mcpConfig';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
+import { childEnv } from '../support/cli';
 
 const REPO = path.resolve(__dirname, '..', '..');
 
@@ -85,8 +86,7 @@ describe('Copy MCP Server Config: the configs and the launcher', function () {
 
     const entry = (JSON.parse(mcpConfigText('cursor', 'stdio', input())) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers['test-inbox'];
     assert.equal(entry.command, 'node');
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TEST_INBOX_') && v !== undefined) env[k] = v;
+    const env = childEnv();
     const client = new Client({ name: 'config-test', version: '1.0.0' });
     // `node` as the agent would find it on PATH: this Node.
     await client.connect(new StdioClientTransport({ command: process.execPath, args: entry.args, env, stderr: 'pipe' }));

@@ -17,7 +17,7 @@ import { MAX_MCP_WAIT_SECONDS, MCP_TOOL_NAMES, UNTRUSTED } from '../../src/mcp/t
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { freePort } from '../support/postgres';
-import { clearProductEnv, cliArgv } from '../support/cli';
+import { childEnv, clearProductEnv, cliArgv } from '../support/cli';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const execFileP = promisify(execFile);
@@ -38,12 +38,6 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
 /** The answer without its untrusted fields, as text. */
 function outsideUntrusted(v: unknown): string {
   return JSON.stringify(v, (k, x: unknown) => (k === UNTRUSTED ? undefined : x));
-}
-
-function cleanEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TEST_INBOX_') && v !== undefined) env[k] = v;
-  return { ...env, ...extra };
 }
 
 describe('MCP tools over streamable HTTP and stdio (the SDK client, a real server)', function () {
@@ -75,7 +69,7 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
     // A probe of the source through tsx, whose esbuild binary is Linux's: not under Windows' Node (npm run test:windows).
     if (process.platform === 'win32') this.skip();
     // In a process of its own, so no other test's MCP request has loaded it already.
-    const { stdout } = await execFileP(process.execPath, ['--import', 'tsx', path.join(REPO, 'test', 'support', 'mcpLazyProbe.ts')], { cwd: REPO, env: cleanEnv({}), encoding: 'utf8' });
+    const { stdout } = await execFileP(process.execPath, ['--import', 'tsx', path.join(REPO, 'test', 'support', 'mcpLazyProbe.ts')], { cwd: REPO, env: childEnv({}), encoding: 'utf8' });
     assert.deepEqual(JSON.parse(stdout.trim()), { read: 200, before: false, mcp: 200, after: true });
   });
 
@@ -88,7 +82,7 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
     stdio: async () => {
       const client = new Client({ name: 'mcp-test', version: '1.0.0' });
       // Only the data dir: the command finds the server (server.json) and the token (tokens.json) there.
-      await client.connect(new StdioClientTransport({ command: process.execPath, args: [...cliArgv(), 'mcp', '--data-dir', dataDir], env: cleanEnv({}), cwd: REPO, stderr: 'pipe' }));
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [...cliArgv(), 'mcp', '--data-dir', dataDir], env: childEnv({}), cwd: REPO, stderr: 'pipe' }));
       return client;
     },
   };
@@ -354,7 +348,7 @@ describe('MCP tools over streamable HTTP and stdio (the SDK client, a real serve
   it('stdio: a server that cannot be reached is a tool error that says how to start one, not a hang', async () => {
     const port = await freePort();
     const client = new Client({ name: 'mcp-test', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [...cliArgv(), 'mcp', '--server', `http://127.0.0.1:${port}`], env: cleanEnv({ TEST_INBOX_API_TOKEN: 'some-token' }), cwd: REPO, stderr: 'pipe' }));
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [...cliArgv(), 'mcp', '--server', `http://127.0.0.1:${port}`], env: childEnv({ TEST_INBOX_API_TOKEN: 'some-token' }), cwd: REPO, stderr: 'pipe' }));
     try {
       const r = await call(client, 'wait_for_code', { inbox: 'joe', wait_seconds: 5 });
       assert.equal(r.isError, true);

@@ -14,19 +14,13 @@ import { createClient } from '../../src/api/client';
 import { type InboxServer, startInboxServer } from '../../src/server/server';
 import { loadOrCreateTokens } from '../../src/server/tokens';
 import { sendSms, waitForCode } from '../../src/testing';
-import { clearProductEnv, cliArgv } from '../support/cli';
+import { childEnv, clearProductEnv, cliArgv } from '../support/cli';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const DOMAIN = 'inbox.test';
 const DIGITS = '15555550142';
 const WRITTEN = ['+15555550142', '+1 (555) 555-0142'];
 const CODE = '482913';
-
-function cleanEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TEST_INBOX_') && v !== undefined) env[k] = v;
-  return { ...env, ...extra };
-}
 
 describe('a phone inbox written with + is the same inbox on every surface', function () {
   this.timeout(60_000);
@@ -88,7 +82,7 @@ describe('a phone inbox written with + is the same inbox on every surface', func
 
   it('CLI: `test-inbox code +15555550142` prints the code and exits 0', async () => {
     const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-      execFile(process.execPath, [...cliArgv(), 'code', WRITTEN[0], '--wait', '5s'], { cwd: REPO, env: cleanEnv({ TEST_INBOX_DATA_DIR: dataDir }), encoding: 'utf8' }, (err, stdout, stderr) =>
+      execFile(process.execPath, [...cliArgv(), 'code', WRITTEN[0], '--wait', '5s'], { cwd: REPO, env: childEnv({ TEST_INBOX_DATA_DIR: dataDir }), encoding: 'utf8' }, (err, stdout, stderr) =>
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
       ),
     );

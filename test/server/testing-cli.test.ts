@@ -16,7 +16,7 @@ import { loadOrCreateTokens } from '../../src/server/tokens';
 import { EXIT_NO_PERMISSION, EXIT_TIMEOUT, EXIT_UNAVAILABLE, runTestCommand } from '../../src/cli/testCommands';
 import { totp } from '../../src/testing';
 import { closedPort } from '../support/ports';
-import { clearProductEnv, cliArgv } from '../support/cli';
+import { childEnv, clearProductEnv, cliArgv } from '../support/cli';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const DOMAIN = 'inbox.test';
@@ -34,13 +34,6 @@ export function runCommand(bin: string, pre: string[], args: string[], env: Node
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
     });
   });
-}
-
-/** The environment of a command: no inherited TEST_INBOX_* variable, then `extra`. */
-export function cleanEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TEST_INBOX_')) env[k] = v;
-  return { ...env, ...extra };
 }
 
 describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', function () {
@@ -64,7 +57,7 @@ describe('test-inbox code, link, totp, send-sms, send-mail, clear (CLI)', functi
     tokens = await loadOrCreateTokens(dataDir);
     server = await startInboxServer({ host: '127.0.0.1', httpPort: 0, smtpPort: 0, dataDir, ...tokens, defaultDomain: DOMAIN });
     // Only the data dir: the commands find the server (server.json) and the tokens (tokens.json) there.
-    env = cleanEnv({ TEST_INBOX_DATA_DIR: dataDir });
+    env = childEnv({ TEST_INBOX_DATA_DIR: dataDir });
   });
 
   after(async () => {

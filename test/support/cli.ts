@@ -39,10 +39,21 @@ export function clearProductEnv(): () => void {
   };
 }
 
+/**
+ * The environment of a child command or server: this process's, without the product's
+ * TEST_INBOX_* settings (a shell's or another suite's), then `extra`. Every value is a string
+ * (what StdioClientTransport takes as well as child_process).
+ */
+export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !isProductEnv(k)) env[k] = v;
+  return { ...env, ...extra };
+}
+
 /** Node's arguments that run the CLI: the bundle when the run built one, else the source through tsx. */
 export function cliArgv(): string[] {
-  const bundle = process.env.TEST_INBOX_CLI_BUNDLE;
-  return bundle ? [bundle] : ['--import', 'tsx', CLI_SOURCE];
+  const { cliPath, execArgv } = cliEntry();
+  return [...execArgv, cliPath];
 }
 
 /** The CLI's entry file and the Node flags it needs, as the extension's local server takes them (cliPath, execArgv). */
