@@ -426,7 +426,9 @@ async function main(): Promise<void> {
               best.bare && `bare ${best.bare.serverCpuSettledMsPerMsg.toFixed(2)} ms`,
             ]
               .filter(Boolean)
-              .join(', ') + ' (every message of the round, warm-up included, until the server went quiet after it)',
+              .join(', ') +
+            ' (every message of the round, warm-up included, until the server went quiet after it)' +
+            ([best.ours, best.oursStrict, best.maildev].some((r) => r?.settleTimedOut) ? '; a server did not go quiet within 60 s: a lower bound' : ''),
         }),
       );
       }

@@ -48,6 +48,8 @@ export interface SmtpLoadResult {
   serverCpuMsPerMsg: number;
   /** The server's CPU per message over the whole run and until it went quiet after it (every message, warm-up included). */
   serverCpuSettledMsPerMsg: number;
+  /** The server did not go quiet within the wait: serverCpuSettledMsPerMsg is a lower bound. */
+  settleTimedOut: boolean;
 }
 
 /** An SMTP reply: the code of the last line and the text of all lines. */
@@ -292,7 +294,7 @@ export async function runSmtpLoad(opts: SmtpLoadOptions): Promise<SmtpLoadResult
     }
   });
 
-  const { windowMs, cpuMs: serverCpuMs, settledCpuMs } = await runWindow(w, { warmupMs: opts.warmupMs, durationMs: opts.durationMs, cpuMs: serverCpu(opts.serverPid) }, loops);
+  const { windowMs, cpuMs: serverCpuMs, settledCpuMs, settleTimedOut } = await runWindow(w, { warmupMs: opts.warmupMs, durationMs: opts.durationMs, cpuMs: serverCpu(opts.serverPid), settle: true }, loops);
 
   latencies.sort((a, b) => a - b);
   return {
@@ -306,6 +308,7 @@ export async function runSmtpLoad(opts: SmtpLoadOptions): Promise<SmtpLoadResult
     windowMs,
     serverCpuMsPerMsg: acked > 0 ? serverCpuMs / acked : NaN,
     serverCpuSettledMsPerMsg: ackedAll > 0 ? settledCpuMs / ackedAll : NaN,
+    settleTimedOut,
   };
 }
 

@@ -16,6 +16,7 @@ import { encodeFileName as encodeName } from '../../src/core/fileNames';
 import { MaildirStore, type MaildirStoreOptions } from '../../src/server/store/maildir/store';
 import type { MessageMeta, RetentionOptions } from '../../src/server/store/types';
 import { WorkerPool } from '../../src/server/workers/pool';
+import { detectCode } from '../../src/server/store/code';
 import { rawEmail } from '../support/messages';
 import { spawnChild } from './cliProcess';
 
@@ -259,26 +260,54 @@ describe('MaildirStore', () => {
     release();
   });
 
-  it('reads a code once deliveries pause, or at once while someone listens for messages', async () => {
+  /** Adds a message to `inbox` every few ms (deliveries that never pause for CODE_IDLE_MS) until `until` says stop or `ms` pass; how many were added. */
+  async function steadyDeliveries(store: MaildirStore, inbox: string, until: () => boolean, ms: number): Promise<number> {
+    const end = Date.now() + ms;
+    let n = 0;
+    while (!until() && Date.now() < end) {
+      await store.add([{ domain: 'inbox.test', inbox }], rawEmail({ body: `Your code is ${200000 + n}` }), 'smtp');
+      n++;
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    return n;
+  }
+
+  it('reads a code once deliveries pause, and not while they go on', async () => {
     const { store } = await openStore();
     const [quiet] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail({ body: 'Your code is 482913' }), 'smtp');
     assert.equal(store.codesWaiting, 1, 'acknowledged before its code is read, and no one asked for it');
     for (let i = 0; i < 200 && store.codesWaiting > 0; i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(store.codesWaiting, 0, 'read in the background once the deliveries paused');
     assert.equal(quiet.code, '482913', 'kept in the index record, with no listing asking');
-    const events: MessageMeta[] = [];
-    const announced = new Promise<void>((resolve) =>
-      store.on('message', (m) => {
-        events.push({ ...m });
-        resolve();
-      }),
-    );
-    const [heard] = await store.add([{ domain: 'inbox.test', inbox: 'ann' }], rawEmail({ body: 'Your code is 771204' }), 'smtp');
-    await announced;
-    assert.deepEqual(events.map((m) => [m.id, m.code]), [[heard.id, '771204']], 'a listener has each event with its code, without a listing');
+    const [busy] = await store.add([{ domain: 'inbox.test', inbox: 'ann' }], rawEmail({ body: 'Your code is 771204' }), 'smtp');
+    await steadyDeliveries(store, 'ann', () => false, 300);
+    assert.equal(store.get(busy.id) instanceof Promise, true, 'still unread while deliveries kept coming (a fetch would read it now)');
+    assert.equal((await store.get(busy.id))?.code, '771204');
   });
 
-  it('acknowledges a flood while its codes wait, past the bound of heads in memory, and reads every code after', async () => {
+  it('while someone listens, reads each code as it is acknowledged, ahead of the backlog, and announces only what arrived while listening', async () => {
+    const { store } = await openStore();
+    const release = store.holdCodes();
+    const before = await Promise.all(Array.from({ length: 100 }, (_, i) => store.add([{ domain: 'inbox.test', inbox: 'old' }], rawEmail({ body: `Your code is ${300000 + i}` }), 'smtp')));
+    release();
+    const events: MessageMeta[] = [];
+    store.on('message', (m) => events.push({ ...m }));
+    const [heard] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail({ body: 'Your code is 482913' }), 'smtp');
+    // Deliveries that never pause: only the listener's wish reads the code.
+    await steadyDeliveries(store, 'ann', () => events.some((e) => e.id === heard.id), 5_000);
+    const event = events.find((e) => e.id === heard.id);
+    assert.equal(event?.code, '482913', 'announced with its code while deliveries went on');
+    assert.ok(!events.some((e) => before.some(([m]) => m.id === e.id)), 'messages acknowledged before the listener came are not announced');
+  });
+
+  it('reads a code within the lag while deliveries never pause', async () => {
+    const { store } = await openStore(undefined, { codeLagMs: 100 });
+    const [first] = await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail({ body: 'Your code is 482913' }), 'smtp');
+    await steadyDeliveries(store, 'joe', () => first.code !== undefined, 5_000);
+    assert.equal(first.code, '482913', 'read while deliveries kept coming, once it had waited the lag');
+  });
+
+  it('acknowledges a flood while its codes wait, holding no more than the bound of heads in memory, and reads every code after', async () => {
     const { store } = await openStore();
     const release = store.holdCodes();
     // 300 messages of 40 KB: 12 MB of heads, past the 8 MB the store keeps for codes still to read.
@@ -287,6 +316,7 @@ describe('MaildirStore', () => {
     const metas = await Promise.all(Array.from({ length: 300 }, (_, i) => store.add([{ domain: 'inbox.test', inbox: `flood${i % 4}` }], rawEmail({ body: body(i) }), 'smtp')));
     assert.equal(metas.length, 300, 'every delivery acknowledged while the codes were held');
     assert.equal(store.codesWaiting, 300);
+    assert.ok(store.codeBytesHeld > 6 * 1024 * 1024 && store.codeBytesHeld <= 8 * 1024 * 1024, `${store.codeBytesHeld} bytes of heads held`);
     release();
     const all = await store.list('inbox.test', '*', { limit: 1000, skip: 0, sort: 'ascending' });
     assert.equal(all.msgs.length, 300);
@@ -296,6 +326,62 @@ describe('MaildirStore', () => {
       all.msgs.map((m) => [m.id, expected.get(m.id)]),
       'every code read, each its own (those past the bound from their files)',
     );
+    assert.equal(store.codeBytesHeld, 0);
+  });
+
+  it('reads at most 32 codes at once, for a search over a backlog too; a search without a code term reads only what it returns', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const { store } = await openStore(undefined, {
+      detectCode: async (head, sms) => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setTimeout(r, 1));
+        inFlight--;
+        return detectCode(head, sms);
+      },
+    });
+    const release = store.holdCodes();
+    await Promise.all(Array.from({ length: 200 }, (_, i) => store.add([{ domain: 'inbox.test', inbox: i < 100 ? 'joe' : 'ann' }], rawEmail({ subject: `n${i}`, body: `Your code is ${400000 + i}` }), 'smtp')));
+    const page = await store.search([{ field: 'inbox', value: 'joe', negated: false }], { limit: 5, skip: 0, count: true });
+    assert.equal(page.total, 100);
+    assert.deepEqual(page.msgs.map((m) => m.code === undefined), [false, false, false, false, false], 'the page carries its codes');
+    assert.equal(store.codesWaiting, 195, 'no other code was read');
+    const found = await store.search([{ field: 'code', value: '400150', negated: false }], { limit: 10, skip: 0, count: true });
+    assert.deepEqual(found.msgs.map((m) => m.subject), ['n150'], 'a code term reads every code first');
+    assert.equal(store.codesWaiting, 0);
+    assert.ok(most <= 32, `${most} codes were read at once`);
+    release();
+  });
+
+  it('drops the code still to read of a removed message', async () => {
+    const { store } = await openStore();
+    const release = store.holdCodes();
+    await Promise.all(Array.from({ length: 10 }, () => store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp')));
+    assert.equal(store.codesWaiting, 10);
+    await store.clear('inbox.test', 'joe');
+    assert.equal(store.codesWaiting, 0);
+    assert.equal(store.codeBytesHeld, 0);
+    release();
+  });
+
+  it('leaves a message whose code is unread out of a journal compacted meanwhile, and journals it once read', async () => {
+    const { store } = await openStore({ maxMessages: 0 }, { journalCompactMinLines: 20 });
+    for (let i = 0; i < 30; i++) await store.add([{ domain: 'inbox.test', inbox: 'joe' }], rawEmail(), 'smtp');
+    await store.list('inbox.test', 'joe', all);
+    await new Promise((r) => setTimeout(r, 2 * JOURNAL_FLUSH_MS));
+    const release = store.holdCodes();
+    const [pending] = await store.add([{ domain: 'inbox.test', inbox: 'ann' }], rawEmail({ body: 'Your code is 482913' }), 'smtp');
+    // 30 removal lines pass the threshold: the journal is compacted while the code waits.
+    const journalSize = async () => (await fs.stat(path.join(dir, JOURNAL_FILE))).size;
+    const full = await journalSize();
+    await store.clear('inbox.test', 'joe');
+    for (let i = 0; i < 200 && (await journalSize()) >= full; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(!(await fs.readFile(path.join(dir, JOURNAL_FILE), 'utf8')).includes(pending.id), 'not written without its code');
+    release();
+    assert.equal((await store.get(pending.id))?.code, '482913');
+    await new Promise((r) => setTimeout(r, 2 * JOURNAL_FLUSH_MS));
+    const line = (await fs.readFile(path.join(dir, JOURNAL_FILE), 'utf8')).split('\n').find((l) => l.includes(pending.id));
+    assert.ok(line?.includes('482913'), `journaled with its code: ${line}`);
   });
 
   it('reads codes through the MIME worker threads when given them, and in this thread when a worker cannot answer', async () => {

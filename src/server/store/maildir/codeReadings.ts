@@ -1,16 +1,20 @@
 // The code-reading step of the Maildir store: a message's one-time code is read after its
-// acknowledgement (acknowledging needs only the header fields and the file), and only when it is
-// wanted. A read that returns a message whose code is still unread (a listing, a fetch, a search)
-// reads it at once and waits for it (`of`); while anyone listens for `message` events (a push
-// stream, a wait=, the debug log) every code is read as its message is acknowledged, so every
-// event carries its code; otherwise codes are read in the background once deliveries pause
-// (IDLE_MS), so a burst of mail pays for its acknowledgements first (issue 36: the code read was
-// 0.55 of 1.46 ms of CPU per message). Reads run on the server's worker threads when it gives a
-// detector (workers/pool.ts detectCode). Once a job's codes are kept in its records, the store
-// journals its messages and, when someone listened at their acknowledgement, announces them
-// (`kept`). Memory stays bounded: past
-// MAX_PENDING_CODE_BYTES of heads waiting, a job keeps only its records and reads the first
-// CODE_SCAN_MAX_BYTES of its file when its turn comes.
+// acknowledgement (acknowledging needs only the header fields and the file), when it is wanted,
+// at most CODE_CONCURRENCY at once, in this order:
+// 1. asked: a read that returns a message whose code is unread (a listing, a fetch, a search)
+//    starts its read at once and waits for it (`of`, `settle`);
+// 2. announced: while anyone listens for `message` events (a push stream, a wait=, the debug log)
+//    each delivery's code is read as it is acknowledged, ahead of any backlog, so every event
+//    carries its code; deliveries wait while MAX_ANNOUNCED_WAITING of these wait (`room`);
+// 3. background: the rest, in arrival order, once deliveries pause (CODE_IDLE_MS), or once the
+//    oldest has waited CODE_LAG_MS (a steady flow that never pauses).
+// So a burst of mail no one watches pays for its acknowledgements first (issue 36: the code read
+// was 0.55 of 1.46 ms of CPU per message). Reads run on the server's worker threads when it
+// gives a detector (workers/pool.ts detectCode). Once a job's codes are kept in its records, the
+// store journals its messages and, when someone listened at their acknowledgement, announces them
+// (`kept`). Memory: past MAX_PENDING_CODE_BYTES of heads waiting, a job keeps only its records and
+// reads the first CODE_SCAN_MAX_BYTES of its file when its turn comes; a job whose messages were
+// all removed meanwhile is dropped (`forget`).
 import type { MessageMeta, MessageParts, StoreLog } from '../types';
 import { CODE_SCAN_MAX_BYTES, detectCode } from '../code';
 import { type CodeDetector, indexedCodes } from '../incoming';
@@ -18,14 +22,19 @@ import { isPhoneInbox } from '../../../core/ids';
 import type { IndexRecord } from './ordered';
 
 /**
- * Codes read at once (each a MIME parse and a scan, a few hundred µs of CPU): enough that a
- * group commit's codes go to a worker together (workers/pool.ts detectCode).
+ * Codes read at once (each a MIME parse and a scan, a few hundred µs of CPU, and for a job past
+ * the memory bound an open file): enough that a group commit's codes go to a worker together
+ * (workers/pool.ts detectCode), and a bound on the files open for them.
  */
-const CODE_CONCURRENCY = 32;
+export const CODE_CONCURRENCY = 32;
 /** Background reads start once no delivery was committed for this long. */
 export const CODE_IDLE_MS = 20;
+/** ...or once the oldest background job has waited this long (deliveries that never pause). */
+export const CODE_LAG_MS = 30_000;
 /** Heads (or composed parts) kept in memory for codes still to read; beyond, a job reads its file. */
 export const MAX_PENDING_CODE_BYTES = 8 * 1024 * 1024;
+/** While someone listens, deliveries wait while this many announced messages wait for their code. */
+const MAX_ANNOUNCED_WAITING = 256;
 
 /** Acknowledged messages (one body, one record per recipient) whose one-time code is still to be read. */
 export interface CodeJob {
@@ -33,22 +42,57 @@ export interface CodeJob {
   /** The message's head, or its composed parts (injected, webhook); neither once evicted: then its file is read. */
   head: Buffer | undefined;
   parts: MessageParts | undefined;
-  /** Whether anyone listened for `message` events at its acknowledgement: only then is it announced. */
-  announce: boolean;
   /** Bytes this job holds in memory (counted in the bound). */
   bytes: number;
-  /** Set once the job started; resolves when its codes are kept, journaled and announced. */
-  done?: Promise<void>;
+  /** Whether anyone listened for `message` events at its acknowledgement: only then is it announced. */
+  announce: boolean;
+  /** When it was queued (performance.now()). */
+  at: number;
+  state: 'queued' | 'running' | 'done';
+  /** Waiting for it to be done. */
+  waiters?: Array<() => void>;
 }
 
 /**
  * A delivery's code job: its head is read no further than a code is looked for
- * (CODE_SCAN_MAX_BYTES); composed parts make the head unneeded (incoming.ts indexedCodes).
+ * (CODE_SCAN_MAX_BYTES), copied when it is a slice of a larger buffer so that the bound counts
+ * what it holds; composed parts make the head unneeded (incoming.ts indexedCodes).
  */
 export function codeJob(recs: IndexRecord[], head: Buffer, parts: MessageParts | undefined): CodeJob {
-  if (parts) return { recs, head: undefined, parts, announce: false, bytes: parts.subject.length + parts.text.length };
-  const kept = head.length > CODE_SCAN_MAX_BYTES ? head.subarray(0, CODE_SCAN_MAX_BYTES) : head;
-  return { recs, head: kept, parts: undefined, announce: false, bytes: kept.length };
+  const job: CodeJob = { recs, head: undefined, parts, bytes: 0, announce: false, at: 0, state: 'queued' };
+  if (parts) job.bytes = parts.subject.length + parts.text.length;
+  else {
+    const kept = head.length > CODE_SCAN_MAX_BYTES ? head.subarray(0, CODE_SCAN_MAX_BYTES) : head;
+    job.head = kept.buffer.byteLength > 2 * kept.length ? Buffer.from(kept) : kept;
+    job.bytes = job.head.length;
+  }
+  return job;
+}
+
+/** A first-in, first-out queue of jobs (an array with a moving head: shift() on a large array is O(n)). */
+class JobQueue {
+  private items: CodeJob[] = [];
+  private head = 0;
+
+  push(job: CodeJob): void {
+    this.items.push(job);
+  }
+
+  /** The oldest job still queued (those started meanwhile are dropped on the way). */
+  peek(): CodeJob | undefined {
+    while (this.head < this.items.length && this.items[this.head].state !== 'queued') this.head++;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return this.items[this.head];
+  }
+
+  shift(): CodeJob | undefined {
+    const job = this.peek();
+    if (job) this.head++;
+    return job;
+  }
 }
 
 /** What the store gives the code readings. */
@@ -60,26 +104,35 @@ export interface CodeReadingsDeps {
   track: (p: Promise<void>) => Promise<void>;
   /** Journals a job's messages still stored once their codes are kept, and announces them when `announce`. */
   kept: (live: readonly IndexRecord[], announce: boolean) => void;
-  /** True while someone listens for the store's `message` events: codes are read at once. */
+  /** True while someone listens for the store's `message` events. */
   wanted: () => boolean;
   /** The first `max` bytes of a stored message (an evicted job's head). */
   readHead: (meta: MessageMeta, max: number) => Promise<Buffer>;
+  /** Test seam: CODE_LAG_MS. */
+  lagMs?: number;
 }
 
 export class CodeReadings {
-  private readonly codeJobs: CodeJob[] = [];
+  private readonly asked = new JobQueue();
+  private readonly announced = new JobQueue();
+  private readonly background = new JobQueue();
   private readonly pendingCodes = new Map<string, CodeJob>();
   private pendingCodeBytes = 0;
-  private codesRunning = 0;
-  private codesHeld = 0;
+  private announcedWaiting = 0;
+  private running = 0;
+  private readonly runningReads = new Set<Promise<void>>();
+  private held = 0;
   private lastDelivery = 0;
-  private idleTimer: NodeJS.Timeout | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private roomWaiters: Array<() => void> = [];
   private readonly detect: CodeDetector;
+  private readonly lagMs: number;
 
   constructor(private readonly deps: CodeReadingsDeps) {
     // The same detector either way: a worker that cannot answer (stopping, died) leaves the work to this thread.
     const elsewhere = deps.elsewhere;
     this.detect = elsewhere ? (head, sms) => elsewhere(head, sms).catch(() => detectCode(head, sms)) : detectCode;
+    this.lagMs = deps.lagMs ?? CODE_LAG_MS;
   }
 
   /** Messages acknowledged whose code is still to be read. */
@@ -87,10 +140,21 @@ export class CodeReadings {
     return this.pendingCodes.size;
   }
 
-  /** An acknowledged delivery's job joins the queue; past the memory bound it keeps only its records. */
+  /** Bytes of heads and parts held for codes still to read (tests). */
+  get bytesHeld(): number {
+    return this.pendingCodeBytes;
+  }
+
+  /** Whether message `id`'s code is still to be read. */
+  isPending(id: string): boolean {
+    return this.pendingCodes.has(id);
+  }
+
+  /** An acknowledged delivery's job joins its queue; past the memory bound it keeps only its records. */
   add(job: CodeJob): void {
     // A listener that comes later asked for what arrives from then on.
     job.announce = this.deps.wanted();
+    job.at = performance.now();
     if (this.pendingCodeBytes + job.bytes > MAX_PENDING_CODE_BYTES) {
       job.head = undefined;
       job.parts = undefined;
@@ -98,81 +162,130 @@ export class CodeReadings {
     }
     for (const r of job.recs) this.pendingCodes.set(r.meta.id, job);
     this.pendingCodeBytes += job.bytes;
-    this.codeJobs.push(job);
+    if (job.announce) {
+      this.announcedWaiting++;
+      this.announced.push(job);
+    } else this.background.push(job);
   }
 
   /** A batch of deliveries was committed: background reads wait until they pause (CODE_IDLE_MS). */
   delivered(): void {
     this.lastDelivery = performance.now();
-    this.idleTimer ??= setTimeout(() => this.onIdleTimer(), CODE_IDLE_MS).unref();
   }
 
-  /** Ends every hold and the idle timer (the store's close reads every code). */
-  release(): void {
-    this.codesHeld = 0;
-    this.lastDelivery = -Infinity;
-    clearTimeout(this.idleTimer);
-    this.idleTimer = undefined;
-  }
-
-  /** Undefined when every one of `metas` has its code read; else starts their jobs and resolves once they are done. */
-  of(metas: readonly MessageMeta[]): Promise<void> | undefined {
-    if (this.pendingCodes.size === 0) return undefined;
-    const jobs = new Set<Promise<void>>();
+  /** Messages removed from the store: their codes are not read (a job of removed messages only is dropped). */
+  forget(metas: readonly MessageMeta[]): void {
     for (const m of metas) {
       const job = this.pendingCodes.get(m.id);
-      if (job) jobs.add(this.start(job));
-    }
-    return jobs.size > 0 ? Promise.all(jobs).then(() => undefined) : undefined;
-  }
-
-  /** Starts queued jobs, up to CODE_CONCURRENCY, when their codes are wanted now or deliveries have paused. */
-  pump(): void {
-    if (this.codesHeld > 0 || this.codeJobs.length === 0) return;
-    if (!this.deps.wanted() && performance.now() - this.lastDelivery < CODE_IDLE_MS) {
-      this.idleTimer ??= setTimeout(() => this.onIdleTimer(), CODE_IDLE_MS).unref();
-      return;
-    }
-    while (this.codesRunning < CODE_CONCURRENCY && this.codeJobs.length > 0) {
-      const job = this.codeJobs.shift()!;
-      // One a read already started (`of`) is done or running.
-      if (!job.done) void this.start(job);
+      if (!job) continue;
+      this.pendingCodes.delete(m.id);
+      if (job.state === 'queued' && job.recs.every((r) => r.dead)) this.finish(job, []);
     }
   }
 
-  private onIdleTimer(): void {
-    this.idleTimer = undefined;
-    const quiet = performance.now() - this.lastDelivery;
-    if (quiet >= CODE_IDLE_MS) this.pump();
-    else this.idleTimer = setTimeout(() => this.onIdleTimer(), CODE_IDLE_MS - quiet).unref();
+  /** Undefined when every one of `metas` has its code read; else starts their reads first and resolves once they are done. */
+  of(metas: readonly MessageMeta[]): Promise<void> | undefined {
+    if (this.pendingCodes.size === 0) return undefined;
+    const jobs = new Set<CodeJob>();
+    for (const m of metas) {
+      const job = this.pendingCodes.get(m.id);
+      if (job) jobs.add(job);
+    }
+    return jobs.size > 0 ? this.want(jobs) : undefined;
   }
 
-  /** Test hook: the background reading of codes waits (a read that needs one still reads it) until the returned function is called. */
+  /** Resolves once the codes of the messages acknowledged so far are read (not of those acknowledged meanwhile). */
+  settle(): Promise<void> | undefined {
+    return this.pendingCodes.size > 0 ? this.want(new Set(this.pendingCodes.values())) : undefined;
+  }
+
+  /** Resolves once every acknowledged message's code is read (the store's close: no delivery comes meanwhile). */
+  async drain(): Promise<void> {
+    while (this.pendingCodes.size > 0 || this.runningReads.size > 0) await Promise.all([this.settle(), ...this.runningReads]);
+  }
+
+  /** While someone listens, waits while too many announced messages wait for their code (MAX_ANNOUNCED_WAITING). */
+  room(): Promise<void> | void {
+    if (this.announcedWaiting < MAX_ANNOUNCED_WAITING) return;
+    return new Promise((resolve) => this.roomWaiters.push(resolve));
+  }
+
+  /** Ends every hold and the timer: every code is read as soon as it can be (the store's close). */
+  release(): void {
+    this.held = 0;
+    this.lastDelivery = -Infinity;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.pump();
+  }
+
+  /** Test hook: announced and background reads wait (a read that is asked for still runs) until the returned function is called. */
   hold(): () => void {
-    this.codesHeld++;
+    this.held++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      this.codesHeld--;
+      this.held = Math.max(0, this.held - 1);
       this.pump();
     };
   }
 
-  private start(job: CodeJob): Promise<void> {
-    if (job.done) return job.done;
-    this.codesRunning++;
-    job.done = this.deps.track(this.read(job)).finally(() => {
-      this.codesRunning--;
+  /** Starts queued reads, up to CODE_CONCURRENCY: asked first, then announced, then the background when it may run. */
+  pump(): void {
+    while (this.running < CODE_CONCURRENCY) {
+      const job = this.asked.shift() ?? (this.held > 0 ? undefined : (this.announced.shift() ?? (this.backgroundMayRun() ? this.background.shift() : undefined)));
+      if (!job) break;
+      void this.start(job);
+    }
+    this.armTimer();
+  }
+
+  private want(jobs: ReadonlySet<CodeJob>): Promise<void> {
+    const done: Array<Promise<void>> = [];
+    for (const job of jobs) {
+      if (job.state === 'done') continue;
+      done.push(new Promise<void>((resolve) => (job.waiters ??= []).push(resolve)));
+      if (job.state === 'queued') this.asked.push(job);
+    }
+    this.pump();
+    return Promise.all(done).then(() => undefined);
+  }
+
+  private backgroundMayRun(): boolean {
+    const oldest = this.background.peek();
+    if (!oldest) return false;
+    const now = performance.now();
+    return now - this.lastDelivery >= CODE_IDLE_MS || now - oldest.at >= this.lagMs;
+  }
+
+  /** While background jobs wait, a timer looks again once deliveries may have paused. */
+  private armTimer(): void {
+    if (this.timer || this.held > 0 || !this.background.peek()) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
       this.pump();
-    });
-    return job.done;
+    }, CODE_IDLE_MS).unref();
+  }
+
+  private start(job: CodeJob): Promise<void> {
+    job.state = 'running';
+    this.running++;
+    const p = this.deps.track(
+      this.read(job).finally(() => {
+        this.running--;
+        this.runningReads.delete(p);
+        this.pump();
+      }),
+    );
+    this.runningReads.add(p);
+    return p;
   }
 
   /**
-   * Reads a delivery's code (as an email and as an SMS, for the kinds among its recipients),
-   * keeps it in the index, and has the store journal the messages and announce them. A code is a convenience:
-   * one that cannot be read leaves the message without one. Messages all removed meanwhile are not read.
+   * Reads a delivery's code (as an email and as an SMS, for the kinds among its recipients) and
+   * keeps it in the index. A code is a convenience: one that cannot be read leaves the message
+   * without one. Messages all removed meanwhile are not read.
    */
   private async read(job: CodeJob): Promise<void> {
     let codes = new Map<boolean, string | undefined>();
@@ -185,27 +298,23 @@ export class CodeReadings {
         if (!first.dead) this.deps.log('warn', `store: reading the code of ${first.meta.id} failed: ${(e as Error).message}`);
       }
     }
-    const live = job.recs.filter((r) => !r.dead);
     for (const r of job.recs) {
       const code = codes.get(isPhoneInbox(r.meta.inbox));
       if (code) r.meta.code = code;
-      this.pendingCodes.delete(r.meta.id);
     }
+    this.finish(job, job.recs.filter((r) => !r.dead));
+  }
+
+  /** The job is done: it leaves the counts, its messages still stored are journaled (and announced), its waiters resume. */
+  private finish(job: CodeJob, live: readonly IndexRecord[]): void {
+    job.state = 'done';
+    for (const r of job.recs) if (this.pendingCodes.get(r.meta.id) === job) this.pendingCodes.delete(r.meta.id);
     this.pendingCodeBytes -= job.bytes;
     job.head = undefined;
     job.parts = undefined;
     job.bytes = 0;
+    if (job.announce && --this.announcedWaiting < MAX_ANNOUNCED_WAITING) for (const wake of this.roomWaiters.splice(0)) wake();
     this.deps.kept(live, job.announce);
-  }
-
-  /** Resolves once the codes of the messages acknowledged so far are read (not of those acknowledged meanwhile). */
-  settle(): Promise<void> | undefined {
-    if (this.pendingCodes.size === 0) return undefined;
-    return Promise.allSettled([...new Set(this.pendingCodes.values())].map((j) => this.start(j))).then(() => undefined);
-  }
-
-  /** Resolves once every acknowledged message's code is read (the store's close: no delivery comes meanwhile). */
-  async drain(): Promise<void> {
-    while (this.pendingCodes.size > 0) await this.settle();
+    for (const resolve of job.waiters?.splice(0) ?? []) resolve();
   }
 }

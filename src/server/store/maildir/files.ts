@@ -457,8 +457,8 @@ export class MaildirFiles {
     return this.readStored(meta, async () => {
       const fh = await fs.open(this.pathOf(meta, 'new'), 'r');
       try {
-        const buf = Buffer.allocUnsafe(max);
-        const { bytesRead } = await fh.read(buf, 0, max, 0);
+        const buf = Buffer.allocUnsafe(Math.min(max, (await fh.stat()).size));
+        const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
         return buf.subarray(0, bytesRead);
       } finally {
         await fh.close();

@@ -77,6 +77,8 @@ export interface MaildirStoreOptions {
   journalCompactMinLines?: number;
   /** Test seam: the fsync/fdatasync of the log and of the background flush (one that blocks holds them). */
   sync?: SyncFd;
+  /** Test seam: how long a code may wait while deliveries never pause (codeReadings.ts CODE_LAG_MS). */
+  codeLagMs?: number;
 }
 
 export class MaildirStore implements Store {
@@ -139,6 +141,7 @@ export class MaildirStore implements Store {
       },
       wanted: () => this.events.listenerCount('message') > 0,
       readHead: (meta, max) => this.files.readHead(meta, max),
+      ...(options.codeLagMs !== undefined ? { lagMs: options.codeLagMs } : {}),
     });
     this.journal = new Journal(this.dir, (e) => this.log('warn', `store: journal write failed (the messages are stored; the next start re-reads them): ${e.message}`));
     const writer = options.writeFile;
@@ -339,6 +342,8 @@ export class MaildirStore implements Store {
       while (this.commitQueue.length > 0) {
         // Bounds the bytes acknowledged and waiting for their files (a disk slower than the network).
         await this.files.materialiser.room();
+        // While someone listens, the messages announced and waiting for their code.
+        await this.codes.room();
         // The process-safe rule waits for no I/O: a turn of the event loop lets the timers (the
         // background flush, the journal) and the sockets run, and the deliveries they bring join
         // this batch.
@@ -396,6 +401,7 @@ export class MaildirStore implements Store {
     for (const r of live) this.index.remove(r);
     const metas = live.map((r) => r.meta);
     this.keys.forget(metas.map((m) => m.id));
+    this.codes.forget(metas);
     this.events.emit('delete', metas);
     await this.files.remove(metas, kind === 'answered');
     let text = '';
@@ -437,8 +443,8 @@ export class MaildirStore implements Store {
    */
   async search(terms: readonly MetaTerm[], options: SearchOptions): Promise<ListResult> {
     this.assertOpen();
-    // A term may ask for the code (code:, has:code): the code of every message acknowledged so far first.
-    await this.codes.settle();
+    // A term that reads the code (code:, has:code): the code of every message acknowledged so far first.
+    if (terms.some((t) => t.field === 'code' || (t.field === 'has' && t.value === 'code'))) await this.codes.settle();
     const named = (field: 'domain' | 'inbox'): string | undefined => terms.find((t) => t.field === field && !t.negated)?.value as string | undefined;
     const walk = this.index.searchWalk(named('domain'), named('inbox'), options.cursor, (meta) => terms.every((t) => matchesMetaTerm(t, meta)), {
       from: options.skip,
@@ -495,6 +501,11 @@ export class MaildirStore implements Store {
   /** Messages acknowledged whose code is still to be read (tests). */
   get codesWaiting(): number {
     return this.codes.waiting;
+  }
+
+  /** Bytes of heads held in memory for codes still to read (tests). */
+  get codeBytesHeld(): number {
+    return this.codes.bytesHeld;
   }
 
   /** Test hook: the background reading of codes waits (a read that needs one still reads it) until the returned function is called. */
@@ -565,7 +576,9 @@ export class MaildirStore implements Store {
     this.compacting = true;
     void this.track(
       this.journal
-        .compact(this.index.liveMetas(), this.counter)
+        // A message whose code is still unread gets its line once it is read: written now it would
+        // say "no code", and a start after a crash would trust it instead of reading the file.
+        .compact(this.codes.waiting > 0 ? [...this.index.liveMetas()].filter((m) => !this.codes.isPending(m.id)) : this.index.liveMetas(), this.counter)
         .catch((e: unknown) => this.log('warn', `store: journal compaction failed: ${(e as Error).message}`))
         .finally(() => (this.compacting = false)),
     );
