@@ -174,23 +174,25 @@ describe('e2e: Test Inbox from its VSIX, attached to a server already running wi
 
     const inbox = `palette-${randomInt(1e6, 1e7)}`;
     // The inbox picker takes a typed name; then From, Subject and Text keep their defaults. The
-    // picker can close as it opens (a view of the session redrawn takes the focus): ask again then.
+    // picker can close as it opens, at any of its steps (a view of the session redrawn takes the
+    // focus): the whole command is asked again then. Nothing is injected before the last step's
+    // Enter, which no wait follows, so a retry never injects twice.
     const input = page.locator('.quick-input-widget input');
-    for (const deadline = Date.now() + UI_TIMEOUT_MS; ; ) {
+    for (const deadline = Date.now() + 2 * UI_TIMEOUT_MS; ; ) {
       await runFromPalette(page, 'Test Inbox: Inject Test Message');
       try {
         await page.locator('.quick-input-widget').filter({ hasText: 'Inject Test Message' }).waitFor({ timeout: PICKER_ATTEMPT_MS });
         await input.fill(inbox, { timeout: PICKER_ATTEMPT_MS });
         await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: inbox }).first().waitFor({ timeout: PICKER_ATTEMPT_MS });
+        await page.keyboard.press('Enter');
+        for (const step of ['(1/3)', '(2/3)', '(3/3)']) {
+          await page.locator('.quick-input-widget').filter({ hasText: step }).waitFor({ timeout: PICKER_ATTEMPT_MS });
+          await page.keyboard.press('Enter');
+        }
         break;
       } catch (e) {
         if (Date.now() > deadline) throw e;
       }
-    }
-    await page.keyboard.press('Enter');
-    for (const step of ['(1/3)', '(2/3)', '(3/3)']) {
-      await page.locator('.quick-input-widget').filter({ hasText: step }).waitFor({ timeout: UI_TIMEOUT_MS });
-      await page.keyboard.press('Enter');
     }
 
     await expandRow(treeRow(page, new RegExp(`^Inbox ${escapeRegExp(inbox)}@${escapeRegExp(SAMPLES.domain)}`)));
