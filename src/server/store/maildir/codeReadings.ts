@@ -108,7 +108,8 @@ export interface CodeReadingsDeps {
   wanted: () => boolean;
   /** The first `max` bytes of a stored message (an evicted job's head). */
   readHead: (meta: MessageMeta, max: number) => Promise<Buffer>;
-  /** Test seam: CODE_LAG_MS. */
+  /** Test seams: CODE_IDLE_MS, CODE_LAG_MS. */
+  idleMs?: number;
   lagMs?: number;
 }
 
@@ -126,12 +127,14 @@ export class CodeReadings {
   private timer: NodeJS.Timeout | undefined;
   private roomWaiters: Array<() => void> = [];
   private readonly detect: CodeDetector;
+  private readonly idleMs: number;
   private readonly lagMs: number;
 
   constructor(private readonly deps: CodeReadingsDeps) {
     // The same detector either way: a worker that cannot answer (stopping, died) leaves the work to this thread.
     const elsewhere = deps.elsewhere;
     this.detect = elsewhere ? (head, sms) => elsewhere(head, sms).catch(() => detectCode(head, sms)) : detectCode;
+    this.idleMs = deps.idleMs ?? CODE_IDLE_MS;
     this.lagMs = deps.lagMs ?? CODE_LAG_MS;
   }
 
@@ -256,7 +259,7 @@ export class CodeReadings {
     const oldest = this.background.peek();
     if (!oldest) return false;
     const now = performance.now();
-    return now - this.lastDelivery >= CODE_IDLE_MS || now - oldest.at >= this.lagMs;
+    return now - this.lastDelivery >= this.idleMs || now - oldest.at >= this.lagMs;
   }
 
   /** While background jobs wait, a timer looks again once deliveries may have paused. */
@@ -265,7 +268,7 @@ export class CodeReadings {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.pump();
-    }, CODE_IDLE_MS).unref();
+    }, this.idleMs).unref();
   }
 
   private start(job: CodeJob): Promise<void> {

@@ -77,7 +77,8 @@ export interface MaildirStoreOptions {
   journalCompactMinLines?: number;
   /** Test seam: the fsync/fdatasync of the log and of the background flush (one that blocks holds them). */
   sync?: SyncFd;
-  /** Test seam: how long a code may wait while deliveries never pause (codeReadings.ts CODE_LAG_MS). */
+  /** Test seams: the pause after which codes are read (codeReadings.ts CODE_IDLE_MS), and how long one may wait while deliveries never pause (CODE_LAG_MS). */
+  codeIdleMs?: number;
   codeLagMs?: number;
 }
 
@@ -141,6 +142,7 @@ export class MaildirStore implements Store {
       },
       wanted: () => this.events.listenerCount('message') > 0,
       readHead: (meta, max) => this.files.readHead(meta, max),
+      ...(options.codeIdleMs !== undefined ? { idleMs: options.codeIdleMs } : {}),
       ...(options.codeLagMs !== undefined ? { lagMs: options.codeLagMs } : {}),
     });
     this.journal = new Journal(this.dir, (e) => this.log('warn', `store: journal write failed (the messages are stored; the next start re-reads them): ${e.message}`));
