@@ -128,7 +128,8 @@ describe('index snapshot', function () {
     let { store, logs } = await openStore();
     assert.deepEqual(await walkedOf(logs), [0, 2]);
     await close(store);
-    const dropped = fileOf('ann', ids[3].id.replace(/-(\d+)$/, (_, n: string) => `-${Number(n) + 1000}`));
+    // Named after the newest of the inbox (a2), so it sorts last even when a1 and a2 fell in different seconds.
+    const dropped = fileOf('ann', ids[4].id.replace(/-(\d+)$/, (_, n: string) => `-${Number(n) + 1000}`));
     await fs.writeFile(dropped, mail('dropped in'), { mode: 0o644 });
     await fs.chmod(dropped, 0o644);
     ({ store, logs } = await openStore());
